@@ -1,0 +1,225 @@
+// The wait/test families, request_get_status and request_free, for every
+// kind of request alike (generalized requests add their callbacks through
+// RequestClass).
+#include "adi3/device.hpp"
+
+namespace adi3 {
+
+namespace {
+
+bool is_persistent(const Request* r) { return r->has(Request::kPersistent); }
+// MPI: a null handle or an inactive persistent request.
+bool inactive(const Request* r) { return !r || (is_persistent(r) && !r->has(Request::kActive)); }
+bool done(const Request* r) { return !inactive(r) && r->complete(); }
+void set_empty(Status* s) {
+  if (s) *s = Status{};
+}
+
+}  // namespace
+
+// Reports a completed request: status (via query for generalized requests),
+// then frees it, or makes a persistent one inactive. Returns the error of the
+// operation or of its callbacks.
+int Device::finish(Request** slot, Status* status, int* callback_error) {
+  Request* r = *slot;
+  Status s = r->status;
+  int cb = 0;
+  if (r->cls && r->cls->query) cb = r->cls->query(*r, s);
+  if (status) *status = s;
+  if (is_persistent(r)) {
+    r->clear(Request::kActive);
+  } else {
+    if (r->cls && r->cls->free) {
+      int f = r->cls->free(*r);
+      if (f) cb = f;
+    }
+    release(r);
+    *slot = nullptr;
+  }
+  if (callback_error) *callback_error = cb;
+  return cb ? cb : s.error;
+}
+
+int Device::wait(Request** slot, Status* status) {
+  Request* r = *slot;
+  if (inactive(r)) {
+    set_empty(status);
+    return 0;
+  }
+  if (!r->complete() && r->cls && r->cls->wait) {
+    Request* one[1] = {r};
+    r->cls->wait(1, one, r->status);
+  }
+  block_until([&] { return r->complete(); });
+  return finish(slot, status, nullptr);
+}
+
+int Device::test(Request** slot, bool* flag, Status* status) {
+  Request* r = *slot;
+  if (inactive(r)) {
+    *flag = true;
+    set_empty(status);
+    return 0;
+  }
+  if (!r->complete()) progress();
+  *flag = r->complete();
+  return *flag ? finish(slot, status, nullptr) : 0;
+}
+
+namespace {
+int in_status_error(ErrorLog& log, int n, int failed) {
+  return log.raise(ErrorClass::InStatus, "%d of %d requests failed; see the error field of each status", failed, n);
+}
+}  // namespace
+
+int Device::waitall(int n, Request** reqs, Status* statuses) {
+  // A class wait function (generalized requests) gets the whole set at once.
+  if (n > 0 && reqs[0] && reqs[0]->cls && reqs[0]->cls->wait) {
+    bool same = true;
+    for (int i = 0; i < n && same; ++i) same = reqs[i] && reqs[i]->cls == reqs[0]->cls && !inactive(reqs[i]);
+    if (same) reqs[0]->cls->wait(n, reqs, reqs[0]->status);
+  }
+  block_until([&] {
+    for (int i = 0; i < n; ++i) {
+      if (!inactive(reqs[i]) && !reqs[i]->complete()) return false;
+    }
+    return true;
+  });
+  int failed = 0;
+  for (int i = 0; i < n; ++i) {
+    Status* s = statuses ? &statuses[i] : nullptr;
+    if (inactive(reqs[i])) {
+      set_empty(s);
+      continue;
+    }
+    int e = finish(&reqs[i], s, nullptr);
+    if (s) s->error = e;
+    if (e) ++failed;
+  }
+  return failed ? in_status_error(errors_, n, failed) : 0;
+}
+
+int Device::testall(int n, Request** reqs, bool* flag, Status* statuses) {
+  auto all_done = [&] {
+    for (int i = 0; i < n; ++i) {
+      if (!inactive(reqs[i]) && !reqs[i]->complete()) return false;
+    }
+    return true;
+  };
+  if (!all_done()) progress();
+  *flag = all_done();
+  if (!*flag) return 0;
+  return waitall(n, reqs, statuses);
+}
+
+int Device::waitany(int n, Request** reqs, int* index, Status* status) {
+  *index = kUndefined;
+  bool any_active = false;
+  for (int i = 0; i < n; ++i) any_active |= !inactive(reqs[i]);
+  if (!any_active) {
+    set_empty(status);
+    return 0;
+  }
+  int found = kUndefined;
+  block_until([&] {
+    for (int i = 0; i < n; ++i) {
+      if (done(reqs[i])) {
+        found = i;
+        return true;
+      }
+    }
+    return false;
+  });
+  *index = found;
+  return finish(&reqs[found], status, nullptr);
+}
+
+int Device::testany(int n, Request** reqs, int* index, bool* flag, Status* status) {
+  *index = kUndefined;
+  bool any_active = false;
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int i = 0; i < n; ++i) {
+      any_active |= !inactive(reqs[i]);
+      if (done(reqs[i])) {
+        *index = i;
+        *flag = true;
+        return finish(&reqs[i], status, nullptr);
+      }
+    }
+    if (pass == 0) progress();
+  }
+  *flag = !any_active;  // all inactive: flag true, index UNDEFINED
+  if (*flag) set_empty(status);
+  return 0;
+}
+
+int Device::testsome(int n, Request** reqs, int* outcount, int* indices, Status* statuses) {
+  bool any_active = false;
+  for (int i = 0; i < n; ++i) any_active |= !inactive(reqs[i]);
+  if (!any_active) {
+    *outcount = kUndefined;
+    return 0;
+  }
+  progress();
+  int k = 0, failed = 0;
+  for (int i = 0; i < n; ++i) {
+    if (!done(reqs[i])) continue;
+    Status* s = statuses ? &statuses[k] : nullptr;
+    int e = finish(&reqs[i], s, nullptr);
+    if (s) s->error = e;
+    if (e) ++failed;
+    indices[k++] = i;
+  }
+  *outcount = k;
+  return failed ? in_status_error(errors_, k, failed) : 0;
+}
+
+int Device::waitsome(int n, Request** reqs, int* outcount, int* indices, Status* statuses) {
+  bool any_active = false;
+  for (int i = 0; i < n; ++i) any_active |= !inactive(reqs[i]);
+  if (!any_active) {
+    *outcount = kUndefined;
+    return 0;
+  }
+  block_until([&] {
+    for (int i = 0; i < n; ++i) {
+      if (done(reqs[i])) return true;
+    }
+    return false;
+  });
+  return testsome(n, reqs, outcount, indices, statuses);
+}
+
+int Device::request_get_status(Request* r, bool* flag, Status* status) {
+  if (inactive(r)) {
+    *flag = true;
+    set_empty(status);
+    return 0;
+  }
+  if (!r->complete()) progress();
+  *flag = r->complete();
+  if (!*flag) return 0;
+  Status s = r->status;
+  int cb = r->cls && r->cls->query ? r->cls->query(*r, s) : 0;
+  if (status) *status = s;
+  return cb;
+}
+
+int Device::request_free(Request** slot) {
+  Request* r = *slot;
+  if (!r) return errors_.raise(ErrorClass::Request, "MPI_Request_free on a null request");
+  // An active request keeps its operation's reference: it completes, then
+  // is reclaimed.
+  r->set(Request::kUserFreed);
+  if (done(r) && r->cls && r->cls->free) {
+    int e = r->cls->free(*r);
+    release(r);
+    *slot = nullptr;
+    return e;
+  }
+  release(r);
+  *slot = nullptr;
+  return 0;
+}
+
+}  // namespace adi3

@@ -1,0 +1,63 @@
+#include "adi3/config.hpp"
+
+#include <cerrno>
+#include <cstdlib>
+
+namespace adi3 {
+namespace {
+
+constexpr Knob kCoreKnobs[] = {
+    {"ADI3_EAGER_LIMIT", "channel's own (inproc 16384, shm 16384)",
+     "Largest message (bytes) sent eagerly; larger ones use rendezvous."},
+    {"ADI3_RNDV_CHUNK", "channel's maximum packet",
+     "Bytes per rendezvous data packet when data is streamed through packets."},
+    {"ADI3_SPIN_COUNT", "2000", "Polls a blocking wait spins before it starts yielding."},
+    {"ADI3_YIELD_COUNT", "200", "sched_yield rounds before a blocking wait sleeps."},
+    {"ADI3_SLEEP_US", "1000",
+     "Longest sleep (microseconds) of a blocking wait between checks; senders "
+     "wake a sleeping rank at once, so this only bounds missed wakeups."},
+    {"ADI3_FORCE_EMULATION", "0",
+     "1: ignore native channel capabilities (e.g. single-copy get) and use the "
+     "emulated protocols, so both paths can be tested."},
+    {"ADI3_CHANNEL", "inproc for thread-ranks, shm for processes",
+     "Channel plugin to load by name."},
+};
+
+}  // namespace
+
+std::span<const Knob> core_knobs() { return kCoreKnobs; }
+
+int64_t env_int(const char* name, int64_t fallback) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  errno = 0;
+  long long x = std::strtoll(v, &end, 0);
+  if (errno || end == v) return fallback;
+  // Accept k/m/g suffixes for sizes.
+  switch (*end) {
+    case 'k': case 'K': x <<= 10; break;
+    case 'm': case 'M': x <<= 20; break;
+    case 'g': case 'G': x <<= 30; break;
+    default: break;
+  }
+  return x;
+}
+
+std::string env_string(const char* name, const char* fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::string(v) : std::string(fallback);
+}
+
+Config Config::from_env() {
+  Config c;
+  c.eager_limit = static_cast<std::size_t>(env_int("ADI3_EAGER_LIMIT", 0));
+  c.rndv_chunk = static_cast<std::size_t>(env_int("ADI3_RNDV_CHUNK", 0));
+  c.spin_count = static_cast<int>(env_int("ADI3_SPIN_COUNT", c.spin_count));
+  c.yield_count = static_cast<int>(env_int("ADI3_YIELD_COUNT", c.yield_count));
+  c.sleep_us = static_cast<int>(env_int("ADI3_SLEEP_US", c.sleep_us));
+  c.force_emulation = env_int("ADI3_FORCE_EMULATION", 0) != 0;
+  return c;
+}
+
+}  // namespace adi3

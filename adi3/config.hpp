@@ -1,0 +1,42 @@
+// ADI3_* environment settings: one table that adi3_info prints and docs/
+// lists, and the parsed values a Device reads once at start.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+
+namespace adi3 {
+
+struct Knob {
+  const char* name;          // "ADI3_EAGER_LIMIT"
+  const char* default_text;  // as printed
+  const char* meaning;
+};
+
+// Every ADI3_* setting the core reads (channels list their own the same way).
+std::span<const Knob> core_knobs();
+
+// Reads an integer setting; unset or malformed values give the default.
+int64_t env_int(const char* name, int64_t fallback);
+std::string env_string(const char* name, const char* fallback);
+
+struct Config {
+  // 0 = use the channel's own eager limit.
+  std::size_t eager_limit = 0;
+  // Bytes per rendezvous data packet (0 = the channel's maximum).
+  std::size_t rndv_chunk = 0;
+  // Blocking waits: busy polls, then sched_yield calls, then sleeps on the
+  // channel's wakeup for at most sleep_us per round.
+  int spin_count = 2000;
+  int yield_count = 200;
+  int sleep_us = 1000;
+  // Ignore native channel capabilities and use the emulations (tests both).
+  bool force_emulation = false;
+  // MPI_THREAD_MULTIPLE: take the (otherwise skipped) locks.
+  bool thread_multiple = false;
+
+  static Config from_env();
+};
+
+}  // namespace adi3

@@ -1,0 +1,181 @@
+// Device construction, the progress engine, packet dispatch and the
+// device's own barrier. Point-to-point lives in send.cpp/recv.cpp, the
+// wait/test families in completion.cpp.
+#include "adi3/device.hpp"
+
+#include <cstring>
+#include <tbb/scalable_allocator.h>
+
+namespace adi3 {
+
+Device::Device(std::unique_ptr<Channel> channel, const Config& config)
+    : channel_(std::move(channel)),
+      config_(config),
+      mt_(config.thread_multiple),
+      rank_(channel_->rank()),
+      size_(channel_->size()),
+      pool_(config.thread_multiple),
+      matcher_(config.thread_multiple),
+      peers_(static_cast<std::size_t>(size_)),
+      peer_failed_(static_cast<std::size_t>(size_), 0) {
+  world_.context = 0;
+  world_.rank = rank_;
+  world_.size = size_;
+  const ChannelCaps& caps = channel_->caps();
+  eager_limit_ = config_.eager_limit ? config_.eager_limit : caps.eager_limit;
+  if (eager_limit_ > caps.max_payload) eager_limit_ = caps.max_payload;
+  chunk_ = config_.rndv_chunk ? config_.rndv_chunk : caps.max_payload;
+  if (chunk_ > caps.max_payload) chunk_ = caps.max_payload;
+  set_handler(PacketType::Eager, &Device::on_eager);
+  set_handler(PacketType::Rts, &Device::on_rts);
+  set_handler(PacketType::Cts, &Device::on_cts);
+  set_handler(PacketType::Data, &Device::on_data);
+  set_handler(PacketType::Fin, &Device::on_fin);
+  set_handler(PacketType::SyncAck, &Device::on_sync_ack);
+}
+
+Device::~Device() {
+  // Unexpected messages nobody received: reclaim their memory.
+  matcher_.drain_unexpected([&](Request* u) { release(u); });
+}
+
+void Device::complete(Request* r) {
+  if (r->cc.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    // Another thread of this rank may sleep in a wait on r.
+    if (mt_) channel_->wake();
+    release(r);
+  }
+}
+
+void Device::release(Request* r) {
+  if (r->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  if (r->tmp && r->has(Request::kUnexpected)) scalable_free(r->tmp);
+  if (r->seg) delete r->seg;
+  if (r->kind == RequestKind::PersistentSend && r->mode == SendMode::Buffered) delete static_cast<Comm*>(r->ext);
+  if (r->type) r->type->release();
+  pool_.put(r);
+}
+
+void Device::add_pollable(Request* r) {
+  MaybeLock g(pollable_lock_, mt_);
+  pollables_.push_back(*r);
+}
+
+bool Device::poll_pollables() {
+  if (pollables_.empty()) return false;
+  bool any = false;
+  MaybeLock g(pollable_lock_, mt_);
+  for (auto it = pollables_.begin(); it != pollables_.end();) {
+    Request& r = *it++;
+    if (r.complete()) {
+      static_cast<ByTagHook&>(r).unlink();
+      continue;
+    }
+    r.cls->poll(r, r.status);
+    if (r.complete()) {
+      static_cast<ByTagHook&>(r).unlink();
+      any = true;
+    }
+  }
+  return any;
+}
+
+bool Device::progress() {
+  bool any = false;
+  if (!mt_ || poll_lock_.try_lock()) {
+    any = channel_->poll(*this) > 0;
+    if (mt_) poll_lock_.unlock();
+  }
+  if (pending_peers_.load(std::memory_order_relaxed) > 0) any |= drain_sends();
+  any |= poll_pollables();
+  if (!bsends_.empty()) reap_bsends();
+  return any;
+}
+
+void Device::sleep_once() { channel_->wait(std::chrono::microseconds(config_.sleep_us)); }
+
+void Device::on_packet(int src, const void* hdr, std::size_t, const void* payload, std::size_t bytes) {
+  PacketHeader h;
+  std::memcpy(&h, hdr, sizeof h);
+  Handler fn = handlers_[static_cast<std::size_t>(h.type)];
+  if (fn) fn(*this, src, h, payload, bytes);
+}
+
+void Device::on_peer_failed(int peer, const char* why) {
+  if (peer < 0 || peer >= size_ || peer_failed_[static_cast<std::size_t>(peer)]) return;
+  peer_failed_[static_cast<std::size_t>(peer)] = 1;
+  failure_text_.assign(why, why + std::strlen(why) + 1);
+  failed_peers_.fetch_add(1, std::memory_order_release);
+}
+
+int Device::send_control(int peer, const PacketHeader& h, const void* payload, std::size_t bytes) {
+  Peer& p = peers_[static_cast<std::size_t>(peer)];
+  MaybeLock g(p.lock, mt_);
+  if (p.control.empty()) {
+    SendResult res = channel_->send(peer, &h, sizeof h, Payload{payload, bytes, nullptr, 0});
+    if (res == SendResult::Sent) return 0;
+    if (res == SendResult::Failed) {
+      return errors_.raise(ErrorClass::ProcFailed, "cannot send to rank %d: its process is gone", peer);
+    }
+  }
+  // Control packets carry no payload when queued (only headers wait).
+  p.control.push_back(h);
+  pending_peers_.fetch_add(1, std::memory_order_relaxed);
+  return 0;
+}
+
+int Device::barrier() {
+  // Dissemination barrier: ceil(log2 n) rounds of zero-byte messages.
+  Comm c;
+  c.context = kInternalContext;
+  c.rank = rank_;
+  c.size = size_;
+  for (int dist = 1; dist < size_; dist <<= 1) {
+    int to = (rank_ + dist) % size_;
+    int from = (rank_ - dist + size_) % size_;
+    Request* r = nullptr;
+    if (int e = irecv(nullptr, 0, Datatype::byte(), from, dist, c, &r)) return e;
+    if (int e = send(nullptr, 0, Datatype::byte(), to, dist, c)) return e;
+    if (int e = wait(&r, nullptr)) return e;
+  }
+  return 0;
+}
+
+int Device::finalize() {
+  // Everything this rank still has to emit goes out before the barrier.
+  block_until([&] { return pending_peers_.load(std::memory_order_acquire) == 0 && bsends_.empty(); });
+  return barrier();
+}
+
+int Device::check_peer(int rank, const Comm& comm, bool allow_any, const char* what) {
+  if (rank == kProcNull || (allow_any && rank == kAnySource)) return 0;
+  if (rank < 0 || rank >= comm.size) {
+    return errors_.raise(ErrorClass::Rank, "invalid %s rank %d: the communicator has %d ranks (0..%d)%s", what,
+                         rank, comm.size, comm.size - 1, allow_any ? ", or ANY_SOURCE / PROC_NULL" : ", or PROC_NULL");
+  }
+  return 0;
+}
+
+int Device::check_tag(int tag, bool allow_any) {
+  if (allow_any && tag == kAnyTag) return 0;
+  if (tag < 0 || tag > kTagUb) {
+    return errors_.raise(ErrorClass::Tag, "invalid tag %d: tags run from 0 to %d%s", tag, kTagUb,
+                         allow_any ? " (or ANY_TAG)" : "");
+  }
+  return 0;
+}
+
+int Device::check_buffer(const void* buf, std::size_t count, const Datatype* type) {
+  if (!type) return errors_.raise(ErrorClass::Type, "datatype is null");
+  if (!type->is_committed()) return errors_.raise(ErrorClass::Type, "datatype is not committed");
+  if (static_cast<long long>(count) < 0) {
+    return errors_.raise(ErrorClass::Count, "invalid count %lld: must be non-negative",
+                         static_cast<long long>(count));
+  }
+  if (!buf && count > 0 && type->size() > 0 && type->true_lb() == 0 && type->is_contiguous()) {
+    return errors_.raise(ErrorClass::Buffer, "null buffer with count %zu", count);
+  }
+  return 0;
+}
+
+}  // namespace adi3

@@ -1,0 +1,226 @@
+// Device: all the state of one rank (queues, pools, channel, settings), so
+// several devices can live in one process. This is the ADI: usable from C++
+// on its own, without any MPI binding.
+#pragma once
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "adi3/bsend_buffer.hpp"
+#include "adi3/config.hpp"
+#include "adi3/error.hpp"
+#include "adi3/matcher.hpp"
+#include "adi3/packet.hpp"
+#include "adi3/request.hpp"
+#include "adi3/request_pool.hpp"
+#include "adi3/spin_lock.hpp"
+#include "adi3/types.hpp"
+#include "channels/channel.hpp"
+#include "segment/datatype.hpp"
+
+namespace adi3 {
+
+inline constexpr int kUndefined = -32766;                 // MPI_UNDEFINED
+inline constexpr uint32_t kInternalContext = 0xfffffff0;  // the device's own traffic
+
+// A user buffer: count elements of type at buf.
+struct Buffer {
+  void* buf;
+  std::size_t count;
+  const Datatype* type;
+};
+
+class Device final : private PacketSink {
+ public:
+  using Handler = void (*)(Device&, int src, const PacketHeader&, const void* payload, std::size_t bytes);
+
+  explicit Device(std::unique_ptr<Channel> channel, const Config& config = Config::from_env());
+  ~Device();
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  const Comm& world() const { return world_; }
+  Channel& channel() { return *channel_; }
+  const Config& config() const { return config_; }
+  ErrorLog& errors() { return errors_; }
+  std::size_t eager_limit() const { return eager_limit_; }
+  bool native(CommType t) const { return !config_.force_emulation && (channel_->caps().native & t); }
+
+  // ---- point-to-point (buffers of any datatype) ----
+  int send(const void* buf, std::size_t count, const Datatype* type, int dest, int tag, const Comm& comm,
+           SendMode mode = SendMode::Standard);
+  int isend(const void* buf, std::size_t count, const Datatype* type, int dest, int tag, const Comm& comm,
+            SendMode mode, Request** out);
+  int recv(void* buf, std::size_t count, const Datatype* type, int source, int tag, const Comm& comm,
+           Status* status);
+  int irecv(void* buf, std::size_t count, const Datatype* type, int source, int tag, const Comm& comm,
+            Request** out);
+  int sendrecv(const void* sbuf, std::size_t scount, const Datatype* stype, int dest, int stag, void* rbuf,
+               std::size_t rcount, const Datatype* rtype, int source, int rtag, const Comm& comm, Status* status);
+  int sendrecv_replace(void* buf, std::size_t count, const Datatype* type, int dest, int stag, int source,
+                       int rtag, const Comm& comm, Status* status);
+
+  // ---- probes; a matched message (mprobe) is a Request* ----
+  int iprobe(int source, int tag, const Comm& comm, bool* flag, Status* status);
+  int probe(int source, int tag, const Comm& comm, Status* status);
+  int improbe(int source, int tag, const Comm& comm, bool* flag, Request** message, Status* status);
+  int mprobe(int source, int tag, const Comm& comm, Request** message, Status* status);
+  // message == nullptr means the PROC_NULL message.
+  int mrecv(void* buf, std::size_t count, const Datatype* type, Request** message, Status* status);
+  int imrecv(void* buf, std::size_t count, const Datatype* type, Request** message, Request** out);
+
+  // ---- persistent requests ----
+  int send_init(const void* buf, std::size_t count, const Datatype* type, int dest, int tag, const Comm& comm,
+                SendMode mode, Request** out);
+  int recv_init(void* buf, std::size_t count, const Datatype* type, int source, int tag, const Comm& comm,
+                Request** out);
+  int start(Request* r);
+  int startall(int n, Request* const* reqs);
+
+  // ---- buffered mode ----
+  int buffer_attach(void* buf, std::size_t bytes);
+  int buffer_detach(void** buf, std::size_t* bytes);
+
+  // ---- completion: requests are set to nullptr when freed ----
+  int wait(Request** r, Status* status);
+  int test(Request** r, bool* flag, Status* status);
+  int waitall(int n, Request** reqs, Status* statuses);
+  int testall(int n, Request** reqs, bool* flag, Status* statuses);
+  int waitany(int n, Request** reqs, int* index, Status* status);
+  int testany(int n, Request** reqs, int* index, bool* flag, Status* status);
+  int waitsome(int n, Request** reqs, int* outcount, int* indices, Status* statuses);
+  int testsome(int n, Request** reqs, int* outcount, int* indices, Status* statuses);
+  int request_get_status(Request* r, bool* flag, Status* status);
+  int request_free(Request** r);
+  int cancel(Request* r);
+
+  // ---- progress ----
+  // One pass over the channel, the send queues and pollable requests.
+  // Returns true if anything happened.
+  bool progress();
+  // Wakes threads of this rank sleeping in a blocking wait.
+  void notify() { channel_->wake(); }
+  // Spins, then yields, then sleeps on the channel's wakeup until done().
+  template <class Done>
+  void block_until(Done&& done);
+  // A barrier over all ranks of the device (used by finalize and tests).
+  int barrier();
+  // Completes pending traffic and synchronizes with every rank.
+  int finalize();
+
+  // ---- for the layers above (greq/, rma/, emul/, collectives) ----
+  Request* new_request(RequestKind kind) { return pool_.get(this, kind); }
+  void complete(Request* r);              // one part of r done
+  void release(Request* r);               // drop one reference
+  void add_pollable(Request* r);          // progress() calls r->cls->poll
+  void set_handler(PacketType t, Handler h) { handlers_[static_cast<std::size_t>(t)] = h; }
+  int send_control(int peer, const PacketHeader& h, const void* payload = nullptr, std::size_t bytes = 0);
+  std::size_t live_requests() const { return pool_.live(); }
+  std::size_t posted_depth() const { return matcher_.posted_size(); }
+  std::size_t unexpected_depth() const { return matcher_.unexpected_size(); }
+
+ private:
+  struct Peer {
+    SpinLock lock;
+    RequestList<QueueTag> sendq;         // requests with packets still to emit
+    std::deque<PacketHeader> control;    // control packets the channel refused
+  };
+  enum Phase : uint8_t { kIdle, kEagerOut, kRtsOut, kDataOut };
+
+  // PacketSink
+  void on_packet(int src, const void* hdr, std::size_t hdr_bytes, const void* payload,
+                 std::size_t bytes) override;
+  void on_peer_failed(int peer, const char* why) override;
+
+  // checks (error codes name the bad value)
+  int check_peer(int rank, const Comm& comm, bool allow_any, const char* what);
+  int check_tag(int tag, bool allow_any);
+  int check_buffer(const void* buf, std::size_t count, const Datatype* type);
+
+  // send side
+  void init_send(Request* r, const void* buf, std::size_t count, const Datatype* type, int dest, int tag,
+                 const Comm& comm, SendMode mode);
+  void start_send(Request* r);
+  SendResult try_send_now(const void* buf, std::size_t count, const Datatype* type, int peer, int tag,
+                          const Comm& comm, SendMode mode);
+  void queue_or_emit(Request* r, uint8_t phase);
+  bool emit(Request* r);                // false: channel busy
+  bool drain_peer(int peer);
+  bool drain_sends();
+  int bsend(const void* buf, std::size_t count, const Datatype* type, int dest, int tag, const Comm& comm,
+            Request** out);
+  void reap_bsends();
+
+  // receive side
+  void init_recv(Request* r, void* buf, std::size_t count, const Datatype* type, int source, int tag,
+                 const Comm& comm);
+  void start_recv(Request* r);
+  void matched(Request* r, Request* unexpected);
+  void deliver_eager(Request* r, const void* data, std::size_t bytes);
+  void start_rndv_recv(Request* r);
+  void take_message(Request* r, Request* msg);
+  std::size_t capacity(const Request* r) const;
+  void unpack_at(Request* r, std::size_t offset, const void* data, std::size_t bytes);
+
+  // packet handlers
+  static void on_eager(Device&, int, const PacketHeader&, const void*, std::size_t);
+  static void on_rts(Device&, int, const PacketHeader&, const void*, std::size_t);
+  static void on_cts(Device&, int, const PacketHeader&, const void*, std::size_t);
+  static void on_data(Device&, int, const PacketHeader&, const void*, std::size_t);
+  static void on_fin(Device&, int, const PacketHeader&, const void*, std::size_t);
+  static void on_sync_ack(Device&, int, const PacketHeader&, const void*, std::size_t);
+
+  // completion helpers
+  int finish(Request** slot, Status* status, int* callback_error);
+  bool poll_pollables();
+  void sleep_once();
+
+  std::unique_ptr<Channel> channel_;
+  Config config_;
+  bool mt_;
+  int rank_, size_;
+  Comm world_;
+  std::size_t eager_limit_;
+  std::size_t chunk_;
+  ErrorLog errors_;
+  RequestPool pool_;
+  Matcher matcher_;
+  std::vector<Peer> peers_;
+  std::atomic<int> pending_peers_{0};
+  SpinLock poll_lock_;
+  Handler handlers_[static_cast<std::size_t>(PacketType::Count)] = {};
+  SpinLock pollable_lock_;
+  RequestList<ByTagTag> pollables_;
+  BsendBuffer bsend_;
+  RequestList<ByCtxTag> bsends_;   // internal sends out of the attached buffer
+  SpinLock bsend_lock_;
+  std::atomic<int> failed_peers_{0};
+  std::vector<uint8_t> peer_failed_;
+  std::vector<char> failure_text_;
+};
+
+template <class Done>
+void Device::block_until(Done&& done) {
+  int idle = 0;
+  while (!done()) {
+    if (progress()) {
+      idle = 0;
+      continue;
+    }
+    ++idle;
+    if (idle < config_.spin_count) {
+      cpu_relax();
+    } else if (idle < config_.spin_count + config_.yield_count) {
+      sched_yield();
+    } else {
+      sleep_once();
+    }
+  }
+}
+
+}  // namespace adi3

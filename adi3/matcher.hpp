@@ -1,0 +1,97 @@
+// MPI matching: the posted-receive queue and the unexpected-message queue.
+//
+// Posted receives sit in one table keyed by their pattern (wildcards
+// included) and carry a posting sequence number; an arrival looks up its
+// exact key and, only when wildcard receives exist, the three wildcard
+// keys, and takes the oldest candidate. Unexpected messages sit in four
+// tables at once (exact, by source, by tag, by context), so a receive of any
+// wildcard shape finds the oldest matching arrival with one lookup.
+// Both "search, else enqueue" operations are atomic under one lock that is
+// taken only with MPI_THREAD_MULTIPLE.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "adi3/hashed_fifo.hpp"
+#include "adi3/request.hpp"
+#include "adi3/spin_lock.hpp"
+#include "adi3/types.hpp"
+
+namespace adi3 {
+
+class Matcher {
+ public:
+  explicit Matcher(bool thread_safe) : thread_safe_(thread_safe) {}
+
+  // An arrival with envelope k: the oldest matching posted receive (removed
+  // from the queue), or, when none, the request make_unexpected() returns,
+  // which is filed as unexpected. Atomic.
+  template <class MakeUnexpected>
+  Request* arrive(const MatchKey& k, MakeUnexpected&& make_unexpected) {
+    MaybeLock g(lock_, thread_safe_);
+    if (Request* r = find_posted(k)) {
+      posted_erase(r);
+      return r;
+    }
+    Request* u = make_unexpected();
+    file_unexpected(u);
+    return nullptr;
+  }
+
+  // A new receive: the oldest matching unexpected message (removed), or,
+  // when none, recv is filed as posted and nullptr returned. Atomic.
+  Request* post(Request* recv);
+
+  // Probe: the oldest matching unexpected message, left in place (or removed
+  // when `remove`, for mprobe). Its envelope is copied into *status under
+  // the lock, since another thread may take a message left in place.
+  Request* probe(const MatchKey& pattern, bool remove, Status* status);
+
+  // Cancels a posted receive still waiting; false if it already matched.
+  bool cancel(Request* recv);
+
+  std::size_t posted_size() const { return posted_.size(); }
+  std::size_t unexpected_size() const { return exact_.size(); }
+
+  // Drains every unexpected entry (at device teardown).
+  template <class F>
+  void drain_unexpected(F&& f) {
+    while (Request* u = first_unexpected()) {
+      unfile_unexpected(u);
+      f(u);
+    }
+  }
+
+ private:
+  struct PostedKey {
+    MatchKey operator()(const Request& r) const { return {r.context, r.source, r.tag}; }
+  };
+  struct SrcKey {
+    MatchKey operator()(const Request& r) const { return {r.context, r.source, kAnyTag}; }
+  };
+  struct TagKey {
+    MatchKey operator()(const Request& r) const { return {r.context, kAnySource, r.tag}; }
+  };
+  struct CtxKey {
+    MatchKey operator()(const Request& r) const { return {r.context, kAnySource, kAnyTag}; }
+  };
+
+  Request* find_posted(const MatchKey& k);
+  void posted_erase(Request* r);
+  Request* find_unexpected(const MatchKey& pattern);
+  void file_unexpected(Request* u);
+  void unfile_unexpected(Request* u);
+  Request* first_unexpected();
+
+  bool thread_safe_;
+  SpinLock lock_;
+  uint64_t next_seq_ = 0;
+  std::size_t posted_wildcards_ = 0;
+  HashedFifo<QueueTag, PostedKey> posted_;
+  HashedFifo<QueueTag, PostedKey> exact_;
+  HashedFifo<BySrcTag, SrcKey> by_src_;
+  HashedFifo<ByTagTag, TagKey> by_tag_;
+  HashedFifo<ByCtxTag, CtxKey> by_ctx_;
+};
+
+}  // namespace adi3

@@ -1,0 +1,344 @@
+// The receive side: posting receives against the unexpected queue, arrivals
+// against the posted queue, eager delivery, the receiver's half of
+// rendezvous, probes, matched probes and cancel.
+#include <algorithm>
+#include <cstring>
+#include <tbb/scalable_allocator.h>
+
+#include "adi3/device.hpp"
+#include "segment/segment.hpp"
+
+namespace adi3 {
+
+namespace {
+
+void set_proc_null(Status* s) {
+  if (!s) return;
+  *s = Status{};
+  s->source = kProcNull;
+  s->tag = kAnyTag;
+}
+
+}  // namespace
+
+int Device::irecv(void* buf, std::size_t count, const Datatype* type, int source, int tag, const Comm& comm,
+                  Request** out) {
+  *out = nullptr;
+  if (int e = check_buffer(buf, count, type)) return e;
+  if (int e = check_peer(source, comm, true, "source")) return e;
+  if (int e = check_tag(tag, true)) return e;
+  Request* r = pool_.get(this, RequestKind::Recv);
+  init_recv(r, buf, count, type, source, tag, comm);
+  start_recv(r);
+  *out = r;
+  return 0;
+}
+
+int Device::recv(void* buf, std::size_t count, const Datatype* type, int source, int tag, const Comm& comm,
+                 Status* status) {
+  Request* r = nullptr;
+  if (int e = irecv(buf, count, type, source, tag, comm, &r)) return e;
+  return wait(&r, status);
+}
+
+void Device::init_recv(Request* r, void* buf, std::size_t count, const Datatype* type, int source, int tag,
+                       const Comm& comm) {
+  r->buf = buf;
+  r->count = count;
+  r->type = type;
+  type->retain();
+  r->context = comm.context;
+  r->source = source;
+  r->tag = tag;
+  r->peer = source >= 0 ? comm.to_peer(source) : -1;
+}
+
+// (Re)starts a receive whose pattern and buffer are set (irecv, start()).
+void Device::start_recv(Request* r) {
+  r->status = Status{};
+  r->done = 0;
+  r->clear(Request::kRndv);
+  r->clear(Request::kNeedsAck);
+  if (r->source == kProcNull) {
+    set_proc_null(&r->status);
+    r->cc.store(0, std::memory_order_release);
+    return;
+  }
+  r->refs.fetch_add(1, std::memory_order_relaxed);
+  r->cc.store(1, std::memory_order_relaxed);
+  if (!r->type->is_contiguous() && !r->seg) r->seg = new Segment(r->buf, r->count, r->type);
+  if (Request* u = matcher_.post(r)) matched(r, u);
+}
+
+std::size_t Device::capacity(const Request* r) const { return r->count * r->type->size(); }
+
+void Device::unpack_at(Request* r, std::size_t offset, const void* data, std::size_t bytes) {
+  if (!bytes) return;
+  if (r->seg) {
+    r->seg->unpack(offset, offset + bytes, data);
+  } else {
+    std::memcpy(static_cast<char*>(r->buf) + r->type->true_lb() + offset, data, bytes);
+  }
+}
+
+// Receive r matched the earlier arrival u: r takes over u's message.
+void Device::matched(Request* r, Request* u) {
+  r->status.source = u->source;
+  r->status.tag = u->tag;
+  r->peer = u->peer;
+  r->bytes = u->bytes;
+  r->remote = u->remote;
+  r->remote_addr = u->remote_addr;
+  if (u->has(Request::kNeedsAck)) r->set(Request::kNeedsAck);
+  if (u->has(Request::kRndv)) {
+    release(u);
+    start_rndv_recv(r);
+  } else {
+    deliver_eager(r, u->tmp, u->bytes);
+    release(u);
+  }
+}
+
+void Device::deliver_eager(Request* r, const void* data, std::size_t bytes) {
+  std::size_t cap = capacity(r);
+  std::size_t n = std::min(bytes, cap);
+  unpack_at(r, 0, data, n);
+  r->status.bytes = n;
+  if (bytes > cap) {
+    r->status.error = errors_.raise(ErrorClass::Truncate,
+                                    "message of %zu bytes from rank %d (tag %d) truncated: the receive buffer "
+                                    "holds %zu bytes",
+                                    bytes, r->status.source, r->status.tag, cap);
+  }
+  if (r->has(Request::kNeedsAck)) {
+    PacketHeader ack{PacketType::SyncAck, 0, 0, r->context, 0, 0, 0, r->remote, r->id(), 0};
+    send_control(r->peer, ack);
+  }
+  complete(r);
+}
+
+void Device::start_rndv_recv(Request* r) {
+  std::size_t cap = capacity(r);
+  r->want = std::min(r->bytes, cap);
+  r->done = 0;
+  r->status.bytes = r->want;
+  if (r->bytes > cap) {
+    r->status.error = errors_.raise(ErrorClass::Truncate,
+                                    "message of %zu bytes from rank %d (tag %d) truncated: the receive buffer "
+                                    "holds %zu bytes",
+                                    r->bytes, r->status.source, r->status.tag, cap);
+  }
+  if (r->want > 0 && r->remote_addr && !r->seg && native(kActiveRma) && r->bytes >= channel_->caps().get_min) {
+    // Single copy: fetch the sender's buffer, then tell it we are done.
+    char* dst = static_cast<char*>(r->buf) + r->type->true_lb();
+    if (channel_->get(r->peer, dst, r->remote_addr, r->want) == 0) {
+      PacketHeader fin{PacketType::Fin, 0, 0, r->context, 0, 0, r->want, r->remote, r->id(), 0};
+      send_control(r->peer, fin);
+      complete(r);
+      return;
+    }
+  }
+  PacketHeader cts{PacketType::Cts, 0, 0, r->context, 0, 0, r->want, r->remote, r->id(), 0};
+  send_control(r->peer, cts);
+  if (r->want == 0) complete(r);
+}
+
+void Device::on_eager(Device& d, int src, const PacketHeader& h, const void* payload, std::size_t bytes) {
+  bool sync = h.flags & kPacketSync;
+  Request* r = d.matcher_.arrive({h.context, h.source, h.tag}, [&] {
+    Request* u = d.pool_.get(&d, RequestKind::Recv);
+    u->set(Request::kUnexpected);
+    u->context = h.context;
+    u->source = h.source;
+    u->tag = h.tag;
+    u->peer = src;
+    u->bytes = bytes;
+    if (bytes) {
+      u->tmp = scalable_malloc(bytes);
+      std::memcpy(u->tmp, payload, bytes);
+    }
+    if (sync) {
+      u->set(Request::kNeedsAck);
+      u->remote = h.sreq;
+    }
+    return u;
+  });
+  if (!r) return;
+  r->status.source = h.source;
+  r->status.tag = h.tag;
+  r->peer = src;
+  if (sync) {
+    r->set(Request::kNeedsAck);
+    r->remote = h.sreq;
+  }
+  d.deliver_eager(r, payload, bytes);
+}
+
+void Device::on_rts(Device& d, int src, const PacketHeader& h, const void*, std::size_t) {
+  Request* r = d.matcher_.arrive({h.context, h.source, h.tag}, [&] {
+    Request* u = d.pool_.get(&d, RequestKind::Recv);
+    u->set(Request::kUnexpected);
+    u->set(Request::kRndv);
+    u->context = h.context;
+    u->source = h.source;
+    u->tag = h.tag;
+    u->peer = src;
+    u->bytes = h.bytes;
+    u->remote = h.sreq;
+    u->remote_addr = h.addr;
+    return u;
+  });
+  if (!r) return;
+  r->status.source = h.source;
+  r->status.tag = h.tag;
+  r->peer = src;
+  r->bytes = h.bytes;
+  r->remote = h.sreq;
+  r->remote_addr = h.addr;
+  d.start_rndv_recv(r);
+}
+
+void Device::on_data(Device& d, int, const PacketHeader& h, const void* payload, std::size_t bytes) {
+  Request* r = Request::from_id(h.rreq);
+  d.unpack_at(r, h.addr, payload, bytes);
+  r->done += bytes;
+  if (r->done >= r->want) d.complete(r);
+}
+
+// ---- probes ----
+
+int Device::iprobe(int source, int tag, const Comm& comm, bool* flag, Status* status) {
+  if (int e = check_peer(source, comm, true, "source")) return e;
+  if (int e = check_tag(tag, true)) return e;
+  if (source == kProcNull) {
+    *flag = true;
+    set_proc_null(status);
+    return 0;
+  }
+  progress();
+  Status s;
+  *flag = matcher_.probe({comm.context, source, tag}, false, &s) != nullptr;
+  if (*flag && status) *status = s;
+  return 0;
+}
+
+int Device::probe(int source, int tag, const Comm& comm, Status* status) {
+  bool flag = false;
+  int err = 0;
+  block_until([&] {
+    err = iprobe(source, tag, comm, &flag, status);
+    return err || flag;
+  });
+  return err;
+}
+
+int Device::improbe(int source, int tag, const Comm& comm, bool* flag, Request** message, Status* status) {
+  if (int e = check_peer(source, comm, true, "source")) return e;
+  if (int e = check_tag(tag, true)) return e;
+  *message = nullptr;
+  if (source == kProcNull) {
+    *flag = true;
+    set_proc_null(status);
+    return 0;
+  }
+  progress();
+  Status s;
+  *message = matcher_.probe({comm.context, source, tag}, true, &s);
+  *flag = *message != nullptr;
+  if (*flag && status) *status = s;
+  return 0;
+}
+
+int Device::mprobe(int source, int tag, const Comm& comm, Request** message, Status* status) {
+  bool flag = false;
+  int err = 0;
+  block_until([&] {
+    err = improbe(source, tag, comm, &flag, message, status);
+    return err || flag;
+  });
+  return err;
+}
+
+int Device::imrecv(void* buf, std::size_t count, const Datatype* type, Request** message, Request** out) {
+  *out = nullptr;
+  if (int e = check_buffer(buf, count, type)) return e;
+  Request* u = *message;
+  Request* r = pool_.get(this, RequestKind::Recv);
+  r->buf = buf;
+  r->count = count;
+  r->type = type;
+  type->retain();
+  if (!u) {  // the PROC_NULL message
+    set_proc_null(&r->status);
+    r->cc.store(0, std::memory_order_release);
+    *out = r;
+    return 0;
+  }
+  r->context = u->context;
+  r->source = u->source;
+  r->tag = u->tag;
+  r->refs.fetch_add(1, std::memory_order_relaxed);
+  if (!type->is_contiguous()) r->seg = new Segment(buf, count, type);
+  *message = nullptr;
+  *out = r;
+  matched(r, u);
+  return 0;
+}
+
+int Device::mrecv(void* buf, std::size_t count, const Datatype* type, Request** message, Status* status) {
+  Request* r = nullptr;
+  if (int e = imrecv(buf, count, type, message, &r)) return e;
+  return wait(&r, status);
+}
+
+int Device::cancel(Request* r) {
+  if (!r) return errors_.raise(ErrorClass::Request, "cancel of a null request");
+  switch (r->kind) {
+    case RequestKind::Recv:
+    case RequestKind::PersistentRecv:
+      if (matcher_.cancel(r)) {
+        r->status.cancelled = true;
+        complete(r);
+      }
+      return 0;
+    case RequestKind::Generalized:
+      return r->cls && r->cls->cancel ? r->cls->cancel(*r, r->complete()) : 0;
+    default:
+      // A send that may already be matched is not cancelled; the standard
+      // allows it (MPI_Test_cancelled then reports false).
+      return 0;
+  }
+}
+
+// ---- combined send and receive ----
+
+int Device::sendrecv(const void* sbuf, std::size_t scount, const Datatype* stype, int dest, int stag, void* rbuf,
+                     std::size_t rcount, const Datatype* rtype, int source, int rtag, const Comm& comm,
+                     Status* status) {
+  Request* reqs[2] = {nullptr, nullptr};
+  if (int e = irecv(rbuf, rcount, rtype, source, rtag, comm, &reqs[0])) return e;
+  if (int e = isend(sbuf, scount, stype, dest, stag, comm, SendMode::Standard, &reqs[1])) {
+    cancel(reqs[0]);
+    wait(&reqs[0], nullptr);
+    return e;
+  }
+  int es = 0;
+  int er = wait(&reqs[0], status);
+  es = wait(&reqs[1], nullptr);
+  return er ? er : es;
+}
+
+int Device::sendrecv_replace(void* buf, std::size_t count, const Datatype* type, int dest, int stag, int source,
+                             int rtag, const Comm& comm, Status* status) {
+  if (int e = check_buffer(buf, count, type)) return e;
+  // The outgoing data is packed aside so the receive can reuse the buffer.
+  std::size_t bytes = count * type->size();
+  auto* packed = static_cast<char*>(scalable_malloc(bytes ? bytes : 1));
+  Segment seg(buf, count, type);
+  seg.pack(0, bytes, packed);
+  int e = sendrecv(packed, bytes, Datatype::byte(), dest, stag, buf, count, type, source, rtag, comm, status);
+  scalable_free(packed);
+  return e;
+}
+
+}  // namespace adi3

@@ -1,0 +1,116 @@
+// Request: the one object every nonblocking operation, every queued message
+// and every generalized request is. Completion is a counter (several
+// transfers may complete one request), lifetime is a reference count (a
+// request freed by the user while active still completes, then is reclaimed),
+// and the request itself is the node of every queue it sits in.
+#pragma once
+#include <atomic>
+#include <boost/intrusive/list.hpp>
+#include <cstddef>
+#include <cstdint>
+
+#include "adi3/types.hpp"
+
+namespace adi3 {
+
+class Device;
+class Datatype;
+class Segment;
+struct Request;
+
+enum class RequestKind : uint8_t {
+  Send,
+  Recv,
+  PersistentSend,
+  PersistentRecv,
+  Generalized,
+  Rma,
+  Collective,
+};
+
+namespace bi = boost::intrusive;
+struct QueueTag;    // posted bucket, send queue, or any single list
+struct BySrcTag;    // unexpected: by (context, source)
+struct ByTagTag;    // unexpected: by (context, tag)
+struct ByCtxTag;    // unexpected: by context
+using AutoUnlink = bi::link_mode<bi::auto_unlink>;
+using QueueHook = bi::list_base_hook<bi::tag<QueueTag>, AutoUnlink>;
+using BySrcHook = bi::list_base_hook<bi::tag<BySrcTag>, AutoUnlink>;
+using ByTagHook = bi::list_base_hook<bi::tag<ByTagTag>, AutoUnlink>;
+using ByCtxHook = bi::list_base_hook<bi::tag<ByCtxTag>, AutoUnlink>;
+
+template <class Tag>
+using RequestList = bi::list<Request, bi::base_hook<bi::list_base_hook<bi::tag<Tag>, AutoUnlink>>,
+                             bi::constant_time_size<false>>;
+
+// Behaviour a request kind adds to the common path (generalized requests,
+// collectives, RMA). Plain send/receive requests have none.
+struct RequestClass {
+  // Fills the status of a completed request; runs in the wait/test that
+  // completes it and in request_get_status. Returns an error code.
+  int (*query)(Request& r, Status& s) = nullptr;
+  // Runs once, when the request is freed (after query). Returns an error code.
+  int (*free)(Request& r) = nullptr;
+  // MPI_Cancel on the request.
+  int (*cancel)(Request& r, bool complete) = nullptr;
+  // Advances the operation without a user thread; called by the progress
+  // engine while the request is active.
+  int (*poll)(Request& r, Status& s) = nullptr;
+  // Blocks until some of the given requests (all of this class) complete;
+  // waitall hands the whole set to it. nullptr: the core polls.
+  int (*wait)(int count, Request* const* reqs, Status& s) = nullptr;
+};
+
+struct Request : QueueHook, BySrcHook, ByTagHook, ByCtxHook {
+  enum Flags : uint8_t {
+    kPersistent = 1,   // survives completion, restarted by start()
+    kActive = 2,       // persistent: started and not yet completed by wait/test
+    kUnexpected = 4,   // created by an arrival that matched no posted receive
+    kSync = 8,         // synchronous send: completes after the match
+    kNeedsAck = 16,    // receive of a sync send: acknowledge at the match
+    kUserFreed = 32,   // request_free called while active
+    kRndv = 64,        // message travels by rendezvous
+    kDone = 128,       // wait/test already reported completion (greq query ran)
+  };
+
+  std::atomic<int> cc{0};    // outstanding parts; complete when 0
+  std::atomic<int> refs{0};  // user handle + in-flight operation
+  RequestKind kind = RequestKind::Send;
+  uint8_t flags = 0;
+  uint8_t phase = 0;  // what the send queue must still emit (see Device)
+  SendMode mode = SendMode::Standard;
+  Status status;
+
+  // Envelope: the pattern of a posted receive, the actual one otherwise.
+  uint32_t context = 0;
+  int32_t source = 0;
+  int32_t tag = 0;
+  uint64_t seq = 0;    // posting order, for MPI's order among wildcards
+  int peer = -1;       // channel rank of the other side
+
+  // User buffer.
+  void* buf = nullptr;
+  std::size_t count = 0;
+  const Datatype* type = nullptr;
+  Segment* seg = nullptr;   // only for noncontiguous types
+
+  // Protocol state.
+  std::size_t bytes = 0;     // message size
+  std::size_t want = 0;      // receive: bytes that fit and will be moved
+  std::size_t done = 0;      // bytes moved so far
+  uint64_t remote = 0;       // the peer's request id
+  uint64_t remote_addr = 0;  // rendezvous: sender's buffer, for native get
+  void* tmp = nullptr;       // unexpected eager data, or a bsend block
+  const RequestClass* cls = nullptr;
+  void* ext = nullptr;       // per-kind state beside the request
+  Device* dev = nullptr;
+
+  bool complete() const { return cc.load(std::memory_order_acquire) == 0; }
+  bool has(Flags f) const { return (flags & f) != 0; }
+  void set(Flags f) { flags = static_cast<uint8_t>(flags | f); }
+  void clear(Flags f) { flags = static_cast<uint8_t>(flags & ~f); }
+  uint64_t id() const { return reinterpret_cast<uintptr_t>(this); }
+  static Request* from_id(uint64_t id) { return reinterpret_cast<Request*>(static_cast<uintptr_t>(id)); }
+};
+
+}  // namespace adi3

@@ -1,0 +1,245 @@
+// The send side: eager (the whole message in one packet), rendezvous
+// (request-to-send, then either the receiver's native get or data packets
+// after clear-to-send), synchronous and ready modes, and the per-peer send
+// queue that keeps MPI's order when the channel is busy.
+#include <cstring>
+
+#include "adi3/device.hpp"
+#include "segment/segment.hpp"
+
+namespace adi3 {
+
+namespace {
+
+bool contiguous(const Datatype* t) { return t->is_contiguous(); }
+
+const char* base_of(const void* buf, const Datatype* t) {
+  return static_cast<const char*>(buf) + t->true_lb();
+}
+
+}  // namespace
+
+int Device::send(const void* buf, std::size_t count, const Datatype* type, int dest, int tag, const Comm& comm,
+                 SendMode mode) {
+  if (int e = check_buffer(buf, count, type)) return e;
+  if (int e = check_peer(dest, comm, false, "destination")) return e;
+  if (int e = check_tag(tag, comm.context == kInternalContext)) return e;
+  if (dest == kProcNull) return 0;
+  if (mode == SendMode::Buffered) return bsend(buf, count, type, dest, tag, comm, nullptr);
+
+  // Fast path: a small message that can go out at once needs no request.
+  std::size_t bytes = count * type->size();
+  if (mode != SendMode::Synchronous && bytes <= eager_limit_) {
+    SendResult res = try_send_now(buf, count, type, comm.to_peer(dest), tag, comm, mode);
+    if (res == SendResult::Sent) return 0;
+    if (res == SendResult::Failed) {
+      return errors_.raise(ErrorClass::ProcFailed, "send to rank %d (tag %d) failed: the peer's process is gone",
+                           dest, tag);
+    }
+  }
+  Request* r = nullptr;
+  if (int e = isend(buf, count, type, dest, tag, comm, mode, &r)) return e;
+  return wait(&r, nullptr);
+}
+
+// Sends a small message straight to the channel unless older traffic to the
+// same peer is still queued (MPI's order) or the channel is busy.
+SendResult Device::try_send_now(const void* buf, std::size_t count, const Datatype* type, int peer, int tag,
+                                const Comm& comm, SendMode mode) {
+  Peer& p = peers_[static_cast<std::size_t>(peer)];
+  std::size_t bytes = count * type->size();
+  PacketHeader h{PacketType::Eager, mode == SendMode::Ready ? uint8_t{kPacketReady} : uint8_t{0}, 0,
+                 comm.context, comm.rank, tag, bytes, 0, 0, 0};
+  MaybeLock g(p.lock, mt_);
+  if (!p.sendq.empty() || !p.control.empty()) return SendResult::Busy;
+  if (contiguous(type)) return channel_->send(peer, &h, sizeof h, Payload{base_of(buf, type), bytes, nullptr, 0});
+  Segment seg(const_cast<void*>(buf), count, type);
+  return channel_->send(peer, &h, sizeof h, Payload{nullptr, bytes, &seg, 0});
+}
+
+int Device::isend(const void* buf, std::size_t count, const Datatype* type, int dest, int tag, const Comm& comm,
+                  SendMode mode, Request** out) {
+  *out = nullptr;
+  if (int e = check_buffer(buf, count, type)) return e;
+  if (int e = check_peer(dest, comm, false, "destination")) return e;
+  if (int e = check_tag(tag, comm.context == kInternalContext)) return e;
+  if (mode == SendMode::Buffered) return bsend(buf, count, type, dest, tag, comm, out);
+  Request* r = pool_.get(this, RequestKind::Send);
+  init_send(r, buf, count, type, dest, tag, comm, mode);
+  start_send(r);
+  *out = r;
+  return 0;
+}
+
+void Device::init_send(Request* r, const void* buf, std::size_t count, const Datatype* type, int dest, int tag,
+                       const Comm& comm, SendMode mode) {
+  r->buf = const_cast<void*>(buf);
+  r->count = count;
+  r->type = type;
+  type->retain();
+  r->mode = mode;
+  r->context = comm.context;
+  r->source = comm.rank;
+  r->tag = tag;
+  r->peer = dest == kProcNull ? kProcNull : comm.to_peer(dest);
+  r->bytes = count * type->size();
+}
+
+// (Re)starts a send whose envelope and buffer are set: isend and persistent
+// start() both land here.
+void Device::start_send(Request* r) {
+  r->status = Status{};
+  r->done = 0;
+  if (r->peer == kProcNull) {
+    r->cc.store(0, std::memory_order_release);
+    return;
+  }
+  // In flight: the operation holds a reference until it completes.
+  r->refs.fetch_add(1, std::memory_order_relaxed);
+  if (!contiguous(r->type) && !r->seg) r->seg = new Segment(r->buf, r->count, r->type);
+  bool sync = r->mode == SendMode::Synchronous;
+  if (r->bytes <= eager_limit_) {
+    // A synchronous eager send also waits for the receiver's acknowledgement.
+    r->cc.store(sync ? 2 : 1, std::memory_order_relaxed);
+    if (sync) r->set(Request::kSync);
+    queue_or_emit(r, kEagerOut);
+  } else {
+    r->cc.store(1, std::memory_order_relaxed);
+    r->set(Request::kRndv);
+    queue_or_emit(r, kRtsOut);
+  }
+}
+
+// Sets what r must emit next and emits it now, or queues it behind older
+// traffic to the same peer. The phase is set under the peer's lock so a
+// clear-to-send handled by another thread cannot interleave.
+void Device::queue_or_emit(Request* r, uint8_t phase) {
+  Peer& p = peers_[static_cast<std::size_t>(r->peer)];
+  {
+    MaybeLock g(p.lock, mt_);
+    r->phase = phase;
+    if (p.sendq.empty() && p.control.empty() && emit(r)) return;
+    p.sendq.push_back(*r);
+  }
+  pending_peers_.fetch_add(1, std::memory_order_relaxed);
+}
+
+// Emits what r still has to send; true when it is all out. Called with the
+// peer's lock held. May complete r.
+bool Device::emit(Request* r) {
+  const bool contig = contiguous(r->type);
+  const char* base = contig ? base_of(r->buf, r->type) : nullptr;
+  auto payload = [&](std::size_t first, std::size_t n) {
+    return contig ? Payload{base + first, n, nullptr, 0} : Payload{nullptr, n, r->seg, first};
+  };
+  uint8_t flags = 0;
+  if (r->mode == SendMode::Synchronous) flags |= kPacketSync;
+  if (r->mode == SendMode::Ready) flags |= kPacketReady;
+
+  switch (r->phase) {
+    case kEagerOut: {
+      PacketHeader h{PacketType::Eager, flags, 0, r->context, r->source, r->tag, r->bytes, r->id(), 0, 0};
+      SendResult res = channel_->send(r->peer, &h, sizeof h, payload(0, r->bytes));
+      if (res == SendResult::Busy) return false;
+      r->phase = kIdle;
+      if (res == SendResult::Failed) {
+        r->status.error = errors_.raise(ErrorClass::ProcFailed, "send to rank %d failed: its process is gone",
+                                        r->peer);
+        if (r->has(Request::kSync)) r->cc.fetch_sub(1, std::memory_order_acq_rel);
+      }
+      complete(r);  // locally complete: the channel holds the data
+      return true;
+    }
+    case kRtsOut: {
+      // Offer our buffer for a single-copy get when the data is contiguous.
+      uint64_t addr = contig && native(kActiveRma) ? reinterpret_cast<uintptr_t>(base) : 0;
+      PacketHeader h{PacketType::Rts, flags, 0, r->context, r->source, r->tag, r->bytes, r->id(), 0, addr};
+      // Idle before the packet leaves: the answer may complete r at once.
+      r->phase = kIdle;
+      SendResult res = channel_->send(r->peer, &h, sizeof h, Payload{});
+      if (res == SendResult::Busy) {
+        r->phase = kRtsOut;
+        return false;
+      }
+      if (res == SendResult::Failed) {
+        r->status.error = errors_.raise(ErrorClass::ProcFailed, "send to rank %d failed: its process is gone",
+                                        r->peer);
+        complete(r);
+      }
+      return true;
+    }
+    case kDataOut: {
+      while (r->done < r->want) {
+        std::size_t n = std::min(chunk_, r->want - r->done);
+        PacketHeader h{PacketType::Data, 0, 0, r->context, r->source, r->tag, n, r->id(), r->remote, r->done};
+        SendResult res = channel_->send(r->peer, &h, sizeof h, payload(r->done, n));
+        if (res == SendResult::Busy) return false;
+        if (res == SendResult::Failed) {
+          r->status.error = errors_.raise(ErrorClass::ProcFailed, "send to rank %d failed after %zu of %zu bytes",
+                                          r->peer, r->done, r->want);
+          break;
+        }
+        r->done += n;
+      }
+      r->phase = kIdle;
+      complete(r);
+      return true;
+    }
+    default:
+      return true;
+  }
+}
+
+bool Device::drain_peer(int peer) {
+  Peer& p = peers_[static_cast<std::size_t>(peer)];
+  bool any = false;
+  MaybeLock g(p.lock, mt_);
+  while (!p.control.empty()) {
+    SendResult res = channel_->send(peer, &p.control.front(), sizeof(PacketHeader), Payload{});
+    if (res == SendResult::Busy) return any;
+    p.control.pop_front();
+    pending_peers_.fetch_sub(1, std::memory_order_relaxed);
+    any = true;
+  }
+  while (!p.sendq.empty()) {
+    Request* r = &p.sendq.front();
+    // Unlink first: emit() may complete and recycle r.
+    p.sendq.pop_front();
+    if (!emit(r)) {
+      p.sendq.push_front(*r);
+      return any;
+    }
+    pending_peers_.fetch_sub(1, std::memory_order_relaxed);
+    any = true;
+  }
+  return any;
+}
+
+bool Device::drain_sends() {
+  bool any = false;
+  for (int peer = 0; peer < size_; ++peer) {
+    Peer& p = peers_[static_cast<std::size_t>(peer)];
+    if (p.sendq.empty() && p.control.empty()) continue;
+    any |= drain_peer(peer);
+  }
+  return any;
+}
+
+void Device::on_cts(Device& d, int src, const PacketHeader& h, const void*, std::size_t) {
+  Request* r = Request::from_id(h.sreq);
+  r->remote = h.rreq;
+  r->want = h.bytes;
+  r->done = 0;
+  (void)src;
+  d.queue_or_emit(r, kDataOut);
+}
+
+void Device::on_fin(Device& d, int, const PacketHeader& h, const void*, std::size_t) {
+  d.complete(Request::from_id(h.sreq));
+}
+
+void Device::on_sync_ack(Device& d, int, const PacketHeader& h, const void*, std::size_t) {
+  d.complete(Request::from_id(h.sreq));
+}
+
+}  // namespace adi3

@@ -1,0 +1,91 @@
+// The channel interface: everything the core knows about a transport.
+//
+// A channel moves packets (a small header the core defines, plus a payload)
+// between ranks, in order per pair of ranks, never blocking. It says which
+// of the ADI-3 communication types it does natively; the core runs the rest
+// through the emulations in emul/. Threading contract: the core serializes
+// send() calls per destination and serializes poll() calls; wait() and
+// wake() may be called from any thread.
+#pragma once
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "segment/segment.hpp"
+
+namespace adi3 {
+
+// The four communication types of the ADI-3 rationale.
+enum CommType : uint32_t {
+  kPointToPoint = 1u << 0,     // (1) two-party send/receive
+  kLocalCompletion = 1u << 1,  // (2) completes without the target's help
+  kActiveRma = 1u << 2,        // (3) put/get completed by target sync
+  kPassiveRma = 1u << 3,       // (4) put/get/atomics with no target call
+};
+
+struct ChannelCaps {
+  uint32_t native = kPointToPoint;  // CommType bits done natively
+  std::size_t max_header = 64;      // largest header a packet carries
+  std::size_t max_payload = 0;      // largest payload of one packet
+  std::size_t eager_limit = 0;      // default eager/rendezvous switch
+  // With kActiveRma: messages of at least this size use the native get
+  // (single copy) instead of streaming packets.
+  std::size_t get_min = SIZE_MAX;
+};
+
+// The payload of one outgoing packet: plain bytes, or bytes [first, first +
+// bytes) of a segment, packed straight into the channel's buffer.
+struct Payload {
+  const void* data = nullptr;
+  std::size_t bytes = 0;
+  Segment* seg = nullptr;
+  std::size_t first = 0;
+
+  void copy_to(void* dst) const {
+    if (seg) {
+      seg->pack(first, first + bytes, dst);
+    } else if (bytes) {
+      std::memcpy(dst, data, bytes);
+    }
+  }
+};
+
+enum class SendResult { Sent, Busy, Failed };
+
+// Where poll() delivers packets. Payload memory is valid during the call.
+class PacketSink {
+ public:
+  virtual void on_packet(int src, const void* hdr, std::size_t hdr_bytes, const void* payload,
+                         std::size_t payload_bytes) = 0;
+  // The channel learned that a peer died (its process exited or crashed).
+  virtual void on_peer_failed(int peer, const char* why) = 0;
+
+ protected:
+  ~PacketSink() = default;
+};
+
+class Channel {
+ public:
+  virtual ~Channel() = default;
+  virtual const char* name() const = 0;
+  virtual const ChannelCaps& caps() const = 0;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+
+  // Queues one packet for dest. Busy: no room now; poll and try again.
+  virtual SendResult send(int dest, const void* hdr, std::size_t hdr_bytes, const Payload& payload) = 0;
+  // Delivers arrived packets to sink; returns how many.
+  virtual int poll(PacketSink& sink) = 0;
+  // Sleeps until a packet may have arrived, wake() was called, or timeout.
+  virtual void wait(std::chrono::microseconds timeout) = 0;
+  // Ends a wait() of this rank early (called by another thread of the rank).
+  virtual void wake() = 0;
+
+  // Native one-sided access (kActiveRma / kPassiveRma): copy between local
+  // memory and an address the peer exposed. Return 0, or -1 if unsupported.
+  virtual int get(int /*peer*/, void* /*local*/, uint64_t /*remote*/, std::size_t /*len*/) { return -1; }
+  virtual int put(int /*peer*/, uint64_t /*remote*/, const void* /*local*/, std::size_t /*len*/) { return -1; }
+};
+
+}  // namespace adi3

@@ -1,0 +1,36 @@
+// A doorbell a sleeping rank waits on and its senders ring: a futex word,
+// rung only when someone sleeps, so the fast path stays a load and a branch.
+// Works between processes when the Doorbell lives in shared memory.
+#pragma once
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+
+namespace adi3 {
+
+class Doorbell {
+ public:
+  // The sleeper: announce, re-check for work (`idle` returns true when there
+  // is none), then sleep until rung or timeout.
+  template <class Idle>
+  void sleep_if(Idle&& idle, std::chrono::microseconds timeout) {
+    sleepers_.fetch_add(1, std::memory_order_seq_cst);
+    uint32_t seen = bell_.load(std::memory_order_seq_cst);
+    if (idle()) futex_wait(seen, timeout);
+    sleepers_.fetch_sub(1, std::memory_order_relaxed);
+  }
+  // The waker, after publishing its work.
+  void ring() {
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (sleepers_.load(std::memory_order_relaxed) > 0) ring_always();
+  }
+  void ring_always();
+
+ private:
+  void futex_wait(uint32_t seen, std::chrono::microseconds timeout);
+
+  std::atomic<uint32_t> bell_{0};
+  std::atomic<int32_t> sleepers_{0};
+};
+
+}  // namespace adi3

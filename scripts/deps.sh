@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Installs the Debian packages adi3 needs, only those missing. Idempotent.
+set -euo pipefail
+pkgs=(g++ cmake ninja-build libboost-dev libtbb-dev libgtest-dev libgmock-dev libbenchmark-dev libibverbs-dev)
+[ "${ADI3_WITH_PEERS:-0}" = 1 ] && pkgs+=(mpich libmpich-dev openmpi-bin libopenmpi-dev)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+echo "adi3: installing ${missing[*]}"
+SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO=sudo
+$SUDO apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Builds and runs every test: Release, then ASan+UBSan, then the threaded
+# suites under TSan. Installs missing Debian packages first.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/deps.sh
+jobs=$(nproc)
+presets=${ADI3_TEST_PRESETS:-"release asan tsan"}
+for p in $presets; do
+  echo "=== adi3: preset $p ==="
+  cmake --preset "$p" >/dev/null
+  cmake --build --preset "$p" -j "$jobs"
+  ctest --preset "$p" -j "$jobs"
+done
