@@ -19,10 +19,12 @@ int Device::buffer_attach(void* buf, std::size_t bytes) {
 
 int Device::buffer_detach(void** buf, std::size_t* bytes) {
   // Detach blocks until every buffered message has been transmitted.
-  block_until([&] {
-    reap_bsends();
-    return bsends_.empty();
-  });
+  if (int e = block_until([&] {
+        reap_bsends();
+        return bsends_.empty();
+      })) {
+    return e;
+  }
   MaybeLock g(bsend_lock_, mt_);
   if (!bsend_.attached()) {
     *buf = nullptr;

@@ -50,7 +50,7 @@ int Device::wait(Request** slot, Status* status) {
     Request* one[1] = {r};
     r->cls->wait(1, one, r->status);
   }
-  block_until([&] { return r->complete(); });
+  if (int e = block_until([&] { return r->complete(); })) return e;
   return finish(slot, status, nullptr);
 }
 
@@ -79,12 +79,14 @@ int Device::waitall(int n, Request** reqs, Status* statuses) {
     for (int i = 0; i < n && same; ++i) same = reqs[i] && reqs[i]->cls == reqs[0]->cls && !inactive(reqs[i]);
     if (same) reqs[0]->cls->wait(n, reqs, reqs[0]->status);
   }
-  block_until([&] {
-    for (int i = 0; i < n; ++i) {
-      if (!inactive(reqs[i]) && !reqs[i]->complete()) return false;
-    }
-    return true;
-  });
+  if (int e = block_until([&] {
+        for (int i = 0; i < n; ++i) {
+          if (!inactive(reqs[i]) && !reqs[i]->complete()) return false;
+        }
+        return true;
+      })) {
+    return e;
+  }
   int failed = 0;
   for (int i = 0; i < n; ++i) {
     Status* s = statuses ? &statuses[i] : nullptr;
@@ -121,15 +123,17 @@ int Device::waitany(int n, Request** reqs, int* index, Status* status) {
     return 0;
   }
   int found = kUndefined;
-  block_until([&] {
-    for (int i = 0; i < n; ++i) {
-      if (done(reqs[i])) {
-        found = i;
-        return true;
-      }
-    }
-    return false;
-  });
+  if (int e = block_until([&] {
+        for (int i = 0; i < n; ++i) {
+          if (done(reqs[i])) {
+            found = i;
+            return true;
+          }
+        }
+        return false;
+      })) {
+    return e;
+  }
   *index = found;
   return finish(&reqs[found], status, nullptr);
 }
@@ -181,12 +185,14 @@ int Device::waitsome(int n, Request** reqs, int* outcount, int* indices, Status*
     *outcount = kUndefined;
     return 0;
   }
-  block_until([&] {
-    for (int i = 0; i < n; ++i) {
-      if (done(reqs[i])) return true;
-    }
-    return false;
-  });
+  if (int e = block_until([&] {
+        for (int i = 0; i < n; ++i) {
+          if (done(reqs[i])) return true;
+        }
+        return false;
+      })) {
+    return e;
+  }
   return testsome(n, reqs, outcount, indices, statuses);
 }
 

@@ -108,6 +108,11 @@ void Device::on_peer_failed(int peer, const char* why) {
   failed_peers_.fetch_add(1, std::memory_order_release);
 }
 
+int Device::peer_failure_error() {
+  return errors_.raise(ErrorClass::ProcFailed, "rank %d cannot complete: %s", rank_,
+                       failure_text_.empty() ? "a peer process failed" : failure_text_.data());
+}
+
 int Device::send_control(int peer, const PacketHeader& h, const void* payload, std::size_t bytes) {
   Peer& p = peers_[static_cast<std::size_t>(peer)];
   MaybeLock g(p.lock, mt_);
@@ -143,7 +148,9 @@ int Device::barrier() {
 
 int Device::finalize() {
   // Everything this rank still has to emit goes out before the barrier.
-  block_until([&] { return pending_peers_.load(std::memory_order_acquire) == 0 && bsends_.empty(); });
+  if (int e = block_until([&] { return pending_peers_.load(std::memory_order_acquire) == 0 && bsends_.empty(); })) {
+    return e;
+  }
   return barrier();
 }
 

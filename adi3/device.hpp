@@ -106,8 +106,10 @@ class Device final : private PacketSink {
   // Wakes threads of this rank sleeping in a blocking wait.
   void notify() { channel_->wake(); }
   // Spins, then yields, then sleeps on the channel's wakeup until done().
+  // Returns an ERR_PROC_FAILED code instead of hanging when a peer died and
+  // nothing progressed for ~100 ms.
   template <class Done>
-  void block_until(Done&& done);
+  int block_until(Done&& done);
   // A barrier over all ranks of the device (used by finalize and tests).
   int barrier();
   // Completes pending traffic and synchronizes with every rank.
@@ -179,6 +181,8 @@ class Device final : private PacketSink {
   int finish(Request** slot, Status* status, int* callback_error);
   bool poll_pollables();
   void sleep_once();
+  int failure_patience() const { return 100000 / (config_.sleep_us > 0 ? config_.sleep_us : 1) + 1; }
+  int peer_failure_error();
 
   std::unique_ptr<Channel> channel_;
   Config config_;
@@ -205,8 +209,8 @@ class Device final : private PacketSink {
 };
 
 template <class Done>
-void Device::block_until(Done&& done) {
-  int idle = 0;
+int Device::block_until(Done&& done) {
+  int idle = 0, idle_after_failure = 0;
   while (!done()) {
     if (progress()) {
       idle = 0;
@@ -219,8 +223,14 @@ void Device::block_until(Done&& done) {
       sched_yield();
     } else {
       sleep_once();
+      // A peer died and nothing has moved for a while: the wait may depend
+      // on it, so fail rather than hang.
+      if (failed_peers_.load(std::memory_order_acquire) && ++idle_after_failure > failure_patience()) {
+        return peer_failure_error();
+      }
     }
   }
+  return 0;
 }
 
 }  // namespace adi3

@@ -225,11 +225,11 @@ int Device::iprobe(int source, int tag, const Comm& comm, bool* flag, Status* st
 int Device::probe(int source, int tag, const Comm& comm, Status* status) {
   bool flag = false;
   int err = 0;
-  block_until([&] {
+  int failed = block_until([&] {
     err = iprobe(source, tag, comm, &flag, status);
     return err || flag;
   });
-  return err;
+  return err ? err : failed;
 }
 
 int Device::improbe(int source, int tag, const Comm& comm, bool* flag, Request** message, Status* status) {
@@ -252,11 +252,11 @@ int Device::improbe(int source, int tag, const Comm& comm, bool* flag, Request**
 int Device::mprobe(int source, int tag, const Comm& comm, Request** message, Status* status) {
   bool flag = false;
   int err = 0;
-  block_until([&] {
+  int failed = block_until([&] {
     err = improbe(source, tag, comm, &flag, message, status);
     return err || flag;
   });
-  return err;
+  return err ? err : failed;
 }
 
 int Device::imrecv(void* buf, std::size_t count, const Datatype* type, Request** message, Request** out) {

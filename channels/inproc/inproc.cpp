@@ -74,9 +74,12 @@ class InprocChannel final : public Channel {
     for (int i = 0; i < s_->n; ++i) {
       int src = next_ + i < s_->n ? next_ + i : next_ + i - s_->n;
       auto& pair = s_->pair(src, rank_);
-      total += pair.ring.drain(pair.data, 16, [&](const void* h, std::size_t hb, const void* p, std::size_t pb) {
+      int n = pair.ring.drain(pair.data, 16, [&](const void* h, std::size_t hb, const void* p, std::size_t pb) {
         sink.on_packet(src, h, hb, p, pb);
       });
+      // A sender blocked on a full ring may sleep: room appeared.
+      if (n) s_->ranks[static_cast<std::size_t>(src)].bell.ring();
+      total += n;
     }
     next_ = next_ + 1 < s_->n ? next_ + 1 : 0;  // fairness among sources
     return total;
