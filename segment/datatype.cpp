@@ -1,21 +1,212 @@
+// Datatype: accessors, reference counting, commit, and derive(): the MPI
+// typemap rules that turn a layout into size, bounds and flags.
 #include "segment/datatype.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include "segment/program.hpp"
+#include "segment/representation.hpp"
+#include "segment/type_access.hpp"
 
 namespace adi3 {
 
 std::size_t Datatype::size() const { return size_; }
 std::ptrdiff_t Datatype::extent() const { return extent_; }
-std::ptrdiff_t Datatype::lb() const { return 0; }
-std::ptrdiff_t Datatype::true_extent() const { return extent_; }
-std::ptrdiff_t Datatype::true_lb() const { return 0; }
-bool Datatype::is_contiguous() const { return true; }
-bool Datatype::is_committed() const { return true; }
-bool Datatype::is_predefined() const { return true; }
-void Datatype::retain() const {}
-void Datatype::release() const {}
+std::ptrdiff_t Datatype::lb() const { return lb_; }
+std::ptrdiff_t Datatype::true_extent() const { return true_extent_; }
+std::ptrdiff_t Datatype::true_lb() const { return true_lb_; }
+bool Datatype::is_contiguous() const {
+  return size_ == 0 || (dense_ && extent_ == static_cast<std::ptrdiff_t>(size_));
+}
+bool Datatype::is_committed() const { return committed_.load(std::memory_order_acquire); }
+bool Datatype::is_predefined() const { return predefined_; }
 
-const Datatype* Datatype::byte() {
-  static const Datatype kByte(1, 1);
-  return &kByte;
+void Datatype::retain() const {
+  if (!predefined_) refs_.fetch_add(1, std::memory_order_relaxed);
 }
 
+void Datatype::release() const {
+  if (predefined_) return;
+  if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
+}
+
+Datatype::~Datatype() {
+  for (const Datatype* c : children_) c->release();
+  for (const Datatype* c : types_) c->release();
+}
+
+bool Datatype::builtin_id(Builtin* out) const {
+  if (!predefined_) return false;
+  *out = builtin_;
+  return true;
+}
+
+bool Datatype::set_name(std::string name) {
+  if (predefined_) return false;
+  name_ = std::move(name);
+  return true;
+}
+
+void Datatype::commit() {
+  native_program();
+  committed_.store(true, std::memory_order_release);
+}
+
+const detail::Program& Datatype::native_program() const {
+  std::call_once(native_once_, [this] { native_ = detail::compile(*this, nullptr); });
+  return *native_;
+}
+
+std::shared_ptr<const detail::Program> Datatype::program_for(const Representation& rep) const {
+  if (&rep == &Representation::native()) {
+    native_program();
+    return native_;
+  }
+  if (&rep == &Representation::external32()) {
+    std::call_once(ext32_once_, [this, &rep] { ext32_ = detail::compile(*this, &rep); });
+    return ext32_;
+  }
+  return detail::compile(*this, &rep);
+}
+
+namespace detail {
+namespace {
+
+using I64 = std::int64_t;
+
+bool mul(I64 a, I64 b, I64* r) { return !__builtin_mul_overflow(a, b, r); }
+bool add(I64 a, I64 b, I64* r) { return !__builtin_add_overflow(a, b, r); }
+
+constexpr std::uint32_t kMixed = std::numeric_limits<std::uint32_t>::max();
+
+// Folds blocks into the type's properties, following MPI's typemap rules:
+// explicit (resized) bounds are sticky and win over data bounds.
+struct Bounds {
+  bool ok = true;
+  bool any = false, slb = false, sub = false, data = false;
+  I64 lb = 0, ub = 0, s_lb = 0, s_ub = 0, t_lb = 0, t_ub = 0;
+  I64 size = 0;
+  std::uint64_t nbasic = 0;
+  std::uint32_t bsize = 0;
+  std::uint16_t align = 1;
+  bool dense = true, have_run = false;
+  I64 run_end = 0;
+
+  // `reps` blocks at disp + r * rep_stride, each `bl` copies of c.
+  void add_blocks(I64 disp, I64 bl, const Datatype& c, I64 reps, I64 rep_stride) {
+    if (bl == 0 || reps == 0) return;
+    I64 ext = c.extent(), span, rspan, n, sz;
+    if (!mul(bl - 1, ext, &span) || !mul(reps - 1, rep_stride, &rspan) || !mul(bl, reps, &n) ||
+        !mul(n, static_cast<I64>(c.size()), &sz) || !add(size, sz, &size)) {
+      ok = false;
+      return;
+    }
+    I64 lo = std::min<I64>(0, span) + std::min<I64>(0, rspan);
+    I64 hi = std::max<I64>(0, span) + std::max<I64>(0, rspan);
+    auto at = [&](I64 base, I64 off, I64* out) { ok = ok && add(disp, base, out) && add(*out, off, out); };
+    I64 l, u;
+    at(c.lb(), lo, &l);
+    at(c.ub(), hi, &u);
+    bool contributes = c.size() > 0 || TypeAccess::sticky_lb(c) || TypeAccess::sticky_ub(c);
+    if (contributes) {
+      if (TypeAccess::sticky_lb(c)) {
+        s_lb = slb ? std::min(s_lb, l) : l;
+        slb = true;
+      }
+      if (TypeAccess::sticky_ub(c)) {
+        s_ub = sub ? std::max(s_ub, u) : u;
+        sub = true;
+      }
+      lb = any ? std::min(lb, l) : l;
+      ub = any ? std::max(ub, u) : u;
+      any = true;
+    }
+    if (c.size() > 0) {
+      I64 tl, tu;
+      at(c.true_lb(), lo, &tl);
+      at(c.true_ub(), hi, &tu);
+      t_lb = data ? std::min(t_lb, tl) : tl;
+      t_ub = data ? std::max(t_ub, tu) : tu;
+      data = true;
+      std::uint64_t nb = static_cast<std::uint64_t>(n) * c.basic_count();
+      nbasic += nb;
+      std::uint32_t cb = TypeAccess::basic_size(c);
+      bsize = bsize == 0 ? cb : (bsize == cb ? bsize : kMixed);
+      // Dense: each block one run, blocks following each other in order.
+      I64 csz = static_cast<I64>(c.size());
+      bool block_run = TypeAccess::dense(c) && (bl == 1 || ext == csz);
+      bool reps_run = reps == 1 || rep_stride == bl * csz;
+      I64 start = disp + c.true_lb();
+      if (!block_run || !reps_run || (have_run && start != run_end)) dense = false;
+      have_run = true;
+      run_end = start + bl * reps * csz;
+    }
+    align = std::max(align, TypeAccess::align(c));
+  }
+};
+
+}  // namespace
+
+bool TypeAccess::derive(Datatype& t) {
+  if (t.shape_ == Shape::kBasic) {
+    const BuiltinInfo& info = builtin_info(t.builtin_);
+    t.size_ = info.size;
+    t.lb_ = 0;
+    t.extent_ = info.extent;
+    t.true_lb_ = 0;
+    t.true_extent_ = info.size;
+    t.align_ = info.align;
+    t.dense_ = true;
+    t.nbasic_ = 1;
+    t.basic_size_ = info.size;
+    return true;
+  }
+  Bounds b;
+  const Datatype& c0 = *t.children_[0];
+  switch (t.shape_) {
+    case Shape::kVector:
+      b.add_blocks(0, t.blocklen_, c0, t.count_, t.stride_);
+      break;
+    case Shape::kIndexed:
+    case Shape::kStruct:
+      for (std::size_t i = 0; i < t.disps_.size(); ++i) {
+        const Datatype& c = t.shape_ == Shape::kStruct ? *t.children_[i] : c0;
+        b.add_blocks(t.disps_[i], blocklen(t, i), c, 1, 0);
+      }
+      break;
+    case Shape::kResized:
+      b.add_blocks(0, 1, c0, 1, 0);
+      break;
+    case Shape::kBasic:
+      break;
+  }
+  if (!b.ok) return false;
+  I64 lb = b.slb ? b.s_lb : b.lb;
+  I64 ub = b.sub ? b.s_ub : b.ub;
+  if (!b.any) lb = ub = 0;
+  if (t.shape_ == Shape::kResized) {
+    lb = t.stride_;  // resized keeps (lb, extent) in (stride_, count_)
+    ub = t.stride_ + t.count_;
+    b.slb = b.sub = true;
+  } else if (t.shape_ == Shape::kStruct && !b.sub && b.any) {
+    // The struct epsilon: pad the extent to the strictest alignment inside.
+    I64 ext = ub - lb;
+    if (ext > 0 && ext % b.align != 0) ub += b.align - ext % b.align;
+  }
+  t.size_ = static_cast<std::size_t>(b.size);
+  t.lb_ = lb;
+  t.extent_ = ub - lb;
+  t.true_lb_ = b.data ? b.t_lb : 0;
+  t.true_extent_ = b.data ? b.t_ub - b.t_lb : 0;
+  t.sticky_lb_ = b.slb;
+  t.sticky_ub_ = b.sub;
+  t.align_ = b.align;
+  t.dense_ = b.dense;
+  t.nbasic_ = b.nbasic;
+  t.basic_size_ = b.bsize;
+  return true;
+}
+
+}  // namespace detail
 }  // namespace adi3

@@ -1,0 +1,158 @@
+// Internal: what the cursor does with the runs it visits. Raw ops copy
+// bytes (the hot path: strided batches use fixed-size copies for 1, 2, 4,
+// 8 and 16-byte runs, which compile to single loads/stores); typed ops
+// convert elements through a Representation.
+#pragma once
+#include <sys/uio.h>
+
+#include <cstring>
+
+#include "segment/cursor.hpp"
+#include "segment/representation.hpp"
+
+namespace adi3::detail {
+
+inline char* ptr(Addr a) { return reinterpret_cast<char*>(a); }
+
+// Gather m runs of W bytes at stride into dst (or scatter, if !kGather).
+template <bool kGather, std::size_t W>
+inline char* strided_fixed(char* s, Addr mem, std::ptrdiff_t stride, std::size_t m) {
+#pragma GCC unroll 4
+  for (std::size_t k = 0; k < m; ++k) {
+    if constexpr (kGather) {
+      std::memcpy(s, ptr(mem), W);
+    } else {
+      std::memcpy(ptr(mem), s, W);
+    }
+    s += W;
+    mem = add(mem, stride);
+  }
+  return s;
+}
+
+template <bool kGather>
+inline char* strided(char* s, Addr mem, std::size_t len, std::ptrdiff_t stride, std::size_t m) {
+  switch (len) {
+    case 1: return strided_fixed<kGather, 1>(s, mem, stride, m);
+    case 2: return strided_fixed<kGather, 2>(s, mem, stride, m);
+    case 4: return strided_fixed<kGather, 4>(s, mem, stride, m);
+    case 8: return strided_fixed<kGather, 8>(s, mem, stride, m);
+    case 16: return strided_fixed<kGather, 16>(s, mem, stride, m);
+    case 32: return strided_fixed<kGather, 32>(s, mem, stride, m);
+    default: break;
+  }
+  for (std::size_t k = 0; k < m; ++k) {
+    if constexpr (kGather) {
+      std::memcpy(s, ptr(mem), len);
+    } else {
+      std::memcpy(ptr(mem), s, len);
+    }
+    s += len;
+    mem = add(mem, stride);
+  }
+  return s;
+}
+
+// Memory -> stream.
+struct PackOp {
+  static constexpr bool kRaw = true;
+  char* out;
+  bool run(Addr p, std::size_t n) {
+    std::memcpy(out, ptr(p), n);
+    out += n;
+    return true;
+  }
+  std::size_t vec(Addr p, std::size_t len, std::ptrdiff_t stride, std::size_t m) {
+    out = strided<true>(out, p, len, stride, m);
+    return m;
+  }
+};
+
+// Stream -> memory.
+struct UnpackOp {
+  static constexpr bool kRaw = true;
+  const char* in;
+  bool run(Addr p, std::size_t n) {
+    std::memcpy(ptr(p), in, n);
+    in += n;
+    return true;
+  }
+  std::size_t vec(Addr p, std::size_t len, std::ptrdiff_t stride, std::size_t m) {
+    in = strided<false>(const_cast<char*>(in), p, len, stride, m);
+    return m;
+  }
+};
+
+// Describes runs as iovec entries, merging runs that touch.
+struct IovOp {
+  static constexpr bool kRaw = true;
+  struct iovec* iov;
+  std::size_t max;
+  std::size_t n = 0;
+  bool run(Addr p, std::size_t len) {
+    if (n && reinterpret_cast<Addr>(iov[n - 1].iov_base) + iov[n - 1].iov_len == p) {
+      iov[n - 1].iov_len += len;
+      return true;
+    }
+    if (n == max) return false;
+    iov[n].iov_base = ptr(p);
+    iov[n].iov_len = len;
+    ++n;
+    return true;
+  }
+  std::size_t vec(Addr p, std::size_t len, std::ptrdiff_t stride, std::size_t m) {
+    for (std::size_t k = 0; k < m; ++k, p = add(p, stride)) {
+      if (!run(p, len)) return k;
+    }
+    return m;
+  }
+};
+
+// Largest stream element (long double complex in external32).
+inline constexpr std::size_t kMaxElem = 64;
+
+struct EncodeOp {
+  static constexpr bool kRaw = false;
+  const Representation* rep;
+  char* out;
+  void elems(const Elem& e, Addr p, std::size_t m) {
+    rep->encode(e.type, ptr(p), out, m);
+    out += m * e.ssz;
+  }
+  void part(const Elem& e, Addr p, std::size_t b, std::size_t k) {
+    unsigned char tmp[kMaxElem];
+    rep->encode(e.type, ptr(p), tmp, 1);
+    std::memcpy(out, tmp + b, k);
+    out += k;
+  }
+};
+
+// Partial elements are merged into the element's current encoding and
+// decoded back, so unpacking needs no state between calls.
+struct DecodeOp {
+  static constexpr bool kRaw = false;
+  const Representation* rep;
+  const char* in;
+  void elems(const Elem& e, Addr p, std::size_t m) {
+    rep->decode(e.type, in, ptr(p), m);
+    in += m * e.ssz;
+  }
+  void part(const Elem& e, Addr p, std::size_t b, std::size_t k) {
+    unsigned char tmp[kMaxElem];
+    rep->encode(e.type, ptr(p), tmp, 1);
+    std::memcpy(tmp + b, in, k);
+    rep->decode(e.type, tmp, ptr(p), 1);
+    in += k;
+  }
+};
+
+// Counts basic elements (get_elements); notes a partial one.
+struct CountOp {
+  static constexpr bool kRaw = false;
+  std::uint64_t n = 0;
+  bool partial = false;
+  void elems(const Elem&, Addr, std::size_t m) { n += m; }
+  void part(const Elem&, Addr, std::size_t, std::size_t) { partial = true; }
+};
+
+}  // namespace adi3::detail

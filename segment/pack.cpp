@@ -1,0 +1,85 @@
+// MPI_Pack-style helpers on top of Segment.
+#include "segment/pack.hpp"
+
+#include <string_view>
+
+#include "segment/program.hpp"
+#include "segment/representation.hpp"
+#include "segment/segment.hpp"
+
+namespace adi3 {
+namespace {
+
+ErrorClass check_type(const Datatype* type) {
+  if (!type || !type->is_committed()) return ErrorClass::Type;
+  return ErrorClass::Success;
+}
+
+const Representation* external(const char* datarep) {
+  if (!datarep || std::string_view(datarep) != "external32") return nullptr;
+  return &Representation::external32();
+}
+
+ErrorClass do_pack(const Representation& rep, const void* inbuf, std::size_t incount, const Datatype* type,
+                   void* outbuf, std::size_t outsize, std::size_t* position) {
+  if (ErrorClass e = check_type(type); e != ErrorClass::Success) return e;
+  if (!position || (!outbuf && outsize)) return ErrorClass::Arg;
+  Segment seg(const_cast<void*>(inbuf), incount, type, rep);
+  if (*position > outsize || seg.size() > outsize - *position) return ErrorClass::Truncate;
+  *position += seg.pack(0, seg.size(), static_cast<char*>(outbuf) + *position);
+  return ErrorClass::Success;
+}
+
+ErrorClass do_unpack(const Representation& rep, const void* inbuf, std::size_t insize, std::size_t* position,
+                     void* outbuf, std::size_t outcount, const Datatype* type) {
+  if (ErrorClass e = check_type(type); e != ErrorClass::Success) return e;
+  if (!position || (!inbuf && insize)) return ErrorClass::Arg;
+  Segment seg(outbuf, outcount, type, rep);
+  if (*position > insize || seg.size() > insize - *position) return ErrorClass::Truncate;
+  *position += seg.unpack(0, seg.size(), static_cast<const char*>(inbuf) + *position);
+  return ErrorClass::Success;
+}
+
+}  // namespace
+
+ErrorClass pack(const void* inbuf, std::size_t incount, const Datatype* type, void* outbuf, std::size_t outsize,
+                std::size_t* position) {
+  return do_pack(Representation::native(), inbuf, incount, type, outbuf, outsize, position);
+}
+
+ErrorClass unpack(const void* inbuf, std::size_t insize, std::size_t* position, void* outbuf, std::size_t outcount,
+                  const Datatype* type) {
+  return do_unpack(Representation::native(), inbuf, insize, position, outbuf, outcount, type);
+}
+
+ErrorClass pack_size(std::size_t incount, const Datatype* type, std::size_t* size) {
+  if (!type) return ErrorClass::Type;
+  if (!size) return ErrorClass::Arg;
+  *size = incount * type->size();
+  return ErrorClass::Success;
+}
+
+ErrorClass pack_external(const char* datarep, const void* inbuf, std::size_t incount, const Datatype* type,
+                         void* outbuf, std::size_t outsize, std::size_t* position) {
+  const Representation* rep = external(datarep);
+  if (!rep) return ErrorClass::Arg;
+  return do_pack(*rep, inbuf, incount, type, outbuf, outsize, position);
+}
+
+ErrorClass unpack_external(const char* datarep, const void* inbuf, std::size_t insize, std::size_t* position,
+                           void* outbuf, std::size_t outcount, const Datatype* type) {
+  const Representation* rep = external(datarep);
+  if (!rep) return ErrorClass::Arg;
+  return do_unpack(*rep, inbuf, insize, position, outbuf, outcount, type);
+}
+
+ErrorClass pack_external_size(const char* datarep, std::size_t incount, const Datatype* type, std::size_t* size) {
+  const Representation* rep = external(datarep);
+  if (!rep) return ErrorClass::Arg;
+  if (!type) return ErrorClass::Type;
+  if (!size) return ErrorClass::Arg;
+  *size = incount * type->program_for(*rep)->size;
+  return ErrorClass::Success;
+}
+
+}  // namespace adi3

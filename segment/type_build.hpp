@@ -1,0 +1,22 @@
+// Internal: building blocks shared by the type constructors.
+#pragma once
+#include <cstdint>
+#include <vector>
+
+#include "adi3/error.hpp"
+#include "segment/datatype.hpp"
+
+namespace adi3::detail {
+
+// Derives t's properties and hands it out, or destroys it (overflow).
+ErrorClass publish(Datatype* t, Datatype** out);
+// v * unit without overflow.
+bool scale(std::int64_t v, std::ptrdiff_t unit, std::ptrdiff_t* r);
+
+// Layouts with one reference each, already derived (null on overflow);
+// the caller sets contents and publishes, or releases them.
+Datatype* new_vector(std::int64_t count, std::int64_t blocklen, std::ptrdiff_t stride_bytes, const Datatype* old);
+Datatype* new_indexed(std::vector<std::int64_t> blocklens, std::vector<std::ptrdiff_t> disps, const Datatype* old);
+Datatype* new_resized(const Datatype* old, std::ptrdiff_t lb, std::ptrdiff_t extent);
+
+}  // namespace adi3::detail
