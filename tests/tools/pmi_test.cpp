@@ -96,6 +96,10 @@ int run(const std::vector<std::string>& args) {
         return exchange(*pmi);
     }
     if (mode == "abort" || mode == "sigkill" || mode == "exit") {
+        if (std::find(args.begin(), args.end(), "ignore-term") != args.end()) {
+            std::signal(SIGTERM, SIG_IGN);  // forces the launcher to escalate
+        }
+        pmi->barrier();  // everyone is up (and ignoring SIGTERM) before the failure
         if (r == arg_int(args, 1)) {
             auto now = std::chrono::steady_clock::now().time_since_epoch();
             std::cerr << "pmi_test: rank " << r << " failing at "
@@ -107,9 +111,6 @@ int run(const std::vector<std::string>& args) {
                 ::kill(::getpid(), SIGKILL);
             }
             std::_Exit(arg_int(args, 2));
-        }
-        if (std::find(args.begin(), args.end(), "ignore-term") != args.end()) {
-            std::signal(SIGTERM, SIG_IGN);  // forces the launcher to escalate
         }
         pmi->barrier();  // never completes: the launcher must stop us
         std::cerr << "rank " << r << ": barrier completed unexpectedly\n";
@@ -132,7 +133,11 @@ int run(const std::vector<std::string>& args) {
                   << " jobid=" << pmi->job_id() << std::endl;
     } else if (mode == "shm") {
         std::string path = "/dev/shm/adi3-" + pmi->job_id() + "-rank" + std::to_string(r);
-        std::ofstream(path) << "left behind\n";
+        std::ofstream file(path);
+        if (!(file << "left behind\n")) {
+            std::cerr << "pmi_test: cannot create " << path << "\n";
+            return 1;
+        }
         std::cout << path << std::endl;
     } else if (mode == "sleep") {
         ::sleep(static_cast<unsigned>(arg_int(args, 1)));

@@ -1,0 +1,36 @@
+// One mpiexec job: start the ranks, serve PMI, forward output, watch
+// for failures, and decide the exit status.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace adi3::mpiexec {
+
+struct JobConfig {
+    int nprocs = 1;
+    std::string program_path;           // resolved executable
+    std::vector<std::string> argv;      // argv[0] is the program as typed
+    std::vector<std::string> env;       // complete except the per-rank PMI_* variables
+    std::string job_id;
+    bool tag_output = false;
+    std::optional<std::chrono::milliseconds> timeout;
+    // Between SIGTERM and SIGKILL when stopping the job.
+    std::chrono::milliseconds kill_grace{500};
+    // How long to wait for output from helpers a rank left behind.
+    std::chrono::milliseconds output_drain{500};
+};
+
+// Exit status when the job exceeded its timeout, as timeout(1) does.
+inline constexpr int kTimeoutExitStatus = 124;
+
+// Runs the job to completion and returns mpiexec's exit status: 0 if
+// every rank exited 0; otherwise the first failure's status (its exit
+// code, 128+signal, the abort code, kTimeoutExitStatus, or 128+signal
+// for a signal that stopped mpiexec itself). Blocks SIGCHLD, SIGINT,
+// SIGTERM, SIGHUP and SIGPIPE in the calling thread while it runs.
+int run_job(const JobConfig& config);
+
+} // namespace adi3::mpiexec
