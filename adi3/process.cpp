@@ -1,0 +1,159 @@
+#include "adi3/process.hpp"
+
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <stdexcept>
+#include <string>
+
+#include "adi3/bootstrap/pmi_client.hpp"
+#include "channels/loader.hpp"
+
+namespace adi3 {
+namespace {
+
+constexpr Knob kProcessKnobs[] = {
+    {"ADI3_JOB_ID", "(from the launcher)",
+     "Job id of a singleton run (no launcher); names its shared-memory segments."},
+};
+
+// File-name safe: segments are named after the job.
+std::string sanitize(std::string_view id) {
+  std::string out;
+  for (char c : id) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_';
+    out += ok ? c : '_';
+  }
+  return out.empty() ? std::string("job") : out;
+}
+
+std::string singleton_job_id() {
+  std::string id = env_string("ADI3_JOB_ID", "");
+  if (!id.empty()) return sanitize(id);
+  uint32_t r = 0;
+  if (getrandom(&r, sizeof r, 0) != sizeof r) r = 0;
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "s%ld-%08x", static_cast<long>(getpid()), r);
+  return buf;
+}
+
+// The channel's view of the launcher: PMI, or a stand-in for a job of one.
+class ProcessBootstrap final : public ChannelBootstrap {
+ public:
+  explicit ProcessBootstrap(std::unique_ptr<PmiClient> pmi)
+      : pmi_(std::move(pmi)), job_id_(pmi_ ? sanitize(pmi_->job_id()) : singleton_job_id()) {}
+  ~ProcessBootstrap() = default;
+
+  int rank() const override { return pmi_ ? pmi_->rank() : 0; }
+  int size() const override { return pmi_ ? pmi_->size() : 1; }
+  const std::string& job_id() const override { return job_id_; }
+  void put(std::string_view key, std::string_view value) override {
+    if (pmi_) {
+      pmi_->kvs_put(key, value);
+    } else {
+      local_[std::string(key)] = std::string(value);
+    }
+  }
+  void fence() override {
+    if (pmi_) pmi_->kvs_fence();
+  }
+  std::optional<std::string> get(std::string_view key) override {
+    if (pmi_) return pmi_->kvs_get(key);
+    auto it = local_.find(std::string(key));
+    if (it == local_.end()) return std::nullopt;
+    return it->second;
+  }
+  void barrier() override {
+    if (pmi_) pmi_->barrier();
+  }
+  std::size_t max_value_length() const override { return pmi_ ? pmi_->max_value_length() : 1u << 20; }
+
+  PmiClient* pmi() { return pmi_.get(); }
+
+ private:
+  std::unique_ptr<PmiClient> pmi_;
+  std::string job_id_;
+  std::map<std::string, std::string> local_;
+};
+
+// Owns what a process rank's channel needs beyond itself: the bootstrap
+// (hence the PMI connection), finalized after the channel is gone.
+// Forwarding costs one extra indirect call per operation.
+class ProcessChannel final : public Channel {
+ public:
+  ProcessChannel(std::unique_ptr<ProcessBootstrap> boot, std::unique_ptr<Channel> inner)
+      : boot_(std::move(boot)), inner_(std::move(inner)) {}
+  ~ProcessChannel() override {
+    inner_.reset();
+    if (PmiClient* pmi = boot_->pmi()) {
+      try {
+        pmi->finalize();
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "adi3: PMI finalize failed: %s\n", e.what());
+      }
+    }
+  }
+
+  const char* name() const override { return inner_->name(); }
+  const ChannelCaps& caps() const override { return inner_->caps(); }
+  int rank() const override { return inner_->rank(); }
+  int size() const override { return inner_->size(); }
+  SendResult send(int dest, const void* hdr, std::size_t hdr_bytes, const Payload& payload) override {
+    return inner_->send(dest, hdr, hdr_bytes, payload);
+  }
+  int poll(PacketSink& sink) override { return inner_->poll(sink); }
+  void wait(std::chrono::microseconds timeout) override { inner_->wait(timeout); }
+  void wake() override { inner_->wake(); }
+  int get(int peer, void* local, uint64_t remote, std::size_t len) override {
+    return inner_->get(peer, local, remote, len);
+  }
+  int put(int peer, uint64_t remote, const void* local, std::size_t len) override {
+    return inner_->put(peer, remote, local, len);
+  }
+
+  ProcessBootstrap& bootstrap() { return *boot_; }
+
+ private:
+  std::unique_ptr<ProcessBootstrap> boot_;
+  std::unique_ptr<Channel> inner_;
+};
+
+}  // namespace
+
+std::span<const Knob> process_knobs() { return kProcessKnobs; }
+
+std::unique_ptr<Device> init_process(const Config& config) {
+  auto boot = std::make_unique<ProcessBootstrap>(PmiClient::from_environment());
+  std::string channel = env_string("ADI3_CHANNEL", "shm");
+  try {
+    ChannelPluginInfo plugin = load_channel_plugin(channel);
+    std::unique_ptr<Channel> inner = create_channel(plugin, *boot);
+    auto ch = std::make_unique<ProcessChannel>(std::move(boot), std::move(inner));
+    return std::make_unique<Device>(std::move(ch), config);
+  } catch (const std::exception& e) {
+    if (boot && boot->pmi()) {
+      std::string msg = "adi3: rank " + std::to_string(boot->rank()) + " cannot start: " + e.what();
+      boot->pmi()->abort(1, msg);
+    }
+    throw;
+  }
+}
+
+[[noreturn]] void abort_process(Device& device, int code, std::string_view msg) {
+  if (auto* pc = dynamic_cast<ProcessChannel*>(&device.channel())) {
+    if (PmiClient* pmi = pc->bootstrap().pmi()) pmi->abort(code, msg);
+  }
+  std::fprintf(stderr, "%.*s\n", static_cast<int>(msg.size()), msg.data());
+  std::fflush(stderr);
+  std::_Exit(code ? code : 1);
+}
+
+std::string_view process_job_id(Device& device) {
+  if (auto* pc = dynamic_cast<ProcessChannel*>(&device.channel())) return pc->bootstrap().job_id();
+  return {};
+}
+
+}  // namespace adi3

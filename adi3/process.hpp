@@ -1,0 +1,35 @@
+// Starting a process as one rank of a job (the MPI_Init of the ADI).
+//
+// init_process() reads the launcher's PMI (PMI_FD: our mpiexec or Hydra;
+// without it the process is a job of one), loads the channel plugin named
+// by ADI3_CHANNEL (default shm), starts it and returns the rank's Device.
+// The PMI connection lives as long as the Device and is finalized when the
+// Device is destroyed, so call Device::finalize() first.
+#pragma once
+#include <memory>
+#include <span>
+#include <string_view>
+
+#include "adi3/config.hpp"
+#include "adi3/device.hpp"
+
+namespace adi3 {
+
+// Settings read here (besides ADI3_CHANNEL, which core_knobs() lists).
+std::span<const Knob> process_knobs();
+
+// Under a launcher a failure to start (unknown channel, no shared memory)
+// stops the whole job through PMI abort with the reason on stderr, since
+// the other ranks would wait for this one forever; as a singleton it
+// throws std::runtime_error.
+std::unique_ptr<Device> init_process(const Config& config = Config::from_env());
+
+// Ends the whole job now (MPI_Abort): through the launcher when there is
+// one, else by exiting. Prints msg on stderr. Never returns.
+[[noreturn]] void abort_process(Device& device, int code, std::string_view msg);
+
+// The job id of a Device made by init_process
+// (empty for other devices). For tests and tools.
+std::string_view process_job_id(Device& device);
+
+}  // namespace adi3

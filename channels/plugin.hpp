@@ -1,0 +1,68 @@
+// The contract between libadi3 and a channel plugin (a shared library
+// loaded by name at run time, e.g. libadi3_ch_shm.so).
+//
+// A plugin exports one C symbol, adi3_channel_plugin_v1, returning a static
+// descriptor. The loader checks abi_version before touching anything else,
+// so a plugin built against another layout of this header is refused with
+// a clear message instead of crashing. Bump kChannelAbiVersion whenever
+// this header, channel.hpp, packet.hpp or Knob change layout.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "adi3/config.hpp"
+#include "channels/channel.hpp"
+
+namespace adi3 {
+
+inline constexpr uint32_t kChannelAbiVersion = 1;
+
+// What a channel may use while it starts: who we are, and the launcher's
+// key-value space and barrier (PMI, or a local stand-in for a singleton).
+// Only valid during create(); a channel must not keep the pointer.
+class ChannelBootstrap {
+ public:
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // Unique per job; safe in file names ([A-Za-z0-9_-] only).
+  virtual const std::string& job_id() const = 0;
+  // Publish key=value for the other ranks (visible after fence()).
+  virtual void put(std::string_view key, std::string_view value) = 0;
+  virtual void fence() = 0;
+  // A value another rank put before the last fence, or nullopt.
+  virtual std::optional<std::string> get(std::string_view key) = 0;
+  virtual void barrier() = 0;
+  // Longest value put() accepts.
+  virtual std::size_t max_value_length() const = 0;
+
+ protected:
+  ~ChannelBootstrap() = default;
+};
+
+}  // namespace adi3
+
+extern "C" {
+
+struct adi3_channel_plugin {
+  uint32_t abi_version;     // kChannelAbiVersion of the plugin's build
+  const char* name;         // "shm": what ADI3_CHANNEL selects
+  const char* description;  // one line for adi3_info
+  uint32_t native;          // CommType bits it can do natively (at best)
+  const adi3::Knob* knobs;  // its ADI3_* settings
+  std::size_t knob_count;
+  // Makes this rank's channel, or returns nullptr with a message in
+  // error[0..error_bytes). Must not throw.
+  adi3::Channel* (*create)(adi3::ChannelBootstrap* boot, char* error, std::size_t error_bytes);
+};
+
+// Every plugin defines this (with default visibility).
+typedef const adi3_channel_plugin* (*adi3_channel_plugin_entry)();
+}
+
+// The entry point's symbol name; the "_v1" is the entry's own version,
+// independent of abi_version (which versions the descriptor's contents).
+#define ADI3_CHANNEL_PLUGIN_ENTRY adi3_channel_plugin_v1
+#define ADI3_CHANNEL_PLUGIN_ENTRY_NAME "adi3_channel_plugin_v1"

@@ -1,0 +1,86 @@
+// The layout of a rank's inbox: one shared segment per rank holding its
+// doorbell and one SPSC ring per sender (itself included). Only offsets
+// live in shared memory, so every process may map it at its own address.
+//
+//   [InboxHeader][Doorbell][RoomFlag x ranks][SpscRing x ranks][pad]
+//   [ring data x ranks]
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <new>
+
+#include "channels/common/doorbell.hpp"
+#include "channels/common/spsc_ring.hpp"
+
+namespace adi3::shm {
+
+inline constexpr uint64_t kInboxMagic = 0x314d48533349'4441ull;  // "ADI3SHM1"
+inline constexpr uint32_t kInboxVersion = 1;
+
+struct alignas(64) InboxHeader {
+  uint64_t magic;
+  uint32_t version;
+  int32_t ranks;
+  int32_t owner;  // rank
+  int32_t pid;
+  uint64_t ring_bytes;
+  // A word in the owner's private memory, for peers to test CMA on.
+  uint64_t cma_addr;
+  uint64_t cma_value;
+};
+
+// Set by a sender whose packet did not fit, cleared by the receiver when it
+// made room (and then rings the sender's doorbell): a sender that sleeps on
+// a full ring is woken, and nobody else is.
+struct alignas(64) RoomFlag {
+  std::atomic<uint32_t> wanted{0};
+};
+
+class InboxLayout {
+ public:
+  InboxLayout(int ranks, std::size_t ring_bytes) : ranks_(ranks), ring_bytes_(ring_bytes) {
+    flags_ = round_up(sizeof(InboxHeader), 64) + round_up(sizeof(Doorbell), 64);
+    rings_ = flags_ + sizeof(RoomFlag) * static_cast<std::size_t>(ranks);
+    data_ = round_up(rings_ + sizeof(SpscRing) * static_cast<std::size_t>(ranks), kPage);
+    total_ = data_ + ring_bytes * static_cast<std::size_t>(ranks);
+  }
+  std::size_t total() const { return total_; }
+
+  InboxHeader* header(char* base) const { return reinterpret_cast<InboxHeader*>(base); }
+  Doorbell* bell(char* base) const { return reinterpret_cast<Doorbell*>(base + round_up(sizeof(InboxHeader), 64)); }
+  RoomFlag* room(char* base, int sender) const { return reinterpret_cast<RoomFlag*>(base + flags_) + sender; }
+  SpscRing* ring(char* base, int sender) const {
+    return reinterpret_cast<SpscRing*>(base + rings_) + sender;
+  }
+  char* data(char* base, int sender) const { return base + data_ + ring_bytes_ * static_cast<std::size_t>(sender); }
+
+  // The owner builds its inbox before anyone else may map it.
+  void construct(char* base, int owner, int pid, uint64_t cma_addr, uint64_t cma_value) const {
+    auto* h = new (base) InboxHeader{};
+    h->magic = kInboxMagic;
+    h->version = kInboxVersion;
+    h->ranks = ranks_;
+    h->owner = owner;
+    h->pid = pid;
+    h->ring_bytes = ring_bytes_;
+    h->cma_addr = cma_addr;
+    h->cma_value = cma_value;
+    new (bell(base)) Doorbell();
+    for (int s = 0; s < ranks_; ++s) {
+      new (room(base, s)) RoomFlag();
+      SpscRing* r = new (ring(base, s)) SpscRing();
+      r->init(ring_bytes_);
+    }
+  }
+
+ private:
+  static constexpr std::size_t kPage = 4096;
+  static std::size_t round_up(std::size_t n, std::size_t a) { return (n + a - 1) / a * a; }
+
+  int ranks_;
+  std::size_t ring_bytes_;
+  std::size_t flags_ = 0, rings_ = 0, data_ = 0, total_ = 0;
+};
+
+}  // namespace adi3::shm

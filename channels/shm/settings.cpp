@@ -1,0 +1,56 @@
+#include "channels/shm/settings.hpp"
+
+#include <cstdint>
+
+namespace adi3::shm {
+namespace {
+
+// Defaults come from bench/pingpong on a 2-core EPYC (see the knob texts).
+constexpr std::size_t kRingBytes = 512 * 1024;
+constexpr std::size_t kChunkBytes = 64 * 1024;
+constexpr std::size_t kCmaMin = 4 * 1024 * 1024;
+constexpr int kLivenessMs = 50;
+
+constexpr Knob kShmKnobs[] = {
+    {"ADI3_SHM_RING_BYTES", "524288",
+     "Bytes of each shared-memory ring (one per ordered pair of ranks, in the receiver's segment; "
+     "rounded up to a power of two). Pages are only used when touched."},
+    {"ADI3_SHM_CHUNK_BYTES", "65536",
+     "Largest packet payload: the unit of the two-copy pipeline that streams large messages when "
+     "CMA is not used (at most a quarter of the ring)."},
+    {"ADI3_SHM_CMA", "1",
+     "0: never use cross-memory attach (process_vm_readv). 1: use it if a probe at start shows it "
+     "is permitted."},
+    {"ADI3_SHM_CMA_MIN", "4194304",
+     "Messages of at least this many bytes are copied once with CMA after the rendezvous; smaller "
+     "ones are pipelined through the rings. A huge value disables CMA for messages."},
+    {"ADI3_SHM_LIVENESS_MS", "50",
+     "How often (milliseconds) a rank checks that its peers' processes still live, while it polls "
+     "or before it sleeps."},
+};
+
+std::size_t pow2_at_least(std::size_t v, std::size_t floor) {
+  std::size_t p = floor;
+  while (p < v) p <<= 1;
+  return p;
+}
+
+}  // namespace
+
+std::span<const Knob> shm_knobs() { return kShmKnobs; }
+
+ShmSettings ShmSettings::from_env() {
+  ShmSettings s;
+  s.ring_bytes = pow2_at_least(static_cast<std::size_t>(env_int("ADI3_SHM_RING_BYTES", kRingBytes)), 8192);
+  int64_t chunk = env_int("ADI3_SHM_CHUNK_BYTES", kChunkBytes);
+  s.chunk_bytes = chunk < 1024 ? 1024 : static_cast<std::size_t>(chunk);
+  if (s.chunk_bytes > s.ring_bytes / 4) s.chunk_bytes = s.ring_bytes / 4;
+  s.cma = env_int("ADI3_SHM_CMA", 1) != 0;
+  int64_t cma_min = env_int("ADI3_SHM_CMA_MIN", kCmaMin);
+  s.cma_min = cma_min < 0 ? SIZE_MAX : static_cast<std::size_t>(cma_min);
+  int64_t live = env_int("ADI3_SHM_LIVENESS_MS", kLivenessMs);
+  s.liveness_ms = live < 1 ? 1 : static_cast<int>(live);
+  return s;
+}
+
+}  // namespace adi3::shm

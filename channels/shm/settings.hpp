@@ -1,0 +1,23 @@
+// The shm channel's ADI3_SHM_* settings: the knob table adi3_info prints,
+// and the values a channel reads once at start.
+#pragma once
+#include <cstddef>
+#include <span>
+
+#include "adi3/config.hpp"
+
+namespace adi3::shm {
+
+std::span<const Knob> shm_knobs();
+
+struct ShmSettings {
+  std::size_t ring_bytes;   // per ordered pair of ranks, a power of two
+  std::size_t chunk_bytes;  // largest packet payload (rendezvous chunk)
+  bool cma;                 // try cross-memory attach at all
+  std::size_t cma_min;      // messages of at least this use CMA
+  int liveness_ms;          // how often to check that peers live
+
+  static ShmSettings from_env();
+};
+
+}  // namespace adi3::shm

@@ -1,0 +1,235 @@
+#include "channels/shm/shm_channel.hpp"
+
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <stdexcept>
+
+#include "channels/shm/cma.hpp"
+
+namespace adi3::shm {
+namespace {
+
+constexpr std::size_t kEagerLimit = 16384;
+constexpr int kDrainBatch = 16;           // packets per sender per poll
+constexpr unsigned kPollsPerClock = 4096;  // polls between liveness clock reads
+constexpr unsigned kBusyPerCheck = 1024;   // refused sends between peer checks
+
+uint64_t random_cookie() {
+  uint64_t v = 0;
+  if (getrandom(&v, sizeof v, 0) != sizeof v) v = 0x9e3779b97f4a7c15ull ^ static_cast<uint64_t>(getpid());
+  return v | 1;
+}
+
+std::string key_for(int rank) { return "adi3-shm-" + std::to_string(rank); }
+
+int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+ShmChannel::ShmChannel(ChannelBootstrap& boot, const ShmSettings& settings)
+    : rank_(boot.rank()),
+      size_(boot.size()),
+      settings_(settings),
+      layout_(size_, settings.ring_bytes),
+      cma_cookie_(random_cookie()),
+      segments_(static_cast<std::size_t>(size_)),
+      in_(static_cast<std::size_t>(size_)),
+      out_(static_cast<std::size_t>(size_)),
+      dead_(static_cast<std::size_t>(size_)) {
+  // 1. My inbox, built before anyone can see its name.
+  ShmSegment& mine = segments_[static_cast<std::size_t>(rank_)];
+  mine = ShmSegment::create(boot.job_id(), layout_.total());
+  layout_.construct(mine.base(), rank_, getpid(), reinterpret_cast<uintptr_t>(&cma_cookie_), cma_cookie_);
+  my_bell_ = layout_.bell(mine.base());
+
+  // 2. Everyone's inbox, then the names go: once every rank has mapped
+  // every segment nothing needs them, and a crash can leave nothing behind.
+  boot.put(key_for(rank_), mine.name());
+  boot.fence();
+  map_peers(boot);
+  probe_cma();
+  boot.barrier();
+  mine.unlink();
+
+  caps_.native = kPointToPoint | (cma_ok_ ? kActiveRma : 0u);
+  caps_.max_header = 64;
+  caps_.max_payload = std::min(settings_.chunk_bytes, in_[0].ring->max_record() - caps_.max_header - 64);
+  caps_.eager_limit = std::min(kEagerLimit, caps_.max_payload);
+  caps_.get_min = cma_ok_ ? settings_.cma_min : SIZE_MAX;
+  next_check_ns_.store(now_ns() + int64_t{settings_.liveness_ms} * 1000000);
+}
+
+ShmChannel::~ShmChannel() = default;
+
+void ShmChannel::map_peers(ChannelBootstrap& boot) {
+  for (int p = 0; p < size_; ++p) {
+    auto idx = static_cast<std::size_t>(p);
+    if (p != rank_) {
+      std::optional<std::string> name = boot.get(key_for(p));
+      if (!name) throw std::runtime_error("rank " + std::to_string(p) + " published no shared-memory segment");
+      segments_[idx] = ShmSegment::open(*name);
+    }
+    char* base = segments_[idx].base();
+    const InboxHeader* h = layout_.header(base);
+    if (segments_[idx].size() < layout_.total() || h->magic != kInboxMagic || h->version != kInboxVersion ||
+        h->ranks != size_ || h->owner != p || h->ring_bytes != settings_.ring_bytes) {
+      throw std::runtime_error("shared-memory segment " + segments_[idx].name() + " of rank " + std::to_string(p) +
+                               " does not match this rank's layout (different adi3 build or ADI3_SHM_RING_BYTES?)");
+    }
+    Out& o = out_[idx];
+    o.ring = layout_.ring(base, rank_);
+    o.data = layout_.data(base, rank_);
+    o.room = layout_.room(base, rank_);
+    o.bell = layout_.bell(base);
+    o.pid = h->pid;
+    char* mine = segments_[static_cast<std::size_t>(rank_)].base();
+    in_[idx] = {layout_.ring(mine, p), layout_.data(mine, p), layout_.room(mine, p), layout_.bell(base)};
+    if (p != rank_) watch_.watch(p, h->pid);
+  }
+}
+
+// Reads the next rank's cookie through CMA: permission is a property of
+// the host (Yama, seccomp, capabilities), so one peer speaks for all. A
+// later refusal still only makes get() fail, and the core then streams.
+void ShmChannel::probe_cma() {
+  if (!settings_.cma) return;
+  if (size_ == 1) {
+    cma_ok_ = true;  // get/put on oneself is a memcpy
+    return;
+  }
+  int peer = (rank_ + 1) % size_;
+  const InboxHeader* h = layout_.header(segments_[static_cast<std::size_t>(peer)].base());
+  cma_ok_ = cma_probe(h->pid, h->cma_addr, h->cma_value);
+}
+
+SendResult ShmChannel::send(int dest, const void* hdr, std::size_t hdr_bytes, const Payload& payload) {
+  Out& o = out_[static_cast<std::size_t>(dest)];
+  if (dead_[static_cast<std::size_t>(dest)].load(std::memory_order_relaxed)) return SendResult::Failed;
+  if (!o.ring->push(o.data, hdr, hdr_bytes, payload)) {
+    // Ask to be woken when room appears, then look once more: the receiver
+    // may have drained between the failed push and the request.
+    o.room->wanted.exchange(1, std::memory_order_seq_cst);
+    if (!o.ring->push(o.data, hdr, hdr_bytes, payload)) {
+      o.blocked.store(1, std::memory_order_relaxed);
+      return busy_or_failed(dest);
+    }
+  }
+  if (o.blocked.load(std::memory_order_relaxed)) o.blocked.store(0, std::memory_order_relaxed);
+  o.bell->ring();
+  return SendResult::Sent;
+}
+
+// A full ring to a dead peer stays full: look now and then.
+SendResult ShmChannel::busy_or_failed(int dest) {
+  if (++out_[static_cast<std::size_t>(dest)].busy % kBusyPerCheck != 0 || dest == rank_) return SendResult::Busy;
+  std::lock_guard g(watch_lock_);
+  if (watch_.check_one(dest)) {
+    check_peers();  // records the text and marks dead_
+    return SendResult::Failed;
+  }
+  return SendResult::Busy;
+}
+
+int ShmChannel::poll(PacketSink& sink) {
+  int total = 0;
+  for (int i = 0; i < size_; ++i) {
+    int src = next_ + i < size_ ? next_ + i : next_ + i - size_;
+    In& in = in_[static_cast<std::size_t>(src)];
+    int n = in.ring->drain(in.data, kDrainBatch, [&](const void* h, std::size_t hb, const void* p, std::size_t pb) {
+      sink.on_packet(src, h, hb, p, pb);
+    });
+    if (n) {
+      total += n;
+      // The read-modify-write orders our head update before the check.
+      if (in.room->wanted.exchange(0, std::memory_order_seq_cst)) in.sender->ring();
+    }
+  }
+  next_ = next_ + 1 < size_ ? next_ + 1 : 0;  // fairness among senders
+  if (++polls_ % kPollsPerClock == 0) check_peers_if_due();
+  if (failures_pending_.load(std::memory_order_acquire)) report_failures(sink);
+  return total;
+}
+
+bool ShmChannel::inbox_idle() const {
+  for (const In& in : in_) {
+    if (!in.ring->empty()) return false;
+  }
+  return !failures_pending_.load(std::memory_order_acquire) && !room_appeared();
+}
+
+// True when a ring we were refused by has room again (the receiver cleared
+// our flag): the core should retry now rather than sleep.
+bool ShmChannel::room_appeared() const {
+  for (int d = 0; d < size_; ++d) {
+    const Out& o = out_[static_cast<std::size_t>(d)];
+    if (o.blocked.load(std::memory_order_relaxed) && !dead_[static_cast<std::size_t>(d)].load(std::memory_order_relaxed) &&
+        o.room->wanted.load(std::memory_order_seq_cst) == 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+void ShmChannel::wait(std::chrono::microseconds timeout) {
+  check_peers_if_due();
+  if (failures_pending_.load(std::memory_order_acquire)) return;  // poll() reports them
+  // Never sleep past the next liveness check.
+  auto until_check = std::chrono::microseconds((next_check_ns_.load(std::memory_order_relaxed) - now_ns()) / 1000);
+  if (until_check < timeout) timeout = std::max(until_check, std::chrono::microseconds(1));
+  my_bell_->sleep_if([&] { return inbox_idle(); }, timeout);
+}
+
+void ShmChannel::check_peers_if_due() {
+  int64_t now = now_ns();
+  if (now < next_check_ns_.load(std::memory_order_relaxed)) return;
+  std::unique_lock g(watch_lock_, std::try_to_lock);
+  if (!g) return;  // another thread of this rank is checking
+  next_check_ns_.store(now + int64_t{settings_.liveness_ms} * 1000000, std::memory_order_relaxed);
+  check_peers();
+}
+
+// Called with watch_lock_ held.
+void ShmChannel::check_peers() {
+  watch_.check([&](int peer, pid_t pid) {
+    dead_[static_cast<std::size_t>(peer)].store(1, std::memory_order_relaxed);
+    failures_.push_back({peer, "rank " + std::to_string(peer) + " (pid " + std::to_string(pid) +
+                                   ") exited: its process is gone (noticed by the shm channel of rank " +
+                                   std::to_string(rank_) + ")"});
+  });
+  if (!failures_.empty()) failures_pending_.store(true, std::memory_order_release);
+}
+
+void ShmChannel::report_failures(PacketSink& sink) {
+  std::vector<Failure> now;
+  {
+    std::lock_guard g(watch_lock_);
+    now.swap(failures_);
+    failures_pending_.store(false, std::memory_order_relaxed);
+  }
+  for (const Failure& f : now) sink.on_peer_failed(f.peer, f.why.c_str());
+}
+
+int ShmChannel::get(int peer, void* local, uint64_t remote, std::size_t len) {
+  if (peer == rank_) {
+    std::memcpy(local, reinterpret_cast<const void*>(static_cast<uintptr_t>(remote)), len);
+    return 0;
+  }
+  if (!cma_ok_) return -1;
+  return cma_read(out_[static_cast<std::size_t>(peer)].pid, local, remote, len) ? 0 : -1;
+}
+
+int ShmChannel::put(int peer, uint64_t remote, const void* local, std::size_t len) {
+  if (peer == rank_) {
+    std::memcpy(reinterpret_cast<void*>(static_cast<uintptr_t>(remote)), local, len);
+    return 0;
+  }
+  if (!cma_ok_) return -1;
+  return cma_write(out_[static_cast<std::size_t>(peer)].pid, remote, local, len) ? 0 : -1;
+}
+
+}  // namespace adi3::shm

@@ -1,0 +1,102 @@
+// The shared-memory channel: ranks are processes on one host.
+//
+// Every rank owns an inbox segment (inbox.hpp) with one lock-free SPSC
+// ring per sender and a doorbell. send() writes the packet into the ring
+// in place and rings the doorbell, which costs a system call only when the
+// receiver sleeps. Large messages use cross-memory attach (cma.hpp) for a
+// single copy when the kernel permits it, else the core streams them
+// through the rings in chunks (a two-copy pipeline).
+#pragma once
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "channels/channel.hpp"
+#include "channels/plugin.hpp"
+#include "channels/shm/inbox.hpp"
+#include "channels/shm/peer_watch.hpp"
+#include "channels/shm/settings.hpp"
+#include "channels/shm/shm_segment.hpp"
+
+namespace adi3::shm {
+
+class ShmChannel final : public Channel {
+ public:
+  // Collective over all ranks of the bootstrap. Throws std::runtime_error.
+  ShmChannel(ChannelBootstrap& boot, const ShmSettings& settings);
+  ~ShmChannel() override;
+
+  const char* name() const override { return "shm"; }
+  const ChannelCaps& caps() const override { return caps_; }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+
+  SendResult send(int dest, const void* hdr, std::size_t hdr_bytes, const Payload& payload) override;
+  int poll(PacketSink& sink) override;
+  void wait(std::chrono::microseconds timeout) override;
+  void wake() override { my_bell_->ring_always(); }
+  int get(int peer, void* local, uint64_t remote, std::size_t len) override;
+  int put(int peer, uint64_t remote, const void* local, std::size_t len) override;
+
+  // Whether the start-up probe found CMA usable (tests, adi3_info).
+  bool cma_permitted() const { return cma_ok_; }
+
+ private:
+  struct In {
+    SpscRing* ring;
+    char* data;
+    RoomFlag* room;     // the sender waits for room in ring
+    Doorbell* sender;   // its doorbell
+  };
+  struct Out {
+    SpscRing* ring;
+    char* data;
+    RoomFlag* room;
+    Doorbell* bell;
+    pid_t pid;
+    unsigned busy = 0;  // refused sends (sends to one dest are serialized)
+    std::atomic<uint8_t> blocked{0};  // last send was refused for lack of room
+  };
+
+  void map_peers(ChannelBootstrap& boot);
+  void probe_cma();
+  bool inbox_idle() const;
+  // Liveness: check when due, report through the next poll().
+  void check_peers_if_due();
+  void check_peers();
+  void report_failures(PacketSink& sink);
+  SendResult busy_or_failed(int dest);
+
+  int rank_, size_;
+  ShmSettings settings_;
+  InboxLayout layout_;
+  ChannelCaps caps_;
+  // Read by peers through CMA to prove it works; never changes.
+  const uint64_t cma_cookie_;
+  bool cma_ok_ = false;
+
+  std::vector<ShmSegment> segments_;  // [rank]: that rank's inbox
+  std::vector<In> in_;                // [sender]: rings of my inbox
+  std::vector<Out> out_;              // [dest]: my ring in dest's inbox
+  bool room_appeared() const;
+  Doorbell* my_bell_ = nullptr;
+  int next_ = 0;                      // first sender of the next poll
+
+  // Peer failure state; wait() may run in any thread, so it is locked.
+  std::mutex watch_lock_;
+  PeerWatch watch_;
+  std::vector<std::atomic<uint8_t>> dead_;  // dest -> send() fails
+  struct Failure {
+    int peer;
+    std::string why;
+  };
+  std::vector<Failure> failures_;           // not yet reported
+  std::atomic<bool> failures_pending_{false};
+  std::atomic<int64_t> next_check_ns_{0};  // steady_clock
+  unsigned polls_ = 0;
+};
+
+}  // namespace adi3::shm
