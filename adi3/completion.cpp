@@ -1,6 +1,9 @@
 // The wait/test families, request_get_status and request_free, for every
 // kind of request alike (generalized requests add their callbacks through
 // RequestClass).
+#include <string>
+#include <vector>
+
 #include "adi3/device.hpp"
 
 namespace adi3 {
@@ -15,16 +18,41 @@ void set_empty(Status* s) {
   if (s) *s = Status{};
 }
 
+// When every request still to complete belongs to one class with a wait
+// function, that function gets them all at once; mixed sets are left to the
+// progress engine. Returns the wait function's error.
+int class_wait(int n, Request* const* reqs) {
+  std::vector<Request*> set;
+  const RequestClass* k = nullptr;
+  for (int i = 0; i < n; ++i) {
+    Request* r = reqs[i];
+    if (inactive(r) || r->complete()) continue;
+    if (!r->cls || !r->cls->wait || (k && r->cls != k)) return 0;
+    k = r->cls;
+    set.push_back(r);
+  }
+  if (set.empty()) return 0;
+  Status scratch;
+  return k->wait(static_cast<int>(set.size()), set.data(), scratch);
+}
+
 }  // namespace
 
 // Reports a completed request: status (via query for generalized requests),
 // then frees it, or makes a persistent one inactive. Returns the error of the
 // operation or of its callbacks.
+// With both query and free, free's error wins (MPI: "the last callback"),
+// but a failed query is not lost when free succeeds.
 int Device::finish(Request** slot, Status* status, int* callback_error) {
   Request* r = *slot;
   Status s = r->status;
   int cb = 0;
-  if (r->cls && r->cls->query) cb = r->cls->query(*r, s);
+  if (r->cls && r->cls->query) {
+    // query always gets a valid status (the caller's may be STATUS_IGNORE)
+    // and may not set its error field.
+    cb = r->cls->query(*r, s);
+    s.error = r->status.error;
+  }
   if (status) *status = s;
   if (is_persistent(r)) {
     r->clear(Request::kActive);
@@ -46,10 +74,7 @@ int Device::wait(Request** slot, Status* status) {
     set_empty(status);
     return 0;
   }
-  if (!r->complete() && r->cls && r->cls->wait) {
-    Request* one[1] = {r};
-    r->cls->wait(1, one, r->status);
-  }
+  if (int e = class_wait(1, slot)) return e;
   if (int e = block_until([&] { return r->complete(); })) return e;
   return finish(slot, status, nullptr);
 }
@@ -67,18 +92,17 @@ int Device::test(Request** slot, bool* flag, Status* status) {
 }
 
 namespace {
-int in_status_error(ErrorLog& log, int n, int failed) {
-  return log.raise(ErrorClass::InStatus, "%d of %d requests failed; see the error field of each status", failed, n);
+// MPI_ERR_IN_STATUS, also when the statuses are ignored (MPI: the
+// individual codes are then lost); the message keeps the first of them.
+int in_status_error(ErrorLog& log, int n, int failed, int first, bool ignored) {
+  std::string why = log.message(first);
+  return log.raise(ErrorClass::InStatus, "%d of %d requests failed; %s; the first: %s", failed, n,
+                   ignored ? "the statuses were ignored" : "see the error field of each status", why.c_str());
 }
 }  // namespace
 
 int Device::waitall(int n, Request** reqs, Status* statuses) {
-  // A class wait function (generalized requests) gets the whole set at once.
-  if (n > 0 && reqs[0] && reqs[0]->cls && reqs[0]->cls->wait) {
-    bool same = true;
-    for (int i = 0; i < n && same; ++i) same = reqs[i] && reqs[i]->cls == reqs[0]->cls && !inactive(reqs[i]);
-    if (same) reqs[0]->cls->wait(n, reqs, reqs[0]->status);
-  }
+  if (int e = class_wait(n, reqs)) return e;
   if (int e = block_until([&] {
         for (int i = 0; i < n; ++i) {
           if (!inactive(reqs[i]) && !reqs[i]->complete()) return false;
@@ -87,7 +111,7 @@ int Device::waitall(int n, Request** reqs, Status* statuses) {
       })) {
     return e;
   }
-  int failed = 0;
+  int failed = 0, first = 0;
   for (int i = 0; i < n; ++i) {
     Status* s = statuses ? &statuses[i] : nullptr;
     if (inactive(reqs[i])) {
@@ -96,9 +120,9 @@ int Device::waitall(int n, Request** reqs, Status* statuses) {
     }
     int e = finish(&reqs[i], s, nullptr);
     if (s) s->error = e;
-    if (e) ++failed;
+    if (e && !failed++) first = e;
   }
-  return failed ? in_status_error(errors_, n, failed) : 0;
+  return failed ? in_status_error(errors_, n, failed, first, !statuses) : 0;
 }
 
 int Device::testall(int n, Request** reqs, bool* flag, Status* statuses) {
@@ -165,17 +189,17 @@ int Device::testsome(int n, Request** reqs, int* outcount, int* indices, Status*
     return 0;
   }
   progress();
-  int k = 0, failed = 0;
+  int k = 0, failed = 0, first = 0;
   for (int i = 0; i < n; ++i) {
     if (!done(reqs[i])) continue;
     Status* s = statuses ? &statuses[k] : nullptr;
     int e = finish(&reqs[i], s, nullptr);
     if (s) s->error = e;
-    if (e) ++failed;
+    if (e && !failed++) first = e;
     indices[k++] = i;
   }
   *outcount = k;
-  return failed ? in_status_error(errors_, k, failed) : 0;
+  return failed ? in_status_error(errors_, k, failed, first, !statuses) : 0;
 }
 
 int Device::waitsome(int n, Request** reqs, int* outcount, int* indices, Status* statuses) {
@@ -205,8 +229,10 @@ int Device::request_get_status(Request* r, bool* flag, Status* status) {
   if (!r->complete()) progress();
   *flag = r->complete();
   if (!*flag) return 0;
+  // query may run several times; the request stays as it is.
   Status s = r->status;
   int cb = r->cls && r->cls->query ? r->cls->query(*r, s) : 0;
+  s.error = r->status.error;
   if (status) *status = s;
   return cb;
 }
@@ -215,17 +241,14 @@ int Device::request_free(Request** slot) {
   Request* r = *slot;
   if (!r) return errors_.raise(ErrorClass::Request, "MPI_Request_free on a null request");
   // An active request keeps its operation's reference: it completes, then
-  // is reclaimed.
+  // is reclaimed. A class learns that the handle is gone even while the
+  // request is active (a generalized request runs free_fn once both this
+  // and its completion have happened, in whichever comes last).
   r->set(Request::kUserFreed);
-  if (done(r) && r->cls && r->cls->free) {
-    int e = r->cls->free(*r);
-    release(r);
-    *slot = nullptr;
-    return e;
-  }
+  int e = r->cls && r->cls->free ? r->cls->free(*r) : 0;
   release(r);
   *slot = nullptr;
-  return 0;
+  return e;
 }
 
 }  // namespace adi3

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <deque>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "adi3/bsend_buffer.hpp"
@@ -125,6 +126,13 @@ class Device final : private PacketSink {
   std::size_t live_requests() const { return pool_.live(); }
   std::size_t posted_depth() const { return matcher_.posted_size(); }
   std::size_t unexpected_depth() const { return matcher_.unexpected_size(); }
+  // greq/'s per-device state (its progress hook), made by make() on first
+  // use; it lives as long as the device.
+  template <class Make>
+  void* greq_state(Make&& make) {
+    std::call_once(greq_once_, [&] { greq_state_ = make(); });
+    return greq_state_.get();
+  }
 
  private:
   struct Peer {
@@ -206,6 +214,10 @@ class Device final : private PacketSink {
   std::atomic<int> failed_peers_{0};
   std::vector<uint8_t> peer_failed_;
   std::vector<char> failure_text_;
+  // Last, so destroyed first: it unlinks itself from pollables_ and returns
+  // requests to pool_.
+  std::once_flag greq_once_;
+  std::shared_ptr<void> greq_state_;
 };
 
 template <class Done>

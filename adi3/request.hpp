@@ -49,15 +49,18 @@ struct RequestClass {
   // Fills the status of a completed request; runs in the wait/test that
   // completes it and in request_get_status. Returns an error code.
   int (*query)(Request& r, Status& s) = nullptr;
-  // Runs once, when the request is freed (after query). Returns an error code.
+  // Runs once, when the user's handle goes: in the wait/test that reports
+  // the request (after query), or in request_free, where the request may
+  // still be active. Returns an error code.
   int (*free)(Request& r) = nullptr;
   // MPI_Cancel on the request.
   int (*cancel)(Request& r, bool complete) = nullptr;
   // Advances the operation without a user thread; called by the progress
   // engine while the request is active.
   int (*poll)(Request& r, Status& s) = nullptr;
-  // Blocks until some of the given requests (all of this class) complete;
-  // waitall hands the whole set to it. nullptr: the core polls.
+  // Blocks until the given requests (all of this class, none complete yet)
+  // complete; wait and waitall hand their requests to it. nullptr: the core
+  // polls. Returns an error code (the wait call then returns it).
   int (*wait)(int count, Request* const* reqs, Status& s) = nullptr;
 };
 

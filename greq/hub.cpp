@@ -1,0 +1,97 @@
+#include "greq/hub.hpp"
+
+#include <mutex>
+
+#include "greq/state.hpp"
+
+namespace adi3 {
+
+GreqHub::GreqHub(Device& dev) : dev_(dev), mt_(dev.config().thread_multiple) {
+  static constexpr RequestClass kDriver = [] {
+    RequestClass c;
+    c.poll = &GreqHub::drive;
+    return c;
+  }();
+  driver_.kind = RequestKind::Generalized;
+  driver_.cc.store(1, std::memory_order_relaxed);  // never completes
+  driver_.refs.store(1, std::memory_order_relaxed);
+  driver_.cls = &kDriver;
+  driver_.ext = this;
+  driver_.dev = &dev;
+  dev.add_pollable(&driver_);
+}
+
+GreqHub::~GreqHub() {
+  // The device is going away, single-threaded: requests waiting for their
+  // last reference go back to the pool; watched ones were never completed.
+  while (!reap_.empty()) {
+    Request& r = reap_.front();
+    reap_.pop_front();
+    dev_.release(&r);
+  }
+  polled_.clear();
+}
+
+GreqHub& GreqHub::of(Device& dev) {
+  void* p = dev.greq_state([&] { return std::static_pointer_cast<void>(std::make_shared<GreqHub>(dev)); });
+  return *static_cast<GreqHub*>(p);
+}
+
+void GreqHub::watch(Request* r) {
+  std::lock_guard<SpinLock> g(lock_);
+  polled_.push_back(*r);
+}
+
+void GreqHub::drop_ref(Request* r) {
+  if (mt_) {
+    dev_.release(r);
+    return;
+  }
+  if (r->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  r->refs.store(1, std::memory_order_relaxed);  // the reap list's, dropped by poll_all
+  std::lock_guard<SpinLock> g(lock_);
+  reap_.push_back(*r);
+}
+
+int GreqHub::drive(Request& self, Status&) {
+  static_cast<GreqHub*>(self.ext)->poll_all();
+  return 0;
+}
+
+// Runs inside Device::progress (under its pollable lock with thread_multiple).
+// Poll functions run without the hub's lock, so they may start or complete
+// generalized requests themselves.
+void GreqHub::poll_all() {
+  if (running_) return;
+  running_ = true;
+  RequestList<QueueTag> dead, mine;
+  {
+    std::lock_guard<SpinLock> g(lock_);
+    dead.swap(reap_);
+    mine.swap(polled_);
+  }
+  while (!dead.empty()) {
+    Request& r = dead.front();
+    dead.pop_front();
+    dev_.release(&r);
+  }
+  while (!mine.empty()) {
+    Request& r = mine.front();
+    mine.pop_front();
+    GreqState* st = greq_state(r);
+    if (!r.complete()) {
+      Status scratch;
+      if (int e = st->fns().poll(st->extra, &scratch)) st->poll_error.store(e, std::memory_order_relaxed);
+    }
+    if (r.complete()) {
+      greq_drop_hold(st);
+      dev_.release(&r);
+    } else {
+      std::lock_guard<SpinLock> g(lock_);
+      polled_.push_back(r);
+    }
+  }
+  running_ = false;
+}
+
+}  // namespace adi3
