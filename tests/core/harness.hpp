@@ -120,7 +120,7 @@ inline void step(const char* what) {
 
 // Runs body on n thread-ranks (one Device each, over one in-process fabric),
 // then finalizes every device. A run that does not finish within the timeout,
-// or that keeps running 10 s after a failure was recorded, reports where each
+// or that keeps running 30 s after a failure was recorded, reports where each
 // rank was and ends the test process with a failure (threads cannot be
 // cancelled, so a hung run cannot be recovered from).
 inline void run_ranks(const Setup& s, int n, const std::function<void(Device&)>& body, RunOptions opt = {}) {
@@ -170,11 +170,11 @@ inline void run_ranks(const Setup& s, int n, const std::function<void(Device&)>&
     auto now = Clock::now();
     if (!failed_at && ::testing::Test::HasFailure()) failed_at = now;
     bool timed_out = now > deadline;
-    bool stuck_after_failure = failed_at && now - *failed_at > std::chrono::seconds(10);
+    bool stuck_after_failure = failed_at && now - *failed_at > std::chrono::seconds(30);
     if (timed_out || stuck_after_failure) {
       std::fprintf(stderr, "\n*** %s: %d ranks (%s) did not finish %s; where each rank is:\n",
                    ::testing::UnitTest::GetInstance()->current_test_info()->name(), n, s.name.c_str(),
-                   timed_out ? "before the timeout" : "within 10 s of a failure");
+                   timed_out ? "before the timeout" : "within 30 s of a failure");
       for (int r = 0; r < n; ++r) {
         const detail::RankState& st = states[static_cast<std::size_t>(r)];
         static const char* const kStage[] = {"body", "finalize", "done"};
@@ -273,6 +273,11 @@ inline ::testing::AssertionResult all_bytes(const void* buf, std::size_t from, s
   }
   return ::testing::AssertionSuccess();
 }
+
+// Requests the calling rank owns or has in flight: live requests less the
+// unexpected messages (which may include other ranks' later traffic, such as
+// the finalize barrier of a rank that already finished its body).
+inline std::size_t owned_requests(const Device& dev) { return dev.live_requests() - dev.unexpected_depth(); }
 
 // An error code as text, for assertion messages.
 inline std::string why(Device& dev, int code) { return code ? dev.errors().message(code) : std::string("success"); }
