@@ -1,0 +1,246 @@
+#include "p2p_bodies.hpp"
+
+#include <unistd.h>
+
+#include <cstring>
+#include <vector>
+
+#include "check.hpp"
+
+namespace shm_test {
+namespace {
+
+using adi3::Device;
+using adi3::Request;
+using adi3::SendMode;
+using adi3::Status;
+
+const adi3::Datatype* byte() { return adi3::Datatype::byte(); }
+
+// Below, at and above the eager limit, the chunk size and the CMA switch.
+constexpr std::size_t kSizes[] = {0,       1,        7,       64,        1000,          4096,
+                                  16383,   16384,    16385,   65536,     100000,        1 << 20,
+                                  (4 << 20) - 1,     4 << 20, (4 << 20) + 3, 16 << 20};
+
+const char* mode_name(SendMode m) {
+  switch (m) {
+    case SendMode::Standard: return "standard";
+    case SendMode::Synchronous: return "synchronous";
+    case SendMode::Ready: return "ready";
+    case SendMode::Buffered: return "buffered";
+  }
+  return "?";
+}
+
+// Every rank sends to the next and receives from the previous one, in
+// every mode and size.
+void modes_sizes(Device& dev) {
+  const int n = dev.size(), me = dev.rank();
+  const int next = (me + 1) % n, prev = (me + n - 1) % n;
+  const std::size_t biggest = kSizes[std::size(kSizes) - 1];
+  std::vector<char> out(biggest), in(biggest + 64);
+  // Earlier buffered sends may still be in flight: room for all of them.
+  std::size_t total = 0;
+  for (std::size_t b : kSizes) total += b + adi3::BsendBuffer::kOverhead + 16;
+  std::vector<char> attach(total);
+  for (SendMode mode : {SendMode::Standard, SendMode::Synchronous, SendMode::Ready, SendMode::Buffered}) {
+    if (mode == SendMode::Buffered) SHM_OK(dev, dev.buffer_attach(attach.data(), attach.size()));
+    for (std::size_t i = 0; i < std::size(kSizes); ++i) {
+      const std::size_t bytes = kSizes[i];
+      const auto seed = [&](int sender) { return static_cast<uint32_t>((sender * 131 + i) * 4 + int(mode)); };
+      fill_pattern(out.data(), bytes, seed(me));
+      std::memset(in.data(), 0xee, in.size());
+      Request* r = nullptr;
+      SHM_OK(dev, dev.irecv(in.data(), in.size(), byte(), prev, static_cast<int>(i), dev.world(), &r));
+      if (mode == SendMode::Ready) SHM_OK(dev, dev.barrier());  // every receive is posted
+      SHM_OK(dev, dev.send(out.data(), bytes, byte(), next, static_cast<int>(i), dev.world(), mode));
+      Status st;
+      SHM_OK(dev, dev.wait(&r, &st));
+      SHM_CHECK_MSG(dev, st.source == prev && st.tag == static_cast<int>(i) && st.bytes == bytes,
+                    std::string(mode_name(mode)) + " " + std::to_string(bytes) + " bytes: got " +
+                        std::to_string(st.bytes) + " from " + std::to_string(st.source));
+      SHM_PATTERN(dev, in.data(), bytes, seed(prev));
+      SHM_CHECK(dev, static_cast<unsigned char>(in[bytes]) == 0xee);
+    }
+    if (mode == SendMode::Buffered) {
+      void* b = nullptr;
+      std::size_t len = 0;
+      SHM_OK(dev, dev.buffer_detach(&b, &len));
+    }
+  }
+}
+
+// Rank 0 takes everyone's messages with ANY_SOURCE / ANY_TAG; each
+// source's messages must arrive in the order sent.
+void wildcards(Device& dev) {
+  constexpr int kPerSender = 60;
+  constexpr std::size_t kBig = 40000;
+  const int n = dev.size(), me = dev.rank();
+  auto size_of = [](int seq) { return seq % 7 == 3 ? kBig : std::size_t{8} + static_cast<std::size_t>(seq); };
+  if (me != 0) {
+    std::vector<char> buf(kBig);
+    for (int seq = 0; seq < kPerSender; ++seq) {
+      std::size_t bytes = size_of(seq);
+      fill_pattern(buf.data(), bytes, static_cast<uint32_t>(me * 1000 + seq));
+      SHM_OK(dev, dev.send(buf.data(), bytes, byte(), 0, seq % 5, dev.world()));
+    }
+    return;
+  }
+  std::vector<int> next(static_cast<std::size_t>(n), 0);
+  std::vector<char> buf(kBig);
+  for (int k = 0; k < (n - 1) * kPerSender; ++k) {
+    Status st;
+    SHM_OK(dev, dev.recv(buf.data(), buf.size(), byte(), adi3::kAnySource, adi3::kAnyTag, dev.world(), &st));
+    SHM_CHECK(dev, st.source > 0 && st.source < n);
+    int seq = next[static_cast<std::size_t>(st.source)]++;
+    SHM_CHECK_MSG(dev, st.tag == seq % 5 && st.bytes == size_of(seq),
+                  "from " + std::to_string(st.source) + ": tag " + std::to_string(st.tag) + " bytes " +
+                      std::to_string(st.bytes) + ", want message " + std::to_string(seq));
+    SHM_PATTERN(dev, buf.data(), st.bytes, static_cast<uint32_t>(st.source * 1000 + seq));
+  }
+}
+
+// Probe, iprobe and matched probe find messages of unknown size and source.
+void probes(Device& dev) {
+  const int n = dev.size(), me = dev.rank();
+  auto size_of = [](int r, int round) {
+    return static_cast<std::size_t>(r) * 1000 + (round == 1 ? 70000u : 16u);
+  };
+  for (int round = 0; round < 3; ++round) {
+    if (me != 0) {
+      std::vector<char> buf(size_of(me, round));
+      fill_pattern(buf.data(), buf.size(), static_cast<uint32_t>(me + 100 * round));
+      SHM_OK(dev, dev.send(buf.data(), buf.size(), byte(), 0, 10 + round, dev.world()));
+      continue;
+    }
+    for (int k = 1; k < n; ++k) {
+      Status st;
+      std::vector<char> buf;
+      if (round == 0) {
+        SHM_OK(dev, dev.probe(adi3::kAnySource, 10, dev.world(), &st));
+      } else if (round == 1) {
+        bool flag = false;
+        while (!flag) SHM_OK(dev, dev.iprobe(adi3::kAnySource, 11, dev.world(), &flag, &st));
+      } else {
+        Request* msg = nullptr;
+        SHM_OK(dev, dev.mprobe(adi3::kAnySource, 12, dev.world(), &msg, &st));
+        buf.resize(st.bytes);
+        Status got;
+        SHM_OK(dev, dev.mrecv(buf.data(), buf.size(), byte(), &msg, &got));
+        SHM_CHECK(dev, got.source == st.source && got.bytes == st.bytes);
+      }
+      SHM_CHECK(dev, st.tag == 10 + round && st.bytes == size_of(st.source, round));
+      if (round < 2) {
+        buf.resize(st.bytes);
+        SHM_OK(dev, dev.recv(buf.data(), buf.size(), byte(), st.source, st.tag, dev.world(), nullptr));
+      }
+      SHM_PATTERN(dev, buf.data(), buf.size(), static_cast<uint32_t>(st.source + 100 * round));
+    }
+  }
+}
+
+// Everyone floods everyone with small messages (full rings, senders that
+// must be woken for room), then exchanges large ones all at once.
+void flood(Device& dev) {
+  constexpr int kSmall = 400;
+  constexpr std::size_t kLarge = 3 << 20;
+  const int n = dev.size(), me = dev.rank();
+  std::vector<Request*> reqs;
+  std::vector<std::vector<uint32_t>> got(static_cast<std::size_t>(n), std::vector<uint32_t>(kSmall * 4));
+  std::vector<uint32_t> sent(kSmall * 4);
+  for (int i = 0; i < kSmall; ++i) sent[static_cast<std::size_t>(i) * 4] = static_cast<uint32_t>(me << 16 | i);
+  for (int p = 0; p < n; ++p) {
+    for (int i = 0; i < kSmall; ++i) {
+      Request* r = nullptr;
+      SHM_OK(dev, dev.irecv(&got[static_cast<std::size_t>(p)][static_cast<std::size_t>(i) * 4], 16, byte(), p, 7,
+                            dev.world(), &r));
+      reqs.push_back(r);
+    }
+  }
+  for (int i = 0; i < kSmall; ++i) {
+    for (int k = 1; k <= n; ++k) {
+      Request* r = nullptr;
+      SHM_OK(dev, dev.isend(&sent[static_cast<std::size_t>(i) * 4], 16, byte(), (me + k) % n, 7, dev.world(),
+                            SendMode::Standard, &r));
+      reqs.push_back(r);
+    }
+  }
+  SHM_OK(dev, dev.waitall(static_cast<int>(reqs.size()), reqs.data(), nullptr));
+  for (int p = 0; p < n; ++p) {
+    for (int i = 0; i < kSmall; ++i) {
+      SHM_CHECK(dev, got[static_cast<std::size_t>(p)][static_cast<std::size_t>(i) * 4] ==
+                         static_cast<uint32_t>(p << 16 | i));
+    }
+  }
+  reqs.clear();
+  std::vector<char> out(kLarge);
+  std::vector<std::vector<char>> in(static_cast<std::size_t>(n), std::vector<char>(kLarge));
+  fill_pattern(out.data(), kLarge, static_cast<uint32_t>(me + 77));
+  for (int p = 0; p < n; ++p) {
+    Request* r = nullptr;
+    SHM_OK(dev, dev.irecv(in[static_cast<std::size_t>(p)].data(), kLarge, byte(), p, 8, dev.world(), &r));
+    reqs.push_back(r);
+  }
+  for (int k = 1; k <= n; ++k) {
+    Request* r = nullptr;
+    SHM_OK(dev, dev.isend(out.data(), kLarge, byte(), (me + k) % n, 8, dev.world(), SendMode::Standard, &r));
+    reqs.push_back(r);
+  }
+  SHM_OK(dev, dev.waitall(static_cast<int>(reqs.size()), reqs.data(), nullptr));
+  for (int p = 0; p < n; ++p) SHM_PATTERN(dev, in[static_cast<std::size_t>(p)].data(), kLarge, static_cast<uint32_t>(p + 77));
+}
+
+// Large messages sent before the receive is posted (unexpected
+// rendezvous), synchronous ones included, and the completion families.
+void unexpected_large(Device& dev) {
+  constexpr std::size_t kBytes = (5 << 20) + 11;
+  const int n = dev.size(), me = dev.rank();
+  const int next = (me + 1) % n, prev = (me + n - 1) % n;
+  std::vector<char> out(kBytes), in(kBytes);
+  for (SendMode mode : {SendMode::Standard, SendMode::Synchronous}) {
+    fill_pattern(out.data(), kBytes, static_cast<uint32_t>(me * 3 + int(mode)));
+    Request* s = nullptr;
+    SHM_OK(dev, dev.isend(out.data(), kBytes, byte(), next, 5, dev.world(), mode, &s));
+    SHM_OK(dev, dev.barrier());  // the request-to-send is now unexpected at `next`
+    usleep(2000);
+    Request* r = nullptr;
+    SHM_OK(dev, dev.irecv(in.data(), kBytes, byte(), prev, 5, dev.world(), &r));
+    Request* both[2] = {s, r};
+    int done = 0;
+    while (done < 2) {
+      int outcount = 0, idx[2];
+      SHM_OK(dev, dev.waitsome(2, both, &outcount, idx, nullptr));
+      done += outcount;
+    }
+    SHM_PATTERN(dev, in.data(), kBytes, static_cast<uint32_t>(prev * 3 + int(mode)));
+  }
+}
+
+// Messages to oneself, small and large.
+void self(Device& dev) {
+  const int me = dev.rank();
+  for (std::size_t bytes : {std::size_t{0}, std::size_t{100}, std::size_t{1} << 20, std::size_t{16} << 20}) {
+    std::vector<char> out(bytes), in(bytes);
+    fill_pattern(out.data(), bytes, static_cast<uint32_t>(bytes));
+    Request* r = nullptr;
+    SHM_OK(dev, dev.irecv(in.data(), bytes, byte(), me, 1, dev.world(), &r));
+    SHM_OK(dev, dev.send(out.data(), bytes, byte(), me, 1, dev.world()));
+    SHM_OK(dev, dev.wait(&r, nullptr));
+    SHM_PATTERN(dev, in.data(), bytes, static_cast<uint32_t>(bytes));
+  }
+}
+
+constexpr Body kBodies[] = {
+    {"modes_sizes", &modes_sizes, "all four send modes, 0 B .. 16 MiB, around a ring"},
+    {"wildcards", &wildcards, "ANY_SOURCE/ANY_TAG at rank 0, per-source order"},
+    {"probes", &probes, "probe, iprobe, mprobe/mrecv of unknown sizes"},
+    {"flood", &flood, "all-to-all small flood (full rings), then all-to-all 3 MiB"},
+    {"unexpected_large", &unexpected_large, "rendezvous sends that arrive before the receive"},
+    {"self", &self, "messages to oneself, 0 B .. 16 MiB"},
+};
+
+}  // namespace
+
+std::span<const Body> p2p_bodies() { return kBodies; }
+
+}  // namespace shm_test
