@@ -1,0 +1,41 @@
+#!/bin/bash
+# crash_test.sh MPIEXEC SHM_CRASH MODE: runs a 2-rank job in which rank 1
+# dies while rank 0 waits for a large message, and checks that
+#  - the job fails and ends within 1 s of the death,
+#  - the launcher says which rank died and how,
+#  - (watch) rank 0's own channel noticed: its wait failed naming the rank,
+#    and a later send to it failed,
+#  - /dev/shm holds nothing of the job afterwards.
+set -u
+mpiexec=$1 prog=$2 mode=$3
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+
+"$mpiexec" -n 2 --timeout 30 "$prog" "$mode" >"$out" 2>&1
+status=$?
+end=$(date +%s%N)
+cat "$out"
+
+fail() { echo "FAIL: $*"; exit 1; }
+[ "$status" -ne 0 ] || fail "the job exited 0"
+[ "$status" -ne 124 ] || fail "the job hit the launcher's timeout"
+die_at=$(sed -n 's/^DIE_AT \([0-9]*\).*/\1/p' "$out" | head -1)
+[ -n "$die_at" ] || fail "rank 1 never reached the point of death"
+ms=$(( (end - die_at) / 1000000 ))
+echo "job ended ${ms} ms after rank 1 died"
+[ "$ms" -lt 1000 ] || fail "the job took ${ms} ms (>= 1 s) to end"
+
+case $mode in
+  abort) grep -q "rank 1 (pid [0-9]*) called abort with code 7" "$out" || fail "no report of the abort"
+         grep -q "deliberate abort" "$out" || fail "the abort message was not shown" ;;
+  kill9) grep -q "rank 1 (pid [0-9]*) killed by signal" "$out" || fail "no report of the kill" ;;
+  watch) grep -q "DETECTED after [0-9]* ms: .*rank 1 (pid [0-9]*) exited" "$out" ||
+           fail "rank 0's channel did not report the dead peer"
+         grep -q "SEND_AFTER 1: " "$out" || fail "a send to the dead rank did not fail" ;;
+esac
+
+job=$(sed -n 's/^JOB 0 \(.*\)$/\1/p' "$out" | head -1)
+[ -n "$job" ] || fail "no job id printed"
+left=$(ls /dev/shm 2>/dev/null | grep -c -- "^adi3-$job-")
+[ "$left" -eq 0 ] || fail "$left segment(s) of job $job left in /dev/shm"
+echo "PASS"
