@@ -85,7 +85,9 @@ void expect_error(Device& dev, int code, ErrorClass c, const std::string& value,
   EXPECT_EQ(error_class_of(code), c) << why(dev, code);
   std::string text = dev.errors().message(code);
   EXPECT_TRUE(contains(text, adi3::error_class_name(c))) << text;
-  if (!value.empty()) EXPECT_TRUE(contains(text, value)) << "message should name " << value << ": " << text;
+  if (!value.empty()) {
+    EXPECT_TRUE(contains(text, value)) << "message should name " << value << ": " << text;
+  }
 }
 
 TEST_P(Errors, BadArgumentsNameTheValue) {
