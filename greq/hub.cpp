@@ -22,14 +22,20 @@ GreqHub::GreqHub(Device& dev) : dev_(dev), mt_(dev.config().thread_multiple) {
 }
 
 GreqHub::~GreqHub() {
-  // The device is going away, single-threaded: requests waiting for their
-  // last reference go back to the pool; watched ones were never completed.
+  // The device is going away, single-threaded: what the hub still holds
+  // goes back (requests the user never completed stay with the pool).
   while (!reap_.empty()) {
     Request& r = reap_.front();
     reap_.pop_front();
     dev_.release(&r);
   }
-  polled_.clear();
+  while (!polled_.empty()) {
+    Request& r = polled_.front();
+    polled_.pop_front();
+    if (!r.complete()) continue;
+    greq_drop_hold(greq_state(r));
+    dev_.release(&r);
+  }
 }
 
 GreqHub& GreqHub::of(Device& dev) {
