@@ -151,6 +151,10 @@ std::unique_ptr<Device> init_process(const Config& config) {
   std::_Exit(code ? code : 1);
 }
 
+void process_barrier(Device& device) {
+  if (auto* pc = dynamic_cast<ProcessChannel*>(&device.channel())) pc->bootstrap().barrier();
+}
+
 std::string_view process_job_id(Device& device) {
   if (auto* pc = dynamic_cast<ProcessChannel*>(&device.channel())) return pc->bootstrap().job_id();
   return {};

@@ -28,6 +28,11 @@ std::unique_ptr<Device> init_process(const Config& config = Config::from_env());
 // one, else by exiting. Prints msg on stderr. Never returns.
 [[noreturn]] void abort_process(Device& device, int code, std::string_view msg);
 
+// A barrier through the launcher, outside the Device: no packet of it can
+// reach any Device (tests use it to inspect a quiet device). No-op for
+// devices not made by init_process.
+void process_barrier(Device& device);
+
 // The job id of a Device made by init_process
 // (empty for other devices). For tests and tools.
 std::string_view process_job_id(Device& device);

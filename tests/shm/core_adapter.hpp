@@ -1,0 +1,133 @@
+// Runs the core suites (tests/core/*_test.cpp) with every rank a process:
+// this header is force-included (-include) before a suite's source, so the
+// suite compiles unchanged against process versions of the three harness
+// names it uses: run_ranks(), setups() and the CoreTest fixture.
+//
+// Each process of an `mpiexec -n N suite --gtest_filter=*/Shm...` job runs
+// the same tests; a test's body runs on the rank's own Device (one per
+// process, made by init_process for the first test and kept for the rest,
+// so one job runs one configuration). Tests written for another number of
+// ranks than N are skipped. After each body: finalize, an out-of-band
+// (PMI) barrier so no packet is in flight, the harness's cleanliness
+// checks, and another barrier before the next test.
+#pragma once
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#define run_ranks thread_run_ranks
+#define setups thread_setups
+#define CoreTest ThreadCoreTest
+#include "tests/core/harness.hpp"
+#undef run_ranks
+#undef setups
+#undef CoreTest
+
+#include "adi3/process.hpp"
+
+namespace core_test {
+
+// The configurations of harness.hpp, for processes over shm.
+inline std::vector<Setup> setups() {
+  std::vector<Setup> v;
+  adi3::Config base;
+  v.push_back({"Shm", base, 0});
+  adi3::Config emu = base;
+  emu.force_emulation = true;  // no single-copy get: data streams through the rings
+  v.push_back({"ShmEmulated", emu, 0});
+  adi3::Config small = base;
+  small.eager_limit = 256;
+  v.push_back({"ShmSmallEagerRing", small, 8192});
+  return v;
+}
+
+namespace process_mode {
+
+// This process's Device, made once and finalized when the tests end.
+class DeviceHolder : public ::testing::Environment {
+ public:
+  static DeviceHolder& get() {
+    static DeviceHolder* self = static_cast<DeviceHolder*>(::testing::AddGlobalTestEnvironment(new DeviceHolder));
+    return *self;
+  }
+  adi3::Device& device(const core_test::Setup& s) {
+    if (!dev_) {
+      if (s.ring_bytes) ::setenv("ADI3_SHM_RING_BYTES", std::to_string(s.ring_bytes).c_str(), 1);
+      dev_ = adi3::init_process(s.config);
+      setup_ = s.name;
+    }
+    return *dev_;
+  }
+  const std::string& setup() const { return setup_; }
+  void TearDown() override {
+    if (dev_) {
+      dev_->finalize();
+      dev_.reset();  // PMI finalize
+    }
+  }
+
+ private:
+  std::unique_ptr<adi3::Device> dev_;
+  std::string setup_;
+};
+
+// Ranks other than 0 report only failures, prefixed with their rank.
+class FailurePrinter : public ::testing::EmptyTestEventListener {
+ public:
+  explicit FailurePrinter(std::string rank) : rank_(std::move(rank)) {}
+  void OnTestPartResult(const ::testing::TestPartResult& r) override {
+    if (r.failed()) {
+      std::fprintf(stderr, "[rank %s] %s:%d: Failure\n%s\n", rank_.c_str(), r.file_name() ? r.file_name() : "?",
+                   r.line_number(), r.message());
+    }
+  }
+
+ private:
+  std::string rank_;
+};
+
+inline bool quiet_other_ranks() {
+  const char* rank = std::getenv("PMI_RANK");
+  if (!rank || std::string(rank) == "0") return false;
+  auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
+  delete listeners.Release(listeners.default_result_printer());
+  listeners.Append(new FailurePrinter(rank));
+  return true;
+}
+inline const bool kQuiet = quiet_other_ranks();
+
+}  // namespace process_mode
+
+inline void run_ranks(const Setup& s, int n, const std::function<void(Device&)>& body, RunOptions opt = {}) {
+  auto& holder = process_mode::DeviceHolder::get();
+  Device& dev = holder.device(s);
+  if (holder.setup() != s.name) {
+    FAIL() << "this job runs configuration " << holder.setup() << "; select one per job with --gtest_filter";
+  }
+  if (dev.size() != n) GTEST_SKIP() << "written for " << n << " ranks; this job has " << dev.size();
+  try {
+    body(dev);
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "rank " << dev.rank() << " threw: " << e.what();
+  }
+  int e = dev.finalize();
+  EXPECT_EQ(e, 0) << "rank " << dev.rank() << ": finalize: " << dev.errors().message(e);
+  adi3::process_barrier(dev);  // nothing in flight from here on
+  if (opt.check_clean) {
+    EXPECT_EQ(dev.live_requests(), 0u) << "rank " << dev.rank() << ": requests still live after finalize";
+    EXPECT_EQ(dev.posted_depth(), 0u) << "rank " << dev.rank() << ": receives still posted after finalize";
+    EXPECT_EQ(dev.unexpected_depth(), 0u) << "rank " << dev.rank() << ": messages nobody received";
+  }
+  adi3::process_barrier(dev);
+}
+
+class CoreTest : public ::testing::TestWithParam<Setup> {
+ protected:
+  void run(int n, const std::function<void(Device&)>& body, RunOptions opt = {}) {
+    run_ranks(GetParam(), n, body, opt);
+  }
+};
+
+}  // namespace core_test
