@@ -46,6 +46,7 @@ GreqHub& GreqHub::of(Device& dev) {
 void GreqHub::watch(Request* r) {
   std::lock_guard<SpinLock> g(lock_);
   polled_.push_back(*r);
+  queued_.store(true, std::memory_order_relaxed);
 }
 
 void GreqHub::drop_ref(Request* r) {
@@ -57,6 +58,7 @@ void GreqHub::drop_ref(Request* r) {
   r->refs.store(1, std::memory_order_relaxed);  // the reap list's, dropped by poll_all
   std::lock_guard<SpinLock> g(lock_);
   reap_.push_back(*r);
+  queued_.store(true, std::memory_order_relaxed);
 }
 
 int GreqHub::drive(Request& self, Status&) {
@@ -68,13 +70,15 @@ int GreqHub::drive(Request& self, Status&) {
 // Poll functions run without the hub's lock, so they may start or complete
 // generalized requests themselves.
 void GreqHub::poll_all() {
-  if (running_) return;
+  // A request queued after this check is seen by the next pass.
+  if (running_ || !queued_.load(std::memory_order_relaxed)) return;
   running_ = true;
-  RequestList<QueueTag> dead, mine;
+  RequestList<QueueTag> dead, mine, keep;
   {
     std::lock_guard<SpinLock> g(lock_);
     dead.swap(reap_);
     mine.swap(polled_);
+    queued_.store(false, std::memory_order_relaxed);
   }
   while (!dead.empty()) {
     Request& r = dead.front();
@@ -93,9 +97,13 @@ void GreqHub::poll_all() {
       greq_drop_hold(st);
       dev_.release(&r);
     } else {
-      std::lock_guard<SpinLock> g(lock_);
-      polled_.push_back(r);
+      keep.push_back(r);
     }
+  }
+  if (!keep.empty()) {
+    std::lock_guard<SpinLock> g(lock_);
+    polled_.splice(polled_.end(), keep);
+    queued_.store(true, std::memory_order_relaxed);
   }
   running_ = false;
 }

@@ -41,6 +41,7 @@ class GreqHub {
   SpinLock lock_;           // always taken: completions come from any thread
   RequestList<QueueTag> polled_;
   RequestList<QueueTag> reap_;
+  std::atomic<bool> queued_{false};  // either list may be non-empty: idle passes skip the lock
   bool running_ = false;    // a poll function that makes progress must not recurse
   std::atomic<uint32_t> barrier_seq_{0};
 };
