@@ -1,0 +1,85 @@
+// What every MPI entry point uses: the PMPI/MPI symbol pair, the
+// initialization check, argument checks that name the bad value, handle
+// lookups, status conversion and error-handler dispatch.
+#pragma once
+#include <cstdarg>
+
+#include <mpi.h>
+
+#include "adi3/error.hpp"
+#include "mpi/runtime.hpp"
+#include "segment/datatype.hpp"
+
+// Defines PMPI_name (the implementation) and MPI_name as a weak alias of
+// it, so a profiling library can interpose MPI_name and call PMPI_name.
+#define ADI3_MPI_API(ret, name, params)                                                 \
+  extern "C" ret MPI_##name params __attribute__((weak, alias("PMPI_" #name)));          \
+  extern "C" __attribute__((visibility("default"))) ret PMPI_##name params
+
+// First statement of an entry point that needs MPI to be initialized:
+// binds `rt` or reports the call as erroneous.
+#define ADI3_MPI_ENTER()                      \
+  ::adi3::mpi::Runtime* rt = ::adi3::mpi::g_runtime; \
+  if (!rt) [[unlikely]]                       \
+    return ::adi3::mpi::not_initialized(__func__)
+
+namespace adi3::mpi {
+
+// MPI called outside Init..Finalize: reports through the default (fatal)
+// handler.
+int not_initialized(const char* fn);
+
+// A code of class c with a message naming what was wrong (the device's
+// ErrorLog, or the bare class when MPI is not running).
+int raise(ErrorClass c, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+
+// Error-handler dispatch: code == 0 passes through; otherwise the handler of
+// comm (MPI_COMM_WORLD's when comm is null or invalid) runs and, unless it
+// is fatal, code is returned. fn is the entry point (__func__).
+int comm_error(CommObj* comm, int code, const char* fn);
+int comm_error(MPI_Comm comm, int code, const char* fn);
+// Errors of calls tied to no communicator go to MPI_COMM_WORLD's handler.
+inline int world_error(int code, const char* fn) { return comm_error(static_cast<CommObj*>(nullptr), code, fn); }
+// Prints "[rank r] MPI_X: message" and ends the job.
+[[noreturn]] void fatal(int code, const char* fn);
+
+// ---- handle lookups (0 or an error code) ----
+int get_comm(Runtime& rt, MPI_Comm h, CommObj** out);
+int get_group(Runtime& rt, MPI_Group h, GroupPtr* out);
+// Any valid datatype (committed or not).
+int get_type(Runtime& rt, MPI_Datatype h, const Datatype** out);
+// A datatype usable for communication: valid and committed.
+int get_comm_type(Runtime& rt, MPI_Datatype h, const Datatype** out);
+int get_info(Runtime& rt, MPI_Info h, InfoObj** out);
+// A new handle for t, taking over one reference the caller holds.
+int add_type(Runtime& rt, Datatype* t, MPI_Datatype* out);
+// The handle of t (a predefined or user datatype known to this runtime).
+MPI_Datatype type_handle(Runtime& rt, const Datatype* t);
+
+// ---- argument checks ----
+int check_count(int count, const char* what = "count");
+// A null buffer is an error only when it would be accessed.
+int check_buffer(const void* buf, int count, const Datatype* t);
+int check_root(const CommObj& c, int root);
+
+// ---- statuses ----
+inline bool ignored(const MPI_Status* s) { return s == MPI_STATUS_IGNORE || s == nullptr; }
+// Writes a core status into an MPI one; the MPI_ERROR field only when
+// with_error (single-completion calls leave it alone).
+void to_mpi(const Status& s, MPI_Status* out, bool with_error);
+// The empty status of an inactive or null request.
+void empty_status(MPI_Status* out, bool with_error);
+// Bytes recorded in an MPI status.
+std::size_t status_bytes(const MPI_Status* s);
+void set_status_bytes(MPI_Status* s, std::size_t bytes);
+
+// A new info handle holding entries.
+int add_info(Runtime& rt, std::vector<std::pair<std::string, std::string>> entries, MPI_Info* out);
+// Communicator error handlers: a user handler is shared by reference.
+void set_comm_errhandler(Runtime& rt, CommObj& c, ErrhandlerObj* user, int builtin);
+void release_errhandler(Runtime& rt, ErrhandlerObj* e);
+
+// Communicator of a new MPI request handle (0 and *out, or an error).
+int new_request(Runtime& rt, Request* r, MPI_Comm comm, bool persistent, MPI_Request* out);
+
+}  // namespace adi3::mpi

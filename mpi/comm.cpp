@@ -1,0 +1,334 @@
+// Communicator creation and destruction: dup, split, split_type, create,
+// create_group, free. Each new communicator gets a context index agreed by
+// all its members over the parent's internal context.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <tuple>
+
+#include "mpi/agree.hpp"
+#include "mpi/api.hpp"
+#include "mpi/attributes.hpp"
+
+using namespace adi3;
+using namespace adi3::mpi;
+
+namespace {
+
+// Tags on a communicator's internal context (each operation there is
+// collective, so one tag per purpose keeps them apart).
+constexpr int kTagGather = 1;
+constexpr int kTagContext = 2;
+
+// Makes the CommObj and its handle; inherits parent's error handler.
+int make_comm(Runtime& rt, GroupPtr group, uint32_t ctx, const CommObj& parent, MPI_Comm* out) {
+  auto* c = new CommObj;
+  init_comm(*c, std::move(group), ctx, rt.dev().rank());
+  int i = rt.comms.add(c);
+  if (i < 0) {
+    rt.contexts.release(static_cast<int>(ctx));
+    delete c;
+    return raise(ErrorClass::Intern, "too many communicators");
+  }
+  c->handle = make_handle(HandleClass::User, Kind::Comm, i);
+  set_comm_errhandler(rt, *c, parent.errh, parent.errh_builtin);
+  *out = c->handle;
+  return 0;
+}
+
+void destroy_comm(Runtime& rt, CommObj* c) {
+  rt.comms.remove(handle_index(c->handle));
+  rt.contexts.release(static_cast<int>(c->ctx_index));
+  if (c->errh) release_errhandler(rt, c->errh);
+  delete c;
+}
+
+int dup(Runtime& rt, CommObj& c, const std::vector<std::pair<std::string, std::string>>& info, MPI_Comm* out) {
+  uint32_t ctx;
+  if (int e = agree_context(rt, c.internal, kTagContext, &ctx)) return e;
+  MPI_Comm h;
+  if (int e = make_comm(rt, c.group, ctx, c, &h)) return e;
+  CommObj* n = *rt.comms.get(handle_index(h));
+  n->info = info;
+  if (int e = copy_attrs(rt, c.attrs, c.handle, &n->attrs)) {
+    delete_all_attrs(rt, n->attrs, h);
+    destroy_comm(rt, n);
+    return e;
+  }
+  *out = h;
+  return 0;
+}
+
+// Split by (color, key): members of my color ordered by key, then rank.
+int split(Runtime& rt, CommObj& c, int color, int key, MPI_Comm* out) {
+  if (color < 0 && color != MPI_UNDEFINED) {
+    return raise(ErrorClass::Arg, "invalid color %d: must be non-negative or MPI_UNDEFINED", color);
+  }
+  int mine[2] = {color, key};
+  std::vector<int> all(static_cast<std::size_t>(c.size()) * 2);
+  if (int e = allgather_bytes(rt.dev(), c.internal, mine, sizeof mine, all.data(), kTagGather)) return e;
+  uint32_t ctx;
+  if (int e = agree_context(rt, c.internal, kTagContext, &ctx)) return e;
+  if (color == MPI_UNDEFINED) {
+    rt.contexts.release(static_cast<int>(ctx));
+    *out = MPI_COMM_NULL;
+    return 0;
+  }
+  std::vector<std::tuple<int, int>> picked;  // (key, old rank)
+  for (int r = 0; r < c.size(); ++r) {
+    if (all[static_cast<std::size_t>(2 * r)] == color) picked.emplace_back(all[static_cast<std::size_t>(2 * r + 1)], r);
+  }
+  std::stable_sort(picked.begin(), picked.end());
+  auto g = std::make_shared<GroupData>();
+  for (auto& [k, r] : picked) g->ranks.push_back(c.group->ranks[static_cast<std::size_t>(r)]);
+  return make_comm(rt, std::move(g), ctx, c, out);
+}
+
+// Color for MPI_COMM_TYPE_SHARED: the lowest rank on the same host.
+int host_color(Runtime& rt, CommObj& c, int* color) {
+  char name[MPI_MAX_PROCESSOR_NAME] = {};
+  if (gethostname(name, sizeof name - 1) != 0) std::strcpy(name, "localhost");
+  std::vector<char> all(static_cast<std::size_t>(c.size()) * sizeof name);
+  if (int e = allgather_bytes(rt.dev(), c.internal, name, sizeof name, all.data(), kTagGather)) return e;
+  for (int r = 0; r < c.size(); ++r) {
+    if (std::memcmp(all.data() + static_cast<std::size_t>(r) * sizeof name, name, sizeof name) == 0) {
+      *color = r;
+      return 0;
+    }
+  }
+  *color = c.rank();
+  return 0;
+}
+
+// Every member of g must be in c.
+int check_subgroup(const CommObj& c, const GroupData& g) {
+  for (int r : g.ranks) {
+    if (c.group->rank_of(r) == MPI_UNDEFINED) {
+      return raise(ErrorClass::Group, "the group has process %d, which is not in the communicator", r);
+    }
+  }
+  return 0;
+}
+
+using Entries = std::vector<std::pair<std::string, std::string>>;
+
+int info_entries(Runtime& rt, MPI_Info info, Entries* out) {
+  if (info == MPI_INFO_NULL) return 0;
+  InfoObj* i = nullptr;
+  if (int e = get_info(rt, info, &i)) return e;
+  *out = i->entries;
+  return 0;
+}
+
+}  // namespace
+
+ADI3_MPI_API(int, Comm_size, (MPI_Comm comm, int* size)) {
+  ADI3_MPI_ENTER();
+  CommObj* c = nullptr;
+  if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
+  if (!size) return comm_error(c, raise(ErrorClass::Arg, "size is null"), __func__);
+  *size = c->size();
+  return MPI_SUCCESS;
+}
+
+ADI3_MPI_API(int, Comm_rank, (MPI_Comm comm, int* rank)) {
+  ADI3_MPI_ENTER();
+  CommObj* c = nullptr;
+  if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
+  if (!rank) return comm_error(c, raise(ErrorClass::Arg, "rank is null"), __func__);
+  *rank = c->rank();
+  return MPI_SUCCESS;
+}
+
+ADI3_MPI_API(int, Comm_compare, (MPI_Comm comm1, MPI_Comm comm2, int* result)) {
+  ADI3_MPI_ENTER();
+  CommObj *a = nullptr, *b = nullptr;
+  if (int e = get_comm(*rt, comm1, &a)) return world_error(e, __func__);
+  if (int e = get_comm(*rt, comm2, &b)) return world_error(e, __func__);
+  if (!result) return comm_error(a, raise(ErrorClass::Arg, "result is null"), __func__);
+  if (a == b) {
+    *result = MPI_IDENT;
+  } else if (a->group->ranks == b->group->ranks) {
+    *result = MPI_CONGRUENT;
+  } else {
+    auto x = a->group->ranks, y = b->group->ranks;
+    std::sort(x.begin(), x.end());
+    std::sort(y.begin(), y.end());
+    *result = x == y ? MPI_SIMILAR : MPI_UNEQUAL;
+  }
+  return MPI_SUCCESS;
+}
+
+ADI3_MPI_API(int, Comm_dup, (MPI_Comm comm, MPI_Comm* newcomm)) {
+  ADI3_MPI_ENTER();
+  CommObj* c = nullptr;
+  if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
+  if (!newcomm) return comm_error(c, raise(ErrorClass::Arg, "newcomm is null"), __func__);
+  return comm_error(c, dup(*rt, *c, c->info, newcomm), __func__);
+}
+
+ADI3_MPI_API(int, Comm_dup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm)) {
+  ADI3_MPI_ENTER();
+  CommObj* c = nullptr;
+  if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
+  if (!newcomm) return comm_error(c, raise(ErrorClass::Arg, "newcomm is null"), __func__);
+  Entries entries;
+  if (int e = info_entries(*rt, info, &entries)) return comm_error(c, e, __func__);
+  return comm_error(c, dup(*rt, *c, entries, newcomm), __func__);
+}
+
+ADI3_MPI_API(int, Comm_split, (MPI_Comm comm, int color, int key, MPI_Comm* newcomm)) {
+  ADI3_MPI_ENTER();
+  CommObj* c = nullptr;
+  if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
+  if (!newcomm) return comm_error(c, raise(ErrorClass::Arg, "newcomm is null"), __func__);
+  return comm_error(c, split(*rt, *c, color, key, newcomm), __func__);
+}
+
+ADI3_MPI_API(int, Comm_split_type, (MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm)) {
+  ADI3_MPI_ENTER();
+  CommObj* c = nullptr;
+  if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
+  if (!newcomm) return comm_error(c, raise(ErrorClass::Arg, "newcomm is null"), __func__);
+  Entries entries;
+  if (int e = info_entries(*rt, info, &entries)) return comm_error(c, e, __func__);
+  if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED) {
+    return comm_error(c, raise(ErrorClass::Arg, "unknown split_type %d (MPI_COMM_TYPE_SHARED or MPI_UNDEFINED)", split_type),
+                      __func__);
+  }
+  int color = MPI_UNDEFINED;
+  if (int e = host_color(*rt, *c, &color)) return comm_error(c, e, __func__);
+  if (split_type == MPI_UNDEFINED) color = MPI_UNDEFINED;
+  return comm_error(c, split(*rt, *c, color, key, newcomm), __func__);
+}
+
+ADI3_MPI_API(int, Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm)) {
+  ADI3_MPI_ENTER();
+  CommObj* c = nullptr;
+  if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
+  GroupPtr g;
+  if (int e = get_group(*rt, group, &g)) return comm_error(c, e, __func__);
+  if (!newcomm) return comm_error(c, raise(ErrorClass::Arg, "newcomm is null"), __func__);
+  if (int e = check_subgroup(*c, *g)) return comm_error(c, e, __func__);
+  uint32_t ctx;
+  if (int e = agree_context(*rt, c->internal, kTagContext, &ctx)) return comm_error(c, e, __func__);
+  if (g->rank_of(rt->dev().rank()) == MPI_UNDEFINED) {
+    rt->contexts.release(static_cast<int>(ctx));
+    *newcomm = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+  }
+  return comm_error(c, make_comm(*rt, g, ctx, *c, newcomm), __func__);
+}
+
+ADI3_MPI_API(int, Comm_create_group, (MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm)) {
+  ADI3_MPI_ENTER();
+  CommObj* c = nullptr;
+  if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
+  GroupPtr g;
+  if (int e = get_group(*rt, group, &g)) return comm_error(c, e, __func__);
+  if (!newcomm) return comm_error(c, raise(ErrorClass::Arg, "newcomm is null"), __func__);
+  if (tag < 0 || tag > kTagUb) {
+    return comm_error(c, raise(ErrorClass::Tag, "invalid tag %d: tags run from 0 to %d", tag, kTagUb), __func__);
+  }
+  if (int e = check_subgroup(*c, *g)) return comm_error(c, e, __func__);
+  if (g->rank_of(rt->dev().rank()) == MPI_UNDEFINED) {
+    *newcomm = MPI_COMM_NULL;
+    return MPI_SUCCESS;
+  }
+  // Only the group's members take part: agree over them alone, on the
+  // parent's create_group context, kept apart by the user's tag.
+  Comm over;
+  over.context = c->grouped.context;
+  over.rank = g->rank_of(rt->dev().rank());
+  over.size = g->size();
+  over.peers = g->ranks;
+  uint32_t ctx;
+  if (int e = agree_context(*rt, over, tag, &ctx)) return comm_error(c, e, __func__);
+  return comm_error(c, make_comm(*rt, g, ctx, *c, newcomm), __func__);
+}
+
+ADI3_MPI_API(int, Comm_free, (MPI_Comm * comm)) {
+  ADI3_MPI_ENTER();
+  if (!comm) return world_error(raise(ErrorClass::Arg, "comm is null"), __func__);
+  CommObj* c = nullptr;
+  if (int e = get_comm(*rt, *comm, &c)) return world_error(e, __func__);
+  if (c == &rt->world || c == &rt->self) {
+    return comm_error(c, raise(ErrorClass::Comm, "predefined communicators cannot be freed"), __func__);
+  }
+  if (int e = delete_all_attrs(*rt, c->attrs, c->handle)) return comm_error(c, e, __func__);
+  destroy_comm(*rt, c);
+  *comm = MPI_COMM_NULL;
+  return MPI_SUCCESS;
+}
+
+ADI3_MPI_API(int, Comm_test_inter, (MPI_Comm comm, int* flag)) {
+  ADI3_MPI_ENTER();
+  CommObj* c = nullptr;
+  if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
+  if (!flag) return comm_error(c, raise(ErrorClass::Arg, "flag is null"), __func__);
+  *flag = 0;  // no intercommunicators yet
+  return MPI_SUCCESS;
+}
+
+ADI3_MPI_API(int, Comm_remote_size, (MPI_Comm comm, int* size)) {
+  ADI3_MPI_ENTER();
+  CommObj* c = nullptr;
+  if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
+  (void)size;
+  return comm_error(c, raise(ErrorClass::Comm, "not an intercommunicator"), __func__);
+}
+
+ADI3_MPI_API(int, Comm_remote_group, (MPI_Comm comm, MPI_Group* group)) {
+  ADI3_MPI_ENTER();
+  CommObj* c = nullptr;
+  if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
+  (void)group;
+  return comm_error(c, raise(ErrorClass::Comm, "not an intercommunicator"), __func__);
+}
+
+ADI3_MPI_API(int, Comm_set_name, (MPI_Comm comm, const char* comm_name)) {
+  ADI3_MPI_ENTER();
+  CommObj* c = nullptr;
+  if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
+  if (!comm_name) return comm_error(c, raise(ErrorClass::Arg, "comm_name is null"), __func__);
+  c->name.assign(comm_name, strnlen(comm_name, MPI_MAX_OBJECT_NAME - 1));
+  return MPI_SUCCESS;
+}
+
+ADI3_MPI_API(int, Comm_get_name, (MPI_Comm comm, char* comm_name, int* resultlen)) {
+  ADI3_MPI_ENTER();
+  CommObj* c = nullptr;
+  if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
+  if (!comm_name || !resultlen) return comm_error(c, raise(ErrorClass::Arg, "comm_name or resultlen is null"), __func__);
+  std::memcpy(comm_name, c->name.c_str(), c->name.size() + 1);
+  *resultlen = static_cast<int>(c->name.size());
+  return MPI_SUCCESS;
+}
+
+ADI3_MPI_API(int, Comm_set_info, (MPI_Comm comm, MPI_Info info)) {
+  ADI3_MPI_ENTER();
+  CommObj* c = nullptr;
+  if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
+  InfoObj* i = nullptr;
+  if (int e = get_info(*rt, info, &i)) return comm_error(c, e, __func__);
+  c->info = i->entries;
+  return MPI_SUCCESS;
+}
+
+ADI3_MPI_API(int, Comm_get_info, (MPI_Comm comm, MPI_Info* info_used)) {
+  ADI3_MPI_ENTER();
+  CommObj* c = nullptr;
+  if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
+  if (!info_used) return comm_error(c, raise(ErrorClass::Arg, "info_used is null"), __func__);
+  return comm_error(c, add_info(*rt, c->info, info_used), __func__);
+}
+
+ADI3_MPI_API(int, Topo_test, (MPI_Comm comm, int* status)) {
+  ADI3_MPI_ENTER();
+  CommObj* c = nullptr;
+  if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
+  if (!status) return comm_error(c, raise(ErrorClass::Arg, "status is null"), __func__);
+  *status = MPI_UNDEFINED;  // no process topologies yet
+  return MPI_SUCCESS;
+}

@@ -1,0 +1,280 @@
+// Datatype constructors, commit, free and dup (segment/ builds the types;
+// this file checks handles and hands out new ones).
+#include <vector>
+
+#include "mpi/api.hpp"
+#include "mpi/attributes.hpp"
+#include "segment/type_create.hpp"
+
+using namespace adi3;
+using namespace adi3::mpi;
+
+namespace {
+
+// The result of a segment constructor: a new handle, or an error naming the
+// constructor's complaint.
+int publish(Runtime& rt, ErrorClass c, Datatype* t, MPI_Datatype* out, const char* what) {
+  if (c != ErrorClass::Success) return raise(c, "%s", what);
+  return add_type(rt, t, out);
+}
+
+// Shared prologue: the old type and the output pointer.
+int old_and_out(Runtime& rt, MPI_Datatype oldtype, const Datatype** old, MPI_Datatype* newtype) {
+  if (!newtype) return raise(ErrorClass::Arg, "newtype is null");
+  return get_type(rt, oldtype, old);
+}
+
+int check_array(int count, const void* a, const char* name) {
+  if (count > 0 && !a) return raise(ErrorClass::Arg, "%s is null", name);
+  return 0;
+}
+
+}  // namespace
+
+ADI3_MPI_API(int, Type_contiguous, (int count, MPI_Datatype oldtype, MPI_Datatype* newtype)) {
+  ADI3_MPI_ENTER();
+  const Datatype* old = nullptr;
+  int e = check_count(count);
+  if (!e) e = old_and_out(*rt, oldtype, &old, newtype);
+  Datatype* t = nullptr;
+  if (!e) e = publish(*rt, type_contiguous(count, old, &t), t, newtype, "invalid arguments to MPI_Type_contiguous");
+  return world_error(e, __func__);
+}
+
+ADI3_MPI_API(int, Type_vector, (int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype* newtype)) {
+  ADI3_MPI_ENTER();
+  const Datatype* old = nullptr;
+  int e = check_count(count);
+  if (!e && blocklength < 0) e = raise(ErrorClass::Arg, "invalid blocklength %d", blocklength);
+  if (!e) e = old_and_out(*rt, oldtype, &old, newtype);
+  Datatype* t = nullptr;
+  if (!e) e = publish(*rt, type_vector(count, blocklength, stride, old, &t), t, newtype, "invalid arguments to MPI_Type_vector");
+  return world_error(e, __func__);
+}
+
+ADI3_MPI_API(int, Type_create_hvector, (int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                                        MPI_Datatype* newtype)) {
+  ADI3_MPI_ENTER();
+  const Datatype* old = nullptr;
+  int e = check_count(count);
+  if (!e && blocklength < 0) e = raise(ErrorClass::Arg, "invalid blocklength %d", blocklength);
+  if (!e) e = old_and_out(*rt, oldtype, &old, newtype);
+  Datatype* t = nullptr;
+  if (!e) {
+    e = publish(*rt, type_hvector(count, blocklength, stride, old, &t), t, newtype,
+                "invalid arguments to MPI_Type_create_hvector");
+  }
+  return world_error(e, __func__);
+}
+
+ADI3_MPI_API(int, Type_hvector, (int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                                 MPI_Datatype* newtype)) {
+  return PMPI_Type_create_hvector(count, blocklength, stride, oldtype, newtype);
+}
+
+ADI3_MPI_API(int, Type_indexed, (int count, const int blocklengths[], const int displacements[],
+                                 MPI_Datatype oldtype, MPI_Datatype* newtype)) {
+  ADI3_MPI_ENTER();
+  const Datatype* old = nullptr;
+  int e = check_count(count);
+  if (!e) e = check_array(count, blocklengths, "array_of_blocklengths");
+  if (!e) e = check_array(count, displacements, "array_of_displacements");
+  if (!e) e = old_and_out(*rt, oldtype, &old, newtype);
+  Datatype* t = nullptr;
+  if (!e) {
+    e = publish(*rt, type_indexed(count, blocklengths, displacements, old, &t), t, newtype,
+                "invalid arguments to MPI_Type_indexed (a negative blocklength?)");
+  }
+  return world_error(e, __func__);
+}
+
+ADI3_MPI_API(int, Type_create_hindexed, (int count, const int blocklengths[], const MPI_Aint displacements[],
+                                         MPI_Datatype oldtype, MPI_Datatype* newtype)) {
+  ADI3_MPI_ENTER();
+  const Datatype* old = nullptr;
+  int e = check_count(count);
+  if (!e) e = check_array(count, blocklengths, "array_of_blocklengths");
+  if (!e) e = check_array(count, displacements, "array_of_displacements");
+  if (!e) e = old_and_out(*rt, oldtype, &old, newtype);
+  Datatype* t = nullptr;
+  if (!e) {
+    e = publish(*rt, type_hindexed(count, blocklengths, displacements, old, &t), t, newtype,
+                "invalid arguments to MPI_Type_create_hindexed (a negative blocklength?)");
+  }
+  return world_error(e, __func__);
+}
+
+ADI3_MPI_API(int, Type_hindexed, (int count, int blocklengths[], MPI_Aint displacements[], MPI_Datatype oldtype,
+                                  MPI_Datatype* newtype)) {
+  return PMPI_Type_create_hindexed(count, blocklengths, displacements, oldtype, newtype);
+}
+
+ADI3_MPI_API(int, Type_create_indexed_block, (int count, int blocklength, const int displacements[],
+                                              MPI_Datatype oldtype, MPI_Datatype* newtype)) {
+  ADI3_MPI_ENTER();
+  const Datatype* old = nullptr;
+  int e = check_count(count);
+  if (!e && blocklength < 0) e = raise(ErrorClass::Arg, "invalid blocklength %d", blocklength);
+  if (!e) e = check_array(count, displacements, "array_of_displacements");
+  if (!e) e = old_and_out(*rt, oldtype, &old, newtype);
+  Datatype* t = nullptr;
+  if (!e) {
+    e = publish(*rt, type_indexed_block(count, blocklength, displacements, old, &t), t, newtype,
+                "invalid arguments to MPI_Type_create_indexed_block");
+  }
+  return world_error(e, __func__);
+}
+
+ADI3_MPI_API(int, Type_create_hindexed_block, (int count, int blocklength, const MPI_Aint displacements[],
+                                               MPI_Datatype oldtype, MPI_Datatype* newtype)) {
+  ADI3_MPI_ENTER();
+  const Datatype* old = nullptr;
+  int e = check_count(count);
+  if (!e && blocklength < 0) e = raise(ErrorClass::Arg, "invalid blocklength %d", blocklength);
+  if (!e) e = check_array(count, displacements, "array_of_displacements");
+  if (!e) e = old_and_out(*rt, oldtype, &old, newtype);
+  Datatype* t = nullptr;
+  if (!e) {
+    e = publish(*rt, type_hindexed_block(count, blocklength, displacements, old, &t), t, newtype,
+                "invalid arguments to MPI_Type_create_hindexed_block");
+  }
+  return world_error(e, __func__);
+}
+
+ADI3_MPI_API(int, Type_create_struct, (int count, const int blocklengths[], const MPI_Aint displacements[],
+                                       const MPI_Datatype types[], MPI_Datatype* newtype)) {
+  ADI3_MPI_ENTER();
+  int e = check_count(count);
+  if (!e) e = check_array(count, blocklengths, "array_of_blocklengths");
+  if (!e) e = check_array(count, displacements, "array_of_displacements");
+  if (!e) e = check_array(count, types, "array_of_types");
+  if (!e && !newtype) e = raise(ErrorClass::Arg, "newtype is null");
+  std::vector<const Datatype*> olds(static_cast<std::size_t>(count > 0 ? count : 0));
+  for (int i = 0; !e && i < count; ++i) e = get_type(*rt, types[i], &olds[static_cast<std::size_t>(i)]);
+  Datatype* t = nullptr;
+  if (!e) {
+    e = publish(*rt, type_struct(count, blocklengths, displacements, olds.data(), &t), t, newtype,
+                "invalid arguments to MPI_Type_create_struct (a negative blocklength?)");
+  }
+  return world_error(e, __func__);
+}
+
+ADI3_MPI_API(int, Type_struct, (int count, int blocklengths[], MPI_Aint displacements[], MPI_Datatype types[],
+                                MPI_Datatype* newtype)) {
+  return PMPI_Type_create_struct(count, blocklengths, displacements, types, newtype);
+}
+
+ADI3_MPI_API(int, Type_create_subarray, (int ndims, const int sizes[], const int subsizes[], const int starts[],
+                                         int order, MPI_Datatype oldtype, MPI_Datatype* newtype)) {
+  ADI3_MPI_ENTER();
+  const Datatype* old = nullptr;
+  int e = 0;
+  if (ndims <= 0) e = raise(ErrorClass::Arg, "invalid ndims %d: must be positive", ndims);
+  if (!e) e = check_array(ndims, sizes, "array_of_sizes");
+  if (!e) e = check_array(ndims, subsizes, "array_of_subsizes");
+  if (!e) e = check_array(ndims, starts, "array_of_starts");
+  if (!e && order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN) e = raise(ErrorClass::Arg, "invalid order %d", order);
+  if (!e) e = old_and_out(*rt, oldtype, &old, newtype);
+  Datatype* t = nullptr;
+  if (!e) {
+    e = publish(*rt, type_subarray(ndims, sizes, subsizes, starts, order, old, &t), t, newtype,
+                "invalid arguments to MPI_Type_create_subarray (sizes, subsizes and starts must fit)");
+  }
+  return world_error(e, __func__);
+}
+
+ADI3_MPI_API(int, Type_create_darray, (int size, int rank, int ndims, const int gsizes[], const int distribs[],
+                                       const int dargs[], const int psizes[], int order, MPI_Datatype oldtype,
+                                       MPI_Datatype* newtype)) {
+  ADI3_MPI_ENTER();
+  const Datatype* old = nullptr;
+  int e = 0;
+  if (size <= 0 || rank < 0 || rank >= size) e = raise(ErrorClass::Arg, "invalid size %d or rank %d", size, rank);
+  if (!e && ndims <= 0) e = raise(ErrorClass::Arg, "invalid ndims %d: must be positive", ndims);
+  if (!e) e = check_array(ndims, gsizes, "array_of_gsizes");
+  if (!e) e = check_array(ndims, distribs, "array_of_distribs");
+  if (!e) e = check_array(ndims, dargs, "array_of_dargs");
+  if (!e) e = check_array(ndims, psizes, "array_of_psizes");
+  if (!e && order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN) e = raise(ErrorClass::Arg, "invalid order %d", order);
+  if (!e) e = old_and_out(*rt, oldtype, &old, newtype);
+  Datatype* t = nullptr;
+  if (!e) {
+    e = publish(*rt, type_darray(size, rank, ndims, gsizes, distribs, dargs, psizes, order, old, &t), t, newtype,
+                "invalid arguments to MPI_Type_create_darray (distributions, dargs and psizes must agree)");
+  }
+  return world_error(e, __func__);
+}
+
+ADI3_MPI_API(int, Type_create_resized, (MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype* newtype)) {
+  ADI3_MPI_ENTER();
+  const Datatype* old = nullptr;
+  int e = old_and_out(*rt, oldtype, &old, newtype);
+  Datatype* t = nullptr;
+  if (!e) e = publish(*rt, type_resized(old, lb, extent, &t), t, newtype, "invalid arguments to MPI_Type_create_resized");
+  return world_error(e, __func__);
+}
+
+ADI3_MPI_API(int, Type_dup, (MPI_Datatype oldtype, MPI_Datatype* newtype)) {
+  ADI3_MPI_ENTER();
+  const Datatype* old = nullptr;
+  int e = old_and_out(*rt, oldtype, &old, newtype);
+  Datatype* t = nullptr;
+  if (!e) e = publish(*rt, type_dup(old, &t), t, newtype, "cannot duplicate the datatype");
+  if (e) return world_error(e, __func__);
+  // Attributes follow their copy callbacks.
+  AttrList from;
+  {
+    std::lock_guard<std::mutex> g(rt->attr_lock);
+    auto it = rt->type_attrs.find(old);
+    if (it != rt->type_attrs.end()) from = it->second;
+  }
+  if (!from.empty()) {
+    AttrList to;
+    e = copy_attrs(*rt, from, oldtype, &to);
+    std::lock_guard<std::mutex> g(rt->attr_lock);
+    rt->type_attrs[t] = std::move(to);
+  }
+  return world_error(e, __func__);
+}
+
+ADI3_MPI_API(int, Type_commit, (MPI_Datatype * datatype)) {
+  ADI3_MPI_ENTER();
+  if (!datatype) return world_error(raise(ErrorClass::Arg, "datatype is null"), __func__);
+  const Datatype* t = nullptr;
+  if (int e = get_type(*rt, *datatype, &t)) return world_error(e, __func__);
+  if (t->is_predefined()) return MPI_SUCCESS;  // always committed
+  Datatype* mut = *rt->types.get(handle_index(*datatype));
+  if (ErrorClass c = type_commit(mut); c != ErrorClass::Success) {
+    return world_error(raise(c, "cannot commit the datatype"), __func__);
+  }
+  return MPI_SUCCESS;
+}
+
+ADI3_MPI_API(int, Type_free, (MPI_Datatype * datatype)) {
+  ADI3_MPI_ENTER();
+  if (!datatype) return world_error(raise(ErrorClass::Arg, "datatype is null"), __func__);
+  const Datatype* t = nullptr;
+  if (int e = get_type(*rt, *datatype, &t)) return world_error(e, __func__);
+  if (t->is_predefined()) return world_error(raise(ErrorClass::Type, "predefined datatypes cannot be freed"), __func__);
+  // Delete callbacks run while the type still exists.
+  AttrList* list = nullptr;
+  {
+    std::lock_guard<std::mutex> g(rt->attr_lock);
+    auto it = rt->type_attrs.find(t);
+    if (it != rt->type_attrs.end()) list = &it->second;
+  }
+  if (list) {
+    if (int e = delete_all_attrs(*rt, *list, *datatype)) return world_error(e, __func__);
+    std::lock_guard<std::mutex> g(rt->attr_lock);
+    rt->type_attrs.erase(t);
+  }
+  {
+    std::lock_guard<std::mutex> g(rt->type_lock);
+    auto it = rt->type_handles.find(t);
+    if (it != rt->type_handles.end() && it->second == *datatype) rt->type_handles.erase(it);
+  }
+  Datatype* d = rt->types.remove(handle_index(*datatype));
+  (void)type_free(&d);
+  *datatype = MPI_DATATYPE_NULL;
+  return MPI_SUCCESS;
+}

@@ -1,0 +1,208 @@
+// Environment management: Init/Finalize, thread levels, versions, clocks,
+// memory allocation.
+#include <time.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+#include "adi3/process.hpp"
+#include "mpi/api.hpp"
+#include "mpi/attributes.hpp"
+
+using namespace adi3;
+using namespace adi3::mpi;
+
+namespace {
+
+const char* level_name(int level) {
+  switch (level) {
+    case MPI_THREAD_SINGLE: return "MPI_THREAD_SINGLE";
+    case MPI_THREAD_FUNNELED: return "MPI_THREAD_FUNNELED";
+    case MPI_THREAD_SERIALIZED: return "MPI_THREAD_SERIALIZED";
+    default: return "MPI_THREAD_MULTIPLE";
+  }
+}
+
+// MPI_INFO_ENV: how the program was started, as far as this process knows.
+void fill_env_info(Runtime& rt, int* argc, char*** argv) {
+  auto& e = rt.env_info.entries;
+  if (argc && argv && *argv && *argc > 0) {
+    e.emplace_back("command", (*argv)[0]);
+    std::string args;
+    for (int i = 1; i < *argc; ++i) {
+      if (i > 1) args += ' ';
+      args += (*argv)[i];
+    }
+    e.emplace_back("argv", args);
+  }
+  e.emplace_back("maxprocs", std::to_string(rt.dev().size()));
+  char cwd[4096];
+  if (getcwd(cwd, sizeof cwd)) e.emplace_back("wdir", cwd);
+  e.emplace_back("thread_level", level_name(rt.thread_level));
+}
+
+int init(int* argc, char*** argv, int required, int* provided, const char* fn) {
+  if (g_state.load() != 0) {
+    return world_error(raise(ErrorClass::Other, g_state.load() == 1 ? "MPI is already initialized"
+                                                                     : "MPI cannot be initialized after MPI_Finalize"),
+                       fn);
+  }
+  int level = std::clamp(required, MPI_THREAD_SINGLE, MPI_THREAD_MULTIPLE);
+  Config config = Config::from_env();
+  if (level == MPI_THREAD_MULTIPLE) config.thread_multiple = true;
+  std::unique_ptr<Device> dev;
+  try {
+    dev = init_process(config);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "MPI_Init: cannot start this process: %s\n", e.what());
+    std::fflush(stderr);
+    std::_Exit(1);
+  }
+  auto* rt = new Runtime(std::move(dev), level);
+  fill_env_info(*rt, argc, argv);
+  g_runtime = rt;
+  g_state.store(1);
+  if (provided) *provided = level;
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
+ADI3_MPI_API(int, Init, (int* argc, char*** argv)) { return init(argc, argv, MPI_THREAD_SINGLE, nullptr, __func__); }
+
+ADI3_MPI_API(int, Init_thread, (int* argc, char*** argv, int required, int* provided)) {
+  if (!provided) return world_error(raise(ErrorClass::Arg, "provided is null"), __func__);
+  if (required < MPI_THREAD_SINGLE || required > MPI_THREAD_MULTIPLE) {
+    // MPI-3.1: any value is allowed; the closest level is given.
+    required = required < MPI_THREAD_SINGLE ? MPI_THREAD_SINGLE : MPI_THREAD_MULTIPLE;
+  }
+  return init(argc, argv, required, provided, __func__);
+}
+
+ADI3_MPI_API(int, Initialized, (int* flag)) {
+  if (!flag) return world_error(raise(ErrorClass::Arg, "flag is null"), __func__);
+  *flag = g_state.load() >= 1;
+  return MPI_SUCCESS;
+}
+
+ADI3_MPI_API(int, Finalized, (int* flag)) {
+  if (!flag) return world_error(raise(ErrorClass::Arg, "flag is null"), __func__);
+  *flag = g_state.load() == 2;
+  return MPI_SUCCESS;
+}
+
+ADI3_MPI_API(int, Finalize, (void)) {
+  ADI3_MPI_ENTER();
+  // MPI_COMM_SELF's attributes are deleted first, so libraries can clean up.
+  if (int e = delete_all_attrs(*rt, rt->self.attrs, MPI_COMM_SELF)) return comm_error(&rt->self, e, __func__);
+  if (int e = rt->dev().finalize()) return world_error(e, __func__);
+  g_runtime = nullptr;
+  g_state.store(2);
+  delete rt;  // frees every object still in the tables, then the device
+  return MPI_SUCCESS;
+}
+
+ADI3_MPI_API(int, Abort, (MPI_Comm comm, int errorcode)) {
+  ADI3_MPI_ENTER();
+  (void)comm;  // the whole job ends, whatever the communicator
+  char msg[128];
+  std::snprintf(msg, sizeof msg, "[rank %d] MPI_Abort called with error code %d", rt->dev().rank(), errorcode);
+  abort_process(rt->dev(), errorcode, msg);
+}
+
+ADI3_MPI_API(int, Query_thread, (int* provided)) {
+  ADI3_MPI_ENTER();
+  if (!provided) return world_error(raise(ErrorClass::Arg, "provided is null"), __func__);
+  *provided = rt->thread_level;
+  return MPI_SUCCESS;
+}
+
+ADI3_MPI_API(int, Is_thread_main, (int* flag)) {
+  ADI3_MPI_ENTER();
+  if (!flag) return world_error(raise(ErrorClass::Arg, "flag is null"), __func__);
+  *flag = std::this_thread::get_id() == rt->main_thread;
+  return MPI_SUCCESS;
+}
+
+ADI3_MPI_API(int, Get_version, (int* version, int* subversion)) {
+  if (!version || !subversion) return world_error(raise(ErrorClass::Arg, "version or subversion is null"), __func__);
+  *version = MPI_VERSION;
+  *subversion = MPI_SUBVERSION;
+  return MPI_SUCCESS;
+}
+
+ADI3_MPI_API(int, Get_library_version, (char* version, int* resultlen)) {
+  if (!version || !resultlen) return world_error(raise(ErrorClass::Arg, "version or resultlen is null"), __func__);
+  int n = std::snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING, "adi3 MPI %s (MPI %d.%d, ADI-3 device)",
+                        ADI3_MPI_LIBRARY_VERSION, MPI_VERSION, MPI_SUBVERSION);
+  *resultlen = n;
+  return MPI_SUCCESS;
+}
+
+ADI3_MPI_API(int, Get_processor_name, (char* name, int* resultlen)) {
+  if (!name || !resultlen) return world_error(raise(ErrorClass::Arg, "name or resultlen is null"), __func__);
+  char host[MPI_MAX_PROCESSOR_NAME];
+  if (gethostname(host, sizeof host) != 0) std::strcpy(host, "localhost");
+  host[MPI_MAX_PROCESSOR_NAME - 1] = '\0';
+  std::size_t n = std::strlen(host);
+  std::memcpy(name, host, n + 1);
+  *resultlen = static_cast<int>(n);
+  return MPI_SUCCESS;
+}
+
+ADI3_MPI_API(double, Wtime, (void)) {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+ADI3_MPI_API(double, Wtick, (void)) {
+  timespec ts;
+  if (clock_getres(CLOCK_MONOTONIC, &ts) != 0 || (ts.tv_sec == 0 && ts.tv_nsec == 0)) return 1e-9;
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+ADI3_MPI_API(int, Alloc_mem, (MPI_Aint size, MPI_Info info, void* baseptr)) {
+  ADI3_MPI_ENTER();
+  if (size < 0) return world_error(raise(ErrorClass::Arg, "invalid size %td: must be non-negative", size), __func__);
+  if (info != MPI_INFO_NULL) {
+    InfoObj* i = nullptr;
+    if (int e = get_info(*rt, info, &i)) return world_error(e, __func__);
+  }
+  if (!baseptr) return world_error(raise(ErrorClass::Arg, "baseptr is null"), __func__);
+  void* p = std::malloc(size > 0 ? static_cast<std::size_t>(size) : 1);
+  if (!p) return world_error(raise(ErrorClass::NoMem, "cannot allocate %td bytes", size), __func__);
+  *static_cast<void**>(baseptr) = p;
+  return MPI_SUCCESS;
+}
+
+ADI3_MPI_API(int, Free_mem, (void* base)) {
+  ADI3_MPI_ENTER();
+  std::free(base);
+  return MPI_SUCCESS;
+}
+
+ADI3_MPI_API(int, Pcontrol, (const int level, ...)) {
+  (void)level;  // no profiling layer of our own
+  return MPI_SUCCESS;
+}
+
+ADI3_MPI_API(int, Get_address, (const void* location, MPI_Aint* address)) {
+  if (!address) return world_error(raise(ErrorClass::Arg, "address is null"), __func__);
+  *address = reinterpret_cast<MPI_Aint>(location);
+  return MPI_SUCCESS;
+}
+
+ADI3_MPI_API(int, Address, (void* location, MPI_Aint* address)) { return PMPI_Get_address(location, address); }
+
+ADI3_MPI_API(MPI_Aint, Aint_add, (MPI_Aint base, MPI_Aint disp)) {
+  return static_cast<MPI_Aint>(static_cast<uintptr_t>(base) + static_cast<uintptr_t>(disp));
+}
+
+ADI3_MPI_API(MPI_Aint, Aint_diff, (MPI_Aint addr1, MPI_Aint addr2)) {
+  return static_cast<MPI_Aint>(static_cast<uintptr_t>(addr1) - static_cast<uintptr_t>(addr2));
+}

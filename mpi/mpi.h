@@ -1,0 +1,352 @@
+/* mpi.h of adi3: the MPI-3.1 C binding (plus a few MPI-4 extras).
+ *
+ * Handles are ints, as in MPICH: bits 30-31 say null (0), predefined (1) or
+ * user-created (2); bits 26-29 the kind of object; the rest an index. So the
+ * predefined handles are compile-time constants usable in switch labels and
+ * static initializers. Every MPI_ function has a PMPI_ twin (profiling). */
+#ifndef ADI3_MPI_H_INCLUDED
+#define ADI3_MPI_H_INCLUDED
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MPI_VERSION 3
+#define MPI_SUBVERSION 1
+#define ADI3_MPI 1
+
+/* ---- basic types ---- */
+typedef ptrdiff_t MPI_Aint; /* signed, pointer-sized */
+typedef int64_t MPI_Offset;
+typedef int64_t MPI_Count;
+#define MPI_AINT_FMT_DEC_SPEC "%td"
+#define MPI_AINT_FMT_HEX_SPEC "%tx"
+
+typedef int MPI_Comm;
+typedef int MPI_Group;
+typedef int MPI_Datatype;
+typedef int MPI_Op;
+typedef int MPI_Errhandler;
+typedef int MPI_Info;
+typedef int MPI_Request;
+typedef int MPI_Message;
+typedef int MPI_Win;
+typedef int MPI_File;
+
+typedef struct MPI_Status {
+  int MPI_SOURCE;
+  int MPI_TAG;
+  int MPI_ERROR;
+  /* not for users: received bytes and the cancelled flag */
+  int adi3_count_lo;
+  int adi3_count_hi;
+  int adi3_cancelled;
+} MPI_Status;
+
+/* ---- handles of predefined objects ---- */
+#define MPI_COMM_NULL ((MPI_Comm)0x04000000)
+#define MPI_COMM_WORLD ((MPI_Comm)0x44000000)
+#define MPI_COMM_SELF ((MPI_Comm)0x44000001)
+
+#define MPI_GROUP_NULL ((MPI_Group)0x08000000)
+#define MPI_GROUP_EMPTY ((MPI_Group)0x48000000)
+
+#define MPI_DATATYPE_NULL ((MPI_Datatype)0x0c000000)
+#define MPI_CHAR ((MPI_Datatype)0x4c000000)
+#define MPI_SIGNED_CHAR ((MPI_Datatype)0x4c000001)
+#define MPI_UNSIGNED_CHAR ((MPI_Datatype)0x4c000002)
+#define MPI_SHORT ((MPI_Datatype)0x4c000003)
+#define MPI_UNSIGNED_SHORT ((MPI_Datatype)0x4c000004)
+#define MPI_INT ((MPI_Datatype)0x4c000005)
+#define MPI_UNSIGNED ((MPI_Datatype)0x4c000006)
+#define MPI_LONG ((MPI_Datatype)0x4c000007)
+#define MPI_UNSIGNED_LONG ((MPI_Datatype)0x4c000008)
+#define MPI_LONG_LONG_INT ((MPI_Datatype)0x4c000009)
+#define MPI_LONG_LONG MPI_LONG_LONG_INT
+#define MPI_UNSIGNED_LONG_LONG ((MPI_Datatype)0x4c00000a)
+#define MPI_FLOAT ((MPI_Datatype)0x4c00000b)
+#define MPI_DOUBLE ((MPI_Datatype)0x4c00000c)
+#define MPI_LONG_DOUBLE ((MPI_Datatype)0x4c00000d)
+#define MPI_WCHAR ((MPI_Datatype)0x4c00000e)
+#define MPI_C_BOOL ((MPI_Datatype)0x4c00000f)
+#define MPI_INT8_T ((MPI_Datatype)0x4c000010)
+#define MPI_INT16_T ((MPI_Datatype)0x4c000011)
+#define MPI_INT32_T ((MPI_Datatype)0x4c000012)
+#define MPI_INT64_T ((MPI_Datatype)0x4c000013)
+#define MPI_UINT8_T ((MPI_Datatype)0x4c000014)
+#define MPI_UINT16_T ((MPI_Datatype)0x4c000015)
+#define MPI_UINT32_T ((MPI_Datatype)0x4c000016)
+#define MPI_UINT64_T ((MPI_Datatype)0x4c000017)
+#define MPI_AINT ((MPI_Datatype)0x4c000018)
+#define MPI_OFFSET ((MPI_Datatype)0x4c000019)
+#define MPI_COUNT ((MPI_Datatype)0x4c00001a)
+#define MPI_C_COMPLEX ((MPI_Datatype)0x4c00001b)
+#define MPI_C_FLOAT_COMPLEX ((MPI_Datatype)0x4c00001c)
+#define MPI_C_DOUBLE_COMPLEX ((MPI_Datatype)0x4c00001d)
+#define MPI_C_LONG_DOUBLE_COMPLEX ((MPI_Datatype)0x4c00001e)
+#define MPI_BYTE ((MPI_Datatype)0x4c00001f)
+#define MPI_PACKED ((MPI_Datatype)0x4c000020)
+#define MPI_CXX_BOOL ((MPI_Datatype)0x4c000021)
+#define MPI_CXX_FLOAT_COMPLEX ((MPI_Datatype)0x4c000022)
+#define MPI_CXX_DOUBLE_COMPLEX ((MPI_Datatype)0x4c000023)
+#define MPI_CXX_LONG_DOUBLE_COMPLEX ((MPI_Datatype)0x4c000024)
+#define MPI_FLOAT_INT ((MPI_Datatype)0x4c000025)
+#define MPI_DOUBLE_INT ((MPI_Datatype)0x4c000026)
+#define MPI_LONG_INT ((MPI_Datatype)0x4c000027)
+#define MPI_2INT ((MPI_Datatype)0x4c000028)
+#define MPI_SHORT_INT ((MPI_Datatype)0x4c000029)
+#define MPI_LONG_DOUBLE_INT ((MPI_Datatype)0x4c00002a)
+/* No Fortran binding: its types are null handles (as in an MPICH built
+ * without Fortran), so C code that merely names them still compiles. */
+#define MPI_CHARACTER MPI_DATATYPE_NULL
+#define MPI_INTEGER MPI_DATATYPE_NULL
+#define MPI_REAL MPI_DATATYPE_NULL
+#define MPI_DOUBLE_PRECISION MPI_DATATYPE_NULL
+#define MPI_COMPLEX MPI_DATATYPE_NULL
+#define MPI_DOUBLE_COMPLEX MPI_DATATYPE_NULL
+#define MPI_LOGICAL MPI_DATATYPE_NULL
+#define MPI_2REAL MPI_DATATYPE_NULL
+#define MPI_2DOUBLE_PRECISION MPI_DATATYPE_NULL
+#define MPI_2INTEGER MPI_DATATYPE_NULL
+#define MPI_INTEGER1 MPI_DATATYPE_NULL
+#define MPI_INTEGER2 MPI_DATATYPE_NULL
+#define MPI_INTEGER4 MPI_DATATYPE_NULL
+#define MPI_INTEGER8 MPI_DATATYPE_NULL
+#define MPI_INTEGER16 MPI_DATATYPE_NULL
+#define MPI_REAL2 MPI_DATATYPE_NULL
+#define MPI_REAL4 MPI_DATATYPE_NULL
+#define MPI_REAL8 MPI_DATATYPE_NULL
+#define MPI_REAL16 MPI_DATATYPE_NULL
+#define MPI_COMPLEX8 MPI_DATATYPE_NULL
+#define MPI_COMPLEX16 MPI_DATATYPE_NULL
+#define MPI_COMPLEX32 MPI_DATATYPE_NULL
+
+#define MPI_ERRHANDLER_NULL ((MPI_Errhandler)0x14000000)
+#define MPI_ERRORS_ARE_FATAL ((MPI_Errhandler)0x54000000)
+#define MPI_ERRORS_RETURN ((MPI_Errhandler)0x54000001)
+#define MPI_ERRORS_ABORT ((MPI_Errhandler)0x54000002) /* MPI-4 */
+
+#define MPI_OP_NULL ((MPI_Op)0x18000000)
+#define MPI_MAX ((MPI_Op)0x58000001)
+#define MPI_MIN ((MPI_Op)0x58000002)
+#define MPI_SUM ((MPI_Op)0x58000003)
+#define MPI_PROD ((MPI_Op)0x58000004)
+#define MPI_LAND ((MPI_Op)0x58000005)
+#define MPI_BAND ((MPI_Op)0x58000006)
+#define MPI_LOR ((MPI_Op)0x58000007)
+#define MPI_BOR ((MPI_Op)0x58000008)
+#define MPI_LXOR ((MPI_Op)0x58000009)
+#define MPI_BXOR ((MPI_Op)0x5800000a)
+#define MPI_MINLOC ((MPI_Op)0x5800000b)
+#define MPI_MAXLOC ((MPI_Op)0x5800000c)
+#define MPI_REPLACE ((MPI_Op)0x5800000d)
+#define MPI_NO_OP ((MPI_Op)0x5800000e)
+
+#define MPI_INFO_NULL ((MPI_Info)0x1c000000)
+#define MPI_INFO_ENV ((MPI_Info)0x5c000001)
+
+#define MPI_WIN_NULL ((MPI_Win)0x20000000)
+#define MPI_FILE_NULL ((MPI_File)0x10000000)
+
+#define MPI_REQUEST_NULL ((MPI_Request)0x2c000000)
+#define MPI_MESSAGE_NULL ((MPI_Message)0x30000000)
+#define MPI_MESSAGE_NO_PROC ((MPI_Message)0x70000000)
+
+/* Attribute keys (keyvals); predefined ones are set on every communicator. */
+#define MPI_KEYVAL_INVALID 0x24000000
+#define MPI_TAG_UB 0x64000001
+#define MPI_HOST 0x64000002
+#define MPI_IO 0x64000003
+#define MPI_WTIME_IS_GLOBAL 0x64000004
+#define MPI_UNIVERSE_SIZE 0x64000005
+#define MPI_LASTUSEDCODE 0x64000006
+#define MPI_APPNUM 0x64000007
+#define MPI_WIN_BASE 0x64000008
+#define MPI_WIN_SIZE 0x64000009
+#define MPI_WIN_DISP_UNIT 0x6400000a
+#define MPI_WIN_CREATE_FLAVOR 0x6400000b
+#define MPI_WIN_MODEL 0x6400000c
+
+/* ---- special values ---- */
+#define MPI_ANY_SOURCE (-2)
+#define MPI_PROC_NULL (-1)
+#define MPI_ROOT (-3)
+#define MPI_ANY_TAG (-1)
+#define MPI_UNDEFINED (-32766)
+#define MPI_BSEND_OVERHEAD 64
+#define MPI_BOTTOM ((void *)0)
+#define MPI_IN_PLACE ((void *)-1)
+#define MPI_STATUS_IGNORE ((MPI_Status *)1)
+#define MPI_STATUSES_IGNORE ((MPI_Status *)1)
+#define MPI_ERRCODES_IGNORE ((int *)0)
+#define MPI_ARGV_NULL ((char **)0)
+#define MPI_ARGVS_NULL ((char ***)0)
+#define MPI_UNWEIGHTED ((int *)1)
+#define MPI_WEIGHTS_EMPTY ((int *)2)
+
+#define MPI_MAX_PROCESSOR_NAME 128
+#define MPI_MAX_ERROR_STRING 512
+#define MPI_MAX_OBJECT_NAME 128
+#define MPI_MAX_INFO_KEY 255
+#define MPI_MAX_INFO_VAL 1024
+#define MPI_MAX_LIBRARY_VERSION_STRING 8192
+#define MPI_MAX_PORT_NAME 256
+#define MPI_MAX_DATAREP_STRING 128
+
+/* results of MPI_Comm_compare / MPI_Group_compare */
+#define MPI_IDENT 0
+#define MPI_CONGRUENT 1
+#define MPI_SIMILAR 2
+#define MPI_UNEQUAL 3
+
+#define MPI_THREAD_SINGLE 0
+#define MPI_THREAD_FUNNELED 1
+#define MPI_THREAD_SERIALIZED 2
+#define MPI_THREAD_MULTIPLE 3
+
+#define MPI_COMM_TYPE_SHARED 1
+
+/* topology kinds (MPI_Topo_test) */
+#define MPI_GRAPH 1
+#define MPI_CART 2
+#define MPI_DIST_GRAPH 3
+
+/* datatype combiners */
+#define MPI_COMBINER_NAMED 1
+#define MPI_COMBINER_DUP 2
+#define MPI_COMBINER_CONTIGUOUS 3
+#define MPI_COMBINER_VECTOR 4
+#define MPI_COMBINER_HVECTOR_INTEGER 5
+#define MPI_COMBINER_HVECTOR 6
+#define MPI_COMBINER_INDEXED 7
+#define MPI_COMBINER_HINDEXED_INTEGER 8
+#define MPI_COMBINER_HINDEXED 9
+#define MPI_COMBINER_INDEXED_BLOCK 10
+#define MPI_COMBINER_STRUCT_INTEGER 11
+#define MPI_COMBINER_STRUCT 12
+#define MPI_COMBINER_SUBARRAY 13
+#define MPI_COMBINER_DARRAY 14
+#define MPI_COMBINER_F90_REAL 15
+#define MPI_COMBINER_F90_COMPLEX 16
+#define MPI_COMBINER_F90_INTEGER 17
+#define MPI_COMBINER_RESIZED 18
+#define MPI_COMBINER_HINDEXED_BLOCK 19
+
+#define MPI_ORDER_C 56
+#define MPI_ORDER_FORTRAN 57
+#define MPI_DISTRIBUTE_BLOCK 121
+#define MPI_DISTRIBUTE_CYCLIC 122
+#define MPI_DISTRIBUTE_NONE 123
+#define MPI_DISTRIBUTE_DFLT_DARG (-49767)
+
+/* ---- error classes (the values of adi3::ErrorClass) ---- */
+#define MPI_SUCCESS 0
+#define MPI_ERR_BUFFER 1
+#define MPI_ERR_COUNT 2
+#define MPI_ERR_TYPE 3
+#define MPI_ERR_TAG 4
+#define MPI_ERR_COMM 5
+#define MPI_ERR_RANK 6
+#define MPI_ERR_REQUEST 7
+#define MPI_ERR_ROOT 8
+#define MPI_ERR_GROUP 9
+#define MPI_ERR_OP 10
+#define MPI_ERR_TOPOLOGY 11
+#define MPI_ERR_DIMS 12
+#define MPI_ERR_ARG 13
+#define MPI_ERR_UNKNOWN 14
+#define MPI_ERR_TRUNCATE 15
+#define MPI_ERR_OTHER 16
+#define MPI_ERR_INTERN 17
+#define MPI_ERR_IN_STATUS 18
+#define MPI_ERR_PENDING 19
+#define MPI_ERR_ACCESS 20
+#define MPI_ERR_AMODE 21
+#define MPI_ERR_ASSERT 22
+#define MPI_ERR_BAD_FILE 23
+#define MPI_ERR_BASE 24
+#define MPI_ERR_CONVERSION 25
+#define MPI_ERR_DISP 26
+#define MPI_ERR_DUP_DATAREP 27
+#define MPI_ERR_FILE_EXISTS 28
+#define MPI_ERR_FILE_IN_USE 29
+#define MPI_ERR_FILE 30
+#define MPI_ERR_INFO_KEY 31
+#define MPI_ERR_INFO_NOKEY 32
+#define MPI_ERR_INFO_VALUE 33
+#define MPI_ERR_INFO 34
+#define MPI_ERR_IO 35
+#define MPI_ERR_KEYVAL 36
+#define MPI_ERR_LOCKTYPE 37
+#define MPI_ERR_NAME 38
+#define MPI_ERR_NO_MEM 39
+#define MPI_ERR_NOT_SAME 40
+#define MPI_ERR_NO_SPACE 41
+#define MPI_ERR_NO_SUCH_FILE 42
+#define MPI_ERR_PORT 43
+#define MPI_ERR_QUOTA 44
+#define MPI_ERR_READ_ONLY 45
+#define MPI_ERR_RMA_CONFLICT 46
+#define MPI_ERR_RMA_SYNC 47
+#define MPI_ERR_SERVICE 48
+#define MPI_ERR_SIZE 49
+#define MPI_ERR_SPAWN 50
+#define MPI_ERR_UNSUPPORTED_DATAREP 51
+#define MPI_ERR_UNSUPPORTED_OPERATION 52
+#define MPI_ERR_WIN 53
+#define MPI_ERR_RMA_RANGE 54
+#define MPI_ERR_RMA_ATTACH 55
+#define MPI_ERR_RMA_SHARED 56
+#define MPI_ERR_RMA_FLAVOR 57
+#define MPI_ERR_PROC_FAILED 58 /* MPI-4 fault tolerance: a peer died */
+#define MPI_ERR_LASTCODE 59
+
+/* ---- callback types ---- */
+typedef void MPI_User_function(void *invec, void *inoutvec, int *len, MPI_Datatype *datatype);
+typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *error_code, ...);
+typedef MPI_Comm_errhandler_function MPI_Comm_errhandler_fn;
+typedef MPI_Comm_errhandler_function MPI_Handler_function;
+typedef void MPI_Win_errhandler_function(MPI_Win *win, int *error_code, ...);
+typedef void MPI_File_errhandler_function(MPI_File *file, int *error_code, ...);
+typedef int MPI_Comm_copy_attr_function(MPI_Comm oldcomm, int comm_keyval, void *extra_state,
+                                        void *attribute_val_in, void *attribute_val_out, int *flag);
+typedef int MPI_Comm_delete_attr_function(MPI_Comm comm, int comm_keyval, void *attribute_val,
+                                          void *extra_state);
+typedef int MPI_Type_copy_attr_function(MPI_Datatype oldtype, int type_keyval, void *extra_state,
+                                        void *attribute_val_in, void *attribute_val_out, int *flag);
+typedef int MPI_Type_delete_attr_function(MPI_Datatype datatype, int type_keyval, void *attribute_val,
+                                          void *extra_state);
+/* MPI-1 style (deprecated) */
+typedef int MPI_Copy_function(MPI_Comm oldcomm, int keyval, void *extra_state, void *attribute_val_in,
+                              void *attribute_val_out, int *flag);
+typedef int MPI_Delete_function(MPI_Comm comm, int keyval, void *attribute_val, void *extra_state);
+
+/* predefined attribute callbacks */
+int adi3_comm_null_copy_fn(MPI_Comm, int, void *, void *, void *, int *);
+int adi3_comm_dup_fn(MPI_Comm, int, void *, void *, void *, int *);
+int adi3_comm_null_delete_fn(MPI_Comm, int, void *, void *);
+int adi3_type_null_copy_fn(MPI_Datatype, int, void *, void *, void *, int *);
+int adi3_type_dup_fn(MPI_Datatype, int, void *, void *, void *, int *);
+int adi3_type_null_delete_fn(MPI_Datatype, int, void *, void *);
+#define MPI_COMM_NULL_COPY_FN adi3_comm_null_copy_fn
+#define MPI_COMM_DUP_FN adi3_comm_dup_fn
+#define MPI_COMM_NULL_DELETE_FN adi3_comm_null_delete_fn
+#define MPI_TYPE_NULL_COPY_FN adi3_type_null_copy_fn
+#define MPI_TYPE_DUP_FN adi3_type_dup_fn
+#define MPI_TYPE_NULL_DELETE_FN adi3_type_null_delete_fn
+#define MPI_NULL_COPY_FN adi3_comm_null_copy_fn
+#define MPI_DUP_FN adi3_comm_dup_fn
+#define MPI_NULL_DELETE_FN adi3_comm_null_delete_fn
+
+/* ---- functions ---- */
+#include "mpi_proto.h"
+#include "pmpi_proto.h"
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ADI3_MPI_H_INCLUDED */

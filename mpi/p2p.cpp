@@ -1,0 +1,311 @@
+// Point-to-point: the send modes, receives, sendrecv, probes and matched
+// probes, persistent initialization and the attached buffer. Arguments the
+// core does not check itself (handles, counts, committed types) are
+// checked here; the core names bad ranks and tags.
+#include "mpi/api.hpp"
+
+using namespace adi3;
+using namespace adi3::mpi;
+
+namespace {
+
+// Count, datatype (valid and committed) and buffer of one side.
+int check_side(Runtime& rt, const void* buf, int count, MPI_Datatype dt, const Datatype** out) {
+  if (int e = check_count(count)) return e;
+  if (int e = get_comm_type(rt, dt, out)) return e;
+  return check_buffer(buf, count, *out);
+}
+
+int blocking_send(const char* fn, const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+                  SendMode mode) {
+  Runtime* rt = g_runtime;
+  if (!rt) return not_initialized(fn);
+  CommObj* c = nullptr;
+  if (int e = get_comm(*rt, comm, &c)) return world_error(e, fn);
+  const Datatype* t = nullptr;
+  int e = check_side(*rt, buf, count, dt, &t);
+  if (!e) e = rt->dev().send(buf, static_cast<std::size_t>(count), t, dest, tag, c->pt2pt, mode);
+  return comm_error(c, e, fn);
+}
+
+int nonblocking_send(const char* fn, const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+                     SendMode mode, MPI_Request* request, bool persistent) {
+  Runtime* rt = g_runtime;
+  if (!rt) return not_initialized(fn);
+  CommObj* c = nullptr;
+  if (int e = get_comm(*rt, comm, &c)) return world_error(e, fn);
+  if (!request) return comm_error(c, raise(ErrorClass::Arg, "request is null"), fn);
+  const Datatype* t = nullptr;
+  int e = check_side(*rt, buf, count, dt, &t);
+  Request* r = nullptr;
+  if (!e) {
+    auto n = static_cast<std::size_t>(count);
+    e = persistent ? rt->dev().send_init(buf, n, t, dest, tag, c->pt2pt, mode, &r)
+                   : rt->dev().isend(buf, n, t, dest, tag, c->pt2pt, mode, &r);
+  }
+  if (!e) e = new_request(*rt, r, comm, persistent, request);
+  return comm_error(c, e, fn);
+}
+
+int receive_request(const char* fn, void* buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
+                    MPI_Request* request, bool persistent) {
+  Runtime* rt = g_runtime;
+  if (!rt) return not_initialized(fn);
+  CommObj* c = nullptr;
+  if (int e = get_comm(*rt, comm, &c)) return world_error(e, fn);
+  if (!request) return comm_error(c, raise(ErrorClass::Arg, "request is null"), fn);
+  const Datatype* t = nullptr;
+  int e = check_side(*rt, buf, count, dt, &t);
+  Request* r = nullptr;
+  if (!e) {
+    auto n = static_cast<std::size_t>(count);
+    e = persistent ? rt->dev().recv_init(buf, n, t, source, tag, c->pt2pt, &r)
+                   : rt->dev().irecv(buf, n, t, source, tag, c->pt2pt, &r);
+  }
+  if (!e) e = new_request(*rt, r, comm, persistent, request);
+  return comm_error(c, e, fn);
+}
+
+int get_message(Runtime& rt, MPI_Message* message, Request*** slot, int* index) {
+  if (!message) return raise(ErrorClass::Arg, "message is null");
+  *index = -1;
+  if (*message == MPI_MESSAGE_NO_PROC) return 0;
+  if (is_kind(*message, Kind::Message, HandleClass::User)) {
+    if (Request** r = rt.messages.get(handle_index(*message))) {
+      *slot = r;
+      *index = handle_index(*message);
+      return 0;
+    }
+  }
+  if (*message == MPI_MESSAGE_NULL) return raise(ErrorClass::Request, "the message is MPI_MESSAGE_NULL");
+  return raise(ErrorClass::Request, "0x%x is not a matched message (MPI_Mprobe)", *message);
+}
+
+int new_message(Runtime& rt, Request* msg, MPI_Message* out) {
+  if (!msg) {
+    *out = MPI_MESSAGE_NO_PROC;
+    return 0;
+  }
+  int i = rt.messages.add(msg);
+  if (i < 0) return raise(ErrorClass::Intern, "too many matched messages");
+  *out = make_handle(HandleClass::User, Kind::Message, i);
+  return 0;
+}
+
+}  // namespace
+
+ADI3_MPI_API(int, Send, (const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)) {
+  return blocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Standard);
+}
+ADI3_MPI_API(int, Bsend, (const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)) {
+  return blocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Buffered);
+}
+ADI3_MPI_API(int, Ssend, (const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)) {
+  return blocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Synchronous);
+}
+ADI3_MPI_API(int, Rsend, (const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)) {
+  return blocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Ready);
+}
+
+ADI3_MPI_API(int, Isend, (const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+                          MPI_Request* request)) {
+  return nonblocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Standard, request, false);
+}
+ADI3_MPI_API(int, Ibsend, (const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+                           MPI_Request* request)) {
+  return nonblocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Buffered, request, false);
+}
+ADI3_MPI_API(int, Issend, (const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+                           MPI_Request* request)) {
+  return nonblocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Synchronous, request, false);
+}
+ADI3_MPI_API(int, Irsend, (const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+                           MPI_Request* request)) {
+  return nonblocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Ready, request, false);
+}
+
+ADI3_MPI_API(int, Send_init, (const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+                              MPI_Request* request)) {
+  return nonblocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Standard, request, true);
+}
+ADI3_MPI_API(int, Bsend_init, (const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+                               MPI_Request* request)) {
+  return nonblocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Buffered, request, true);
+}
+ADI3_MPI_API(int, Ssend_init, (const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+                               MPI_Request* request)) {
+  return nonblocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Synchronous, request, true);
+}
+ADI3_MPI_API(int, Rsend_init, (const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+                               MPI_Request* request)) {
+  return nonblocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Ready, request, true);
+}
+
+ADI3_MPI_API(int, Irecv, (void* buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
+                          MPI_Request* request)) {
+  return receive_request(__func__, buf, count, dt, source, tag, comm, request, false);
+}
+ADI3_MPI_API(int, Recv_init, (void* buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
+                              MPI_Request* request)) {
+  return receive_request(__func__, buf, count, dt, source, tag, comm, request, true);
+}
+
+ADI3_MPI_API(int, Recv, (void* buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
+                         MPI_Status* status)) {
+  ADI3_MPI_ENTER();
+  CommObj* c = nullptr;
+  if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
+  const Datatype* t = nullptr;
+  int e = check_side(*rt, buf, count, dt, &t);
+  Status s;
+  if (!e) {
+    e = rt->dev().recv(buf, static_cast<std::size_t>(count), t, source, tag, c->pt2pt, &s);
+    to_mpi(s, status, false);
+  }
+  return comm_error(c, e, __func__);
+}
+
+ADI3_MPI_API(int, Sendrecv, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                             void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                             MPI_Comm comm, MPI_Status* status)) {
+  ADI3_MPI_ENTER();
+  CommObj* c = nullptr;
+  if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
+  const Datatype *st = nullptr, *rt_type = nullptr;
+  int e = check_side(*rt, sendbuf, sendcount, sendtype, &st);
+  if (!e) e = check_side(*rt, recvbuf, recvcount, recvtype, &rt_type);
+  Status s;
+  if (!e) {
+    e = rt->dev().sendrecv(sendbuf, static_cast<std::size_t>(sendcount), st, dest, sendtag, recvbuf,
+                           static_cast<std::size_t>(recvcount), rt_type, source, recvtag, c->pt2pt, &s);
+    to_mpi(s, status, false);
+  }
+  return comm_error(c, e, __func__);
+}
+
+ADI3_MPI_API(int, Sendrecv_replace, (void* buf, int count, MPI_Datatype dt, int dest, int sendtag, int source,
+                                     int recvtag, MPI_Comm comm, MPI_Status* status)) {
+  ADI3_MPI_ENTER();
+  CommObj* c = nullptr;
+  if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
+  const Datatype* t = nullptr;
+  int e = check_side(*rt, buf, count, dt, &t);
+  Status s;
+  if (!e) {
+    e = rt->dev().sendrecv_replace(buf, static_cast<std::size_t>(count), t, dest, sendtag, source, recvtag,
+                                   c->pt2pt, &s);
+    to_mpi(s, status, false);
+  }
+  return comm_error(c, e, __func__);
+}
+
+ADI3_MPI_API(int, Probe, (int source, int tag, MPI_Comm comm, MPI_Status* status)) {
+  ADI3_MPI_ENTER();
+  CommObj* c = nullptr;
+  if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
+  Status s;
+  int e = rt->dev().probe(source, tag, c->pt2pt, &s);
+  if (!e) to_mpi(s, status, false);
+  return comm_error(c, e, __func__);
+}
+
+ADI3_MPI_API(int, Iprobe, (int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status)) {
+  ADI3_MPI_ENTER();
+  CommObj* c = nullptr;
+  if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
+  if (!flag) return comm_error(c, raise(ErrorClass::Arg, "flag is null"), __func__);
+  Status s;
+  bool f = false;
+  int e = rt->dev().iprobe(source, tag, c->pt2pt, &f, &s);
+  if (!e) {
+    *flag = f;
+    if (f) to_mpi(s, status, false);
+  }
+  return comm_error(c, e, __func__);
+}
+
+ADI3_MPI_API(int, Mprobe, (int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status)) {
+  ADI3_MPI_ENTER();
+  CommObj* c = nullptr;
+  if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
+  if (!message) return comm_error(c, raise(ErrorClass::Arg, "message is null"), __func__);
+  Status s;
+  Request* msg = nullptr;
+  int e = rt->dev().mprobe(source, tag, c->pt2pt, &msg, &s);
+  if (!e) e = new_message(*rt, msg, message);
+  if (!e) to_mpi(s, status, false);
+  return comm_error(c, e, __func__);
+}
+
+ADI3_MPI_API(int, Improbe, (int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message,
+                            MPI_Status* status)) {
+  ADI3_MPI_ENTER();
+  CommObj* c = nullptr;
+  if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
+  if (!message || !flag) return comm_error(c, raise(ErrorClass::Arg, "message or flag is null"), __func__);
+  Status s;
+  Request* msg = nullptr;
+  bool f = false;
+  int e = rt->dev().improbe(source, tag, c->pt2pt, &f, &msg, &s);
+  if (!e) {
+    *flag = f;
+    if (f) {
+      e = new_message(*rt, msg, message);
+      to_mpi(s, status, false);
+    }
+  }
+  return comm_error(c, e, __func__);
+}
+
+ADI3_MPI_API(int, Mrecv, (void* buf, int count, MPI_Datatype dt, MPI_Message* message, MPI_Status* status)) {
+  ADI3_MPI_ENTER();
+  Request** slot = nullptr;
+  int index;
+  if (int e = get_message(*rt, message, &slot, &index)) return world_error(e, __func__);
+  const Datatype* t = nullptr;
+  if (int e = check_side(*rt, buf, count, dt, &t)) return world_error(e, __func__);
+  Request* msg = slot ? *slot : nullptr;
+  if (slot) rt->messages.remove(index);
+  *message = MPI_MESSAGE_NULL;
+  Status s;
+  int e = rt->dev().mrecv(buf, static_cast<std::size_t>(count), t, &msg, &s);
+  to_mpi(s, status, false);
+  return world_error(e, __func__);
+}
+
+ADI3_MPI_API(int, Imrecv, (void* buf, int count, MPI_Datatype dt, MPI_Message* message, MPI_Request* request)) {
+  ADI3_MPI_ENTER();
+  Request** slot = nullptr;
+  int index;
+  if (int e = get_message(*rt, message, &slot, &index)) return world_error(e, __func__);
+  if (!request) return world_error(raise(ErrorClass::Arg, "request is null"), __func__);
+  const Datatype* t = nullptr;
+  if (int e = check_side(*rt, buf, count, dt, &t)) return world_error(e, __func__);
+  Request* msg = slot ? *slot : nullptr;
+  if (slot) rt->messages.remove(index);
+  *message = MPI_MESSAGE_NULL;
+  Request* r = nullptr;
+  int e = rt->dev().imrecv(buf, static_cast<std::size_t>(count), t, &msg, &r);
+  if (!e) e = new_request(*rt, r, MPI_COMM_WORLD, false, request);
+  return world_error(e, __func__);
+}
+
+ADI3_MPI_API(int, Buffer_attach, (void* buffer, int size)) {
+  ADI3_MPI_ENTER();
+  if (size < 0) return world_error(raise(ErrorClass::Arg, "invalid buffer size %d", size), __func__);
+  if (!buffer && size > 0) return world_error(raise(ErrorClass::Buffer, "the buffer is null"), __func__);
+  return world_error(rt->dev().buffer_attach(buffer, static_cast<std::size_t>(size)), __func__);
+}
+
+ADI3_MPI_API(int, Buffer_detach, (void* buffer_addr, int* size)) {
+  ADI3_MPI_ENTER();
+  if (!buffer_addr || !size) return world_error(raise(ErrorClass::Arg, "buffer_addr or size is null"), __func__);
+  void* b = nullptr;
+  std::size_t n = 0;
+  int e = rt->dev().buffer_detach(&b, &n);
+  if (!e) {
+    *static_cast<void**>(buffer_addr) = b;
+    *size = static_cast<int>(n);
+  }
+  return world_error(e, __func__);
+}

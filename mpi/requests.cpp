@@ -1,0 +1,292 @@
+// Completion of requests: the wait/test families, request_get_status,
+// request_free, cancel, start/startall. MPI_Request handles map to core
+// requests; a handle is released when the core frees its request.
+#include <vector>
+
+#include "mpi/api.hpp"
+
+using namespace adi3;
+using namespace adi3::mpi;
+
+namespace {
+
+// Arrays for a call over n requests, on the stack when small.
+template <class T>
+class Scratch {
+ public:
+  explicit Scratch(int n) : p_(n <= kLocal ? local_ : (heap_.resize(static_cast<std::size_t>(n)), heap_.data())) {}
+  T& operator[](int i) { return p_[i]; }
+  T* data() { return p_; }
+
+ private:
+  static constexpr int kLocal = 16;
+  T local_[kLocal] = {};
+  std::vector<T> heap_;
+  T* p_;
+};
+
+// The slot of a non-null request handle.
+int get_slot(Runtime& rt, MPI_Request h, ReqSlot** out) {
+  if (is_kind(h, Kind::Request, HandleClass::User)) {
+    if (ReqSlot* s = rt.requests.get(handle_index(h))) {
+      *out = s;
+      return 0;
+    }
+    return raise(ErrorClass::Request, "request handle 0x%x was freed or never created", h);
+  }
+  return raise(ErrorClass::Request, "0x%x is not a request handle", h);
+}
+
+// Core requests of an array of handles (null handles give nullptr).
+int gather(Runtime& rt, int n, const MPI_Request* reqs, Request** out, MPI_Comm* comms) {
+  if (n < 0) return raise(ErrorClass::Count, "invalid count %d of requests", n);
+  if (n > 0 && !reqs) return raise(ErrorClass::Arg, "array_of_requests is null");
+  for (int i = 0; i < n; ++i) {
+    out[i] = nullptr;
+    comms[i] = MPI_COMM_WORLD;
+    if (reqs[i] == MPI_REQUEST_NULL) continue;
+    ReqSlot* s = nullptr;
+    if (int e = get_slot(rt, reqs[i], &s)) return e;
+    out[i] = s->req;
+    comms[i] = s->comm;
+  }
+  return 0;
+}
+
+// After the core finished request i: a freed request frees its handle.
+void settle(Runtime& rt, MPI_Request* h, Request* r) {
+  if (*h != MPI_REQUEST_NULL && !r) {
+    rt.requests.remove(handle_index(*h));
+    *h = MPI_REQUEST_NULL;
+  }
+}
+
+bool in_status(int e) { return e && error_class_of(e) == ErrorClass::InStatus; }
+
+// Errors of a multiple-completion call go to the handler of the first
+// failed request's communicator.
+MPI_Comm failed_comm(int n, const Status* st, const MPI_Comm* comms) {
+  for (int i = 0; i < n; ++i) {
+    if (st[i].error) return comms[i];
+  }
+  return n > 0 ? comms[0] : MPI_COMM_WORLD;
+}
+
+int complete_one(const char* fn, MPI_Request* request, int* flag, MPI_Status* status) {
+  Runtime* rt = g_runtime;
+  if (!rt) return not_initialized(fn);
+  if (!request) return world_error(raise(ErrorClass::Arg, "request is null"), fn);
+  if (*request == MPI_REQUEST_NULL) {
+    if (flag) *flag = 1;
+    empty_status(status, false);
+    return MPI_SUCCESS;
+  }
+  ReqSlot* s = nullptr;
+  if (int e = get_slot(*rt, *request, &s)) return world_error(e, fn);
+  MPI_Comm comm = s->comm;
+  Request* r = s->req;
+  Status st;
+  int e;
+  if (flag) {
+    bool f = false;
+    e = rt->dev().test(&r, &f, &st);
+    *flag = f;
+    if (f) to_mpi(st, status, false);
+  } else {
+    e = rt->dev().wait(&r, &st);
+    to_mpi(st, status, false);
+  }
+  s->req = r;
+  settle(*rt, request, r);
+  return comm_error(comm, e, fn);
+}
+
+}  // namespace
+
+ADI3_MPI_API(int, Wait, (MPI_Request * request, MPI_Status* status)) {
+  return complete_one(__func__, request, nullptr, status);
+}
+
+ADI3_MPI_API(int, Test, (MPI_Request * request, int* flag, MPI_Status* status)) {
+  if (!flag) return world_error(raise(ErrorClass::Arg, "flag is null"), __func__);
+  return complete_one(__func__, request, flag, status);
+}
+
+ADI3_MPI_API(int, Waitall, (int count, MPI_Request reqs[], MPI_Status statuses[])) {
+  ADI3_MPI_ENTER();
+  Scratch<Request*> rs(count);
+  Scratch<MPI_Comm> comms(count);
+  if (int e = gather(*rt, count, reqs, rs.data(), comms.data())) return world_error(e, __func__);
+  std::vector<Status> st(static_cast<std::size_t>(count));
+  int e = rt->dev().waitall(count, rs.data(), st.data());
+  for (int i = 0; i < count; ++i) {
+    settle(*rt, &reqs[i], rs[i]);
+    if (statuses != MPI_STATUSES_IGNORE && statuses) to_mpi(st[static_cast<std::size_t>(i)], &statuses[i], in_status(e));
+  }
+  return comm_error(in_status(e) ? failed_comm(count, st.data(), comms.data()) : MPI_COMM_WORLD, e, __func__);
+}
+
+ADI3_MPI_API(int, Testall, (int count, MPI_Request reqs[], int* flag, MPI_Status statuses[])) {
+  ADI3_MPI_ENTER();
+  if (!flag) return world_error(raise(ErrorClass::Arg, "flag is null"), __func__);
+  Scratch<Request*> rs(count);
+  Scratch<MPI_Comm> comms(count);
+  if (int e = gather(*rt, count, reqs, rs.data(), comms.data())) return world_error(e, __func__);
+  std::vector<Status> st(static_cast<std::size_t>(count));
+  bool f = false;
+  int e = rt->dev().testall(count, rs.data(), &f, st.data());
+  *flag = f;
+  if (f) {
+    for (int i = 0; i < count; ++i) {
+      settle(*rt, &reqs[i], rs[i]);
+      if (statuses != MPI_STATUSES_IGNORE && statuses) to_mpi(st[static_cast<std::size_t>(i)], &statuses[i], in_status(e));
+    }
+  }
+  return comm_error(in_status(e) ? failed_comm(count, st.data(), comms.data()) : MPI_COMM_WORLD, e, __func__);
+}
+
+ADI3_MPI_API(int, Waitany, (int count, MPI_Request reqs[], int* index, MPI_Status* status)) {
+  ADI3_MPI_ENTER();
+  if (!index) return world_error(raise(ErrorClass::Arg, "index is null"), __func__);
+  Scratch<Request*> rs(count);
+  Scratch<MPI_Comm> comms(count);
+  if (int e = gather(*rt, count, reqs, rs.data(), comms.data())) return world_error(e, __func__);
+  Status st;
+  int e = rt->dev().waitany(count, rs.data(), index, &st);
+  to_mpi(st, status, false);
+  MPI_Comm comm = MPI_COMM_WORLD;
+  if (*index != MPI_UNDEFINED) {
+    comm = comms[*index];
+    settle(*rt, &reqs[*index], rs[*index]);
+  }
+  return comm_error(comm, e, __func__);
+}
+
+ADI3_MPI_API(int, Testany, (int count, MPI_Request reqs[], int* index, int* flag, MPI_Status* status)) {
+  ADI3_MPI_ENTER();
+  if (!index || !flag) return world_error(raise(ErrorClass::Arg, "index or flag is null"), __func__);
+  Scratch<Request*> rs(count);
+  Scratch<MPI_Comm> comms(count);
+  if (int e = gather(*rt, count, reqs, rs.data(), comms.data())) return world_error(e, __func__);
+  Status st;
+  bool f = false;
+  int e = rt->dev().testany(count, rs.data(), index, &f, &st);
+  *flag = f;
+  if (f) to_mpi(st, status, false);
+  MPI_Comm comm = MPI_COMM_WORLD;
+  if (*index != MPI_UNDEFINED) {
+    comm = comms[*index];
+    settle(*rt, &reqs[*index], rs[*index]);
+  }
+  return comm_error(comm, e, __func__);
+}
+
+namespace {
+
+int some(const char* fn, bool wait, int incount, MPI_Request reqs[], int* outcount, int indices[],
+         MPI_Status statuses[]) {
+  Runtime* rt = g_runtime;
+  if (!rt) return not_initialized(fn);
+  if (!outcount || (incount > 0 && !indices)) {
+    return world_error(raise(ErrorClass::Arg, "outcount or array_of_indices is null"), fn);
+  }
+  Scratch<Request*> rs(incount);
+  Scratch<MPI_Comm> comms(incount);
+  if (int e = gather(*rt, incount, reqs, rs.data(), comms.data())) return world_error(e, fn);
+  std::vector<Status> st(static_cast<std::size_t>(incount));
+  int e = wait ? rt->dev().waitsome(incount, rs.data(), outcount, indices, st.data())
+               : rt->dev().testsome(incount, rs.data(), outcount, indices, st.data());
+  MPI_Comm comm = MPI_COMM_WORLD;
+  if (*outcount != MPI_UNDEFINED) {
+    for (int k = 0; k < *outcount; ++k) {
+      int i = indices[k];
+      if (st[static_cast<std::size_t>(k)].error && comm == MPI_COMM_WORLD) comm = comms[i];
+      settle(*rt, &reqs[i], rs[i]);
+      if (statuses != MPI_STATUSES_IGNORE && statuses) to_mpi(st[static_cast<std::size_t>(k)], &statuses[k], in_status(e));
+    }
+  }
+  return comm_error(comm, e, fn);
+}
+
+}  // namespace
+
+ADI3_MPI_API(int, Waitsome, (int incount, MPI_Request reqs[], int* outcount, int indices[], MPI_Status statuses[])) {
+  return some(__func__, true, incount, reqs, outcount, indices, statuses);
+}
+
+ADI3_MPI_API(int, Testsome, (int incount, MPI_Request reqs[], int* outcount, int indices[], MPI_Status statuses[])) {
+  return some(__func__, false, incount, reqs, outcount, indices, statuses);
+}
+
+ADI3_MPI_API(int, Request_get_status, (MPI_Request request, int* flag, MPI_Status* status)) {
+  ADI3_MPI_ENTER();
+  if (!flag) return world_error(raise(ErrorClass::Arg, "flag is null"), __func__);
+  if (request == MPI_REQUEST_NULL) {
+    *flag = 1;
+    empty_status(status, false);
+    return MPI_SUCCESS;
+  }
+  ReqSlot* s = nullptr;
+  if (int e = get_slot(*rt, request, &s)) return world_error(e, __func__);
+  Status st;
+  bool f = false;
+  int e = rt->dev().request_get_status(s->req, &f, &st);
+  *flag = f;
+  if (f) to_mpi(st, status, false);
+  return comm_error(s->comm, e, __func__);
+}
+
+ADI3_MPI_API(int, Request_free, (MPI_Request * request)) {
+  ADI3_MPI_ENTER();
+  if (!request) return world_error(raise(ErrorClass::Arg, "request is null"), __func__);
+  if (*request == MPI_REQUEST_NULL) {
+    return world_error(raise(ErrorClass::Request, "MPI_Request_free of MPI_REQUEST_NULL"), __func__);
+  }
+  ReqSlot* s = nullptr;
+  if (int e = get_slot(*rt, *request, &s)) return world_error(e, __func__);
+  MPI_Comm comm = s->comm;
+  Request* r = s->req;
+  int e = rt->dev().request_free(&r);
+  rt->requests.remove(handle_index(*request));
+  *request = MPI_REQUEST_NULL;
+  return comm_error(comm, e, __func__);
+}
+
+ADI3_MPI_API(int, Cancel, (MPI_Request * request)) {
+  ADI3_MPI_ENTER();
+  if (!request) return world_error(raise(ErrorClass::Arg, "request is null"), __func__);
+  if (*request == MPI_REQUEST_NULL) return world_error(raise(ErrorClass::Request, "MPI_Cancel of MPI_REQUEST_NULL"), __func__);
+  ReqSlot* s = nullptr;
+  if (int e = get_slot(*rt, *request, &s)) return world_error(e, __func__);
+  return comm_error(s->comm, rt->dev().cancel(s->req), __func__);
+}
+
+ADI3_MPI_API(int, Start, (MPI_Request * request)) {
+  ADI3_MPI_ENTER();
+  if (!request) return world_error(raise(ErrorClass::Arg, "request is null"), __func__);
+  if (*request == MPI_REQUEST_NULL) return world_error(raise(ErrorClass::Request, "MPI_Start of MPI_REQUEST_NULL"), __func__);
+  ReqSlot* s = nullptr;
+  if (int e = get_slot(*rt, *request, &s)) return world_error(e, __func__);
+  return comm_error(s->comm, rt->dev().start(s->req), __func__);
+}
+
+ADI3_MPI_API(int, Startall, (int count, MPI_Request reqs[])) {
+  ADI3_MPI_ENTER();
+  Scratch<Request*> rs(count);
+  Scratch<MPI_Comm> comms(count);
+  if (int e = gather(*rt, count, reqs, rs.data(), comms.data())) return world_error(e, __func__);
+  for (int i = 0; i < count; ++i) {
+    if (!rs[i]) return world_error(raise(ErrorClass::Request, "MPI_Startall: request %d is MPI_REQUEST_NULL", i), __func__);
+  }
+  for (int i = 0; i < count; ++i) {
+    if (int e = rt->dev().start(rs[i])) return comm_error(comms[i], e, __func__);
+  }
+  return MPI_SUCCESS;
+}
+
+ADI3_MPI_API(int, Test_cancelled, (const MPI_Status* status, int* flag)) {
+  ADI3_MPI_ENTER();
+  if (ignored(status) || !flag) return world_error(raise(ErrorClass::Arg, "status or flag is null"), __func__);
+  *flag = status->adi3_cancelled != 0;
+  return MPI_SUCCESS;
+}

@@ -1,0 +1,61 @@
+#include "mpi/runtime.hpp"
+
+#include <algorithm>
+
+namespace adi3::mpi {
+
+Runtime* g_runtime = nullptr;
+std::atomic<int> g_state{0};
+
+int GroupData::rank_of(int r) const {
+  auto it = std::find(ranks.begin(), ranks.end(), r);
+  return it == ranks.end() ? MPI_UNDEFINED : static_cast<int>(it - ranks.begin());
+}
+
+void init_comm(CommObj& c, GroupPtr group, uint32_t ctx_index, int my_channel_rank) {
+  Comm base;
+  base.context = context_of(ctx_index);
+  base.rank = group->rank_of(my_channel_rank);
+  base.size = group->size();
+  bool identity = true;
+  for (int i = 0; i < base.size && identity; ++i) identity = group->ranks[static_cast<std::size_t>(i)] == i;
+  if (!identity) base.peers = group->ranks;
+  c.pt2pt = base;
+  c.coll = base;
+  c.coll.context += 1;
+  c.internal = base;
+  c.internal.context += 2;
+  c.grouped = base;
+  c.grouped.context += 3;
+  c.group = std::move(group);
+  c.ctx_index = ctx_index;
+}
+
+Runtime::Runtime(std::unique_ptr<Device> dev, int level) : thread_level(level), dev_(std::move(dev)) {
+  main_thread = std::this_thread::get_id();
+  int me = dev_->rank();
+  auto all = std::make_shared<GroupData>();
+  for (int i = 0; i < dev_->size(); ++i) all->ranks.push_back(i);
+  init_comm(world, all, 0, me);
+  world.handle = MPI_COMM_WORLD;
+  world.name = "MPI_COMM_WORLD";
+  auto one = std::make_shared<GroupData>();
+  one->ranks.push_back(me);
+  init_comm(self, one, 1, me);
+  self.handle = MPI_COMM_SELF;
+  self.name = "MPI_COMM_SELF";
+  attr_tag_ub = kTagUb;
+  attr_universe = dev_->size();
+}
+
+// MPI_Finalize: whatever the program did not free goes now, without
+// callbacks (the standard runs them only for MPI_COMM_SELF, before this).
+Runtime::~Runtime() {
+  comms.for_each([](int, CommObj* c) { delete c; });
+  errhandlers.for_each([](int, ErrhandlerObj* e) { delete e; });
+  infos.for_each([](int, InfoObj* i) { delete i; });
+  keyvals.for_each([](int, KeyvalObj* k) { delete k; });
+  types.for_each([](int, Datatype* t) { t->release(); });
+}
+
+}  // namespace adi3::mpi

@@ -1,0 +1,144 @@
+// The MPI layer's one process-wide object: created by MPI_Init, destroyed by
+// MPI_Finalize. It owns the Device and every table of handles; the C API
+// reaches it through the single pointer g_runtime.
+#pragma once
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <mpi.h>
+
+#include "adi3/device.hpp"
+#include "mpi/context_ids.hpp"
+#include "mpi/handle_table.hpp"
+
+namespace adi3::mpi {
+
+// Members of a group as channel ranks (= MPI_COMM_WORLD ranks: no dynamic
+// processes), in group-rank order.
+struct GroupData {
+  std::vector<int> ranks;
+  int size() const { return static_cast<int>(ranks.size()); }
+  // Group rank of channel rank r, or MPI_UNDEFINED.
+  int rank_of(int r) const;
+};
+using GroupPtr = std::shared_ptr<const GroupData>;
+
+// An error handler; user handles and the communicators using it hold
+// references. The handle slot is freed when the last one goes.
+struct ErrhandlerObj {
+  std::atomic<int> refs{1};
+  int handle = MPI_ERRHANDLER_NULL;
+  MPI_Comm_errhandler_function* fn = nullptr;
+};
+
+// A key for attributes; stays valid while attributes use it.
+enum class KeyvalKind : int { Comm, Type, Win };
+struct KeyvalObj {
+  std::atomic<int> refs{1};
+  int handle = MPI_KEYVAL_INVALID;
+  KeyvalKind kind = KeyvalKind::Comm;
+  void* copy_fn = nullptr;    // MPI_{Comm,Type}_copy_attr_function*
+  void* delete_fn = nullptr;  // MPI_{Comm,Type}_delete_attr_function*
+  void* extra_state = nullptr;
+};
+
+// Attributes of one object: keyval handle -> (keyval, value), in the order
+// they were set.
+using AttrList = std::vector<std::pair<KeyvalObj*, void*>>;
+
+struct CommObj {
+  // Four core communicators over the same ranks: user point-to-point,
+  // collectives, this layer's own traffic (context agreement, split), and
+  // Comm_create_group's agreement over a subset.
+  Comm pt2pt, coll, internal, grouped;
+  GroupPtr group;
+  uint32_t ctx_index = 0;
+  int handle = MPI_COMM_NULL;
+  ErrhandlerObj* errh = nullptr;  // nullptr: MPI_ERRORS_ARE_FATAL
+  int errh_builtin = MPI_ERRORS_ARE_FATAL;
+  std::string name;
+  AttrList attrs;
+  std::vector<std::pair<std::string, std::string>> info;
+  int rank() const { return pt2pt.rank; }
+  int size() const { return pt2pt.size; }
+};
+
+struct InfoObj {
+  std::vector<std::pair<std::string, std::string>> entries;  // insertion order
+};
+
+// A user-defined reduction (coll/ gets it through the binding).
+struct OpObj {
+  MPI_User_function* fn = nullptr;
+  bool commute = true;
+};
+
+// What an MPI_Request names: a core request and what the binding needs to
+// finish it (the communicator whose handler reports its errors).
+struct ReqSlot {
+  Request* req = nullptr;
+  MPI_Comm comm = MPI_COMM_WORLD;
+  bool persistent = false;
+};
+
+class Runtime {
+ public:
+  Runtime(std::unique_ptr<Device> dev, int thread_level);
+  ~Runtime();
+
+  Device& dev() { return *dev_; }
+  int thread_level = MPI_THREAD_SINGLE;
+  std::thread::id main_thread;
+
+  CommObj world, self;
+  HandleTable<CommObj*> comms;
+  HandleTable<GroupPtr> groups;
+  HandleTable<Datatype*> types;
+  HandleTable<ErrhandlerObj*> errhandlers;
+  HandleTable<InfoObj*> infos;
+  HandleTable<KeyvalObj*> keyvals;
+  HandleTable<ReqSlot> requests;
+  HandleTable<Request*> messages;
+  HandleTable<OpObj> ops;
+  ContextIds contexts;
+  InfoObj env_info;
+
+  // Handles of derived datatypes by object (for user reduction functions).
+  std::mutex type_lock;
+  std::map<const Datatype*, MPI_Datatype> type_handles;
+
+  // Attributes of datatypes, and names given to predefined ones.
+  std::mutex attr_lock;
+  std::map<const Datatype*, AttrList> type_attrs;
+  std::map<int, std::string> builtin_type_names;
+
+  // Predefined attribute values (their addresses are what get_attr gives).
+  int attr_tag_ub = 0, attr_host = MPI_PROC_NULL, attr_io = MPI_ANY_SOURCE, attr_wtime_global = 0;
+  int attr_universe = 0, attr_appnum = 0, attr_lastusedcode = MPI_ERR_LASTCODE;
+
+  // MPI_Add_error_class/code/string.
+  std::mutex error_lock;
+  int next_class = MPI_ERR_LASTCODE;
+  int user_codes = 0;
+  std::map<int, std::string> error_strings;
+
+ private:
+  std::unique_ptr<Device> dev_;
+};
+
+// Null before MPI_Init and after MPI_Finalize.
+extern Runtime* g_runtime;
+// 0 before MPI_Init, 1 between Init and Finalize, 2 after Finalize.
+extern std::atomic<int> g_state;
+
+// Sets up a CommObj's four core communicators from its group, the caller's
+// channel rank and a context index.
+void init_comm(CommObj& c, GroupPtr group, uint32_t ctx_index, int my_channel_rank);
+
+}  // namespace adi3::mpi
