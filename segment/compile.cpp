@@ -98,8 +98,26 @@ class Compiler {
     return n;
   }
 
+  // count copies of the run list c: one leaf, walked without per-copy
+  // tree steps (arrays of structs, repeated irregular patterns).
+  const Node* rep_runs(std::size_t count, std::ptrdiff_t disp, std::ptrdiff_t stride, const Node* c) {
+    if (count == 1) return shift(c, disp);
+    Node* n = make(NodeKind::kRepRuns);
+    n->count = count;
+    n->disp0 = disp;
+    n->stride = stride;
+    n->child = c;
+    n->size = count * c->size;
+    return n;
+  }
+
   const Node* vec(std::size_t count, std::size_t bl, std::ptrdiff_t disp, std::ptrdiff_t stride,
                   std::ptrdiff_t cext, const Node* c) {
+    if (c->kind == NodeKind::kRuns) {
+      if (bl == 1) return rep_runs(count, disp, stride, c);
+      if (count == 1) return rep_runs(bl, disp, cext, c);
+      return vec(count, 1, disp, stride, 0, rep_runs(bl, 0, cext, c));
+    }
     Node* n = make(NodeKind::kVec);
     n->count = count;
     n->len = bl;
@@ -131,6 +149,9 @@ class Compiler {
     }
     if (b->kind == NodeKind::kVec && b->len == 1 && sd(b->count) * b->stride == stride) {
       return vec(count * b->count, 1, b->disp0, b->stride, b->cext, b->child);
+    }
+    if (b->kind == NodeKind::kRepRuns && sd(b->count) * b->stride == stride) {
+      return rep_runs(count * b->count, b->disp0, b->stride, b->child);
     }
     return vec(count, 1, 0, stride, 0, b);
   }
@@ -187,12 +208,18 @@ class Compiler {
     return n;
   }
 
+  static std::size_t nruns(const Node* c) {
+    return c->kind == NodeKind::kRepRuns ? c->count * c->child->count : c->count;
+  }
+
   // Appends the runs of one leaf instance at displacement d.
   static void append_runs(const Node* c, std::ptrdiff_t d, std::vector<Run>* out) {
     if (c->kind == NodeKind::kVecRuns) {
       for (std::size_t i = 0; i < c->count; ++i) out->push_back({d + c->disp0 + sd(i) * c->stride, c->len, c->elem});
-    } else {
+    } else if (c->kind == NodeKind::kRuns) {
       for (std::size_t i = 0; i < c->count; ++i) out->push_back({d + c->disps[i], c->lens[i], c->elems[i]});
+    } else {
+      for (std::size_t i = 0; i < c->count; ++i) append_runs(c->child, d + c->disp0 + sd(i) * c->stride, out);
     }
   }
 
@@ -248,7 +275,7 @@ class Compiler {
         leaves = false;
         break;
       }
-      total += (single(b.c) && run_mem(b.c) == b.ext) ? 1 : b.bl * b.c->count;
+      total += (single(b.c) && run_mem(b.c) == b.ext) ? 1 : b.bl * nruns(b.c);
     }
     if (leaves && total <= kMaxExpand && total <= 8 * bs.size() + 64) {
       std::vector<Run> runs;

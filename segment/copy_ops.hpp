@@ -17,6 +17,22 @@ inline char* ptr(Addr a) { return reinterpret_cast<char*>(a); }
 // Gather m runs of W bytes at stride into dst (or scatter, if !kGather).
 template <bool kGather, std::size_t W>
 inline char* strided_fixed(char* s, Addr mem, std::ptrdiff_t stride, std::size_t m) {
+  // Far-apart runs defeat the hardware prefetcher (a new page every run or
+  // two): fetch a few runs ahead ourselves.
+  constexpr std::size_t kAhead = 32;
+  if ((stride > 512 || stride < -512) && m > kAhead) {
+    for (std::size_t k = 0; k < m; ++k) {
+      if (k + kAhead < m) __builtin_prefetch(ptr(add(mem, static_cast<std::ptrdiff_t>(kAhead) * stride)), kGather ? 0 : 1);
+      if constexpr (kGather) {
+        std::memcpy(s, ptr(mem), W);
+      } else {
+        std::memcpy(ptr(mem), s, W);
+      }
+      s += W;
+      mem = add(mem, stride);
+    }
+    return s;
+  }
 #pragma GCC unroll 4
   for (std::size_t k = 0; k < m; ++k) {
     if constexpr (kGather) {
@@ -28,6 +44,30 @@ inline char* strided_fixed(char* s, Addr mem, std::ptrdiff_t stride, std::size_t
     mem = add(mem, stride);
   }
   return s;
+}
+
+// A copy of n bytes that avoids a library call for the short runs typical
+// of struct fields (two possibly overlapping fixed-size moves).
+inline void copy_var(char* d, const char* s, std::size_t n) {
+  if (n > 16) {
+    std::memcpy(d, s, n);
+  } else if (n >= 8) {
+    std::uint64_t a, b;
+    std::memcpy(&a, s, 8);
+    std::memcpy(&b, s + n - 8, 8);
+    std::memcpy(d, &a, 8);
+    std::memcpy(d + n - 8, &b, 8);
+  } else if (n >= 4) {
+    std::uint32_t a, b;
+    std::memcpy(&a, s, 4);
+    std::memcpy(&b, s + n - 4, 4);
+    std::memcpy(d, &a, 4);
+    std::memcpy(d + n - 4, &b, 4);
+  } else if (n) {
+    d[0] = s[0];
+    d[n - 1] = s[n - 1];
+    d[n / 2] = s[n / 2];
+  }
 }
 
 template <bool kGather>
@@ -43,9 +83,9 @@ inline char* strided(char* s, Addr mem, std::size_t len, std::ptrdiff_t stride, 
   }
   for (std::size_t k = 0; k < m; ++k) {
     if constexpr (kGather) {
-      std::memcpy(s, ptr(mem), len);
+      copy_var(s, ptr(mem), len);
     } else {
-      std::memcpy(ptr(mem), s, len);
+      copy_var(ptr(mem), s, len);
     }
     s += len;
     mem = add(mem, stride);
@@ -56,11 +96,23 @@ inline char* strided(char* s, Addr mem, std::size_t len, std::ptrdiff_t stride, 
 // Memory -> stream.
 struct PackOp {
   static constexpr bool kRaw = true;
+  static constexpr bool kBulk = true;
   char* out;
   bool run(Addr p, std::size_t n) {
-    std::memcpy(out, ptr(p), n);
+    copy_var(out, ptr(p), n);
     out += n;
     return true;
+  }
+  // m copies, stride apart, of the run list r.
+  void rep(Addr p, std::ptrdiff_t stride, std::size_t m, const Node& r) {
+    const std::ptrdiff_t* d = r.disps.data();
+    const std::size_t* l = r.lens.data();
+    for (std::size_t k = 0; k < m; ++k, p = add(p, stride)) {
+      for (std::size_t q = 0; q < r.count; ++q) {
+        copy_var(out, ptr(add(p, d[q])), l[q]);
+        out += l[q];
+      }
+    }
   }
   std::size_t vec(Addr p, std::size_t len, std::ptrdiff_t stride, std::size_t m) {
     out = strided<true>(out, p, len, stride, m);
@@ -71,11 +123,22 @@ struct PackOp {
 // Stream -> memory.
 struct UnpackOp {
   static constexpr bool kRaw = true;
+  static constexpr bool kBulk = true;
   const char* in;
   bool run(Addr p, std::size_t n) {
-    std::memcpy(ptr(p), in, n);
+    copy_var(ptr(p), in, n);
     in += n;
     return true;
+  }
+  void rep(Addr p, std::ptrdiff_t stride, std::size_t m, const Node& r) {
+    const std::ptrdiff_t* d = r.disps.data();
+    const std::size_t* l = r.lens.data();
+    for (std::size_t k = 0; k < m; ++k, p = add(p, stride)) {
+      for (std::size_t q = 0; q < r.count; ++q) {
+        copy_var(ptr(add(p, d[q])), in, l[q]);
+        in += l[q];
+      }
+    }
   }
   std::size_t vec(Addr p, std::size_t len, std::ptrdiff_t stride, std::size_t m) {
     in = strided<false>(const_cast<char*>(in), p, len, stride, m);
@@ -86,9 +149,11 @@ struct UnpackOp {
 // Describes runs as iovec entries, merging runs that touch.
 struct IovOp {
   static constexpr bool kRaw = true;
+  static constexpr bool kBulk = false;
   struct iovec* iov;
   std::size_t max;
   std::size_t n = 0;
+  void rep(Addr, std::ptrdiff_t, std::size_t, const Node&) {}
   bool run(Addr p, std::size_t len) {
     if (n && reinterpret_cast<Addr>(iov[n - 1].iov_base) + iov[n - 1].iov_len == p) {
       iov[n - 1].iov_len += len;

@@ -45,13 +45,18 @@ class Cursor {
     std::size_t rem = pos_;
     for (;;) {
       std::size_t i;
-      if (n->kind == NodeKind::kVecRuns || n->kind == NodeKind::kVec) {
+      if (n->kind == NodeKind::kVecRuns || n->kind == NodeKind::kVec || n->kind == NodeKind::kRepRuns) {
         std::size_t unit = n->size / n->count;
         i = rem / unit;
         rem -= i * unit;
       } else {
-        i = static_cast<std::size_t>(std::upper_bound(n->starts.begin(), n->starts.end(), rem) - n->starts.begin()) - 1;
+        i = entry(*n, rem);
         rem -= n->starts[i];
+      }
+      if (n->kind == NodeKind::kRepRuns) {
+        std::size_t j = entry(*n->child, rem);
+        st_.push_back({n, base, i, j, rem - n->child->starts[j]});
+        return;
       }
       if (n->leaf()) {
         st_.push_back({n, base, i, 0, rem});
@@ -103,6 +108,11 @@ class Cursor {
   bool valid_ = false;
   std::vector<Frame> st_;
 
+  // The entry of a run/block list holding stream offset `rem`.
+  static std::size_t entry(const Node& n, std::size_t rem) {
+    return static_cast<std::size_t>(std::upper_bound(n.starts.begin(), n.starts.end(), rem) - n.starts.begin()) - 1;
+  }
+
   void push_first(const Node* n, Addr base) {
     while (!n->leaf()) {
       st_.push_back({n, base, 0, 0, 0});
@@ -130,10 +140,49 @@ class Cursor {
     }
   }
 
+  // Copies of a run list: whole copies in one op call when the op can,
+  // else run by run (partial copies, iovec limits).
+  template <class Op>
+  static std::size_t rep_raw(Op& op, Frame& f, std::size_t want) {
+    const Node& n = *f.n;
+    const Node& r = *n.child;
+    std::size_t done = 0;
+    while (f.i < n.count && done < want) {
+      Addr inst = add(f.base, n.disp0 + static_cast<std::ptrdiff_t>(f.i) * n.stride);
+      if constexpr (Op::kBulk) {
+        if (f.j == 0 && f.off == 0) {
+          std::size_t m = std::min(n.count - f.i, (want - done) / r.size);
+          if (m) {
+            op.rep(inst, n.stride, m, r);
+            f.i += m;
+            done += m * r.size;
+            continue;
+          }
+        }
+      }
+      while (f.j < r.count && done < want) {
+        std::size_t len = r.lens[f.j];
+        std::size_t k = std::min(len - f.off, want - done);
+        if (!op.run(add(inst, r.disps[f.j]) + f.off, k)) return done;
+        done += k;
+        f.off += k;
+        if (f.off < len) return done;
+        f.off = 0;
+        ++f.j;
+      }
+      if (f.j == r.count) {
+        f.j = 0;
+        ++f.i;
+      }
+    }
+    return done;
+  }
+
   template <class Op>
   static std::size_t leaf_raw(Op& op, Frame& f, std::size_t want) {
     const Node& n = *f.n;
     std::size_t done = 0;
+    if (n.kind == NodeKind::kRepRuns) return rep_raw(op, f, want);
     if (n.kind == NodeKind::kVecRuns) {
       const std::size_t len = n.len;
       Addr p = add(f.base, n.disp0 + static_cast<std::ptrdiff_t>(f.i) * n.stride);
@@ -204,8 +253,28 @@ class Cursor {
   template <class Op>
   static std::size_t leaf_typed(Op& op, Frame& f, std::size_t want) {
     const Node& n = *f.n;
-    bool vr = n.kind == NodeKind::kVecRuns;
     std::size_t done = 0;
+    if (n.kind == NodeKind::kRepRuns) {
+      const Node& r = *n.child;
+      while (f.i < n.count && done < want) {
+        Addr inst = add(f.base, n.disp0 + static_cast<std::ptrdiff_t>(f.i) * n.stride);
+        while (f.j < r.count && done < want) {
+          const Elem& e = r.elems[f.j];
+          std::size_t k = span_typed(op, e, add(inst, r.disps[f.j]), r.lens[f.j], f.off, want - done);
+          done += k;
+          f.off += k;
+          if (f.off < r.lens[f.j] * e.ssz) return done;
+          f.off = 0;
+          ++f.j;
+        }
+        if (f.j == r.count) {
+          f.j = 0;
+          ++f.i;
+        }
+      }
+      return done;
+    }
+    bool vr = n.kind == NodeKind::kVecRuns;
     while (f.i < n.count && done < want) {
       const Elem& e = vr ? n.elem : n.elems[f.i];
       std::size_t nel = vr ? n.len : n.lens[f.i];

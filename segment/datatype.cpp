@@ -105,7 +105,7 @@ struct Bounds {
     I64 lo = std::min<I64>(0, span) + std::min<I64>(0, rspan);
     I64 hi = std::max<I64>(0, span) + std::max<I64>(0, rspan);
     auto at = [&](I64 base, I64 off, I64* out) { ok = ok && add(disp, base, out) && add(*out, off, out); };
-    I64 l, u;
+    I64 l = 0, u = 0;
     at(c.lb(), lo, &l);
     at(c.ub(), hi, &u);
     bool contributes = c.size() > 0 || TypeAccess::sticky_lb(c) || TypeAccess::sticky_ub(c);
@@ -123,7 +123,7 @@ struct Bounds {
       any = true;
     }
     if (c.size() > 0) {
-      I64 tl, tu;
+      I64 tl = 0, tu = 0;
       at(c.true_lb(), lo, &tl);
       at(c.true_ub(), hi, &tu);
       t_lb = data ? std::min(t_lb, tl) : tl;

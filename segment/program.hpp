@@ -35,6 +35,7 @@ struct Elem {
 enum class NodeKind : std::uint8_t {
   kVecRuns,  // leaf: count runs of len elements at disp0 + i*stride
   kRuns,     // leaf: count runs of lens[i] elements (format elems[i]) at disps[i]
+  kRepRuns,  // leaf: count copies, at disp0 + i*stride, of the run list `child` (a kRuns)
   kVec,      // count blocks at disp0 + i*stride, each blocklen children spaced cext
   kIdx,      // count blocks at disps[i], lens[i] children spaced cext
   kStruct,   // count blocks at disps[i], lens[i] children kids[i] spaced cexts[i]
@@ -45,28 +46,24 @@ struct Node {
   Elem elem;                    // kVecRuns
   std::size_t count = 0;        // runs or blocks (never 0 in a program)
   std::size_t len = 0;          // kVecRuns: elements per run; kVec: children per block
-  std::ptrdiff_t disp0 = 0;     // kVecRuns / kVec
-  std::ptrdiff_t stride = 0;    // kVecRuns / kVec
+  std::ptrdiff_t disp0 = 0;     // kVecRuns / kRepRuns / kVec
+  std::ptrdiff_t stride = 0;    // kVecRuns / kRepRuns / kVec
   std::ptrdiff_t cext = 0;      // kVec / kIdx
   std::size_t size = 0;         // stream bytes of one instance
   std::vector<std::ptrdiff_t> disps;   // kRuns / kIdx / kStruct
   std::vector<std::size_t> lens;       // kRuns: elements; kIdx/kStruct: children
   std::vector<Elem> elems;             // kRuns (one per run)
   std::vector<std::size_t> starts;     // kRuns/kIdx/kStruct: stream offset of each entry, count+1
-  const Node* child = nullptr;         // kVec / kIdx
+  const Node* child = nullptr;         // kVec / kIdx / kRepRuns
   std::vector<const Node*> kids;       // kStruct: one per block
   std::vector<std::ptrdiff_t> cexts;   // kStruct
 
-  bool leaf() const { return kind == NodeKind::kVecRuns || kind == NodeKind::kRuns; }
+  bool leaf() const { return kind <= NodeKind::kRepRuns; }
   const Node* kid(std::size_t i) const { return kind == NodeKind::kStruct ? kids[i] : child; }
   std::ptrdiff_t kid_extent(std::size_t i) const { return kind == NodeKind::kStruct ? cexts[i] : cext; }
   std::size_t block_len(std::size_t i) const { return kind == NodeKind::kVec ? len : lens[i]; }
   std::ptrdiff_t block_disp(std::size_t i) const {
     return kind == NodeKind::kVec ? disp0 + static_cast<std::ptrdiff_t>(i) * stride : disps[i];
-  }
-  // Stream length of run i of a leaf.
-  std::size_t run_bytes(std::size_t i) const {
-    return kind == NodeKind::kVecRuns ? len * elem.ssz : lens[i] * elems[i].ssz;
   }
 };
 

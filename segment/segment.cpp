@@ -55,11 +55,23 @@ void Segment::init(void* buf, std::size_t count, const Datatype* type, const Rep
     }
     return;
   }
-  top_.kind = NodeKind::kVec;
-  top_.count = count;
-  top_.len = 1;
   top_.stride = ext;
-  top_.child = root;
+  if (root->kind == NodeKind::kRuns) {
+    top_.kind = NodeKind::kRepRuns;
+    top_.count = count;
+    top_.child = root;
+  } else if (root->kind == NodeKind::kRepRuns && static_cast<std::ptrdiff_t>(root->count) * root->stride == ext) {
+    top_.kind = NodeKind::kRepRuns;
+    top_.count = count * root->count;
+    top_.disp0 = root->disp0;
+    top_.stride = root->stride;
+    top_.child = root->child;
+  } else {
+    top_.kind = NodeKind::kVec;
+    top_.count = count;
+    top_.len = 1;
+    top_.child = root;
+  }
 }
 
 void Segment::clear() {
