@@ -1,0 +1,35 @@
+// Nonblocking collectives: a Schedule inside a Request of kind Collective,
+// advanced by the device's progress engine through RequestClass::poll.
+#pragma once
+#include <cstdint>
+#include <memory>
+
+#include "coll/schedule.hpp"
+
+namespace adi3::coll {
+
+// Tags of the blocking collectives (one per kind, for readable traces);
+// nonblocking ones take theirs from a Sequence, above these.
+enum class Tag : int {
+  Barrier = 1, Bcast, Reduce, Allreduce, Gather, Gatherv, Scatter, Scatterv, Allgather, Allgatherv,
+  Alltoall, Alltoallv, Alltoallw, ReduceScatter, ReduceScatterBlock, Scan, Exscan,
+};
+inline constexpr int kFirstNbcTag = 64;
+
+// Per-communicator counter of nonblocking collectives. Ranks start them in
+// the same order (MPI requires it), so the n-th one gets the same tag
+// everywhere and two outstanding ones never match each other's messages.
+// The MPI binding keeps one beside each communicator's collective Comm.
+class Sequence {
+ public:
+  int next_tag();
+
+ private:
+  std::uint32_t n_ = 0;
+};
+
+// Wraps s in a Collective request: completes it at once if s has nothing
+// to wait for, else registers it with the progress engine.
+int launch(Device& dev, std::unique_ptr<Schedule> s, Request** out);
+
+}  // namespace adi3::coll

@@ -1,0 +1,208 @@
+// The predefined reduction kernels: one loop per (op, C type) pair, chosen
+// by a switch on the predefined type, plus MPI's table of which ops accept
+// which type classes.
+#include <complex>
+#include <cstring>
+#include <type_traits>
+
+#include "coll/op.hpp"
+
+namespace adi3::coll {
+namespace {
+
+using B = Builtin;
+
+// Integer SUM/PROD wrap around (as the hardware does) instead of being
+// undefined behaviour on signed overflow: compute in the unsigned type.
+template <class T>
+T wrap_add(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
+}
+template <class T>
+T wrap_mul(T a, T b) {
+  using U = std::make_unsigned_t<T>;
+  // Promote small types to unsigned int first so the product cannot
+  // overflow a signed int after integral promotion.
+  using W = std::conditional_t<(sizeof(U) < sizeof(unsigned)), unsigned, U>;
+  return static_cast<T>(static_cast<U>(static_cast<W>(static_cast<U>(a)) * static_cast<W>(static_cast<U>(b))));
+}
+
+template <class T>
+void integer(OpKind op, const void* in, void* inout, std::size_t n) {
+  const T* a = static_cast<const T*>(in);
+  T* b = static_cast<T*>(inout);
+  switch (op) {
+    case OpKind::Max: for (std::size_t i = 0; i < n; ++i) b[i] = a[i] > b[i] ? a[i] : b[i]; break;
+    case OpKind::Min: for (std::size_t i = 0; i < n; ++i) b[i] = a[i] < b[i] ? a[i] : b[i]; break;
+    case OpKind::Sum: for (std::size_t i = 0; i < n; ++i) b[i] = wrap_add(a[i], b[i]); break;
+    case OpKind::Prod: for (std::size_t i = 0; i < n; ++i) b[i] = wrap_mul(a[i], b[i]); break;
+    case OpKind::Land: for (std::size_t i = 0; i < n; ++i) b[i] = static_cast<T>(a[i] && b[i]); break;
+    case OpKind::Lor: for (std::size_t i = 0; i < n; ++i) b[i] = static_cast<T>(a[i] || b[i]); break;
+    case OpKind::Lxor: for (std::size_t i = 0; i < n; ++i) b[i] = static_cast<T>(!a[i] != !b[i]); break;
+    case OpKind::Band: for (std::size_t i = 0; i < n; ++i) b[i] = static_cast<T>(a[i] & b[i]); break;
+    case OpKind::Bor: for (std::size_t i = 0; i < n; ++i) b[i] = static_cast<T>(a[i] | b[i]); break;
+    case OpKind::Bxor: for (std::size_t i = 0; i < n; ++i) b[i] = static_cast<T>(a[i] ^ b[i]); break;
+    default: break;
+  }
+}
+
+template <class T>
+void floating(OpKind op, const void* in, void* inout, std::size_t n) {
+  const T* a = static_cast<const T*>(in);
+  T* b = static_cast<T*>(inout);
+  switch (op) {
+    case OpKind::Max: for (std::size_t i = 0; i < n; ++i) b[i] = a[i] > b[i] ? a[i] : b[i]; break;
+    case OpKind::Min: for (std::size_t i = 0; i < n; ++i) b[i] = a[i] < b[i] ? a[i] : b[i]; break;
+    case OpKind::Sum: for (std::size_t i = 0; i < n; ++i) b[i] = a[i] + b[i]; break;
+    case OpKind::Prod: for (std::size_t i = 0; i < n; ++i) b[i] = a[i] * b[i]; break;
+    default: break;
+  }
+}
+
+template <class T>
+void complex(OpKind op, const void* in, void* inout, std::size_t n) {
+  const auto* a = static_cast<const std::complex<T>*>(in);
+  auto* b = static_cast<std::complex<T>*>(inout);
+  if (op == OpKind::Sum) {
+    for (std::size_t i = 0; i < n; ++i) b[i] = a[i] + b[i];
+  } else if (op == OpKind::Prod) {
+    for (std::size_t i = 0; i < n; ++i) b[i] = a[i] * b[i];
+  }
+}
+
+// Logical ops on C/C++ bool, read as bytes so any nonzero byte is true.
+void logical(OpKind op, const void* in, void* inout, std::size_t n) {
+  const auto* a = static_cast<const unsigned char*>(in);
+  auto* b = static_cast<unsigned char*>(inout);
+  switch (op) {
+    case OpKind::Land: for (std::size_t i = 0; i < n; ++i) b[i] = a[i] && b[i]; break;
+    case OpKind::Lor: for (std::size_t i = 0; i < n; ++i) b[i] = a[i] || b[i]; break;
+    case OpKind::Lxor: for (std::size_t i = 0; i < n; ++i) b[i] = !a[i] != !b[i]; break;
+    default: break;
+  }
+}
+
+// MAXLOC/MINLOC on {V value; int index} pairs, `stride` bytes apart with the
+// index `at` bytes in (packed pairs have no padding, so both are loaded
+// with memcpy). Ties keep the smaller index, as MPI specifies.
+template <class V>
+void pair_loc(OpKind op, const void* in, void* inout, std::size_t n, std::size_t stride, std::size_t at) {
+  const auto* a = static_cast<const unsigned char*>(in);
+  auto* b = static_cast<unsigned char*>(inout);
+  const bool max = op == OpKind::Maxloc;
+  for (std::size_t i = 0; i < n; ++i, a += stride, b += stride) {
+    V av, bv;
+    int ai, bi;
+    std::memcpy(&av, a, sizeof av);
+    std::memcpy(&bv, b, sizeof bv);
+    std::memcpy(&ai, a + at, sizeof ai);
+    std::memcpy(&bi, b + at, sizeof bi);
+    bool take = max ? av > bv : av < bv;
+    if (take) {
+      std::memcpy(b, &av, sizeof av);
+      std::memcpy(b + at, &ai, sizeof ai);
+    } else if (av == bv && ai < bi) {
+      std::memcpy(b + at, &ai, sizeof ai);
+    }
+  }
+}
+
+template <class V>
+void pair(Builtin b, OpKind op, const void* in, void* inout, std::size_t n, std::size_t stride) {
+  const BuiltinInfo& info = builtin_info(b);
+  // Packed pairs put the index right after the value; in memory it sits at
+  // the C struct's offset. The two differ only where padding precedes it.
+  std::size_t at = stride == info.extent ? info.second_offset : sizeof(V);
+  pair_loc<V>(op, in, inout, n, stride, at);
+}
+
+}  // namespace
+
+TypeClass type_class(Builtin b) {
+  switch (b) {
+    case B::kSignedChar: case B::kUnsignedChar: case B::kShort: case B::kUnsignedShort: case B::kInt:
+    case B::kUnsigned: case B::kLong: case B::kUnsignedLong: case B::kLongLong: case B::kUnsignedLongLong:
+    case B::kInt8: case B::kInt16: case B::kInt32: case B::kInt64:
+    case B::kUint8: case B::kUint16: case B::kUint32: case B::kUint64:
+      return TypeClass::CInteger;
+    case B::kAint: case B::kOffset: case B::kCount:
+      return TypeClass::MultiLanguage;
+    case B::kFloat: case B::kDouble: case B::kLongDouble:
+      return TypeClass::Floating;
+    case B::kCBool: case B::kCxxBool:
+      return TypeClass::Logical;
+    case B::kCComplex: case B::kCFloatComplex: case B::kCDoubleComplex: case B::kCLongDoubleComplex:
+    case B::kCxxFloatComplex: case B::kCxxDoubleComplex: case B::kCxxLongDoubleComplex:
+      return TypeClass::Complex;
+    case B::kByte:
+      return TypeClass::Byte;
+    case B::kFloatInt: case B::kDoubleInt: case B::kLongInt: case B::k2Int: case B::kShortInt:
+    case B::kLongDoubleInt:
+      return TypeClass::Pair;
+    default:  // CHAR, WCHAR (characters, not numbers) and PACKED
+      return TypeClass::None;
+  }
+}
+
+bool op_accepts(OpKind op, Builtin b) {
+  TypeClass c = type_class(b);
+  switch (op) {
+    case OpKind::Max: case OpKind::Min:
+      return c == TypeClass::CInteger || c == TypeClass::Floating || c == TypeClass::MultiLanguage;
+    case OpKind::Sum: case OpKind::Prod:
+      return c == TypeClass::CInteger || c == TypeClass::Floating || c == TypeClass::Complex ||
+             c == TypeClass::MultiLanguage;
+    case OpKind::Land: case OpKind::Lor: case OpKind::Lxor:
+      return c == TypeClass::CInteger || c == TypeClass::Logical;
+    case OpKind::Band: case OpKind::Bor: case OpKind::Bxor:
+      return c == TypeClass::CInteger || c == TypeClass::Byte || c == TypeClass::MultiLanguage;
+    case OpKind::Maxloc: case OpKind::Minloc:
+      return c == TypeClass::Pair;
+    default:  // REPLACE, NO_OP, user ops
+      return true;
+  }
+}
+
+void apply(OpKind op, Builtin b, const void* in, void* inout, std::size_t n, std::size_t stride) {
+  if (op == OpKind::NoOp || n == 0) return;
+  if (op == OpKind::Replace) {
+    std::memmove(inout, in, n * stride);
+    return;
+  }
+  switch (b) {
+    case B::kChar: integer<char>(op, in, inout, n); break;
+    case B::kSignedChar: case B::kInt8: integer<signed char>(op, in, inout, n); break;
+    case B::kUnsignedChar: case B::kUint8: case B::kByte: case B::kPacked:
+      integer<unsigned char>(op, in, inout, n);
+      break;
+    case B::kShort: case B::kInt16: integer<short>(op, in, inout, n); break;
+    case B::kUnsignedShort: case B::kUint16: integer<unsigned short>(op, in, inout, n); break;
+    case B::kInt: case B::kInt32: integer<int>(op, in, inout, n); break;
+    case B::kUnsigned: case B::kUint32: integer<unsigned>(op, in, inout, n); break;
+    case B::kWchar: integer<wchar_t>(op, in, inout, n); break;
+    case B::kLong: integer<long>(op, in, inout, n); break;
+    case B::kUnsignedLong: integer<unsigned long>(op, in, inout, n); break;
+    case B::kLongLong: integer<long long>(op, in, inout, n); break;
+    case B::kUnsignedLongLong: integer<unsigned long long>(op, in, inout, n); break;
+    case B::kInt64: case B::kOffset: case B::kCount: integer<std::int64_t>(op, in, inout, n); break;
+    case B::kUint64: integer<std::uint64_t>(op, in, inout, n); break;
+    case B::kAint: integer<std::ptrdiff_t>(op, in, inout, n); break;
+    case B::kFloat: floating<float>(op, in, inout, n); break;
+    case B::kDouble: floating<double>(op, in, inout, n); break;
+    case B::kLongDouble: floating<long double>(op, in, inout, n); break;
+    case B::kCBool: case B::kCxxBool: logical(op, in, inout, n); break;
+    case B::kCComplex: case B::kCFloatComplex: case B::kCxxFloatComplex: complex<float>(op, in, inout, n); break;
+    case B::kCDoubleComplex: case B::kCxxDoubleComplex: complex<double>(op, in, inout, n); break;
+    case B::kCLongDoubleComplex: case B::kCxxLongDoubleComplex: complex<long double>(op, in, inout, n); break;
+    case B::kFloatInt: pair<float>(b, op, in, inout, n, stride); break;
+    case B::kDoubleInt: pair<double>(b, op, in, inout, n, stride); break;
+    case B::kLongInt: pair<long>(b, op, in, inout, n, stride); break;
+    case B::k2Int: pair<int>(b, op, in, inout, n, stride); break;
+    case B::kShortInt: pair<short>(b, op, in, inout, n, stride); break;
+    case B::kLongDoubleInt: pair<long double>(b, op, in, inout, n, stride); break;
+    default: break;
+  }
+}
+
+}  // namespace adi3::coll

@@ -1,0 +1,101 @@
+#include "coll/schedule.hpp"
+
+#include <algorithm>
+
+#include "adi3/device.hpp"
+
+namespace adi3::coll {
+
+Schedule::Schedule(Device& dev, const Comm& comm, int tag) : dev_(dev), comm_(comm), tag_(tag) {}
+
+Schedule::~Schedule() {
+  // Only a run abandoned on a failed peer leaves requests behind.
+  for (Request*& r : inflight_) {
+    if (r) dev_.request_free(&r);
+  }
+  for (const Datatype* t : kept_) t->release();
+}
+
+void Schedule::send(const void* buf, std::size_t count, const Datatype* type, int peer) {
+  if (peer == kProcNull) return;
+  steps_.push_back(Step{Kind::Send, peer, const_cast<void*>(buf), count, type, 0});
+}
+
+void Schedule::recv(void* buf, std::size_t count, const Datatype* type, int peer) {
+  if (peer == kProcNull) return;
+  steps_.push_back(Step{Kind::Recv, peer, buf, count, type, 0});
+}
+
+void Schedule::local(std::function<void()> fn) {
+  fns_.push_back(std::move(fn));
+  steps_.push_back(Step{Kind::Local, 0, nullptr, 0, nullptr, fns_.size() - 1});
+}
+
+void Schedule::fence() {
+  if (!steps_.empty() && steps_.back().kind != Kind::Fence) {
+    steps_.push_back(Step{Kind::Fence, 0, nullptr, 0, nullptr, 0});
+  }
+}
+
+std::byte* Schedule::scratch(std::size_t bytes) {
+  // Not value-initialised: large temporaries are overwritten anyway.
+  scratch_.emplace_back(new std::byte[std::max<std::size_t>(bytes, 1)]);
+  return scratch_.back().get();
+}
+
+void Schedule::keep(const Datatype* type) {
+  if (!type || type->is_predefined()) return;
+  type->retain();
+  kept_.push_back(type);
+}
+
+void Schedule::start_round() {
+  std::size_t end = next_;
+  while (end < steps_.size() && steps_[end].kind != Kind::Fence) ++end;
+  for (std::size_t i = next_; i < end; ++i) {
+    if (steps_[i].kind == Kind::Local) fns_[steps_[i].fn]();
+  }
+  for (std::size_t i = next_; i < end; ++i) {
+    const Step& s = steps_[i];
+    Request* r = nullptr;
+    int e = 0;
+    if (s.kind == Kind::Send) {
+      e = dev_.isend(s.buf, s.count, s.type, s.peer, tag_, comm_, SendMode::Standard, &r);
+    } else if (s.kind == Kind::Recv) {
+      e = dev_.irecv(s.buf, s.count, s.type, s.peer, tag_, comm_, &r);
+    }
+    if (e && !error_) error_ = e;
+    if (r) inflight_.push_back(r);
+  }
+  next_ = end < steps_.size() ? end + 1 : end;
+}
+
+bool Schedule::reap() {
+  for (Request* r : inflight_) {
+    if (!r->complete()) return false;
+  }
+  for (Request*& r : inflight_) {
+    // Already complete: wait() only reports and frees.
+    int e = dev_.wait(&r, nullptr);
+    if (e && !error_) error_ = e;
+  }
+  inflight_.clear();
+  return true;
+}
+
+bool Schedule::advance() {
+  for (;;) {
+    if (!inflight_.empty() && !reap()) return false;
+    if (next_ >= steps_.size()) return true;
+    start_round();
+  }
+}
+
+int Schedule::run() {
+  if (!advance()) {
+    if (int e = dev_.block_until([this] { return advance(); })) return e;
+  }
+  return error_;
+}
+
+}  // namespace adi3::coll

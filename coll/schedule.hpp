@@ -1,0 +1,93 @@
+// Schedule: a collective written down as rounds of sends, receives and
+// local steps (copies, reductions). A round starts when every operation of
+// the previous one has completed; inside a round the local steps run first,
+// in order, then the sends and receives are posted. Blocking collectives
+// run a schedule to the end; nonblocking ones hand it to the progress
+// engine (see nbc.hpp). Every algorithm in coll/ is a schedule builder.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "adi3/types.hpp"
+#include "segment/datatype.hpp"
+
+namespace adi3 {
+class Device;
+struct Request;
+}  // namespace adi3
+
+namespace adi3::coll {
+
+class Schedule {
+ public:
+  Schedule(Device& dev, const Comm& comm, int tag);
+  ~Schedule();
+  Schedule(const Schedule&) = delete;
+  Schedule& operator=(const Schedule&) = delete;
+
+  Device& device() const { return dev_; }
+  const Comm& comm() const { return comm_; }
+  int rank() const { return comm_.rank; }
+  int size() const { return comm_.size; }
+
+  // ---- building ----
+  void send(const void* buf, std::size_t count, const Datatype* type, int peer);
+  void recv(void* buf, std::size_t count, const Datatype* type, int peer);
+  void send_bytes(const void* buf, std::size_t bytes, int peer) { send(buf, bytes, Datatype::byte(), peer); }
+  void recv_bytes(void* buf, std::size_t bytes, int peer) { recv(buf, bytes, Datatype::byte(), peer); }
+  void local(std::function<void()> fn);
+  // Ends the current round (no-op if it is empty).
+  void fence();
+  // Schedule-owned scratch memory (16-byte aligned), freed with it.
+  std::byte* scratch(std::size_t bytes);
+  // Keeps a user type alive as long as the schedule (nonblocking calls
+  // may outlive the caller's handle).
+  void keep(const Datatype* type);
+  // Moves a value into the schedule so local steps can point at it.
+  template <class T>
+  T& own(T value) {
+    auto p = std::make_shared<T>(std::move(value));
+    owned_.push_back(p);
+    return *p;
+  }
+  bool empty() const { return steps_.empty(); }
+
+  // ---- running ----
+  // Starts rounds as earlier ones complete; true once every step is done.
+  // Never blocks.
+  bool advance();
+  // The first error any step reported (0 if none).
+  int error() const { return error_; }
+  // Runs to the end under the device's progress engine.
+  int run();
+
+ private:
+  enum class Kind : std::uint8_t { Send, Recv, Local, Fence };
+  struct Step {
+    Kind kind;
+    int peer;
+    void* buf;
+    std::size_t count;
+    const Datatype* type;
+    std::size_t fn;  // Local: index into fns_
+  };
+  void start_round();
+  bool reap();  // true when the round's requests are all complete
+
+  Device& dev_;
+  Comm comm_;
+  int tag_;
+  std::vector<Step> steps_;
+  std::vector<std::function<void()>> fns_;
+  std::vector<std::unique_ptr<std::byte[]>> scratch_;
+  std::vector<const Datatype*> kept_;
+  std::vector<std::shared_ptr<void>> owned_;
+  std::vector<Request*> inflight_;
+  std::size_t next_ = 0;
+  int error_ = 0;
+};
+
+}  // namespace adi3::coll
