@@ -65,6 +65,7 @@ struct CommObj {
   std::string name;
   AttrList attrs;
   std::vector<std::pair<std::string, std::string>> info;
+  std::shared_ptr<void> nbc;  // coll::Sequence of nonblocking collectives
   int rank() const { return pt2pt.rank; }
   int size() const { return pt2pt.size; }
 };

@@ -1,0 +1,365 @@
+// Collectives without a root (barrier, allreduce, allgather(v),
+// alltoall(v,w), reduce_scatter(_block), scan, exscan) and their
+// nonblocking forms.
+#include <vector>
+
+#include "mpi/coll_binding.hpp"
+
+using namespace adi3;
+using namespace adi3::mpi;
+
+namespace {
+
+using std::size_t;
+size_t sz(int n) { return static_cast<size_t>(n); }
+
+int need_request(MPI_Request* req) { return req ? 0 : raise(ErrorClass::Arg, "request is null"); }
+
+// count, type and op of a reduction, and its two buffers.
+int reduction(CollCall& k, const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op, const Datatype** t,
+              coll::Op* o) {
+  int e = check_count(count);
+  if (!e) e = get_comm_type(*k.rt, dt, t);
+  if (!e) e = get_op(*k.rt, op, o);
+  if (!e && sbuf != MPI_IN_PLACE) e = check_buffer(sbuf, count, *t);
+  if (!e) e = check_buffer(rbuf, count, *t);
+  if (!e && count > 0 && sbuf == rbuf) {
+    e = raise(ErrorClass::Buffer, "sendbuf and recvbuf are the same buffer (use MPI_IN_PLACE)");
+  }
+  return e;
+}
+
+int barrier(CollCall& k, MPI_Request* req) {
+  return k.run(
+      req, [&] { return coll::barrier(k.dev(), k.c->coll); },
+      [&](Request** r) { return coll::ibarrier(k.dev(), k.c->coll, sequence(*k.c), r); });
+}
+
+int allreduce(CollCall& k, const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Request* req) {
+  const Datatype* t = nullptr;
+  coll::Op o(coll::OpKind::NoOp);
+  if (int e = reduction(k, sbuf, rbuf, count, dt, op, &t, &o)) return e;
+  return k.run(
+      req, [&] { return coll::allreduce(k.dev(), sbuf, rbuf, sz(count), t, o, k.c->coll); },
+      [&](Request** r) { return coll::iallreduce(k.dev(), sbuf, rbuf, sz(count), t, o, k.c->coll, sequence(*k.c), r); });
+}
+
+int scan(CollCall& k, bool ex, const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op,
+         MPI_Request* req) {
+  const Datatype* t = nullptr;
+  coll::Op o(coll::OpKind::NoOp);
+  if (int e = reduction(k, sbuf, rbuf, count, dt, op, &t, &o)) return e;
+  return k.run(
+      req,
+      [&] {
+        return ex ? coll::exscan(k.dev(), sbuf, rbuf, sz(count), t, o, k.c->coll)
+                  : coll::scan(k.dev(), sbuf, rbuf, sz(count), t, o, k.c->coll);
+      },
+      [&](Request** r) {
+        return ex ? coll::iexscan(k.dev(), sbuf, rbuf, sz(count), t, o, k.c->coll, sequence(*k.c), r)
+                  : coll::iscan(k.dev(), sbuf, rbuf, sz(count), t, o, k.c->coll, sequence(*k.c), r);
+      });
+}
+
+int reduce_scatter(CollCall& k, const void* sbuf, void* rbuf, const int* rcounts, MPI_Datatype dt, MPI_Op op,
+                   MPI_Request* req) {
+  const Datatype* t = nullptr;
+  coll::Op o(coll::OpKind::NoOp);
+  if (!rcounts) return raise(ErrorClass::Arg, "recvcounts is null");
+  int total = 0;
+  for (int i = 0; i < k.c->size(); ++i) {
+    if (int e = check_count(rcounts[i], "recvcount")) return e;
+    total += rcounts[i];
+  }
+  int e = check_count(total);
+  if (!e) e = get_comm_type(*k.rt, dt, &t);
+  if (!e) e = get_op(*k.rt, op, &o);
+  if (!e && sbuf != MPI_IN_PLACE) e = check_buffer(sbuf, total, t);
+  if (!e) e = check_buffer(rbuf, rcounts[k.c->rank()], t);
+  if (e) return e;
+  return k.run(
+      req, [&] { return coll::reduce_scatter(k.dev(), sbuf, rbuf, rcounts, t, o, k.c->coll); },
+      [&](Request** r) {
+        return coll::ireduce_scatter(k.dev(), sbuf, rbuf, rcounts, t, o, k.c->coll, sequence(*k.c), r);
+      });
+}
+
+int reduce_scatter_block(CollCall& k, const void* sbuf, void* rbuf, int rcount, MPI_Datatype dt, MPI_Op op,
+                         MPI_Request* req) {
+  const Datatype* t = nullptr;
+  coll::Op o(coll::OpKind::NoOp);
+  if (int e = reduction(k, sbuf == MPI_IN_PLACE ? sbuf : rbuf, rbuf, rcount, dt, op, &t, &o)) return e;
+  if (sbuf != MPI_IN_PLACE) {
+    if (int e = check_buffer(sbuf, rcount * k.c->size(), t)) return e;
+  }
+  return k.run(
+      req, [&] { return coll::reduce_scatter_block(k.dev(), sbuf, rbuf, sz(rcount), t, o, k.c->coll); },
+      [&](Request** r) {
+        return coll::ireduce_scatter_block(k.dev(), sbuf, rbuf, sz(rcount), t, o, k.c->coll, sequence(*k.c), r);
+      });
+}
+
+int allgather(CollCall& k, bool to_all, const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
+              MPI_Datatype rtype, MPI_Request* req) {
+  const Datatype *st = nullptr, *rt = nullptr;
+  int e = coll_side(*k.rt, sbuf, scount, stype, &st);
+  if (!e) e = coll_side(*k.rt, rbuf == MPI_IN_PLACE ? nullptr : rbuf, rcount, rtype, &rt);
+  if (e) return e;
+  if (to_all) {
+    return k.run(
+        req, [&] { return coll::alltoall(k.dev(), sbuf, sz(scount), st, rbuf, sz(rcount), rt, k.c->coll); },
+        [&](Request** r) {
+          return coll::ialltoall(k.dev(), sbuf, sz(scount), st, rbuf, sz(rcount), rt, k.c->coll, sequence(*k.c), r);
+        });
+  }
+  return k.run(
+      req, [&] { return coll::allgather(k.dev(), sbuf, sz(scount), st, rbuf, sz(rcount), rt, k.c->coll); },
+      [&](Request** r) {
+        return coll::iallgather(k.dev(), sbuf, sz(scount), st, rbuf, sz(rcount), rt, k.c->coll, sequence(*k.c), r);
+      });
+}
+
+int allgatherv(CollCall& k, const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, const int* rcounts,
+               const int* displs, MPI_Datatype rtype, MPI_Request* req) {
+  const Datatype *st = nullptr, *rt = nullptr;
+  int e = coll_side(*k.rt, sbuf, scount, stype, &st);
+  if (!e) e = coll_counts(rcounts, displs, k.c->size(), "receive");
+  if (!e) e = get_comm_type(*k.rt, rtype, &rt);
+  if (e) return e;
+  return k.run(
+      req, [&] { return coll::allgatherv(k.dev(), sbuf, sz(scount), st, rbuf, rcounts, displs, rt, k.c->coll); },
+      [&](Request** r) {
+        return coll::iallgatherv(k.dev(), sbuf, sz(scount), st, rbuf, rcounts, displs, rt, k.c->coll,
+                                 sequence(*k.c), r);
+      });
+}
+
+int alltoallv(CollCall& k, const void* sbuf, const int* scounts, const int* sdispls, MPI_Datatype stype, void* rbuf,
+              const int* rcounts, const int* rdispls, MPI_Datatype rtype, MPI_Request* req) {
+  const Datatype *st = nullptr, *rt = nullptr;
+  int e = 0;
+  if (sbuf != MPI_IN_PLACE) {
+    e = coll_counts(scounts, sdispls, k.c->size(), "send");
+    if (!e) e = get_comm_type(*k.rt, stype, &st);
+  }
+  if (!e) e = coll_counts(rcounts, rdispls, k.c->size(), "receive");
+  if (!e) e = get_comm_type(*k.rt, rtype, &rt);
+  if (e) return e;
+  return k.run(
+      req,
+      [&] { return coll::alltoallv(k.dev(), sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, k.c->coll); },
+      [&](Request** r) {
+        return coll::ialltoallv(k.dev(), sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, k.c->coll,
+                                sequence(*k.c), r);
+      });
+}
+
+// One type per peer; a peer with count 0 may name any type (even null).
+int type_array(Runtime& rt, const MPI_Datatype* in, const int* counts, int n, std::vector<const Datatype*>* out) {
+  if (!in) return raise(ErrorClass::Arg, "the datatypes array is null");
+  out->resize(static_cast<size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    const Datatype*& t = (*out)[static_cast<size_t>(i)];
+    t = Datatype::byte();
+    if (counts[i] == 0 && in[i] == MPI_DATATYPE_NULL) continue;
+    if (int e = get_comm_type(rt, in[i], &t)) return e;
+  }
+  return 0;
+}
+
+int alltoallw(CollCall& k, const void* sbuf, const int* scounts, const int* sdispls, const MPI_Datatype* stypes,
+              void* rbuf, const int* rcounts, const int* rdispls, const MPI_Datatype* rtypes, MPI_Request* req) {
+  int n = k.c->size();
+  std::vector<const Datatype*> s, r;
+  int e = 0;
+  if (sbuf != MPI_IN_PLACE) {
+    e = coll_counts(scounts, sdispls, n, "send");
+    if (!e) e = type_array(*k.rt, stypes, scounts, n, &s);
+  }
+  if (!e) e = coll_counts(rcounts, rdispls, n, "receive");
+  if (!e) e = type_array(*k.rt, rtypes, rcounts, n, &r);
+  if (e) return e;
+  const Datatype* const* sp = s.empty() ? nullptr : s.data();
+  return k.run(
+      req,
+      [&] { return coll::alltoallw(k.dev(), sbuf, scounts, sdispls, sp, rbuf, rcounts, rdispls, r.data(), k.c->coll); },
+      [&](Request** rq) {
+        return coll::ialltoallw(k.dev(), sbuf, scounts, sdispls, sp, rbuf, rcounts, rdispls, r.data(), k.c->coll,
+                                sequence(*k.c), rq);
+      });
+}
+
+}  // namespace
+
+ADI3_MPI_API(int, Barrier, (MPI_Comm comm)) {
+  CollCall k(__func__, comm);
+  if (k.e) return k.e;
+  return k.done(barrier(k, nullptr));
+}
+
+ADI3_MPI_API(int, Ibarrier, (MPI_Comm comm, MPI_Request* request)) {
+  CollCall k(__func__, comm);
+  if (k.e) return k.e;
+  int e = need_request(request);
+  return k.done(e ? e : barrier(k, request));
+}
+
+ADI3_MPI_API(int, Allreduce, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op,
+                              MPI_Comm comm)) {
+  CollCall k(__func__, comm);
+  if (k.e) return k.e;
+  return k.done(allreduce(k, sendbuf, recvbuf, count, dt, op, nullptr));
+}
+
+ADI3_MPI_API(int, Iallreduce, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op,
+                               MPI_Comm comm, MPI_Request* request)) {
+  CollCall k(__func__, comm);
+  if (k.e) return k.e;
+  int e = need_request(request);
+  return k.done(e ? e : allreduce(k, sendbuf, recvbuf, count, dt, op, request));
+}
+
+ADI3_MPI_API(int, Scan, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)) {
+  CollCall k(__func__, comm);
+  if (k.e) return k.e;
+  return k.done(scan(k, false, sendbuf, recvbuf, count, dt, op, nullptr));
+}
+
+ADI3_MPI_API(int, Iscan, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+                          MPI_Request* request)) {
+  CollCall k(__func__, comm);
+  if (k.e) return k.e;
+  int e = need_request(request);
+  return k.done(e ? e : scan(k, false, sendbuf, recvbuf, count, dt, op, request));
+}
+
+ADI3_MPI_API(int, Exscan, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op,
+                           MPI_Comm comm)) {
+  CollCall k(__func__, comm);
+  if (k.e) return k.e;
+  return k.done(scan(k, true, sendbuf, recvbuf, count, dt, op, nullptr));
+}
+
+ADI3_MPI_API(int, Iexscan, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op,
+                            MPI_Comm comm, MPI_Request* request)) {
+  CollCall k(__func__, comm);
+  if (k.e) return k.e;
+  int e = need_request(request);
+  return k.done(e ? e : scan(k, true, sendbuf, recvbuf, count, dt, op, request));
+}
+
+ADI3_MPI_API(int, Reduce_scatter, (const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype dt,
+                                   MPI_Op op, MPI_Comm comm)) {
+  CollCall k(__func__, comm);
+  if (k.e) return k.e;
+  return k.done(reduce_scatter(k, sendbuf, recvbuf, recvcounts, dt, op, nullptr));
+}
+
+ADI3_MPI_API(int, Ireduce_scatter, (const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype dt,
+                                    MPI_Op op, MPI_Comm comm, MPI_Request* request)) {
+  CollCall k(__func__, comm);
+  if (k.e) return k.e;
+  int e = need_request(request);
+  return k.done(e ? e : reduce_scatter(k, sendbuf, recvbuf, recvcounts, dt, op, request));
+}
+
+ADI3_MPI_API(int, Reduce_scatter_block, (const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype dt,
+                                         MPI_Op op, MPI_Comm comm)) {
+  CollCall k(__func__, comm);
+  if (k.e) return k.e;
+  return k.done(reduce_scatter_block(k, sendbuf, recvbuf, recvcount, dt, op, nullptr));
+}
+
+ADI3_MPI_API(int, Ireduce_scatter_block, (const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype dt,
+                                          MPI_Op op, MPI_Comm comm, MPI_Request* request)) {
+  CollCall k(__func__, comm);
+  if (k.e) return k.e;
+  int e = need_request(request);
+  return k.done(e ? e : reduce_scatter_block(k, sendbuf, recvbuf, recvcount, dt, op, request));
+}
+
+ADI3_MPI_API(int, Allgather, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                              int recvcount, MPI_Datatype recvtype, MPI_Comm comm)) {
+  CollCall k(__func__, comm);
+  if (k.e) return k.e;
+  return k.done(allgather(k, false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, nullptr));
+}
+
+ADI3_MPI_API(int, Iallgather, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                               int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request)) {
+  CollCall k(__func__, comm);
+  if (k.e) return k.e;
+  int e = need_request(request);
+  return k.done(e ? e : allgather(k, false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, request));
+}
+
+ADI3_MPI_API(int, Alltoall, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                             int recvcount, MPI_Datatype recvtype, MPI_Comm comm)) {
+  CollCall k(__func__, comm);
+  if (k.e) return k.e;
+  return k.done(allgather(k, true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, nullptr));
+}
+
+ADI3_MPI_API(int, Ialltoall, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                              int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request)) {
+  CollCall k(__func__, comm);
+  if (k.e) return k.e;
+  int e = need_request(request);
+  return k.done(e ? e : allgather(k, true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, request));
+}
+
+ADI3_MPI_API(int, Allgatherv, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                               const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)) {
+  CollCall k(__func__, comm);
+  if (k.e) return k.e;
+  return k.done(allgatherv(k, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, nullptr));
+}
+
+ADI3_MPI_API(int, Iallgatherv, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                                MPI_Request* request)) {
+  CollCall k(__func__, comm);
+  if (k.e) return k.e;
+  int e = need_request(request);
+  return k.done(e ? e : allgatherv(k, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, request));
+}
+
+ADI3_MPI_API(int, Alltoallv, (const void* sendbuf, const int sendcounts[], const int sdispls[],
+                              MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
+                              MPI_Datatype recvtype, MPI_Comm comm)) {
+  CollCall k(__func__, comm);
+  if (k.e) return k.e;
+  return k.done(alltoallv(k, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, nullptr));
+}
+
+ADI3_MPI_API(int, Ialltoallv, (const void* sendbuf, const int sendcounts[], const int sdispls[],
+                               MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
+                               MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request)) {
+  CollCall k(__func__, comm);
+  if (k.e) return k.e;
+  int e = need_request(request);
+  return k.done(e ? e
+                  : alltoallv(k, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+                              request));
+}
+
+ADI3_MPI_API(int, Alltoallw, (const void* sendbuf, const int sendcounts[], const int sdispls[],
+                              const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                              const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)) {
+  CollCall k(__func__, comm);
+  if (k.e) return k.e;
+  return k.done(
+      alltoallw(k, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, nullptr));
+}
+
+ADI3_MPI_API(int, Ialltoallw, (const void* sendbuf, const int sendcounts[], const int sdispls[],
+                               const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                               const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                               MPI_Request* request)) {
+  CollCall k(__func__, comm);
+  if (k.e) return k.e;
+  int e = need_request(request);
+  return k.done(e ? e
+                  : alltoallw(k, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
+                              request));
+}

@@ -1,0 +1,208 @@
+// Rooted collectives (bcast, reduce, gather(v), scatter(v)) and their
+// nonblocking forms. Arguments significant only at the root are checked
+// only there.
+#include "mpi/coll_binding.hpp"
+
+using namespace adi3;
+using namespace adi3::mpi;
+
+namespace {
+
+using std::size_t;
+size_t sz(int n) { return static_cast<size_t>(n); }
+
+int bcast(CollCall& k, void* buf, int count, MPI_Datatype dt, int root, MPI_Request* req) {
+  const Datatype* t = nullptr;
+  int e = check_root(*k.c, root);
+  if (!e) e = check_count(count);
+  if (!e) e = get_comm_type(*k.rt, dt, &t);
+  if (!e) e = check_buffer(buf, count, t);
+  if (e) return e;
+  return k.run(
+      req, [&] { return coll::bcast(k.dev(), buf, sz(count), t, root, k.c->coll); },
+      [&](Request** r) { return coll::ibcast(k.dev(), buf, sz(count), t, root, k.c->coll, sequence(*k.c), r); });
+}
+
+int reduce(CollCall& k, const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
+           MPI_Request* req) {
+  const Datatype* t = nullptr;
+  coll::Op o(coll::OpKind::NoOp);
+  bool at_root = k.c->rank() == root;
+  int e = check_root(*k.c, root);
+  if (!e) e = check_count(count);
+  if (!e) e = get_comm_type(*k.rt, dt, &t);
+  if (!e) e = get_op(*k.rt, op, &o);
+  if (!e && sbuf != MPI_IN_PLACE) e = check_buffer(sbuf, count, t);
+  if (!e && at_root) e = check_buffer(rbuf, count, t);
+  if (!e && at_root && count > 0 && sbuf == rbuf) e = raise(ErrorClass::Buffer, "sendbuf and recvbuf are the same buffer (use MPI_IN_PLACE)");
+  if (e) return e;
+  return k.run(
+      req, [&] { return coll::reduce(k.dev(), sbuf, rbuf, sz(count), t, o, root, k.c->coll); },
+      [&](Request** r) {
+        return coll::ireduce(k.dev(), sbuf, rbuf, sz(count), t, o, root, k.c->coll, sequence(*k.c), r);
+      });
+}
+
+int gather(CollCall& k, const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
+           MPI_Datatype rtype, int root, MPI_Request* req) {
+  const Datatype *st = nullptr, *rt = nullptr;
+  int e = check_root(*k.c, root);
+  bool at_root = k.c->rank() == root;
+  if (!e) e = coll_side(*k.rt, sbuf, scount, stype, &st);
+  if (!e && at_root) e = coll_side(*k.rt, rbuf, rcount, rtype, &rt);
+  if (e) return e;
+  return k.run(
+      req,
+      [&] { return coll::gather(k.dev(), sbuf, sz(scount), st, rbuf, sz(rcount), rt, root, k.c->coll); },
+      [&](Request** r) {
+        return coll::igather(k.dev(), sbuf, sz(scount), st, rbuf, sz(rcount), rt, root, k.c->coll, sequence(*k.c), r);
+      });
+}
+
+int gatherv(CollCall& k, const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, const int* rcounts,
+            const int* displs, MPI_Datatype rtype, int root, MPI_Request* req) {
+  const Datatype *st = nullptr, *rt = nullptr;
+  int e = check_root(*k.c, root);
+  bool at_root = k.c->rank() == root;
+  if (!e) e = coll_side(*k.rt, sbuf, scount, stype, &st);
+  if (!e && at_root) e = coll_counts(rcounts, displs, k.c->size(), "receive");
+  if (!e && at_root) e = get_comm_type(*k.rt, rtype, &rt);
+  if (e) return e;
+  return k.run(
+      req,
+      [&] { return coll::gatherv(k.dev(), sbuf, sz(scount), st, rbuf, rcounts, displs, rt, root, k.c->coll); },
+      [&](Request** r) {
+        return coll::igatherv(k.dev(), sbuf, sz(scount), st, rbuf, rcounts, displs, rt, root, k.c->coll,
+                              sequence(*k.c), r);
+      });
+}
+
+int scatter(CollCall& k, const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
+            MPI_Datatype rtype, int root, MPI_Request* req) {
+  const Datatype *st = nullptr, *rt = nullptr;
+  int e = check_root(*k.c, root);
+  bool at_root = k.c->rank() == root;
+  if (!e && at_root) e = coll_side(*k.rt, sbuf, scount, stype, &st);
+  if (!e) e = coll_side(*k.rt, rbuf, rcount, rtype, &rt);
+  if (e) return e;
+  return k.run(
+      req,
+      [&] { return coll::scatter(k.dev(), sbuf, sz(scount), st, rbuf, sz(rcount), rt, root, k.c->coll); },
+      [&](Request** r) {
+        return coll::iscatter(k.dev(), sbuf, sz(scount), st, rbuf, sz(rcount), rt, root, k.c->coll,
+                              sequence(*k.c), r);
+      });
+}
+
+int scatterv(CollCall& k, const void* sbuf, const int* scounts, const int* displs, MPI_Datatype stype, void* rbuf,
+             int rcount, MPI_Datatype rtype, int root, MPI_Request* req) {
+  const Datatype *st = nullptr, *rt = nullptr;
+  int e = check_root(*k.c, root);
+  bool at_root = k.c->rank() == root;
+  if (!e && at_root) e = coll_counts(scounts, displs, k.c->size(), "send");
+  if (!e && at_root) e = get_comm_type(*k.rt, stype, &st);
+  if (!e) e = coll_side(*k.rt, rbuf, rcount, rtype, &rt);
+  if (e) return e;
+  return k.run(
+      req,
+      [&] { return coll::scatterv(k.dev(), sbuf, scounts, displs, st, rbuf, sz(rcount), rt, root, k.c->coll); },
+      [&](Request** r) {
+        return coll::iscatterv(k.dev(), sbuf, scounts, displs, st, rbuf, sz(rcount), rt, root, k.c->coll,
+                               sequence(*k.c), r);
+      });
+}
+
+int need_request(MPI_Request* req) { return req ? 0 : raise(ErrorClass::Arg, "request is null"); }
+
+}  // namespace
+
+ADI3_MPI_API(int, Bcast, (void* buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)) {
+  CollCall k(__func__, comm);
+  if (k.e) return k.e;
+  return k.done(bcast(k, buf, count, dt, root, nullptr));
+}
+
+ADI3_MPI_API(int, Ibcast, (void* buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Request* request)) {
+  CollCall k(__func__, comm);
+  if (k.e) return k.e;
+  int e = need_request(request);
+  return k.done(e ? e : bcast(k, buf, count, dt, root, request));
+}
+
+ADI3_MPI_API(int, Reduce, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
+                           MPI_Comm comm)) {
+  CollCall k(__func__, comm);
+  if (k.e) return k.e;
+  return k.done(reduce(k, sendbuf, recvbuf, count, dt, op, root, nullptr));
+}
+
+ADI3_MPI_API(int, Ireduce, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
+                            MPI_Comm comm, MPI_Request* request)) {
+  CollCall k(__func__, comm);
+  if (k.e) return k.e;
+  int e = need_request(request);
+  return k.done(e ? e : reduce(k, sendbuf, recvbuf, count, dt, op, root, request));
+}
+
+ADI3_MPI_API(int, Gather, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                           MPI_Datatype recvtype, int root, MPI_Comm comm)) {
+  CollCall k(__func__, comm);
+  if (k.e) return k.e;
+  return k.done(gather(k, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, nullptr));
+}
+
+ADI3_MPI_API(int, Igather, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                            MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request)) {
+  CollCall k(__func__, comm);
+  if (k.e) return k.e;
+  int e = need_request(request);
+  return k.done(e ? e : gather(k, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, request));
+}
+
+ADI3_MPI_API(int, Gatherv, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                            const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                            MPI_Comm comm)) {
+  CollCall k(__func__, comm);
+  if (k.e) return k.e;
+  return k.done(gatherv(k, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, nullptr));
+}
+
+ADI3_MPI_API(int, Igatherv, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                             const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                             MPI_Comm comm, MPI_Request* request)) {
+  CollCall k(__func__, comm);
+  if (k.e) return k.e;
+  int e = need_request(request);
+  return k.done(e ? e : gatherv(k, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, request));
+}
+
+ADI3_MPI_API(int, Scatter, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                            MPI_Datatype recvtype, int root, MPI_Comm comm)) {
+  CollCall k(__func__, comm);
+  if (k.e) return k.e;
+  return k.done(scatter(k, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, nullptr));
+}
+
+ADI3_MPI_API(int, Iscatter, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                             int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request)) {
+  CollCall k(__func__, comm);
+  if (k.e) return k.e;
+  int e = need_request(request);
+  return k.done(e ? e : scatter(k, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, request));
+}
+
+ADI3_MPI_API(int, Scatterv, (const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+                             void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)) {
+  CollCall k(__func__, comm);
+  if (k.e) return k.e;
+  return k.done(scatterv(k, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, nullptr));
+}
+
+ADI3_MPI_API(int, Iscatterv, (const void* sendbuf, const int sendcounts[], const int displs[],
+                              MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                              MPI_Comm comm, MPI_Request* request)) {
+  CollCall k(__func__, comm);
+  if (k.e) return k.e;
+  int e = need_request(request);
+  return k.done(e ? e : scatterv(k, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, request));
+}
