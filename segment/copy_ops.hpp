@@ -14,27 +14,55 @@ namespace adi3::detail {
 
 inline char* ptr(Addr a) { return reinterpret_cast<char*>(a); }
 
-// Gather m runs of W bytes at stride into dst (or scatter, if !kGather).
-template <bool kGather, std::size_t W>
-inline char* strided_fixed(char* s, Addr mem, std::ptrdiff_t stride, std::size_t m) {
-  // Far-apart runs defeat the hardware prefetcher (a new page every run or
-  // two): fetch a few runs ahead ourselves.
-  constexpr std::size_t kAhead = 32;
-  if ((stride > 512 || stride < -512) && m > kAhead) {
-    for (std::size_t k = 0; k < m; ++k) {
-      if (k + kAhead < m) __builtin_prefetch(ptr(add(mem, static_cast<std::ptrdiff_t>(kAhead) * stride)), kGather ? 0 : 1);
-      if constexpr (kGather) {
-        std::memcpy(s, ptr(mem), W);
-      } else {
-        std::memcpy(ptr(mem), s, W);
+template <std::size_t W>
+struct Chunk {
+  unsigned char b[W];
+};
+
+// Gathers m runs of W bytes at stride into the stream s (or scatters, if
+// !kGather). Four runs per step, all loads before the stores so the
+// compiler need not assume they alias. kAhead > 0 prefetches that many
+// runs ahead: far-apart runs (a new page every run or two) defeat the
+// hardware prefetcher.
+template <bool kGather, std::size_t W, std::size_t kAhead>
+inline char* strided_loop(char* s, Addr mem, std::ptrdiff_t stride, std::size_t m) {
+  std::size_t k = 0;
+  for (; k + 4 <= m; k += 4) {
+    char* p0 = ptr(mem);
+    char* p1 = ptr(add(mem, stride));
+    char* p2 = ptr(add(mem, 2 * stride));
+    char* p3 = ptr(add(mem, 3 * stride));
+    if constexpr (kAhead > 0) {
+      if (k + kAhead + 4 <= m) {
+        for (std::ptrdiff_t a = 0; a < 4; ++a) {
+          __builtin_prefetch(ptr(add(mem, (static_cast<std::ptrdiff_t>(kAhead) + a) * stride)), kGather ? 0 : 1);
+        }
       }
-      s += W;
-      mem = add(mem, stride);
     }
-    return s;
+    Chunk<W> c0, c1, c2, c3;
+    if constexpr (kGather) {
+      std::memcpy(&c0, p0, W);
+      std::memcpy(&c1, p1, W);
+      std::memcpy(&c2, p2, W);
+      std::memcpy(&c3, p3, W);
+      std::memcpy(s, &c0, W);
+      std::memcpy(s + W, &c1, W);
+      std::memcpy(s + 2 * W, &c2, W);
+      std::memcpy(s + 3 * W, &c3, W);
+    } else {
+      std::memcpy(&c0, s, W);
+      std::memcpy(&c1, s + W, W);
+      std::memcpy(&c2, s + 2 * W, W);
+      std::memcpy(&c3, s + 3 * W, W);
+      std::memcpy(p0, &c0, W);
+      std::memcpy(p1, &c1, W);
+      std::memcpy(p2, &c2, W);
+      std::memcpy(p3, &c3, W);
+    }
+    s += 4 * W;
+    mem = add(mem, 4 * stride);
   }
-#pragma GCC unroll 4
-  for (std::size_t k = 0; k < m; ++k) {
+  for (; k < m; ++k) {
     if constexpr (kGather) {
       std::memcpy(s, ptr(mem), W);
     } else {
@@ -44,6 +72,12 @@ inline char* strided_fixed(char* s, Addr mem, std::ptrdiff_t stride, std::size_t
     mem = add(mem, stride);
   }
   return s;
+}
+
+template <bool kGather, std::size_t W>
+inline char* strided_fixed(char* s, Addr mem, std::ptrdiff_t stride, std::size_t m) {
+  if ((stride > 512 || stride < -512) && m > 64) return strided_loop<kGather, W, 32>(s, mem, stride, m);
+  return strided_loop<kGather, W, 0>(s, mem, stride, m);
 }
 
 // A copy of n bytes that avoids a library call for the short runs typical
