@@ -1,8 +1,10 @@
 #include "adi3/process.hpp"
 
+#include <sched.h>
 #include <sys/random.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -15,10 +17,34 @@
 namespace adi3 {
 namespace {
 
+// Polls before yielding when ranks outnumber cores: the peer we wait for
+// may need our core, so spinning only delays it.
+constexpr int kOversubscribedSpin = 20;
+
 constexpr Knob kProcessKnobs[] = {
     {"ADI3_JOB_ID", "(from the launcher)",
      "Job id of a singleton run (no launcher); names its shared-memory segments."},
+    {"ADI3_OVERSUBSCRIBE", "auto",
+     "auto: when this host runs more ranks (MPI_LOCALNRANKS, else the job size) than the cores this "
+     "process may use, blocking waits spin only 20 polls before yielding (unless ADI3_SPIN_COUNT is "
+     "set). 1: always do so. 0: never."},
 };
+
+int usable_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  return CPU_COUNT(&set);
+}
+
+// Ranks outnumbering cores make spinning harmful: see kOversubscribedSpin.
+Config tuned_for_host(Config c, int job_size) {
+  std::string mode = env_string("ADI3_OVERSUBSCRIBE", "auto");
+  int local = static_cast<int>(env_int("MPI_LOCALNRANKS", job_size));
+  bool over = mode == "1" || (mode == "auto" && local > usable_cpus());
+  if (over && !std::getenv("ADI3_SPIN_COUNT")) c.spin_count = std::min(c.spin_count, kOversubscribedSpin);
+  return c;
+}
 
 // File-name safe: segments are named after the job.
 std::string sanitize(std::string_view id) {
@@ -132,7 +158,8 @@ std::unique_ptr<Device> init_process(const Config& config) {
     ChannelPluginInfo plugin = load_channel_plugin(channel);
     std::unique_ptr<Channel> inner = create_channel(plugin, *boot);
     auto ch = std::make_unique<ProcessChannel>(std::move(boot), std::move(inner));
-    return std::make_unique<Device>(std::move(ch), config);
+    int size = ch->size();
+    return std::make_unique<Device>(std::move(ch), tuned_for_host(config, size));
   } catch (const std::exception& e) {
     if (boot && boot->pmi()) {
       std::string msg = "adi3: rank " + std::to_string(boot->rank()) + " cannot start: " + e.what();

@@ -43,7 +43,13 @@ int main(int argc, char** argv) {
   for (const auto& b : shm_test::p2p_bodies()) known |= want == b.name;
   if (!known) return usage();
 
-  auto dev = adi3::init_process();
+  std::unique_ptr<adi3::Device> dev;
+  try {
+    dev = adi3::init_process();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "shm_p2p: %s\n", e.what());
+    return 1;
+  }
   adi3::Device& d = *dev;
   SHM_OK(d, d.barrier());  // every rank's channel is up
   SHM_CHECK_MSG(d, leftover_segments(adi3::process_job_id(d)) == 0,
