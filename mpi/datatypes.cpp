@@ -13,9 +13,10 @@ namespace {
 
 // The result of a segment constructor: a new handle, or an error naming the
 // constructor's complaint.
-int publish(Runtime& rt, ErrorClass c, Datatype* t, MPI_Datatype* out, const char* what) {
+// (t is read only after the constructor ran: argument order is unspecified.)
+int publish(Runtime& rt, ErrorClass c, Datatype* const* t, MPI_Datatype* out, const char* what) {
   if (c != ErrorClass::Success) return raise(c, "%s", what);
-  return add_type(rt, t, out);
+  return add_type(rt, *t, out);
 }
 
 // Shared prologue: the old type and the output pointer.
@@ -37,7 +38,7 @@ ADI3_MPI_API(int, Type_contiguous, (int count, MPI_Datatype oldtype, MPI_Datatyp
   int e = check_count(count);
   if (!e) e = old_and_out(*rt, oldtype, &old, newtype);
   Datatype* t = nullptr;
-  if (!e) e = publish(*rt, type_contiguous(count, old, &t), t, newtype, "invalid arguments to MPI_Type_contiguous");
+  if (!e) e = publish(*rt, type_contiguous(count, old, &t), &t, newtype, "invalid arguments to MPI_Type_contiguous");
   return world_error(e, __func__);
 }
 
@@ -48,7 +49,7 @@ ADI3_MPI_API(int, Type_vector, (int count, int blocklength, int stride, MPI_Data
   if (!e && blocklength < 0) e = raise(ErrorClass::Arg, "invalid blocklength %d", blocklength);
   if (!e) e = old_and_out(*rt, oldtype, &old, newtype);
   Datatype* t = nullptr;
-  if (!e) e = publish(*rt, type_vector(count, blocklength, stride, old, &t), t, newtype, "invalid arguments to MPI_Type_vector");
+  if (!e) e = publish(*rt, type_vector(count, blocklength, stride, old, &t), &t, newtype, "invalid arguments to MPI_Type_vector");
   return world_error(e, __func__);
 }
 
@@ -61,7 +62,7 @@ ADI3_MPI_API(int, Type_create_hvector, (int count, int blocklength, MPI_Aint str
   if (!e) e = old_and_out(*rt, oldtype, &old, newtype);
   Datatype* t = nullptr;
   if (!e) {
-    e = publish(*rt, type_hvector(count, blocklength, stride, old, &t), t, newtype,
+    e = publish(*rt, type_hvector(count, blocklength, stride, old, &t), &t, newtype,
                 "invalid arguments to MPI_Type_create_hvector");
   }
   return world_error(e, __func__);
@@ -82,7 +83,7 @@ ADI3_MPI_API(int, Type_indexed, (int count, const int blocklengths[], const int 
   if (!e) e = old_and_out(*rt, oldtype, &old, newtype);
   Datatype* t = nullptr;
   if (!e) {
-    e = publish(*rt, type_indexed(count, blocklengths, displacements, old, &t), t, newtype,
+    e = publish(*rt, type_indexed(count, blocklengths, displacements, old, &t), &t, newtype,
                 "invalid arguments to MPI_Type_indexed (a negative blocklength?)");
   }
   return world_error(e, __func__);
@@ -98,7 +99,7 @@ ADI3_MPI_API(int, Type_create_hindexed, (int count, const int blocklengths[], co
   if (!e) e = old_and_out(*rt, oldtype, &old, newtype);
   Datatype* t = nullptr;
   if (!e) {
-    e = publish(*rt, type_hindexed(count, blocklengths, displacements, old, &t), t, newtype,
+    e = publish(*rt, type_hindexed(count, blocklengths, displacements, old, &t), &t, newtype,
                 "invalid arguments to MPI_Type_create_hindexed (a negative blocklength?)");
   }
   return world_error(e, __func__);
@@ -119,7 +120,7 @@ ADI3_MPI_API(int, Type_create_indexed_block, (int count, int blocklength, const 
   if (!e) e = old_and_out(*rt, oldtype, &old, newtype);
   Datatype* t = nullptr;
   if (!e) {
-    e = publish(*rt, type_indexed_block(count, blocklength, displacements, old, &t), t, newtype,
+    e = publish(*rt, type_indexed_block(count, blocklength, displacements, old, &t), &t, newtype,
                 "invalid arguments to MPI_Type_create_indexed_block");
   }
   return world_error(e, __func__);
@@ -135,7 +136,7 @@ ADI3_MPI_API(int, Type_create_hindexed_block, (int count, int blocklength, const
   if (!e) e = old_and_out(*rt, oldtype, &old, newtype);
   Datatype* t = nullptr;
   if (!e) {
-    e = publish(*rt, type_hindexed_block(count, blocklength, displacements, old, &t), t, newtype,
+    e = publish(*rt, type_hindexed_block(count, blocklength, displacements, old, &t), &t, newtype,
                 "invalid arguments to MPI_Type_create_hindexed_block");
   }
   return world_error(e, __func__);
@@ -153,7 +154,7 @@ ADI3_MPI_API(int, Type_create_struct, (int count, const int blocklengths[], cons
   for (int i = 0; !e && i < count; ++i) e = get_type(*rt, types[i], &olds[static_cast<std::size_t>(i)]);
   Datatype* t = nullptr;
   if (!e) {
-    e = publish(*rt, type_struct(count, blocklengths, displacements, olds.data(), &t), t, newtype,
+    e = publish(*rt, type_struct(count, blocklengths, displacements, olds.data(), &t), &t, newtype,
                 "invalid arguments to MPI_Type_create_struct (a negative blocklength?)");
   }
   return world_error(e, __func__);
@@ -177,7 +178,7 @@ ADI3_MPI_API(int, Type_create_subarray, (int ndims, const int sizes[], const int
   if (!e) e = old_and_out(*rt, oldtype, &old, newtype);
   Datatype* t = nullptr;
   if (!e) {
-    e = publish(*rt, type_subarray(ndims, sizes, subsizes, starts, order, old, &t), t, newtype,
+    e = publish(*rt, type_subarray(ndims, sizes, subsizes, starts, order, old, &t), &t, newtype,
                 "invalid arguments to MPI_Type_create_subarray (sizes, subsizes and starts must fit)");
   }
   return world_error(e, __func__);
@@ -199,7 +200,7 @@ ADI3_MPI_API(int, Type_create_darray, (int size, int rank, int ndims, const int 
   if (!e) e = old_and_out(*rt, oldtype, &old, newtype);
   Datatype* t = nullptr;
   if (!e) {
-    e = publish(*rt, type_darray(size, rank, ndims, gsizes, distribs, dargs, psizes, order, old, &t), t, newtype,
+    e = publish(*rt, type_darray(size, rank, ndims, gsizes, distribs, dargs, psizes, order, old, &t), &t, newtype,
                 "invalid arguments to MPI_Type_create_darray (distributions, dargs and psizes must agree)");
   }
   return world_error(e, __func__);
@@ -210,7 +211,7 @@ ADI3_MPI_API(int, Type_create_resized, (MPI_Datatype oldtype, MPI_Aint lb, MPI_A
   const Datatype* old = nullptr;
   int e = old_and_out(*rt, oldtype, &old, newtype);
   Datatype* t = nullptr;
-  if (!e) e = publish(*rt, type_resized(old, lb, extent, &t), t, newtype, "invalid arguments to MPI_Type_create_resized");
+  if (!e) e = publish(*rt, type_resized(old, lb, extent, &t), &t, newtype, "invalid arguments to MPI_Type_create_resized");
   return world_error(e, __func__);
 }
 
@@ -219,7 +220,7 @@ ADI3_MPI_API(int, Type_dup, (MPI_Datatype oldtype, MPI_Datatype* newtype)) {
   const Datatype* old = nullptr;
   int e = old_and_out(*rt, oldtype, &old, newtype);
   Datatype* t = nullptr;
-  if (!e) e = publish(*rt, type_dup(old, &t), t, newtype, "cannot duplicate the datatype");
+  if (!e) e = publish(*rt, type_dup(old, &t), &t, newtype, "cannot duplicate the datatype");
   if (e) return world_error(e, __func__);
   // Attributes follow their copy callbacks.
   AttrList from;

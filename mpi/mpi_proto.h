@@ -157,14 +157,14 @@ int MPI_Start(MPI_Request *request);
 int MPI_Startall(int count, MPI_Request array_of_requests[]);
 int MPI_Wait(MPI_Request *request, MPI_Status *status);
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status);
-int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status array_of_statuses[]);
-int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[]);
+int MPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status *array_of_statuses);
+int MPI_Testall(int count, MPI_Request array_of_requests[], int *flag, MPI_Status *array_of_statuses);
 int MPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status);
 int MPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status);
 int MPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
-                 MPI_Status array_of_statuses[]);
+                 MPI_Status *array_of_statuses);
 int MPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount, int array_of_indices[],
-                 MPI_Status array_of_statuses[]);
+                 MPI_Status *array_of_statuses);
 int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status);
 int MPI_Request_free(MPI_Request *request);
 int MPI_Cancel(MPI_Request *request);
