@@ -112,9 +112,14 @@ SendResult ShmChannel::send(int dest, const void* hdr, std::size_t hdr_bytes, co
   if (dead_[static_cast<std::size_t>(dest)].load(std::memory_order_relaxed)) return SendResult::Failed;
   if (!o.ring->push(o.data, hdr, hdr_bytes, payload)) {
     // Ask to be woken when room appears, then look once more: the receiver
-    // may have drained between the failed push and the request.
-    o.room->wanted.exchange(1, std::memory_order_seq_cst);
-    if (!o.ring->push(o.data, hdr, hdr_bytes, payload)) {
+    // may have drained between the failed push and the request. While our
+    // request stands, retries only read the flag (no line ping-pong).
+    bool sent = false;
+    if (o.room->wanted.load(std::memory_order_relaxed) == 0) {
+      o.room->wanted.exchange(1, std::memory_order_seq_cst);
+      sent = o.ring->push(o.data, hdr, hdr_bytes, payload);
+    }
+    if (!sent) {
       o.blocked.store(1, std::memory_order_relaxed);
       return busy_or_failed(dest);
     }
