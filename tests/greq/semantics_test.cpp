@@ -2,6 +2,7 @@
 // grequest_complete, request_free, wait, test and request_get_status; when
 // query_fn and free_fn run; cancel before and after completion; the status
 // query_fn fills; mixing with receives.
+#include <chrono>
 #include <thread>
 
 #include "greq/ibarrier.hpp"
@@ -286,6 +287,34 @@ TEST(GreqSemantics, WaitanyAndWaitsomeMixWithReceives) {
         EXPECT_EQ(idx[0], 1);
         EXPECT_EQ(dev.waitsome(3, reqs, &out, idx, sts), 0);
         EXPECT_EQ(out, adi3::kUndefined);  // all null
+      },
+      config(false));
+}
+
+TEST(GreqSemantics, WaitallMixesWithPointToPoint) {
+  adi3::run_thread_ranks(
+      2,
+      [](Device& dev) {
+        const adi3::Datatype* byte = adi3::Datatype::byte();
+        int peer = 1 - dev.rank();
+        int out = dev.rank() + 10, in = -1;
+        Recorder rec;
+        Request* reqs[3];
+        ASSERT_EQ(dev.irecv(&in, sizeof in, byte, peer, 8, dev.world(), &reqs[0]), 0);
+        reqs[1] = rec.start(dev);
+        ASSERT_EQ(dev.isend(&out, sizeof out, byte, peer, 8, dev.world(), adi3::SendMode::Standard, &reqs[2]), 0);
+        std::thread completer([r = reqs[1]] {
+          std::this_thread::sleep_for(std::chrono::milliseconds(5));
+          adi3::grequest_complete(r);
+        });
+        Status sts[3];
+        EXPECT_EQ(dev.waitall(3, reqs, sts), 0);
+        completer.join();
+        EXPECT_EQ(in, peer + 10);
+        EXPECT_EQ(sts[0].source, peer);
+        EXPECT_EQ(sts[1].tag, 11);
+        EXPECT_EQ(rec.trace(), "qf");
+        for (Request* r : reqs) EXPECT_EQ(r, nullptr);
       },
       config(false));
 }
