@@ -22,11 +22,17 @@ inline Addr add(Addr a, std::ptrdiff_t d) { return a + static_cast<Addr>(d); }
 
 class Cursor {
  public:
-  // Walks `top` (an instance at address buf) whose stream is `total` bytes.
-  void reset(const Node* top, Addr buf, std::size_t total) {
+  Cursor() = default;
+  Cursor(const Cursor&) = delete;
+  Cursor& operator=(const Cursor&) = delete;
+
+  // Walks `top` (an instance at address buf) whose stream is `total` bytes;
+  // `depth` bounds the levels below top.
+  void reset(const Node* top, Addr buf, std::size_t total, std::size_t depth) {
     top_ = top;
     buf_ = buf;
     total_ = top ? total : 0;
+    st_.reserve(depth + 1);
     st_.clear();
     pos_ = 0;
     valid_ = false;
@@ -106,7 +112,29 @@ class Cursor {
   std::size_t total_ = 0;
   std::size_t pos_ = 0;
   bool valid_ = false;
-  std::vector<Frame> st_;
+  // Frames for the levels of the tree: inline for the usual shallow
+  // programs (no allocation per Segment), on the heap beyond that. Never
+  // grows while walking, so references to frames stay valid.
+  class Stack {
+   public:
+    void reserve(std::size_t n) {
+      if (n > kInline && heap_.size() < n) heap_.resize(n);
+      data_ = n > kInline ? heap_.data() : inline_;
+    }
+    void clear() { n_ = 0; }
+    bool empty() const { return n_ == 0; }
+    Frame& back() { return data_[n_ - 1]; }
+    void push_back(const Frame& f) { data_[n_++] = f; }
+    void pop_back() { --n_; }
+
+   private:
+    static constexpr std::size_t kInline = 8;
+    Frame inline_[kInline];
+    std::vector<Frame> heap_;
+    Frame* data_ = inline_;
+    std::size_t n_ = 0;
+  };
+  Stack st_;
 
   // The entry of a run/block list holding stream offset `rem`.
   static std::size_t entry(const Node& n, std::size_t rem) {

@@ -82,7 +82,7 @@ void Segment::clear() {
   count_ = size_ = 0;
   contig_ = own_top_ = false;
   top_ = Node{};
-  cur_.reset(nullptr, 0, 0);
+  cur_.reset(nullptr, 0, 0, 0);
 }
 
 Segment::~Segment() {
@@ -104,7 +104,7 @@ Segment& Segment::operator=(Segment&& o) noexcept {
   own_top_ = o.own_top_;
   top_ = std::move(o.top_);
   // The cursor's frames point at o.top_; start afresh (the next call seeks).
-  cur_.reset(nullptr, 0, 0);
+  cur_.reset(nullptr, 0, 0, 0);
   o.clear();
   return *this;
 }
@@ -115,7 +115,7 @@ std::size_t Segment::size() const { return size_; }
 bool Segment::place(std::size_t first) {
   if (first >= size_) return false;
   if (!cur_.at(first)) {
-    if (!cur_.bound()) cur_.reset(top(), buf_, size_);
+    if (!cur_.bound()) cur_.reset(top(), buf_, size_, prog_->depth + 1);
     cur_.seek(first);
   }
   return true;

@@ -67,7 +67,7 @@ ErrorClass type_get_elements(const Datatype* t, std::size_t bytes, long long* co
       // Walk the typemap's first `rest` bytes counting elements.
       auto prog = t->program_for(detail::native_typed());
       detail::Cursor cur;
-      cur.reset(prog->root, 0, prog->size);
+      cur.reset(prog->root, 0, prog->size, prog->depth);
       cur.seek(0);
       detail::CountOp op;
       cur.walk(op, rest);

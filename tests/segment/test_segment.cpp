@@ -134,6 +134,35 @@ TEST(GetElements, PartialElements) {
   EXPECT_EQ(n, kUndefined);
 }
 
+TEST(Segment, DeepNestingBeyondTheInlineFrames) {
+  // 14 levels of 2 copies; gaps differing per level stop any folding.
+  std::vector<TypeRef> levels;
+  const Datatype* cur = B(Builtin::kShort);
+  for (int k = 0; k < 14; ++k) {
+    TypeRef t;
+    ASSERT_EQ(type_hvector(2, 1, cur->extent() + 2 + k, cur, t.out()), ErrorClass::Success);
+    cur = t.get();
+    levels.push_back(std::move(t));
+  }
+  Datatype* top = levels.back().get();
+  top->commit();
+  EXPECT_GE(top->native_program().depth, 14u);
+  const auto es = ref::replicate(ref::flatten(top), 2);
+  std::vector<unsigned char> mem(static_cast<std::size_t>(2 * top->extent()));
+  for (std::size_t i = 0; i < mem.size(); ++i) mem[i] = static_cast<unsigned char>(i * 31 + 7);
+  const auto want = ref::pack(es, mem.data());
+  Segment seg(mem.data(), 2, top);
+  ASSERT_EQ(seg.size(), want.size());
+  std::vector<unsigned char> got(want.size());
+  for (std::size_t pos = 0; pos < got.size(); pos += 333) seg.pack(pos, pos + 333, got.data() + pos);
+  EXPECT_EQ(got, want);
+  std::vector<unsigned char> back(mem.size(), 0), expect(mem.size(), 0);
+  ref::unpack(es, want.data(), expect.data());
+  Segment useg(back.data(), 2, top);
+  for (std::size_t pos = 0; pos < got.size(); pos += 77) useg.unpack(pos, pos + 77, want.data() + pos);
+  EXPECT_EQ(back, expect);
+}
+
 // ---- the committed form ----
 
 const detail::Node* root(Datatype* t) {
