@@ -88,10 +88,15 @@ int reduce_scatter_block(CollCall& k, const void* sbuf, void* rbuf, int rcount, 
                          MPI_Request* req) {
   const Datatype* t = nullptr;
   coll::Op o(coll::OpKind::NoOp);
-  if (int e = reduction(k, sbuf == MPI_IN_PLACE ? sbuf : rbuf, rbuf, rcount, dt, op, &t, &o)) return e;
-  if (sbuf != MPI_IN_PLACE) {
-    if (int e = check_buffer(sbuf, rcount * k.c->size(), t)) return e;
+  int e = check_count(rcount);
+  if (!e) e = get_comm_type(*k.rt, dt, &t);
+  if (!e) e = get_op(*k.rt, op, &o);
+  if (!e && sbuf != MPI_IN_PLACE) e = check_buffer(sbuf, rcount * k.c->size(), t);
+  if (!e) e = check_buffer(rbuf, rcount, t);
+  if (!e && rcount > 0 && sbuf == rbuf) {
+    e = raise(ErrorClass::Buffer, "sendbuf and recvbuf are the same buffer (use MPI_IN_PLACE)");
   }
+  if (e) return e;
   return k.run(
       req, [&] { return coll::reduce_scatter_block(k.dev(), sbuf, rbuf, sz(rcount), t, o, k.c->coll); },
       [&](Request** r) {
