@@ -1,0 +1,225 @@
+// Reduction operations: MPI's op/type-class table, the predefined kernels
+// against hand-computed values, reduce_local on derived types and user
+// ops, and argument errors of the collectives (ErrorClass::Op, Root, Type).
+#include <cmath>
+#include <complex>
+
+#include "segment/type_create.hpp"
+#include "tests/coll/harness.hpp"
+
+namespace adi3::coll::test {
+namespace {
+
+ErrorClass op_error(const Op& op, const Datatype* type, bool acc = false, std::string* msg = nullptr) {
+  ErrorLog log;
+  int e = check_op(log, op, type, acc);
+  if (msg) *msg = log.message(e);
+  return error_class_of(e);
+}
+
+TEST(Op, TypeClassTable) {
+  using K = OpKind;
+  struct Row {
+    Builtin b;
+    std::vector<K> ok;
+  };
+  std::vector<K> arith{K::Max, K::Min, K::Sum, K::Prod};
+  std::vector<K> all_int{K::Max, K::Min, K::Sum, K::Prod, K::Land, K::Lor, K::Lxor, K::Band, K::Bor, K::Bxor};
+  std::vector<Row> rows{
+      {Builtin::kInt, all_int},
+      {Builtin::kUnsignedChar, all_int},
+      {Builtin::kInt64, all_int},
+      {Builtin::kAint, {K::Max, K::Min, K::Sum, K::Prod, K::Band, K::Bor, K::Bxor}},
+      {Builtin::kDouble, arith},
+      {Builtin::kLongDouble, arith},
+      {Builtin::kCBool, {K::Land, K::Lor, K::Lxor}},
+      {Builtin::kCDoubleComplex, {K::Sum, K::Prod}},
+      {Builtin::kByte, {K::Band, K::Bor, K::Bxor}},
+      {Builtin::kChar, {}},
+      {Builtin::kPacked, {}},
+      {Builtin::k2Int, {K::Maxloc, K::Minloc}},
+      {Builtin::kLongDoubleInt, {K::Maxloc, K::Minloc}},
+  };
+  for (const Row& r : rows) {
+    for (int k = 0; k <= static_cast<int>(K::Minloc); ++k) {
+      bool want = std::find(r.ok.begin(), r.ok.end(), static_cast<K>(k)) != r.ok.end();
+      EXPECT_EQ(op_error(Op(static_cast<K>(k)), B(r.b)) == ErrorClass::Success, want)
+          << Op(static_cast<K>(k)).name() << " on " << builtin_info(r.b).name;
+    }
+    // REPLACE and NO_OP: accumulate only.
+    EXPECT_EQ(op_error(Op(K::Replace), B(r.b)), ErrorClass::Op);
+    EXPECT_EQ(op_error(Op(K::Replace), B(r.b), true), ErrorClass::Success);
+    EXPECT_EQ(op_error(Op(K::NoOp), B(r.b), true), ErrorClass::Success);
+  }
+}
+
+TEST(Op, ErrorMessagesNameOpAndType) {
+  std::string msg;
+  EXPECT_EQ(op_error(Op(OpKind::Sum), B(Builtin::k2Int), false, &msg), ErrorClass::Op);
+  EXPECT_NE(msg.find("MPI_SUM"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("MPI_2INT"), std::string::npos) << msg;
+  EXPECT_EQ(op_error(Op(OpKind::Maxloc), B(Builtin::kFloat), false, &msg), ErrorClass::Op);
+  EXPECT_NE(msg.find("MPI_MAXLOC"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("MPI_FLOAT"), std::string::npos) << msg;
+  // Derived types: uniform element types inherit the rules; mixed ones fail.
+  Type v(vector_of(B(Builtin::kDouble), 3, 1, 2));
+  EXPECT_EQ(op_error(Op(OpKind::Sum), v), ErrorClass::Success);
+  EXPECT_EQ(op_error(Op(OpKind::Band), v, false, &msg), ErrorClass::Op);
+  EXPECT_NE(msg.find("MPI_DOUBLE"), std::string::npos) << msg;
+  Type pairs(vector_of(B(Builtin::kDoubleInt), 2, 1, 3));
+  EXPECT_EQ(op_error(Op(OpKind::Minloc), pairs), ErrorClass::Success);
+  int lens[2] = {1, 1};
+  std::ptrdiff_t disps[2] = {0, 8};
+  const Datatype* kinds[2] = {B(Builtin::kInt), B(Builtin::kDouble)};
+  Datatype* mixed = nullptr;
+  ASSERT_EQ(type_struct(2, lens, disps, kinds, &mixed), ErrorClass::Success);
+  Type m(mixed);
+  EXPECT_EQ(op_error(Op(OpKind::Sum), m, false, &msg), ErrorClass::Op);
+  EXPECT_NE(msg.find("mixed"), std::string::npos) << msg;
+  EXPECT_EQ(op_error(Op::user([](const void*, void*, int, const Datatype*) {}, false), m), ErrorClass::Success);
+}
+
+template <class T>
+std::vector<T> run_op(OpKind op, Builtin b, std::vector<T> in, std::vector<T> inout) {
+  apply(op, b, in.data(), inout.data(), in.size(), sizeof(T));
+  return inout;
+}
+
+TEST(Op, IntegerKernels) {
+  std::vector<int> a{5, -3, 0, 7}, b{2, -8, 4, 7};
+  EXPECT_EQ(run_op(OpKind::Max, Builtin::kInt, a, b), (std::vector<int>{5, -3, 4, 7}));
+  EXPECT_EQ(run_op(OpKind::Min, Builtin::kInt, a, b), (std::vector<int>{2, -8, 0, 7}));
+  EXPECT_EQ(run_op(OpKind::Sum, Builtin::kInt, a, b), (std::vector<int>{7, -11, 4, 14}));
+  EXPECT_EQ(run_op(OpKind::Prod, Builtin::kInt, a, b), (std::vector<int>{10, 24, 0, 49}));
+  EXPECT_EQ(run_op(OpKind::Land, Builtin::kInt, a, b), (std::vector<int>{1, 1, 0, 1}));
+  EXPECT_EQ(run_op(OpKind::Lor, Builtin::kInt, a, b), (std::vector<int>{1, 1, 1, 1}));
+  EXPECT_EQ(run_op(OpKind::Lxor, Builtin::kInt, a, b), (std::vector<int>{0, 0, 1, 0}));
+  EXPECT_EQ(run_op(OpKind::Band, Builtin::kInt, a, b), (std::vector<int>{5 & 2, -3 & -8, 0, 7}));
+  EXPECT_EQ(run_op(OpKind::Bor, Builtin::kInt, a, b), (std::vector<int>{5 | 2, -3 | -8, 4, 7}));
+  EXPECT_EQ(run_op(OpKind::Bxor, Builtin::kInt, a, b), (std::vector<int>{5 ^ 2, -3 ^ -8, 4, 0}));
+  // Wrap-around instead of undefined overflow.
+  EXPECT_EQ(run_op<signed char>(OpKind::Sum, Builtin::kSignedChar, {100}, {100}), (std::vector<signed char>{-56}));
+  EXPECT_EQ(run_op<int>(OpKind::Prod, Builtin::kInt, {1 << 30}, {4}), (std::vector<int>{0}));
+  EXPECT_EQ(run_op<std::uint64_t>(OpKind::Max, Builtin::kUint64, {~0ull}, {1}), (std::vector<std::uint64_t>{~0ull}));
+  EXPECT_EQ(run_op<unsigned char>(OpKind::Bxor, Builtin::kByte, {0xF0}, {0xFF}), (std::vector<unsigned char>{0x0F}));
+}
+
+TEST(Op, FloatingComplexLogical) {
+  EXPECT_EQ(run_op<double>(OpKind::Sum, Builtin::kDouble, {1.5, -2}, {2.25, 2}), (std::vector<double>{3.75, 0}));
+  EXPECT_EQ(run_op<float>(OpKind::Min, Builtin::kFloat, {1.5f, -2}, {2.25f, 2}), (std::vector<float>{1.5f, -2}));
+  EXPECT_EQ(run_op<long double>(OpKind::Prod, Builtin::kLongDouble, {1.5L}, {4.0L}), (std::vector<long double>{6.0L}));
+  using C = std::complex<double>;
+  EXPECT_EQ(run_op<C>(OpKind::Prod, Builtin::kCDoubleComplex, {C(1, 2)}, {C(3, 4)}), (std::vector<C>{C(-5, 10)}));
+  EXPECT_EQ(run_op<C>(OpKind::Sum, Builtin::kCxxDoubleComplex, {C(1, 2)}, {C(3, 4)}), (std::vector<C>{C(4, 6)}));
+  bool x[3] = {true, true, false}, y[3] = {true, false, false};
+  apply(OpKind::Land, Builtin::kCBool, x, y, 3, 1);
+  EXPECT_TRUE(y[0] && !y[1] && !y[2]);
+  bool p[2] = {true, false}, q[2] = {true, true};
+  apply(OpKind::Lxor, Builtin::kCxxBool, p, q, 2, 1);
+  EXPECT_TRUE(!q[0] && q[1]);
+}
+
+TEST(Op, MaxlocMinlocPairs) {
+  struct DI {
+    double v;
+    int i;
+  };
+  DI a[3] = {{1.0, 5}, {2.0, 9}, {3.0, 1}}, b[3] = {{2.0, 3}, {2.0, 4}, {1.0, 0}};
+  apply(OpKind::Maxloc, Builtin::kDoubleInt, a, b, 3, sizeof(DI));
+  EXPECT_EQ(b[0].v, 2.0);
+  EXPECT_EQ(b[0].i, 3);
+  EXPECT_EQ(b[1].i, 4);  // tie: smaller index
+  EXPECT_EQ(b[2].v, 3.0);
+  EXPECT_EQ(b[2].i, 1);
+  struct SI {
+    short v;
+    int i;
+  };
+  SI c[2] = {{3, 7}, {-1, 2}}, d[2] = {{3, 6}, {0, 1}};
+  apply(OpKind::Minloc, Builtin::kShortInt, c, d, 2, sizeof(SI));
+  EXPECT_EQ(d[0].i, 6);
+  EXPECT_EQ(d[1].v, -1);
+  EXPECT_EQ(d[1].i, 2);
+  // Packed SHORT_INT: 6 bytes each, index right after the short.
+  unsigned char pc[12] = {}, pd[12] = {};
+  short s1 = 4, s2 = 9;
+  int i1 = 1, i2 = 2;
+  std::memcpy(pc, &s1, 2);
+  std::memcpy(pc + 2, &i1, 4);
+  std::memcpy(pd, &s2, 2);
+  std::memcpy(pd + 2, &i2, 4);
+  apply(OpKind::Maxloc, Builtin::kShortInt, pc, pd, 1, 6);
+  short rs;
+  int ri;
+  std::memcpy(&rs, pd, 2);
+  std::memcpy(&ri, pd + 2, 4);
+  EXPECT_EQ(rs, 9);
+  EXPECT_EQ(ri, 2);
+  struct LDI {
+    long double v;
+    int i;
+  };
+  LDI e[1] = {{7.0L, 3}}, f[1] = {{7.0L, 8}};
+  apply(OpKind::Minloc, Builtin::kLongDoubleInt, e, f, 1, sizeof(LDI));
+  EXPECT_EQ(f[0].i, 3);
+}
+
+TEST(Op, ReduceLocalDerivedAndUser) {
+  ErrorLog log;
+  // Strided ints: element = ints 0 and 3 of a 4-int slot; the rest stays.
+  Type v(vector_of(B(Builtin::kInt), 2, 1, 3));
+  std::vector<int> in{1, 100, 100, 2, 3, 100, 100, 4}, io{10, -1, -1, 20, 30, -1, -1, 40};
+  ASSERT_EQ(reduce_local(log, in.data(), io.data(), 2, v, Op(OpKind::Sum)), 0);
+  EXPECT_EQ(io, (std::vector<int>{11, -1, -1, 22, 33, -1, -1, 44}));
+  // Contiguous with true_lb > 0.
+  Type s(shifted_of(B(Builtin::kInt), 2));
+  std::vector<int> a{-5, 1, 2}, b{-7, 5, 0};
+  ASSERT_EQ(reduce_local(log, a.data(), b.data(), 1, s, Op(OpKind::Max)), 0);
+  EXPECT_EQ(b, (std::vector<int>{-7, 5, 2}));
+  // User op: gets the caller's count and type.
+  int calls = 0;
+  Op user = Op::user(
+      [&](const void* i, void* o, int count, const Datatype* t) {
+        ++calls;
+        EXPECT_EQ(count, 2);
+        EXPECT_EQ(t, v.get());
+        for (int k = 0; k < count; ++k) {
+          static_cast<int*>(o)[4 * k] -= static_cast<const int*>(i)[4 * k];
+        }
+      },
+      false);
+  ASSERT_EQ(reduce_local(log, in.data(), io.data(), 2, v, user), 0);
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(io[0], 10);
+  EXPECT_EQ(io[4], 30);
+  EXPECT_FALSE(user.commutative());
+  EXPECT_EQ(error_class_of(reduce_local(log, in.data(), io.data(), 1, B(Builtin::k2Int), Op(OpKind::Sum))),
+            ErrorClass::Op);
+}
+
+TEST(Op, CollectiveArgumentErrors) {
+  run(3, [&](Device& dev, const Comm& c) {
+    int x[4] = {}, y[4] = {};
+    // Every rank fails before sending anything, so nobody waits.
+    EXPECT_EQ(error_class_of(allreduce(dev, x, y, 2, B(Builtin::k2Int), Op(OpKind::Sum), c)), ErrorClass::Op);
+    EXPECT_EQ(error_class_of(allreduce(dev, x, y, 2, B(Builtin::kInt), Op(OpKind::Replace), c)), ErrorClass::Op);
+    EXPECT_EQ(error_class_of(reduce(dev, x, y, 2, B(Builtin::kInt), Op(OpKind::Maxloc), 0, c)), ErrorClass::Op);
+    EXPECT_EQ(error_class_of(scan(dev, x, y, 2, B(Builtin::kFloat), Op(OpKind::Band), c)), ErrorClass::Op);
+    EXPECT_EQ(error_class_of(bcast(dev, x, 1, B(Builtin::kInt), 3, c)), ErrorClass::Root);
+    EXPECT_EQ(error_class_of(gather(dev, x, 1, B(Builtin::kInt), y, 1, B(Builtin::kInt), -1, c)), ErrorClass::Root);
+    EXPECT_EQ(error_class_of(bcast(dev, x, 1, nullptr, 0, c)), ErrorClass::Type);
+    EXPECT_EQ(error_class_of(bcast(dev, kInPlace, 1, B(Builtin::kInt), 0, c)), ErrorClass::Buffer);
+    Sequence seq;
+    Request* r = reinterpret_cast<Request*>(&seq);
+    EXPECT_EQ(error_class_of(iallreduce(dev, x, y, 1, B(Builtin::kCBool), Op(OpKind::Sum), c, seq, &r)),
+              ErrorClass::Op);
+    EXPECT_EQ(r, nullptr);
+    // The communicator still works afterwards.
+    x[0] = c.rank + 1;
+    ASSERT_EQ(allreduce(dev, x, y, 1, B(Builtin::kInt), Op(OpKind::Sum), c), 0);
+    EXPECT_EQ(y[0], 6);
+  });
+}
+
+}  // namespace
+}  // namespace adi3::coll::test
