@@ -21,7 +21,7 @@ int Device::buffer_detach(void** buf, std::size_t* bytes) {
   // Detach blocks until every buffered message has been transmitted.
   if (int e = block_until([&] {
         reap_bsends();
-        return bsends_.empty();
+        return bsend_live_.load(std::memory_order_acquire) == 0;
       })) {
     return e;
   }
@@ -44,6 +44,7 @@ void Device::reap_bsends() {
     bsend_.release(r.tmp);
     r.tmp = nullptr;
     release(&r);
+    bsend_live_.fetch_sub(1, std::memory_order_release);
   }
 }
 
@@ -78,6 +79,7 @@ int Device::bsend(const void* buf, std::size_t count, const Datatype* type, int 
     {
       MaybeLock g(bsend_lock_, mt_);
       bsends_.push_back(*inner);
+      bsend_live_.fetch_add(1, std::memory_order_release);
     }
     start_send(inner);
   }

@@ -49,7 +49,7 @@ void Device::complete(Request* r) {
 
 void Device::release(Request* r) {
   if (r->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-  if (r->tmp && r->has(Request::kUnexpected)) scalable_free(r->tmp);
+  if (r->tmp && r->has(Request::kUnexpected)) scratch_free(r->tmp);
   if (r->seg) delete r->seg;
   if (r->kind == RequestKind::PersistentSend && r->mode == SendMode::Buffered) delete static_cast<Comm*>(r->ext);
   if (r->type) r->type->release();
@@ -57,25 +57,28 @@ void Device::release(Request* r) {
 }
 
 void Device::add_pollable(Request* r) {
+  // The list holds a reference: a poll may complete r and its user may have
+  // freed it already, yet the loop below still reads it.
+  r->refs.fetch_add(1, std::memory_order_relaxed);
   MaybeLock g(pollable_lock_, mt_);
   pollables_.push_back(*r);
+  pollable_count_.fetch_add(1, std::memory_order_release);
 }
 
 bool Device::poll_pollables() {
-  if (pollables_.empty()) return false;
+  if (pollable_count_.load(std::memory_order_acquire) == 0) return false;
   bool any = false;
   MaybeLock g(pollable_lock_, mt_);
   for (auto it = pollables_.begin(); it != pollables_.end();) {
     Request& r = *it++;
-    if (r.complete()) {
-      static_cast<ByTagHook&>(r).unlink();
-      continue;
-    }
-    r.cls->poll(r, r.status);
-    if (r.complete()) {
-      static_cast<ByTagHook&>(r).unlink();
+    if (!r.complete()) {
+      r.cls->poll(r, r.status);
+      if (!r.complete()) continue;
       any = true;
     }
+    static_cast<ByTagHook&>(r).unlink();
+    pollable_count_.fetch_sub(1, std::memory_order_relaxed);
+    release(&r);
   }
   return any;
 }
@@ -88,7 +91,7 @@ bool Device::progress() {
   }
   if (pending_peers_.load(std::memory_order_relaxed) > 0) any |= drain_sends();
   any |= poll_pollables();
-  if (!bsends_.empty()) reap_bsends();
+  if (bsend_live_.load(std::memory_order_acquire) > 0) reap_bsends();
   return any;
 }
 
@@ -148,7 +151,8 @@ int Device::barrier() {
 
 int Device::finalize() {
   // Everything this rank still has to emit goes out before the barrier.
-  if (int e = block_until([&] { return pending_peers_.load(std::memory_order_acquire) == 0 && bsends_.empty(); })) {
+  if (int e = block_until([&] { return pending_peers_.load(std::memory_order_acquire) == 0 &&
+                                    bsend_live_.load(std::memory_order_acquire) == 0; })) {
     return e;
   }
   return barrier();

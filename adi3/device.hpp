@@ -5,6 +5,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <cstdlib>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -21,8 +22,29 @@
 #include "adi3/types.hpp"
 #include "channels/channel.hpp"
 #include "segment/datatype.hpp"
+#include <tbb/scalable_allocator.h>
 
 namespace adi3 {
+
+// Scratch memory of the core (unexpected eager data, packed copies): TBB's
+// scalable allocator, but plain malloc in sanitized builds, where the
+// sanitizers must see every allocation (tbbmalloc is not instrumented: ASan
+// puts no redzones around its blocks, and TSan reports the reuse of a block
+// freed by another thread as a data race).
+inline void* scratch_alloc(std::size_t bytes) {
+#if ADI3_SANITIZED
+  return std::malloc(bytes);
+#else
+  return scalable_malloc(bytes);
+#endif
+}
+inline void scratch_free(void* p) {
+#if ADI3_SANITIZED
+  std::free(p);
+#else
+  scalable_free(p);
+#endif
+}
 
 inline constexpr int kUndefined = -32766;                 // MPI_UNDEFINED
 inline constexpr uint32_t kInternalContext = 0xfffffff0;  // the device's own traffic
@@ -208,9 +230,11 @@ class Device final : private PacketSink {
   Handler handlers_[static_cast<std::size_t>(PacketType::Count)] = {};
   SpinLock pollable_lock_;
   RequestList<ByTagTag> pollables_;
+  std::atomic<int> pollable_count_{0};
   BsendBuffer bsend_;
   RequestList<ByCtxTag> bsends_;   // internal sends out of the attached buffer
   SpinLock bsend_lock_;
+  std::atomic<int> bsend_live_{0};  // size of bsends_, read without the lock
   std::atomic<int> failed_peers_{0};
   std::vector<uint8_t> peer_failed_;
   std::vector<char> failure_text_;

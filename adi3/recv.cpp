@@ -154,7 +154,7 @@ void Device::on_eager(Device& d, int src, const PacketHeader& h, const void* pay
     u->peer = src;
     u->bytes = bytes;
     if (bytes) {
-      u->tmp = scalable_malloc(bytes);
+      u->tmp = scratch_alloc(bytes);
       std::memcpy(u->tmp, payload, bytes);
     }
     if (sync) {
@@ -333,11 +333,11 @@ int Device::sendrecv_replace(void* buf, std::size_t count, const Datatype* type,
   if (int e = check_buffer(buf, count, type)) return e;
   // The outgoing data is packed aside so the receive can reuse the buffer.
   std::size_t bytes = count * type->size();
-  auto* packed = static_cast<char*>(scalable_malloc(bytes ? bytes : 1));
+  auto* packed = static_cast<char*>(scratch_alloc(bytes ? bytes : 1));
   Segment seg(buf, count, type);
   seg.pack(0, bytes, packed);
   int e = sendrecv(packed, bytes, Datatype::byte(), dest, stag, buf, count, type, source, rtag, comm, status);
-  scalable_free(packed);
+  scratch_free(packed);
   return e;
 }
 

@@ -79,7 +79,9 @@ struct Request : QueueHook, BySrcHook, ByTagHook, ByCtxHook {
   std::atomic<int> cc{0};    // outstanding parts; complete when 0
   std::atomic<int> refs{0};  // user handle + in-flight operation
   RequestKind kind = RequestKind::Send;
-  uint8_t flags = 0;
+  // Atomic: the progress engine sets bits (kNeedsAck, kRndv) on a posted
+  // receive while its owner thread tests others (kPersistent, kActive).
+  std::atomic<uint8_t> flags{0};
   uint8_t phase = 0;  // what the send queue must still emit (see Device)
   SendMode mode = SendMode::Standard;
   Status status;
@@ -109,9 +111,9 @@ struct Request : QueueHook, BySrcHook, ByTagHook, ByCtxHook {
   Device* dev = nullptr;
 
   bool complete() const { return cc.load(std::memory_order_acquire) == 0; }
-  bool has(Flags f) const { return (flags & f) != 0; }
-  void set(Flags f) { flags = static_cast<uint8_t>(flags | f); }
-  void clear(Flags f) { flags = static_cast<uint8_t>(flags & ~f); }
+  bool has(Flags f) const { return (flags.load(std::memory_order_relaxed) & f) != 0; }
+  void set(Flags f) { flags.fetch_or(f, std::memory_order_relaxed); }
+  void clear(Flags f) { flags.fetch_and(static_cast<uint8_t>(~f), std::memory_order_relaxed); }
   uint64_t id() const { return reinterpret_cast<uintptr_t>(this); }
   static Request* from_id(uint64_t id) { return reinterpret_cast<Request*>(static_cast<uintptr_t>(id)); }
 };
