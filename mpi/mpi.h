@@ -319,6 +319,9 @@ typedef int MPI_Type_copy_attr_function(MPI_Datatype oldtype, int type_keyval, v
                                         void *attribute_val_in, void *attribute_val_out, int *flag);
 typedef int MPI_Type_delete_attr_function(MPI_Datatype datatype, int type_keyval, void *attribute_val,
                                           void *extra_state);
+typedef int MPI_Grequest_query_function(void *extra_state, MPI_Status *status);
+typedef int MPI_Grequest_free_function(void *extra_state);
+typedef int MPI_Grequest_cancel_function(void *extra_state, int complete);
 /* MPI-1 style (deprecated) */
 typedef int MPI_Copy_function(MPI_Comm oldcomm, int keyval, void *extra_state, void *attribute_val_in,
                               void *attribute_val_out, int *flag);

@@ -355,6 +355,63 @@ static void test_vector(void) {
   CHECK_OK(MPI_Type_free(&col));
 }
 
+/* MPI-4 Isendrecv / Isendrecv_replace. */
+static void test_isendrecv(void) {
+  int out[30], in[30];
+  MPI_Request r;
+  MPI_Status st;
+  fill(out, 30, rank);
+  CHECK_OK(MPI_Isendrecv(out, 30, MPI_INT, next, 70, in, 30, MPI_INT, prev, 70, MPI_COMM_WORLD, &r));
+  CHECK_OK(MPI_Wait(&r, &st));
+  CHECK(r == MPI_REQUEST_NULL);
+  CHECK(verify(in, 30, prev));
+  CHECK_EQ(st.MPI_SOURCE, prev);
+  CHECK_EQ(st.MPI_TAG, 70);
+  int count;
+  MPI_Get_count(&st, MPI_INT, &count);
+  CHECK_EQ(count, 30);
+  fill(out, 30, rank);
+  CHECK_OK(MPI_Isendrecv_replace(out, 30, MPI_INT, next, 71, prev, 71, MPI_COMM_WORLD, &r));
+  int flag = 0;
+  while (!flag) CHECK_OK(MPI_Test(&r, &flag, &st));
+  CHECK(verify(out, 30, prev));
+}
+
+/* Generalized requests: completed by the program, reported by wait. */
+static int greq_freed = 0;
+static int gq(void *extra, MPI_Status *s) {
+  MPI_Status_set_elements(s, MPI_INT, *(int *)extra);
+  MPI_Status_set_cancelled(s, 0);
+  s->MPI_SOURCE = MPI_UNDEFINED;
+  s->MPI_TAG = MPI_UNDEFINED;
+  return MPI_SUCCESS;
+}
+static int gf(void *extra) {
+  (void)extra;
+  ++greq_freed;
+  return MPI_SUCCESS;
+}
+static int gc(void *extra, int complete) {
+  (void)extra, (void)complete;
+  return MPI_SUCCESS;
+}
+static void test_grequest(void) {
+  int n = 17;
+  MPI_Request r;
+  CHECK_OK(MPI_Grequest_start(gq, gf, gc, &n, &r));
+  int flag = 1;
+  CHECK_OK(MPI_Test(&r, &flag, MPI_STATUS_IGNORE));
+  CHECK_EQ(flag, 0);
+  CHECK_OK(MPI_Grequest_complete(r));
+  MPI_Status st;
+  CHECK_OK(MPI_Wait(&r, &st));
+  CHECK(r == MPI_REQUEST_NULL);
+  int count;
+  MPI_Get_count(&st, MPI_INT, &count);
+  CHECK_EQ(count, 17);
+  CHECK_EQ(greq_freed, 1);
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -371,5 +428,7 @@ int main(int argc, char **argv) {
   test_completion();
   test_counts();
   test_vector();
+  test_isendrecv();
+  test_grequest();
   return mt_finish();
 }

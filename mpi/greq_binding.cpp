@@ -1,0 +1,202 @@
+// Generalized requests (MPI_Grequest_*) and the MPI-4 MPI_Isendrecv(_replace),
+// which are generalized requests polled by the progress engine: done when
+// both their send and their receive are.
+#include <atomic>
+#include <vector>
+
+#include "greq/greq.hpp"
+#include "mpi/api.hpp"
+#include "segment/pack.hpp"
+
+using namespace adi3;
+using namespace adi3::mpi;
+
+namespace {
+
+// ---- MPI_Grequest_start: the user's callbacks see MPI_Status ----
+
+struct UserGreq {
+  MPI_Grequest_query_function* query;
+  MPI_Grequest_free_function* free;
+  MPI_Grequest_cancel_function* cancel;
+  void* extra;
+};
+
+int user_query(void* p, Status* s) {
+  auto* u = static_cast<UserGreq*>(p);
+  if (!u->query) return 0;
+  MPI_Status ms;
+  to_mpi(*s, &ms, true);
+  int e = u->query(u->extra, &ms);
+  s->source = ms.MPI_SOURCE;
+  s->tag = ms.MPI_TAG;
+  s->bytes = status_bytes(&ms);
+  s->cancelled = ms.adi3_cancelled != 0;
+  return e;
+}
+
+int user_free(void* p) {
+  auto* u = static_cast<UserGreq*>(p);
+  int e = u->free ? u->free(u->extra) : 0;
+  delete u;
+  return e;
+}
+
+int user_cancel(void* p, int complete) {
+  auto* u = static_cast<UserGreq*>(p);
+  return u->cancel ? u->cancel(u->extra, complete) : 0;
+}
+
+// ---- MPI_Isendrecv ----
+
+struct Pair {
+  Device* dev;
+  Request* send = nullptr;
+  Request* recv = nullptr;
+  std::atomic<Request*> self{nullptr};
+  std::vector<std::byte> packed;  // _replace: the outgoing copy
+};
+
+int pair_poll(void* p, Status*) {
+  auto* x = static_cast<Pair*>(p);
+  Request* self = x->self.load(std::memory_order_acquire);
+  if (self && x->send->complete() && x->recv->complete()) {
+    x->self.store(nullptr, std::memory_order_release);  // complete once
+    return grequest_complete(self);
+  }
+  return 0;
+}
+
+int pair_query(void* p, Status* s) {
+  auto* x = static_cast<Pair*>(p);
+  Status r = x->recv->status;
+  s->source = r.source;
+  s->tag = r.tag;
+  s->bytes = r.bytes;
+  s->cancelled = r.cancelled;
+  return r.error ? r.error : x->send->status.error;
+}
+
+int pair_free(void* p) {
+  auto* x = static_cast<Pair*>(p);
+  Status s;
+  // Both are complete: wait only reclaims them.
+  if (x->send) x->dev->wait(&x->send, &s);
+  if (x->recv) x->dev->wait(&x->recv, &s);
+  delete x;
+  return 0;
+}
+
+int pair_cancel(void* p, int complete) {
+  auto* x = static_cast<Pair*>(p);
+  return complete ? 0 : x->dev->cancel(x->recv);
+}
+
+int start_pair(Runtime& rt, Pair* x, MPI_Comm comm, MPI_Request* request) {
+  Request* g = nullptr;
+  int e = grequest_start_polled(rt.dev(), pair_query, pair_free, pair_cancel, pair_poll, nullptr, x, &g);
+  if (e) {
+    pair_free(x);
+    return e;
+  }
+  x->self.store(g, std::memory_order_release);
+  return new_request(rt, g, comm, false, request);
+}
+
+int side(Runtime& rt, const void* buf, int count, MPI_Datatype dt, const Datatype** out) {
+  if (int e = check_count(count)) return e;
+  if (int e = get_comm_type(rt, dt, out)) return e;
+  return check_buffer(buf, count, *out);
+}
+
+}  // namespace
+
+ADI3_MPI_API(int, Grequest_start, (MPI_Grequest_query_function * query_fn, MPI_Grequest_free_function* free_fn,
+                                   MPI_Grequest_cancel_function* cancel_fn, void* extra_state,
+                                   MPI_Request* request)) {
+  ADI3_MPI_ENTER();
+  if (!request) return world_error(raise(ErrorClass::Arg, "request is null"), __func__);
+  auto* u = new UserGreq{query_fn, free_fn, cancel_fn, extra_state};
+  Request* g = nullptr;
+  if (int e = grequest_start(rt->dev(), user_query, user_free, user_cancel, u, &g)) {
+    delete u;
+    return world_error(e, __func__);
+  }
+  return world_error(new_request(*rt, g, MPI_COMM_WORLD, false, request), __func__);
+}
+
+ADI3_MPI_API(int, Grequest_complete, (MPI_Request request)) {
+  ADI3_MPI_ENTER();
+  if (!is_kind(request, Kind::Request, HandleClass::User)) {
+    return world_error(raise(ErrorClass::Request, "0x%x is not a generalized request", request), __func__);
+  }
+  ReqSlot* s = rt->requests.get(handle_index(request));
+  if (!s) return world_error(raise(ErrorClass::Request, "request 0x%x was freed or never created", request), __func__);
+  return world_error(grequest_complete(s->req), __func__);
+}
+
+ADI3_MPI_API(int, Isendrecv, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                              void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                              MPI_Comm comm, MPI_Request* request)) {
+  ADI3_MPI_ENTER();
+  CommObj* c = nullptr;
+  if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
+  if (!request) return comm_error(c, raise(ErrorClass::Arg, "request is null"), __func__);
+  const Datatype *st = nullptr, *rtype = nullptr;
+  int e = side(*rt, sendbuf, sendcount, sendtype, &st);
+  if (!e) e = side(*rt, recvbuf, recvcount, recvtype, &rtype);
+  if (e) return comm_error(c, e, __func__);
+  auto* x = new Pair;
+  x->dev = &rt->dev();
+  e = rt->dev().irecv(recvbuf, static_cast<std::size_t>(recvcount), rtype, source, recvtag, c->pt2pt, &x->recv);
+  if (!e) {
+    e = rt->dev().isend(sendbuf, static_cast<std::size_t>(sendcount), st, dest, sendtag, c->pt2pt,
+                        SendMode::Standard, &x->send);
+  }
+  if (e) {
+    if (x->recv) {
+      rt->dev().cancel(x->recv);
+      Status s;
+      rt->dev().wait(&x->recv, &s);
+    }
+    delete x;
+    return comm_error(c, e, __func__);
+  }
+  return comm_error(c, start_pair(*rt, x, comm, request), __func__);
+}
+
+ADI3_MPI_API(int, Isendrecv_replace, (void* buf, int count, MPI_Datatype dt, int dest, int sendtag, int source,
+                                      int recvtag, MPI_Comm comm, MPI_Request* request)) {
+  ADI3_MPI_ENTER();
+  CommObj* c = nullptr;
+  if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
+  if (!request) return comm_error(c, raise(ErrorClass::Arg, "request is null"), __func__);
+  const Datatype* t = nullptr;
+  if (int e = side(*rt, buf, count, dt, &t)) return comm_error(c, e, __func__);
+  auto* x = new Pair;
+  x->dev = &rt->dev();
+  // The outgoing data is copied first: the receive overwrites buf.
+  std::size_t bytes = 0, pos = 0;
+  (void)pack_size(static_cast<std::size_t>(count), t, &bytes);
+  x->packed.resize(bytes);
+  int e = 0;
+  if (ErrorClass pc = pack(buf, static_cast<std::size_t>(count), t, x->packed.data(), bytes, &pos);
+      pc != ErrorClass::Success) {
+    e = raise(pc, "cannot copy the send data");
+  }
+  if (!e) e = rt->dev().irecv(buf, static_cast<std::size_t>(count), t, source, recvtag, c->pt2pt, &x->recv);
+  if (!e) {
+    e = rt->dev().isend(x->packed.data(), pos, Datatype::builtin(Builtin::kPacked), dest, sendtag, c->pt2pt,
+                        SendMode::Standard, &x->send);
+  }
+  if (e) {
+    if (x->recv) {
+      rt->dev().cancel(x->recv);
+      Status s;
+      rt->dev().wait(&x->recv, &s);
+    }
+    delete x;
+    return comm_error(c, e, __func__);
+  }
+  return comm_error(c, start_pair(*rt, x, comm, request), __func__);
+}
