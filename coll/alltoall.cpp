@@ -138,7 +138,9 @@ int build_alltoall(Schedule& s, const void* sbuf, std::size_t scount, const Data
 int build_alltoallw(Schedule& s, const std::vector<Block>& sends, const std::vector<Block>& recvs, bool inplace,
                     const Tuning& t) {
   int me = s.rank();
+  // Later batches post transfers after the call returns (nonblocking).
   for (const Block& b : recvs) s.keep(b.type);
+  for (const Block& b : sends) s.keep(b.type);
   if (inplace) {
     in_place_pairwise(s, recvs);
     return 0;

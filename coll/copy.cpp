@@ -55,7 +55,7 @@ void copy(const void* sbuf, std::size_t scount, const Datatype* stype, void* rbu
     Segment(const_cast<void*>(sbuf), scount, stype).pack(0, bytes, data_of(rbuf, rtype));
   } else {
     Segment from(const_cast<void*>(sbuf), scount, stype), to(rbuf, rcount, rtype);
-    auto tmp = std::make_unique<std::byte[]>(std::min(bytes, kBounce));
+    std::unique_ptr<std::byte[]> tmp(new std::byte[std::min(bytes, kBounce)]);
     for (std::size_t at = 0; at < bytes; at += kBounce) {
       std::size_t end = std::min(bytes, at + kBounce);
       from.pack(at, end, tmp.get());

@@ -98,8 +98,7 @@ int reduce_local(ErrorLog& log, const void* in, void* inout, std::size_t count, 
   } else {
     // Scattered elements: combine the packed streams, then put them back.
     std::size_t bytes = count * type->size();
-    auto a = std::make_unique<std::byte[]>(bytes);
-    auto c = std::make_unique<std::byte[]>(bytes);
+    std::unique_ptr<std::byte[]> a(new std::byte[bytes]), c(new std::byte[bytes]);
     pack(in, count, type, a.get());
     pack(inout, count, type, c.get());
     apply(op.kind(), b, a.get(), c.get(), bytes / info.size, info.size);

@@ -106,6 +106,54 @@ TEST_P(Nbc, ManyOutstandingAnyOrderMixedWithBlocking) {
   });
 }
 
+// MPI lets the user free a datatype (and op) while a nonblocking call
+// still uses it: the schedule keeps its own references.
+TEST_P(Nbc, TypesFreedWhilePending) {
+  int n = GetParam();
+  run(n, [&](Device& dev, const Comm& c) {
+    int me = c.rank;
+    auto un = static_cast<std::size_t>(n);
+    Sequence seq;
+    Datatype* vec = vector_of(kInt, 2, 1, 3);
+    ASSERT_EQ(type_commit(vec), ErrorClass::Success);
+    const std::size_t m = 40;  // vec elements per block
+    std::vector<int> out(4 * m * un), in(4 * m * un, -1), bc(4 * m, me == 0 ? 5 : 0), ones(4 * m, 1), red(4 * m, 0);
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<int>(i) * 10 + me;
+    Tuning one_at_a_time;
+    one_at_a_time.alltoall = AlltoallAlgo::Scattered;
+    one_at_a_time.alltoall_throttle = 1;
+    Request* r[3] = {};
+    ASSERT_EQ(ialltoall(dev, out.data(), m, vec, in.data(), m, vec, c, seq, &r[0], &one_at_a_time), 0);
+    ASSERT_EQ(ibcast(dev, bc.data(), m, vec, 0, c, seq, &r[1]), 0);
+    {
+      Op user = Op::user([](const void* a, void* b, int k, const Datatype* t) {
+        for (int e = 0; e < k; ++e) {
+          for (int at : {0, 3}) static_cast<int*>(b)[4 * e + at] += static_cast<const int*>(a)[4 * e + at];
+        }
+        (void)t;
+      }, true);
+      ASSERT_EQ(iallreduce(dev, ones.data(), red.data(), m, vec, user, c, seq, &r[2]), 0);
+    }
+    ASSERT_EQ(type_free(&vec), ErrorClass::Success);
+    ASSERT_EQ(dev.waitall(3, r, nullptr), 0);
+    for (std::size_t j = 0; j < un; ++j) {
+      for (std::size_t e = 0; e < m; ++e) {
+        std::size_t at = 4 * (j * m + e);
+        int from = static_cast<int>(j);
+        std::size_t src = 4 * (static_cast<std::size_t>(me) * m + e);
+        EXPECT_EQ(in[at], static_cast<int>(src) * 10 + from);
+        EXPECT_EQ(in[at + 3], static_cast<int>(src + 3) * 10 + from);
+        EXPECT_EQ(in[at + 1], -1);  // gaps untouched
+      }
+    }
+    EXPECT_EQ(bc[0], 5);
+    EXPECT_EQ(bc[1], me == 0 ? 5 : 0);
+    EXPECT_EQ(red[4 * (m - 1)], n);
+    EXPECT_EQ(red[4 * (m - 1) + 3], n);
+    EXPECT_EQ(red[1], 0);
+  });
+}
+
 // Every nonblocking variant gives what its blocking twin gives.
 TEST_P(Nbc, EveryVariantMatchesBlocking) {
   int n = GetParam();
