@@ -92,8 +92,16 @@ bool Schedule::advance() {
 }
 
 int Schedule::run() {
-  if (!advance()) {
-    if (int e = dev_.block_until([this] { return advance(); })) return e;
+  // One wait per round, so each round gets the device's full spin budget
+  // before it sleeps (a single wait would sleep through later rounds).
+  while (!advance()) {
+    auto landed = [this] {
+      for (Request* r : inflight_) {
+        if (!r->complete()) return false;
+      }
+      return true;
+    };
+    if (int e = dev_.block_until(landed)) return e;
   }
   return error_;
 }
