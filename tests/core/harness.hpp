@@ -21,6 +21,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -62,6 +63,9 @@ inline std::vector<Setup> threaded_setups() {
   for (Setup& s : v) s.config.thread_multiple = true;
   return v;
 }
+
+// gtest prints parameters with this (test names in ctest stay readable).
+inline void PrintTo(const Setup& s, std::ostream* os) { *os << s.name; }
 
 struct SetupName {
   std::string operator()(const ::testing::TestParamInfo<Setup>& i) const { return i.param.name; }

@@ -151,7 +151,12 @@ Plan script_plan(const std::string& script, std::size_t eager) {
       std::size_t bytes = large ? eager + 1000 : 8;
       p.msgs[s].push_back({s, static_cast<int>(p.msgs[s].size()), std::stoi(b), bytes, sync});
       p.capacity = std::max(p.capacity, bytes);
-      p.events.push_back({Event::Deliver, 0, 0, s, 1});
+      // Consecutive deliveries of one sender form one batch.
+      if (!p.events.empty() && p.events.back().kind == Event::Deliver && p.events.back().sender == s) {
+        ++p.events.back().count;
+      } else {
+        p.events.push_back({Event::Deliver, 0, 0, s, 1});
+      }
     }
   }
   return p;
@@ -357,6 +362,24 @@ TEST_P(Matching, DeepQueues) {
     for (int i = 0; i < 140; ++i) script += std::string(shapes[i % 7]) + " ";
     for (int i = 0; i < 80; ++i) script += "s" + std::to_string(1 + i % 2) + "." + std::to_string(1 + (i / 2) % 2) + " ";
     for (int i = 0; i < 80; ++i) script += "s" + std::to_string(1 + (i / 3) % 2) + "." + std::to_string(i % 3) + " ";
+    run_plan(dev, script_plan(script, dev.eager_limit()));
+  });
+}
+
+// Hundreds of unexpected messages (the unexpected tables grow and rehash;
+// messages with equal envelopes must keep their order), then receives of
+// every wildcard shape.
+TEST_P(Matching, ManyUnexpected) {
+  run(3, [&](Device& dev) {
+    std::string script;
+    for (int block = 0; block < 60; ++block) {
+      for (int i = 0; i < 10; ++i) {
+        int s = 1 + block % 2, k = block * 10 + i;
+        script += "s" + std::to_string(s) + "." + std::to_string((k * 7) % 13) + " ";
+      }
+    }
+    const char* shapes[] = {"r1.7", "r*.3", "r2.*", "r1.*", "r*.12", "r2.0", "r*.*"};
+    for (int i = 0; i < 600; ++i) script += std::string(shapes[(i * 5) % 7]) + " ";
     run_plan(dev, script_plan(script, dev.eager_limit()));
   });
 }

@@ -302,6 +302,40 @@ TEST_P(Persistent, FreeWhileActive) {
   });
 }
 
+// A persistent receive truncated in one round is clean in the next.
+TEST_P(Persistent, TruncationDoesNotStick) {
+  run(2, [](Device& dev) {
+    const std::size_t cap = dev.eager_limit() + 10;
+    const std::size_t sizes[] = {cap + 1, cap, 5, 3 * cap, 1};
+    std::vector<unsigned char> buf(cap);
+    Request* r = nullptr;
+    if (dev.rank() == 1) {
+      for (std::size_t n : sizes) {
+        std::vector<unsigned char> d = pattern(n, static_cast<uint32_t>(n));
+        ASSERT_OK(dev, dev.send(d.data(), n, byte(), 0, 8, dev.world()));
+      }
+      return;
+    }
+    ASSERT_OK(dev, dev.recv_init(buf.data(), cap, byte(), 1, 8, dev.world(), &r));
+    for (std::size_t n : sizes) {
+      SCOPED_TRACE("bytes " + std::to_string(n));
+      ASSERT_OK(dev, dev.start(r));
+      Status st;
+      int e = dev.wait(&r, &st);
+      if (n > cap) {
+        EXPECT_EQ(adi3::error_class_of(e), ErrorClass::Truncate) << why(dev, e);
+        EXPECT_EQ(st.bytes, cap);
+      } else {
+        EXPECT_EQ(e, 0) << "an earlier truncation stuck to the request: " << why(dev, e);
+        EXPECT_EQ(st.error, 0);
+        EXPECT_EQ(st.bytes, n);
+      }
+      EXPECT_TRUE(has_pattern(buf.data(), std::min(n, cap), static_cast<uint32_t>(n)));
+    }
+    ASSERT_OK(dev, dev.request_free(&r));
+  });
+}
+
 CORE_INSTANTIATE(Persistent);
 
 }  // namespace

@@ -306,6 +306,38 @@ TEST_P(Probe, MrecvTruncates) {
   });
 }
 
+// A synchronous send received through mprobe + mrecv completes (the match
+// is acknowledged on that path too), and not while only probed.
+TEST_P(Probe, SynchronousSendThroughMprobe) {
+  run(2, [](Device& dev) {
+    adi3::Comm ctl = ctl_comm(dev);
+    for (std::size_t n : probe_sizes(dev)) {
+      SCOPED_TRACE("bytes " + std::to_string(n));
+      if (dev.rank() == 1) {
+        std::vector<unsigned char> d = pattern(n, 60);
+        Request* r = nullptr;
+        ASSERT_OK(dev, dev.isend(d.data(), n, byte(), 0, 6, dev.world(), adi3::SendMode::Synchronous, &r));
+        await(dev, ctl, 0, kSent);  // rank 0 has probed it
+        bool flag = true;
+        for (int i = 0; i < 100 && flag; ++i) EXPECT_OK(dev, dev.test(&r, &flag, nullptr));
+        EXPECT_FALSE(flag) << "synchronous send complete while its message was only probed";
+        notify(dev, ctl, 0, kGo);
+        ASSERT_OK(dev, dev.wait(&r, nullptr));
+        continue;
+      }
+      Status st;
+      ASSERT_OK(dev, dev.probe(1, 6, dev.world(), &st));
+      notify(dev, ctl, 1, kSent);
+      await(dev, ctl, 1, kGo);
+      Request* msg = nullptr;
+      ASSERT_OK(dev, dev.mprobe(1, 6, dev.world(), &msg, &st));
+      std::vector<unsigned char> buf(n);
+      ASSERT_OK(dev, dev.mrecv(buf.data(), n, byte(), &msg, &st));
+      EXPECT_TRUE(has_pattern(buf.data(), n, 60));
+    }
+  });
+}
+
 CORE_INSTANTIATE(Probe);
 
 }  // namespace

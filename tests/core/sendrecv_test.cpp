@@ -195,6 +195,33 @@ TEST_P(SendRecv, UnequalSizesAndTruncation) {
   });
 }
 
+// sendrecv_replace receiving more than the buffer holds.
+TEST_P(SendRecv, ReplaceTruncates) {
+  run(2, [](Device& dev) {
+    const int me = dev.rank(), peer = 1 - me;
+    for (std::size_t big : {std::size_t{64}, dev.eager_limit() + 1, std::size_t{300000}}) {
+      SCOPED_TRACE("bytes " + std::to_string(big));
+      // One count for both directions: rank 0 sends and receives `big`
+      // bytes at most, rank 1 16.
+      std::size_t mine = me == 0 ? big : 16;
+      std::vector<unsigned char> io = pattern(mine, seed_of(me, mine));
+      io.resize(big + 8, 0xEE);
+      Status st;
+      int e = dev.sendrecv_replace(io.data(), mine, byte(), peer, 19, peer, 19, dev.world(), &st);
+      if (me == 0) {  // 16 bytes into room for `big`
+        EXPECT_EQ(e, 0) << why(dev, e);
+        EXPECT_EQ(st.bytes, 16u);
+        EXPECT_TRUE(has_pattern(io.data(), 16, seed_of(peer, 16)));
+      } else {  // `big` bytes into room for 16
+        EXPECT_EQ(adi3::error_class_of(e), adi3::ErrorClass::Truncate) << why(dev, e);
+        EXPECT_EQ(st.bytes, 16u);
+        EXPECT_TRUE(has_pattern(io.data(), 16, seed_of(peer, big)));
+        EXPECT_TRUE(all_bytes(io.data(), 16, io.size(), 0xEE)) << "written past the buffer";
+      }
+    }
+  });
+}
+
 CORE_INSTANTIATE(SendRecv);
 
 }  // namespace
