@@ -37,7 +37,9 @@ class ShmChannel final : public Channel {
   SendResult send(int dest, const void* hdr, std::size_t hdr_bytes, const Payload& payload) override;
   int poll(PacketSink& sink) override;
   void wait(std::chrono::microseconds timeout) override;
-  void wake() override { my_bell_->ring_always(); }
+  // A system call only when a thread of this rank sleeps (the core calls
+  // wake() at every completion in MPI_THREAD_MULTIPLE mode).
+  void wake() override { my_bell_->ring(); }
   int get(int peer, void* local, uint64_t remote, std::size_t len) override;
   int put(int peer, uint64_t remote, const void* local, std::size_t len) override;
 

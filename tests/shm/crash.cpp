@@ -6,11 +6,12 @@
 //
 // abort: rank 1 calls abort_process (MPI_Abort) before sending.
 // kill9: rank 1 is killed by SIGKILL in the middle of a streamed transfer.
-// watch: rank 1 is killed before it sends; rank 0 ignores the launcher's
-//        SIGTERM so it can show that its own channel notices the death: the
-//        wait fails with ERR_PROC_FAILED naming the dead rank, and later
-//        sends to it fail.
+// watch: rank 1 vanishes (_exit without finalize, which the launcher does
+//        not treat as a failure) before it sends, so nothing but rank 0's
+//        own channel can notice: the wait must fail with ERR_PROC_FAILED
+//        naming the dead rank, and later sends to it must fail.
 #include <signal.h>
+#include <unistd.h>
 #include <time.h>
 
 #include <chrono>
@@ -45,10 +46,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: shm_crash abort|kill9|watch\n");
     return 2;
   }
-  if (mode == "watch") {
-    // Rank 0 outlives the launcher's SIGTERM (its SIGKILL follows 0.5 s later).
-    signal(SIGTERM, SIG_IGN);
-  }
   auto dev = adi3::init_process();
   adi3::Device& d = *dev;
   const auto* byte = adi3::Datatype::byte();
@@ -64,7 +61,7 @@ int main(int argc, char** argv) {
     if (mode != "kill9") {
       std::this_thread::sleep_for(std::chrono::milliseconds(200));  // rank 0 sleeps in its wait by now
       say("DIE_AT %lld%s\n", realtime_ns());
-      if (mode == "watch") raise(SIGKILL);
+      if (mode == "watch") _exit(0);
       adi3::abort_process(d, 7, "rank 1: deliberate abort while rank 0 waits for 256 MiB");
     }
     // Start the transfer, let some of it flow, then die without a word.
@@ -80,9 +77,11 @@ int main(int argc, char** argv) {
   int e = d.recv(buf.data(), kBig, byte, 1, 1, d.world(), &st);
   auto ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (e) {
-    say("DETECTED after %lld ms: %s\n", static_cast<long long>(ms), d.errors().message(e));
+    say("DETECTED_AT %lld: %s\n", realtime_ns(), d.errors().message(e));
+    say("DETECTED after %lld ms of waiting\n", static_cast<long long>(ms));
     int s = d.send(buf.data(), 10, byte, 1, 2, d.world());
     say("SEND_AFTER %lld: %s\n", s != 0, s ? d.errors().message(s) : std::string("succeeded"));
+    if (mode == "watch") return 0;  // the Device ends without finalize (a rank is gone)
   } else {
     say("RECEIVED %lld bytes%s\n", static_cast<long long>(st.bytes));
   }
