@@ -157,15 +157,22 @@ TEST_P(Data, GathervScattervAllgatherv) {
                  static_cast<std::size_t>(v.counts[static_cast<std::size_t>(i)]), rt);
         }
         std::string what = "salt=" + std::to_string(salt) + " root=" + std::to_string(root);
-        ASSERT_EQ(gatherv(dev, mine.ptr(), units(me) * sp, st, all.ptr(), v.counts.data(), v.displs.data(), rt, root,
-                          c),
+        // The root works in place every other round.
+        bool root_in_place = me == root && salt % 2 == 0;
+        if (root_in_place) {
+          unpack(noise(units(me) * kUnit, me, salt).data(),
+                 all.elem(static_cast<std::size_t>(v.displs[static_cast<std::size_t>(me)])),
+                 static_cast<std::size_t>(v.counts[static_cast<std::size_t>(me)]), rt);
+        }
+        ASSERT_EQ(gatherv(dev, root_in_place ? kInPlace : mine.ptr(), units(me) * sp, st, all.ptr(), v.counts.data(),
+                          v.displs.data(), rt, root, c),
                   0);
         if (me == root) expect_same(all.raw(), want.raw(), where("gatherv", n, me, what));
         Typed piece(st, units(me) * sp);
-        ASSERT_EQ(scatterv(dev, want.ptr(), v.counts.data(), v.displs.data(), rt, piece.ptr(), units(me) * sp, st,
-                           root, c),
+        ASSERT_EQ(scatterv(dev, want.ptr(), v.counts.data(), v.displs.data(), rt, root_in_place ? kInPlace : piece.ptr(),
+                           units(me) * sp, st, root, c),
                   0);
-        expect_same(piece.raw(), mine.raw(), where("scatterv", n, me, what));
+        if (!root_in_place) expect_same(piece.raw(), mine.raw(), where("scatterv", n, me, what));
         // Allgatherv with every algorithm, in place or not.
         for (std::size_t ti = 0; ti < tunings.size(); ++ti) {
           for (bool inplace : {false, true}) {
@@ -338,6 +345,35 @@ TEST_P(Data, AlltoallvW) {
         }
       }
     }
+  });
+}
+
+// A communicator over some channel ranks in another order: the even
+// ranks, reversed. The others stay out.
+TEST_P(Data, SubCommunicator) {
+  int n = GetParam();
+  run(n, [&](Device& dev, const Comm& world) {
+    Comm c;
+    c.context = 9;
+    for (int r = n - 1 - (n - 1) % 2; r >= 0; r -= 2) c.peers.push_back(r);
+    c.size = static_cast<int>(c.peers.size());
+    c.rank = -1;
+    for (int i = 0; i < c.size; ++i) {
+      if (c.peers[static_cast<std::size_t>(i)] == world.rank) c.rank = i;
+    }
+    if (c.rank < 0) return;
+    int me = c.rank, p = c.size;
+    const Datatype* dt = B(Builtin::kInt);
+    std::vector<int> mine(6), all(6 * static_cast<std::size_t>(p)), sum(6);
+    for (int i = 0; i < 6; ++i) mine[static_cast<std::size_t>(i)] = me * 100 + i;
+    ASSERT_EQ(allgather(dev, mine.data(), 6, dt, all.data(), 6, dt, c), 0);
+    for (int r = 0; r < p; ++r) EXPECT_EQ(all[static_cast<std::size_t>(6 * r + 5)], r * 100 + 5);
+    ASSERT_EQ(allreduce(dev, mine.data(), sum.data(), 6, dt, Op(OpKind::Sum), c), 0);
+    EXPECT_EQ(sum[1], 100 * p * (p - 1) / 2 + p);
+    int token = me == p - 1 ? 42 : 0;
+    ASSERT_EQ(bcast(dev, &token, 1, dt, p - 1, c), 0);
+    EXPECT_EQ(token, 42);
+    ASSERT_EQ(barrier(dev, c), 0);
   });
 }
 
