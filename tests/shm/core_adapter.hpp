@@ -1,7 +1,8 @@
 // Runs the core suites (tests/core/*_test.cpp) with every rank a process:
 // this header is force-included (-include) before a suite's source, so the
 // suite compiles unchanged against process versions of the three harness
-// names it uses: run_ranks(), setups() and the CoreTest fixture.
+// names it uses: run_ranks(), setups() / threaded_setups() and the CoreTest
+// fixture.
 //
 // Each process of an `mpiexec -n N suite --gtest_filter=*/Shm...` job runs
 // the same tests; a test's body runs on the rank's own Device (one per
@@ -19,10 +20,12 @@
 
 #define run_ranks thread_run_ranks
 #define setups thread_setups
+#define threaded_setups thread_threaded_setups
 #define CoreTest ThreadCoreTest
 #include "tests/core/harness.hpp"
 #undef run_ranks
 #undef setups
+#undef threaded_setups
 #undef CoreTest
 
 #include "adi3/process.hpp"
@@ -40,6 +43,13 @@ inline std::vector<Setup> setups() {
   adi3::Config small = base;
   small.eager_limit = 256;
   v.push_back({"ShmSmallEagerRing", small, 8192});
+  return v;
+}
+
+// The same with MPI_THREAD_MULTIPLE.
+inline std::vector<Setup> threaded_setups() {
+  std::vector<Setup> v = setups();
+  for (Setup& s : v) s.config.thread_multiple = true;
   return v;
 }
 
