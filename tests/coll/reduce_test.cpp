@@ -40,7 +40,7 @@ TEST_P(Reduce, ReduceAndAllreduce) {
         for (std::size_t ti = 0; ti < rt.size(); ++ti) {
           for (bool inplace : {false, true}) {
             if (inplace && ti != static_cast<std::size_t>(salt) % rt.size()) continue;  // IN_PLACE with one algorithm per size
-            int root = static_cast<int>((ti + inplace) % static_cast<std::size_t>(n));
+            int root = static_cast<int>((ti + static_cast<std::size_t>(salt) + inplace) % static_cast<std::size_t>(n));
             Typed out(k.type, count);
             if (inplace && me == root) out.set(input(k, count, me, salt));
             const void* sb = inplace && me == root ? kInPlace : mine.ptr();
