@@ -1,8 +1,8 @@
 // The layout of a rank's inbox: one shared segment per rank holding its
-// doorbell and one SPSC ring per sender (itself included). Only offsets
+// doorbell and one SPSC ring (shm_ring.hpp) per sender (itself included). Only offsets
 // live in shared memory, so every process may map it at its own address.
 //
-//   [InboxHeader][Doorbell][RoomFlag x ranks][SpscRing x ranks][pad]
+//   [InboxHeader][Doorbell][RoomFlag x ranks][ShmRing x ranks][pad]
 //   [ring data x ranks]
 #pragma once
 #include <atomic>
@@ -11,7 +11,7 @@
 #include <new>
 
 #include "channels/common/doorbell.hpp"
-#include "channels/common/spsc_ring.hpp"
+#include "channels/shm/shm_ring.hpp"
 
 namespace adi3::shm {
 
@@ -42,7 +42,7 @@ class InboxLayout {
   InboxLayout(int ranks, std::size_t ring_bytes) : ranks_(ranks), ring_bytes_(ring_bytes) {
     flags_ = round_up(sizeof(InboxHeader), 64) + round_up(sizeof(Doorbell), 64);
     rings_ = flags_ + sizeof(RoomFlag) * static_cast<std::size_t>(ranks);
-    data_ = round_up(rings_ + sizeof(SpscRing) * static_cast<std::size_t>(ranks), kPage);
+    data_ = round_up(rings_ + sizeof(ShmRing) * static_cast<std::size_t>(ranks), kPage);
     total_ = data_ + ring_bytes * static_cast<std::size_t>(ranks);
   }
   std::size_t total() const { return total_; }
@@ -50,8 +50,8 @@ class InboxLayout {
   InboxHeader* header(char* base) const { return reinterpret_cast<InboxHeader*>(base); }
   Doorbell* bell(char* base) const { return reinterpret_cast<Doorbell*>(base + round_up(sizeof(InboxHeader), 64)); }
   RoomFlag* room(char* base, int sender) const { return reinterpret_cast<RoomFlag*>(base + flags_) + sender; }
-  SpscRing* ring(char* base, int sender) const {
-    return reinterpret_cast<SpscRing*>(base + rings_) + sender;
+  ShmRing* ring(char* base, int sender) const {
+    return reinterpret_cast<ShmRing*>(base + rings_) + sender;
   }
   char* data(char* base, int sender) const { return base + data_ + ring_bytes_ * static_cast<std::size_t>(sender); }
 
@@ -69,7 +69,7 @@ class InboxLayout {
     new (bell(base)) Doorbell();
     for (int s = 0; s < ranks_; ++s) {
       new (room(base, s)) RoomFlag();
-      SpscRing* r = new (ring(base, s)) SpscRing();
+      ShmRing* r = new (ring(base, s)) ShmRing();
       r->init(ring_bytes_);
     }
   }

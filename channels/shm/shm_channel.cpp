@@ -58,7 +58,7 @@ ShmChannel::ShmChannel(ChannelBootstrap& boot, const ShmSettings& settings)
 
   caps_.native = kPointToPoint | (cma_ok_ ? kActiveRma : 0u);
   caps_.max_header = 64;
-  caps_.max_payload = std::min(settings_.chunk_bytes, in_[0].ring->max_record() - caps_.max_header - 64);
+  caps_.max_payload = std::min(settings_.chunk_bytes, in_[0].ring->max_record() - caps_.max_header - 128);
   caps_.eager_limit = std::min(kEagerLimit, caps_.max_payload);
   caps_.get_min = cma_ok_ ? settings_.cma_min : SIZE_MAX;
   next_check_ns_.store(now_ns() + int64_t{settings_.liveness_ms} * 1000000);
@@ -162,7 +162,7 @@ int ShmChannel::poll(PacketSink& sink) {
 
 bool ShmChannel::inbox_idle() const {
   for (const In& in : in_) {
-    if (!in.ring->empty()) return false;
+    if (!in.ring->empty(in.data)) return false;
   }
   return !failures_pending_.load(std::memory_order_acquire) && !room_appeared();
 }

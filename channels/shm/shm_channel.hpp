@@ -48,13 +48,13 @@ class ShmChannel final : public Channel {
 
  private:
   struct In {
-    SpscRing* ring;
+    ShmRing* ring;
     char* data;
     RoomFlag* room;     // the sender waits for room in ring
     Doorbell* sender;   // its doorbell
   };
   struct Out {
-    SpscRing* ring;
+    ShmRing* ring;
     char* data;
     RoomFlag* room;
     Doorbell* bell;
