@@ -67,6 +67,10 @@ std::shared_ptr<const detail::Program> Datatype::program_for(const Representatio
     std::call_once(ext32_once_, [this, &rep] { ext32_ = detail::compile(*this, &rep); });
     return ext32_;
   }
+  if (&rep == &detail::native_typed()) {
+    std::call_once(typed_once_, [this, &rep] { typed_ = detail::compile(*this, &rep); });
+    return typed_;
+  }
   return detail::compile(*this, &rep);
 }
 

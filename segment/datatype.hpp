@@ -85,7 +85,8 @@ class Datatype {
 
   // The compiled native program (built once, on first call).
   const detail::Program& native_program() const;
-  // The compiled program for `rep` (cached for native and external32).
+  // The compiled program for `rep` (cached for native, external32 and the
+  // internal element-counting form; compiled afresh for others).
   std::shared_ptr<const detail::Program> program_for(const Representation& rep) const;
 
   // Name (MPI_Type_get_name / set_name). Predefined types carry their MPI
@@ -142,6 +143,8 @@ class Datatype {
   mutable std::shared_ptr<const detail::Program> native_;
   mutable std::once_flag ext32_once_;
   mutable std::shared_ptr<const detail::Program> ext32_;
+  mutable std::once_flag typed_once_;  // native sizes, typed runs (get_elements)
+  mutable std::shared_ptr<const detail::Program> typed_;
 };
 
 }  // namespace adi3

@@ -4,7 +4,6 @@
 
 #include <cstring>
 #include <numeric>
-#include <thread>
 
 #include "segment/segment.hpp"
 #include "segment/type_query.hpp"
@@ -83,24 +82,6 @@ TEST(Lifetime, SegmentsMoveAndOutliveEachOther) {
   s3 = std::move(s2);
   ASSERT_EQ(type_free(&t), ErrorClass::Success);
   EXPECT_EQ(s3.pack(0, 12, buf), 12u);
-}
-
-TEST(Lifetime, ManyThreadsRetainAndRelease) {
-  Datatype* t = nullptr;
-  ASSERT_EQ(type_contiguous(4, B(Builtin::kInt), &t), ErrorClass::Success);
-  t->commit();
-  std::vector<std::thread> ths;
-  for (int k = 0; k < 4; ++k) {
-    ths.emplace_back([t] {
-      int a[4] = {1, 2, 3, 4}, b[4];
-      for (int i = 0; i < 2000; ++i) {
-        Segment s(a, 1, t);
-        s.pack(0, 16, b);
-      }
-    });
-  }
-  for (auto& th : ths) th.join();
-  ASSERT_EQ(type_free(&t), ErrorClass::Success);
 }
 
 }  // namespace
