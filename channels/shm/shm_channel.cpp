@@ -62,6 +62,7 @@ ShmChannel::ShmChannel(ChannelBootstrap& boot, const ShmSettings& settings)
   caps_.eager_limit = std::min(kEagerLimit, caps_.max_payload);
   caps_.get_min = cma_ok_ ? settings_.cma_min : SIZE_MAX;
   next_check_ns_.store(now_ns() + int64_t{settings_.liveness_ms} * 1000000);
+  launcher_ = getppid();
 }
 
 ShmChannel::~ShmChannel() = default;
@@ -200,6 +201,17 @@ void ShmChannel::check_peers_if_due() {
 
 // Called with watch_lock_ held.
 void ShmChannel::check_peers() {
+  // Without its launcher the job cannot finish (nor be stopped): every
+  // peer is as good as gone, and waits should fail rather than hang.
+  if (!orphaned_ && size_ > 1 && getppid() != launcher_) {
+    orphaned_ = true;
+    for (int p = 0; p < size_; ++p) {
+      if (p == rank_ || dead_[static_cast<std::size_t>(p)].load(std::memory_order_relaxed)) continue;
+      dead_[static_cast<std::size_t>(p)].store(1, std::memory_order_relaxed);
+      failures_.push_back({p, "rank " + std::to_string(p) + " is unreachable: the launcher (pid " +
+                                  std::to_string(launcher_) + ") of rank " + std::to_string(rank_) + " is gone"});
+    }
+  }
   watch_.check([&](int peer, pid_t pid) {
     dead_[static_cast<std::size_t>(peer)].store(1, std::memory_order_relaxed);
     failures_.push_back({peer, "rank " + std::to_string(peer) + " (pid " + std::to_string(pid) +

@@ -98,6 +98,8 @@ class ShmChannel final : public Channel {
   std::vector<Failure> failures_;           // not yet reported
   std::atomic<bool> failures_pending_{false};
   std::atomic<int64_t> next_check_ns_{0};  // steady_clock
+  pid_t launcher_ = 0;                     // our parent at start (mpiexec, a Hydra proxy)
+  bool orphaned_ = false;
   unsigned polls_ = 0;
 };
 

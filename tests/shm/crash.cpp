@@ -2,7 +2,7 @@
 // message from it. Run by crash_test.sh, which checks how fast the job
 // ends, what is reported and that /dev/shm holds nothing of the job.
 //
-//   mpiexec -n 2 shm_crash abort|kill9|watch
+//   mpiexec -n 2 shm_crash abort|kill9|watch|orphan
 //
 // abort: rank 1 calls abort_process (MPI_Abort) before sending.
 // kill9: rank 1 is killed by SIGKILL in the middle of a streamed transfer.
@@ -42,13 +42,20 @@ void say(const char* fmt, long long v, const std::string& s = {}) {
 
 int main(int argc, char** argv) {
   std::string mode = argc > 1 ? argv[1] : "";
-  if (mode != "abort" && mode != "kill9" && mode != "watch") {
-    std::fprintf(stderr, "usage: shm_crash abort|kill9|watch\n");
+  if (mode != "abort" && mode != "kill9" && mode != "watch" && mode != "orphan") {
+    std::fprintf(stderr, "usage: shm_crash abort|kill9|watch|orphan\n");
     return 2;
   }
   auto dev = adi3::init_process();
   adi3::Device& d = *dev;
   const auto* byte = adi3::Datatype::byte();
+  if (mode == "orphan") {
+    char b = 0;
+    say("WAITING %lld%s\n", d.rank());
+    int e = d.recv(&b, 1, byte, (d.rank() + 1) % d.size(), 9, d.world(), nullptr);
+    std::fprintf(stderr, "rank %d: %s\n", d.rank(), e ? d.errors().message(e).c_str() : "received?");
+    return 3;
+  }
   if (d.size() != 2) {
     std::fprintf(stderr, "shm_crash needs 2 ranks\n");
     return 2;

@@ -10,13 +10,35 @@ set -u
 mpiexec=$1 prog=$2 mode=$3
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+if [ "$mode" = orphan ]; then
+  # kill -9 of the launcher: its ranks must notice and exit by themselves.
+  "$mpiexec" -n 2 --timeout 30 "$prog" orphan >"$out" 2>&1 &
+  launcher=$!
+  for ((i = 0; i < 100 && $(grep -c WAITING "$out") < 2; i++)); do sleep 0.05; done
+  ranks=$(pgrep -P "$launcher" | tr '\n' ' ')
+  [ -n "$ranks" ] || fail "no ranks started"
+  kill -9 "$launcher"
+  start=$(date +%s%N)
+  # Exited ranks may stay zombies until their new parent (init) reaps them.
+  alive() { for p in $ranks; do [ -r /proc/$p/stat ] && [ "$(cut -d' ' -f3 /proc/$p/stat)" != Z ] && return 0; done; return 1; }
+  while alive; do
+    (( ($(date +%s%N) - start) / 1000000 < 3000 )) || { kill -9 $ranks; fail "ranks $ranks outlived their launcher by 3 s"; }
+    sleep 0.02
+  done
+  ms=$(( ($(date +%s%N) - start) / 1000000 ))
+  echo "ranks exited ${ms} ms after the launcher was killed"
+  [ "$ms" -lt 1000 ] || fail "that took ${ms} ms (>= 1 s)"
+  echo PASS
+  exit 0
+fi
 
 "$mpiexec" -n 2 --timeout 30 "$prog" "$mode" >"$out" 2>&1
 status=$?
 end=$(date +%s%N)
 cat "$out"
 
-fail() { echo "FAIL: $*"; exit 1; }
 [ "$status" -ne 124 ] || fail "the job hit the launcher's timeout"
 die_at=$(sed -n 's/^DIE_AT \([0-9]*\).*/\1/p' "$out" | head -1)
 [ -n "$die_at" ] || fail "rank 1 never reached the point of death"
