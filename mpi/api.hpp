@@ -79,6 +79,10 @@ int add_info(Runtime& rt, std::vector<std::pair<std::string, std::string>> entri
 void set_comm_errhandler(Runtime& rt, CommObj& c, ErrhandlerObj* user, int builtin);
 void release_errhandler(Runtime& rt, ErrhandlerObj* e);
 
+// MPI_Comm_split's work (for topologies too).
+int comm_split(Runtime& rt, CommObj& c, int color, int key, MPI_Comm* out);
+CommObj* comm_of(Runtime& rt, MPI_Comm h);
+
 // Communicator of a new MPI request handle (0 and *out, or an error).
 int new_request(Runtime& rt, Request* r, MPI_Comm comm, bool persistent, MPI_Request* out);
 

@@ -51,6 +51,7 @@ int dup(Runtime& rt, CommObj& c, const std::vector<std::pair<std::string, std::s
   if (int e = make_comm(rt, c.group, ctx, c, &h)) return e;
   CommObj* n = *rt.comms.get(handle_index(h));
   n->info = info;
+  n->cart = c.cart;  // a duplicate keeps the topology
   if (int e = copy_attrs(rt, c.attrs, c.handle, &n->attrs)) {
     delete_all_attrs(rt, n->attrs, h);
     destroy_comm(rt, n);
@@ -112,6 +113,19 @@ int check_subgroup(const CommObj& c, const GroupData& g) {
 }
 
 using Entries = std::vector<std::pair<std::string, std::string>>;
+
+}  // namespace
+
+int adi3::mpi::comm_split(Runtime& rt, CommObj& c, int color, int key, MPI_Comm* out) {
+  return split(rt, c, color, key, out);
+}
+
+CommObj* adi3::mpi::comm_of(Runtime& rt, MPI_Comm h) {
+  CommObj** c = rt.comms.get(handle_index(h));
+  return c ? *c : nullptr;
+}
+
+namespace {
 
 int info_entries(Runtime& rt, MPI_Info info, Entries* out) {
   if (info == MPI_INFO_NULL) return 0;
@@ -324,11 +338,18 @@ ADI3_MPI_API(int, Comm_get_info, (MPI_Comm comm, MPI_Info* info_used)) {
   return comm_error(c, add_info(*rt, c->info, info_used), __func__);
 }
 
+ADI3_MPI_API(int, Comm_get_parent, (MPI_Comm * parent)) {
+  ADI3_MPI_ENTER();
+  if (!parent) return world_error(raise(ErrorClass::Arg, "parent is null"), __func__);
+  *parent = MPI_COMM_NULL;  // not started by MPI_Comm_spawn
+  return MPI_SUCCESS;
+}
+
 ADI3_MPI_API(int, Topo_test, (MPI_Comm comm, int* status)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
   if (!status) return comm_error(c, raise(ErrorClass::Arg, "status is null"), __func__);
-  *status = MPI_UNDEFINED;  // no process topologies yet
+  *status = c->cart ? MPI_CART : MPI_UNDEFINED;
   return MPI_SUCCESS;
 }

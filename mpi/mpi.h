@@ -22,6 +22,7 @@ extern "C" {
 typedef ptrdiff_t MPI_Aint; /* signed, pointer-sized */
 typedef int64_t MPI_Offset;
 typedef int64_t MPI_Count;
+typedef int MPI_Fint; /* a Fortran INTEGER */
 #define MPI_AINT_FMT_DEC_SPEC "%td"
 #define MPI_AINT_FMT_HEX_SPEC "%tx"
 

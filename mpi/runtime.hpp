@@ -52,6 +52,11 @@ struct KeyvalObj {
 // they were set.
 using AttrList = std::vector<std::pair<KeyvalObj*, void*>>;
 
+// A Cartesian topology attached to a communicator.
+struct CartTopo {
+  std::vector<int> dims, periods;
+};
+
 struct CommObj {
   // Four core communicators over the same ranks: user point-to-point,
   // collectives, this layer's own traffic (context agreement, split), and
@@ -66,6 +71,7 @@ struct CommObj {
   AttrList attrs;
   std::vector<std::pair<std::string, std::string>> info;
   std::shared_ptr<void> nbc;  // coll::Sequence of nonblocking collectives
+  std::shared_ptr<const CartTopo> cart;
   int rank() const { return pt2pt.rank; }
   int size() const { return pt2pt.size; }
 };

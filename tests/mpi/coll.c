@@ -168,7 +168,7 @@ static void test_v(int round, int root) {
 }
 
 static void test_scans(int round, int n) {
-  long *in = calloc((size_t)(n * size + 1), sizeof(long)), *out = calloc((size_t)(n * size + 1), sizeof(long));
+  long *in = calloc((size_t)(n * size + 4), sizeof(long)), *out = calloc((size_t)(n * size + 4), sizeof(long));
   for (int i = 0; i < n; ++i) in[i] = val(rank, i, round);
   CHECK_OK(MPI_Scan(in, out, n, MPI_LONG, MPI_SUM, MPI_COMM_WORLD));
   for (int i = 0; i < n; ++i) {

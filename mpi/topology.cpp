@@ -1,0 +1,235 @@
+// Cartesian process topologies and MPI_Dims_create. Ranks are laid out in
+// row-major order; reordering is never done (allowed by the standard).
+#include <algorithm>
+#include <functional>
+
+#include "mpi/api.hpp"
+
+using namespace adi3;
+using namespace adi3::mpi;
+
+namespace {
+
+int get_cart(Runtime& rt, MPI_Comm comm, CommObj** c, const char* fn, int* err) {
+  if (int e = get_comm(rt, comm, c)) {
+    *err = world_error(e, fn);
+    return 1;
+  }
+  if (!(*c)->cart) {
+    *err = comm_error(*c, raise(ErrorClass::Topology, "the communicator has no Cartesian topology"), fn);
+    return 1;
+  }
+  return 0;
+}
+
+void coords_of(const CartTopo& t, int rank, int* coords) {
+  for (int d = static_cast<int>(t.dims.size()) - 1; d >= 0; --d) {
+    int n = t.dims[static_cast<std::size_t>(d)];
+    coords[d] = rank % n;
+    rank /= n;
+  }
+}
+
+// Row-major rank of coords (wrapped where periodic); -1 if outside.
+int rank_of(const CartTopo& t, const int* coords) {
+  int r = 0;
+  for (std::size_t d = 0; d < t.dims.size(); ++d) {
+    int n = t.dims[d], c = coords[d];
+    if (t.periods[d]) {
+      c = ((c % n) + n) % n;
+    } else if (c < 0 || c >= n) {
+      return -1;
+    }
+    r = r * n + c;
+  }
+  return r;
+}
+
+int check_dims(int ndims, const int* dims, long long* product) {
+  if (ndims < 0) return raise(ErrorClass::Dims, "invalid ndims %d", ndims);
+  if (ndims > 0 && !dims) return raise(ErrorClass::Arg, "dims is null");
+  *product = 1;
+  for (int i = 0; i < ndims; ++i) {
+    if (dims[i] <= 0) return raise(ErrorClass::Dims, "dimension %d has size %d", i, dims[i]);
+    *product *= dims[i];
+    if (*product > (1LL << 31)) return raise(ErrorClass::Dims, "the grid is too large");
+  }
+  return 0;
+}
+
+}  // namespace
+
+ADI3_MPI_API(int, Dims_create, (int nnodes, int ndims, int dims[])) {
+  ADI3_MPI_ENTER();
+  if (nnodes <= 0) return world_error(raise(ErrorClass::Arg, "invalid nnodes %d", nnodes), __func__);
+  if (ndims < 0 || (ndims > 0 && !dims)) return world_error(raise(ErrorClass::Dims, "invalid ndims %d", ndims), __func__);
+  long long fixed = 1;
+  int free_slots = 0;
+  for (int i = 0; i < ndims; ++i) {
+    if (dims[i] < 0) return world_error(raise(ErrorClass::Dims, "dims[%d] is negative", i), __func__);
+    if (dims[i] == 0) ++free_slots;
+    else fixed *= dims[i];
+  }
+  if (nnodes % fixed) {
+    return world_error(raise(ErrorClass::Dims, "%d nodes cannot be divided by the given dimensions", nnodes), __func__);
+  }
+  int rest = static_cast<int>(nnodes / fixed);
+  if (free_slots == 0) {
+    if (rest != 1) return world_error(raise(ErrorClass::Dims, "the dimensions do not multiply to %d", nnodes), __func__);
+    return MPI_SUCCESS;
+  }
+  // Prime factors, largest first, each to the currently smallest dimension:
+  // as balanced as the factors allow.
+  std::vector<int> factors;
+  for (int p = 2; static_cast<long long>(p) * p <= rest; ++p) {
+    while (rest % p == 0) {
+      factors.push_back(p);
+      rest /= p;
+    }
+  }
+  if (rest > 1) factors.push_back(rest);
+  std::vector<int> sizes(static_cast<std::size_t>(free_slots), 1);
+  for (auto it = factors.rbegin(); it != factors.rend(); ++it) *std::min_element(sizes.begin(), sizes.end()) *= *it;
+  std::sort(sizes.begin(), sizes.end(), std::greater<int>());
+  std::size_t k = 0;
+  for (int i = 0; i < ndims; ++i) {
+    if (dims[i] == 0) dims[i] = sizes[k++];
+  }
+  return MPI_SUCCESS;
+}
+
+ADI3_MPI_API(int, Cart_create, (MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder,
+                                MPI_Comm* comm_cart)) {
+  ADI3_MPI_ENTER();
+  (void)reorder;
+  CommObj* c = nullptr;
+  if (int e = get_comm(*rt, comm_old, &c)) return world_error(e, __func__);
+  if (!comm_cart || (ndims > 0 && !periods)) return comm_error(c, raise(ErrorClass::Arg, "comm_cart or periods is null"), __func__);
+  long long product = 0;
+  if (int e = check_dims(ndims, dims, &product)) return comm_error(c, e, __func__);
+  if (product > c->size()) {
+    return comm_error(c, raise(ErrorClass::Arg, "the grid has %lld processes but the communicator %d", product, c->size()),
+                      __func__);
+  }
+  int color = c->rank() < product ? 0 : MPI_UNDEFINED;
+  if (int e = comm_split(*rt, *c, color, c->rank(), comm_cart)) return comm_error(c, e, __func__);
+  if (*comm_cart != MPI_COMM_NULL) {
+    auto t = std::make_shared<CartTopo>();
+    t->dims.assign(dims, dims + ndims);
+    for (int i = 0; i < ndims; ++i) t->periods.push_back(periods[i] ? 1 : 0);
+    comm_of(*rt, *comm_cart)->cart = std::move(t);
+  }
+  return MPI_SUCCESS;
+}
+
+ADI3_MPI_API(int, Cartdim_get, (MPI_Comm comm, int* ndims)) {
+  ADI3_MPI_ENTER();
+  CommObj* c = nullptr;
+  int err = 0;
+  if (get_cart(*rt, comm, &c, __func__, &err)) return err;
+  if (!ndims) return comm_error(c, raise(ErrorClass::Arg, "ndims is null"), __func__);
+  *ndims = static_cast<int>(c->cart->dims.size());
+  return MPI_SUCCESS;
+}
+
+ADI3_MPI_API(int, Cart_get, (MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[])) {
+  ADI3_MPI_ENTER();
+  CommObj* c = nullptr;
+  int err = 0;
+  if (get_cart(*rt, comm, &c, __func__, &err)) return err;
+  const CartTopo& t = *c->cart;
+  int n = static_cast<int>(t.dims.size());
+  if (maxdims < n) return comm_error(c, raise(ErrorClass::Arg, "maxdims %d is less than %d", maxdims, n), __func__);
+  if (n > 0 && (!dims || !periods || !coords)) return comm_error(c, raise(ErrorClass::Arg, "an array is null"), __func__);
+  for (int i = 0; i < n; ++i) {
+    dims[i] = t.dims[static_cast<std::size_t>(i)];
+    periods[i] = t.periods[static_cast<std::size_t>(i)];
+  }
+  if (n > 0) coords_of(t, c->rank(), coords);
+  return MPI_SUCCESS;
+}
+
+ADI3_MPI_API(int, Cart_rank, (MPI_Comm comm, const int coords[], int* rank)) {
+  ADI3_MPI_ENTER();
+  CommObj* c = nullptr;
+  int err = 0;
+  if (get_cart(*rt, comm, &c, __func__, &err)) return err;
+  if (!rank || (!coords && !c->cart->dims.empty())) return comm_error(c, raise(ErrorClass::Arg, "coords or rank is null"), __func__);
+  int r = rank_of(*c->cart, coords);
+  if (r < 0) return comm_error(c, raise(ErrorClass::Arg, "coordinates outside a non-periodic dimension"), __func__);
+  *rank = r;
+  return MPI_SUCCESS;
+}
+
+ADI3_MPI_API(int, Cart_coords, (MPI_Comm comm, int rank, int maxdims, int coords[])) {
+  ADI3_MPI_ENTER();
+  CommObj* c = nullptr;
+  int err = 0;
+  if (get_cart(*rt, comm, &c, __func__, &err)) return err;
+  int n = static_cast<int>(c->cart->dims.size());
+  if (rank < 0 || rank >= c->size()) return comm_error(c, raise(ErrorClass::Rank, "invalid rank %d", rank), __func__);
+  if (maxdims < n || (n > 0 && !coords)) return comm_error(c, raise(ErrorClass::Arg, "maxdims %d is less than %d", maxdims, n), __func__);
+  if (n > 0) coords_of(*c->cart, rank, coords);
+  return MPI_SUCCESS;
+}
+
+ADI3_MPI_API(int, Cart_shift, (MPI_Comm comm, int direction, int disp, int* rank_source, int* rank_dest)) {
+  ADI3_MPI_ENTER();
+  CommObj* c = nullptr;
+  int err = 0;
+  if (get_cart(*rt, comm, &c, __func__, &err)) return err;
+  const CartTopo& t = *c->cart;
+  if (direction < 0 || direction >= static_cast<int>(t.dims.size())) {
+    return comm_error(c, raise(ErrorClass::Arg, "invalid direction %d", direction), __func__);
+  }
+  if (!rank_source || !rank_dest) return comm_error(c, raise(ErrorClass::Arg, "rank_source or rank_dest is null"), __func__);
+  std::vector<int> coords(t.dims.size());
+  coords_of(t, c->rank(), coords.data());
+  int mine = coords[static_cast<std::size_t>(direction)];
+  coords[static_cast<std::size_t>(direction)] = mine + disp;
+  int d = rank_of(t, coords.data());
+  coords[static_cast<std::size_t>(direction)] = mine - disp;
+  int s = rank_of(t, coords.data());
+  *rank_dest = d < 0 ? MPI_PROC_NULL : d;
+  *rank_source = s < 0 ? MPI_PROC_NULL : s;
+  return MPI_SUCCESS;
+}
+
+ADI3_MPI_API(int, Cart_sub, (MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm)) {
+  ADI3_MPI_ENTER();
+  CommObj* c = nullptr;
+  int err = 0;
+  if (get_cart(*rt, comm, &c, __func__, &err)) return err;
+  const CartTopo t = *c->cart;
+  if (!newcomm || (!remain_dims && !t.dims.empty())) return comm_error(c, raise(ErrorClass::Arg, "an argument is null"), __func__);
+  std::vector<int> coords(t.dims.size());
+  coords_of(t, c->rank(), coords.data());
+  // Processes that agree on the dropped coordinates form one sub-grid.
+  int color = 0, key = 0;
+  auto sub = std::make_shared<CartTopo>();
+  for (std::size_t d = 0; d < t.dims.size(); ++d) {
+    if (remain_dims[d]) {
+      key = key * t.dims[d] + coords[d];
+      sub->dims.push_back(t.dims[d]);
+      sub->periods.push_back(t.periods[d]);
+    } else {
+      color = color * t.dims[d] + coords[d];
+    }
+  }
+  if (int e = comm_split(*rt, *c, color, key, newcomm)) return comm_error(c, e, __func__);
+  comm_of(*rt, *newcomm)->cart = std::move(sub);
+  return MPI_SUCCESS;
+}
+
+ADI3_MPI_API(int, Cart_map, (MPI_Comm comm, int ndims, const int dims[], const int periods[], int* newrank)) {
+  ADI3_MPI_ENTER();
+  CommObj* c = nullptr;
+  if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
+  (void)periods;
+  long long product = 0;
+  if (int e = check_dims(ndims, dims, &product)) return comm_error(c, e, __func__);
+  if (!newrank) return comm_error(c, raise(ErrorClass::Arg, "newrank is null"), __func__);
+  if (product > c->size()) return comm_error(c, raise(ErrorClass::Arg, "the grid is larger than the communicator"), __func__);
+  *newrank = c->rank() < product ? c->rank() : MPI_UNDEFINED;
+  return MPI_SUCCESS;
+}
