@@ -40,7 +40,7 @@ ErrorClass finish(Datatype* t, Combiner c, std::vector<int> ints, const Datatype
 
 }  // namespace
 
-ErrorClass type_subarray(int ndims, const int* sizes, const int* subsizes, const int* starts, int order,
+static ErrorClass type_subarray_impl(int ndims, const int* sizes, const int* subsizes, const int* starts, int order,
                          const Datatype* old, Datatype** out) {
   if (!out) return ErrorClass::Arg;
   if (!old) return ErrorClass::Type;
@@ -112,8 +112,9 @@ bool distribute(int distrib, int darg, int g, int p, int r, std::vector<std::int
 
 }  // namespace
 
-ErrorClass type_darray(int size, int rank, int ndims, const int* gsizes, const int* distribs, const int* dargs,
-                       const int* psizes, int order, const Datatype* old, Datatype** out) {
+static ErrorClass type_darray_impl(int size, int rank, int ndims, const int* gsizes, const int* distribs,
+                                   const int* dargs, const int* psizes, int order, const Datatype* old,
+                                   Datatype** out) {
   if (!out) return ErrorClass::Arg;
   if (!old) return ErrorClass::Type;
   if (ndims < 1) return ErrorClass::Dims;
@@ -163,6 +164,18 @@ ErrorClass type_darray(int size, int rank, int ndims, const int* gsizes, const i
   ints.insert(ints.end(), psizes, psizes + ndims);
   ints.push_back(order);
   return finish(last, Combiner::kDarray, std::move(ints), old, out);
+}
+
+// Public entry points: allocation failure becomes NoMem, never an exception.
+ErrorClass type_subarray(int ndims, const int* sizes, const int* subsizes, const int* starts, int order,
+                         const Datatype* old, Datatype** out) {
+  return detail::no_throw([&] { return type_subarray_impl(ndims, sizes, subsizes, starts, order, old, out); });
+}
+
+ErrorClass type_darray(int size, int rank, int ndims, const int* gsizes, const int* distribs, const int* dargs,
+                       const int* psizes, int order, const Datatype* old, Datatype** out) {
+  return detail::no_throw(
+      [&] { return type_darray_impl(size, rank, ndims, gsizes, distribs, dargs, psizes, order, old, out); });
 }
 
 }  // namespace adi3

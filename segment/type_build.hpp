@@ -1,12 +1,23 @@
 // Internal: building blocks shared by the type constructors.
 #pragma once
 #include <cstdint>
+#include <new>
 #include <vector>
 
 #include "adi3/error.hpp"
 #include "segment/datatype.hpp"
 
 namespace adi3::detail {
+
+// Runs a constructor body; running out of memory is an error result.
+template <class F>
+ErrorClass no_throw(F&& f) noexcept {
+  try {
+    return f();
+  } catch (const std::bad_alloc&) {
+    return ErrorClass::NoMem;
+  }
+}
 
 // Derives t's properties and hands it out, or destroys it (overflow).
 ErrorClass publish(Datatype* t, Datatype** out);

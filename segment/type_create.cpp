@@ -82,7 +82,7 @@ bool take_blocklengths(int count, const int* bls, std::vector<std::int64_t>* v) 
 
 }  // namespace
 
-ErrorClass type_contiguous(int count, const Datatype* old, Datatype** out) {
+static ErrorClass type_contiguous_impl(int count, const Datatype* old, Datatype** out) {
   if (ErrorClass e = check_old(old, out); e != ErrorClass::Success) return e;
   if (count < 0) return ErrorClass::Count;
   Datatype* t = detail::new_vector(1, count, 0, old);
@@ -91,7 +91,7 @@ ErrorClass type_contiguous(int count, const Datatype* old, Datatype** out) {
   return publish(t, out);
 }
 
-ErrorClass type_vector(int count, int blocklength, int stride, const Datatype* old, Datatype** out) {
+static ErrorClass type_vector_impl(int count, int blocklength, int stride, const Datatype* old, Datatype** out) {
   if (ErrorClass e = check_old(old, out); e != ErrorClass::Success) return e;
   if (count < 0) return ErrorClass::Count;
   if (blocklength < 0) return ErrorClass::Arg;
@@ -103,7 +103,8 @@ ErrorClass type_vector(int count, int blocklength, int stride, const Datatype* o
   return publish(t, out);
 }
 
-ErrorClass type_hvector(int count, int blocklength, std::ptrdiff_t stride, const Datatype* old, Datatype** out) {
+static ErrorClass type_hvector_impl(int count, int blocklength, std::ptrdiff_t stride, const Datatype* old,
+                                    Datatype** out) {
   if (ErrorClass e = check_old(old, out); e != ErrorClass::Success) return e;
   if (count < 0) return ErrorClass::Count;
   if (blocklength < 0) return ErrorClass::Arg;
@@ -113,7 +114,7 @@ ErrorClass type_hvector(int count, int blocklength, std::ptrdiff_t stride, const
   return publish(t, out);
 }
 
-ErrorClass type_indexed(int count, const int* blocklengths, const int* displacements, const Datatype* old,
+static ErrorClass type_indexed_impl(int count, const int* blocklengths, const int* displacements, const Datatype* old,
                         Datatype** out) {
   if (ErrorClass e = check_old(old, out); e != ErrorClass::Success) return e;
   if (count < 0) return ErrorClass::Count;
@@ -132,7 +133,7 @@ ErrorClass type_indexed(int count, const int* blocklengths, const int* displacem
   return publish(t, out);
 }
 
-ErrorClass type_hindexed(int count, const int* blocklengths, const std::ptrdiff_t* displacements,
+static ErrorClass type_hindexed_impl(int count, const int* blocklengths, const std::ptrdiff_t* displacements,
                          const Datatype* old, Datatype** out) {
   if (ErrorClass e = check_old(old, out); e != ErrorClass::Success) return e;
   if (count < 0) return ErrorClass::Count;
@@ -147,7 +148,7 @@ ErrorClass type_hindexed(int count, const int* blocklengths, const std::ptrdiff_
   return publish(t, out);
 }
 
-ErrorClass type_indexed_block(int count, int blocklength, const int* displacements, const Datatype* old,
+static ErrorClass type_indexed_block_impl(int count, int blocklength, const int* displacements, const Datatype* old,
                               Datatype** out) {
   if (ErrorClass e = check_old(old, out); e != ErrorClass::Success) return e;
   if (count < 0) return ErrorClass::Count;
@@ -166,7 +167,7 @@ ErrorClass type_indexed_block(int count, int blocklength, const int* displacemen
   return publish(t, out);
 }
 
-ErrorClass type_hindexed_block(int count, int blocklength, const std::ptrdiff_t* displacements,
+static ErrorClass type_hindexed_block_impl(int count, int blocklength, const std::ptrdiff_t* displacements,
                                const Datatype* old, Datatype** out) {
   if (ErrorClass e = check_old(old, out); e != ErrorClass::Success) return e;
   if (count < 0) return ErrorClass::Count;
@@ -180,7 +181,7 @@ ErrorClass type_hindexed_block(int count, int blocklength, const std::ptrdiff_t*
   return publish(t, out);
 }
 
-ErrorClass type_struct(int count, const int* blocklengths, const std::ptrdiff_t* displacements,
+static ErrorClass type_struct_impl(int count, const int* blocklengths, const std::ptrdiff_t* displacements,
                        const Datatype* const* types, Datatype** out) {
   if (!out) return ErrorClass::Arg;
   if (count < 0) return ErrorClass::Count;
@@ -202,7 +203,7 @@ ErrorClass type_struct(int count, const int* blocklengths, const std::ptrdiff_t*
   return publish(t, out);
 }
 
-ErrorClass type_resized(const Datatype* old, std::ptrdiff_t lb, std::ptrdiff_t extent, Datatype** out) {
+static ErrorClass type_resized_impl(const Datatype* old, std::ptrdiff_t lb, std::ptrdiff_t extent, Datatype** out) {
   if (ErrorClass e = check_old(old, out); e != ErrorClass::Success) return e;
   Datatype* t = detail::new_resized(old, lb, extent);
   if (!t) return ErrorClass::Arg;
@@ -210,7 +211,7 @@ ErrorClass type_resized(const Datatype* old, std::ptrdiff_t lb, std::ptrdiff_t e
   return publish(t, out);
 }
 
-ErrorClass type_dup(const Datatype* old, Datatype** out) {
+static ErrorClass type_dup_impl(const Datatype* old, Datatype** out) {
   if (ErrorClass e = check_old(old, out); e != ErrorClass::Success) return e;
   // One copy of old: same typemap, bounds and stickiness.
   Datatype* t = detail::new_vector(1, 1, 0, old);
@@ -240,6 +241,52 @@ ErrorClass type_free(Datatype** t) {
   ErrorClass e = type_free(&c);
   if (e == ErrorClass::Success) *t = nullptr;
   return e;
+}
+
+// Public entry points: allocation failure becomes NoMem, never an exception.
+ErrorClass type_contiguous(int count, const Datatype* old, Datatype** out) {
+  return detail::no_throw([&] { return type_contiguous_impl(count, old, out); });
+}
+
+ErrorClass type_vector(int count, int blocklength, int stride, const Datatype* old, Datatype** out) {
+  return detail::no_throw([&] { return type_vector_impl(count, blocklength, stride, old, out); });
+}
+
+ErrorClass type_hvector(int count, int blocklength, std::ptrdiff_t stride, const Datatype* old, Datatype** out) {
+  return detail::no_throw([&] { return type_hvector_impl(count, blocklength, stride, old, out); });
+}
+
+ErrorClass type_indexed(int count, const int* blocklengths, const int* displacements, const Datatype* old,
+                        Datatype** out) {
+  return detail::no_throw([&] { return type_indexed_impl(count, blocklengths, displacements, old, out); });
+}
+
+ErrorClass type_hindexed(int count, const int* blocklengths, const std::ptrdiff_t* displacements,
+                         const Datatype* old, Datatype** out) {
+  return detail::no_throw([&] { return type_hindexed_impl(count, blocklengths, displacements, old, out); });
+}
+
+ErrorClass type_indexed_block(int count, int blocklength, const int* displacements, const Datatype* old,
+                              Datatype** out) {
+  return detail::no_throw([&] { return type_indexed_block_impl(count, blocklength, displacements, old, out); });
+}
+
+ErrorClass type_hindexed_block(int count, int blocklength, const std::ptrdiff_t* displacements,
+                               const Datatype* old, Datatype** out) {
+  return detail::no_throw([&] { return type_hindexed_block_impl(count, blocklength, displacements, old, out); });
+}
+
+ErrorClass type_struct(int count, const int* blocklengths, const std::ptrdiff_t* displacements,
+                       const Datatype* const* types, Datatype** out) {
+  return detail::no_throw([&] { return type_struct_impl(count, blocklengths, displacements, types, out); });
+}
+
+ErrorClass type_resized(const Datatype* old, std::ptrdiff_t lb, std::ptrdiff_t extent, Datatype** out) {
+  return detail::no_throw([&] { return type_resized_impl(old, lb, extent, out); });
+}
+
+ErrorClass type_dup(const Datatype* old, Datatype** out) {
+  return detail::no_throw([&] { return type_dup_impl(old, out); });
 }
 
 }  // namespace adi3

@@ -74,14 +74,16 @@ TypeRef TypeGen::derived(int depth, std::string* what) {
     case 1: {
       int count = rnd(1, 4), bl = len(3), stride = sign() * (bl + rnd(0, 2));
       e = type_vector(count, bl, stride, old, t.out());
-      *what = "vector(" + std::to_string(count) + "," + std::to_string(bl) + "," + std::to_string(stride) + ", " + cw + ")";
+      *what =
+          "vector(" + std::to_string(count) + "," + std::to_string(bl) + "," + std::to_string(stride) + ", " + cw + ")";
       break;
     }
     case 2: {
       int count = rnd(1, 4), bl = len(3);
       std::ptrdiff_t stride = sign() * (bl * ext + rnd(0, 7));
       e = type_hvector(count, bl, stride, old, t.out());
-      *what = "hvector(" + std::to_string(count) + "," + std::to_string(bl) + "," + std::to_string(stride) + "B, " + cw + ")";
+      *what = "hvector(" + std::to_string(count) + "," + std::to_string(bl) + "," + std::to_string(stride) + "B, " +
+              cw + ")";
       break;
     }
     case 3: case 4: case 5: case 6: {

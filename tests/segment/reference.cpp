@@ -263,7 +263,8 @@ TypeMap flatten(const Datatype* t) {
 std::vector<Entry> replicate(const TypeMap& m, std::size_t count) {
   std::vector<Entry> out;
   for (std::size_t k = 0; k < count; ++k) {
-    for (const Entry& e : m.entries) out.push_back({e.off + static_cast<std::ptrdiff_t>(k) * m.extent(), e.type, e.size});
+    for (const Entry& e : m.entries)
+      out.push_back({e.off + static_cast<std::ptrdiff_t>(k) * m.extent(), e.type, e.size});
   }
   return out;
 }
