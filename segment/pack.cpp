@@ -6,6 +6,7 @@
 #include "segment/program.hpp"
 #include "segment/representation.hpp"
 #include "segment/segment.hpp"
+#include "segment/type_build.hpp"
 
 namespace adi3 {
 namespace {
@@ -24,20 +25,24 @@ ErrorClass do_pack(const Representation& rep, const void* inbuf, std::size_t inc
                    void* outbuf, std::size_t outsize, std::size_t* position) {
   if (ErrorClass e = check_type(type); e != ErrorClass::Success) return e;
   if (!position || (!outbuf && outsize)) return ErrorClass::Arg;
-  Segment seg(const_cast<void*>(inbuf), incount, type, rep);
-  if (*position > outsize || seg.size() > outsize - *position) return ErrorClass::Truncate;
-  *position += seg.pack(0, seg.size(), static_cast<char*>(outbuf) + *position);
-  return ErrorClass::Success;
+  return detail::no_throw([&] {
+    Segment seg(const_cast<void*>(inbuf), incount, type, rep);
+    if (*position > outsize || seg.size() > outsize - *position) return ErrorClass::Truncate;
+    *position += seg.pack(0, seg.size(), static_cast<char*>(outbuf) + *position);
+    return ErrorClass::Success;
+  });
 }
 
 ErrorClass do_unpack(const Representation& rep, const void* inbuf, std::size_t insize, std::size_t* position,
                      void* outbuf, std::size_t outcount, const Datatype* type) {
   if (ErrorClass e = check_type(type); e != ErrorClass::Success) return e;
   if (!position || (!inbuf && insize)) return ErrorClass::Arg;
-  Segment seg(outbuf, outcount, type, rep);
-  if (*position > insize || seg.size() > insize - *position) return ErrorClass::Truncate;
-  *position += seg.unpack(0, seg.size(), static_cast<const char*>(inbuf) + *position);
-  return ErrorClass::Success;
+  return detail::no_throw([&] {
+    Segment seg(outbuf, outcount, type, rep);
+    if (*position > insize || seg.size() > insize - *position) return ErrorClass::Truncate;
+    *position += seg.unpack(0, seg.size(), static_cast<const char*>(inbuf) + *position);
+    return ErrorClass::Success;
+  });
 }
 
 }  // namespace
@@ -78,8 +83,10 @@ ErrorClass pack_external_size(const char* datarep, std::size_t incount, const Da
   if (!rep) return ErrorClass::Arg;
   if (!type) return ErrorClass::Type;
   if (!size) return ErrorClass::Arg;
-  *size = incount * type->program_for(*rep)->size;
-  return ErrorClass::Success;
+  return detail::no_throw([&] {
+    *size = incount * type->program_for(*rep)->size;
+    return ErrorClass::Success;
+  });
 }
 
 }  // namespace adi3

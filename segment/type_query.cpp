@@ -6,6 +6,7 @@
 
 #include "segment/copy_ops.hpp"
 #include "segment/type_access.hpp"
+#include "segment/type_build.hpp"
 
 namespace adi3 {
 
@@ -65,12 +66,16 @@ ErrorClass type_get_elements(const Datatype* t, std::size_t bytes, long long* co
       n += static_cast<long long>(rest / bs);
     } else {
       // Walk the typemap's first `rest` bytes counting elements.
-      auto prog = t->program_for(detail::native_typed());
-      detail::Cursor cur;
-      cur.reset(prog->root, 0, prog->size, prog->depth);
-      cur.seek(0);
       detail::CountOp op;
-      cur.walk(op, rest);
+      ErrorClass e = detail::no_throw([&] {
+        auto prog = t->program_for(detail::native_typed());
+        detail::Cursor cur;
+        cur.reset(prog->root, 0, prog->size, prog->depth);
+        cur.seek(0);
+        cur.walk(op, rest);
+        return ErrorClass::Success;
+      });
+      if (e != ErrorClass::Success) return e;
       if (op.partial) {
         *count = kUndefined;
         return ErrorClass::Success;
