@@ -2,7 +2,8 @@
 // type with one reference in *out, or an error class and leaves *out alone:
 //   Count - a negative count;  Type - a null or invalid old type;
 //   Arg   - a negative blocklength, bad sizes/starts, null arrays, or sizes
-//           that overflow 63 bits;  Dims - bad ndims or process grid.
+//           that overflow 63 bits;  Dims - bad ndims or process grid;
+//   NoMem - out of memory. Nothing throws.
 // The new type holds references to the old types, so the caller may
 // release them at once. Commit it (Datatype::commit) before communication.
 #pragma once
