@@ -32,6 +32,8 @@ Device::Device(std::unique_ptr<Channel> channel, const Config& config)
   set_handler(PacketType::Data, &Device::on_data);
   set_handler(PacketType::Fin, &Device::on_fin);
   set_handler(PacketType::SyncAck, &Device::on_sync_ack);
+  set_handler(PacketType::CancelSend, &Device::on_cancel_send);
+  set_handler(PacketType::CancelAck, &Device::on_cancel_ack);
 }
 
 Device::~Device() {

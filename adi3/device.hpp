@@ -187,6 +187,7 @@ class Device final : private PacketSink {
   int bsend(const void* buf, std::size_t count, const Datatype* type, int dest, int tag, const Comm& comm,
             Request** out);
   void reap_bsends();
+  int cancel_send(Request* r);
 
   // receive side
   void init_recv(Request* r, void* buf, std::size_t count, const Datatype* type, int source, int tag,
@@ -206,6 +207,8 @@ class Device final : private PacketSink {
   static void on_data(Device&, int, const PacketHeader&, const void*, std::size_t);
   static void on_fin(Device&, int, const PacketHeader&, const void*, std::size_t);
   static void on_sync_ack(Device&, int, const PacketHeader&, const void*, std::size_t);
+  static void on_cancel_send(Device&, int, const PacketHeader&, const void*, std::size_t);
+  static void on_cancel_ack(Device&, int, const PacketHeader&, const void*, std::size_t);
 
   // completion helpers
   int finish(Request** slot, Status* status, int* callback_error);

@@ -51,6 +51,15 @@ class HashedFifo {
     return nullptr;
   }
 
+  // The oldest entry filed under k for which pred holds, or nullptr.
+  template <class Pred>
+  Request* find_if(const MatchKey& k, Pred&& pred) {
+    for (Request& r : bucket(k)) {
+      if (KeyOf{}(r) == k && pred(r)) return &r;
+    }
+    return nullptr;
+  }
+
   // Removes r (which must be in this table).
   void erase(Request* r) {
     static_cast<Hook*>(r)->unlink();

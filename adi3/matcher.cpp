@@ -80,6 +80,13 @@ Request* Matcher::probe(const MatchKey& pattern, bool remove, Status* status) {
   return u;
 }
 
+Request* Matcher::withdraw(const MatchKey& k, int peer, uint64_t sreq) {
+  MaybeLock g(lock_, thread_safe_);
+  Request* u = exact_.find_if(k, [&](const Request& r) { return r.peer == peer && r.remote == sreq; });
+  if (u) unfile_unexpected(u);
+  return u;
+}
+
 bool Matcher::cancel(Request* recv) {
   MaybeLock g(lock_, thread_safe_);
   if (!static_cast<QueueHook*>(recv)->is_linked()) return false;

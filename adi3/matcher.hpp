@@ -47,6 +47,11 @@ class Matcher {
   // the lock, since another thread may take a message left in place.
   Request* probe(const MatchKey& pattern, bool remove, Status* status);
 
+  // Removes and returns the unexpected message that request `sreq` of
+  // channel rank `peer` sent with envelope k (a cancelled send); nullptr if
+  // a receive already took it.
+  Request* withdraw(const MatchKey& k, int peer, uint64_t sreq);
+
   // Cancels a posted receive still waiting; false if it already matched.
   bool cancel(Request* recv);
 

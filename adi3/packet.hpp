@@ -14,6 +14,8 @@ enum class PacketType : uint8_t {
   Data,      // rendezvous data at an offset
   Fin,       // receiver fetched the data itself (native get): sender done
   SyncAck,   // a synchronous send matched
+  CancelSend,  // withdraw an unmatched message (MPI_Cancel of a send)
+  CancelAck,   // the answer: bytes = 1 when it was withdrawn
   FirstExtension = 16,  // rma/, emul/, greq/ register from here on
   Count = 64,
 };

@@ -291,25 +291,6 @@ int Device::mrecv(void* buf, std::size_t count, const Datatype* type, Request** 
   return wait(&r, status);
 }
 
-int Device::cancel(Request* r) {
-  if (!r) return errors_.raise(ErrorClass::Request, "cancel of a null request");
-  switch (r->kind) {
-    case RequestKind::Recv:
-    case RequestKind::PersistentRecv:
-      if (matcher_.cancel(r)) {
-        r->status.cancelled = true;
-        complete(r);
-      }
-      return 0;
-    case RequestKind::Generalized:
-      return r->cls && r->cls->cancel ? r->cls->cancel(*r, r->complete()) : 0;
-    default:
-      // A send that may already be matched is not cancelled; the standard
-      // allows it (MPI_Test_cancelled then reports false).
-      return 0;
-  }
-}
-
 // ---- combined send and receive ----
 
 int Device::sendrecv(const void* sbuf, std::size_t scount, const Datatype* stype, int dest, int stag, void* rbuf,

@@ -1,0 +1,72 @@
+// MPI_Cancel. A pending receive is withdrawn from the posted queue. A send
+// that has not left is dropped from its peer's queue; one that has left but
+// may not be matched yet is withdrawn by asking the receiver to remove it
+// from its unexpected queue (communication type 2, local completion,
+// emulated over point-to-point): the receiver's progress engine answers, so
+// the sender's wait returns without a matching receive being posted.
+#include "adi3/device.hpp"
+
+namespace adi3 {
+
+int Device::cancel(Request* r) {
+  if (!r) return errors_.raise(ErrorClass::Request, "MPI_Cancel on a null request");
+  switch (r->kind) {
+    case RequestKind::Recv:
+    case RequestKind::PersistentRecv:
+      if (matcher_.cancel(r)) {
+        r->status.cancelled = true;
+        complete(r);
+      }
+      return 0;
+    case RequestKind::Send:
+    case RequestKind::PersistentSend:
+      return cancel_send(r);
+    case RequestKind::Generalized:
+      return r->cls && r->cls->cancel ? r->cls->cancel(*r, r->complete()) : 0;
+    default:
+      return 0;
+  }
+}
+
+int Device::cancel_send(Request* r) {
+  if (r->complete() || r->peer < 0) return 0;
+  Peer& p = peers_[static_cast<std::size_t>(r->peer)];
+  {
+    MaybeLock g(p.lock, mt_);
+    if (r->phase == kDataOut) return 0;  // the receiver matched it already
+    if ((r->phase == kEagerOut || r->phase == kRtsOut) && static_cast<QueueHook*>(r)->is_linked()) {
+      // Still queued here: nothing left, cancel locally.
+      static_cast<QueueHook*>(r)->unlink();
+      pending_peers_.fetch_sub(1, std::memory_order_relaxed);
+      r->phase = kIdle;
+      r->status.cancelled = true;
+      for (int parts = r->cc.load(std::memory_order_acquire); parts > 0; --parts) complete(r);
+      return 0;
+    }
+  }
+  // On its way or waiting at the receiver. The answer needs r alive even if
+  // the send completes normally and its user frees it meanwhile.
+  r->refs.fetch_add(1, std::memory_order_relaxed);
+  PacketHeader h{PacketType::CancelSend, 0, 0, r->context, r->source, r->tag, 0, r->id(), 0, 0};
+  return send_control(r->peer, h);
+}
+
+void Device::on_cancel_send(Device& d, int src, const PacketHeader& h, const void*, std::size_t) {
+  Request* u = d.matcher_.withdraw({h.context, h.source, h.tag}, src, h.sreq);
+  if (u) d.release(u);
+  PacketHeader ack{PacketType::CancelAck, 0, 0, h.context, 0, 0, u ? 1u : 0u, h.sreq, 0, 0};
+  d.send_control(src, ack);
+}
+
+void Device::on_cancel_ack(Device& d, int, const PacketHeader& h, const void*, std::size_t) {
+  Request* r = Request::from_id(h.sreq);
+  if (h.bytes == 1) {
+    // Withdrawn before any receive took it: no clear-to-send or
+    // acknowledgement will come, so this is the send's last part.
+    r->status.cancelled = true;
+    d.complete(r);
+  }
+  d.release(r);  // the reference cancel_send took
+}
+
+}  // namespace adi3
