@@ -83,6 +83,13 @@ static void test_dup_split(void) {
   CHECK(node == MPI_COMM_NULL);
   CHECK_OK(MPI_Comm_free(&split));
   CHECK(split == MPI_COMM_NULL);
+  MPI_Comm ic;
+  MPI_Request ir;
+  CHECK_OK(MPI_Comm_idup(MPI_COMM_WORLD, &ic, &ir));
+  CHECK_OK(MPI_Wait(&ir, MPI_STATUS_IGNORE));
+  CHECK(ir == MPI_REQUEST_NULL);
+  exchange(ic, 11);
+  CHECK_OK(MPI_Comm_free(&ic));
   CHECK_OK(MPI_Comm_free(&dup));
 }
 
