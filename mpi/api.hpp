@@ -73,6 +73,8 @@ void empty_status(MPI_Status* out, bool with_error);
 std::size_t status_bytes(const MPI_Status* s);
 void set_status_bytes(MPI_Status* s, std::size_t bytes);
 
+// A new group handle (MPI_GROUP_EMPTY when ranks is empty).
+int add_group(Runtime& rt, std::vector<int> ranks, MPI_Group* out);
 // A new info handle holding entries.
 int add_info(Runtime& rt, std::vector<std::pair<std::string, std::string>> entries, MPI_Info* out);
 // Communicator error handlers: a user handler is shared by reference.
@@ -82,6 +84,11 @@ void release_errhandler(Runtime& rt, ErrhandlerObj* e);
 // MPI_Comm_split's work (for topologies too).
 int comm_split(Runtime& rt, CommObj& c, int color, int key, MPI_Comm* out);
 CommObj* comm_of(Runtime& rt, MPI_Comm h);
+// ERR_COMM for operations defined here only on intracommunicators.
+int need_intra(const CommObj& c, const char* what);
+// An intercommunicator between local and remote (context index ctx), with
+// parent's error handler.
+int make_intercomm(Runtime& rt, GroupPtr local, GroupPtr remote, uint32_t ctx, const CommObj& parent, MPI_Comm* out);
 
 // Communicator of a new MPI request handle (0 and *out, or an error).
 int new_request(Runtime& rt, Request* r, MPI_Comm comm, bool persistent, MPI_Request* out);

@@ -30,9 +30,11 @@ int reduction(CollCall& k, const void* sbuf, void* rbuf, int count, MPI_Datatype
 }
 
 int barrier(CollCall& k, MPI_Request* req) {
+  // An intercommunicator's barrier spans both groups.
+  const Comm& over = k.c->inter ? k.c->grouped : k.c->coll;
   return k.run(
-      req, [&] { return coll::barrier(k.dev(), k.c->coll); },
-      [&](Request** r) { return coll::ibarrier(k.dev(), k.c->coll, sequence(*k.c), r); });
+      req, [&] { return coll::barrier(k.dev(), over); },
+      [&](Request** r) { return coll::ibarrier(k.dev(), over, sequence(*k.c), r); });
 }
 
 int allreduce(CollCall& k, const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Request* req) {

@@ -48,7 +48,9 @@ int dup(Runtime& rt, CommObj& c, const std::vector<std::pair<std::string, std::s
   uint32_t ctx;
   if (int e = agree_context(rt, c.internal, kTagContext, &ctx)) return e;
   MPI_Comm h;
-  if (int e = make_comm(rt, c.group, ctx, c, &h)) return e;
+  if (int e = c.inter ? make_intercomm(rt, c.group, c.remote, ctx, c, &h) : make_comm(rt, c.group, ctx, c, &h)) {
+    return e;
+  }
   CommObj* n = *rt.comms.get(handle_index(h));
   n->info = info;
   n->cart = c.cart;  // a duplicate keeps the topology
@@ -63,6 +65,7 @@ int dup(Runtime& rt, CommObj& c, const std::vector<std::pair<std::string, std::s
 
 // Split by (color, key): members of my color ordered by key, then rank.
 int split(Runtime& rt, CommObj& c, int color, int key, MPI_Comm* out) {
+  if (int e = need_intra(c, "MPI_Comm_split")) return e;
   if (color < 0 && color != MPI_UNDEFINED) {
     return raise(ErrorClass::Arg, "invalid color %d: must be non-negative or MPI_UNDEFINED", color);
   }
@@ -161,15 +164,20 @@ ADI3_MPI_API(int, Comm_compare, (MPI_Comm comm1, MPI_Comm comm2, int* result)) {
   if (int e = get_comm(*rt, comm1, &a)) return world_error(e, __func__);
   if (int e = get_comm(*rt, comm2, &b)) return world_error(e, __func__);
   if (!result) return comm_error(a, raise(ErrorClass::Arg, "result is null"), __func__);
+  auto remote_of = [](const CommObj* c) { return c->remote ? c->remote->ranks : std::vector<int>{}; };
   if (a == b) {
     *result = MPI_IDENT;
-  } else if (a->group->ranks == b->group->ranks) {
+  } else if (a->inter != b->inter) {
+    *result = MPI_UNEQUAL;
+  } else if (a->group->ranks == b->group->ranks && remote_of(a) == remote_of(b)) {
     *result = MPI_CONGRUENT;
   } else {
-    auto x = a->group->ranks, y = b->group->ranks;
+    auto x = a->group->ranks, y = b->group->ranks, rx = remote_of(a), ry = remote_of(b);
     std::sort(x.begin(), x.end());
     std::sort(y.begin(), y.end());
-    *result = x == y ? MPI_SIMILAR : MPI_UNEQUAL;
+    std::sort(rx.begin(), rx.end());
+    std::sort(ry.begin(), ry.end());
+    *result = x == y && rx == ry ? MPI_SIMILAR : MPI_UNEQUAL;
   }
   return MPI_SUCCESS;
 }
@@ -207,6 +215,7 @@ ADI3_MPI_API(int, Comm_split_type, (MPI_Comm comm, int split_type, int key, MPI_
   if (!newcomm) return comm_error(c, raise(ErrorClass::Arg, "newcomm is null"), __func__);
   Entries entries;
   if (int e = info_entries(*rt, info, &entries)) return comm_error(c, e, __func__);
+  if (int e = need_intra(*c, "MPI_Comm_split_type")) return comm_error(c, e, __func__);
   if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED) {
     return comm_error(c, raise(ErrorClass::Arg, "unknown split_type %d (MPI_COMM_TYPE_SHARED or MPI_UNDEFINED)", split_type),
                       __func__);
@@ -224,6 +233,7 @@ ADI3_MPI_API(int, Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm* newcom
   GroupPtr g;
   if (int e = get_group(*rt, group, &g)) return comm_error(c, e, __func__);
   if (!newcomm) return comm_error(c, raise(ErrorClass::Arg, "newcomm is null"), __func__);
+  if (int e = need_intra(*c, "MPI_Comm_create")) return comm_error(c, e, __func__);
   if (int e = check_subgroup(*c, *g)) return comm_error(c, e, __func__);
   uint32_t ctx;
   if (int e = agree_context(*rt, c->internal, kTagContext, &ctx)) return comm_error(c, e, __func__);
@@ -242,6 +252,7 @@ ADI3_MPI_API(int, Comm_create_group, (MPI_Comm comm, MPI_Group group, int tag, M
   GroupPtr g;
   if (int e = get_group(*rt, group, &g)) return comm_error(c, e, __func__);
   if (!newcomm) return comm_error(c, raise(ErrorClass::Arg, "newcomm is null"), __func__);
+  if (int e = need_intra(*c, "MPI_Comm_create_group")) return comm_error(c, e, __func__);
   if (tag < 0 || tag > kTagUb) {
     return comm_error(c, raise(ErrorClass::Tag, "invalid tag %d: tags run from 0 to %d", tag, kTagUb), __func__);
   }
@@ -281,7 +292,7 @@ ADI3_MPI_API(int, Comm_test_inter, (MPI_Comm comm, int* flag)) {
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
   if (!flag) return comm_error(c, raise(ErrorClass::Arg, "flag is null"), __func__);
-  *flag = 0;  // no intercommunicators yet
+  *flag = c->inter;
   return MPI_SUCCESS;
 }
 
@@ -289,16 +300,19 @@ ADI3_MPI_API(int, Comm_remote_size, (MPI_Comm comm, int* size)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
-  (void)size;
-  return comm_error(c, raise(ErrorClass::Comm, "not an intercommunicator"), __func__);
+  if (!c->inter) return comm_error(c, raise(ErrorClass::Comm, "not an intercommunicator"), __func__);
+  if (!size) return comm_error(c, raise(ErrorClass::Arg, "size is null"), __func__);
+  *size = c->remote->size();
+  return MPI_SUCCESS;
 }
 
 ADI3_MPI_API(int, Comm_remote_group, (MPI_Comm comm, MPI_Group* group)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
-  (void)group;
-  return comm_error(c, raise(ErrorClass::Comm, "not an intercommunicator"), __func__);
+  if (!c->inter) return comm_error(c, raise(ErrorClass::Comm, "not an intercommunicator"), __func__);
+  if (!group) return comm_error(c, raise(ErrorClass::Arg, "group is null"), __func__);
+  return comm_error(c, add_group(*rt, c->remote->ranks, group), __func__);
 }
 
 ADI3_MPI_API(int, Comm_set_name, (MPI_Comm comm, const char* comm_name)) {

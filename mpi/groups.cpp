@@ -9,9 +9,7 @@
 using namespace adi3;
 using namespace adi3::mpi;
 
-namespace {
-
-int add_group(Runtime& rt, std::vector<int> ranks, MPI_Group* out) {
+int adi3::mpi::add_group(Runtime& rt, std::vector<int> ranks, MPI_Group* out) {
   if (ranks.empty()) {
     *out = MPI_GROUP_EMPTY;
     return 0;
@@ -23,6 +21,8 @@ int add_group(Runtime& rt, std::vector<int> ranks, MPI_Group* out) {
   *out = make_handle(HandleClass::User, Kind::Group, i);
   return 0;
 }
+
+namespace {
 
 std::unordered_set<int> members(const GroupData& g) { return {g.ranks.begin(), g.ranks.end()}; }
 

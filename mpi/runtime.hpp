@@ -72,8 +72,13 @@ struct CommObj {
   std::vector<std::pair<std::string, std::string>> info;
   std::shared_ptr<void> nbc;  // coll::Sequence of nonblocking collectives
   std::shared_ptr<const CartTopo> cart;
+  // Intercommunicators: point-to-point and collective Comms address the
+  // remote group; `internal` (and `grouped`, on the collective context)
+  // span both groups in union order.
+  bool inter = false;
+  GroupPtr remote;
   int rank() const { return pt2pt.rank; }
-  int size() const { return pt2pt.size; }
+  int size() const { return group->size(); }  // the local group
 };
 
 struct InfoObj {

@@ -1,0 +1,217 @@
+// Intercommunicators: MPI_Intercomm_create and MPI_Intercomm_merge.
+//
+// An intercommunicator's point-to-point Comm has the caller's local rank and
+// maps ranks to the remote group, so the core's matching works unchanged (a
+// sender's envelope carries its local rank, which is its rank in the
+// receiver's remote group). Its internal Comm spans both groups, in "union
+// order": the group holding the lower channel rank first.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "mpi/agree.hpp"
+#include "mpi/api.hpp"
+
+using namespace adi3;
+using namespace adi3::mpi;
+
+namespace {
+
+constexpr int kTagGather = 1;
+constexpr int kTagBcast = 3;
+
+std::vector<int> union_order(const GroupData& a, const GroupData& b) {
+  int amin = *std::min_element(a.ranks.begin(), a.ranks.end());
+  int bmin = *std::min_element(b.ranks.begin(), b.ranks.end());
+  const GroupData& first = amin < bmin ? a : b;
+  const GroupData& second = amin < bmin ? b : a;
+  std::vector<int> u = first.ranks;
+  u.insert(u.end(), second.ranks.begin(), second.ranks.end());
+  return u;
+}
+
+// Leader-mediated exchange between two groups: every member contributes k
+// ints; afterwards each member has its own group's contributions (local
+// rank order) and the other group's (remote rank order).
+struct Bridge {
+  Runtime& rt;
+  CommObj& local;
+  int leader;
+  const Comm* peer;  // at the leader only
+  int remote_leader;
+  int tag;
+
+  int exchange(const std::vector<int>& mine, std::vector<int>* local_all, std::vector<int>* remote_all) {
+    Device& dev = rt.dev();
+    const auto k = mine.size();
+    local_all->resize(k * static_cast<std::size_t>(local.size()));
+    if (int e = allgather_bytes(dev, local.internal, mine.data(), k * sizeof(int), local_all->data(), kTagGather)) {
+      return e;
+    }
+    const Datatype* ints = Datatype::builtin(Builtin::kInt);
+    int n = 0;
+    if (local.rank() == leader) {
+      int mine_n = static_cast<int>(local_all->size());
+      if (int e = dev.sendrecv(&mine_n, 1, ints, remote_leader, tag, &n, 1, ints, remote_leader, tag, *peer, nullptr)) {
+        return e;
+      }
+      remote_all->resize(static_cast<std::size_t>(n));
+      if (int e = dev.sendrecv(local_all->data(), local_all->size(), ints, remote_leader, tag, remote_all->data(),
+                               remote_all->size(), ints, remote_leader, tag, *peer, nullptr)) {
+        return e;
+      }
+      for (int r = 0; r < local.size(); ++r) {
+        if (r == leader) continue;
+        if (int e = dev.send(&n, 1, ints, r, kTagBcast, local.internal)) return e;
+        if (int e = dev.send(remote_all->data(), remote_all->size(), ints, r, kTagBcast, local.internal)) return e;
+      }
+      return 0;
+    }
+    if (int e = dev.recv(&n, 1, ints, leader, kTagBcast, local.internal, nullptr)) return e;
+    remote_all->resize(static_cast<std::size_t>(n));
+    return dev.recv(remote_all->data(), remote_all->size(), ints, leader, kTagBcast, local.internal, nullptr);
+  }
+};
+
+}  // namespace
+
+int adi3::mpi::need_intra(const CommObj& c, const char* what) {
+  if (!c.inter) return 0;
+  return raise(ErrorClass::Comm, "%s on an intercommunicator is not supported", what);
+}
+
+int adi3::mpi::make_intercomm(Runtime& rt, GroupPtr local, GroupPtr remote, uint32_t ctx, const CommObj& parent,
+                              MPI_Comm* out) {
+  auto* c = new CommObj;
+  int me = rt.dev().rank();
+  Comm base;
+  base.context = context_of(ctx);
+  base.rank = local->rank_of(me);
+  base.size = remote->size();
+  base.peers = remote->ranks;
+  c->pt2pt = base;
+  c->coll = base;
+  c->coll.context += 1;
+  std::vector<int> u = union_order(*local, *remote);
+  c->internal.context = base.context + 2;
+  c->internal.size = static_cast<int>(u.size());
+  c->internal.rank = static_cast<int>(std::find(u.begin(), u.end(), me) - u.begin());
+  c->internal.peers = u;
+  // Intercommunicators use `grouped` for collectives over both groups
+  // (barrier), on the collective context.
+  c->grouped = c->internal;
+  c->grouped.context = base.context + 1;
+  c->group = std::move(local);
+  c->remote = std::move(remote);
+  c->inter = true;
+  c->ctx_index = ctx;
+  int i = rt.comms.add(c);
+  if (i < 0) {
+    rt.contexts.release(static_cast<int>(ctx));
+    delete c;
+    return raise(ErrorClass::Intern, "too many communicators");
+  }
+  c->handle = make_handle(HandleClass::User, Kind::Comm, i);
+  set_comm_errhandler(rt, *c, parent.errh, parent.errh_builtin);
+  *out = c->handle;
+  return 0;
+}
+
+ADI3_MPI_API(int, Intercomm_create, (MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader,
+                                     int tag, MPI_Comm* newintercomm)) {
+  ADI3_MPI_ENTER();
+  CommObj* lc = nullptr;
+  if (int e = get_comm(*rt, local_comm, &lc)) return world_error(e, __func__);
+  if (int e = need_intra(*lc, "MPI_Intercomm_create's local_comm")) return comm_error(lc, e, __func__);
+  if (!newintercomm) return comm_error(lc, raise(ErrorClass::Arg, "newintercomm is null"), __func__);
+  if (local_leader < 0 || local_leader >= lc->size()) {
+    return comm_error(lc, raise(ErrorClass::Rank, "invalid local_leader %d", local_leader), __func__);
+  }
+  if (tag < 0 || tag > kTagUb) return comm_error(lc, raise(ErrorClass::Tag, "invalid tag %d", tag), __func__);
+  CommObj* pc = nullptr;
+  if (lc->rank() == local_leader) {
+    if (int e = get_comm(*rt, peer_comm, &pc)) return comm_error(lc, e, __func__);
+    if (remote_leader < 0 || remote_leader >= pc->pt2pt.size) {
+      return comm_error(lc, raise(ErrorClass::Rank, "invalid remote_leader %d", remote_leader), __func__);
+    }
+  }
+  Bridge b{*rt, *lc, local_leader, pc ? &pc->pt2pt : nullptr, remote_leader, tag};
+  constexpr int W = ContextIds::kWords;
+  for (;;) {
+    // Round 1: everyone's channel rank and free context mask.
+    std::vector<int> mine(1 + W), lall, rall;
+    mine[0] = rt->dev().rank();
+    rt->contexts.snapshot(reinterpret_cast<uint32_t*>(mine.data() + 1));
+    if (int e = b.exchange(mine, &lall, &rall)) return comm_error(lc, e, __func__);
+    uint32_t agreed[W];
+    std::memset(agreed, 0xff, sizeof agreed);
+    auto remote = std::make_shared<GroupData>();
+    for (const std::vector<int>* all : {&lall, &rall}) {
+      for (std::size_t r = 0; r * (1 + W) < all->size(); ++r) {
+        const int* entry = all->data() + r * (1 + W);
+        if (all == &rall) remote->ranks.push_back(entry[0]);
+        for (int w = 0; w < W; ++w) agreed[w] &= static_cast<uint32_t>(entry[1 + w]);
+      }
+    }
+    int pick = rt->contexts.claim_lowest(agreed);
+    bool ok = pick >= 0;
+    if (rt->thread_level == MPI_THREAD_MULTIPLE) {
+      // Round 2: did everyone take the same index?
+      std::vector<int> p1{pick}, lp, rp;
+      if (int e = b.exchange(p1, &lp, &rp)) return comm_error(lc, e, __func__);
+      for (int p : lp) ok = ok && p == pick;
+      for (int p : rp) ok = ok && p == pick;
+    }
+    if (ok) {
+      return comm_error(lc, make_intercomm(*rt, lc->group, remote, static_cast<uint32_t>(pick), *lc, newintercomm),
+                        __func__);
+    }
+    if (pick >= 0) rt->contexts.release(pick);
+    bool none = true;
+    for (uint32_t w : agreed) none = none && w == 0;
+    if (none) return comm_error(lc, raise(ErrorClass::Other, "no context id is free in both groups"), __func__);
+  }
+}
+
+ADI3_MPI_API(int, Intercomm_merge, (MPI_Comm intercomm, int high, MPI_Comm* newintracomm)) {
+  ADI3_MPI_ENTER();
+  CommObj* c = nullptr;
+  if (int e = get_comm(*rt, intercomm, &c)) return world_error(e, __func__);
+  if (!c->inter) return comm_error(c, raise(ErrorClass::Comm, "not an intercommunicator"), __func__);
+  if (!newintracomm) return comm_error(c, raise(ErrorClass::Arg, "newintracomm is null"), __func__);
+  // Everyone's high flag, in union order.
+  int mine = high ? 1 : 0;
+  std::vector<int> highs(static_cast<std::size_t>(c->internal.size));
+  if (int e = allgather_bytes(rt->dev(), c->internal, &mine, sizeof mine, highs.data(), kTagGather)) {
+    return comm_error(c, e, __func__);
+  }
+  auto remote_high = [&] {
+    int first = c->remote->ranks[0];
+    auto at = std::find(c->internal.peers.begin(), c->internal.peers.end(), first) - c->internal.peers.begin();
+    return highs[static_cast<std::size_t>(at)];
+  }();
+  // The "low" group comes first; with equal flags, union order decides.
+  bool local_first = mine != remote_high ? !mine
+                                         : std::find(c->group->ranks.begin(), c->group->ranks.end(),
+                                                     c->internal.peers[0]) != c->group->ranks.end();
+  uint32_t ctx;
+  if (int e = agree_context(*rt, c->internal, 2, &ctx)) return comm_error(c, e, __func__);
+  auto g = std::make_shared<GroupData>();
+  const GroupData& a = local_first ? *c->group : *c->remote;
+  const GroupData& b2 = local_first ? *c->remote : *c->group;
+  g->ranks = a.ranks;
+  g->ranks.insert(g->ranks.end(), b2.ranks.begin(), b2.ranks.end());
+  // An intracommunicator over g (comm_split's constructor path).
+  auto* n = new CommObj;
+  init_comm(*n, g, ctx, rt->dev().rank());
+  int i = rt->comms.add(n);
+  if (i < 0) {
+    rt->contexts.release(static_cast<int>(ctx));
+    delete n;
+    return comm_error(c, raise(ErrorClass::Intern, "too many communicators"), __func__);
+  }
+  n->handle = make_handle(HandleClass::User, Kind::Comm, i);
+  set_comm_errhandler(*rt, *n, c->errh, c->errh_builtin);
+  *newintracomm = n->handle;
+  return MPI_SUCCESS;
+}
