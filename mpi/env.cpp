@@ -97,8 +97,10 @@ ADI3_MPI_API(int, Finalized, (int* flag)) {
 
 ADI3_MPI_API(int, Finalize, (void)) {
   ADI3_MPI_ENTER();
-  // MPI_COMM_SELF's attributes are deleted first, so libraries can clean up.
+  // MPI_COMM_SELF's attributes are deleted first (as if it were freed), so
+  // libraries can clean up; then MPI_COMM_WORLD's, as MPICH does.
   if (int e = delete_all_attrs(*rt, rt->self.attrs, MPI_COMM_SELF)) return comm_error(&rt->self, e, __func__);
+  if (int e = delete_all_attrs(*rt, rt->world.attrs, MPI_COMM_WORLD)) return comm_error(&rt->world, e, __func__);
   if (int e = rt->dev().finalize()) return world_error(e, __func__);
   g_runtime = nullptr;
   g_state.store(2);

@@ -117,11 +117,11 @@ ADI3_MPI_API(int, Waitall, (int count, MPI_Request reqs[], MPI_Status statuses[]
   Scratch<Request*> rs(count);
   Scratch<MPI_Comm> comms(count);
   if (int e = gather(*rt, count, reqs, rs.data(), comms.data())) return world_error(e, __func__);
-  std::vector<Status> st(static_cast<std::size_t>(count));
+  Scratch<Status> st(count);
   int e = rt->dev().waitall(count, rs.data(), st.data());
   for (int i = 0; i < count; ++i) {
     settle(*rt, &reqs[i], rs[i]);
-    if (statuses != MPI_STATUSES_IGNORE && statuses) to_mpi(st[static_cast<std::size_t>(i)], &statuses[i], in_status(e));
+    if (statuses != MPI_STATUSES_IGNORE && statuses) to_mpi(st[i], &statuses[i], in_status(e));
   }
   return comm_error(in_status(e) ? failed_comm(count, st.data(), comms.data()) : MPI_COMM_WORLD, e, __func__);
 }
@@ -132,14 +132,14 @@ ADI3_MPI_API(int, Testall, (int count, MPI_Request reqs[], int* flag, MPI_Status
   Scratch<Request*> rs(count);
   Scratch<MPI_Comm> comms(count);
   if (int e = gather(*rt, count, reqs, rs.data(), comms.data())) return world_error(e, __func__);
-  std::vector<Status> st(static_cast<std::size_t>(count));
+  Scratch<Status> st(count);
   bool f = false;
   int e = rt->dev().testall(count, rs.data(), &f, st.data());
   *flag = f;
   if (f) {
     for (int i = 0; i < count; ++i) {
       settle(*rt, &reqs[i], rs[i]);
-      if (statuses != MPI_STATUSES_IGNORE && statuses) to_mpi(st[static_cast<std::size_t>(i)], &statuses[i], in_status(e));
+      if (statuses != MPI_STATUSES_IGNORE && statuses) to_mpi(st[i], &statuses[i], in_status(e));
     }
   }
   return comm_error(in_status(e) ? failed_comm(count, st.data(), comms.data()) : MPI_COMM_WORLD, e, __func__);
@@ -193,16 +193,16 @@ int some(const char* fn, bool wait, int incount, MPI_Request reqs[], int* outcou
   Scratch<Request*> rs(incount);
   Scratch<MPI_Comm> comms(incount);
   if (int e = gather(*rt, incount, reqs, rs.data(), comms.data())) return world_error(e, fn);
-  std::vector<Status> st(static_cast<std::size_t>(incount));
+  Scratch<Status> st(incount);
   int e = wait ? rt->dev().waitsome(incount, rs.data(), outcount, indices, st.data())
                : rt->dev().testsome(incount, rs.data(), outcount, indices, st.data());
   MPI_Comm comm = MPI_COMM_WORLD;
   if (*outcount != MPI_UNDEFINED) {
     for (int k = 0; k < *outcount; ++k) {
       int i = indices[k];
-      if (st[static_cast<std::size_t>(k)].error && comm == MPI_COMM_WORLD) comm = comms[i];
+      if (st[k].error && comm == MPI_COMM_WORLD) comm = comms[i];
       settle(*rt, &reqs[i], rs[i]);
-      if (statuses != MPI_STATUSES_IGNORE && statuses) to_mpi(st[static_cast<std::size_t>(k)], &statuses[k], in_status(e));
+      if (statuses != MPI_STATUSES_IGNORE && statuses) to_mpi(st[k], &statuses[k], in_status(e));
     }
   }
   return comm_error(comm, e, fn);
