@@ -295,6 +295,45 @@ static void test_sub_and_overlap(void) {
   MPI_Comm_free(&half);
 }
 
+/* The nonblocking forms not used above, each against its blocking twin. */
+static void test_nonblocking_rest(int root) {
+  enum { N = 5 };
+  long in[N * 64], a[N * 64], b[N * 64];
+  int counts[64], displs[64];
+  MPI_Datatype types[64];
+  for (int i = 0; i < N * size; ++i) in[i] = val(rank, i, 77);
+  for (int r = 0; r < size; ++r) counts[r] = N, displs[r] = r * N, types[r] = MPI_LONG;
+  MPI_Request q;
+#define SAME(blocking, nonblocking, n)                     \
+  do {                                                      \
+    memset(a, 0, sizeof a);                                 \
+    memset(b, 0, sizeof b);                                 \
+    CHECK_OK(blocking);                                     \
+    CHECK_OK(nonblocking);                                  \
+    CHECK_OK(MPI_Wait(&q, MPI_STATUS_IGNORE));              \
+    for (int i_ = 0; i_ < (n); ++i_) CHECK_EQ(a[i_], b[i_]); \
+  } while (0)
+  SAME(MPI_Gatherv(in, N, MPI_LONG, a, counts, displs, MPI_LONG, root, MPI_COMM_WORLD),
+       MPI_Igatherv(in, N, MPI_LONG, b, counts, displs, MPI_LONG, root, MPI_COMM_WORLD, &q), rank == root ? N * size : 0);
+  SAME(MPI_Scatterv(in, counts, displs, MPI_LONG, a, N, MPI_LONG, root, MPI_COMM_WORLD),
+       MPI_Iscatterv(in, counts, displs, MPI_LONG, b, N, MPI_LONG, root, MPI_COMM_WORLD, &q), N);
+  SAME(MPI_Alltoallv(in, counts, displs, MPI_LONG, a, counts, displs, MPI_LONG, MPI_COMM_WORLD),
+       MPI_Ialltoallv(in, counts, displs, MPI_LONG, b, counts, displs, MPI_LONG, MPI_COMM_WORLD, &q), N * size);
+  int bdispls[64];
+  for (int r = 0; r < size; ++r) bdispls[r] = displs[r] * (int)sizeof(long);
+  SAME(MPI_Alltoallw(in, counts, bdispls, types, a, counts, bdispls, types, MPI_COMM_WORLD),
+       MPI_Ialltoallw(in, counts, bdispls, types, b, counts, bdispls, types, MPI_COMM_WORLD, &q), N * size);
+  SAME(MPI_Reduce_scatter(in, a, counts, MPI_LONG, MPI_SUM, MPI_COMM_WORLD),
+       MPI_Ireduce_scatter(in, b, counts, MPI_LONG, MPI_SUM, MPI_COMM_WORLD, &q), N);
+  SAME(MPI_Reduce_scatter_block(in, a, N, MPI_LONG, MPI_SUM, MPI_COMM_WORLD),
+       MPI_Ireduce_scatter_block(in, b, N, MPI_LONG, MPI_SUM, MPI_COMM_WORLD, &q), N);
+  SAME(MPI_Scan(in, a, N, MPI_LONG, MPI_SUM, MPI_COMM_WORLD), MPI_Iscan(in, b, N, MPI_LONG, MPI_SUM, MPI_COMM_WORLD, &q),
+       N);
+  SAME(MPI_Exscan(in, a, N, MPI_LONG, MPI_SUM, MPI_COMM_WORLD),
+       MPI_Iexscan(in, b, N, MPI_LONG, MPI_SUM, MPI_COMM_WORLD, &q), rank > 0 ? N : 0);
+#undef SAME
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -316,6 +355,7 @@ int main(int argc, char **argv) {
   test_user_op();
   test_minloc();
   test_sub_and_overlap();
+  test_nonblocking_rest(size - 1);
   CHECK_OK(MPI_Barrier(MPI_COMM_WORLD));
   return mt_finish();
 }
