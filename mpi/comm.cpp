@@ -54,6 +54,8 @@ int dup(Runtime& rt, CommObj& c, const std::vector<std::pair<std::string, std::s
   CommObj* n = *rt.comms.get(handle_index(h));
   n->info = info;
   n->cart = c.cart;  // a duplicate keeps the topology
+  n->graph = c.graph;
+  n->dist = c.dist;
   if (int e = copy_attrs(rt, c.attrs, c.handle, &n->attrs)) {
     delete_all_attrs(rt, n->attrs, h);
     destroy_comm(rt, n);
@@ -364,6 +366,6 @@ ADI3_MPI_API(int, Topo_test, (MPI_Comm comm, int* status)) {
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
   if (!status) return comm_error(c, raise(ErrorClass::Arg, "status is null"), __func__);
-  *status = c->cart ? MPI_CART : MPI_UNDEFINED;
+  *status = c->cart ? MPI_CART : c->graph ? MPI_GRAPH : c->dist ? MPI_DIST_GRAPH : MPI_UNDEFINED;
   return MPI_SUCCESS;
 }

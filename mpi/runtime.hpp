@@ -52,9 +52,16 @@ struct KeyvalObj {
 // they were set.
 using AttrList = std::vector<std::pair<KeyvalObj*, void*>>;
 
-// A Cartesian topology attached to a communicator.
+// Process topologies attached to a communicator.
 struct CartTopo {
   std::vector<int> dims, periods;
+};
+struct GraphTopo {
+  std::vector<int> index, edges;  // as given to MPI_Graph_create
+};
+struct DistGraphTopo {
+  std::vector<int> sources, source_weights, destinations, dest_weights;
+  bool weighted = false;
 };
 
 struct CommObj {
@@ -72,6 +79,8 @@ struct CommObj {
   std::vector<std::pair<std::string, std::string>> info;
   std::shared_ptr<void> nbc;  // coll::Sequence of nonblocking collectives
   std::shared_ptr<const CartTopo> cart;
+  std::shared_ptr<const GraphTopo> graph;
+  std::shared_ptr<const DistGraphTopo> dist;
   // Intercommunicators: point-to-point and collective Comms address the
   // remote group; `internal` (and `grouped`, on the collective context)
   // span both groups in union order.

@@ -93,6 +93,88 @@ static void test_cart(void) {
   }
 }
 
+static void test_graphs(void) {
+  int left = (rank + size - 1) % size, right = (rank + 1) % size;
+  /* a ring as an MPI-1 graph */
+  int index[64], edges[128];
+  for (int i = 0; i < size; ++i) {
+    index[i] = 2 * (i + 1);
+    edges[2 * i] = (i + size - 1) % size;
+    edges[2 * i + 1] = (i + 1) % size;
+  }
+  MPI_Comm g;
+  CHECK_OK(MPI_Graph_create(MPI_COMM_WORLD, size, index, edges, 0, &g));
+  int topo, nn, ne, cnt, nb[2];
+  CHECK_OK(MPI_Topo_test(g, &topo));
+  CHECK_EQ(topo, MPI_GRAPH);
+  CHECK_OK(MPI_Graphdims_get(g, &nn, &ne));
+  CHECK_EQ(nn, size);
+  CHECK_EQ(ne, 2 * size);
+  CHECK_OK(MPI_Graph_neighbors_count(g, rank, &cnt));
+  CHECK_EQ(cnt, 2);
+  CHECK_OK(MPI_Graph_neighbors(g, rank, 2, nb));
+  CHECK(nb[0] == left && nb[1] == right);
+  int gi[64], ge[128];
+  CHECK_OK(MPI_Graph_get(g, size, 2 * size, gi, ge));
+  CHECK_EQ(gi[size - 1], 2 * size);
+  int got[2] = {-1, -1};
+  CHECK_OK(MPI_Neighbor_allgather(&rank, 1, MPI_INT, got, 1, MPI_INT, g));
+  CHECK(got[0] == left && got[1] == right);
+  int nr;
+  CHECK_OK(MPI_Graph_map(MPI_COMM_WORLD, size, index, edges, &nr));
+  CHECK_EQ(nr, rank);
+  MPI_Comm_free(&g);
+
+  /* distributed graph, adjacent form: receive from the left, send right */
+  MPI_Comm d;
+  CHECK_OK(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, &left, MPI_UNWEIGHTED, 1, &right, MPI_UNWEIGHTED,
+                                          MPI_INFO_NULL, 0, &d));
+  CHECK_OK(MPI_Topo_test(d, &topo));
+  CHECK_EQ(topo, MPI_DIST_GRAPH);
+  int in, out, w;
+  CHECK_OK(MPI_Dist_graph_neighbors_count(d, &in, &out, &w));
+  CHECK(in == 1 && out == 1 && w == 0);
+  int v = rank * 3, r = -1;
+  CHECK_OK(MPI_Neighbor_alltoall(&v, 1, MPI_INT, &r, 1, MPI_INT, d));
+  CHECK_EQ(r, left * 3);
+  MPI_Request q;
+  r = -1;
+  CHECK_OK(MPI_Ineighbor_allgather(&v, 1, MPI_INT, &r, 1, MPI_INT, d, &q));
+  CHECK_OK(MPI_Wait(&q, MPI_STATUS_IGNORE));
+  CHECK_EQ(r, left * 3);
+  int one = 1, zero = 0;
+  r = -1;
+  CHECK_OK(MPI_Neighbor_alltoallv(&v, &one, &zero, MPI_INT, &r, &one, &zero, MPI_INT, d));
+  CHECK_EQ(r, left * 3);
+  MPI_Aint z = 0;
+  MPI_Datatype ti = MPI_INT;
+  r = -1;
+  CHECK_OK(MPI_Neighbor_alltoallw(&v, &one, &z, &ti, &r, &one, &z, &ti, d));
+  CHECK_EQ(r, left * 3);
+  MPI_Comm_free(&d);
+
+  /* distributed graph, general form: each rank names its edge to the
+   * right with weight = its rank */
+  int deg = 1, wt = rank;
+  CHECK_OK(MPI_Dist_graph_create(MPI_COMM_WORLD, 1, &rank, &deg, &right, &wt, MPI_INFO_NULL, 0, &d));
+  CHECK_OK(MPI_Dist_graph_neighbors_count(d, &in, &out, &w));
+  CHECK(in == 1 && out == 1 && w == 1);
+  int src, sw, dst, dw;
+  CHECK_OK(MPI_Dist_graph_neighbors(d, 1, &src, &sw, 1, &dst, &dw));
+  CHECK(src == left && sw == left && dst == right && dw == rank);
+  MPI_Comm_free(&d);
+
+  /* Cartesian neighbourhood: PROC_NULL slots stay untouched */
+  int dims[1] = {size}, per[1] = {0};
+  MPI_Comm c;
+  MPI_Cart_create(MPI_COMM_WORLD, 1, dims, per, 0, &c);
+  int two[2] = {-5, -5};
+  CHECK_OK(MPI_Neighbor_allgather(&rank, 1, MPI_INT, two, 1, MPI_INT, c));
+  CHECK_EQ(two[0], rank > 0 ? rank - 1 : -5);
+  CHECK_EQ(two[1], rank < size - 1 ? rank + 1 : -5);
+  MPI_Comm_free(&c);
+}
+
 static void test_misc(void) {
   MPI_Comm parent = MPI_COMM_WORLD;
   CHECK_OK(MPI_Comm_get_parent(&parent));
@@ -110,6 +192,7 @@ int main(int argc, char **argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   test_dims();
   test_cart();
+  test_graphs();
   test_misc();
   return mt_finish();
 }
