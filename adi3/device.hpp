@@ -196,7 +196,8 @@ class Device final : private PacketSink {
   void matched(Request* r, Request* unexpected);
   void deliver_eager(Request* r, const void* data, std::size_t bytes);
   void start_rndv_recv(Request* r);
-  void take_message(Request* r, Request* msg);
+  int probe_once(int source, int tag, const Comm& comm, bool* flag, Request** message, Status* status);
+  int probe_blocking(int source, int tag, const Comm& comm, Request** message, Status* status);
   std::size_t capacity(const Request* r) const;
   void unpack_at(Request* r, std::size_t offset, const void* data, std::size_t bytes);
 

@@ -207,9 +207,12 @@ void Device::on_data(Device& d, int, const PacketHeader& h, const void* payload,
 
 // ---- probes ----
 
-int Device::iprobe(int source, int tag, const Comm& comm, bool* flag, Status* status) {
+// One probe: iprobe leaves the message queued, improbe takes it (message !=
+// nullptr). PROC_NULL finds the empty "no process" message at once.
+int Device::probe_once(int source, int tag, const Comm& comm, bool* flag, Request** message, Status* status) {
   if (int e = check_peer(source, comm, true, "source")) return e;
   if (int e = check_tag(tag, true)) return e;
+  if (message) *message = nullptr;
   if (source == kProcNull) {
     *flag = true;
     set_proc_null(status);
@@ -217,46 +220,38 @@ int Device::iprobe(int source, int tag, const Comm& comm, bool* flag, Status* st
   }
   progress();
   Status s;
-  *flag = matcher_.probe({comm.context, source, tag}, false, &s) != nullptr;
+  Request* found = matcher_.probe({comm.context, source, tag}, message != nullptr, &s);
+  if (message) *message = found;
+  *flag = found != nullptr;
   if (*flag && status) *status = s;
   return 0;
+}
+
+// The blocking forms repeat the one-shot form until it finds a message.
+int Device::probe_blocking(int source, int tag, const Comm& comm, Request** message, Status* status) {
+  bool flag = false;
+  int err = 0;
+  int failed = block_until([&] {
+    err = probe_once(source, tag, comm, &flag, message, status);
+    return err || flag;
+  });
+  return err ? err : failed;
+}
+
+int Device::iprobe(int source, int tag, const Comm& comm, bool* flag, Status* status) {
+  return probe_once(source, tag, comm, flag, nullptr, status);
 }
 
 int Device::probe(int source, int tag, const Comm& comm, Status* status) {
-  bool flag = false;
-  int err = 0;
-  int failed = block_until([&] {
-    err = iprobe(source, tag, comm, &flag, status);
-    return err || flag;
-  });
-  return err ? err : failed;
+  return probe_blocking(source, tag, comm, nullptr, status);
 }
 
 int Device::improbe(int source, int tag, const Comm& comm, bool* flag, Request** message, Status* status) {
-  if (int e = check_peer(source, comm, true, "source")) return e;
-  if (int e = check_tag(tag, true)) return e;
-  *message = nullptr;
-  if (source == kProcNull) {
-    *flag = true;
-    set_proc_null(status);
-    return 0;
-  }
-  progress();
-  Status s;
-  *message = matcher_.probe({comm.context, source, tag}, true, &s);
-  *flag = *message != nullptr;
-  if (*flag && status) *status = s;
-  return 0;
+  return probe_once(source, tag, comm, flag, message, status);
 }
 
 int Device::mprobe(int source, int tag, const Comm& comm, Request** message, Status* status) {
-  bool flag = false;
-  int err = 0;
-  int failed = block_until([&] {
-    err = improbe(source, tag, comm, &flag, message, status);
-    return err || flag;
-  });
-  return err ? err : failed;
+  return probe_blocking(source, tag, comm, message, status);
 }
 
 int Device::imrecv(void* buf, std::size_t count, const Datatype* type, Request** message, Request** out) {
