@@ -3,7 +3,7 @@
 // nonblocking forms.
 #include <vector>
 
-#include "mpi/coll_binding.hpp"
+#include "mpi/coll_inter.hpp"
 
 using namespace adi3;
 using namespace adi3::mpi;
@@ -31,7 +31,7 @@ int reduction(CollCall& k, const void* sbuf, void* rbuf, int count, MPI_Datatype
 
 int barrier(CollCall& k, MPI_Request* req) {
   // An intercommunicator's barrier spans both groups.
-  const Comm& over = k.c->inter ? k.c->grouped : k.c->coll;
+  const Comm& over = k.c->inter ? k.c->internal : k.c->coll;
   return k.run(
       req, [&] { return coll::barrier(k.dev(), over); },
       [&](Request** r) { return coll::ibarrier(k.dev(), over, sequence(*k.c), r); });
@@ -41,6 +41,10 @@ int allreduce(CollCall& k, const void* sbuf, void* rbuf, int count, MPI_Datatype
   const Datatype* t = nullptr;
   coll::Op o(coll::OpKind::NoOp);
   if (int e = reduction(k, sbuf, rbuf, count, dt, op, &t, &o)) return e;
+  if (k.c->inter) {
+    int e = inter::allreduce(k, sbuf, rbuf, count, t, o);
+    return e || !req ? e : inter::done_request(k, req);
+  }
   return k.run(
       req, [&] { return coll::allreduce(k.dev(), sbuf, rbuf, sz(count), t, o, k.c->coll); },
       [&](Request** r) { return coll::iallreduce(k.dev(), sbuf, rbuf, sz(count), t, o, k.c->coll, sequence(*k.c), r); });
@@ -50,6 +54,7 @@ int scan(CollCall& k, bool ex, const void* sbuf, void* rbuf, int count, MPI_Data
          MPI_Request* req) {
   const Datatype* t = nullptr;
   coll::Op o(coll::OpKind::NoOp);
+  if (int e = need_intra(*k.c, ex ? "MPI_Exscan" : "MPI_Scan")) return e;  // not defined there
   if (int e = reduction(k, sbuf, rbuf, count, dt, op, &t, &o)) return e;
   return k.run(
       req,
@@ -67,6 +72,7 @@ int reduce_scatter(CollCall& k, const void* sbuf, void* rbuf, const int* rcounts
                    MPI_Request* req) {
   const Datatype* t = nullptr;
   coll::Op o(coll::OpKind::NoOp);
+  if (int e = need_intra(*k.c, "MPI_Reduce_scatter")) return e;
   if (!rcounts) return raise(ErrorClass::Arg, "recvcounts is null");
   int total = 0;
   for (int i = 0; i < k.c->size(); ++i) {
@@ -93,6 +99,10 @@ int reduce_scatter_block(CollCall& k, const void* sbuf, void* rbuf, int rcount, 
   int e = check_count(rcount);
   if (!e) e = get_comm_type(*k.rt, dt, &t);
   if (!e) e = get_op(*k.rt, op, &o);
+  if (!e && k.c->inter) {
+    e = inter::reduce_scatter_block(k, sbuf, rbuf, rcount, t, o);
+    return e || !req ? e : inter::done_request(k, req);
+  }
   if (!e && sbuf != MPI_IN_PLACE) e = check_buffer(sbuf, rcount * k.c->size(), t);
   if (!e) e = check_buffer(rbuf, rcount, t);
   if (!e && rcount > 0 && sbuf == rbuf) {
@@ -112,6 +122,12 @@ int allgather(CollCall& k, bool to_all, const void* sbuf, int scount, MPI_Dataty
   int e = coll_side(*k.rt, sbuf, scount, stype, &st);
   if (!e) e = coll_side(*k.rt, rbuf == MPI_IN_PLACE ? nullptr : rbuf, rcount, rtype, &rt);
   if (e) return e;
+  if (k.c->inter) {
+    inter::Blocks s{sbuf, nullptr, scount, nullptr, false, st, nullptr, !to_all};
+    inter::Blocks r{rbuf, nullptr, rcount, nullptr, false, rt, nullptr, false};
+    e = inter::exchange(k, s, r);
+    return e || !req ? e : inter::done_request(k, req);
+  }
   if (to_all) {
     return k.run(
         req, [&] { return coll::alltoall(k.dev(), sbuf, sz(scount), st, rbuf, sz(rcount), rt, k.c->coll); },
@@ -130,9 +146,16 @@ int allgatherv(CollCall& k, const void* sbuf, int scount, MPI_Datatype stype, vo
                const int* displs, MPI_Datatype rtype, MPI_Request* req) {
   const Datatype *st = nullptr, *rt = nullptr;
   int e = coll_side(*k.rt, sbuf, scount, stype, &st);
-  if (!e) e = coll_counts(rcounts, displs, k.c->size(), "receive");
+  int n = k.c->inter ? k.c->remote->size() : k.c->size();
+  if (!e) e = coll_counts(rcounts, displs, n, "receive");
   if (!e) e = get_comm_type(*k.rt, rtype, &rt);
   if (e) return e;
+  if (k.c->inter) {
+    inter::Blocks s{sbuf, nullptr, scount, nullptr, false, st, nullptr, true};
+    inter::Blocks r{rbuf, rcounts, 0, displs, false, rt, nullptr, false};
+    e = inter::exchange(k, s, r);
+    return e || !req ? e : inter::done_request(k, req);
+  }
   return k.run(
       req, [&] { return coll::allgatherv(k.dev(), sbuf, sz(scount), st, rbuf, rcounts, displs, rt, k.c->coll); },
       [&](Request** r) {
@@ -144,14 +167,20 @@ int allgatherv(CollCall& k, const void* sbuf, int scount, MPI_Datatype stype, vo
 int alltoallv(CollCall& k, const void* sbuf, const int* scounts, const int* sdispls, MPI_Datatype stype, void* rbuf,
               const int* rcounts, const int* rdispls, MPI_Datatype rtype, MPI_Request* req) {
   const Datatype *st = nullptr, *rt = nullptr;
-  int e = 0;
+  int e = 0, n = k.c->inter ? k.c->remote->size() : k.c->size();
   if (sbuf != MPI_IN_PLACE) {
-    e = coll_counts(scounts, sdispls, k.c->size(), "send");
+    e = coll_counts(scounts, sdispls, n, "send");
     if (!e) e = get_comm_type(*k.rt, stype, &st);
   }
-  if (!e) e = coll_counts(rcounts, rdispls, k.c->size(), "receive");
+  if (!e) e = coll_counts(rcounts, rdispls, n, "receive");
   if (!e) e = get_comm_type(*k.rt, rtype, &rt);
   if (e) return e;
+  if (k.c->inter) {
+    inter::Blocks s{sbuf, scounts, 0, sdispls, false, st, nullptr, false};
+    inter::Blocks r{rbuf, rcounts, 0, rdispls, false, rt, nullptr, false};
+    e = inter::exchange(k, s, r);
+    return e || !req ? e : inter::done_request(k, req);
+  }
   return k.run(
       req,
       [&] { return coll::alltoallv(k.dev(), sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, k.c->coll); },
@@ -176,7 +205,7 @@ int type_array(Runtime& rt, const MPI_Datatype* in, const int* counts, int n, st
 
 int alltoallw(CollCall& k, const void* sbuf, const int* scounts, const int* sdispls, const MPI_Datatype* stypes,
               void* rbuf, const int* rcounts, const int* rdispls, const MPI_Datatype* rtypes, MPI_Request* req) {
-  int n = k.c->size();
+  int n = k.c->inter ? k.c->remote->size() : k.c->size();
   std::vector<const Datatype*> s, r;
   int e = 0;
   if (sbuf != MPI_IN_PLACE) {
@@ -186,6 +215,12 @@ int alltoallw(CollCall& k, const void* sbuf, const int* scounts, const int* sdis
   if (!e) e = coll_counts(rcounts, rdispls, n, "receive");
   if (!e) e = type_array(*k.rt, rtypes, rcounts, n, &r);
   if (e) return e;
+  if (k.c->inter) {
+    inter::Blocks sb{sbuf, scounts, 0, sdispls, true, nullptr, s.data(), false};
+    inter::Blocks rb{rbuf, rcounts, 0, rdispls, true, nullptr, r.data(), false};
+    e = inter::exchange(k, sb, rb);
+    return e || !req ? e : inter::done_request(k, req);
+  }
   const Datatype* const* sp = s.empty() ? nullptr : s.data();
   return k.run(
       req,

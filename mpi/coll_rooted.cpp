@@ -1,7 +1,7 @@
 // Rooted collectives (bcast, reduce, gather(v), scatter(v)) and their
 // nonblocking forms. Arguments significant only at the root are checked
 // only there.
-#include "mpi/coll_binding.hpp"
+#include "mpi/coll_inter.hpp"
 
 using namespace adi3;
 using namespace adi3::mpi;
@@ -11,8 +11,18 @@ namespace {
 using std::size_t;
 size_t sz(int n) { return static_cast<size_t>(n); }
 
+// Intercommunicators: processes passing MPI_PROC_NULL as root take no part;
+// the nonblocking forms complete before returning.
+int finish_inter(CollCall& k, int e, MPI_Request* req) { return e || !req ? e : inter::done_request(k, req); }
+
 int bcast(CollCall& k, void* buf, int count, MPI_Datatype dt, int root, MPI_Request* req) {
   const Datatype* t = nullptr;
+  if (k.c->inter) {
+    int e = root == MPI_PROC_NULL ? 0 : check_count(count);
+    if (!e && root != MPI_PROC_NULL) e = get_comm_type(*k.rt, dt, &t);
+    if (!e) e = inter::bcast(k, buf, count, t, root);
+    return finish_inter(k, e, req);
+  }
   int e = check_root(*k.c, root);
   if (!e) e = check_count(count);
   if (!e) e = get_comm_type(*k.rt, dt, &t);
@@ -27,6 +37,13 @@ int reduce(CollCall& k, const void* sbuf, void* rbuf, int count, MPI_Datatype dt
            MPI_Request* req) {
   const Datatype* t = nullptr;
   coll::Op o(coll::OpKind::NoOp);
+  if (k.c->inter) {
+    int e = root == MPI_PROC_NULL ? 0 : check_count(count);
+    if (!e && root != MPI_PROC_NULL) e = get_comm_type(*k.rt, dt, &t);
+    if (!e && root != MPI_PROC_NULL) e = get_op(*k.rt, op, &o);
+    if (!e) e = inter::reduce(k, sbuf, rbuf, count, t, o, root);
+    return finish_inter(k, e, req);
+  }
   bool at_root = k.c->rank() == root;
   int e = check_root(*k.c, root);
   if (!e) e = check_count(count);
@@ -46,6 +63,13 @@ int reduce(CollCall& k, const void* sbuf, void* rbuf, int count, MPI_Datatype dt
 int gather(CollCall& k, const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
            MPI_Datatype rtype, int root, MPI_Request* req) {
   const Datatype *st = nullptr, *rt = nullptr;
+  if (k.c->inter) {
+    int e = 0;
+    if (root == MPI_ROOT) e = coll_side(*k.rt, rbuf, rcount, rtype, &rt);
+    else if (root != MPI_PROC_NULL) e = coll_side(*k.rt, sbuf, scount, stype, &st);
+    if (!e) e = inter::gather(k, sbuf, scount, st, rbuf, rcount, nullptr, nullptr, rt, root);
+    return finish_inter(k, e, req);
+  }
   int e = check_root(*k.c, root);
   bool at_root = k.c->rank() == root;
   if (!e) e = coll_side(*k.rt, sbuf, scount, stype, &st);
@@ -62,6 +86,17 @@ int gather(CollCall& k, const void* sbuf, int scount, MPI_Datatype stype, void* 
 int gatherv(CollCall& k, const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, const int* rcounts,
             const int* displs, MPI_Datatype rtype, int root, MPI_Request* req) {
   const Datatype *st = nullptr, *rt = nullptr;
+  if (k.c->inter) {
+    int e = 0;
+    if (root == MPI_ROOT) {
+      e = coll_counts(rcounts, displs, k.c->remote->size(), "receive");
+      if (!e) e = get_comm_type(*k.rt, rtype, &rt);
+    } else if (root != MPI_PROC_NULL) {
+      e = coll_side(*k.rt, sbuf, scount, stype, &st);
+    }
+    if (!e) e = inter::gather(k, sbuf, scount, st, rbuf, 0, rcounts, displs, rt, root);
+    return finish_inter(k, e, req);
+  }
   int e = check_root(*k.c, root);
   bool at_root = k.c->rank() == root;
   if (!e) e = coll_side(*k.rt, sbuf, scount, stype, &st);
@@ -80,6 +115,13 @@ int gatherv(CollCall& k, const void* sbuf, int scount, MPI_Datatype stype, void*
 int scatter(CollCall& k, const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
             MPI_Datatype rtype, int root, MPI_Request* req) {
   const Datatype *st = nullptr, *rt = nullptr;
+  if (k.c->inter) {
+    int e = 0;
+    if (root == MPI_ROOT) e = coll_side(*k.rt, sbuf, scount, stype, &st);
+    else if (root != MPI_PROC_NULL) e = coll_side(*k.rt, rbuf, rcount, rtype, &rt);
+    if (!e) e = inter::scatter(k, sbuf, scount, nullptr, nullptr, st, rbuf, rcount, rt, root);
+    return finish_inter(k, e, req);
+  }
   int e = check_root(*k.c, root);
   bool at_root = k.c->rank() == root;
   if (!e && at_root) e = coll_side(*k.rt, sbuf, scount, stype, &st);
@@ -97,6 +139,17 @@ int scatter(CollCall& k, const void* sbuf, int scount, MPI_Datatype stype, void*
 int scatterv(CollCall& k, const void* sbuf, const int* scounts, const int* displs, MPI_Datatype stype, void* rbuf,
              int rcount, MPI_Datatype rtype, int root, MPI_Request* req) {
   const Datatype *st = nullptr, *rt = nullptr;
+  if (k.c->inter) {
+    int e = 0;
+    if (root == MPI_ROOT) {
+      e = coll_counts(scounts, displs, k.c->remote->size(), "send");
+      if (!e) e = get_comm_type(*k.rt, stype, &st);
+    } else if (root != MPI_PROC_NULL) {
+      e = coll_side(*k.rt, rbuf, rcount, rtype, &rt);
+    }
+    if (!e) e = inter::scatter(k, sbuf, 0, scounts, displs, st, rbuf, rcount, rt, root);
+    return finish_inter(k, e, req);
+  }
   int e = check_root(*k.c, root);
   bool at_root = k.c->rank() == root;
   if (!e && at_root) e = coll_counts(scounts, displs, k.c->size(), "send");

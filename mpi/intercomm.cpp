@@ -97,10 +97,11 @@ int adi3::mpi::make_intercomm(Runtime& rt, GroupPtr local, GroupPtr remote, uint
   c->internal.size = static_cast<int>(u.size());
   c->internal.rank = static_cast<int>(std::find(u.begin(), u.end(), me) - u.begin());
   c->internal.peers = u;
-  // Intercommunicators use `grouped` for collectives over both groups
-  // (barrier), on the collective context.
-  c->grouped = c->internal;
-  c->grouped.context = base.context + 1;
+  // `grouped` is the local group alone (the local phases of collectives).
+  c->grouped.context = base.context + 3;
+  c->grouped.rank = base.rank;
+  c->grouped.size = local->size();
+  c->grouped.peers = local->ranks;
   c->group = std::move(local);
   c->remote = std::move(remote);
   c->inter = true;

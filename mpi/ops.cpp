@@ -1,7 +1,5 @@
 // Reduction operations (MPI_Op handles over coll::Op), MPI_Reduce_local and
 // the helpers every collective entry point uses.
-#include <cstring>
-
 #include "mpi/coll_binding.hpp"
 
 using namespace adi3;
@@ -56,13 +54,7 @@ CollCall::CollCall(const char* f, MPI_Comm comm) : fn(f), rt(g_runtime) {
     e = not_initialized(fn);
     return;
   }
-  if (int err = get_comm(*rt, comm, &c)) {
-    e = world_error(err, fn);
-    return;
-  }
-  // Of the collectives only barriers run on intercommunicators so far.
-  bool barrier = std::strcmp(fn, "PMPI_Barrier") == 0 || std::strcmp(fn, "PMPI_Ibarrier") == 0;
-  if (c->inter && !barrier) e = comm_error(c, need_intra(*c, fn + 1), fn);
+  if (int err = get_comm(*rt, comm, &c)) e = world_error(err, fn);
 }
 
 int coll_side(Runtime& rt, const void* buf, int count, MPI_Datatype dt, const Datatype** out) {

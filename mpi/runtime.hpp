@@ -82,8 +82,8 @@ struct CommObj {
   std::shared_ptr<const GraphTopo> graph;
   std::shared_ptr<const DistGraphTopo> dist;
   // Intercommunicators: point-to-point and collective Comms address the
-  // remote group; `internal` (and `grouped`, on the collective context)
-  // span both groups in union order.
+  // remote group; `internal` spans both groups in union order; `grouped`
+  // is the local group alone.
   bool inter = false;
   GroupPtr remote;
   int rank() const { return pt2pt.rank; }

@@ -2,6 +2,80 @@
  * point-to-point across, remote size/group, dup, barrier, merge, free. */
 #include "mpitest.h"
 
+/* world rank of remote rank i: the groups are the even and odd ranks */
+static int remote_world(int color, int i) { return 2 * i + (1 - color); }
+
+static void test_collectives(MPI_Comm inter, int color, int lrank, int lsize, int rsize) {
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  int other_sum = 0;
+  for (int i = 0; i < rsize; ++i) other_sum += remote_world(color, i);
+  /* bcast from the even group's rank 0 */
+  int v = color == 0 ? 4242 : -1;
+  int root = color == 0 ? (lrank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
+  CHECK_OK(MPI_Bcast(&v, 1, MPI_INT, root, inter));
+  if (color == 1) CHECK_EQ(v, 4242);
+  MPI_Request q;
+  v = color == 0 ? 77 : -1;
+  CHECK_OK(MPI_Ibcast(&v, 1, MPI_INT, root, inter, &q));
+  CHECK_OK(MPI_Wait(&q, MPI_STATUS_IGNORE));
+  if (color == 1) CHECK_EQ(v, 77);
+  /* reduce to the odd group's rank 0 */
+  int sum = -1;
+  root = color == 1 ? (lrank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
+  CHECK_OK(MPI_Reduce(&rank, &sum, 1, MPI_INT, MPI_SUM, root, inter));
+  if (color == 1 && lrank == 0) CHECK_EQ(sum, other_sum);
+  /* allreduce: the other group's sum */
+  CHECK_OK(MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, inter));
+  CHECK_EQ(sum, other_sum);
+  /* gather to the even root, scatter back from it */
+  int all[64];
+  root = color == 0 ? (lrank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
+  CHECK_OK(MPI_Gather(&rank, 1, MPI_INT, all, 1, MPI_INT, root, inter));
+  if (color == 0 && lrank == 0)
+    for (int i = 0; i < rsize; ++i) CHECK_EQ(all[i], remote_world(color, i));
+  int one = -1;
+  for (int i = 0; i < 64; ++i) all[i] = 1000 + i;
+  CHECK_OK(MPI_Scatter(all, 1, MPI_INT, &one, 1, MPI_INT, root, inter));
+  if (color == 1) CHECK_EQ(one, 1000 + lrank);
+  int counts[64], displs[64];
+  for (int i = 0; i < 64; ++i) counts[i] = 1, displs[i] = 2 * i;
+  CHECK_OK(MPI_Gatherv(&rank, 1, MPI_INT, all, counts, displs, MPI_INT, root, inter));
+  if (color == 0 && lrank == 0)
+    for (int i = 0; i < rsize; ++i) CHECK_EQ(all[2 * i], remote_world(color, i));
+  /* allgather(v): the other group's ranks */
+  for (int i = 0; i < 64; ++i) all[i] = -1;
+  CHECK_OK(MPI_Allgather(&rank, 1, MPI_INT, all, 1, MPI_INT, inter));
+  for (int i = 0; i < rsize; ++i) CHECK_EQ(all[i], remote_world(color, i));
+  CHECK_OK(MPI_Allgatherv(&rank, 1, MPI_INT, all, counts, displs, MPI_INT, inter));
+  for (int i = 0; i < rsize; ++i) CHECK_EQ(all[2 * i], remote_world(color, i));
+  /* alltoall: to remote j goes rank * 100 + j */
+  int out[64], in[64];
+  for (int j = 0; j < rsize; ++j) out[j] = rank * 100 + j;
+  CHECK_OK(MPI_Alltoall(out, 1, MPI_INT, in, 1, MPI_INT, inter));
+  for (int i = 0; i < rsize; ++i) CHECK_EQ(in[i], remote_world(color, i) * 100 + lrank);
+  int zeros[64] = {0}, ones[64], bytes[64];
+  MPI_Datatype types[64];
+  for (int i = 0; i < 64; ++i) ones[i] = 1, bytes[i] = i * (int)sizeof(int), types[i] = MPI_INT, zeros[i] = i;
+  for (int i = 0; i < 64; ++i) in[i] = -1;
+  CHECK_OK(MPI_Alltoallv(out, ones, zeros, MPI_INT, in, ones, zeros, MPI_INT, inter));
+  for (int i = 0; i < rsize; ++i) CHECK_EQ(in[i], remote_world(color, i) * 100 + lrank);
+  for (int i = 0; i < 64; ++i) in[i] = -1;
+  CHECK_OK(MPI_Alltoallw(out, ones, bytes, types, in, ones, bytes, types, inter));
+  for (int i = 0; i < rsize; ++i) CHECK_EQ(in[i], remote_world(color, i) * 100 + lrank);
+  /* reduce_scatter_block: one element per remote process */
+  for (int j = 0; j < rsize; ++j) out[j] = rank + j;
+  int got = -1;
+  CHECK_OK(MPI_Reduce_scatter_block(out, &got, 1, MPI_INT, MPI_SUM, inter));
+  CHECK_EQ(got, other_sum + rsize * lrank);
+  CHECK_OK(MPI_Iallreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, inter, &q));
+  CHECK_OK(MPI_Wait(&q, MPI_STATUS_IGNORE));
+  CHECK_EQ(sum, other_sum);
+  CHECK_OK(MPI_Ibarrier(inter, &q));
+  CHECK_OK(MPI_Wait(&q, MPI_STATUS_IGNORE));
+  (void)lsize;
+}
+
 int main(int argc, char **argv) {
   int rank, size;
   MPI_Init(&argc, &argv);
@@ -71,9 +145,10 @@ int main(int argc, char **argv) {
   int sum = 0;
   CHECK_OK(MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, merged));
   CHECK_EQ(sum, size * (size - 1) / 2);
-  /* collectives other than barrier are refused, not wrong */
+  test_collectives(inter, color, lrank, s, rsize);
+  /* scans are not defined on intercommunicators */
   MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
-  CHECK_CLASS(MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, inter), MPI_ERR_COMM);
+  CHECK_CLASS(MPI_Scan(&rank, &sum, 1, MPI_INT, MPI_SUM, inter), MPI_ERR_COMM);
   MPI_Comm sub;
   CHECK_CLASS(MPI_Comm_split(inter, 0, 0, &sub), MPI_ERR_COMM);
   MPI_Comm_free(&merged);
