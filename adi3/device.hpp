@@ -46,7 +46,6 @@ inline void scratch_free(void* p) {
 #endif
 }
 
-inline constexpr int kUndefined = -32766;                 // MPI_UNDEFINED
 inline constexpr uint32_t kInternalContext = 0xfffffff0;  // the device's own traffic
 
 // A user buffer: count elements of type at buf.

@@ -10,6 +10,7 @@ inline constexpr int kAnySource = -2;
 inline constexpr int kProcNull = -1;
 inline constexpr int kAnyTag = -1;
 inline constexpr int kTagUb = (1 << 30) - 1;  // largest tag a user may use
+inline constexpr int kUndefined = -32766;      // MPI_UNDEFINED
 
 enum class SendMode : uint8_t { Standard, Synchronous, Ready, Buffered };
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "adi3/error.hpp"
+#include "adi3/types.hpp"  // kUndefined
 #include "segment/datatype.hpp"
 
 namespace adi3 {
@@ -30,7 +31,6 @@ struct Envelope {
 // MPI_Get_elements for a received byte count: the basic elements in
 // `bytes` of a stream of t, or kUndefined when `bytes` ends inside a basic
 // element.
-inline constexpr long long kUndefined = -32766;  // MPI_UNDEFINED (MPICH's value)
 [[nodiscard]] ErrorClass type_get_elements(const Datatype* t, std::size_t bytes, long long* count);
 // MPI_Get_count: whole elements of t in `bytes`, or kUndefined.
 [[nodiscard]] ErrorClass type_get_count(const Datatype* t, std::size_t bytes, long long* count);
