@@ -2,12 +2,17 @@
 // between ranks paired as (0,1), (2,3), ... Same method as pingpong_mpi.c,
 // so run_vs_peers.sh can put the numbers side by side.
 //
-//   mpiexec -n 2 pingpong [--min B] [--max B] [--bw] [--no-pin] [--iters N]
+//   mpiexec -n 2 pingpong [--min B] [--max B] [--lat-only|--bw-only] [--no-pin] [--iters N]
+//   mpiexec -n 2 pingpong --overlap US [--min B] [--max B]
 //
 // Latency is half the round trip of one message, averaged over many round
 // trips after a warm-up. Bandwidth streams a window of 64 nonblocking sends
 // per receiver acknowledgement. With more than 2 ranks every pair runs at
 // once and rank 0 reports its own pair (the oversubscribed case).
+// --overlap: rank 1 posts a nonblocking send, then computes for US
+// microseconds without calling the library, then waits; rank 0 reports
+// how long its receive took (single copy by the receiver alone finishes
+// during the computation, a pipeline that needs the sender cannot).
 #include <sched.h>
 
 #include <algorithm>
@@ -28,6 +33,7 @@ struct Options {
   std::size_t min = 0, max = std::size_t{4} << 20;
   bool bw = true, lat = true, pin = true;
   long iters = 0;  // 0: scaled by size
+  long overlap_us = 0;
 };
 
 Options parse(int argc, char** argv) {
@@ -41,8 +47,11 @@ Options parse(int argc, char** argv) {
     else if (a == "--lat-only") o.bw = false;
     else if (a == "--no-pin") o.pin = false;
     else if (a == "--iters") o.iters = static_cast<long>(next());
+    else if (a == "--overlap") o.overlap_us = static_cast<long>(next());
     else {
-      std::fprintf(stderr, "usage: pingpong [--min B] [--max B] [--lat-only|--bw-only] [--no-pin] [--iters N]\n");
+      std::fprintf(stderr,
+                   "usage: pingpong [--min B] [--max B] [--lat-only|--bw-only] [--no-pin] [--iters N] "
+                   "[--overlap US]\n");
       std::exit(2);
     }
   }
@@ -110,6 +119,29 @@ double bandwidth(adi3::Device& dev, int peer, bool sender, char* buf, std::size_
   return static_cast<double>(bytes) * kWindow * static_cast<double>(rounds) / s / 1e6;
 }
 
+// Receive time at rank 0 while rank 1 computes for `us` after its isend.
+double overlap(adi3::Device& dev, char* buf, std::size_t bytes, long us) {
+  const auto* byte = adi3::Datatype::byte();
+  const adi3::Comm& w = dev.world();
+  constexpr int kReps = 5;
+  double total = 0;
+  for (int rep = -1; rep < kReps; ++rep) {
+    check(dev, dev.barrier(), "barrier");
+    auto t0 = Clock::now();
+    if (dev.rank() == 0) {
+      check(dev, dev.recv(buf, bytes, byte, 1, 4, w, nullptr), "recv");
+      if (rep >= 0) total += std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+    } else if (dev.rank() == 1) {
+      adi3::Request* r = nullptr;
+      check(dev, dev.isend(buf, bytes, byte, 0, 4, w, adi3::SendMode::Standard, &r), "isend");
+      while (Clock::now() - t0 < std::chrono::microseconds(us)) {
+      }
+      check(dev, dev.wait(&r, nullptr), "wait");
+    }
+  }
+  return total / kReps;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -136,6 +168,19 @@ int main(int argc, char** argv) {
   int peer = rank ^ 1;
   bool first = rank % 2 == 0;
   std::vector<char> buf(std::max<std::size_t>(o.max, 1), 'x');
+  if (o.overlap_us) {
+    if (rank == 0) {
+      std::printf("# adi3 overlap: the sender computes %ld us after its isend; channel %s\n", o.overlap_us,
+                  dev->channel().name());
+      std::printf("%12s %14s\n", "bytes", "recv_us");
+    }
+    for (std::size_t bytes = std::max<std::size_t>(o.min, 1); bytes <= o.max; bytes *= 2) {
+      double t = overlap(*dev, buf.data(), bytes, o.overlap_us);
+      if (rank == 0) std::printf("%12zu %14.1f\n", bytes, t);
+    }
+    dev->finalize();
+    return 0;
+  }
   if (rank == 0) {
     std::printf("# adi3 pingpong: %d ranks, channel %s%s\n", size, dev->channel().name(),
                 dev->native(adi3::kActiveRma) ? " (single-copy get)" : "");

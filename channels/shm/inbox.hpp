@@ -16,7 +16,7 @@
 namespace adi3::shm {
 
 inline constexpr uint64_t kInboxMagic = 0x314d48533349'4441ull;  // "ADI3SHM1"
-inline constexpr uint32_t kInboxVersion = 1;
+inline constexpr uint32_t kInboxVersion = 2;
 
 struct alignas(64) InboxHeader {
   uint64_t magic;
@@ -28,6 +28,10 @@ struct alignas(64) InboxHeader {
   // A word in the owner's private memory, for peers to test CMA on.
   uint64_t cma_addr;
   uint64_t cma_value;
+  // Bumped by the owner at every poll: peers see whether it is inside the
+  // library right now (see ShmChannel::get). Its own line: only the owner
+  // writes it, peers read it rarely.
+  alignas(64) std::atomic<uint64_t> activity;
 };
 
 // Set by a sender whose packet did not fit, cleared by the receiver when it

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "adi3/spin_lock.hpp"
 #include "channels/shm/cma.hpp"
 
 namespace adi3::shm {
@@ -40,12 +41,14 @@ ShmChannel::ShmChannel(ChannelBootstrap& boot, const ShmSettings& settings)
       segments_(static_cast<std::size_t>(size_)),
       in_(static_cast<std::size_t>(size_)),
       out_(static_cast<std::size_t>(size_)),
+      activity_(static_cast<std::size_t>(size_)),
       dead_(static_cast<std::size_t>(size_)) {
   // 1. My inbox, built before anyone can see its name.
   ShmSegment& mine = segments_[static_cast<std::size_t>(rank_)];
   mine = ShmSegment::create(boot.job_id(), layout_.total());
   layout_.construct(mine.base(), rank_, getpid(), reinterpret_cast<uintptr_t>(&cma_cookie_), cma_cookie_);
   my_bell_ = layout_.bell(mine.base());
+  my_activity_ = &layout_.header(mine.base())->activity;
 
   // 2. Everyone's inbox, then the names go: once every rank has mapped
   // every segment nothing needs them, and a crash can leave nothing behind.
@@ -76,7 +79,7 @@ void ShmChannel::map_peers(ChannelBootstrap& boot) {
       segments_[idx] = ShmSegment::open(*name);
     }
     char* base = segments_[idx].base();
-    const InboxHeader* h = layout_.header(base);
+    InboxHeader* h = layout_.header(base);
     if (segments_[idx].size() < layout_.total() || h->magic != kInboxMagic || h->version != kInboxVersion ||
         h->ranks != size_ || h->owner != p || h->ring_bytes != settings_.ring_bytes) {
       throw std::runtime_error("shared-memory segment " + segments_[idx].name() + " of rank " + std::to_string(p) +
@@ -88,6 +91,7 @@ void ShmChannel::map_peers(ChannelBootstrap& boot) {
     o.room = layout_.room(base, rank_);
     o.bell = layout_.bell(base);
     o.pid = h->pid;
+    activity_[idx] = &layout_.header(base)->activity;
     char* mine = segments_[static_cast<std::size_t>(rank_)].base();
     in_[idx] = {layout_.ring(mine, p), layout_.data(mine, p), layout_.room(mine, p), layout_.bell(base)};
     if (p != rank_) watch_.watch(p, h->pid);
@@ -98,7 +102,7 @@ void ShmChannel::map_peers(ChannelBootstrap& boot) {
 // the host (Yama, seccomp, capabilities), so one peer speaks for all. A
 // later refusal still only makes get() fail, and the core then streams.
 void ShmChannel::probe_cma() {
-  if (!settings_.cma) return;
+  if (settings_.cma == ShmSettings::Cma::Off) return;
   if (size_ == 1) {
     cma_ok_ = true;  // get/put on oneself is a memcpy
     return;
@@ -127,6 +131,7 @@ SendResult ShmChannel::send(int dest, const void* hdr, std::size_t hdr_bytes, co
   }
   if (o.blocked.load(std::memory_order_relaxed)) o.blocked.store(0, std::memory_order_relaxed);
   o.bell->ring();
+  bump_activity();
   return SendResult::Sent;
 }
 
@@ -142,6 +147,7 @@ SendResult ShmChannel::busy_or_failed(int dest) {
 }
 
 int ShmChannel::poll(PacketSink& sink) {
+  bump_activity();
   int total = 0;
   for (int i = 0; i < size_; ++i) {
     int src = next_ + i < size_ ? next_ + i : next_ + i - size_;
@@ -237,7 +243,28 @@ int ShmChannel::get(int peer, void* local, uint64_t remote, std::size_t len) {
     return 0;
   }
   if (!cma_ok_) return -1;
+  // Declining makes the core stream the message through the rings.
+  if (settings_.cma == ShmSettings::Cma::Adaptive && polling_now(peer)) return -1;
   return cma_read(out_[static_cast<std::size_t>(peer)].pid, local, remote, len) ? 0 : -1;
+}
+
+// Whether the peer is inside the library (polling) right now: then the
+// two-copy pipeline, in which it copies half, beats CMA at every size we
+// measured; when it computes or sleeps, CMA finishes without it. A polling
+// peer bumps its counter every ~0.1 us, one streaming chunks at each send
+// (~1.3 us per 64 KiB). The full watch is only paid when CMA is chosen.
+bool ShmChannel::polling_now(int peer) const {
+  constexpr int64_t kWatchNs = 3000;
+  const std::atomic<uint64_t>& a = *activity_[static_cast<std::size_t>(peer)];
+  const uint64_t first = a.load(std::memory_order_relaxed);
+  const int64_t until = now_ns() + kWatchNs;
+  do {
+    for (int i = 0; i < 16; ++i) {
+      if (a.load(std::memory_order_relaxed) != first) return true;
+      cpu_relax();
+    }
+  } while (now_ns() < until);
+  return false;
 }
 
 int ShmChannel::put(int peer, uint64_t remote, const void* local, std::size_t len) {

@@ -64,6 +64,7 @@ class ShmChannel final : public Channel {
   };
 
   void map_peers(ChannelBootstrap& boot);
+  bool polling_now(int peer) const;
   void probe_cma();
   bool inbox_idle() const;
   // Liveness: check when due, report through the next poll().
@@ -85,6 +86,13 @@ class ShmChannel final : public Channel {
   std::vector<Out> out_;              // [dest]: my ring in dest's inbox
   bool room_appeared() const;
   Doorbell* my_bell_ = nullptr;
+  std::atomic<uint64_t>* my_activity_ = nullptr;
+  // Shows peers we are inside the library. Plain load and store: a bump
+  // lost to a concurrent one (MPI_THREAD_MULTIPLE) still changes the value.
+  void bump_activity() {
+    my_activity_->store(my_activity_->load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+  std::vector<const std::atomic<uint64_t>*> activity_;  // [peer]
   int next_ = 0;                      // first sender of the next poll
 
   // Peer failure state; wait() may run in any thread, so it is locked.
