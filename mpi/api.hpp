@@ -89,6 +89,9 @@ int need_intra(const CommObj& c, const char* what);
 // An intercommunicator between local and remote (context index ctx), with
 // parent's error handler.
 int make_intercomm(Runtime& rt, GroupPtr local, GroupPtr remote, uint32_t ctx, const CommObj& parent, MPI_Comm* out);
+// MPI_Comm_split / MPI_Comm_create on an intercommunicator.
+int inter_split(Runtime& rt, CommObj& c, int color, int key, MPI_Comm* out);
+int inter_create(Runtime& rt, CommObj& c, const GroupData& g, MPI_Comm* out);
 
 // Communicator of a new MPI request handle (0 and *out, or an error).
 int new_request(Runtime& rt, Request* r, MPI_Comm comm, bool persistent, MPI_Request* out);

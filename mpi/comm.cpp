@@ -67,10 +67,10 @@ int dup(Runtime& rt, CommObj& c, const std::vector<std::pair<std::string, std::s
 
 // Split by (color, key): members of my color ordered by key, then rank.
 int split(Runtime& rt, CommObj& c, int color, int key, MPI_Comm* out) {
-  if (int e = need_intra(c, "MPI_Comm_split")) return e;
   if (color < 0 && color != MPI_UNDEFINED) {
     return raise(ErrorClass::Arg, "invalid color %d: must be non-negative or MPI_UNDEFINED", color);
   }
+  if (c.inter) return inter_split(rt, c, color, key, out);
   int mine[2] = {color, key};
   std::vector<int> all(static_cast<std::size_t>(c.size()) * 2);
   if (int e = allgather_bytes(rt.dev(), c.internal, mine, sizeof mine, all.data(), kTagGather)) return e;
@@ -235,8 +235,8 @@ ADI3_MPI_API(int, Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm* newcom
   GroupPtr g;
   if (int e = get_group(*rt, group, &g)) return comm_error(c, e, __func__);
   if (!newcomm) return comm_error(c, raise(ErrorClass::Arg, "newcomm is null"), __func__);
-  if (int e = need_intra(*c, "MPI_Comm_create")) return comm_error(c, e, __func__);
   if (int e = check_subgroup(*c, *g)) return comm_error(c, e, __func__);
+  if (c->inter) return comm_error(c, inter_create(*rt, *c, *g, newcomm), __func__);
   uint32_t ctx;
   if (int e = agree_context(*rt, c->internal, kTagContext, &ctx)) return comm_error(c, e, __func__);
   if (g->rank_of(rt->dev().rank()) == MPI_UNDEFINED) {

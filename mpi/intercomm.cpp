@@ -216,3 +216,71 @@ ADI3_MPI_API(int, Intercomm_merge, (MPI_Comm intercomm, int high, MPI_Comm* newi
   *newintracomm = n->handle;
   return MPI_SUCCESS;
 }
+
+namespace {
+
+// Channel ranks of `side`'s members whose entry in `all` (stride 3, union
+// order) has `color`, ordered by (entry[1], rank in side).
+std::vector<int> members_with(const CommObj& c, const GroupData& side, const std::vector<int>& all, int color) {
+  std::vector<std::pair<std::pair<int, int>, int>> picked;  // ((key, side rank), channel rank)
+  for (std::size_t u = 0; u < c.internal.peers.size(); ++u) {
+    int ch = c.internal.peers[u];
+    int r = side.rank_of(ch);
+    if (r == MPI_UNDEFINED || all[3 * u] != color) continue;
+    picked.push_back({{all[3 * u + 1], r}, ch});
+  }
+  std::sort(picked.begin(), picked.end());
+  std::vector<int> out;
+  for (auto& p : picked) out.push_back(p.second);
+  return out;
+}
+
+// Each process's (color, key) over both groups, and a context index.
+int gather_and_agree(Runtime& rt, CommObj& c, int color, int key, std::vector<int>* all, uint32_t* ctx) {
+  int mine[3] = {color, key, 0};
+  all->resize(3 * c.internal.peers.size());
+  if (int e = allgather_bytes(rt.dev(), c.internal, mine, sizeof mine, all->data(), kTagGather)) return e;
+  return agree_context(rt, c.internal, 2, ctx);
+}
+
+int finish(Runtime& rt, CommObj& c, std::vector<int> local, std::vector<int> remote, uint32_t ctx, MPI_Comm* out) {
+  if (local.empty() || remote.empty()) {
+    rt.contexts.release(static_cast<int>(ctx));
+    *out = MPI_COMM_NULL;
+    return 0;
+  }
+  auto l = std::make_shared<GroupData>();
+  l->ranks = std::move(local);
+  auto r = std::make_shared<GroupData>();
+  r->ranks = std::move(remote);
+  return make_intercomm(rt, l, r, ctx, c, out);
+}
+
+}  // namespace
+
+int adi3::mpi::inter_split(Runtime& rt, CommObj& c, int color, int key, MPI_Comm* out) {
+  std::vector<int> all;
+  uint32_t ctx;
+  if (int e = gather_and_agree(rt, c, color, key, &all, &ctx)) return e;
+  if (color == MPI_UNDEFINED) {
+    rt.contexts.release(static_cast<int>(ctx));
+    *out = MPI_COMM_NULL;
+    return 0;
+  }
+  return finish(rt, c, members_with(c, *c.group, all, color), members_with(c, *c.remote, all, color), ctx, out);
+}
+
+int adi3::mpi::inter_create(Runtime& rt, CommObj& c, const GroupData& g, MPI_Comm* out) {
+  // Each process tells its place in its side's group (the order of the new
+  // groups), or that it is not in it.
+  int place = g.rank_of(rt.dev().rank());
+  std::vector<int> all;
+  uint32_t ctx;
+  if (int e = gather_and_agree(rt, c, place == MPI_UNDEFINED ? 0 : 1, place, &all, &ctx)) return e;
+  if (place == MPI_UNDEFINED) {
+    rt.contexts.release(static_cast<int>(ctx));
+    *out = MPI_COMM_NULL;
+    return 0;
+  }
+  return finish(rt, c, g.ranks, members_with(c, *c.remote, all, 1), ctx, out);
+}

@@ -104,6 +104,7 @@ ADI3_MPI_API(int, Cart_create, (MPI_Comm comm_old, int ndims, const int dims[], 
   (void)reorder;
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm_old, &c)) return world_error(e, __func__);
+  if (int e = need_intra(*c, "MPI_Cart_create")) return comm_error(c, e, __func__);
   if (!comm_cart || (ndims > 0 && !periods)) return comm_error(c, raise(ErrorClass::Arg, "comm_cart or periods is null"), __func__);
   long long product = 0;
   if (int e = check_dims(ndims, dims, &product)) return comm_error(c, e, __func__);

@@ -63,6 +63,7 @@ ADI3_MPI_API(int, Graph_create, (MPI_Comm comm_old, int nnodes, const int index[
   (void)reorder;
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm_old, &c)) return world_error(e, __func__);
+  if (int e = need_intra(*c, "MPI_Graph_create")) return comm_error(c, e, __func__);
   if (!comm_graph) return comm_error(c, raise(ErrorClass::Arg, "comm_graph is null"), __func__);
   if (int e = check_graph(nnodes, index, edges)) return comm_error(c, e, __func__);
   if (nnodes > c->size()) return comm_error(c, raise(ErrorClass::Arg, "nnodes %d exceeds the communicator", nnodes), __func__);
@@ -151,6 +152,7 @@ ADI3_MPI_API(int, Dist_graph_create_adjacent,
   (void)info, (void)reorder;
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm_old, &c)) return world_error(e, __func__);
+  if (int e = need_intra(*c, "MPI_Dist_graph_create_adjacent")) return comm_error(c, e, __func__);
   if (!comm_dist_graph) return comm_error(c, raise(ErrorClass::Arg, "comm_dist_graph is null"), __func__);
   int e = check_ranks(*c, indegree, sources, "source");
   if (!e) e = check_ranks(*c, outdegree, destinations, "destination");

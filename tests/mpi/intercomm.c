@@ -149,8 +149,43 @@ int main(int argc, char **argv) {
   /* scans are not defined on intercommunicators */
   MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
   CHECK_CLASS(MPI_Scan(&rank, &sum, 1, MPI_INT, MPI_SUM, inter), MPI_ERR_COMM);
+  MPI_Comm_set_errhandler(inter, MPI_ERRORS_ARE_FATAL);
+  /* split: keep local ranks below 2 on both sides, reversed */
   MPI_Comm sub;
-  CHECK_CLASS(MPI_Comm_split(inter, 0, 0, &sub), MPI_ERR_COMM);
+  CHECK_OK(MPI_Comm_split(inter, lrank < 2 ? 0 : MPI_UNDEFINED, -lrank, &sub));
+  if (lrank < 2) {
+    int ss, srs, sr;
+    MPI_Comm_size(sub, &ss);
+    MPI_Comm_remote_size(sub, &srs);
+    MPI_Comm_rank(sub, &sr);
+    CHECK_EQ(ss, s < 2 ? s : 2);
+    CHECK_EQ(srs, rsize < 2 ? rsize : 2);
+    CHECK_EQ(sr, ss - 1 - lrank);
+    int x = rank, y = -1;
+    if (sr < srs) { /* pairs across: my rank with the same remote rank */
+      CHECK_OK(MPI_Sendrecv(&x, 1, MPI_INT, sr, 3, &y, 1, MPI_INT, sr, 3, sub, MPI_STATUS_IGNORE));
+      CHECK_EQ(y % 2, 1 - color);
+    }
+    MPI_Comm_free(&sub);
+  } else {
+    CHECK(sub == MPI_COMM_NULL);
+  }
+  /* create: each side keeps its local rank 0 only */
+  MPI_Group lg, first;
+  MPI_Comm_group(inter, &lg);
+  int zero0 = 0;
+  MPI_Group_incl(lg, 1, &zero0, &first);
+  CHECK_OK(MPI_Comm_create(inter, first, &sub));
+  if (lrank == 0) {
+    int rs2;
+    MPI_Comm_remote_size(sub, &rs2);
+    CHECK_EQ(rs2, 1);
+    MPI_Comm_free(&sub);
+  } else {
+    CHECK(sub == MPI_COMM_NULL);
+  }
+  MPI_Group_free(&first);
+  MPI_Group_free(&lg);
   MPI_Comm_free(&merged);
   MPI_Comm_free(&dup);
   MPI_Comm_free(&inter);
