@@ -20,8 +20,8 @@ extern "C" {
 
 /* ---- basic types ---- */
 typedef ptrdiff_t MPI_Aint; /* signed, pointer-sized */
-typedef int64_t MPI_Offset;
-typedef int64_t MPI_Count;
+typedef long long MPI_Offset; /* as in MPICH and Open MPI (printf %lld) */
+typedef long long MPI_Count;
 typedef int MPI_Fint; /* a Fortran INTEGER */
 #define MPI_AINT_FMT_DEC_SPEC "%td"
 #define MPI_AINT_FMT_HEX_SPEC "%tx"
