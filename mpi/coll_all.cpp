@@ -72,7 +72,6 @@ int reduce_scatter(CollCall& k, const void* sbuf, void* rbuf, const int* rcounts
                    MPI_Request* req) {
   const Datatype* t = nullptr;
   coll::Op o(coll::OpKind::NoOp);
-  if (int e = need_intra(*k.c, "MPI_Reduce_scatter")) return e;
   if (!rcounts) return raise(ErrorClass::Arg, "recvcounts is null");
   int total = 0;
   for (int i = 0; i < k.c->size(); ++i) {
@@ -85,6 +84,10 @@ int reduce_scatter(CollCall& k, const void* sbuf, void* rbuf, const int* rcounts
   if (!e && sbuf != MPI_IN_PLACE) e = check_buffer(sbuf, total, t);
   if (!e) e = check_buffer(rbuf, rcounts[k.c->rank()], t);
   if (e) return e;
+  if (k.c->inter) {
+    e = inter::reduce_scatter(k, sbuf, rbuf, rcounts, t, o);
+    return e || !req ? e : inter::done_request(k, req);
+  }
   return k.run(
       req, [&] { return coll::reduce_scatter(k.dev(), sbuf, rbuf, rcounts, t, o, k.c->coll); },
       [&](Request** r) {

@@ -166,4 +166,25 @@ int reduce_scatter_block(CollCall& k, const void* sbuf, void* rbuf, int rcount, 
   return coll::scatter(k.dev(), got.at, sz(rcount), t, rbuf, sz(rcount), t, 0, k.c->grouped);
 }
 
+int reduce_scatter(CollCall& k, const void* sbuf, void* rbuf, const int* counts, const Datatype* t,
+                   const coll::Op& op) {
+  // As reduce_scatter_block, with the local group's counts for the scatter.
+  int n = k.c->size(), total = 0;
+  std::vector<int> displs(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    displs[static_cast<std::size_t>(i)] = total;
+    total += counts[i];
+  }
+  Temp reduced(total, t), got(total, t);
+  if (int e = coll::reduce(k.dev(), sbuf, reduced.at, sz(total), t, op, 0, k.c->grouped)) return e;
+  if (k.c->rank() == 0) {
+    if (int e = k.dev().sendrecv(reduced.at, sz(total), t, 0, kTag, got.at, sz(total), t, 0, kTag, k.c->coll,
+                                 nullptr)) {
+      return e;
+    }
+  }
+  return coll::scatterv(k.dev(), got.at, counts, displs.data(), t, rbuf, sz(counts[k.c->rank()]), t, 0,
+                        k.c->grouped);
+}
+
 }  // namespace adi3::mpi::inter

@@ -33,6 +33,10 @@ struct Blocks {
 int exchange(CollCall& k, const Blocks& send, const Blocks& recv);
 int reduce_scatter_block(CollCall& k, const void* sbuf, void* rbuf, int rcount, const Datatype* t,
                          const coll::Op& op);
+// counts: the local group's result sizes (their sum is the vector length
+// both groups contribute).
+int reduce_scatter(CollCall& k, const void* sbuf, void* rbuf, const int* counts, const Datatype* t,
+                   const coll::Op& op);
 // A completed request standing for a nonblocking call already done.
 int done_request(CollCall& k, MPI_Request* req);
 

@@ -68,6 +68,17 @@ static void test_collectives(MPI_Comm inter, int color, int lrank, int lsize, in
   int got = -1;
   CHECK_OK(MPI_Reduce_scatter_block(out, &got, 1, MPI_INT, MPI_SUM, inter));
   CHECK_EQ(got, other_sum + rsize * lrank);
+  /* reduce_scatter: local rank i gets i + 1 elements; both groups' vectors
+   * have the same length only when the groups are equal in size */
+  if (lsize == rsize) {
+    int rc[64], tot = 0;
+    for (int i = 0; i < lsize; ++i) rc[i] = i + 1, tot += i + 1;
+    for (int j = 0; j < tot; ++j) out[j] = rank + j;
+    int res[64];
+    CHECK_OK(MPI_Reduce_scatter(out, res, rc, MPI_INT, MPI_SUM, inter));
+    int first = lrank * (lrank + 1) / 2;
+    for (int j = 0; j <= lrank; ++j) CHECK_EQ(res[j], other_sum + rsize * (first + j));
+  }
   CHECK_OK(MPI_Iallreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, inter, &q));
   CHECK_OK(MPI_Wait(&q, MPI_STATUS_IGNORE));
   CHECK_EQ(sum, other_sum);
