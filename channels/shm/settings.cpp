@@ -7,7 +7,7 @@ namespace {
 
 // Defaults come from bench/pingpong on a 2-core EPYC (see the knob texts).
 constexpr std::size_t kRingBytes = 512 * 1024;
-constexpr std::size_t kChunkBytes = 64 * 1024;
+constexpr std::size_t kChunkBytes = 32 * 1024;
 constexpr std::size_t kCmaMin = 256 * 1024;
 constexpr int kLivenessMs = 50;
 
@@ -15,9 +15,9 @@ constexpr Knob kShmKnobs[] = {
     {"ADI3_SHM_RING_BYTES", "524288",
      "Bytes of each shared-memory ring (one per ordered pair of ranks, in the receiver's segment; "
      "rounded up to a power of two). Pages are only used when touched."},
-    {"ADI3_SHM_CHUNK_BYTES", "65536",
+    {"ADI3_SHM_CHUNK_BYTES", "32768",
      "Largest packet payload: the unit of the two-copy pipeline that streams large messages when "
-     "CMA is not used (at most a quarter of the ring)."},
+     "CMA is not used (at most a quarter of the ring), and the most the eager limit can be."},
     {"ADI3_SHM_CMA", "1",
      "Cross-memory attach (process_vm_readv, one copy, by the receiver alone), if a probe at start "
      "shows it is permitted. 0: never. 1: for a message of at least ADI3_SHM_CMA_MIN bytes when "
