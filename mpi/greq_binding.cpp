@@ -22,17 +22,23 @@ struct UserGreq {
   void* extra;
 };
 
-int user_query(void* p, Status* s) {
-  auto* u = static_cast<UserGreq*>(p);
-  if (!u->query) return 0;
+// Runs a user callback that fills an MPI_Status, and takes back what it set.
+template <class Fn>
+int with_mpi_status(Status* s, Fn&& fn) {
   MPI_Status ms;
   to_mpi(*s, &ms, true);
-  int e = u->query(u->extra, &ms);
+  int e = fn(&ms);
   s->source = ms.MPI_SOURCE;
   s->tag = ms.MPI_TAG;
   s->bytes = status_bytes(&ms);
   s->cancelled = ms.adi3_cancelled != 0;
   return e;
+}
+
+int user_query(void* p, Status* s) {
+  auto* u = static_cast<UserGreq*>(p);
+  if (!u->query) return 0;
+  return with_mpi_status(s, [&](MPI_Status* ms) { return u->query(u->extra, ms); });
 }
 
 int user_free(void* p) {
@@ -213,4 +219,109 @@ ADI3_MPI_API(int, Comm_idup, (MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* req
   if (!e) e = grequest_complete(g);
   if (!e) e = new_request(*rt, g, comm, false, request);
   return comm_error(comm, e, __func__);
+}
+
+// ---- MPIX_Grequest_*: MPICH's classes with poll and wait functions ----
+
+struct adi3_mpix_grequest_class {
+  MPI_Grequest_query_function* query;
+  MPI_Grequest_free_function* free;
+  MPI_Grequest_cancel_function* cancel;
+  MPIX_Grequest_poll_function* poll;
+  MPIX_Grequest_wait_function* wait;
+  adi3::GreqClass* cls;  // the core class whose callbacks are the adapters below
+  bool one_shot;         // made by MPIX_Grequest_start: dies with its request
+};
+
+namespace {
+
+// What the core hands our adapters: the user's class and extra state.
+struct ClassGreq {
+  adi3_mpix_grequest_class* c;
+  void* extra;
+};
+
+int class_query(void* p, Status* s) {
+  auto* g = static_cast<ClassGreq*>(p);
+  if (!g->c->query) return 0;
+  return with_mpi_status(s, [&](MPI_Status* ms) { return g->c->query(g->extra, ms); });
+}
+
+int class_free(void* p) {
+  auto* g = static_cast<ClassGreq*>(p);
+  int e = g->c->free ? g->c->free(g->extra) : 0;
+  if (g->c->one_shot) delete g->c;
+  delete g;
+  return e;
+}
+
+int class_cancel(void* p, int complete) {
+  auto* g = static_cast<ClassGreq*>(p);
+  return g->c->cancel ? g->c->cancel(g->extra, complete) : 0;
+}
+
+int class_poll(void* p, Status* s) {
+  auto* g = static_cast<ClassGreq*>(p);
+  return with_mpi_status(s, [&](MPI_Status* ms) { return g->c->poll(g->extra, ms); });
+}
+
+// The core passes our ClassGreq states; the user's wait function wants its own.
+int class_wait(int count, void** states, double timeout, Status* s) {
+  std::vector<void*> extras(static_cast<std::size_t>(count));
+  for (int i = 0; i < count; ++i) extras[static_cast<std::size_t>(i)] = static_cast<ClassGreq*>(states[i])->extra;
+  auto* c = static_cast<ClassGreq*>(states[0])->c;
+  return with_mpi_status(s, [&](MPI_Status* ms) { return c->wait(count, extras.data(), timeout, ms); });
+}
+
+}  // namespace
+
+extern "C" __attribute__((visibility("default"))) int MPIX_Grequest_class_create(
+    MPI_Grequest_query_function* query_fn, MPI_Grequest_free_function* free_fn,
+    MPI_Grequest_cancel_function* cancel_fn, MPIX_Grequest_poll_function* poll_fn,
+    MPIX_Grequest_wait_function* wait_fn, MPIX_Grequest_class* greq_class) {
+  ADI3_MPI_ENTER();
+  if (!greq_class) return world_error(raise(ErrorClass::Arg, "greq_class is null"), __func__);
+  auto* c = new adi3_mpix_grequest_class{query_fn, free_fn, cancel_fn, poll_fn, wait_fn, nullptr, false};
+  if (int e = grequest_class_create(class_query, class_free, class_cancel, poll_fn ? class_poll : nullptr,
+                                    wait_fn ? class_wait : nullptr, &c->cls)) {
+    delete c;
+    return world_error(e, __func__);
+  }
+  // Classes live as long as the process (MPICH has no class free either).
+  *greq_class = c;
+  return MPI_SUCCESS;
+}
+
+extern "C" __attribute__((visibility("default"))) int MPIX_Grequest_class_allocate(MPIX_Grequest_class greq_class,
+                                                                                    void* extra_state,
+                                                                                    MPI_Request* request) {
+  ADI3_MPI_ENTER();
+  if (!greq_class || !request) return world_error(raise(ErrorClass::Arg, "greq_class or request is null"), __func__);
+  auto* g = new ClassGreq{greq_class, extra_state};
+  Request* r = nullptr;
+  if (int e = grequest_class_allocate(rt->dev(), greq_class->cls, g, &r)) {
+    delete g;
+    return world_error(e, __func__);
+  }
+  return world_error(new_request(*rt, r, MPI_COMM_WORLD, false, request), __func__);
+}
+
+extern "C" __attribute__((visibility("default"))) int MPIX_Grequest_start(
+    MPI_Grequest_query_function* query_fn, MPI_Grequest_free_function* free_fn,
+    MPI_Grequest_cancel_function* cancel_fn, MPIX_Grequest_poll_function* poll_fn,
+    MPIX_Grequest_wait_function* wait_fn, void* extra_state, MPI_Request* request) {
+  // A one-request class: the same adapters, so poll and wait run through
+  // the progress engine like any class's.
+  MPIX_Grequest_class c = nullptr;
+  if (int e = MPIX_Grequest_class_create(query_fn, free_fn, cancel_fn, poll_fn, wait_fn, &c)) return e;
+  int e = MPIX_Grequest_class_allocate(c, extra_state, request);
+  if (e) {
+    (void)grequest_class_free(&c->cls);
+    delete c;
+    return e;
+  }
+  c->one_shot = true;
+  // The core class lives on while its request does.
+  (void)grequest_class_free(&c->cls);
+  return MPI_SUCCESS;
 }

@@ -323,6 +323,11 @@ typedef int MPI_Type_delete_attr_function(MPI_Datatype datatype, int type_keyval
 typedef int MPI_Grequest_query_function(void *extra_state, MPI_Status *status);
 typedef int MPI_Grequest_free_function(void *extra_state);
 typedef int MPI_Grequest_cancel_function(void *extra_state, int complete);
+/* MPICH-style generalized request classes (extensions): poll and wait
+   functions let the progress engine advance the requests by itself. */
+typedef struct adi3_mpix_grequest_class *MPIX_Grequest_class;
+typedef int MPIX_Grequest_poll_function(void *extra_state, MPI_Status *status);
+typedef int MPIX_Grequest_wait_function(int count, void **array_of_states, double timeout, MPI_Status *status);
 /* MPI-1 style (deprecated) */
 typedef int MPI_Copy_function(MPI_Comm oldcomm, int keyval, void *extra_state, void *attribute_val_in,
                               void *attribute_val_out, int *flag);
