@@ -6,7 +6,7 @@
 //   mpiexec -n 2 pingpong --overlap US [--min B] [--max B]
 //
 // Latency is half the round trip of one message, averaged over many round
-// trips after a warm-up. Bandwidth streams a window of 64 nonblocking sends
+// trips after a warm-up (timed until all pairs are done). Bandwidth streams a window of 64 nonblocking sends
 // per receiver acknowledgement. With more than 2 ranks every pair runs at
 // once and rank 0 reports its own pair (the oversubscribed case).
 // --overlap: rank 1 posts a nonblocking send, then computes for US
@@ -88,6 +88,9 @@ double latency(adi3::Device& dev, int peer, bool first, char* buf, std::size_t b
       check(dev, dev.send(buf, bytes, byte, peer, 1, w), "send");
     }
   }
+  // Until every pair is done: with more ranks than cores one pair could
+  // otherwise finish early by holding both cores.
+  check(dev, dev.barrier(), "barrier");
   return std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / (2.0 * iters);
 }
 

@@ -41,6 +41,7 @@ static double latency(int peer, int first, char* buf, size_t bytes, long iters) 
       MPI_Send(buf, (int)bytes, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
     }
   }
+  MPI_Barrier(MPI_COMM_WORLD); /* until every pair is done, as pingpong.cpp */
   return (MPI_Wtime() - t0) * 1e6 / (2.0 * (double)iters);
 }
 
