@@ -10,6 +10,7 @@
 #include "adi3/process.hpp"
 #include "channels/inproc/inproc.hpp"
 #include "channels/loader.hpp"
+#include "coll/tuning.hpp"
 
 namespace {
 
@@ -63,6 +64,7 @@ int main(int argc, char** argv) {
     print_knobs("Core settings:", adi3::core_knobs());
     print_knobs("Process start-up:", adi3::process_knobs());
     print_knobs("Plugin loader:", adi3::loader_knobs());
+    print_knobs("Collectives:", adi3::coll::coll_knobs());
     print_knobs("Channel inproc:", adi3::inproc_knobs());
     for (const auto& f : scan.found) {
       std::string title = "Channel " + std::string(f.plugin->name) + ":";
