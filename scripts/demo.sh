@@ -1,8 +1,18 @@
 #!/usr/bin/env bash
-# Builds what the demo needs and runs it. Installs missing Debian packages first.
+# Builds what the demo needs and runs it: an MPI ring and a pi calculation
+# as N processes over the shared-memory channel (our mpiexec), then the
+# same ring idea as N thread-ranks on the ADI alone (in-process channel).
+# Installs missing Debian packages first. Usage: scripts/demo.sh [N]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/deps.sh
+n="${1:-4}"
 cmake --preset release >/dev/null
-cmake --build --preset release -j "$(nproc)" --target ring_demo
-./build/release/bin/ring_demo "${@:-4}"
+cmake --build --preset release -j "$(nproc)" --target mpiexec adi3_ch_shm mpi_ring mpi_pi ring_demo >/dev/null
+bin=build/release/bin
+echo "== mpiexec -n $n mpi_ring   (processes, shared memory)"
+"$bin/mpiexec" -n "$n" --channel shm "$bin/mpi_ring"
+echo "== mpiexec -n $n mpi_pi     (MPI_Reduce)"
+"$bin/mpiexec" -n "$n" --channel shm "$bin/mpi_pi"
+echo "== ring_demo $n             (thread-ranks on the ADI, in-process channel)"
+"$bin/ring_demo" "$n"
