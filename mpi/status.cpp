@@ -2,7 +2,7 @@
 #include <climits>
 
 #include "mpi/api.hpp"
-#include "mpi/type_bridge.hpp"
+#include "segment/type_query.hpp"
 
 using namespace adi3;
 using namespace adi3::mpi;
@@ -15,7 +15,7 @@ int status_type(Runtime& rt, const MPI_Status* status, MPI_Datatype dt, const Da
 }
 
 int elements(const MPI_Status* status, const Datatype* t, long long* n) {
-  if (ErrorClass c = query_elements(t, status_bytes(status), n); c != ErrorClass::Success) {
+  if (ErrorClass c = type_get_elements(t, status_bytes(status), n); c != ErrorClass::Success) {
     return raise(c, "cannot count elements of the datatype in the status");
   }
   return 0;
@@ -40,7 +40,7 @@ ADI3_MPI_API(int, Get_count, (const MPI_Status* status, MPI_Datatype dt, int* co
   if (int e = status_type(*rt, status, dt, &t)) return world_error(e, __func__);
   if (!count) return world_error(raise(ErrorClass::Arg, "count is null"), __func__);
   long long n = 0;
-  if (ErrorClass c = query_count(t, status_bytes(status), &n); c != ErrorClass::Success) {
+  if (ErrorClass c = type_get_count(t, status_bytes(status), &n); c != ErrorClass::Success) {
     return world_error(raise(c, "cannot count the datatype in the status"), __func__);
   }
   *count = n > INT_MAX ? MPI_UNDEFINED : static_cast<int>(n);

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "mpi/api.hpp"
-#include "mpi/type_bridge.hpp"
+#include "segment/type_query.hpp"
 
 using namespace adi3;
 using namespace adi3::mpi;
@@ -93,14 +93,14 @@ ADI3_MPI_API(int, Type_get_envelope, (MPI_Datatype dt, int* num_integers, int* n
   const Datatype* t = nullptr;
   if (int e = query_type(__func__, dt, &t, num_integers, num_addresses)) return world_error(e, __func__);
   if (!num_datatypes || !combiner) return world_error(raise(ErrorClass::Arg, "an output argument is null"), __func__);
-  TypeEnvelope env;
-  if (ErrorClass c = query_envelope(t, &env); c != ErrorClass::Success) {
+  Envelope env;
+  if (ErrorClass c = type_get_envelope(t, &env); c != ErrorClass::Success) {
     return world_error(raise(c, "cannot decode the datatype"), __func__);
   }
   *num_integers = env.num_integers;
   *num_addresses = env.num_addresses;
   *num_datatypes = env.num_datatypes;
-  *combiner = env.combiner;
+  *combiner = static_cast<int>(env.combiner);
   return MPI_SUCCESS;
 }
 
@@ -119,13 +119,13 @@ ADI3_MPI_API(int, Type_get_contents, (MPI_Datatype dt, int max_integers, int max
     return world_error(raise(ErrorClass::Arg, "an output array is null"), __func__);
   }
   std::vector<const Datatype*> types(static_cast<std::size_t>(max_datatypes));
-  if (ErrorClass c = query_contents(t, max_integers, max_addresses, max_datatypes, integers, addresses,
-                                       types.data());
+  if (ErrorClass c = type_get_contents(t, max_integers, max_addresses, max_datatypes, integers, addresses,
+                                        types.data());
       c != ErrorClass::Success) {
     return world_error(raise(c, "the arrays are smaller than MPI_Type_get_envelope's counts"), __func__);
   }
-  TypeEnvelope env;
-  (void)query_envelope(t, &env);
+  Envelope env;
+  (void)type_get_envelope(t, &env);
   for (int i = 0; i < env.num_datatypes; ++i) {
     const Datatype* d = types[static_cast<std::size_t>(i)];
     if (d->is_predefined()) {
@@ -148,7 +148,7 @@ ADI3_MPI_API(int, Type_set_name, (MPI_Datatype dt, const char* type_name)) {
     rt->builtin_type_names[dt] = name;
     return MPI_SUCCESS;
   }
-  (void)rename_type(*rt->types.get(handle_index(dt)), name.c_str());
+  (void)type_set_name(*rt->types.get(handle_index(dt)), name.c_str());
   return MPI_SUCCESS;
 }
 
