@@ -275,21 +275,42 @@ int class_wait(int count, void** states, double timeout, Status* s) {
 
 }  // namespace
 
+namespace {
+
+// A class record and its core class; one-shot records (MPIX_Grequest_start)
+// die with their request, the others are owned by the runtime.
+int create_class(Runtime& rt, MPI_Grequest_query_function* query_fn, MPI_Grequest_free_function* free_fn,
+                 MPI_Grequest_cancel_function* cancel_fn, MPIX_Grequest_poll_function* poll_fn,
+                 MPIX_Grequest_wait_function* wait_fn, bool one_shot, MPIX_Grequest_class* out) {
+  auto* c = new adi3_mpix_grequest_class{query_fn, free_fn, cancel_fn, poll_fn, wait_fn, nullptr, one_shot};
+  if (int e = grequest_class_create(class_query, class_free, class_cancel, poll_fn ? class_poll : nullptr,
+                                    wait_fn ? class_wait : nullptr, &c->cls)) {
+    delete c;
+    return e;
+  }
+  if (!one_shot) {
+    std::lock_guard<std::mutex> g(rt.extension_lock);
+    rt.extensions.emplace_back(c, [](void* p) {
+      auto* cls = static_cast<adi3_mpix_grequest_class*>(p);
+      (void)grequest_class_free(&cls->cls);
+      delete cls;
+    });
+  }
+  *out = c;
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
 extern "C" __attribute__((visibility("default"))) int MPIX_Grequest_class_create(
     MPI_Grequest_query_function* query_fn, MPI_Grequest_free_function* free_fn,
     MPI_Grequest_cancel_function* cancel_fn, MPIX_Grequest_poll_function* poll_fn,
     MPIX_Grequest_wait_function* wait_fn, MPIX_Grequest_class* greq_class) {
   ADI3_MPI_ENTER();
   if (!greq_class) return world_error(raise(ErrorClass::Arg, "greq_class is null"), __func__);
-  auto* c = new adi3_mpix_grequest_class{query_fn, free_fn, cancel_fn, poll_fn, wait_fn, nullptr, false};
-  if (int e = grequest_class_create(class_query, class_free, class_cancel, poll_fn ? class_poll : nullptr,
-                                    wait_fn ? class_wait : nullptr, &c->cls)) {
-    delete c;
-    return world_error(e, __func__);
-  }
-  // Classes live as long as the process (MPICH has no class free either).
-  *greq_class = c;
-  return MPI_SUCCESS;
+  // MPICH has no class free: the runtime releases classes at MPI_Finalize.
+  return world_error(create_class(*rt, query_fn, free_fn, cancel_fn, poll_fn, wait_fn, false, greq_class),
+                     __func__);
 }
 
 extern "C" __attribute__((visibility("default"))) int MPIX_Grequest_class_allocate(MPIX_Grequest_class greq_class,
@@ -312,16 +333,16 @@ extern "C" __attribute__((visibility("default"))) int MPIX_Grequest_start(
     MPIX_Grequest_wait_function* wait_fn, void* extra_state, MPI_Request* request) {
   // A one-request class: the same adapters, so poll and wait run through
   // the progress engine like any class's.
+  ADI3_MPI_ENTER();
+  if (!request) return world_error(raise(ErrorClass::Arg, "request is null"), __func__);
   MPIX_Grequest_class c = nullptr;
-  if (int e = MPIX_Grequest_class_create(query_fn, free_fn, cancel_fn, poll_fn, wait_fn, &c)) return e;
-  int e = MPIX_Grequest_class_allocate(c, extra_state, request);
-  if (e) {
-    (void)grequest_class_free(&c->cls);
-    delete c;
-    return e;
+  if (int e = create_class(*rt, query_fn, free_fn, cancel_fn, poll_fn, wait_fn, true, &c)) {
+    return world_error(e, __func__);
   }
-  c->one_shot = true;
-  // The core class lives on while its request does.
+  int e = MPIX_Grequest_class_allocate(c, extra_state, request);
+  // The core class lives on while its request does; a failed allocation
+  // leaves nothing that would free the record.
   (void)grequest_class_free(&c->cls);
-  return MPI_SUCCESS;
+  if (e) delete c;
+  return e;
 }

@@ -149,6 +149,11 @@ class Runtime {
   int user_codes = 0;
   std::map<int, std::string> error_strings;
 
+  // Extension objects without a free call (MPIX_Grequest_class): owned
+  // here, released at MPI_Finalize.
+  std::mutex extension_lock;
+  std::vector<std::shared_ptr<void>> extensions;
+
  private:
   std::unique_ptr<Device> dev_;
 };
