@@ -219,7 +219,9 @@ bool Device::drain_sends() {
   bool any = false;
   for (int peer = 0; peer < size_; ++peer) {
     Peer& p = peers_[static_cast<std::size_t>(peer)];
-    if (p.sendq.empty() && p.control.empty()) continue;
+    // Single-threaded, a peer with nothing queued is skipped without its
+    // lock; with threads, drain_peer looks at the queues under the lock.
+    if (!mt_ && p.sendq.empty() && p.control.empty()) continue;
     any |= drain_peer(peer);
   }
   return any;
