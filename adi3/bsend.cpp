@@ -60,8 +60,10 @@ int Device::bsend(const void* buf, std::size_t count, const Datatype* type, int 
       }
       MaybeLock g(bsend_lock_, mt_);
       if (!bsend_.attached()) {
-        return errors_.raise(ErrorClass::Buffer, "buffered send of %zu bytes to rank %d: no buffer is attached "
-                                                 "(call MPI_Buffer_attach)", bytes, dest);
+        return errors_.raise(ErrorClass::Buffer,
+                             "buffered send of %zu bytes to rank %d: no buffer is attached "
+                             "(call MPI_Buffer_attach)",
+                             bytes, dest);
       }
       block = bsend_.allocate(bytes);
       if (!block && attempt) {

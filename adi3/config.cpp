@@ -19,8 +19,7 @@ constexpr Knob kCoreKnobs[] = {
     {"ADI3_FORCE_EMULATION", "0",
      "1: ignore native channel capabilities (e.g. single-copy get) and use the "
      "emulated protocols, so both paths can be tested."},
-    {"ADI3_CHANNEL", "inproc for thread-ranks, shm for processes",
-     "Channel plugin to load by name."},
+    {"ADI3_CHANNEL", "inproc for thread-ranks, shm for processes", "Channel plugin to load by name."},
 };
 
 }  // namespace
@@ -36,10 +35,20 @@ int64_t env_int(const char* name, int64_t fallback) {
   if (errno || end == v) return fallback;
   // Accept k/m/g suffixes for sizes.
   switch (*end) {
-    case 'k': case 'K': x <<= 10; break;
-    case 'm': case 'M': x <<= 20; break;
-    case 'g': case 'G': x <<= 30; break;
-    default: break;
+    case 'k':
+    case 'K':
+      x <<= 10;
+      break;
+    case 'm':
+    case 'M':
+      x <<= 20;
+      break;
+    case 'g':
+    case 'G':
+      x <<= 30;
+      break;
+    default:
+      break;
   }
   return x;
 }

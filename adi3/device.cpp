@@ -153,8 +153,9 @@ int Device::barrier() {
 
 int Device::finalize() {
   // Everything this rank still has to emit goes out before the barrier.
-  if (int e = block_until([&] { return pending_peers_.load(std::memory_order_acquire) == 0 &&
-                                    bsend_live_.load(std::memory_order_acquire) == 0; })) {
+  if (int e = block_until([&] {
+        return pending_peers_.load(std::memory_order_acquire) == 0 && bsend_live_.load(std::memory_order_acquire) == 0;
+      })) {
     return e;
   }
   return barrier();
@@ -163,8 +164,8 @@ int Device::finalize() {
 int Device::check_peer(int rank, const Comm& comm, bool allow_any, const char* what) {
   if (rank == kProcNull || (allow_any && rank == kAnySource)) return 0;
   if (rank < 0 || rank >= comm.size) {
-    return errors_.raise(ErrorClass::Rank, "invalid %s rank %d: the communicator has %d ranks (0..%d)%s", what,
-                         rank, comm.size, comm.size - 1, allow_any ? ", or ANY_SOURCE / PROC_NULL" : ", or PROC_NULL");
+    return errors_.raise(ErrorClass::Rank, "invalid %s rank %d: the communicator has %d ranks (0..%d)%s", what, rank,
+                         comm.size, comm.size - 1, allow_any ? ", or ANY_SOURCE / PROC_NULL" : ", or PROC_NULL");
   }
   return 0;
 }
@@ -182,8 +183,7 @@ int Device::check_buffer(const void* buf, std::size_t count, const Datatype* typ
   if (!type) return errors_.raise(ErrorClass::Type, "datatype is null");
   if (!type->is_committed()) return errors_.raise(ErrorClass::Type, "datatype is not committed");
   if (static_cast<long long>(count) < 0) {
-    return errors_.raise(ErrorClass::Count, "invalid count %lld: must be non-negative",
-                         static_cast<long long>(count));
+    return errors_.raise(ErrorClass::Count, "invalid count %lld: must be non-negative", static_cast<long long>(count));
   }
   if (!buf && count > 0 && type->size() > 0 && type->true_lb() == 0 && type->is_contiguous()) {
     return errors_.raise(ErrorClass::Buffer, "null buffer with count %zu", count);

@@ -78,14 +78,12 @@ class Device final : private PacketSink {
            SendMode mode = SendMode::Standard);
   int isend(const void* buf, std::size_t count, const Datatype* type, int dest, int tag, const Comm& comm,
             SendMode mode, Request** out);
-  int recv(void* buf, std::size_t count, const Datatype* type, int source, int tag, const Comm& comm,
-           Status* status);
-  int irecv(void* buf, std::size_t count, const Datatype* type, int source, int tag, const Comm& comm,
-            Request** out);
+  int recv(void* buf, std::size_t count, const Datatype* type, int source, int tag, const Comm& comm, Status* status);
+  int irecv(void* buf, std::size_t count, const Datatype* type, int source, int tag, const Comm& comm, Request** out);
   int sendrecv(const void* sbuf, std::size_t scount, const Datatype* stype, int dest, int stag, void* rbuf,
                std::size_t rcount, const Datatype* rtype, int source, int rtag, const Comm& comm, Status* status);
-  int sendrecv_replace(void* buf, std::size_t count, const Datatype* type, int dest, int stag, int source,
-                       int rtag, const Comm& comm, Status* status);
+  int sendrecv_replace(void* buf, std::size_t count, const Datatype* type, int dest, int stag, int source, int rtag,
+                       const Comm& comm, Status* status);
 
   // ---- probes; a matched message (mprobe) is a Request* ----
   int iprobe(int source, int tag, const Comm& comm, bool* flag, Status* status);
@@ -139,9 +137,9 @@ class Device final : private PacketSink {
 
   // ---- for the layers above (greq/, rma/, emul/, collectives) ----
   Request* new_request(RequestKind kind) { return pool_.get(this, kind); }
-  void complete(Request* r);              // one part of r done
-  void release(Request* r);               // drop one reference
-  void add_pollable(Request* r);          // progress() calls r->cls->poll
+  void complete(Request* r);      // one part of r done
+  void release(Request* r);       // drop one reference
+  void add_pollable(Request* r);  // progress() calls r->cls->poll
   void set_handler(PacketType t, Handler h) { handlers_[static_cast<std::size_t>(t)] = h; }
   int send_control(int peer, const PacketHeader& h, const void* payload = nullptr, std::size_t bytes = 0);
   std::size_t live_requests() const { return pool_.live(); }
@@ -158,14 +156,13 @@ class Device final : private PacketSink {
  private:
   struct Peer {
     SpinLock lock;
-    RequestList<QueueTag> sendq;         // requests with packets still to emit
-    std::deque<PacketHeader> control;    // control packets the channel refused
+    RequestList<QueueTag> sendq;       // requests with packets still to emit
+    std::deque<PacketHeader> control;  // control packets the channel refused
   };
   enum Phase : uint8_t { kIdle, kEagerOut, kRtsOut, kDataOut };
 
   // PacketSink
-  void on_packet(int src, const void* hdr, std::size_t hdr_bytes, const void* payload,
-                 std::size_t bytes) override;
+  void on_packet(int src, const void* hdr, std::size_t hdr_bytes, const void* payload, std::size_t bytes) override;
   void on_peer_failed(int peer, const char* why) override;
 
   // checks (error codes name the bad value)
@@ -177,10 +174,10 @@ class Device final : private PacketSink {
   void init_send(Request* r, const void* buf, std::size_t count, const Datatype* type, int dest, int tag,
                  const Comm& comm, SendMode mode);
   void start_send(Request* r);
-  SendResult try_send_now(const void* buf, std::size_t count, const Datatype* type, int peer, int tag,
-                          const Comm& comm, SendMode mode);
+  SendResult try_send_now(const void* buf, std::size_t count, const Datatype* type, int peer, int tag, const Comm& comm,
+                          SendMode mode);
   void queue_or_emit(Request* r, uint8_t phase);
-  bool emit(Request* r);                // false: channel busy
+  bool emit(Request* r);  // false: channel busy
   bool drain_peer(int peer);
   bool drain_sends();
   int bsend(const void* buf, std::size_t count, const Datatype* type, int dest, int tag, const Comm& comm,
@@ -189,8 +186,7 @@ class Device final : private PacketSink {
   int cancel_send(Request* r);
 
   // receive side
-  void init_recv(Request* r, void* buf, std::size_t count, const Datatype* type, int source, int tag,
-                 const Comm& comm);
+  void init_recv(Request* r, void* buf, std::size_t count, const Datatype* type, int source, int tag, const Comm& comm);
   void start_recv(Request* r);
   void matched(Request* r, Request* unexpected);
   void deliver_eager(Request* r, const void* data, std::size_t bytes);
@@ -235,7 +231,7 @@ class Device final : private PacketSink {
   RequestList<ByTagTag> pollables_;
   std::atomic<int> pollable_count_{0};
   BsendBuffer bsend_;
-  RequestList<ByCtxTag> bsends_;   // internal sends out of the attached buffer
+  RequestList<ByCtxTag> bsends_;  // internal sends out of the attached buffer
   SpinLock bsend_lock_;
   std::atomic<int> bsend_live_{0};  // size of bsends_, read without the lock
   std::atomic<int> failed_peers_{0};

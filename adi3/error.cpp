@@ -71,8 +71,7 @@ constexpr ClassInfo kClasses[] = {
     {"MPI_ERR_RMA_FLAVOR", "passed window has the wrong flavor for the called function"},
     {"MPI_ERR_PROC_FAILED", "a process in the operation has failed"},
 };
-static_assert(sizeof(kClasses) / sizeof(kClasses[0]) ==
-              static_cast<size_t>(ErrorClass::LastCode));
+static_assert(sizeof(kClasses) / sizeof(kClasses[0]) == static_cast<size_t>(ErrorClass::LastCode));
 
 const ClassInfo& info(ErrorClass c) {
   auto i = static_cast<size_t>(c);

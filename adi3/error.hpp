@@ -12,13 +12,63 @@ namespace adi3 {
 // Values are the MPI error classes of mpi/mpi.h (same numbers, same order).
 enum class ErrorClass : int {
   Success = 0,
-  Buffer, Count, Type, Tag, Comm, Rank, Request, Root, Group, Op, Topology,
-  Dims, Arg, Unknown, Truncate, Other, Intern, InStatus, Pending,
-  Access, Amode, Assert, BadFile, Base, Conversion, Disp, DupDatarep,
-  FileExists, FileInUse, File, InfoKey, InfoNokey, InfoValue, Info, Io,
-  Keyval, Locktype, Name, NoMem, NotSame, NoSpace, NoSuchFile, Port, Quota,
-  ReadOnly, RmaConflict, RmaSync, Service, Size, Spawn, UnsupportedDatarep,
-  UnsupportedOperation, Win, RmaRange, RmaAttach, RmaShared, RmaFlavor,
+  Buffer,
+  Count,
+  Type,
+  Tag,
+  Comm,
+  Rank,
+  Request,
+  Root,
+  Group,
+  Op,
+  Topology,
+  Dims,
+  Arg,
+  Unknown,
+  Truncate,
+  Other,
+  Intern,
+  InStatus,
+  Pending,
+  Access,
+  Amode,
+  Assert,
+  BadFile,
+  Base,
+  Conversion,
+  Disp,
+  DupDatarep,
+  FileExists,
+  FileInUse,
+  File,
+  InfoKey,
+  InfoNokey,
+  InfoValue,
+  Info,
+  Io,
+  Keyval,
+  Locktype,
+  Name,
+  NoMem,
+  NotSame,
+  NoSpace,
+  NoSuchFile,
+  Port,
+  Quota,
+  ReadOnly,
+  RmaConflict,
+  RmaSync,
+  Service,
+  Size,
+  Spawn,
+  UnsupportedDatarep,
+  UnsupportedOperation,
+  Win,
+  RmaRange,
+  RmaAttach,
+  RmaShared,
+  RmaFlavor,
   ProcFailed,  // a peer process died (MPI-4 / ULFM name)
   LastCode
 };
@@ -27,11 +77,9 @@ enum class ErrorClass : int {
 // a message in the device's ErrorLog (0 = no message: the class's text).
 inline constexpr int kErrorClassBits = 8;
 constexpr int error_code(ErrorClass c) { return static_cast<int>(c); }
-constexpr ErrorClass error_class_of(int code) {
-  return static_cast<ErrorClass>(code & ((1 << kErrorClassBits) - 1));
-}
-const char* error_class_name(ErrorClass c);   // "MPI_ERR_RANK"
-const char* error_class_text(ErrorClass c);   // "invalid rank"
+constexpr ErrorClass error_class_of(int code) { return static_cast<ErrorClass>(code & ((1 << kErrorClassBits) - 1)); }
+const char* error_class_name(ErrorClass c);  // "MPI_ERR_RANK"
+const char* error_class_text(ErrorClass c);  // "invalid rank"
 
 // A ring of recent error messages. Codes stay valid until 256 newer errors
 // have been raised on the same device, enough for any handler to read them.

@@ -10,9 +10,8 @@ Request* Matcher::find_posted(const MatchKey& k) {
   Request* best = posted_.find(k);
   if (posted_wildcards_ == 0) return best;
   // Wildcard receives compete by posting order with the exact one.
-  const MatchKey alternatives[] = {{k.context, k.source, kAnyTag},
-                                   {k.context, kAnySource, k.tag},
-                                   {k.context, kAnySource, kAnyTag}};
+  const MatchKey alternatives[] = {
+      {k.context, k.source, kAnyTag}, {k.context, kAnySource, k.tag}, {k.context, kAnySource, kAnyTag}};
   for (const MatchKey& a : alternatives) {
     Request* c = posted_.find(a);
     if (c && (!best || c->seq < best->seq)) best = c;

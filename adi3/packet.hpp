@@ -8,14 +8,14 @@
 namespace adi3 {
 
 enum class PacketType : uint8_t {
-  Eager,     // envelope + the whole message
-  Rts,       // rendezvous request-to-send: envelope + size (+ address)
-  Cts,       // clear-to-send: receiver request + bytes wanted
-  Data,      // rendezvous data at an offset
-  Fin,       // receiver fetched the data itself (native get): sender done
-  SyncAck,   // a synchronous send matched
-  CancelSend,  // withdraw an unmatched message (MPI_Cancel of a send)
-  CancelAck,   // the answer: bytes = 1 when it was withdrawn
+  Eager,                // envelope + the whole message
+  Rts,                  // rendezvous request-to-send: envelope + size (+ address)
+  Cts,                  // clear-to-send: receiver request + bytes wanted
+  Data,                 // rendezvous data at an offset
+  Fin,                  // receiver fetched the data itself (native get): sender done
+  SyncAck,              // a synchronous send matched
+  CancelSend,           // withdraw an unmatched message (MPI_Cancel of a send)
+  CancelAck,            // the answer: bytes = 1 when it was withdrawn
   FirstExtension = 16,  // rma/, emul/, greq/ register from here on
   Count = 64,
 };
@@ -25,12 +25,12 @@ struct PacketHeader {
   uint8_t flags;
   uint16_t reserved;
   uint32_t context;
-  int32_t source;      // sender's rank in the communicator
+  int32_t source;  // sender's rank in the communicator
   int32_t tag;
-  uint64_t bytes;      // message size; Cts: bytes wanted
-  uint64_t sreq;       // sender's request id
-  uint64_t rreq;       // receiver's request id
-  uint64_t addr;       // Rts: sender's buffer (0: no native get); Data: offset
+  uint64_t bytes;  // message size; Cts: bytes wanted
+  uint64_t sreq;   // sender's request id
+  uint64_t rreq;   // receiver's request id
+  uint64_t addr;   // Rts: sender's buffer (0: no native get); Data: offset
 };
 static_assert(sizeof(PacketHeader) == 48);
 

@@ -4,8 +4,8 @@
 
 namespace adi3 {
 
-int Device::send_init(const void* buf, std::size_t count, const Datatype* type, int dest, int tag,
-                      const Comm& comm, SendMode mode, Request** out) {
+int Device::send_init(const void* buf, std::size_t count, const Datatype* type, int dest, int tag, const Comm& comm,
+                      SendMode mode, Request** out) {
   *out = nullptr;
   if (int e = check_buffer(buf, count, type)) return e;
   if (int e = check_peer(dest, comm, false, "destination")) return e;

@@ -29,10 +29,10 @@ enum class RequestKind : uint8_t {
 };
 
 namespace bi = boost::intrusive;
-struct QueueTag;    // posted bucket, send queue, or any single list
-struct BySrcTag;    // unexpected: by (context, source)
-struct ByTagTag;    // unexpected: by (context, tag)
-struct ByCtxTag;    // unexpected: by context
+struct QueueTag;  // posted bucket, send queue, or any single list
+struct BySrcTag;  // unexpected: by (context, source)
+struct ByTagTag;  // unexpected: by (context, tag)
+struct ByCtxTag;  // unexpected: by context
 using AutoUnlink = bi::link_mode<bi::auto_unlink>;
 using QueueHook = bi::list_base_hook<bi::tag<QueueTag>, AutoUnlink>;
 using BySrcHook = bi::list_base_hook<bi::tag<BySrcTag>, AutoUnlink>;
@@ -40,8 +40,8 @@ using ByTagHook = bi::list_base_hook<bi::tag<ByTagTag>, AutoUnlink>;
 using ByCtxHook = bi::list_base_hook<bi::tag<ByCtxTag>, AutoUnlink>;
 
 template <class Tag>
-using RequestList = bi::list<Request, bi::base_hook<bi::list_base_hook<bi::tag<Tag>, AutoUnlink>>,
-                             bi::constant_time_size<false>>;
+using RequestList =
+    bi::list<Request, bi::base_hook<bi::list_base_hook<bi::tag<Tag>, AutoUnlink>>, bi::constant_time_size<false>>;
 
 // Behaviour a request kind adds to the common path (generalized requests,
 // collectives, RMA). Plain send/receive requests have none.
@@ -66,14 +66,14 @@ struct RequestClass {
 
 struct Request : QueueHook, BySrcHook, ByTagHook, ByCtxHook {
   enum Flags : uint8_t {
-    kPersistent = 1,   // survives completion, restarted by start()
-    kActive = 2,       // persistent: started and not yet completed by wait/test
-    kUnexpected = 4,   // created by an arrival that matched no posted receive
-    kSync = 8,         // synchronous send: completes after the match
-    kNeedsAck = 16,    // receive of a sync send: acknowledge at the match
-    kUserFreed = 32,   // request_free called while active
-    kRndv = 64,        // message travels by rendezvous
-    kDone = 128,       // wait/test already reported completion (greq query ran)
+    kPersistent = 1,  // survives completion, restarted by start()
+    kActive = 2,      // persistent: started and not yet completed by wait/test
+    kUnexpected = 4,  // created by an arrival that matched no posted receive
+    kSync = 8,        // synchronous send: completes after the match
+    kNeedsAck = 16,   // receive of a sync send: acknowledge at the match
+    kUserFreed = 32,  // request_free called while active
+    kRndv = 64,       // message travels by rendezvous
+    kDone = 128,      // wait/test already reported completion (greq query ran)
   };
 
   std::atomic<int> cc{0};    // outstanding parts; complete when 0
@@ -90,14 +90,14 @@ struct Request : QueueHook, BySrcHook, ByTagHook, ByCtxHook {
   uint32_t context = 0;
   int32_t source = 0;
   int32_t tag = 0;
-  uint64_t seq = 0;    // posting order, for MPI's order among wildcards
-  int peer = -1;       // channel rank of the other side
+  uint64_t seq = 0;  // posting order, for MPI's order among wildcards
+  int peer = -1;     // channel rank of the other side
 
   // User buffer.
   void* buf = nullptr;
   std::size_t count = 0;
   const Datatype* type = nullptr;
-  Segment* seg = nullptr;   // only for noncontiguous types
+  Segment* seg = nullptr;  // only for noncontiguous types
 
   // Protocol state.
   std::size_t bytes = 0;     // message size
@@ -107,7 +107,7 @@ struct Request : QueueHook, BySrcHook, ByTagHook, ByCtxHook {
   uint64_t remote_addr = 0;  // rendezvous: sender's buffer, for native get
   void* tmp = nullptr;       // unexpected eager data, or a bsend block
   const RequestClass* cls = nullptr;
-  void* ext = nullptr;       // per-kind state beside the request
+  void* ext = nullptr;  // per-kind state beside the request
   Device* dev = nullptr;
 
   bool complete() const { return cc.load(std::memory_order_acquire) == 0; }

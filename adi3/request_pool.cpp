@@ -9,11 +9,11 @@ constexpr std::size_t kSlot = (sizeof(Request) + 63) / 64 * 64;
 }
 
 RequestPool::~RequestPool() {
-  for (void* c : chunks_) ::operator delete(c, std::align_val_t{64});
+  for (void* c : chunks_) ::operator delete (c, std::align_val_t{64});
 }
 
 void RequestPool::grow() {
-  auto* chunk = static_cast<char*>(::operator new(kSlot * kChunk, std::align_val_t{64}));
+  auto* chunk = static_cast<char*>(::operator new (kSlot* kChunk, std::align_val_t{64}));
   chunks_.push_back(chunk);
   for (std::size_t i = kChunk; i-- > 0;) {
     auto* n = reinterpret_cast<FreeNode*>(chunk + i * kSlot);

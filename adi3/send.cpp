@@ -13,9 +13,7 @@ namespace {
 
 bool contiguous(const Datatype* t) { return t->is_contiguous(); }
 
-const char* base_of(const void* buf, const Datatype* t) {
-  return static_cast<const char*>(buf) + t->true_lb();
-}
+const char* base_of(const void* buf, const Datatype* t) { return static_cast<const char*>(buf) + t->true_lb(); }
 
 }  // namespace
 
@@ -33,8 +31,8 @@ int Device::send(const void* buf, std::size_t count, const Datatype* type, int d
     SendResult res = try_send_now(buf, count, type, comm.to_peer(dest), tag, comm, mode);
     if (res == SendResult::Sent) return 0;
     if (res == SendResult::Failed) {
-      return errors_.raise(ErrorClass::ProcFailed, "send to rank %d (tag %d) failed: the peer's process is gone",
-                           dest, tag);
+      return errors_.raise(ErrorClass::ProcFailed, "send to rank %d (tag %d) failed: the peer's process is gone", dest,
+                           tag);
     }
   }
   Request* r = nullptr;
@@ -48,8 +46,16 @@ SendResult Device::try_send_now(const void* buf, std::size_t count, const Dataty
                                 const Comm& comm, SendMode mode) {
   Peer& p = peers_[static_cast<std::size_t>(peer)];
   std::size_t bytes = count * type->size();
-  PacketHeader h{PacketType::Eager, mode == SendMode::Ready ? uint8_t{kPacketReady} : uint8_t{0}, 0,
-                 comm.context, comm.rank, tag, bytes, 0, 0, 0};
+  PacketHeader h{PacketType::Eager,
+                 mode == SendMode::Ready ? uint8_t{kPacketReady} : uint8_t{0},
+                 0,
+                 comm.context,
+                 comm.rank,
+                 tag,
+                 bytes,
+                 0,
+                 0,
+                 0};
   MaybeLock g(p.lock, mt_);
   if (!p.sendq.empty() || !p.control.empty()) return SendResult::Busy;
   if (contiguous(type)) return channel_->send(peer, &h, sizeof h, Payload{base_of(buf, type), bytes, nullptr, 0});
@@ -143,8 +149,7 @@ bool Device::emit(Request* r) {
       if (res == SendResult::Busy) return false;
       r->phase = kIdle;
       if (res == SendResult::Failed) {
-        r->status.error = errors_.raise(ErrorClass::ProcFailed, "send to rank %d failed: its process is gone",
-                                        r->peer);
+        r->status.error = errors_.raise(ErrorClass::ProcFailed, "send to rank %d failed: its process is gone", r->peer);
         if (r->has(Request::kSync)) r->cc.fetch_sub(1, std::memory_order_acq_rel);
       }
       complete(r);  // locally complete: the channel holds the data
@@ -162,8 +167,7 @@ bool Device::emit(Request* r) {
         return false;
       }
       if (res == SendResult::Failed) {
-        r->status.error = errors_.raise(ErrorClass::ProcFailed, "send to rank %d failed: its process is gone",
-                                        r->peer);
+        r->status.error = errors_.raise(ErrorClass::ProcFailed, "send to rank %d failed: its process is gone", r->peer);
         complete(r);
       }
       return true;

@@ -21,13 +21,15 @@ class SpinLock {
       if (!locked_.exchange(true, std::memory_order_acquire)) return;
       while (locked_.load(std::memory_order_relaxed)) {
         // Oversubscribed ranks: the holder may be descheduled, so yield soon.
-        if (++spins > 64) sched_yield(); else cpu_relax();
+        if (++spins > 64)
+          sched_yield();
+        else
+          cpu_relax();
       }
     }
   }
   bool try_lock() {
-    return !locked_.load(std::memory_order_relaxed) &&
-           !locked_.exchange(true, std::memory_order_acquire);
+    return !locked_.load(std::memory_order_relaxed) && !locked_.exchange(true, std::memory_order_acquire);
   }
   void unlock() { locked_.store(false, std::memory_order_release); }
 

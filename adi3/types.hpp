@@ -10,7 +10,7 @@ inline constexpr int kAnySource = -2;
 inline constexpr int kProcNull = -1;
 inline constexpr int kAnyTag = -1;
 inline constexpr int kTagUb = (1 << 30) - 1;  // largest tag a user may use
-inline constexpr int kUndefined = -32766;      // MPI_UNDEFINED
+inline constexpr int kUndefined = -32766;     // MPI_UNDEFINED
 
 enum class SendMode : uint8_t { Standard, Synchronous, Ready, Buffered };
 
@@ -31,9 +31,7 @@ struct Comm {
   int size = 0;
   std::vector<int> peers;  // comm rank -> channel rank; empty means identity
 
-  int to_peer(int comm_rank) const {
-    return peers.empty() ? comm_rank : peers[static_cast<std::size_t>(comm_rank)];
-  }
+  int to_peer(int comm_rank) const { return peers.empty() ? comm_rank : peers[static_cast<std::size_t>(comm_rank)]; }
 };
 
 }  // namespace adi3

@@ -146,19 +146,19 @@ ChannelPluginInfo load_channel_plugin(std::string_view name) {
       if (std::string_view(p->name) == name) return {path, p};
       why = "it calls itself '" + std::string(p->name) + "'";
     }
-    throw ChannelLoadError("channel plugin " + path + " cannot be used: " + why + "\navailable channels:" +
-                           available_text(scan_channel_plugins()));
+    throw ChannelLoadError("channel plugin " + path + " cannot be used: " + why +
+                           "\navailable channels:" + available_text(scan_channel_plugins()));
   }
-  throw ChannelLoadError("no channel named '" + std::string(name) + "' (ADI3_CHANNEL); available channels:" +
-                         available_text(scan_channel_plugins()));
+  throw ChannelLoadError("no channel named '" + std::string(name) +
+                         "' (ADI3_CHANNEL); available channels:" + available_text(scan_channel_plugins()));
 }
 
 std::unique_ptr<Channel> create_channel(const ChannelPluginInfo& info, ChannelBootstrap& boot) {
   char error[512] = {};
   Channel* ch = info.plugin->create(&boot, error, sizeof error);
   if (!ch) {
-    throw ChannelLoadError("channel '" + std::string(info.plugin->name) + "' failed to start: " +
-                           (error[0] ? std::string(error) : std::string("no reason given")));
+    throw ChannelLoadError("channel '" + std::string(info.plugin->name) +
+                           "' failed to start: " + (error[0] ? std::string(error) : std::string("no reason given")));
   }
   return std::unique_ptr<Channel>(ch);
 }

@@ -26,8 +26,8 @@ int build_barrier(Schedule& s);
 int build_bcast(Schedule& s, void* buf, std::size_t count, const Datatype* type, int root, const Tuning& t);
 int build_reduce(Schedule& s, const void* sbuf, void* rbuf, std::size_t count, const Datatype* type, const Op& op,
                  int root, const Tuning& t);
-int build_allreduce(Schedule& s, const void* sbuf, void* rbuf, std::size_t count, const Datatype* type,
-                    const Op& op, const Tuning& t);
+int build_allreduce(Schedule& s, const void* sbuf, void* rbuf, std::size_t count, const Datatype* type, const Op& op,
+                    const Tuning& t);
 int build_gather(Schedule& s, const void* sbuf, std::size_t scount, const Datatype* stype, void* rbuf,
                  std::size_t rcount, const Datatype* rtype, int root);
 int build_gatherv(Schedule& s, const void* sbuf, std::size_t scount, const Datatype* stype, void* rbuf,
@@ -86,7 +86,7 @@ struct HalvingStep {
 std::vector<HalvingStep> halve(Schedule& s, const Reducer& r, const Fold& f, std::byte* acc, std::byte* tmp,
                                std::size_t n);
 void unhalve_allgather(Schedule& s, const Reducer& r, const std::vector<HalvingStep>& steps, std::byte* acc);
-void unhalve_gather(Schedule& s, const Reducer& r, const Fold& f, const std::vector<HalvingStep>& steps,
-                    std::byte* acc, int newroot);
+void unhalve_gather(Schedule& s, const Reducer& r, const Fold& f, const std::vector<HalvingStep>& steps, std::byte* acc,
+                    int newroot);
 
 }  // namespace adi3::coll::detail

@@ -73,8 +73,8 @@ void ring(Schedule& s, const Reducer& r, std::byte* acc) {
 
 }  // namespace
 
-int build_allreduce(Schedule& s, const void* sbuf, void* rbuf, std::size_t count, const Datatype* type,
-                    const Op& op, const Tuning& t) {
+int build_allreduce(Schedule& s, const void* sbuf, void* rbuf, std::size_t count, const Datatype* type, const Op& op,
+                    const Tuning& t) {
   Reducer made;
   if (int e = Reducer::make(s.device().errors(), op, type, count, &made)) return e;
   if (made.bytes() == 0) return 0;

@@ -61,8 +61,8 @@ void in_place_pairwise(Schedule& s, const std::vector<Block>& blocks) {
 // Bruck: rotate so position k holds the block for rank me + k; step i
 // sends every position with bit i set to rank me + 2^i; at the end
 // position k holds the block from rank me - k.
-void bruck(Schedule& s, const void* sbuf, std::size_t scount, const Datatype* stype, void* rbuf,
-           std::size_t rcount, const Datatype* rtype) {
+void bruck(Schedule& s, const void* sbuf, std::size_t scount, const Datatype* stype, void* rbuf, std::size_t rcount,
+           const Datatype* rtype) {
   int me = s.rank(), p = s.size();
   std::size_t nb = scount * stype->size();
   std::byte* work = s.scratch(static_cast<std::size_t>(p) * nb);

@@ -83,8 +83,8 @@ auto alltoallw_fn(const void* sbuf, const int* scounts, const int* sdispls, cons
       DT st = stypes[bytes ? i : 0];
       if (int e = check_type(s, st, "a send")) return e;
       std::ptrdiff_t so = bytes ? sdispls[i] : sdispls[i] * st->extent();
-      sends.push_back({const_cast<std::byte*>(static_cast<const std::byte*>(sbuf)) + so,
-                       static_cast<std::size_t>(scounts[i]), st});
+      sends.push_back(
+          {const_cast<std::byte*>(static_cast<const std::byte*>(sbuf)) + so, static_cast<std::size_t>(scounts[i]), st});
     }
     return build_alltoallw(s, sends, recvs, inplace, pick(t));
   };
@@ -182,8 +182,8 @@ int alltoallw(Device& dev, const void* sbuf, const int* scounts, const int* sdis
 }
 
 int ialltoallw(Device& dev, const void* sbuf, const int* scounts, const int* sdispls, const DT* stypes, void* rbuf,
-               const int* rcounts, const int* rdispls, const DT* rtypes, const Comm& comm, Sequence& seq,
-               Request** req, const Tuning* t) {
+               const int* rcounts, const int* rdispls, const DT* rtypes, const Comm& comm, Sequence& seq, Request** req,
+               const Tuning* t) {
   return nonblocking(dev, comm, seq, req,
                      alltoallw_fn(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, true, t));
 }

@@ -118,8 +118,8 @@ int bcast(Device& dev, void* buf, std::size_t count, DT type, int root, const Co
   return blocking(dev, comm, Tag::Bcast, bcast_fn(buf, count, type, root, t));
 }
 
-int ibcast(Device& dev, void* buf, std::size_t count, DT type, int root, const Comm& comm, Sequence& seq,
-           Request** req, const Tuning* t) {
+int ibcast(Device& dev, void* buf, std::size_t count, DT type, int root, const Comm& comm, Sequence& seq, Request** req,
+           const Tuning* t) {
   return nonblocking(dev, comm, seq, req, bcast_fn(buf, count, type, root, t));
 }
 
@@ -169,8 +169,7 @@ int scatterv(Device& dev, const void* sbuf, const int* scounts, const int* displ
 }
 
 int iscatterv(Device& dev, const void* sbuf, const int* scounts, const int* displs, DT stype, void* rbuf,
-              std::size_t rcount, DT rtype, int root, const Comm& comm, Sequence& seq, Request** req,
-              const Tuning*) {
+              std::size_t rcount, DT rtype, int root, const Comm& comm, Sequence& seq, Request** req, const Tuning*) {
   return nonblocking(dev, comm, seq, req, scatterv_fn(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root));
 }
 

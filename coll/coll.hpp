@@ -36,38 +36,34 @@ int reduce(Device& dev, const void* sendbuf, void* recvbuf, std::size_t count, D
            const Comm& comm, const Tuning* tuning = nullptr);
 int allreduce(Device& dev, const void* sendbuf, void* recvbuf, std::size_t count, DT type, const Op& op,
               const Comm& comm, const Tuning* tuning = nullptr);
-int gather(Device& dev, const void* sendbuf, std::size_t sendcount, DT sendtype, void* recvbuf,
-           std::size_t recvcount, DT recvtype, int root, const Comm& comm, const Tuning* tuning = nullptr);
-int gatherv(Device& dev, const void* sendbuf, std::size_t sendcount, DT sendtype, void* recvbuf,
-            const int* recvcounts, const int* displs, DT recvtype, int root, const Comm& comm,
-            const Tuning* tuning = nullptr);
-int scatter(Device& dev, const void* sendbuf, std::size_t sendcount, DT sendtype, void* recvbuf,
-            std::size_t recvcount, DT recvtype, int root, const Comm& comm, const Tuning* tuning = nullptr);
-int scatterv(Device& dev, const void* sendbuf, const int* sendcounts, const int* displs, DT sendtype,
-             void* recvbuf, std::size_t recvcount, DT recvtype, int root, const Comm& comm,
-             const Tuning* tuning = nullptr);
+int gather(Device& dev, const void* sendbuf, std::size_t sendcount, DT sendtype, void* recvbuf, std::size_t recvcount,
+           DT recvtype, int root, const Comm& comm, const Tuning* tuning = nullptr);
+int gatherv(Device& dev, const void* sendbuf, std::size_t sendcount, DT sendtype, void* recvbuf, const int* recvcounts,
+            const int* displs, DT recvtype, int root, const Comm& comm, const Tuning* tuning = nullptr);
+int scatter(Device& dev, const void* sendbuf, std::size_t sendcount, DT sendtype, void* recvbuf, std::size_t recvcount,
+            DT recvtype, int root, const Comm& comm, const Tuning* tuning = nullptr);
+int scatterv(Device& dev, const void* sendbuf, const int* sendcounts, const int* displs, DT sendtype, void* recvbuf,
+             std::size_t recvcount, DT recvtype, int root, const Comm& comm, const Tuning* tuning = nullptr);
 int allgather(Device& dev, const void* sendbuf, std::size_t sendcount, DT sendtype, void* recvbuf,
               std::size_t recvcount, DT recvtype, const Comm& comm, const Tuning* tuning = nullptr);
 int allgatherv(Device& dev, const void* sendbuf, std::size_t sendcount, DT sendtype, void* recvbuf,
-               const int* recvcounts, const int* displs, DT recvtype, const Comm& comm,
-               const Tuning* tuning = nullptr);
-int alltoall(Device& dev, const void* sendbuf, std::size_t sendcount, DT sendtype, void* recvbuf,
-             std::size_t recvcount, DT recvtype, const Comm& comm, const Tuning* tuning = nullptr);
-int alltoallv(Device& dev, const void* sendbuf, const int* sendcounts, const int* sdispls, DT sendtype,
-              void* recvbuf, const int* recvcounts, const int* rdispls, DT recvtype, const Comm& comm,
-              const Tuning* tuning = nullptr);
+               const int* recvcounts, const int* displs, DT recvtype, const Comm& comm, const Tuning* tuning = nullptr);
+int alltoall(Device& dev, const void* sendbuf, std::size_t sendcount, DT sendtype, void* recvbuf, std::size_t recvcount,
+             DT recvtype, const Comm& comm, const Tuning* tuning = nullptr);
+int alltoallv(Device& dev, const void* sendbuf, const int* sendcounts, const int* sdispls, DT sendtype, void* recvbuf,
+              const int* recvcounts, const int* rdispls, DT recvtype, const Comm& comm, const Tuning* tuning = nullptr);
 // Displacements in bytes, one type per peer (MPI_Alltoallw).
 int alltoallw(Device& dev, const void* sendbuf, const int* sendcounts, const int* sdispls, const DT* sendtypes,
               void* recvbuf, const int* recvcounts, const int* rdispls, const DT* recvtypes, const Comm& comm,
               const Tuning* tuning = nullptr);
 int reduce_scatter(Device& dev, const void* sendbuf, void* recvbuf, const int* recvcounts, DT type, const Op& op,
                    const Comm& comm, const Tuning* tuning = nullptr);
-int reduce_scatter_block(Device& dev, const void* sendbuf, void* recvbuf, std::size_t recvcount, DT type,
-                         const Op& op, const Comm& comm, const Tuning* tuning = nullptr);
-int scan(Device& dev, const void* sendbuf, void* recvbuf, std::size_t count, DT type, const Op& op,
-         const Comm& comm, const Tuning* tuning = nullptr);
-int exscan(Device& dev, const void* sendbuf, void* recvbuf, std::size_t count, DT type, const Op& op,
-           const Comm& comm, const Tuning* tuning = nullptr);
+int reduce_scatter_block(Device& dev, const void* sendbuf, void* recvbuf, std::size_t recvcount, DT type, const Op& op,
+                         const Comm& comm, const Tuning* tuning = nullptr);
+int scan(Device& dev, const void* sendbuf, void* recvbuf, std::size_t count, DT type, const Op& op, const Comm& comm,
+         const Tuning* tuning = nullptr);
+int exscan(Device& dev, const void* sendbuf, void* recvbuf, std::size_t count, DT type, const Op& op, const Comm& comm,
+           const Tuning* tuning = nullptr);
 
 // ---- nonblocking: the same algorithms, run by the progress engine ----
 int ibarrier(Device& dev, const Comm& comm, Sequence& seq, Request** request, const Tuning* tuning = nullptr);
@@ -77,18 +73,16 @@ int ireduce(Device& dev, const void* sendbuf, void* recvbuf, std::size_t count, 
             const Comm& comm, Sequence& seq, Request** request, const Tuning* tuning = nullptr);
 int iallreduce(Device& dev, const void* sendbuf, void* recvbuf, std::size_t count, DT type, const Op& op,
                const Comm& comm, Sequence& seq, Request** request, const Tuning* tuning = nullptr);
-int igather(Device& dev, const void* sendbuf, std::size_t sendcount, DT sendtype, void* recvbuf,
-            std::size_t recvcount, DT recvtype, int root, const Comm& comm, Sequence& seq, Request** request,
-            const Tuning* tuning = nullptr);
-int igatherv(Device& dev, const void* sendbuf, std::size_t sendcount, DT sendtype, void* recvbuf,
-             const int* recvcounts, const int* displs, DT recvtype, int root, const Comm& comm, Sequence& seq,
-             Request** request, const Tuning* tuning = nullptr);
-int iscatter(Device& dev, const void* sendbuf, std::size_t sendcount, DT sendtype, void* recvbuf,
-             std::size_t recvcount, DT recvtype, int root, const Comm& comm, Sequence& seq, Request** request,
+int igather(Device& dev, const void* sendbuf, std::size_t sendcount, DT sendtype, void* recvbuf, std::size_t recvcount,
+            DT recvtype, int root, const Comm& comm, Sequence& seq, Request** request, const Tuning* tuning = nullptr);
+int igatherv(Device& dev, const void* sendbuf, std::size_t sendcount, DT sendtype, void* recvbuf, const int* recvcounts,
+             const int* displs, DT recvtype, int root, const Comm& comm, Sequence& seq, Request** request,
              const Tuning* tuning = nullptr);
-int iscatterv(Device& dev, const void* sendbuf, const int* sendcounts, const int* displs, DT sendtype,
-              void* recvbuf, std::size_t recvcount, DT recvtype, int root, const Comm& comm, Sequence& seq,
-              Request** request, const Tuning* tuning = nullptr);
+int iscatter(Device& dev, const void* sendbuf, std::size_t sendcount, DT sendtype, void* recvbuf, std::size_t recvcount,
+             DT recvtype, int root, const Comm& comm, Sequence& seq, Request** request, const Tuning* tuning = nullptr);
+int iscatterv(Device& dev, const void* sendbuf, const int* sendcounts, const int* displs, DT sendtype, void* recvbuf,
+              std::size_t recvcount, DT recvtype, int root, const Comm& comm, Sequence& seq, Request** request,
+              const Tuning* tuning = nullptr);
 int iallgather(Device& dev, const void* sendbuf, std::size_t sendcount, DT sendtype, void* recvbuf,
                std::size_t recvcount, DT recvtype, const Comm& comm, Sequence& seq, Request** request,
                const Tuning* tuning = nullptr);
@@ -98,20 +92,19 @@ int iallgatherv(Device& dev, const void* sendbuf, std::size_t sendcount, DT send
 int ialltoall(Device& dev, const void* sendbuf, std::size_t sendcount, DT sendtype, void* recvbuf,
               std::size_t recvcount, DT recvtype, const Comm& comm, Sequence& seq, Request** request,
               const Tuning* tuning = nullptr);
-int ialltoallv(Device& dev, const void* sendbuf, const int* sendcounts, const int* sdispls, DT sendtype,
-               void* recvbuf, const int* recvcounts, const int* rdispls, DT recvtype, const Comm& comm,
-               Sequence& seq, Request** request, const Tuning* tuning = nullptr);
+int ialltoallv(Device& dev, const void* sendbuf, const int* sendcounts, const int* sdispls, DT sendtype, void* recvbuf,
+               const int* recvcounts, const int* rdispls, DT recvtype, const Comm& comm, Sequence& seq,
+               Request** request, const Tuning* tuning = nullptr);
 int ialltoallw(Device& dev, const void* sendbuf, const int* sendcounts, const int* sdispls, const DT* sendtypes,
                void* recvbuf, const int* recvcounts, const int* rdispls, const DT* recvtypes, const Comm& comm,
                Sequence& seq, Request** request, const Tuning* tuning = nullptr);
 int ireduce_scatter(Device& dev, const void* sendbuf, void* recvbuf, const int* recvcounts, DT type, const Op& op,
                     const Comm& comm, Sequence& seq, Request** request, const Tuning* tuning = nullptr);
-int ireduce_scatter_block(Device& dev, const void* sendbuf, void* recvbuf, std::size_t recvcount, DT type,
-                          const Op& op, const Comm& comm, Sequence& seq, Request** request,
-                          const Tuning* tuning = nullptr);
-int iscan(Device& dev, const void* sendbuf, void* recvbuf, std::size_t count, DT type, const Op& op,
-          const Comm& comm, Sequence& seq, Request** request, const Tuning* tuning = nullptr);
-int iexscan(Device& dev, const void* sendbuf, void* recvbuf, std::size_t count, DT type, const Op& op,
-            const Comm& comm, Sequence& seq, Request** request, const Tuning* tuning = nullptr);
+int ireduce_scatter_block(Device& dev, const void* sendbuf, void* recvbuf, std::size_t recvcount, DT type, const Op& op,
+                          const Comm& comm, Sequence& seq, Request** request, const Tuning* tuning = nullptr);
+int iscan(Device& dev, const void* sendbuf, void* recvbuf, std::size_t count, DT type, const Op& op, const Comm& comm,
+          Sequence& seq, Request** request, const Tuning* tuning = nullptr);
+int iexscan(Device& dev, const void* sendbuf, void* recvbuf, std::size_t count, DT type, const Op& op, const Comm& comm,
+            Sequence& seq, Request** request, const Tuning* tuning = nullptr);
 
 }  // namespace adi3::coll

@@ -16,8 +16,8 @@ int build_gather(Schedule& s, const void* sbuf, std::size_t scount, const Dataty
   if (nb == 0) return 0;
   if (is_root) {
     s.keep(rtype);
-    if (!in_place(sbuf)) copy(sbuf, scount, stype, elem_at(rbuf, static_cast<std::size_t>(me) * rcount, rtype),
-                              rcount, rtype);
+    if (!in_place(sbuf))
+      copy(sbuf, scount, stype, elem_at(rbuf, static_cast<std::size_t>(me) * rcount, rtype), rcount, rtype);
   } else {
     s.keep(stype);
   }
@@ -32,8 +32,8 @@ int build_gather(Schedule& s, const void* sbuf, std::size_t scount, const Dataty
   // contiguous type receives in place.
   int sub = rel ? std::min(lowbit(rel), p - rel) : p;
   bool direct = is_root && root == 0 && rtype->is_contiguous();
-  std::byte* data = direct ? static_cast<std::byte*>(rbuf) + rtype->true_lb()
-                           : s.scratch(static_cast<std::size_t>(sub) * nb);
+  std::byte* data =
+      direct ? static_cast<std::byte*>(rbuf) + rtype->true_lb() : s.scratch(static_cast<std::size_t>(sub) * nb);
   if (!is_root) pack(sbuf, scount, stype, data);
   int mask = 1;
   for (; mask < p && !(rel & mask); mask <<= 1) {

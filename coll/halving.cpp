@@ -76,8 +76,8 @@ void unhalve_allgather(Schedule& s, const Reducer& r, const std::vector<HalvingS
   }
 }
 
-void unhalve_gather(Schedule& s, const Reducer& r, const Fold& f, const std::vector<HalvingStep>& steps,
-                    std::byte* acc, int newroot) {
+void unhalve_gather(Schedule& s, const Reducer& r, const Fold& f, const std::vector<HalvingStep>& steps, std::byte* acc,
+                    int newroot) {
   // Walking back, the half on newroot's side of each bit collects the
   // other half's blocks; the other half is done after sending.
   for (auto it = steps.rbegin(); it != steps.rend(); ++it) {

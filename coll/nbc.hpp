@@ -11,8 +11,23 @@ namespace adi3::coll {
 // Tags of the blocking collectives (one per kind, for readable traces);
 // nonblocking ones take theirs from a Sequence, above these.
 enum class Tag : int {
-  Barrier = 1, Bcast, Reduce, Allreduce, Gather, Gatherv, Scatter, Scatterv, Allgather, Allgatherv,
-  Alltoall, Alltoallv, Alltoallw, ReduceScatter, ReduceScatterBlock, Scan, Exscan,
+  Barrier = 1,
+  Bcast,
+  Reduce,
+  Allreduce,
+  Gather,
+  Gatherv,
+  Scatter,
+  Scatterv,
+  Allgather,
+  Allgatherv,
+  Alltoall,
+  Alltoallv,
+  Alltoallw,
+  ReduceScatter,
+  ReduceScatterBlock,
+  Scan,
+  Exscan,
 };
 inline constexpr int kFirstNbcTag = 64;
 

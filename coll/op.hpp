@@ -18,7 +18,20 @@ namespace adi3::coll {
 
 // Predefined operations, in the order of MPI's MPI_MAX..MPI_NO_OP.
 enum class OpKind : unsigned char {
-  Max, Min, Sum, Prod, Land, Band, Lor, Bor, Lxor, Bxor, Maxloc, Minloc, Replace, NoOp,
+  Max,
+  Min,
+  Sum,
+  Prod,
+  Land,
+  Band,
+  Lor,
+  Bor,
+  Lxor,
+  Bxor,
+  Maxloc,
+  Minloc,
+  Replace,
+  NoOp,
   User,  // not predefined: a user function
 };
 

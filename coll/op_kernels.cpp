@@ -33,17 +33,38 @@ void integer(OpKind op, const void* in, void* inout, std::size_t n) {
   const T* a = static_cast<const T*>(in);
   T* b = static_cast<T*>(inout);
   switch (op) {
-    case OpKind::Max: for (std::size_t i = 0; i < n; ++i) b[i] = a[i] > b[i] ? a[i] : b[i]; break;
-    case OpKind::Min: for (std::size_t i = 0; i < n; ++i) b[i] = a[i] < b[i] ? a[i] : b[i]; break;
-    case OpKind::Sum: for (std::size_t i = 0; i < n; ++i) b[i] = wrap_add(a[i], b[i]); break;
-    case OpKind::Prod: for (std::size_t i = 0; i < n; ++i) b[i] = wrap_mul(a[i], b[i]); break;
-    case OpKind::Land: for (std::size_t i = 0; i < n; ++i) b[i] = static_cast<T>(a[i] && b[i]); break;
-    case OpKind::Lor: for (std::size_t i = 0; i < n; ++i) b[i] = static_cast<T>(a[i] || b[i]); break;
-    case OpKind::Lxor: for (std::size_t i = 0; i < n; ++i) b[i] = static_cast<T>(!a[i] != !b[i]); break;
-    case OpKind::Band: for (std::size_t i = 0; i < n; ++i) b[i] = static_cast<T>(a[i] & b[i]); break;
-    case OpKind::Bor: for (std::size_t i = 0; i < n; ++i) b[i] = static_cast<T>(a[i] | b[i]); break;
-    case OpKind::Bxor: for (std::size_t i = 0; i < n; ++i) b[i] = static_cast<T>(a[i] ^ b[i]); break;
-    default: break;
+    case OpKind::Max:
+      for (std::size_t i = 0; i < n; ++i) b[i] = a[i] > b[i] ? a[i] : b[i];
+      break;
+    case OpKind::Min:
+      for (std::size_t i = 0; i < n; ++i) b[i] = a[i] < b[i] ? a[i] : b[i];
+      break;
+    case OpKind::Sum:
+      for (std::size_t i = 0; i < n; ++i) b[i] = wrap_add(a[i], b[i]);
+      break;
+    case OpKind::Prod:
+      for (std::size_t i = 0; i < n; ++i) b[i] = wrap_mul(a[i], b[i]);
+      break;
+    case OpKind::Land:
+      for (std::size_t i = 0; i < n; ++i) b[i] = static_cast<T>(a[i] && b[i]);
+      break;
+    case OpKind::Lor:
+      for (std::size_t i = 0; i < n; ++i) b[i] = static_cast<T>(a[i] || b[i]);
+      break;
+    case OpKind::Lxor:
+      for (std::size_t i = 0; i < n; ++i) b[i] = static_cast<T>(!a[i] != !b[i]);
+      break;
+    case OpKind::Band:
+      for (std::size_t i = 0; i < n; ++i) b[i] = static_cast<T>(a[i] & b[i]);
+      break;
+    case OpKind::Bor:
+      for (std::size_t i = 0; i < n; ++i) b[i] = static_cast<T>(a[i] | b[i]);
+      break;
+    case OpKind::Bxor:
+      for (std::size_t i = 0; i < n; ++i) b[i] = static_cast<T>(a[i] ^ b[i]);
+      break;
+    default:
+      break;
   }
 }
 
@@ -52,11 +73,20 @@ void floating(OpKind op, const void* in, void* inout, std::size_t n) {
   const T* a = static_cast<const T*>(in);
   T* b = static_cast<T*>(inout);
   switch (op) {
-    case OpKind::Max: for (std::size_t i = 0; i < n; ++i) b[i] = a[i] > b[i] ? a[i] : b[i]; break;
-    case OpKind::Min: for (std::size_t i = 0; i < n; ++i) b[i] = a[i] < b[i] ? a[i] : b[i]; break;
-    case OpKind::Sum: for (std::size_t i = 0; i < n; ++i) b[i] = a[i] + b[i]; break;
-    case OpKind::Prod: for (std::size_t i = 0; i < n; ++i) b[i] = a[i] * b[i]; break;
-    default: break;
+    case OpKind::Max:
+      for (std::size_t i = 0; i < n; ++i) b[i] = a[i] > b[i] ? a[i] : b[i];
+      break;
+    case OpKind::Min:
+      for (std::size_t i = 0; i < n; ++i) b[i] = a[i] < b[i] ? a[i] : b[i];
+      break;
+    case OpKind::Sum:
+      for (std::size_t i = 0; i < n; ++i) b[i] = a[i] + b[i];
+      break;
+    case OpKind::Prod:
+      for (std::size_t i = 0; i < n; ++i) b[i] = a[i] * b[i];
+      break;
+    default:
+      break;
   }
 }
 
@@ -76,10 +106,17 @@ void logical(OpKind op, const void* in, void* inout, std::size_t n) {
   const auto* a = static_cast<const unsigned char*>(in);
   auto* b = static_cast<unsigned char*>(inout);
   switch (op) {
-    case OpKind::Land: for (std::size_t i = 0; i < n; ++i) b[i] = a[i] && b[i]; break;
-    case OpKind::Lor: for (std::size_t i = 0; i < n; ++i) b[i] = a[i] || b[i]; break;
-    case OpKind::Lxor: for (std::size_t i = 0; i < n; ++i) b[i] = !a[i] != !b[i]; break;
-    default: break;
+    case OpKind::Land:
+      for (std::size_t i = 0; i < n; ++i) b[i] = a[i] && b[i];
+      break;
+    case OpKind::Lor:
+      for (std::size_t i = 0; i < n; ++i) b[i] = a[i] || b[i];
+      break;
+    case OpKind::Lxor:
+      for (std::size_t i = 0; i < n; ++i) b[i] = !a[i] != !b[i];
+      break;
+    default:
+      break;
   }
 }
 
@@ -121,23 +158,51 @@ void pair(Builtin b, OpKind op, const void* in, void* inout, std::size_t n, std:
 
 TypeClass type_class(Builtin b) {
   switch (b) {
-    case B::kSignedChar: case B::kUnsignedChar: case B::kShort: case B::kUnsignedShort: case B::kInt:
-    case B::kUnsigned: case B::kLong: case B::kUnsignedLong: case B::kLongLong: case B::kUnsignedLongLong:
-    case B::kInt8: case B::kInt16: case B::kInt32: case B::kInt64:
-    case B::kUint8: case B::kUint16: case B::kUint32: case B::kUint64:
+    case B::kSignedChar:
+    case B::kUnsignedChar:
+    case B::kShort:
+    case B::kUnsignedShort:
+    case B::kInt:
+    case B::kUnsigned:
+    case B::kLong:
+    case B::kUnsignedLong:
+    case B::kLongLong:
+    case B::kUnsignedLongLong:
+    case B::kInt8:
+    case B::kInt16:
+    case B::kInt32:
+    case B::kInt64:
+    case B::kUint8:
+    case B::kUint16:
+    case B::kUint32:
+    case B::kUint64:
       return TypeClass::CInteger;
-    case B::kAint: case B::kOffset: case B::kCount:
+    case B::kAint:
+    case B::kOffset:
+    case B::kCount:
       return TypeClass::MultiLanguage;
-    case B::kFloat: case B::kDouble: case B::kLongDouble:
+    case B::kFloat:
+    case B::kDouble:
+    case B::kLongDouble:
       return TypeClass::Floating;
-    case B::kCBool: case B::kCxxBool:
+    case B::kCBool:
+    case B::kCxxBool:
       return TypeClass::Logical;
-    case B::kCComplex: case B::kCFloatComplex: case B::kCDoubleComplex: case B::kCLongDoubleComplex:
-    case B::kCxxFloatComplex: case B::kCxxDoubleComplex: case B::kCxxLongDoubleComplex:
+    case B::kCComplex:
+    case B::kCFloatComplex:
+    case B::kCDoubleComplex:
+    case B::kCLongDoubleComplex:
+    case B::kCxxFloatComplex:
+    case B::kCxxDoubleComplex:
+    case B::kCxxLongDoubleComplex:
       return TypeClass::Complex;
     case B::kByte:
       return TypeClass::Byte;
-    case B::kFloatInt: case B::kDoubleInt: case B::kLongInt: case B::k2Int: case B::kShortInt:
+    case B::kFloatInt:
+    case B::kDoubleInt:
+    case B::kLongInt:
+    case B::k2Int:
+    case B::kShortInt:
     case B::kLongDoubleInt:
       return TypeClass::Pair;
     default:  // CHAR, WCHAR (characters, not numbers) and PACKED
@@ -148,16 +213,23 @@ TypeClass type_class(Builtin b) {
 bool op_accepts(OpKind op, Builtin b) {
   TypeClass c = type_class(b);
   switch (op) {
-    case OpKind::Max: case OpKind::Min:
+    case OpKind::Max:
+    case OpKind::Min:
       return c == TypeClass::CInteger || c == TypeClass::Floating || c == TypeClass::MultiLanguage;
-    case OpKind::Sum: case OpKind::Prod:
+    case OpKind::Sum:
+    case OpKind::Prod:
       return c == TypeClass::CInteger || c == TypeClass::Floating || c == TypeClass::Complex ||
              c == TypeClass::MultiLanguage;
-    case OpKind::Land: case OpKind::Lor: case OpKind::Lxor:
+    case OpKind::Land:
+    case OpKind::Lor:
+    case OpKind::Lxor:
       return c == TypeClass::CInteger || c == TypeClass::Logical;
-    case OpKind::Band: case OpKind::Bor: case OpKind::Bxor:
+    case OpKind::Band:
+    case OpKind::Bor:
+    case OpKind::Bxor:
       return c == TypeClass::CInteger || c == TypeClass::Byte || c == TypeClass::MultiLanguage;
-    case OpKind::Maxloc: case OpKind::Minloc:
+    case OpKind::Maxloc:
+    case OpKind::Minloc:
       return c == TypeClass::Pair;
     default:  // REPLACE, NO_OP, user ops
       return true;
@@ -171,37 +243,107 @@ void apply(OpKind op, Builtin b, const void* in, void* inout, std::size_t n, std
     return;
   }
   switch (b) {
-    case B::kChar: integer<char>(op, in, inout, n); break;
-    case B::kSignedChar: case B::kInt8: integer<signed char>(op, in, inout, n); break;
-    case B::kUnsignedChar: case B::kUint8: case B::kByte: case B::kPacked:
+    case B::kChar:
+      integer<char>(op, in, inout, n);
+      break;
+    case B::kSignedChar:
+    case B::kInt8:
+      integer<signed char>(op, in, inout, n);
+      break;
+    case B::kUnsignedChar:
+    case B::kUint8:
+    case B::kByte:
+    case B::kPacked:
       integer<unsigned char>(op, in, inout, n);
       break;
-    case B::kShort: case B::kInt16: integer<short>(op, in, inout, n); break;
-    case B::kUnsignedShort: case B::kUint16: integer<unsigned short>(op, in, inout, n); break;
-    case B::kInt: case B::kInt32: integer<int>(op, in, inout, n); break;
-    case B::kUnsigned: case B::kUint32: integer<unsigned>(op, in, inout, n); break;
-    case B::kWchar: integer<wchar_t>(op, in, inout, n); break;
-    case B::kLong: integer<long>(op, in, inout, n); break;
-    case B::kUnsignedLong: integer<unsigned long>(op, in, inout, n); break;
-    case B::kLongLong: integer<long long>(op, in, inout, n); break;
-    case B::kUnsignedLongLong: integer<unsigned long long>(op, in, inout, n); break;
-    case B::kInt64: case B::kOffset: case B::kCount: integer<std::int64_t>(op, in, inout, n); break;
-    case B::kUint64: integer<std::uint64_t>(op, in, inout, n); break;
-    case B::kAint: integer<std::ptrdiff_t>(op, in, inout, n); break;
-    case B::kFloat: floating<float>(op, in, inout, n); break;
-    case B::kDouble: floating<double>(op, in, inout, n); break;
-    case B::kLongDouble: floating<long double>(op, in, inout, n); break;
-    case B::kCBool: case B::kCxxBool: logical(op, in, inout, n); break;
-    case B::kCComplex: case B::kCFloatComplex: case B::kCxxFloatComplex: complex<float>(op, in, inout, n); break;
-    case B::kCDoubleComplex: case B::kCxxDoubleComplex: complex<double>(op, in, inout, n); break;
-    case B::kCLongDoubleComplex: case B::kCxxLongDoubleComplex: complex<long double>(op, in, inout, n); break;
-    case B::kFloatInt: pair<float>(b, op, in, inout, n, stride); break;
-    case B::kDoubleInt: pair<double>(b, op, in, inout, n, stride); break;
-    case B::kLongInt: pair<long>(b, op, in, inout, n, stride); break;
-    case B::k2Int: pair<int>(b, op, in, inout, n, stride); break;
-    case B::kShortInt: pair<short>(b, op, in, inout, n, stride); break;
-    case B::kLongDoubleInt: pair<long double>(b, op, in, inout, n, stride); break;
-    default: break;
+    case B::kShort:
+    case B::kInt16:
+      integer<short>(op, in, inout, n);
+      break;
+    case B::kUnsignedShort:
+    case B::kUint16:
+      integer<unsigned short>(op, in, inout, n);
+      break;
+    case B::kInt:
+    case B::kInt32:
+      integer<int>(op, in, inout, n);
+      break;
+    case B::kUnsigned:
+    case B::kUint32:
+      integer<unsigned>(op, in, inout, n);
+      break;
+    case B::kWchar:
+      integer<wchar_t>(op, in, inout, n);
+      break;
+    case B::kLong:
+      integer<long>(op, in, inout, n);
+      break;
+    case B::kUnsignedLong:
+      integer<unsigned long>(op, in, inout, n);
+      break;
+    case B::kLongLong:
+      integer<long long>(op, in, inout, n);
+      break;
+    case B::kUnsignedLongLong:
+      integer<unsigned long long>(op, in, inout, n);
+      break;
+    case B::kInt64:
+    case B::kOffset:
+    case B::kCount:
+      integer<std::int64_t>(op, in, inout, n);
+      break;
+    case B::kUint64:
+      integer<std::uint64_t>(op, in, inout, n);
+      break;
+    case B::kAint:
+      integer<std::ptrdiff_t>(op, in, inout, n);
+      break;
+    case B::kFloat:
+      floating<float>(op, in, inout, n);
+      break;
+    case B::kDouble:
+      floating<double>(op, in, inout, n);
+      break;
+    case B::kLongDouble:
+      floating<long double>(op, in, inout, n);
+      break;
+    case B::kCBool:
+    case B::kCxxBool:
+      logical(op, in, inout, n);
+      break;
+    case B::kCComplex:
+    case B::kCFloatComplex:
+    case B::kCxxFloatComplex:
+      complex<float>(op, in, inout, n);
+      break;
+    case B::kCDoubleComplex:
+    case B::kCxxDoubleComplex:
+      complex<double>(op, in, inout, n);
+      break;
+    case B::kCLongDoubleComplex:
+    case B::kCxxLongDoubleComplex:
+      complex<long double>(op, in, inout, n);
+      break;
+    case B::kFloatInt:
+      pair<float>(b, op, in, inout, n, stride);
+      break;
+    case B::kDoubleInt:
+      pair<double>(b, op, in, inout, n, stride);
+      break;
+    case B::kLongInt:
+      pair<long>(b, op, in, inout, n, stride);
+      break;
+    case B::k2Int:
+      pair<int>(b, op, in, inout, n, stride);
+      break;
+    case B::kShortInt:
+      pair<short>(b, op, in, inout, n, stride);
+      break;
+    case B::kLongDoubleInt:
+      pair<long double>(b, op, in, inout, n, stride);
+      break;
+    default:
+      break;
   }
 }
 

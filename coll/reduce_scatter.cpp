@@ -25,7 +25,9 @@ void halving(Schedule& s, const Reducer& r, const Blocks& b, const void* input, 
   fold_in(s, r, f, acc, tmp, total);
   if (f.newrank >= 0) {
     // Newrank i owns the blocks of the ranks folded into it: a run.
-    auto lo = [&](int nr) { return nr < f.pof2 ? b.first[static_cast<std::size_t>(nr < f.rem ? 2 * nr : nr + f.rem)] : total; };
+    auto lo = [&](int nr) {
+      return nr < f.pof2 ? b.first[static_cast<std::size_t>(nr < f.rem ? 2 * nr : nr + f.rem)] : total;
+    };
     int blo = 0, bhi = f.pof2;
     for (int mask = f.pof2 / 2; mask > 0; mask >>= 1) {
       int newdst = f.newrank ^ mask, mid = blo + mask;
@@ -77,7 +79,8 @@ void reduce_then_scatter(Schedule& s, const Reducer& r, const Blocks& b, const v
   std::size_t mine = b.n[static_cast<std::size_t>(me)];
   if (me == 0) {
     for (int i = 1; i < p; ++i) {
-      if (b.n[static_cast<std::size_t>(i)]) r.send(s, all, b.first[static_cast<std::size_t>(i)], b.n[static_cast<std::size_t>(i)], i);
+      if (b.n[static_cast<std::size_t>(i)])
+        r.send(s, all, b.first[static_cast<std::size_t>(i)], b.n[static_cast<std::size_t>(i)], i);
     }
     r.copy_out(s, all, rbuf, 0, mine);
   } else if (mine) {

@@ -23,7 +23,7 @@ class Reducer {
   // elements. The caller keeps type alive (Schedule::keep).
   static int make(ErrorLog& log, const Op& op, const Datatype* type, std::size_t count, Reducer* out);
 
-  std::size_t elems() const { return n_; }          // work elements of the whole vector
+  std::size_t elems() const { return n_; }            // work elements of the whole vector
   std::size_t per_item() const { return per_item_; }  // work elements per user element
   std::size_t bytes() const { return bytes_; }        // data bytes of the vector
   bool commutative() const { return op_.commutative(); }
@@ -63,10 +63,10 @@ class Reducer {
   Builtin elem_ = Builtin::kByte;
   bool packed_ = false;
   std::size_t n_ = 0, per_item_ = 1, bytes_ = 0;
-  std::size_t stride_ = 0;      // bytes between work elements
-  std::ptrdiff_t lb_ = 0;       // data offset from an element's base (layout)
-  std::size_t kper_ = 1;        // predefined kernel elements per work element
-  std::size_t kstride_ = 0;     // bytes between kernel elements
+  std::size_t stride_ = 0;   // bytes between work elements
+  std::ptrdiff_t lb_ = 0;    // data offset from an element's base (layout)
+  std::size_t kper_ = 1;     // predefined kernel elements per work element
+  std::size_t kstride_ = 0;  // bytes between kernel elements
 };
 
 }  // namespace adi3::coll

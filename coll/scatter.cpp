@@ -49,8 +49,8 @@ int build_scatter(Schedule& s, const void* sbuf, std::size_t scount, const Datat
   for (mask >>= 1; mask > 0; mask >>= 1) {
     int child = rel + mask;
     if (child < p) {
-      s.send_bytes(data + static_cast<std::size_t>(mask) * nb,
-                   static_cast<std::size_t>(std::min(mask, p - child)) * nb, (child + root) % p);
+      s.send_bytes(data + static_cast<std::size_t>(mask) * nb, static_cast<std::size_t>(std::min(mask, p - child)) * nb,
+                   (child + root) % p);
     }
   }
   s.fence();

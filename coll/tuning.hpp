@@ -28,8 +28,8 @@ struct Tuning {
   std::size_t allgather_long = 524288;  // total bytes below which recursive doubling is used (2^k ranks)
   std::size_t alltoall_short = 256;     // per-block bytes up to which Bruck is used (>= alltoall_min_procs)
   int alltoall_min_procs = 8;
-  std::size_t alltoall_medium = 32768;  // per-block bytes below which all transfers are posted at once
-  int alltoall_throttle = 32;           // transfers in flight per batch (scattered alltoall(v,w))
+  std::size_t alltoall_medium = 32768;       // per-block bytes below which all transfers are posted at once
+  int alltoall_throttle = 32;                // transfers in flight per batch (scattered alltoall(v,w))
   std::size_t reduce_scatter_long = 524288;  // total bytes above which pairwise exchange is used
 
   // Forced algorithms (Auto = by size); a forced one that cannot run (e.g.

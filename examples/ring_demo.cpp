@@ -36,8 +36,8 @@ int main(int argc, char** argv) {
     // 1 MiB to the right neighbour: above the eager limit, so rendezvous.
     std::vector<int> mine(1 << 18, me), theirs(1 << 18, -1);
     adi3::Status st;
-    dev.sendrecv(mine.data(), mine.size() * sizeof(int), byte, next, 99, theirs.data(),
-                 theirs.size() * sizeof(int), byte, prev, 99, world, &st);
+    dev.sendrecv(mine.data(), mine.size() * sizeof(int), byte, next, 99, theirs.data(), theirs.size() * sizeof(int),
+                 byte, prev, 99, world, &st);
     bool ok = theirs.front() == prev && theirs.back() == prev && st.bytes == mine.size() * sizeof(int);
     std::lock_guard<std::mutex> g(out);
     std::printf("rank %d of %d: got %zu bytes from rank %d by rendezvous: %s\n", me, n, st.bytes, st.source,

@@ -97,16 +97,17 @@ int grequest_start(Device& dev, GreqQueryFn* query, GreqFreeFn* free, GreqCancel
   return greq_start(dev, nullptr, GreqCallbacks{query, free, cancel, nullptr, nullptr}, extra_state, out);
 }
 
-int grequest_start_polled(Device& dev, GreqQueryFn* query, GreqFreeFn* free, GreqCancelFn* cancel,
-                          GreqPollFn* poll, GreqWaitFn* wait, void* extra_state, Request** out) {
+int grequest_start_polled(Device& dev, GreqQueryFn* query, GreqFreeFn* free, GreqCancelFn* cancel, GreqPollFn* poll,
+                          GreqWaitFn* wait, void* extra_state, Request** out) {
   return greq_start(dev, nullptr, GreqCallbacks{query, free, cancel, poll, wait}, extra_state, out);
 }
 
 int grequest_complete(Request* r) {
   if (!r) return error_code(ErrorClass::Request);
   if (!is_greq(r)) {
-    return r->dev->errors().raise(ErrorClass::Request, "grequest_complete on a request that is not a generalized "
-                                                        "request");
+    return r->dev->errors().raise(ErrorClass::Request,
+                                  "grequest_complete on a request that is not a generalized "
+                                  "request");
   }
   GreqState* st = greq_state(*r);
   Device& dev = *r->dev;

@@ -59,8 +59,8 @@ int grequest_class_free(GreqClass** cls);
 int grequest_class_allocate(Device& dev, GreqClass* cls, void* extra_state, Request** out);
 // MPIX_Grequest_start: grequest_start with a poll and a wait function (a
 // class of its own, so waitall never batches it with other requests).
-int grequest_start_polled(Device& dev, GreqQueryFn* query, GreqFreeFn* free, GreqCancelFn* cancel,
-                          GreqPollFn* poll, GreqWaitFn* wait, void* extra_state, Request** out);
+int grequest_start_polled(Device& dev, GreqQueryFn* query, GreqFreeFn* free, GreqCancelFn* cancel, GreqPollFn* poll,
+                          GreqWaitFn* wait, void* extra_state, Request** out);
 
 // ---- filling a status (MPI-3.1 chapter 12.3), for query functions ----
 

@@ -37,12 +37,12 @@ class GreqHub {
 
   Device& dev_;
   const bool mt_;
-  Request driver_;          // in the device's pollable list
-  SpinLock lock_;           // always taken: completions come from any thread
+  Request driver_;  // in the device's pollable list
+  SpinLock lock_;   // always taken: completions come from any thread
   RequestList<QueueTag> polled_;
   RequestList<QueueTag> reap_;
   std::atomic<bool> queued_{false};  // either list may be non-empty: idle passes skip the lock
-  bool running_ = false;    // a poll function that makes progress must not recurse
+  bool running_ = false;             // a poll function that makes progress must not recurse
   std::atomic<uint32_t> barrier_seq_{0};
 };
 

@@ -47,8 +47,8 @@ class GreqClass {
 struct GreqState {
   explicit GreqState(const GreqCallbacks& own_fns) : own(own_fns) {}
 
-  GreqClass own;                 // requests started without a class use this one
-  GreqClass* klass = nullptr;    // &own, or a shared class (one reference held)
+  GreqClass own;               // requests started without a class use this one
+  GreqClass* klass = nullptr;  // &own, or a shared class (one reference held)
   void* extra = nullptr;
   GreqHub* hub = nullptr;
   std::atomic<int> pending{2};

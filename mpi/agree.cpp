@@ -15,9 +15,9 @@ int allgather_bytes(Device& dev, const Comm& over, const void* mine, std::size_t
   const Datatype* byte = Datatype::byte();
   for (int s = 0; s < p - 1; ++s) {
     int send_block = (me - s + p) % p, recv_block = (me - s - 1 + 2 * p) % p;
-    if (int e = dev.sendrecv(out + static_cast<std::size_t>(send_block) * bytes, bytes, byte, right, tag,
-                             out + static_cast<std::size_t>(recv_block) * bytes, bytes, byte, left, tag, over,
-                             nullptr)) {
+    if (int e =
+            dev.sendrecv(out + static_cast<std::size_t>(send_block) * bytes, bytes, byte, right, tag,
+                         out + static_cast<std::size_t>(recv_block) * bytes, bytes, byte, left, tag, over, nullptr)) {
       return e;
     }
   }

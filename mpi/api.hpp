@@ -12,16 +12,16 @@
 
 // Defines PMPI_name (the implementation) and MPI_name as a weak alias of
 // it, so a profiling library can interpose MPI_name and call PMPI_name.
-#define ADI3_MPI_API(ret, name, params)                                                 \
-  extern "C" ret MPI_##name params __attribute__((weak, alias("PMPI_" #name)));          \
+#define ADI3_MPI_API(ret, name, params)                                         \
+  extern "C" ret MPI_##name params __attribute__((weak, alias("PMPI_" #name))); \
   extern "C" __attribute__((visibility("default"))) ret PMPI_##name params
 
 // First statement of an entry point that needs MPI to be initialized:
 // binds `rt` or reports the call as erroneous.
-#define ADI3_MPI_ENTER()                      \
+#define ADI3_MPI_ENTER()                             \
   ::adi3::mpi::Runtime* rt = ::adi3::mpi::g_runtime; \
-  if (!rt) [[unlikely]]                       \
-    return ::adi3::mpi::not_initialized(__func__)
+  if (!rt) [[unlikely]]                              \
+  return ::adi3::mpi::not_initialized(__func__)
 
 namespace adi3::mpi {
 

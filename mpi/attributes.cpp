@@ -20,8 +20,7 @@ int call_copy(KeyvalObj* k, int old, void* in, void** out, int* flag) {
   *flag = 0;
   if (!k->copy_fn) return MPI_SUCCESS;
   if (k->kind == KeyvalKind::Type) {
-    return reinterpret_cast<MPI_Type_copy_attr_function*>(k->copy_fn)(old, k->handle, k->extra_state, in, out,
-                                                                       flag);
+    return reinterpret_cast<MPI_Type_copy_attr_function*>(k->copy_fn)(old, k->handle, k->extra_state, in, out, flag);
   }
   return reinterpret_cast<MPI_Comm_copy_attr_function*>(k->copy_fn)(old, k->handle, k->extra_state, in, out, flag);
 }
@@ -199,21 +198,30 @@ int free_keyval(Runtime& rt, int* keyval, KeyvalKind kind) {
 // The predefined attributes every communicator answers for.
 void* builtin_attr(Runtime& rt, int keyval) {
   switch (keyval) {
-    case MPI_TAG_UB: return &rt.attr_tag_ub;
-    case MPI_HOST: return &rt.attr_host;
-    case MPI_IO: return &rt.attr_io;
-    case MPI_WTIME_IS_GLOBAL: return &rt.attr_wtime_global;
-    case MPI_UNIVERSE_SIZE: return &rt.attr_universe;
-    case MPI_LASTUSEDCODE: return &rt.attr_lastusedcode;
-    case MPI_APPNUM: return &rt.attr_appnum;
-    default: return nullptr;
+    case MPI_TAG_UB:
+      return &rt.attr_tag_ub;
+    case MPI_HOST:
+      return &rt.attr_host;
+    case MPI_IO:
+      return &rt.attr_io;
+    case MPI_WTIME_IS_GLOBAL:
+      return &rt.attr_wtime_global;
+    case MPI_UNIVERSE_SIZE:
+      return &rt.attr_universe;
+    case MPI_LASTUSEDCODE:
+      return &rt.attr_lastusedcode;
+    case MPI_APPNUM:
+      return &rt.attr_appnum;
+    default:
+      return nullptr;
   }
 }
 
 int comm_get_attr(Runtime& rt, MPI_Comm comm, int keyval, void* value, int* flag) {
   CommObj* c = nullptr;
   if (int e = get_comm(rt, comm, &c)) return e;
-  if (!value || !flag) return comm_error(c, raise(ErrorClass::Arg, "attribute_val or flag is null"), "MPI_Comm_get_attr");
+  if (!value || !flag)
+    return comm_error(c, raise(ErrorClass::Arg, "attribute_val or flag is null"), "MPI_Comm_get_attr");
   if (is_kind(keyval, Kind::Keyval, HandleClass::Builtin)) {
     void* v = builtin_attr(rt, keyval);
     *flag = v != nullptr;
@@ -268,12 +276,14 @@ ADI3_MPI_API(int, Comm_delete_attr, (MPI_Comm comm, int keyval)) {
   return comm_error(c, delete_attr(*rt, c->attrs, k, comm), __func__);
 }
 
-ADI3_MPI_API(int, Keyval_create, (MPI_Copy_function * copy_fn, MPI_Delete_function* delete_fn, int* keyval,
-                                   void* extra_state)) {
+ADI3_MPI_API(int, Keyval_create,
+             (MPI_Copy_function * copy_fn, MPI_Delete_function* delete_fn, int* keyval, void* extra_state)) {
   return PMPI_Comm_create_keyval(copy_fn, delete_fn, keyval, extra_state);
 }
 ADI3_MPI_API(int, Keyval_free, (int* keyval)) { return PMPI_Comm_free_keyval(keyval); }
-ADI3_MPI_API(int, Attr_put, (MPI_Comm comm, int keyval, void* value)) { return PMPI_Comm_set_attr(comm, keyval, value); }
+ADI3_MPI_API(int, Attr_put, (MPI_Comm comm, int keyval, void* value)) {
+  return PMPI_Comm_set_attr(comm, keyval, value);
+}
 ADI3_MPI_API(int, Attr_get, (MPI_Comm comm, int keyval, void* value, int* flag)) {
   return PMPI_Comm_get_attr(comm, keyval, value, flag);
 }

@@ -47,11 +47,12 @@ int allreduce(CollCall& k, const void* sbuf, void* rbuf, int count, MPI_Datatype
   }
   return k.run(
       req, [&] { return coll::allreduce(k.dev(), sbuf, rbuf, sz(count), t, o, k.c->coll); },
-      [&](Request** r) { return coll::iallreduce(k.dev(), sbuf, rbuf, sz(count), t, o, k.c->coll, sequence(*k.c), r); });
+      [&](Request** r) {
+        return coll::iallreduce(k.dev(), sbuf, rbuf, sz(count), t, o, k.c->coll, sequence(*k.c), r);
+      });
 }
 
-int scan(CollCall& k, bool ex, const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op,
-         MPI_Request* req) {
+int scan(CollCall& k, bool ex, const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Request* req) {
   const Datatype* t = nullptr;
   coll::Op o(coll::OpKind::NoOp);
   if (int e = need_intra(*k.c, ex ? "MPI_Exscan" : "MPI_Scan")) return e;  // not defined there
@@ -162,8 +163,8 @@ int allgatherv(CollCall& k, const void* sbuf, int scount, MPI_Datatype stype, vo
   return k.run(
       req, [&] { return coll::allgatherv(k.dev(), sbuf, sz(scount), st, rbuf, rcounts, displs, rt, k.c->coll); },
       [&](Request** r) {
-        return coll::iallgatherv(k.dev(), sbuf, sz(scount), st, rbuf, rcounts, displs, rt, k.c->coll,
-                                 sequence(*k.c), r);
+        return coll::iallgatherv(k.dev(), sbuf, sz(scount), st, rbuf, rcounts, displs, rt, k.c->coll, sequence(*k.c),
+                                 r);
       });
 }
 
@@ -185,8 +186,7 @@ int alltoallv(CollCall& k, const void* sbuf, const int* scounts, const int* sdis
     return e || !req ? e : inter::done_request(k, req);
   }
   return k.run(
-      req,
-      [&] { return coll::alltoallv(k.dev(), sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, k.c->coll); },
+      req, [&] { return coll::alltoallv(k.dev(), sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, k.c->coll); },
       [&](Request** r) {
         return coll::ialltoallv(k.dev(), sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, k.c->coll,
                                 sequence(*k.c), r);
@@ -249,15 +249,16 @@ ADI3_MPI_API(int, Ibarrier, (MPI_Comm comm, MPI_Request* request)) {
   return k.done(e ? e : barrier(k, request));
 }
 
-ADI3_MPI_API(int, Allreduce, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op,
-                              MPI_Comm comm)) {
+ADI3_MPI_API(int, Allreduce,
+             (const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)) {
   CollCall k(__func__, comm);
   if (k.e) return k.e;
   return k.done(allreduce(k, sendbuf, recvbuf, count, dt, op, nullptr));
 }
 
-ADI3_MPI_API(int, Iallreduce, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op,
-                               MPI_Comm comm, MPI_Request* request)) {
+ADI3_MPI_API(int, Iallreduce,
+             (const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+              MPI_Request* request)) {
   CollCall k(__func__, comm);
   if (k.e) return k.e;
   int e = need_request(request);
@@ -270,141 +271,149 @@ ADI3_MPI_API(int, Scan, (const void* sendbuf, void* recvbuf, int count, MPI_Data
   return k.done(scan(k, false, sendbuf, recvbuf, count, dt, op, nullptr));
 }
 
-ADI3_MPI_API(int, Iscan, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
-                          MPI_Request* request)) {
+ADI3_MPI_API(int, Iscan,
+             (const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+              MPI_Request* request)) {
   CollCall k(__func__, comm);
   if (k.e) return k.e;
   int e = need_request(request);
   return k.done(e ? e : scan(k, false, sendbuf, recvbuf, count, dt, op, request));
 }
 
-ADI3_MPI_API(int, Exscan, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op,
-                           MPI_Comm comm)) {
+ADI3_MPI_API(int, Exscan, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)) {
   CollCall k(__func__, comm);
   if (k.e) return k.e;
   return k.done(scan(k, true, sendbuf, recvbuf, count, dt, op, nullptr));
 }
 
-ADI3_MPI_API(int, Iexscan, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op,
-                            MPI_Comm comm, MPI_Request* request)) {
+ADI3_MPI_API(int, Iexscan,
+             (const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+              MPI_Request* request)) {
   CollCall k(__func__, comm);
   if (k.e) return k.e;
   int e = need_request(request);
   return k.done(e ? e : scan(k, true, sendbuf, recvbuf, count, dt, op, request));
 }
 
-ADI3_MPI_API(int, Reduce_scatter, (const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype dt,
-                                   MPI_Op op, MPI_Comm comm)) {
+ADI3_MPI_API(int, Reduce_scatter,
+             (const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype dt, MPI_Op op, MPI_Comm comm)) {
   CollCall k(__func__, comm);
   if (k.e) return k.e;
   return k.done(reduce_scatter(k, sendbuf, recvbuf, recvcounts, dt, op, nullptr));
 }
 
-ADI3_MPI_API(int, Ireduce_scatter, (const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype dt,
-                                    MPI_Op op, MPI_Comm comm, MPI_Request* request)) {
+ADI3_MPI_API(int, Ireduce_scatter,
+             (const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+              MPI_Request* request)) {
   CollCall k(__func__, comm);
   if (k.e) return k.e;
   int e = need_request(request);
   return k.done(e ? e : reduce_scatter(k, sendbuf, recvbuf, recvcounts, dt, op, request));
 }
 
-ADI3_MPI_API(int, Reduce_scatter_block, (const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype dt,
-                                         MPI_Op op, MPI_Comm comm)) {
+ADI3_MPI_API(int, Reduce_scatter_block,
+             (const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)) {
   CollCall k(__func__, comm);
   if (k.e) return k.e;
   return k.done(reduce_scatter_block(k, sendbuf, recvbuf, recvcount, dt, op, nullptr));
 }
 
-ADI3_MPI_API(int, Ireduce_scatter_block, (const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype dt,
-                                          MPI_Op op, MPI_Comm comm, MPI_Request* request)) {
+ADI3_MPI_API(int, Ireduce_scatter_block,
+             (const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+              MPI_Request* request)) {
   CollCall k(__func__, comm);
   if (k.e) return k.e;
   int e = need_request(request);
   return k.done(e ? e : reduce_scatter_block(k, sendbuf, recvbuf, recvcount, dt, op, request));
 }
 
-ADI3_MPI_API(int, Allgather, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                              int recvcount, MPI_Datatype recvtype, MPI_Comm comm)) {
+ADI3_MPI_API(int, Allgather,
+             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+              MPI_Datatype recvtype, MPI_Comm comm)) {
   CollCall k(__func__, comm);
   if (k.e) return k.e;
   return k.done(allgather(k, false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, nullptr));
 }
 
-ADI3_MPI_API(int, Iallgather, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                               int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request)) {
+ADI3_MPI_API(int, Iallgather,
+             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request)) {
   CollCall k(__func__, comm);
   if (k.e) return k.e;
   int e = need_request(request);
   return k.done(e ? e : allgather(k, false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, request));
 }
 
-ADI3_MPI_API(int, Alltoall, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                             int recvcount, MPI_Datatype recvtype, MPI_Comm comm)) {
+ADI3_MPI_API(int, Alltoall,
+             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+              MPI_Datatype recvtype, MPI_Comm comm)) {
   CollCall k(__func__, comm);
   if (k.e) return k.e;
   return k.done(allgather(k, true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, nullptr));
 }
 
-ADI3_MPI_API(int, Ialltoall, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                              int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request)) {
+ADI3_MPI_API(int, Ialltoall,
+             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request)) {
   CollCall k(__func__, comm);
   if (k.e) return k.e;
   int e = need_request(request);
   return k.done(e ? e : allgather(k, true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, request));
 }
 
-ADI3_MPI_API(int, Allgatherv, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                               const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)) {
+ADI3_MPI_API(int, Allgatherv,
+             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+              const int displs[], MPI_Datatype recvtype, MPI_Comm comm)) {
   CollCall k(__func__, comm);
   if (k.e) return k.e;
   return k.done(allgatherv(k, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, nullptr));
 }
 
-ADI3_MPI_API(int, Iallgatherv, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                                const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
-                                MPI_Request* request)) {
+ADI3_MPI_API(int, Iallgatherv,
+             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+              const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request)) {
   CollCall k(__func__, comm);
   if (k.e) return k.e;
   int e = need_request(request);
   return k.done(e ? e : allgatherv(k, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, request));
 }
 
-ADI3_MPI_API(int, Alltoallv, (const void* sendbuf, const int sendcounts[], const int sdispls[],
-                              MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
-                              MPI_Datatype recvtype, MPI_Comm comm)) {
+ADI3_MPI_API(int, Alltoallv,
+             (const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
+              const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)) {
   CollCall k(__func__, comm);
   if (k.e) return k.e;
   return k.done(alltoallv(k, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, nullptr));
 }
 
-ADI3_MPI_API(int, Ialltoallv, (const void* sendbuf, const int sendcounts[], const int sdispls[],
-                               MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
-                               MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request)) {
+ADI3_MPI_API(int, Ialltoallv,
+             (const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
+              const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+              MPI_Request* request)) {
   CollCall k(__func__, comm);
   if (k.e) return k.e;
   int e = need_request(request);
-  return k.done(e ? e
-                  : alltoallv(k, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
-                              request));
+  return k.done(
+      e ? e : alltoallv(k, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, request));
 }
 
-ADI3_MPI_API(int, Alltoallw, (const void* sendbuf, const int sendcounts[], const int sdispls[],
-                              const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
-                              const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)) {
+ADI3_MPI_API(int, Alltoallw,
+             (const void* sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[],
+              void* recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[],
+              MPI_Comm comm)) {
   CollCall k(__func__, comm);
   if (k.e) return k.e;
   return k.done(
       alltoallw(k, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, nullptr));
 }
 
-ADI3_MPI_API(int, Ialltoallw, (const void* sendbuf, const int sendcounts[], const int sdispls[],
-                               const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
-                               const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-                               MPI_Request* request)) {
+ADI3_MPI_API(int, Ialltoallw,
+             (const void* sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[],
+              void* recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+              MPI_Request* request)) {
   CollCall k(__func__, comm);
   if (k.e) return k.e;
   int e = need_request(request);
-  return k.done(e ? e
-                  : alltoallw(k, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
-                              request));
+  return k.done(
+      e ? e : alltoallw(k, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, request));
 }

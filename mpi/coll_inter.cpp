@@ -82,8 +82,8 @@ int allreduce(CollCall& k, const void* sbuf, void* rbuf, int count, const Dataty
   return coll::bcast(k.dev(), rbuf, sz(count), t, 0, k.c->grouped);
 }
 
-int gather(CollCall& k, const void* sbuf, int scount, const Datatype* st, void* rbuf, int rcount,
-           const int* rcounts, const int* displs, const Datatype* rt, int root) {
+int gather(CollCall& k, const void* sbuf, int scount, const Datatype* st, void* rbuf, int rcount, const int* rcounts,
+           const int* displs, const Datatype* rt, int root) {
   if (int e = check_remote_root(k, root)) return e;
   if (root == MPI_PROC_NULL) return 0;
   if (root != MPI_ROOT) return k.dev().send(sbuf, sz(scount), st, root, kTag, k.c->coll);
@@ -150,16 +150,15 @@ int exchange(CollCall& k, const Blocks& send, const Blocks& recv) {
   return k.dev().waitall(static_cast<int>(reqs.size()), reqs.data(), nullptr);
 }
 
-int reduce_scatter_block(CollCall& k, const void* sbuf, void* rbuf, int rcount, const Datatype* t,
-                         const coll::Op& op) {
+int reduce_scatter_block(CollCall& k, const void* sbuf, void* rbuf, int rcount, const Datatype* t, const coll::Op& op) {
   // Our data (rcount per remote process) is reduced to our rank 0, swapped
   // with the remote rank 0's, and the result scattered in our group.
   int mine = rcount * k.c->remote->size(), theirs = rcount * k.c->size();
   Temp reduced(mine, t), got(theirs, t);
   if (int e = coll::reduce(k.dev(), sbuf, reduced.at, sz(mine), t, op, 0, k.c->grouped)) return e;
   if (k.c->rank() == 0) {
-    if (int e = k.dev().sendrecv(reduced.at, sz(mine), t, 0, kTag, got.at, sz(theirs), t, 0, kTag, k.c->coll,
-                                 nullptr)) {
+    if (int e =
+            k.dev().sendrecv(reduced.at, sz(mine), t, 0, kTag, got.at, sz(theirs), t, 0, kTag, k.c->coll, nullptr)) {
       return e;
     }
   }
@@ -178,13 +177,12 @@ int reduce_scatter(CollCall& k, const void* sbuf, void* rbuf, const int* counts,
   Temp reduced(total, t), got(total, t);
   if (int e = coll::reduce(k.dev(), sbuf, reduced.at, sz(total), t, op, 0, k.c->grouped)) return e;
   if (k.c->rank() == 0) {
-    if (int e = k.dev().sendrecv(reduced.at, sz(total), t, 0, kTag, got.at, sz(total), t, 0, kTag, k.c->coll,
-                                 nullptr)) {
+    if (int e =
+            k.dev().sendrecv(reduced.at, sz(total), t, 0, kTag, got.at, sz(total), t, 0, kTag, k.c->coll, nullptr)) {
       return e;
     }
   }
-  return coll::scatterv(k.dev(), got.at, counts, displs.data(), t, rbuf, sz(counts[k.c->rank()]), t, 0,
-                        k.c->grouped);
+  return coll::scatterv(k.dev(), got.at, counts, displs.data(), t, rbuf, sz(counts[k.c->rank()]), t, 0, k.c->grouped);
 }
 
 }  // namespace adi3::mpi::inter

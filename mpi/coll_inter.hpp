@@ -13,8 +13,8 @@ int reduce(CollCall& k, const void* sbuf, void* rbuf, int count, const Datatype*
 int allreduce(CollCall& k, const void* sbuf, void* rbuf, int count, const Datatype* t, const coll::Op& op);
 // Root side and leaf side of gather(v)/scatter(v): counts/displs (v-forms)
 // are the root's arrays over the remote group, or null for the fixed form.
-int gather(CollCall& k, const void* sbuf, int scount, const Datatype* st, void* rbuf, int rcount,
-           const int* rcounts, const int* displs, const Datatype* rt, int root);
+int gather(CollCall& k, const void* sbuf, int scount, const Datatype* st, void* rbuf, int rcount, const int* rcounts,
+           const int* displs, const Datatype* rt, int root);
 int scatter(CollCall& k, const void* sbuf, int scount, const int* scounts, const int* displs, const Datatype* st,
             void* rbuf, int rcount, const Datatype* rt, int root);
 // Every process exchanges with every remote process: block i of the
@@ -22,21 +22,19 @@ int scatter(CollCall& k, const void* sbuf, int scount, const int* scounts, const
 // all). Arrays are per remote rank; byte displacements when `bytes`.
 struct Blocks {
   const void* buf;
-  const int* counts;      // null: `count` for every peer
+  const int* counts;  // null: `count` for every peer
   int count;
-  const int* displs;      // elements (or bytes); null: i * count * extent
+  const int* displs;  // elements (or bytes); null: i * count * extent
   bool bytes;
-  const Datatype* type;   // when types is null
+  const Datatype* type;  // when types is null
   const Datatype* const* types;
-  bool same_for_all;      // allgather's send side
+  bool same_for_all;  // allgather's send side
 };
 int exchange(CollCall& k, const Blocks& send, const Blocks& recv);
-int reduce_scatter_block(CollCall& k, const void* sbuf, void* rbuf, int rcount, const Datatype* t,
-                         const coll::Op& op);
+int reduce_scatter_block(CollCall& k, const void* sbuf, void* rbuf, int rcount, const Datatype* t, const coll::Op& op);
 // counts: the local group's result sizes (their sum is the vector length
 // both groups contribute).
-int reduce_scatter(CollCall& k, const void* sbuf, void* rbuf, const int* counts, const Datatype* t,
-                   const coll::Op& op);
+int reduce_scatter(CollCall& k, const void* sbuf, void* rbuf, const int* counts, const Datatype* t, const coll::Op& op);
 // A completed request standing for a nonblocking call already done.
 int done_request(CollCall& k, MPI_Request* req);
 

@@ -51,7 +51,8 @@ int reduce(CollCall& k, const void* sbuf, void* rbuf, int count, MPI_Datatype dt
   if (!e) e = get_op(*k.rt, op, &o);
   if (!e && sbuf != MPI_IN_PLACE) e = check_buffer(sbuf, count, t);
   if (!e && at_root) e = check_buffer(rbuf, count, t);
-  if (!e && at_root && count > 0 && sbuf == rbuf) e = raise(ErrorClass::Buffer, "sendbuf and recvbuf are the same buffer (use MPI_IN_PLACE)");
+  if (!e && at_root && count > 0 && sbuf == rbuf)
+    e = raise(ErrorClass::Buffer, "sendbuf and recvbuf are the same buffer (use MPI_IN_PLACE)");
   if (e) return e;
   return k.run(
       req, [&] { return coll::reduce(k.dev(), sbuf, rbuf, sz(count), t, o, root, k.c->coll); },
@@ -60,13 +61,15 @@ int reduce(CollCall& k, const void* sbuf, void* rbuf, int count, MPI_Datatype dt
       });
 }
 
-int gather(CollCall& k, const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
-           MPI_Datatype rtype, int root, MPI_Request* req) {
+int gather(CollCall& k, const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype,
+           int root, MPI_Request* req) {
   const Datatype *st = nullptr, *rt = nullptr;
   if (k.c->inter) {
     int e = 0;
-    if (root == MPI_ROOT) e = coll_side(*k.rt, rbuf, rcount, rtype, &rt);
-    else if (root != MPI_PROC_NULL) e = coll_side(*k.rt, sbuf, scount, stype, &st);
+    if (root == MPI_ROOT)
+      e = coll_side(*k.rt, rbuf, rcount, rtype, &rt);
+    else if (root != MPI_PROC_NULL)
+      e = coll_side(*k.rt, sbuf, scount, stype, &st);
     if (!e) e = inter::gather(k, sbuf, scount, st, rbuf, rcount, nullptr, nullptr, rt, root);
     return finish_inter(k, e, req);
   }
@@ -76,8 +79,7 @@ int gather(CollCall& k, const void* sbuf, int scount, MPI_Datatype stype, void* 
   if (!e && at_root) e = coll_side(*k.rt, rbuf, rcount, rtype, &rt);
   if (e) return e;
   return k.run(
-      req,
-      [&] { return coll::gather(k.dev(), sbuf, sz(scount), st, rbuf, sz(rcount), rt, root, k.c->coll); },
+      req, [&] { return coll::gather(k.dev(), sbuf, sz(scount), st, rbuf, sz(rcount), rt, root, k.c->coll); },
       [&](Request** r) {
         return coll::igather(k.dev(), sbuf, sz(scount), st, rbuf, sz(rcount), rt, root, k.c->coll, sequence(*k.c), r);
       });
@@ -104,21 +106,22 @@ int gatherv(CollCall& k, const void* sbuf, int scount, MPI_Datatype stype, void*
   if (!e && at_root) e = get_comm_type(*k.rt, rtype, &rt);
   if (e) return e;
   return k.run(
-      req,
-      [&] { return coll::gatherv(k.dev(), sbuf, sz(scount), st, rbuf, rcounts, displs, rt, root, k.c->coll); },
+      req, [&] { return coll::gatherv(k.dev(), sbuf, sz(scount), st, rbuf, rcounts, displs, rt, root, k.c->coll); },
       [&](Request** r) {
-        return coll::igatherv(k.dev(), sbuf, sz(scount), st, rbuf, rcounts, displs, rt, root, k.c->coll,
-                              sequence(*k.c), r);
+        return coll::igatherv(k.dev(), sbuf, sz(scount), st, rbuf, rcounts, displs, rt, root, k.c->coll, sequence(*k.c),
+                              r);
       });
 }
 
-int scatter(CollCall& k, const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
-            MPI_Datatype rtype, int root, MPI_Request* req) {
+int scatter(CollCall& k, const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype,
+            int root, MPI_Request* req) {
   const Datatype *st = nullptr, *rt = nullptr;
   if (k.c->inter) {
     int e = 0;
-    if (root == MPI_ROOT) e = coll_side(*k.rt, sbuf, scount, stype, &st);
-    else if (root != MPI_PROC_NULL) e = coll_side(*k.rt, rbuf, rcount, rtype, &rt);
+    if (root == MPI_ROOT)
+      e = coll_side(*k.rt, sbuf, scount, stype, &st);
+    else if (root != MPI_PROC_NULL)
+      e = coll_side(*k.rt, rbuf, rcount, rtype, &rt);
     if (!e) e = inter::scatter(k, sbuf, scount, nullptr, nullptr, st, rbuf, rcount, rt, root);
     return finish_inter(k, e, req);
   }
@@ -128,11 +131,9 @@ int scatter(CollCall& k, const void* sbuf, int scount, MPI_Datatype stype, void*
   if (!e) e = coll_side(*k.rt, rbuf, rcount, rtype, &rt);
   if (e) return e;
   return k.run(
-      req,
-      [&] { return coll::scatter(k.dev(), sbuf, sz(scount), st, rbuf, sz(rcount), rt, root, k.c->coll); },
+      req, [&] { return coll::scatter(k.dev(), sbuf, sz(scount), st, rbuf, sz(rcount), rt, root, k.c->coll); },
       [&](Request** r) {
-        return coll::iscatter(k.dev(), sbuf, sz(scount), st, rbuf, sz(rcount), rt, root, k.c->coll,
-                              sequence(*k.c), r);
+        return coll::iscatter(k.dev(), sbuf, sz(scount), st, rbuf, sz(rcount), rt, root, k.c->coll, sequence(*k.c), r);
       });
 }
 
@@ -157,8 +158,7 @@ int scatterv(CollCall& k, const void* sbuf, const int* scounts, const int* displ
   if (!e) e = coll_side(*k.rt, rbuf, rcount, rtype, &rt);
   if (e) return e;
   return k.run(
-      req,
-      [&] { return coll::scatterv(k.dev(), sbuf, scounts, displs, st, rbuf, sz(rcount), rt, root, k.c->coll); },
+      req, [&] { return coll::scatterv(k.dev(), sbuf, scounts, displs, st, rbuf, sz(rcount), rt, root, k.c->coll); },
       [&](Request** r) {
         return coll::iscatterv(k.dev(), sbuf, scounts, displs, st, rbuf, sz(rcount), rt, root, k.c->coll,
                                sequence(*k.c), r);
@@ -182,80 +182,87 @@ ADI3_MPI_API(int, Ibcast, (void* buf, int count, MPI_Datatype dt, int root, MPI_
   return k.done(e ? e : bcast(k, buf, count, dt, root, request));
 }
 
-ADI3_MPI_API(int, Reduce, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
-                           MPI_Comm comm)) {
+ADI3_MPI_API(int, Reduce,
+             (const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm)) {
   CollCall k(__func__, comm);
   if (k.e) return k.e;
   return k.done(reduce(k, sendbuf, recvbuf, count, dt, op, root, nullptr));
 }
 
-ADI3_MPI_API(int, Ireduce, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
-                            MPI_Comm comm, MPI_Request* request)) {
+ADI3_MPI_API(int, Ireduce,
+             (const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm,
+              MPI_Request* request)) {
   CollCall k(__func__, comm);
   if (k.e) return k.e;
   int e = need_request(request);
   return k.done(e ? e : reduce(k, sendbuf, recvbuf, count, dt, op, root, request));
 }
 
-ADI3_MPI_API(int, Gather, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-                           MPI_Datatype recvtype, int root, MPI_Comm comm)) {
+ADI3_MPI_API(int, Gather,
+             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+              MPI_Datatype recvtype, int root, MPI_Comm comm)) {
   CollCall k(__func__, comm);
   if (k.e) return k.e;
   return k.done(gather(k, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, nullptr));
 }
 
-ADI3_MPI_API(int, Igather, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-                            MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request)) {
+ADI3_MPI_API(int, Igather,
+             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+              MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request)) {
   CollCall k(__func__, comm);
   if (k.e) return k.e;
   int e = need_request(request);
   return k.done(e ? e : gather(k, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, request));
 }
 
-ADI3_MPI_API(int, Gatherv, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                            const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
-                            MPI_Comm comm)) {
+ADI3_MPI_API(int, Gatherv,
+             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+              const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)) {
   CollCall k(__func__, comm);
   if (k.e) return k.e;
   return k.done(gatherv(k, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, nullptr));
 }
 
-ADI3_MPI_API(int, Igatherv, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                             const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
-                             MPI_Comm comm, MPI_Request* request)) {
+ADI3_MPI_API(int, Igatherv,
+             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+              const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request)) {
   CollCall k(__func__, comm);
   if (k.e) return k.e;
   int e = need_request(request);
   return k.done(e ? e : gatherv(k, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, request));
 }
 
-ADI3_MPI_API(int, Scatter, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-                            MPI_Datatype recvtype, int root, MPI_Comm comm)) {
+ADI3_MPI_API(int, Scatter,
+             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+              MPI_Datatype recvtype, int root, MPI_Comm comm)) {
   CollCall k(__func__, comm);
   if (k.e) return k.e;
   return k.done(scatter(k, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, nullptr));
 }
 
-ADI3_MPI_API(int, Iscatter, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                             int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request)) {
+ADI3_MPI_API(int, Iscatter,
+             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+              MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request)) {
   CollCall k(__func__, comm);
   if (k.e) return k.e;
   int e = need_request(request);
   return k.done(e ? e : scatter(k, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, request));
 }
 
-ADI3_MPI_API(int, Scatterv, (const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype,
-                             void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)) {
+ADI3_MPI_API(int, Scatterv,
+             (const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void* recvbuf,
+              int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)) {
   CollCall k(__func__, comm);
   if (k.e) return k.e;
   return k.done(scatterv(k, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, nullptr));
 }
 
-ADI3_MPI_API(int, Iscatterv, (const void* sendbuf, const int sendcounts[], const int displs[],
-                              MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
-                              MPI_Comm comm, MPI_Request* request)) {
+ADI3_MPI_API(int, Iscatterv,
+             (const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void* recvbuf,
+              int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request)) {
   CollCall k(__func__, comm);
   if (k.e) return k.e;
   int e = need_request(request);
-  return k.done(e ? e : scatterv(k, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, request));
+  return k.done(e ? e
+                  : scatterv(k, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, request));
 }

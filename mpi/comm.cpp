@@ -219,8 +219,9 @@ ADI3_MPI_API(int, Comm_split_type, (MPI_Comm comm, int split_type, int key, MPI_
   if (int e = info_entries(*rt, info, &entries)) return comm_error(c, e, __func__);
   if (int e = need_intra(*c, "MPI_Comm_split_type")) return comm_error(c, e, __func__);
   if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED) {
-    return comm_error(c, raise(ErrorClass::Arg, "unknown split_type %d (MPI_COMM_TYPE_SHARED or MPI_UNDEFINED)", split_type),
-                      __func__);
+    return comm_error(
+        c, raise(ErrorClass::Arg, "unknown split_type %d (MPI_COMM_TYPE_SHARED or MPI_UNDEFINED)", split_type),
+        __func__);
   }
   int color = MPI_UNDEFINED;
   if (int e = host_color(*rt, *c, &color)) return comm_error(c, e, __func__);
@@ -330,7 +331,8 @@ ADI3_MPI_API(int, Comm_get_name, (MPI_Comm comm, char* comm_name, int* resultlen
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
-  if (!comm_name || !resultlen) return comm_error(c, raise(ErrorClass::Arg, "comm_name or resultlen is null"), __func__);
+  if (!comm_name || !resultlen)
+    return comm_error(c, raise(ErrorClass::Arg, "comm_name or resultlen is null"), __func__);
   std::memcpy(comm_name, c->name.c_str(), c->name.size() + 1);
   *resultlen = static_cast<int>(c->name.size());
   return MPI_SUCCESS;

@@ -49,12 +49,14 @@ ADI3_MPI_API(int, Type_vector, (int count, int blocklength, int stride, MPI_Data
   if (!e && blocklength < 0) e = raise(ErrorClass::Arg, "invalid blocklength %d", blocklength);
   if (!e) e = old_and_out(*rt, oldtype, &old, newtype);
   Datatype* t = nullptr;
-  if (!e) e = publish(*rt, type_vector(count, blocklength, stride, old, &t), &t, newtype, "invalid arguments to MPI_Type_vector");
+  if (!e)
+    e = publish(*rt, type_vector(count, blocklength, stride, old, &t), &t, newtype,
+                "invalid arguments to MPI_Type_vector");
   return world_error(e, __func__);
 }
 
-ADI3_MPI_API(int, Type_create_hvector, (int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
-                                        MPI_Datatype* newtype)) {
+ADI3_MPI_API(int, Type_create_hvector,
+             (int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype* newtype)) {
   ADI3_MPI_ENTER();
   const Datatype* old = nullptr;
   int e = check_count(count);
@@ -68,13 +70,14 @@ ADI3_MPI_API(int, Type_create_hvector, (int count, int blocklength, MPI_Aint str
   return world_error(e, __func__);
 }
 
-ADI3_MPI_API(int, Type_hvector, (int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
-                                 MPI_Datatype* newtype)) {
+ADI3_MPI_API(int, Type_hvector,
+             (int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype* newtype)) {
   return PMPI_Type_create_hvector(count, blocklength, stride, oldtype, newtype);
 }
 
-ADI3_MPI_API(int, Type_indexed, (int count, const int blocklengths[], const int displacements[],
-                                 MPI_Datatype oldtype, MPI_Datatype* newtype)) {
+ADI3_MPI_API(int, Type_indexed,
+             (int count, const int blocklengths[], const int displacements[], MPI_Datatype oldtype,
+              MPI_Datatype* newtype)) {
   ADI3_MPI_ENTER();
   const Datatype* old = nullptr;
   int e = check_count(count);
@@ -89,8 +92,9 @@ ADI3_MPI_API(int, Type_indexed, (int count, const int blocklengths[], const int 
   return world_error(e, __func__);
 }
 
-ADI3_MPI_API(int, Type_create_hindexed, (int count, const int blocklengths[], const MPI_Aint displacements[],
-                                         MPI_Datatype oldtype, MPI_Datatype* newtype)) {
+ADI3_MPI_API(int, Type_create_hindexed,
+             (int count, const int blocklengths[], const MPI_Aint displacements[], MPI_Datatype oldtype,
+              MPI_Datatype* newtype)) {
   ADI3_MPI_ENTER();
   const Datatype* old = nullptr;
   int e = check_count(count);
@@ -105,13 +109,13 @@ ADI3_MPI_API(int, Type_create_hindexed, (int count, const int blocklengths[], co
   return world_error(e, __func__);
 }
 
-ADI3_MPI_API(int, Type_hindexed, (int count, int blocklengths[], MPI_Aint displacements[], MPI_Datatype oldtype,
-                                  MPI_Datatype* newtype)) {
+ADI3_MPI_API(int, Type_hindexed,
+             (int count, int blocklengths[], MPI_Aint displacements[], MPI_Datatype oldtype, MPI_Datatype* newtype)) {
   return PMPI_Type_create_hindexed(count, blocklengths, displacements, oldtype, newtype);
 }
 
-ADI3_MPI_API(int, Type_create_indexed_block, (int count, int blocklength, const int displacements[],
-                                              MPI_Datatype oldtype, MPI_Datatype* newtype)) {
+ADI3_MPI_API(int, Type_create_indexed_block,
+             (int count, int blocklength, const int displacements[], MPI_Datatype oldtype, MPI_Datatype* newtype)) {
   ADI3_MPI_ENTER();
   const Datatype* old = nullptr;
   int e = check_count(count);
@@ -126,8 +130,9 @@ ADI3_MPI_API(int, Type_create_indexed_block, (int count, int blocklength, const 
   return world_error(e, __func__);
 }
 
-ADI3_MPI_API(int, Type_create_hindexed_block, (int count, int blocklength, const MPI_Aint displacements[],
-                                               MPI_Datatype oldtype, MPI_Datatype* newtype)) {
+ADI3_MPI_API(int, Type_create_hindexed_block,
+             (int count, int blocklength, const MPI_Aint displacements[], MPI_Datatype oldtype,
+              MPI_Datatype* newtype)) {
   ADI3_MPI_ENTER();
   const Datatype* old = nullptr;
   int e = check_count(count);
@@ -142,8 +147,9 @@ ADI3_MPI_API(int, Type_create_hindexed_block, (int count, int blocklength, const
   return world_error(e, __func__);
 }
 
-ADI3_MPI_API(int, Type_create_struct, (int count, const int blocklengths[], const MPI_Aint displacements[],
-                                       const MPI_Datatype types[], MPI_Datatype* newtype)) {
+ADI3_MPI_API(int, Type_create_struct,
+             (int count, const int blocklengths[], const MPI_Aint displacements[], const MPI_Datatype types[],
+              MPI_Datatype* newtype)) {
   ADI3_MPI_ENTER();
   int e = check_count(count);
   if (!e) e = check_array(count, blocklengths, "array_of_blocklengths");
@@ -160,13 +166,14 @@ ADI3_MPI_API(int, Type_create_struct, (int count, const int blocklengths[], cons
   return world_error(e, __func__);
 }
 
-ADI3_MPI_API(int, Type_struct, (int count, int blocklengths[], MPI_Aint displacements[], MPI_Datatype types[],
-                                MPI_Datatype* newtype)) {
+ADI3_MPI_API(int, Type_struct,
+             (int count, int blocklengths[], MPI_Aint displacements[], MPI_Datatype types[], MPI_Datatype* newtype)) {
   return PMPI_Type_create_struct(count, blocklengths, displacements, types, newtype);
 }
 
-ADI3_MPI_API(int, Type_create_subarray, (int ndims, const int sizes[], const int subsizes[], const int starts[],
-                                         int order, MPI_Datatype oldtype, MPI_Datatype* newtype)) {
+ADI3_MPI_API(int, Type_create_subarray,
+             (int ndims, const int sizes[], const int subsizes[], const int starts[], int order, MPI_Datatype oldtype,
+              MPI_Datatype* newtype)) {
   ADI3_MPI_ENTER();
   const Datatype* old = nullptr;
   int e = 0;
@@ -184,9 +191,9 @@ ADI3_MPI_API(int, Type_create_subarray, (int ndims, const int sizes[], const int
   return world_error(e, __func__);
 }
 
-ADI3_MPI_API(int, Type_create_darray, (int size, int rank, int ndims, const int gsizes[], const int distribs[],
-                                       const int dargs[], const int psizes[], int order, MPI_Datatype oldtype,
-                                       MPI_Datatype* newtype)) {
+ADI3_MPI_API(int, Type_create_darray,
+             (int size, int rank, int ndims, const int gsizes[], const int distribs[], const int dargs[],
+              const int psizes[], int order, MPI_Datatype oldtype, MPI_Datatype* newtype)) {
   ADI3_MPI_ENTER();
   const Datatype* old = nullptr;
   int e = 0;
@@ -211,7 +218,8 @@ ADI3_MPI_API(int, Type_create_resized, (MPI_Datatype oldtype, MPI_Aint lb, MPI_A
   const Datatype* old = nullptr;
   int e = old_and_out(*rt, oldtype, &old, newtype);
   Datatype* t = nullptr;
-  if (!e) e = publish(*rt, type_resized(old, lb, extent, &t), &t, newtype, "invalid arguments to MPI_Type_create_resized");
+  if (!e)
+    e = publish(*rt, type_resized(old, lb, extent, &t), &t, newtype, "invalid arguments to MPI_Type_create_resized");
   return world_error(e, __func__);
 }
 

@@ -20,10 +20,14 @@ namespace {
 
 const char* level_name(int level) {
   switch (level) {
-    case MPI_THREAD_SINGLE: return "MPI_THREAD_SINGLE";
-    case MPI_THREAD_FUNNELED: return "MPI_THREAD_FUNNELED";
-    case MPI_THREAD_SERIALIZED: return "MPI_THREAD_SERIALIZED";
-    default: return "MPI_THREAD_MULTIPLE";
+    case MPI_THREAD_SINGLE:
+      return "MPI_THREAD_SINGLE";
+    case MPI_THREAD_FUNNELED:
+      return "MPI_THREAD_FUNNELED";
+    case MPI_THREAD_SERIALIZED:
+      return "MPI_THREAD_SERIALIZED";
+    default:
+      return "MPI_THREAD_MULTIPLE";
   }
 }
 
@@ -48,7 +52,7 @@ void fill_env_info(Runtime& rt, int* argc, char*** argv) {
 int init(int* argc, char*** argv, int required, int* provided, const char* fn) {
   if (g_state.load() != 0) {
     return world_error(raise(ErrorClass::Other, g_state.load() == 1 ? "MPI is already initialized"
-                                                                     : "MPI cannot be initialized after MPI_Finalize"),
+                                                                    : "MPI cannot be initialized after MPI_Finalize"),
                        fn);
   }
   int level = std::clamp(required, MPI_THREAD_SINGLE, MPI_THREAD_MULTIPLE);

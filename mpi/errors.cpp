@@ -51,8 +51,7 @@ bool valid_code(int code) {
 }  // namespace
 
 int not_initialized(const char* fn) {
-  std::fprintf(stderr, "%s called %s\n", api_name(fn),
-               g_state.load() == 2 ? "after MPI_Finalize" : "before MPI_Init");
+  std::fprintf(stderr, "%s called %s\n", api_name(fn), g_state.load() == 2 ? "after MPI_Finalize" : "before MPI_Init");
   std::fflush(stderr);
   std::_Exit(1);
 }
@@ -87,8 +86,10 @@ int comm_error(MPI_Comm comm, int code, const char* fn) {
   if (code == 0) return 0;
   CommObj* c = nullptr;
   if (Runtime* rt = g_runtime) {
-    if (comm == MPI_COMM_WORLD) c = &rt->world;
-    else if (comm == MPI_COMM_SELF) c = &rt->self;
+    if (comm == MPI_COMM_WORLD)
+      c = &rt->world;
+    else if (comm == MPI_COMM_SELF)
+      c = &rt->self;
     else if (is_kind(comm, Kind::Comm, HandleClass::User)) {
       if (CommObj** p = rt->comms.get(handle_index(comm))) c = *p;
     }
@@ -102,7 +103,8 @@ using namespace adi3;
 using namespace adi3::mpi;
 
 ADI3_MPI_API(int, Error_class, (int errorcode, int* errorclass)) {
-  if (!valid_code(errorcode)) return world_error(raise(ErrorClass::Arg, "%d is not an error code", errorcode), __func__);
+  if (!valid_code(errorcode))
+    return world_error(raise(ErrorClass::Arg, "%d is not an error code", errorcode), __func__);
   if (!errorclass) return world_error(raise(ErrorClass::Arg, "errorclass is null"), __func__);
   *errorclass = errorcode & 0xff;
   return MPI_SUCCESS;
@@ -110,7 +112,8 @@ ADI3_MPI_API(int, Error_class, (int errorcode, int* errorclass)) {
 
 ADI3_MPI_API(int, Error_string, (int errorcode, char* string, int* resultlen)) {
   if (!string || !resultlen) return world_error(raise(ErrorClass::Arg, "string or resultlen is null"), __func__);
-  if (!valid_code(errorcode)) return world_error(raise(ErrorClass::Arg, "%d is not an error code", errorcode), __func__);
+  if (!valid_code(errorcode))
+    return world_error(raise(ErrorClass::Arg, "%d is not an error code", errorcode), __func__);
   std::string s = errorcode == 0 ? "MPI_SUCCESS: no error" : describe(errorcode);
   std::size_t n = std::min<std::size_t>(s.size(), MPI_MAX_ERROR_STRING - 1);
   std::memcpy(string, s.data(), n);

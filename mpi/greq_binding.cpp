@@ -117,9 +117,9 @@ int side(Runtime& rt, const void* buf, int count, MPI_Datatype dt, const Datatyp
 
 }  // namespace
 
-ADI3_MPI_API(int, Grequest_start, (MPI_Grequest_query_function * query_fn, MPI_Grequest_free_function* free_fn,
-                                   MPI_Grequest_cancel_function* cancel_fn, void* extra_state,
-                                   MPI_Request* request)) {
+ADI3_MPI_API(int, Grequest_start,
+             (MPI_Grequest_query_function * query_fn, MPI_Grequest_free_function* free_fn,
+              MPI_Grequest_cancel_function* cancel_fn, void* extra_state, MPI_Request* request)) {
   ADI3_MPI_ENTER();
   if (!request) return world_error(raise(ErrorClass::Arg, "request is null"), __func__);
   auto* u = new UserGreq{query_fn, free_fn, cancel_fn, extra_state};
@@ -141,9 +141,9 @@ ADI3_MPI_API(int, Grequest_complete, (MPI_Request request)) {
   return world_error(grequest_complete(s->req), __func__);
 }
 
-ADI3_MPI_API(int, Isendrecv, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                              void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
-                              MPI_Comm comm, MPI_Request* request)) {
+ADI3_MPI_API(int, Isendrecv,
+             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,
+              int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request* request)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
@@ -156,8 +156,8 @@ ADI3_MPI_API(int, Isendrecv, (const void* sendbuf, int sendcount, MPI_Datatype s
   x->dev = &rt->dev();
   e = rt->dev().irecv(recvbuf, static_cast<std::size_t>(recvcount), rtype, source, recvtag, c->pt2pt, &x->recv);
   if (!e) {
-    e = rt->dev().isend(sendbuf, static_cast<std::size_t>(sendcount), st, dest, sendtag, c->pt2pt,
-                        SendMode::Standard, &x->send);
+    e = rt->dev().isend(sendbuf, static_cast<std::size_t>(sendcount), st, dest, sendtag, c->pt2pt, SendMode::Standard,
+                        &x->send);
   }
   if (e) {
     if (x->recv) {
@@ -171,8 +171,9 @@ ADI3_MPI_API(int, Isendrecv, (const void* sendbuf, int sendcount, MPI_Datatype s
   return comm_error(c, start_pair(*rt, x, comm, request), __func__);
 }
 
-ADI3_MPI_API(int, Isendrecv_replace, (void* buf, int count, MPI_Datatype dt, int dest, int sendtag, int source,
-                                      int recvtag, MPI_Comm comm, MPI_Request* request)) {
+ADI3_MPI_API(int, Isendrecv_replace,
+             (void* buf, int count, MPI_Datatype dt, int dest, int sendtag, int source, int recvtag, MPI_Comm comm,
+              MPI_Request* request)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
@@ -303,19 +304,17 @@ int create_class(Runtime& rt, MPI_Grequest_query_function* query_fn, MPI_Greques
 }  // namespace
 
 extern "C" __attribute__((visibility("default"))) int MPIX_Grequest_class_create(
-    MPI_Grequest_query_function* query_fn, MPI_Grequest_free_function* free_fn,
-    MPI_Grequest_cancel_function* cancel_fn, MPIX_Grequest_poll_function* poll_fn,
-    MPIX_Grequest_wait_function* wait_fn, MPIX_Grequest_class* greq_class) {
+    MPI_Grequest_query_function* query_fn, MPI_Grequest_free_function* free_fn, MPI_Grequest_cancel_function* cancel_fn,
+    MPIX_Grequest_poll_function* poll_fn, MPIX_Grequest_wait_function* wait_fn, MPIX_Grequest_class* greq_class) {
   ADI3_MPI_ENTER();
   if (!greq_class) return world_error(raise(ErrorClass::Arg, "greq_class is null"), __func__);
   // MPICH has no class free: the runtime releases classes at MPI_Finalize.
-  return world_error(create_class(*rt, query_fn, free_fn, cancel_fn, poll_fn, wait_fn, false, greq_class),
-                     __func__);
+  return world_error(create_class(*rt, query_fn, free_fn, cancel_fn, poll_fn, wait_fn, false, greq_class), __func__);
 }
 
 extern "C" __attribute__((visibility("default"))) int MPIX_Grequest_class_allocate(MPIX_Grequest_class greq_class,
-                                                                                    void* extra_state,
-                                                                                    MPI_Request* request) {
+                                                                                   void* extra_state,
+                                                                                   MPI_Request* request) {
   ADI3_MPI_ENTER();
   if (!greq_class || !request) return world_error(raise(ErrorClass::Arg, "greq_class or request is null"), __func__);
   auto* g = new ClassGreq{greq_class, extra_state};
@@ -327,10 +326,12 @@ extern "C" __attribute__((visibility("default"))) int MPIX_Grequest_class_alloca
   return world_error(new_request(*rt, r, MPI_COMM_WORLD, false, request), __func__);
 }
 
-extern "C" __attribute__((visibility("default"))) int MPIX_Grequest_start(
-    MPI_Grequest_query_function* query_fn, MPI_Grequest_free_function* free_fn,
-    MPI_Grequest_cancel_function* cancel_fn, MPIX_Grequest_poll_function* poll_fn,
-    MPIX_Grequest_wait_function* wait_fn, void* extra_state, MPI_Request* request) {
+extern "C" __attribute__((visibility("default"))) int MPIX_Grequest_start(MPI_Grequest_query_function* query_fn,
+                                                                          MPI_Grequest_free_function* free_fn,
+                                                                          MPI_Grequest_cancel_function* cancel_fn,
+                                                                          MPIX_Grequest_poll_function* poll_fn,
+                                                                          MPIX_Grequest_wait_function* wait_fn,
+                                                                          void* extra_state, MPI_Request* request) {
   // A one-request class: the same adapters, so poll and wait run through
   // the progress engine like any class's.
   ADI3_MPI_ENTER();

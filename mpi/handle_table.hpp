@@ -109,8 +109,8 @@ class HandleTable {
   };
   using Chunk = std::array<Slot, kChunkSize>;
   Slot& slot(int i) {
-    return (*chunks_[static_cast<std::size_t>(i / kChunkSize)].load(std::memory_order_relaxed))
-        [static_cast<std::size_t>(i % kChunkSize)];
+    return (*chunks_[static_cast<std::size_t>(i / kChunkSize)].load(
+        std::memory_order_relaxed))[static_cast<std::size_t>(i % kChunkSize)];
   }
 
   std::mutex lock_;

@@ -28,7 +28,8 @@ int check_key(const char* key) {
   if (!key) return raise(ErrorClass::InfoKey, "the key is null");
   std::size_t n = std::strlen(key);
   if (n == 0) return raise(ErrorClass::InfoKey, "the key is empty");
-  if (n > MPI_MAX_INFO_KEY) return raise(ErrorClass::InfoKey, "the key is %zu characters (at most %d)", n, MPI_MAX_INFO_KEY);
+  if (n > MPI_MAX_INFO_KEY)
+    return raise(ErrorClass::InfoKey, "the key is %zu characters (at most %d)", n, MPI_MAX_INFO_KEY);
   return 0;
 }
 
@@ -53,7 +54,8 @@ ADI3_MPI_API(int, Info_set, (MPI_Info info, const char* key, const char* value))
   if (!value) return world_error(raise(ErrorClass::InfoValue, "the value is null"), __func__);
   std::size_t n = std::strlen(value);
   if (n > MPI_MAX_INFO_VAL) {
-    return world_error(raise(ErrorClass::InfoValue, "the value is %zu characters (at most %d)", n, MPI_MAX_INFO_VAL), __func__);
+    return world_error(raise(ErrorClass::InfoValue, "the value is %zu characters (at most %d)", n, MPI_MAX_INFO_VAL),
+                       __func__);
   }
   auto it = find(*i, key);
   if (it != i->entries.end()) {
@@ -128,8 +130,8 @@ ADI3_MPI_API(int, Info_get_nthkey, (MPI_Info info, int n, char* key)) {
   if (int e = get_info(*rt, info, &i)) return world_error(e, __func__);
   if (!key) return world_error(raise(ErrorClass::Arg, "key is null"), __func__);
   if (n < 0 || n >= static_cast<int>(i->entries.size())) {
-    return world_error(raise(ErrorClass::Arg, "key number %d does not exist (the info has %zu keys)", n, i->entries.size()),
-                       __func__);
+    return world_error(
+        raise(ErrorClass::Arg, "key number %d does not exist (the info has %zu keys)", n, i->entries.size()), __func__);
   }
   const std::string& k = i->entries[static_cast<std::size_t>(n)].first;
   std::memcpy(key, k.c_str(), k.size() + 1);

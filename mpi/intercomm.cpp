@@ -118,8 +118,9 @@ int adi3::mpi::make_intercomm(Runtime& rt, GroupPtr local, GroupPtr remote, uint
   return 0;
 }
 
-ADI3_MPI_API(int, Intercomm_create, (MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader,
-                                     int tag, MPI_Comm* newintercomm)) {
+ADI3_MPI_API(int, Intercomm_create,
+             (MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag,
+              MPI_Comm* newintercomm)) {
   ADI3_MPI_ENTER();
   CommObj* lc = nullptr;
   if (int e = get_comm(*rt, local_comm, &lc)) return world_error(e, __func__);

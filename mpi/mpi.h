@@ -19,7 +19,7 @@ extern "C" {
 #define ADI3_MPI 1
 
 /* ---- basic types ---- */
-typedef ptrdiff_t MPI_Aint; /* signed, pointer-sized */
+typedef ptrdiff_t MPI_Aint;   /* signed, pointer-sized */
 typedef long long MPI_Offset; /* as in MPICH and Open MPI (printf %lld) */
 typedef long long MPI_Count;
 typedef int MPI_Fint; /* a Fortran INTEGER */
@@ -178,15 +178,15 @@ typedef struct MPI_Status {
 #define MPI_ANY_TAG (-1)
 #define MPI_UNDEFINED (-32766)
 #define MPI_BSEND_OVERHEAD 64
-#define MPI_BOTTOM ((void *)0)
-#define MPI_IN_PLACE ((void *)-1)
-#define MPI_STATUS_IGNORE ((MPI_Status *)1)
-#define MPI_STATUSES_IGNORE ((MPI_Status *)1)
-#define MPI_ERRCODES_IGNORE ((int *)0)
-#define MPI_ARGV_NULL ((char **)0)
-#define MPI_ARGVS_NULL ((char ***)0)
-#define MPI_UNWEIGHTED ((int *)1)
-#define MPI_WEIGHTS_EMPTY ((int *)2)
+#define MPI_BOTTOM ((void*)0)
+#define MPI_IN_PLACE ((void*)-1)
+#define MPI_STATUS_IGNORE ((MPI_Status*)1)
+#define MPI_STATUSES_IGNORE ((MPI_Status*)1)
+#define MPI_ERRCODES_IGNORE ((int*)0)
+#define MPI_ARGV_NULL ((char**)0)
+#define MPI_ARGVS_NULL ((char***)0)
+#define MPI_UNWEIGHTED ((int*)1)
+#define MPI_WEIGHTS_EMPTY ((int*)2)
 
 #define MPI_MAX_PROCESSOR_NAME 128
 #define MPI_MAX_ERROR_STRING 512
@@ -306,40 +306,39 @@ typedef struct MPI_Status {
 #define MPI_ERR_LASTCODE 59
 
 /* ---- callback types ---- */
-typedef void MPI_User_function(void *invec, void *inoutvec, int *len, MPI_Datatype *datatype);
-typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *error_code, ...);
+typedef void MPI_User_function(void* invec, void* inoutvec, int* len, MPI_Datatype* datatype);
+typedef void MPI_Comm_errhandler_function(MPI_Comm* comm, int* error_code, ...);
 typedef MPI_Comm_errhandler_function MPI_Comm_errhandler_fn;
 typedef MPI_Comm_errhandler_function MPI_Handler_function;
-typedef void MPI_Win_errhandler_function(MPI_Win *win, int *error_code, ...);
-typedef void MPI_File_errhandler_function(MPI_File *file, int *error_code, ...);
-typedef int MPI_Comm_copy_attr_function(MPI_Comm oldcomm, int comm_keyval, void *extra_state,
-                                        void *attribute_val_in, void *attribute_val_out, int *flag);
-typedef int MPI_Comm_delete_attr_function(MPI_Comm comm, int comm_keyval, void *attribute_val,
-                                          void *extra_state);
-typedef int MPI_Type_copy_attr_function(MPI_Datatype oldtype, int type_keyval, void *extra_state,
-                                        void *attribute_val_in, void *attribute_val_out, int *flag);
-typedef int MPI_Type_delete_attr_function(MPI_Datatype datatype, int type_keyval, void *attribute_val,
-                                          void *extra_state);
-typedef int MPI_Grequest_query_function(void *extra_state, MPI_Status *status);
-typedef int MPI_Grequest_free_function(void *extra_state);
-typedef int MPI_Grequest_cancel_function(void *extra_state, int complete);
+typedef void MPI_Win_errhandler_function(MPI_Win* win, int* error_code, ...);
+typedef void MPI_File_errhandler_function(MPI_File* file, int* error_code, ...);
+typedef int MPI_Comm_copy_attr_function(MPI_Comm oldcomm, int comm_keyval, void* extra_state, void* attribute_val_in,
+                                        void* attribute_val_out, int* flag);
+typedef int MPI_Comm_delete_attr_function(MPI_Comm comm, int comm_keyval, void* attribute_val, void* extra_state);
+typedef int MPI_Type_copy_attr_function(MPI_Datatype oldtype, int type_keyval, void* extra_state,
+                                        void* attribute_val_in, void* attribute_val_out, int* flag);
+typedef int MPI_Type_delete_attr_function(MPI_Datatype datatype, int type_keyval, void* attribute_val,
+                                          void* extra_state);
+typedef int MPI_Grequest_query_function(void* extra_state, MPI_Status* status);
+typedef int MPI_Grequest_free_function(void* extra_state);
+typedef int MPI_Grequest_cancel_function(void* extra_state, int complete);
 /* MPICH-style generalized request classes (extensions): poll and wait
    functions let the progress engine advance the requests by itself. */
-typedef struct adi3_mpix_grequest_class *MPIX_Grequest_class;
-typedef int MPIX_Grequest_poll_function(void *extra_state, MPI_Status *status);
-typedef int MPIX_Grequest_wait_function(int count, void **array_of_states, double timeout, MPI_Status *status);
+typedef struct adi3_mpix_grequest_class* MPIX_Grequest_class;
+typedef int MPIX_Grequest_poll_function(void* extra_state, MPI_Status* status);
+typedef int MPIX_Grequest_wait_function(int count, void** array_of_states, double timeout, MPI_Status* status);
 /* MPI-1 style (deprecated) */
-typedef int MPI_Copy_function(MPI_Comm oldcomm, int keyval, void *extra_state, void *attribute_val_in,
-                              void *attribute_val_out, int *flag);
-typedef int MPI_Delete_function(MPI_Comm comm, int keyval, void *attribute_val, void *extra_state);
+typedef int MPI_Copy_function(MPI_Comm oldcomm, int keyval, void* extra_state, void* attribute_val_in,
+                              void* attribute_val_out, int* flag);
+typedef int MPI_Delete_function(MPI_Comm comm, int keyval, void* attribute_val, void* extra_state);
 
 /* predefined attribute callbacks */
-int adi3_comm_null_copy_fn(MPI_Comm, int, void *, void *, void *, int *);
-int adi3_comm_dup_fn(MPI_Comm, int, void *, void *, void *, int *);
-int adi3_comm_null_delete_fn(MPI_Comm, int, void *, void *);
-int adi3_type_null_copy_fn(MPI_Datatype, int, void *, void *, void *, int *);
-int adi3_type_dup_fn(MPI_Datatype, int, void *, void *, void *, int *);
-int adi3_type_null_delete_fn(MPI_Datatype, int, void *, void *);
+int adi3_comm_null_copy_fn(MPI_Comm, int, void*, void*, void*, int*);
+int adi3_comm_dup_fn(MPI_Comm, int, void*, void*, void*, int*);
+int adi3_comm_null_delete_fn(MPI_Comm, int, void*, void*);
+int adi3_type_null_copy_fn(MPI_Datatype, int, void*, void*, void*, int*);
+int adi3_type_dup_fn(MPI_Datatype, int, void*, void*, void*, int*);
+int adi3_type_null_delete_fn(MPI_Datatype, int, void*, void*);
 #define MPI_COMM_NULL_COPY_FN adi3_comm_null_copy_fn
 #define MPI_COMM_DUP_FN adi3_comm_dup_fn
 #define MPI_COMM_NULL_DELETE_FN adi3_comm_null_delete_fn

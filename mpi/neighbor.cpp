@@ -28,8 +28,10 @@ int neighbors(const CommObj& c, std::vector<int>* in, std::vector<int>* out) {
       int rr = 0;
       for (std::size_t d = 0; d < t.dims.size(); ++d) {
         int n = t.dims[d];
-        if (t.periods[d]) x[d] = ((x[d] % n) + n) % n;
-        else if (x[d] < 0 || x[d] >= n) return static_cast<int>(MPI_PROC_NULL);
+        if (t.periods[d])
+          x[d] = ((x[d] % n) + n) % n;
+        else if (x[d] < 0 || x[d] >= n)
+          return static_cast<int>(MPI_PROC_NULL);
         rr = rr * n + x[d];
       }
       return rr;
@@ -128,9 +130,17 @@ int run(const char* fn, int kind, const Args& a, MPI_Comm comm, MPI_Request* req
   for (std::size_t j = 0; !e && j < out.size(); ++j) {
     switch (kind) {
       case 0:
-      case 1: sends[j] = {a.sbuf, a.scount, st}; e = check_count(a.scount); break;
-      case 2: sends[j] = {at(a.sbuf, static_cast<MPI_Aint>(j) * a.scount * st->extent()), a.scount, st}; break;
-      case 3: sends[j] = {at(a.sbuf, a.sdispls[j] * st->extent()), a.scounts[j], st}; e = check_count(a.scounts[j]); break;
+      case 1:
+        sends[j] = {a.sbuf, a.scount, st};
+        e = check_count(a.scount);
+        break;
+      case 2:
+        sends[j] = {at(a.sbuf, static_cast<MPI_Aint>(j) * a.scount * st->extent()), a.scount, st};
+        break;
+      case 3:
+        sends[j] = {at(a.sbuf, a.sdispls[j] * st->extent()), a.scounts[j], st};
+        e = check_count(a.scounts[j]);
+        break;
       case 4: {
         const Datatype* t = nullptr;
         e = typed(*rt, a.scounts[j], a.stypes[j], &t);
@@ -141,9 +151,14 @@ int run(const char* fn, int kind, const Args& a, MPI_Comm comm, MPI_Request* req
   for (std::size_t i = 0; !e && i < in.size(); ++i) {
     switch (kind) {
       case 0:
-      case 2: recvs[i] = {at(a.rbuf, static_cast<MPI_Aint>(i) * a.rcount * rt_type->extent()), a.rcount, rt_type}; break;
+      case 2:
+        recvs[i] = {at(a.rbuf, static_cast<MPI_Aint>(i) * a.rcount * rt_type->extent()), a.rcount, rt_type};
+        break;
       case 1:
-      case 3: recvs[i] = {at(a.rbuf, a.rdispls[i] * rt_type->extent()), a.rcounts[i], rt_type}; e = check_count(a.rcounts[i]); break;
+      case 3:
+        recvs[i] = {at(a.rbuf, a.rdispls[i] * rt_type->extent()), a.rcounts[i], rt_type};
+        e = check_count(a.rcounts[i]);
+        break;
       case 4: {
         const Datatype* t = nullptr;
         e = typed(*rt, a.rcounts[i], a.rtypes[i], &t);
@@ -163,75 +178,90 @@ int run(const char* fn, int kind, const Args& a, MPI_Comm comm, MPI_Request* req
 
 }  // namespace
 
-ADI3_MPI_API(int, Neighbor_allgather, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm)) {
-  Args a{sendbuf, sendcount, nullptr, nullptr, nullptr, sendtype, nullptr, recvbuf, recvcount, nullptr, nullptr, nullptr, recvtype, nullptr};
+ADI3_MPI_API(int, Neighbor_allgather,
+             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+              MPI_Datatype recvtype, MPI_Comm comm)) {
+  Args a{sendbuf, sendcount, nullptr, nullptr, nullptr, sendtype, nullptr,
+         recvbuf, recvcount, nullptr, nullptr, nullptr, recvtype, nullptr};
   return run(__func__, 0, a, comm, nullptr);
 }
 
-ADI3_MPI_API(int, Ineighbor_allgather, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request)) {
-  Args a{sendbuf, sendcount, nullptr, nullptr, nullptr, sendtype, nullptr, recvbuf, recvcount, nullptr, nullptr, nullptr, recvtype, nullptr};
+ADI3_MPI_API(int, Ineighbor_allgather,
+             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request)) {
+  Args a{sendbuf, sendcount, nullptr, nullptr, nullptr, sendtype, nullptr,
+         recvbuf, recvcount, nullptr, nullptr, nullptr, recvtype, nullptr};
   if (!request) return comm_error(comm, raise(ErrorClass::Arg, "request is null"), __func__);
   return run(__func__, 0, a, comm, request);
 }
 
-ADI3_MPI_API(int, Neighbor_allgatherv, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                                        const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                                        MPI_Comm comm)) {
-  Args a{sendbuf, sendcount, nullptr, nullptr, nullptr, sendtype, nullptr, recvbuf, 0, recvcounts, displs, nullptr, recvtype, nullptr};
+ADI3_MPI_API(int, Neighbor_allgatherv,
+             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+              const int displs[], MPI_Datatype recvtype, MPI_Comm comm)) {
+  Args a{sendbuf, sendcount, nullptr,    nullptr, nullptr, sendtype, nullptr,
+         recvbuf, 0,         recvcounts, displs,  nullptr, recvtype, nullptr};
   return run(__func__, 1, a, comm, nullptr);
 }
 
-ADI3_MPI_API(int, Ineighbor_allgatherv, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                                         const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                                         MPI_Comm comm, MPI_Request* request)) {
-  Args a{sendbuf, sendcount, nullptr, nullptr, nullptr, sendtype, nullptr, recvbuf, 0, recvcounts, displs, nullptr, recvtype, nullptr};
+ADI3_MPI_API(int, Ineighbor_allgatherv,
+             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+              const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request)) {
+  Args a{sendbuf, sendcount, nullptr,    nullptr, nullptr, sendtype, nullptr,
+         recvbuf, 0,         recvcounts, displs,  nullptr, recvtype, nullptr};
   if (!request) return comm_error(comm, raise(ErrorClass::Arg, "request is null"), __func__);
   return run(__func__, 1, a, comm, request);
 }
 
-ADI3_MPI_API(int, Neighbor_alltoall, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                                      int recvcount, MPI_Datatype recvtype, MPI_Comm comm)) {
-  Args a{sendbuf, sendcount, nullptr, nullptr, nullptr, sendtype, nullptr, recvbuf, recvcount, nullptr, nullptr, nullptr, recvtype, nullptr};
+ADI3_MPI_API(int, Neighbor_alltoall,
+             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+              MPI_Datatype recvtype, MPI_Comm comm)) {
+  Args a{sendbuf, sendcount, nullptr, nullptr, nullptr, sendtype, nullptr,
+         recvbuf, recvcount, nullptr, nullptr, nullptr, recvtype, nullptr};
   return run(__func__, 2, a, comm, nullptr);
 }
 
-ADI3_MPI_API(int, Ineighbor_alltoall, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
-                                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request)) {
-  Args a{sendbuf, sendcount, nullptr, nullptr, nullptr, sendtype, nullptr, recvbuf, recvcount, nullptr, nullptr, nullptr, recvtype, nullptr};
+ADI3_MPI_API(int, Ineighbor_alltoall,
+             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request)) {
+  Args a{sendbuf, sendcount, nullptr, nullptr, nullptr, sendtype, nullptr,
+         recvbuf, recvcount, nullptr, nullptr, nullptr, recvtype, nullptr};
   if (!request) return comm_error(comm, raise(ErrorClass::Arg, "request is null"), __func__);
   return run(__func__, 2, a, comm, request);
 }
 
-ADI3_MPI_API(int, Neighbor_alltoallv, (const void* sendbuf, const int sendcounts[], const int sdispls[],
-                                       MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
-                                       const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)) {
-  Args a{sendbuf, 0, sendcounts, sdispls, nullptr, sendtype, nullptr, recvbuf, 0, recvcounts, rdispls, nullptr, recvtype, nullptr};
+ADI3_MPI_API(int, Neighbor_alltoallv,
+             (const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
+              const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)) {
+  Args a{sendbuf, 0, sendcounts, sdispls, nullptr, sendtype, nullptr,
+         recvbuf, 0, recvcounts, rdispls, nullptr, recvtype, nullptr};
   return run(__func__, 3, a, comm, nullptr);
 }
 
-ADI3_MPI_API(int, Ineighbor_alltoallv, (const void* sendbuf, const int sendcounts[], const int sdispls[],
-                                        MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
-                                        const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                                        MPI_Request* request)) {
-  Args a{sendbuf, 0, sendcounts, sdispls, nullptr, sendtype, nullptr, recvbuf, 0, recvcounts, rdispls, nullptr, recvtype, nullptr};
+ADI3_MPI_API(int, Ineighbor_alltoallv,
+             (const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
+              const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+              MPI_Request* request)) {
+  Args a{sendbuf, 0, sendcounts, sdispls, nullptr, sendtype, nullptr,
+         recvbuf, 0, recvcounts, rdispls, nullptr, recvtype, nullptr};
   if (!request) return comm_error(comm, raise(ErrorClass::Arg, "request is null"), __func__);
   return run(__func__, 3, a, comm, request);
 }
 
-ADI3_MPI_API(int, Neighbor_alltoallw, (const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
-                                       const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
-                                       const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)) {
-  Args a{sendbuf, 0, sendcounts, nullptr, sdispls, MPI_DATATYPE_NULL, sendtypes, recvbuf, 0, recvcounts, nullptr, rdispls, MPI_DATATYPE_NULL, recvtypes};
+ADI3_MPI_API(int, Neighbor_alltoallw,
+             (const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+              void* recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+              MPI_Comm comm)) {
+  Args a{sendbuf, 0, sendcounts, nullptr, sdispls, MPI_DATATYPE_NULL, sendtypes,
+         recvbuf, 0, recvcounts, nullptr, rdispls, MPI_DATATYPE_NULL, recvtypes};
   return run(__func__, 4, a, comm, nullptr);
 }
 
-ADI3_MPI_API(int, Ineighbor_alltoallw, (const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
-                                        const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
-                                        const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-                                        MPI_Request* request)) {
-  Args a{sendbuf, 0, sendcounts, nullptr, sdispls, MPI_DATATYPE_NULL, sendtypes, recvbuf, 0, recvcounts, nullptr, rdispls, MPI_DATATYPE_NULL, recvtypes};
+ADI3_MPI_API(int, Ineighbor_alltoallw,
+             (const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+              void* recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+              MPI_Comm comm, MPI_Request* request)) {
+  Args a{sendbuf, 0, sendcounts, nullptr, sdispls, MPI_DATATYPE_NULL, sendtypes,
+         recvbuf, 0, recvcounts, nullptr, rdispls, MPI_DATATYPE_NULL, recvtypes};
   if (!request) return comm_error(comm, raise(ErrorClass::Arg, "request is null"), __func__);
   return run(__func__, 4, a, comm, request);
 }

@@ -11,8 +11,8 @@ namespace {
 
 // mpi.h's MPI_MAX (1) .. MPI_NO_OP (14), in coll's terms.
 constexpr coll::OpKind kBuiltinOps[] = {
-    coll::OpKind::Max,  coll::OpKind::Min,    coll::OpKind::Sum,    coll::OpKind::Prod,    coll::OpKind::Land,
-    coll::OpKind::Band, coll::OpKind::Lor,    coll::OpKind::Bor,    coll::OpKind::Lxor,    coll::OpKind::Bxor,
+    coll::OpKind::Max,    coll::OpKind::Min,    coll::OpKind::Sum,     coll::OpKind::Prod, coll::OpKind::Land,
+    coll::OpKind::Band,   coll::OpKind::Lor,    coll::OpKind::Bor,     coll::OpKind::Lxor, coll::OpKind::Bxor,
     coll::OpKind::Minloc, coll::OpKind::Maxloc, coll::OpKind::Replace, coll::OpKind::NoOp,
 };
 constexpr int kNumBuiltinOps = sizeof kBuiltinOps / sizeof kBuiltinOps[0];

@@ -107,51 +107,51 @@ ADI3_MPI_API(int, Rsend, (const void* buf, int count, MPI_Datatype dt, int dest,
   return blocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Ready);
 }
 
-ADI3_MPI_API(int, Isend, (const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-                          MPI_Request* request)) {
+ADI3_MPI_API(int, Isend,
+             (const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* request)) {
   return nonblocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Standard, request, false);
 }
-ADI3_MPI_API(int, Ibsend, (const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-                           MPI_Request* request)) {
+ADI3_MPI_API(int, Ibsend,
+             (const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* request)) {
   return nonblocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Buffered, request, false);
 }
-ADI3_MPI_API(int, Issend, (const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-                           MPI_Request* request)) {
+ADI3_MPI_API(int, Issend,
+             (const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* request)) {
   return nonblocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Synchronous, request, false);
 }
-ADI3_MPI_API(int, Irsend, (const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-                           MPI_Request* request)) {
+ADI3_MPI_API(int, Irsend,
+             (const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* request)) {
   return nonblocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Ready, request, false);
 }
 
-ADI3_MPI_API(int, Send_init, (const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-                              MPI_Request* request)) {
+ADI3_MPI_API(int, Send_init,
+             (const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* request)) {
   return nonblocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Standard, request, true);
 }
-ADI3_MPI_API(int, Bsend_init, (const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-                               MPI_Request* request)) {
+ADI3_MPI_API(int, Bsend_init,
+             (const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* request)) {
   return nonblocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Buffered, request, true);
 }
-ADI3_MPI_API(int, Ssend_init, (const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-                               MPI_Request* request)) {
+ADI3_MPI_API(int, Ssend_init,
+             (const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* request)) {
   return nonblocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Synchronous, request, true);
 }
-ADI3_MPI_API(int, Rsend_init, (const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-                               MPI_Request* request)) {
+ADI3_MPI_API(int, Rsend_init,
+             (const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* request)) {
   return nonblocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Ready, request, true);
 }
 
-ADI3_MPI_API(int, Irecv, (void* buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
-                          MPI_Request* request)) {
+ADI3_MPI_API(int, Irecv,
+             (void* buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Request* request)) {
   return receive_request(__func__, buf, count, dt, source, tag, comm, request, false);
 }
-ADI3_MPI_API(int, Recv_init, (void* buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
-                              MPI_Request* request)) {
+ADI3_MPI_API(int, Recv_init,
+             (void* buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Request* request)) {
   return receive_request(__func__, buf, count, dt, source, tag, comm, request, true);
 }
 
-ADI3_MPI_API(int, Recv, (void* buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
-                         MPI_Status* status)) {
+ADI3_MPI_API(int, Recv,
+             (void* buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Status* status)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
@@ -165,9 +165,9 @@ ADI3_MPI_API(int, Recv, (void* buf, int count, MPI_Datatype dt, int source, int 
   return comm_error(c, e, __func__);
 }
 
-ADI3_MPI_API(int, Sendrecv, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
-                             void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
-                             MPI_Comm comm, MPI_Status* status)) {
+ADI3_MPI_API(int, Sendrecv,
+             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,
+              int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status* status)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
@@ -183,8 +183,9 @@ ADI3_MPI_API(int, Sendrecv, (const void* sendbuf, int sendcount, MPI_Datatype se
   return comm_error(c, e, __func__);
 }
 
-ADI3_MPI_API(int, Sendrecv_replace, (void* buf, int count, MPI_Datatype dt, int dest, int sendtag, int source,
-                                     int recvtag, MPI_Comm comm, MPI_Status* status)) {
+ADI3_MPI_API(int, Sendrecv_replace,
+             (void* buf, int count, MPI_Datatype dt, int dest, int sendtag, int source, int recvtag, MPI_Comm comm,
+              MPI_Status* status)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
@@ -192,8 +193,8 @@ ADI3_MPI_API(int, Sendrecv_replace, (void* buf, int count, MPI_Datatype dt, int 
   int e = check_side(*rt, buf, count, dt, &t);
   Status s;
   if (!e) {
-    e = rt->dev().sendrecv_replace(buf, static_cast<std::size_t>(count), t, dest, sendtag, source, recvtag,
-                                   c->pt2pt, &s);
+    e = rt->dev().sendrecv_replace(buf, static_cast<std::size_t>(count), t, dest, sendtag, source, recvtag, c->pt2pt,
+                                   &s);
     to_mpi(s, status, false);
   }
   return comm_error(c, e, __func__);
@@ -237,8 +238,7 @@ ADI3_MPI_API(int, Mprobe, (int source, int tag, MPI_Comm comm, MPI_Message* mess
   return comm_error(c, e, __func__);
 }
 
-ADI3_MPI_API(int, Improbe, (int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message,
-                            MPI_Status* status)) {
+ADI3_MPI_API(int, Improbe, (int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);

@@ -16,8 +16,9 @@ int pack_error(ErrorClass c, const char* what) {
 
 }  // namespace
 
-ADI3_MPI_API(int, Pack, (const void* inbuf, int incount, MPI_Datatype dt, void* outbuf, int outsize, int* position,
-                         MPI_Comm comm)) {
+ADI3_MPI_API(int, Pack,
+             (const void* inbuf, int incount, MPI_Datatype dt, void* outbuf, int outsize, int* position,
+              MPI_Comm comm)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
@@ -41,8 +42,9 @@ ADI3_MPI_API(int, Pack, (const void* inbuf, int incount, MPI_Datatype dt, void* 
   return comm_error(c, e, __func__);
 }
 
-ADI3_MPI_API(int, Unpack, (const void* inbuf, int insize, int* position, void* outbuf, int outcount,
-                           MPI_Datatype dt, MPI_Comm comm)) {
+ADI3_MPI_API(int, Unpack,
+             (const void* inbuf, int insize, int* position, void* outbuf, int outcount, MPI_Datatype dt,
+              MPI_Comm comm)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
@@ -88,8 +90,9 @@ ADI3_MPI_API(int, Pack_size, (int incount, MPI_Datatype dt, MPI_Comm comm, int* 
   return comm_error(c, e, __func__);
 }
 
-ADI3_MPI_API(int, Pack_external, (const char datarep[], const void* inbuf, int incount, MPI_Datatype dt,
-                                  void* outbuf, MPI_Aint outsize, MPI_Aint* position)) {
+ADI3_MPI_API(int, Pack_external,
+             (const char datarep[], const void* inbuf, int incount, MPI_Datatype dt, void* outbuf, MPI_Aint outsize,
+              MPI_Aint* position)) {
   ADI3_MPI_ENTER();
   const Datatype* t = nullptr;
   int e = check_count(incount);
@@ -110,8 +113,9 @@ ADI3_MPI_API(int, Pack_external, (const char datarep[], const void* inbuf, int i
   return world_error(e, __func__);
 }
 
-ADI3_MPI_API(int, Unpack_external, (const char datarep[], const void* inbuf, MPI_Aint insize, MPI_Aint* position,
-                                    void* outbuf, int outcount, MPI_Datatype dt)) {
+ADI3_MPI_API(int, Unpack_external,
+             (const char datarep[], const void* inbuf, MPI_Aint insize, MPI_Aint* position, void* outbuf, int outcount,
+              MPI_Datatype dt)) {
   ADI3_MPI_ENTER();
   const Datatype* t = nullptr;
   int e = check_count(outcount);

@@ -255,7 +255,8 @@ ADI3_MPI_API(int, Request_free, (MPI_Request * request)) {
 ADI3_MPI_API(int, Cancel, (MPI_Request * request)) {
   ADI3_MPI_ENTER();
   if (!request) return world_error(raise(ErrorClass::Arg, "request is null"), __func__);
-  if (*request == MPI_REQUEST_NULL) return world_error(raise(ErrorClass::Request, "MPI_Cancel of MPI_REQUEST_NULL"), __func__);
+  if (*request == MPI_REQUEST_NULL)
+    return world_error(raise(ErrorClass::Request, "MPI_Cancel of MPI_REQUEST_NULL"), __func__);
   ReqSlot* s = nullptr;
   if (int e = get_slot(*rt, *request, &s)) return world_error(e, __func__);
   return comm_error(s->comm, rt->dev().cancel(s->req), __func__);
@@ -264,7 +265,8 @@ ADI3_MPI_API(int, Cancel, (MPI_Request * request)) {
 ADI3_MPI_API(int, Start, (MPI_Request * request)) {
   ADI3_MPI_ENTER();
   if (!request) return world_error(raise(ErrorClass::Arg, "request is null"), __func__);
-  if (*request == MPI_REQUEST_NULL) return world_error(raise(ErrorClass::Request, "MPI_Start of MPI_REQUEST_NULL"), __func__);
+  if (*request == MPI_REQUEST_NULL)
+    return world_error(raise(ErrorClass::Request, "MPI_Start of MPI_REQUEST_NULL"), __func__);
   ReqSlot* s = nullptr;
   if (int e = get_slot(*rt, *request, &s)) return world_error(e, __func__);
   return comm_error(s->comm, rt->dev().start(s->req), __func__);
@@ -276,7 +278,8 @@ ADI3_MPI_API(int, Startall, (int count, MPI_Request reqs[])) {
   Scratch<MPI_Comm> comms(count);
   if (int e = gather(*rt, count, reqs, rs.data(), comms.data())) return world_error(e, __func__);
   for (int i = 0; i < count; ++i) {
-    if (!rs[i]) return world_error(raise(ErrorClass::Request, "MPI_Startall: request %d is MPI_REQUEST_NULL", i), __func__);
+    if (!rs[i])
+      return world_error(raise(ErrorClass::Request, "MPI_Startall: request %d is MPI_REQUEST_NULL", i), __func__);
   }
   for (int i = 0; i < count; ++i) {
     if (int e = rt->dev().start(rs[i])) return comm_error(comms[i], e, __func__);

@@ -62,20 +62,24 @@ int check_dims(int ndims, const int* dims, long long* product) {
 ADI3_MPI_API(int, Dims_create, (int nnodes, int ndims, int dims[])) {
   ADI3_MPI_ENTER();
   if (nnodes <= 0) return world_error(raise(ErrorClass::Arg, "invalid nnodes %d", nnodes), __func__);
-  if (ndims < 0 || (ndims > 0 && !dims)) return world_error(raise(ErrorClass::Dims, "invalid ndims %d", ndims), __func__);
+  if (ndims < 0 || (ndims > 0 && !dims))
+    return world_error(raise(ErrorClass::Dims, "invalid ndims %d", ndims), __func__);
   long long fixed = 1;
   int free_slots = 0;
   for (int i = 0; i < ndims; ++i) {
     if (dims[i] < 0) return world_error(raise(ErrorClass::Dims, "dims[%d] is negative", i), __func__);
-    if (dims[i] == 0) ++free_slots;
-    else fixed *= dims[i];
+    if (dims[i] == 0)
+      ++free_slots;
+    else
+      fixed *= dims[i];
   }
   if (nnodes % fixed) {
     return world_error(raise(ErrorClass::Dims, "%d nodes cannot be divided by the given dimensions", nnodes), __func__);
   }
   int rest = static_cast<int>(nnodes / fixed);
   if (free_slots == 0) {
-    if (rest != 1) return world_error(raise(ErrorClass::Dims, "the dimensions do not multiply to %d", nnodes), __func__);
+    if (rest != 1)
+      return world_error(raise(ErrorClass::Dims, "the dimensions do not multiply to %d", nnodes), __func__);
     return MPI_SUCCESS;
   }
   // Prime factors, largest first, each to the currently smallest dimension:
@@ -98,19 +102,20 @@ ADI3_MPI_API(int, Dims_create, (int nnodes, int ndims, int dims[])) {
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Cart_create, (MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder,
-                                MPI_Comm* comm_cart)) {
+ADI3_MPI_API(int, Cart_create,
+             (MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm* comm_cart)) {
   ADI3_MPI_ENTER();
   (void)reorder;
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm_old, &c)) return world_error(e, __func__);
   if (int e = need_intra(*c, "MPI_Cart_create")) return comm_error(c, e, __func__);
-  if (!comm_cart || (ndims > 0 && !periods)) return comm_error(c, raise(ErrorClass::Arg, "comm_cart or periods is null"), __func__);
+  if (!comm_cart || (ndims > 0 && !periods))
+    return comm_error(c, raise(ErrorClass::Arg, "comm_cart or periods is null"), __func__);
   long long product = 0;
   if (int e = check_dims(ndims, dims, &product)) return comm_error(c, e, __func__);
   if (product > c->size()) {
-    return comm_error(c, raise(ErrorClass::Arg, "the grid has %lld processes but the communicator %d", product, c->size()),
-                      __func__);
+    return comm_error(
+        c, raise(ErrorClass::Arg, "the grid has %lld processes but the communicator %d", product, c->size()), __func__);
   }
   int color = c->rank() < product ? 0 : MPI_UNDEFINED;
   if (int e = comm_split(*rt, *c, color, c->rank(), comm_cart)) return comm_error(c, e, __func__);
@@ -141,7 +146,8 @@ ADI3_MPI_API(int, Cart_get, (MPI_Comm comm, int maxdims, int dims[], int periods
   const CartTopo& t = *c->cart;
   int n = static_cast<int>(t.dims.size());
   if (maxdims < n) return comm_error(c, raise(ErrorClass::Arg, "maxdims %d is less than %d", maxdims, n), __func__);
-  if (n > 0 && (!dims || !periods || !coords)) return comm_error(c, raise(ErrorClass::Arg, "an array is null"), __func__);
+  if (n > 0 && (!dims || !periods || !coords))
+    return comm_error(c, raise(ErrorClass::Arg, "an array is null"), __func__);
   for (int i = 0; i < n; ++i) {
     dims[i] = t.dims[static_cast<std::size_t>(i)];
     periods[i] = t.periods[static_cast<std::size_t>(i)];
@@ -155,7 +161,8 @@ ADI3_MPI_API(int, Cart_rank, (MPI_Comm comm, const int coords[], int* rank)) {
   CommObj* c = nullptr;
   int err = 0;
   if (get_cart(*rt, comm, &c, __func__, &err)) return err;
-  if (!rank || (!coords && !c->cart->dims.empty())) return comm_error(c, raise(ErrorClass::Arg, "coords or rank is null"), __func__);
+  if (!rank || (!coords && !c->cart->dims.empty()))
+    return comm_error(c, raise(ErrorClass::Arg, "coords or rank is null"), __func__);
   int r = rank_of(*c->cart, coords);
   if (r < 0) return comm_error(c, raise(ErrorClass::Arg, "coordinates outside a non-periodic dimension"), __func__);
   *rank = r;
@@ -169,7 +176,8 @@ ADI3_MPI_API(int, Cart_coords, (MPI_Comm comm, int rank, int maxdims, int coords
   if (get_cart(*rt, comm, &c, __func__, &err)) return err;
   int n = static_cast<int>(c->cart->dims.size());
   if (rank < 0 || rank >= c->size()) return comm_error(c, raise(ErrorClass::Rank, "invalid rank %d", rank), __func__);
-  if (maxdims < n || (n > 0 && !coords)) return comm_error(c, raise(ErrorClass::Arg, "maxdims %d is less than %d", maxdims, n), __func__);
+  if (maxdims < n || (n > 0 && !coords))
+    return comm_error(c, raise(ErrorClass::Arg, "maxdims %d is less than %d", maxdims, n), __func__);
   if (n > 0) coords_of(*c->cart, rank, coords);
   return MPI_SUCCESS;
 }
@@ -183,7 +191,8 @@ ADI3_MPI_API(int, Cart_shift, (MPI_Comm comm, int direction, int disp, int* rank
   if (direction < 0 || direction >= static_cast<int>(t.dims.size())) {
     return comm_error(c, raise(ErrorClass::Arg, "invalid direction %d", direction), __func__);
   }
-  if (!rank_source || !rank_dest) return comm_error(c, raise(ErrorClass::Arg, "rank_source or rank_dest is null"), __func__);
+  if (!rank_source || !rank_dest)
+    return comm_error(c, raise(ErrorClass::Arg, "rank_source or rank_dest is null"), __func__);
   std::vector<int> coords(t.dims.size());
   coords_of(t, c->rank(), coords.data());
   int mine = coords[static_cast<std::size_t>(direction)];
@@ -202,7 +211,8 @@ ADI3_MPI_API(int, Cart_sub, (MPI_Comm comm, const int remain_dims[], MPI_Comm* n
   int err = 0;
   if (get_cart(*rt, comm, &c, __func__, &err)) return err;
   const CartTopo t = *c->cart;
-  if (!newcomm || (!remain_dims && !t.dims.empty())) return comm_error(c, raise(ErrorClass::Arg, "an argument is null"), __func__);
+  if (!newcomm || (!remain_dims && !t.dims.empty()))
+    return comm_error(c, raise(ErrorClass::Arg, "an argument is null"), __func__);
   std::vector<int> coords(t.dims.size());
   coords_of(t, c->rank(), coords.data());
   // Processes that agree on the dropped coordinates form one sub-grid.
@@ -230,7 +240,8 @@ ADI3_MPI_API(int, Cart_map, (MPI_Comm comm, int ndims, const int dims[], const i
   long long product = 0;
   if (int e = check_dims(ndims, dims, &product)) return comm_error(c, e, __func__);
   if (!newrank) return comm_error(c, raise(ErrorClass::Arg, "newrank is null"), __func__);
-  if (product > c->size()) return comm_error(c, raise(ErrorClass::Arg, "the grid is larger than the communicator"), __func__);
+  if (product > c->size())
+    return comm_error(c, raise(ErrorClass::Arg, "the grid is larger than the communicator"), __func__);
   *newrank = c->rank() < product ? c->rank() : MPI_UNDEFINED;
   return MPI_SUCCESS;
 }

@@ -18,8 +18,9 @@ int get_topo(Runtime& rt, MPI_Comm comm, CommObj** c, bool dist, const char* fn,
     return 1;
   }
   if (dist ? !(*c)->dist : !(*c)->graph) {
-    *err = comm_error(*c, raise(ErrorClass::Topology, "the communicator has no %s topology", dist ? "distributed graph" : "graph"),
-                      fn);
+    *err = comm_error(
+        *c, raise(ErrorClass::Topology, "the communicator has no %s topology", dist ? "distributed graph" : "graph"),
+        fn);
     return 1;
   }
   return 0;
@@ -27,7 +28,8 @@ int get_topo(Runtime& rt, MPI_Comm comm, CommObj** c, bool dist, const char* fn,
 
 int check_graph(int nnodes, const int* index, const int* edges) {
   if (nnodes < 0) return raise(ErrorClass::Arg, "invalid nnodes %d", nnodes);
-  if (nnodes > 0 && (!index || (index[nnodes - 1] > 0 && !edges))) return raise(ErrorClass::Arg, "index or edges is null");
+  if (nnodes > 0 && (!index || (index[nnodes - 1] > 0 && !edges)))
+    return raise(ErrorClass::Arg, "index or edges is null");
   for (int i = 0; i < nnodes; ++i) {
     if (index[i] < (i ? index[i - 1] : 0)) return raise(ErrorClass::Arg, "index must not decrease (index[%d])", i);
   }
@@ -57,8 +59,8 @@ bool unweighted(const int* w) { return w == MPI_UNWEIGHTED; }
 
 }  // namespace
 
-ADI3_MPI_API(int, Graph_create, (MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int reorder,
-                                 MPI_Comm* comm_graph)) {
+ADI3_MPI_API(int, Graph_create,
+             (MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int reorder, MPI_Comm* comm_graph)) {
   ADI3_MPI_ENTER();
   (void)reorder;
   CommObj* c = nullptr;
@@ -66,7 +68,8 @@ ADI3_MPI_API(int, Graph_create, (MPI_Comm comm_old, int nnodes, const int index[
   if (int e = need_intra(*c, "MPI_Graph_create")) return comm_error(c, e, __func__);
   if (!comm_graph) return comm_error(c, raise(ErrorClass::Arg, "comm_graph is null"), __func__);
   if (int e = check_graph(nnodes, index, edges)) return comm_error(c, e, __func__);
-  if (nnodes > c->size()) return comm_error(c, raise(ErrorClass::Arg, "nnodes %d exceeds the communicator", nnodes), __func__);
+  if (nnodes > c->size())
+    return comm_error(c, raise(ErrorClass::Arg, "nnodes %d exceeds the communicator", nnodes), __func__);
   int color = c->rank() < nnodes ? 0 : MPI_UNDEFINED;
   if (int e = comm_split(*rt, *c, color, c->rank(), comm_graph)) return comm_error(c, e, __func__);
   if (*comm_graph != MPI_COMM_NULL) {
@@ -97,7 +100,8 @@ ADI3_MPI_API(int, Graph_get, (MPI_Comm comm, int maxindex, int maxedges, int ind
   const GraphTopo& t = *c->graph;
   int ni = std::min(maxindex, static_cast<int>(t.index.size()));
   int ne = std::min(maxedges, static_cast<int>(t.edges.size()));
-  if ((ni > 0 && !index) || (ne > 0 && !edges)) return comm_error(c, raise(ErrorClass::Arg, "index or edges is null"), __func__);
+  if ((ni > 0 && !index) || (ne > 0 && !edges))
+    return comm_error(c, raise(ErrorClass::Arg, "index or edges is null"), __func__);
   std::copy(t.index.begin(), t.index.begin() + std::max(ni, 0), index);
   std::copy(t.edges.begin(), t.edges.begin() + std::max(ne, 0), edges);
   return MPI_SUCCESS;
@@ -162,15 +166,16 @@ ADI3_MPI_API(int, Dist_graph_create_adjacent,
   t->destinations.assign(destinations, destinations + outdegree);
   t->weighted = !unweighted(sourceweights) && !unweighted(destweights);
   if (t->weighted) {
-    if (indegree > 0 && sourceweights != MPI_WEIGHTS_EMPTY) t->source_weights.assign(sourceweights, sourceweights + indegree);
+    if (indegree > 0 && sourceweights != MPI_WEIGHTS_EMPTY)
+      t->source_weights.assign(sourceweights, sourceweights + indegree);
     if (outdegree > 0 && destweights != MPI_WEIGHTS_EMPTY) t->dest_weights.assign(destweights, destweights + outdegree);
   }
   return comm_error(c, attach_dist(*rt, *c, std::move(t), comm_dist_graph), __func__);
 }
 
-ADI3_MPI_API(int, Dist_graph_create, (MPI_Comm comm_old, int n, const int sources[], const int degrees[],
-                                      const int destinations[], const int weights[], MPI_Info info, int reorder,
-                                      MPI_Comm* comm_dist_graph)) {
+ADI3_MPI_API(int, Dist_graph_create,
+             (MPI_Comm comm_old, int n, const int sources[], const int degrees[], const int destinations[],
+              const int weights[], MPI_Info info, int reorder, MPI_Comm* comm_dist_graph)) {
   ADI3_MPI_ENTER();
   (void)info, (void)reorder;
   CommObj* c = nullptr;
@@ -185,7 +190,8 @@ ADI3_MPI_API(int, Dist_graph_create, (MPI_Comm comm_old, int n, const int source
     if (degrees[i] < 0) e = raise(ErrorClass::Arg, "invalid degree %d", degrees[i]);
     if (!e) e = check_ranks(*c, degrees[i], destinations + k, "destination");
     for (int j = 0; !e && j < degrees[i]; ++j, ++k) {
-      mine.insert(mine.end(), {sources[i], destinations[k], unweighted(weights) || weights == MPI_WEIGHTS_EMPTY ? 1 : weights[k]});
+      mine.insert(mine.end(),
+                  {sources[i], destinations[k], unweighted(weights) || weights == MPI_WEIGHTS_EMPTY ? 1 : weights[k]});
     }
   }
   if (e) return comm_error(c, e, __func__);
@@ -200,7 +206,8 @@ ADI3_MPI_API(int, Dist_graph_create, (MPI_Comm comm_old, int n, const int source
   mine.resize(static_cast<std::size_t>(most));
   std::vector<int> all(p * static_cast<std::size_t>(most));
   if (most > 0) {
-    if (int err = allgather_bytes(rt->dev(), c->internal, mine.data(), mine.size() * sizeof(int), all.data(), kTagEdges)) {
+    if (int err =
+            allgather_bytes(rt->dev(), c->internal, mine.data(), mine.size() * sizeof(int), all.data(), kTagEdges)) {
       return comm_error(c, err, __func__);
     }
   }
@@ -239,8 +246,9 @@ ADI3_MPI_API(int, Dist_graph_neighbors_count, (MPI_Comm comm, int* indegree, int
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Dist_graph_neighbors, (MPI_Comm comm, int maxindegree, int sources[], int sourceweights[],
-                                         int maxoutdegree, int destinations[], int destweights[])) {
+ADI3_MPI_API(int, Dist_graph_neighbors,
+             (MPI_Comm comm, int maxindegree, int sources[], int sourceweights[], int maxoutdegree, int destinations[],
+              int destweights[])) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   int err = 0;

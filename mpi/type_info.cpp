@@ -88,8 +88,8 @@ ADI3_MPI_API(int, Type_ub, (MPI_Datatype dt, MPI_Aint* displacement)) {
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Type_get_envelope, (MPI_Datatype dt, int* num_integers, int* num_addresses, int* num_datatypes,
-                                      int* combiner)) {
+ADI3_MPI_API(int, Type_get_envelope,
+             (MPI_Datatype dt, int* num_integers, int* num_addresses, int* num_datatypes, int* combiner)) {
   const Datatype* t = nullptr;
   if (int e = query_type(__func__, dt, &t, num_integers, num_addresses)) return world_error(e, __func__);
   if (!num_datatypes || !combiner) return world_error(raise(ErrorClass::Arg, "an output argument is null"), __func__);
@@ -104,8 +104,9 @@ ADI3_MPI_API(int, Type_get_envelope, (MPI_Datatype dt, int* num_integers, int* n
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Type_get_contents, (MPI_Datatype dt, int max_integers, int max_addresses, int max_datatypes,
-                                      int integers[], MPI_Aint addresses[], MPI_Datatype datatypes[])) {
+ADI3_MPI_API(int, Type_get_contents,
+             (MPI_Datatype dt, int max_integers, int max_addresses, int max_datatypes, int integers[],
+              MPI_Aint addresses[], MPI_Datatype datatypes[])) {
   ADI3_MPI_ENTER();
   const Datatype* t = nullptr;
   if (int e = get_type(*rt, dt, &t)) return world_error(e, __func__);
@@ -119,8 +120,8 @@ ADI3_MPI_API(int, Type_get_contents, (MPI_Datatype dt, int max_integers, int max
     return world_error(raise(ErrorClass::Arg, "an output array is null"), __func__);
   }
   std::vector<const Datatype*> types(static_cast<std::size_t>(max_datatypes));
-  if (ErrorClass c = type_get_contents(t, max_integers, max_addresses, max_datatypes, integers, addresses,
-                                        types.data());
+  if (ErrorClass c =
+          type_get_contents(t, max_integers, max_addresses, max_datatypes, integers, addresses, types.data());
       c != ErrorClass::Success) {
     return world_error(raise(c, "the arrays are smaller than MPI_Type_get_envelope's counts"), __func__);
   }

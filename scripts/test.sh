@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/deps.sh
+./scripts/format.sh --check
 jobs=$(nproc)
 presets=${ADI3_TEST_PRESETS:-"release asan tsan"}
 for p in $presets; do

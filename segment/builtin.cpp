@@ -19,8 +19,8 @@ struct Pair {
 // Native size/extent/alignment of T; ext32 is the standard's external32 size.
 template <class T>
 constexpr BuiltinInfo scalar(const char* name, Scalar s, std::uint16_t ext32, std::uint8_t parts = 1) {
-  return BuiltinInfo{name,      sizeof(T), sizeof(T), alignof(T), ext32, s, parts, Builtin::kNumBuiltins,
-                     Builtin::kNumBuiltins, 0};
+  return BuiltinInfo{
+      name, sizeof(T), sizeof(T), alignof(T), ext32, s, parts, Builtin::kNumBuiltins, Builtin::kNumBuiltins, 0};
 }
 
 // A MINLOC/MAXLOC pair: the C struct {T value; I index;} with its padding.
@@ -141,9 +141,7 @@ const BuiltinTypes& builtin_types() {
 }  // namespace
 }  // namespace detail
 
-const Datatype* Datatype::builtin(Builtin b) {
-  return detail::builtin_types().types[static_cast<std::size_t>(b)];
-}
+const Datatype* Datatype::builtin(Builtin b) { return detail::builtin_types().types[static_cast<std::size_t>(b)]; }
 
 const Datatype* Datatype::byte() { return builtin(Builtin::kByte); }
 

@@ -55,26 +55,25 @@ enum class Builtin : std::uint8_t {
   kNumBuiltins  // not a type
 };
 
-inline constexpr std::size_t kNumBuiltins =
-    static_cast<std::size_t>(Builtin::kNumBuiltins);
+inline constexpr std::size_t kNumBuiltins = static_cast<std::size_t>(Builtin::kNumBuiltins);
 
 // How external32 and other representations treat a basic type's bytes.
 enum class Scalar : std::uint8_t {
-  kOpaque,   // bytes copied as they are (char, byte, bool, packed)
-  kInteger,  // two's complement integer (byte order converted)
-  kFloat,    // IEEE binary32 / binary64
+  kOpaque,      // bytes copied as they are (char, byte, bool, packed)
+  kInteger,     // two's complement integer (byte order converted)
+  kFloat,       // IEEE binary32 / binary64
   kLongDouble,  // native long double (x87 80-bit on x86-64)
-  kPair,     // not basic: a struct of two basic types
+  kPair,        // not basic: a struct of two basic types
 };
 
 struct BuiltinInfo {
-  const char* name;           // "MPI_INT", for Type_get_name
-  std::uint16_t size;         // bytes of data (native)
-  std::uint16_t extent;       // native extent (pair types include padding)
-  std::uint16_t align;        // native alignment, for the struct epsilon rule
-  std::uint16_t ext32_size;   // bytes in the external32 representation
+  const char* name;          // "MPI_INT", for Type_get_name
+  std::uint16_t size;        // bytes of data (native)
+  std::uint16_t extent;      // native extent (pair types include padding)
+  std::uint16_t align;       // native alignment, for the struct epsilon rule
+  std::uint16_t ext32_size;  // bytes in the external32 representation
   Scalar scalar;
-  std::uint8_t components;    // 2 for complex (each part converted alone), else 1
+  std::uint8_t components;  // 2 for complex (each part converted alone), else 1
   // Pair types: the two member types and the second one's offset.
   Builtin first;
   Builtin second;

@@ -111,8 +111,8 @@ class Compiler {
     return n;
   }
 
-  const Node* vec(std::size_t count, std::size_t bl, std::ptrdiff_t disp, std::ptrdiff_t stride,
-                  std::ptrdiff_t cext, const Node* c) {
+  const Node* vec(std::size_t count, std::size_t bl, std::ptrdiff_t disp, std::ptrdiff_t stride, std::ptrdiff_t cext,
+                  const Node* c) {
     if (c->kind == NodeKind::kRuns) {
       if (bl == 1) return rep_runs(count, disp, stride, c);
       if (count == 1) return rep_runs(bl, disp, cext, c);
@@ -320,11 +320,19 @@ class Compiler {
     if (it != memo_.end()) return it->second;
     const Node* n = nullptr;
     switch (TypeAccess::shape(t)) {
-      case Shape::kBasic: n = basic(TypeAccess::builtin(t)); break;
-      case Shape::kVector: n = vector(t); break;
+      case Shape::kBasic:
+        n = basic(TypeAccess::builtin(t));
+        break;
+      case Shape::kVector:
+        n = vector(t);
+        break;
       case Shape::kIndexed:
-      case Shape::kStruct: n = blocks(t); break;
-      case Shape::kResized: n = compile(*TypeAccess::children(t)[0]); break;
+      case Shape::kStruct:
+        n = blocks(t);
+        break;
+      case Shape::kResized:
+        n = compile(*TypeAccess::children(t)[0]);
+        break;
     }
     memo_[&t] = n;
     return n;

@@ -134,13 +134,20 @@ inline void copy_var(char* d, const char* s, std::size_t n) {
 template <bool kGather>
 inline char* strided(char* s, Addr mem, std::size_t len, std::ptrdiff_t stride, std::size_t m) {
   switch (len) {
-    case 1: return strided_fixed<kGather, 1>(s, mem, stride, m);
-    case 2: return strided_fixed<kGather, 2>(s, mem, stride, m);
-    case 4: return strided_fixed<kGather, 4>(s, mem, stride, m);
-    case 8: return strided_fixed<kGather, 8>(s, mem, stride, m);
-    case 16: return strided_fixed<kGather, 16>(s, mem, stride, m);
-    case 32: return strided_fixed<kGather, 32>(s, mem, stride, m);
-    default: break;
+    case 1:
+      return strided_fixed<kGather, 1>(s, mem, stride, m);
+    case 2:
+      return strided_fixed<kGather, 2>(s, mem, stride, m);
+    case 4:
+      return strided_fixed<kGather, 4>(s, mem, stride, m);
+    case 8:
+      return strided_fixed<kGather, 8>(s, mem, stride, m);
+    case 16:
+      return strided_fixed<kGather, 16>(s, mem, stride, m);
+    case 32:
+      return strided_fixed<kGather, 32>(s, mem, stride, m);
+    default:
+      break;
   }
   for (std::size_t k = 0; k < m; ++k) {
     if constexpr (kGather) {

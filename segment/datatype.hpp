@@ -112,11 +112,11 @@ class Datatype {
   Shape shape_ = Shape::kBasic;
   Builtin builtin_ = Builtin::kByte;  // kBasic: which predefined type
   bool predefined_ = false;
-  std::int64_t count_ = 0;       // kVector: blocks; kResized: the extent
-  std::int64_t blocklen_ = 0;    // kVector, and kIndexed when blocklens_ is empty
-  std::ptrdiff_t stride_ = 0;    // kVector: bytes between blocks; kResized: lb
-  std::vector<std::int64_t> blocklens_;  // kIndexed / kStruct
-  std::vector<std::ptrdiff_t> disps_;    // kIndexed / kStruct, bytes
+  std::int64_t count_ = 0;                 // kVector: blocks; kResized: the extent
+  std::int64_t blocklen_ = 0;              // kVector, and kIndexed when blocklens_ is empty
+  std::ptrdiff_t stride_ = 0;              // kVector: bytes between blocks; kResized: lb
+  std::vector<std::int64_t> blocklens_;    // kIndexed / kStruct
+  std::vector<std::ptrdiff_t> disps_;      // kIndexed / kStruct, bytes
   std::vector<const Datatype*> children_;  // owned references
 
   // Envelope / contents exactly as the user gave them (owned references).
@@ -131,7 +131,7 @@ class Datatype {
   std::ptrdiff_t true_lb_ = 0, true_extent_ = 0;
   bool sticky_lb_ = false, sticky_ub_ = false;  // explicit bounds (resized)
   std::uint16_t align_ = 1;
-  bool dense_ = true;       // data is one in-order run of size_ bytes
+  bool dense_ = true;  // data is one in-order run of size_ bytes
   std::uint64_t nbasic_ = 0;
   std::uint32_t basic_size_ = 0;  // size of every basic element, 0 if mixed/none
 

@@ -19,8 +19,7 @@ namespace adi3 {
 
 // datarep must be "external32".
 [[nodiscard]] ErrorClass pack_external(const char* datarep, const void* inbuf, std::size_t incount,
-                                       const Datatype* type, void* outbuf, std::size_t outsize,
-                                       std::size_t* position);
+                                       const Datatype* type, void* outbuf, std::size_t outsize, std::size_t* position);
 [[nodiscard]] ErrorClass unpack_external(const char* datarep, const void* inbuf, std::size_t insize,
                                          std::size_t* position, void* outbuf, std::size_t outcount,
                                          const Datatype* type);

@@ -43,20 +43,20 @@ enum class NodeKind : std::uint8_t {
 
 struct Node {
   NodeKind kind = NodeKind::kVecRuns;
-  Elem elem;                    // kVecRuns
-  std::size_t count = 0;        // runs or blocks (never 0 in a program)
-  std::size_t len = 0;          // kVecRuns: elements per run; kVec: children per block
-  std::ptrdiff_t disp0 = 0;     // kVecRuns / kRepRuns / kVec
-  std::ptrdiff_t stride = 0;    // kVecRuns / kRepRuns / kVec
-  std::ptrdiff_t cext = 0;      // kVec / kIdx
-  std::size_t size = 0;         // stream bytes of one instance
-  std::vector<std::ptrdiff_t> disps;   // kRuns / kIdx / kStruct
-  std::vector<std::size_t> lens;       // kRuns: elements; kIdx/kStruct: children
-  std::vector<Elem> elems;             // kRuns (one per run)
-  std::vector<std::size_t> starts;     // kRuns/kIdx/kStruct: stream offset of each entry, count+1
-  const Node* child = nullptr;         // kVec / kIdx / kRepRuns
-  std::vector<const Node*> kids;       // kStruct: one per block
-  std::vector<std::ptrdiff_t> cexts;   // kStruct
+  Elem elem;                          // kVecRuns
+  std::size_t count = 0;              // runs or blocks (never 0 in a program)
+  std::size_t len = 0;                // kVecRuns: elements per run; kVec: children per block
+  std::ptrdiff_t disp0 = 0;           // kVecRuns / kRepRuns / kVec
+  std::ptrdiff_t stride = 0;          // kVecRuns / kRepRuns / kVec
+  std::ptrdiff_t cext = 0;            // kVec / kIdx
+  std::size_t size = 0;               // stream bytes of one instance
+  std::vector<std::ptrdiff_t> disps;  // kRuns / kIdx / kStruct
+  std::vector<std::size_t> lens;      // kRuns: elements; kIdx/kStruct: children
+  std::vector<Elem> elems;            // kRuns (one per run)
+  std::vector<std::size_t> starts;    // kRuns/kIdx/kStruct: stream offset of each entry, count+1
+  const Node* child = nullptr;        // kVec / kIdx / kRepRuns
+  std::vector<const Node*> kids;      // kStruct: one per block
+  std::vector<std::ptrdiff_t> cexts;  // kStruct
 
   bool leaf() const { return kind <= NodeKind::kRepRuns; }
   const Node* kid(std::size_t i) const { return kind == NodeKind::kStruct ? kids[i] : child; }
@@ -69,12 +69,12 @@ struct Node {
 
 struct Program {
   std::vector<std::unique_ptr<Node>> arena;
-  const Node* root = nullptr;  // null when the type has no data
-  std::size_t size = 0;        // stream bytes per element of the type
-  std::size_t depth = 0;       // nodes on the longest root-to-leaf path
-  bool raw = true;             // native bytes (no conversion)
+  const Node* root = nullptr;           // null when the type has no data
+  std::size_t size = 0;                 // stream bytes per element of the type
+  std::size_t depth = 0;                // nodes on the longest root-to-leaf path
+  bool raw = true;                      // native bytes (no conversion)
   const Representation* rep = nullptr;  // typed programs
-  std::ptrdiff_t extent = 0;   // the type's extent (element spacing)
+  std::ptrdiff_t extent = 0;            // the type's extent (element spacing)
 };
 
 // Compiles t for rep (nullptr: the native, raw program).

@@ -53,11 +53,21 @@ void swap_any(std::size_t width, const void* in, void* out, std::size_t n) {
   auto* i = static_cast<const unsigned char*>(in);
   auto* o = static_cast<unsigned char*>(out);
   switch (width) {
-    case 1: std::memmove(o, i, n); break;
-    case 2: swap_items<2>(i, o, n); break;
-    case 4: swap_items<4>(i, o, n); break;
-    case 8: swap_items<8>(i, o, n); break;
-    default: swap_items<16>(i, o, n); break;
+    case 1:
+      std::memmove(o, i, n);
+      break;
+    case 2:
+      swap_items<2>(i, o, n);
+      break;
+    case 4:
+      swap_items<4>(i, o, n);
+      break;
+    case 8:
+      swap_items<8>(i, o, n);
+      break;
+    default:
+      swap_items<16>(i, o, n);
+      break;
   }
 }
 

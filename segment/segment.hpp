@@ -38,8 +38,8 @@ class Segment {
   std::size_t unpack(std::size_t first, std::size_t last, const void* src);
   // Describe [first, last) as at most max_iov entries; sets *iov_count and
   // returns the bytes described (less than last - first when max_iov ran out).
-  std::size_t to_iov(std::size_t first, std::size_t last, struct iovec* iov,
-                     std::size_t max_iov, std::size_t* iov_count);
+  std::size_t to_iov(std::size_t first, std::size_t last, struct iovec* iov, std::size_t max_iov,
+                     std::size_t* iov_count);
 
   // ---- additions ----
 
@@ -61,8 +61,8 @@ class Segment {
   const Representation* rep_ = &Representation::native();
   std::shared_ptr<const detail::Program> prog_;
   std::size_t size_ = 0;
-  bool contig_ = false;       // native contiguous: plain memcpy at buf_ + true_lb
-  bool own_top_ = false;      // top_ (count copies of the root) is in use
+  bool contig_ = false;   // native contiguous: plain memcpy at buf_ + true_lb
+  bool own_top_ = false;  // top_ (count copies of the root) is in use
   detail::Node top_;
   detail::Cursor cur_;
 };

@@ -41,7 +41,7 @@ ErrorClass finish(Datatype* t, Combiner c, std::vector<int> ints, const Datatype
 }  // namespace
 
 static ErrorClass type_subarray_impl(int ndims, const int* sizes, const int* subsizes, const int* starts, int order,
-                         const Datatype* old, Datatype** out) {
+                                     const Datatype* old, Datatype** out) {
   if (!out) return ErrorClass::Arg;
   if (!old) return ErrorClass::Type;
   if (ndims < 1) return ErrorClass::Dims;

@@ -115,7 +115,7 @@ static ErrorClass type_hvector_impl(int count, int blocklength, std::ptrdiff_t s
 }
 
 static ErrorClass type_indexed_impl(int count, const int* blocklengths, const int* displacements, const Datatype* old,
-                        Datatype** out) {
+                                    Datatype** out) {
   if (ErrorClass e = check_old(old, out); e != ErrorClass::Success) return e;
   if (count < 0) return ErrorClass::Count;
   std::vector<std::int64_t> bls;
@@ -134,7 +134,7 @@ static ErrorClass type_indexed_impl(int count, const int* blocklengths, const in
 }
 
 static ErrorClass type_hindexed_impl(int count, const int* blocklengths, const std::ptrdiff_t* displacements,
-                         const Datatype* old, Datatype** out) {
+                                     const Datatype* old, Datatype** out) {
   if (ErrorClass e = check_old(old, out); e != ErrorClass::Success) return e;
   if (count < 0) return ErrorClass::Count;
   std::vector<std::int64_t> bls;
@@ -149,7 +149,7 @@ static ErrorClass type_hindexed_impl(int count, const int* blocklengths, const s
 }
 
 static ErrorClass type_indexed_block_impl(int count, int blocklength, const int* displacements, const Datatype* old,
-                              Datatype** out) {
+                                          Datatype** out) {
   if (ErrorClass e = check_old(old, out); e != ErrorClass::Success) return e;
   if (count < 0) return ErrorClass::Count;
   if (blocklength < 0 || (count > 0 && !displacements)) return ErrorClass::Arg;
@@ -168,7 +168,7 @@ static ErrorClass type_indexed_block_impl(int count, int blocklength, const int*
 }
 
 static ErrorClass type_hindexed_block_impl(int count, int blocklength, const std::ptrdiff_t* displacements,
-                               const Datatype* old, Datatype** out) {
+                                           const Datatype* old, Datatype** out) {
   if (ErrorClass e = check_old(old, out); e != ErrorClass::Success) return e;
   if (count < 0) return ErrorClass::Count;
   if (blocklength < 0 || (count > 0 && !displacements)) return ErrorClass::Arg;
@@ -182,7 +182,7 @@ static ErrorClass type_hindexed_block_impl(int count, int blocklength, const std
 }
 
 static ErrorClass type_struct_impl(int count, const int* blocklengths, const std::ptrdiff_t* displacements,
-                       const Datatype* const* types, Datatype** out) {
+                                   const Datatype* const* types, Datatype** out) {
   if (!out) return ErrorClass::Arg;
   if (count < 0) return ErrorClass::Count;
   std::vector<std::int64_t> bls;
@@ -261,8 +261,8 @@ ErrorClass type_indexed(int count, const int* blocklengths, const int* displacem
   return detail::no_throw([&] { return type_indexed_impl(count, blocklengths, displacements, old, out); });
 }
 
-ErrorClass type_hindexed(int count, const int* blocklengths, const std::ptrdiff_t* displacements,
-                         const Datatype* old, Datatype** out) {
+ErrorClass type_hindexed(int count, const int* blocklengths, const std::ptrdiff_t* displacements, const Datatype* old,
+                         Datatype** out) {
   return detail::no_throw([&] { return type_hindexed_impl(count, blocklengths, displacements, old, out); });
 }
 
@@ -271,8 +271,8 @@ ErrorClass type_indexed_block(int count, int blocklength, const int* displacemen
   return detail::no_throw([&] { return type_indexed_block_impl(count, blocklength, displacements, old, out); });
 }
 
-ErrorClass type_hindexed_block(int count, int blocklength, const std::ptrdiff_t* displacements,
-                               const Datatype* old, Datatype** out) {
+ErrorClass type_hindexed_block(int count, int blocklength, const std::ptrdiff_t* displacements, const Datatype* old,
+                               Datatype** out) {
   return detail::no_throw([&] { return type_hindexed_block_impl(count, blocklength, displacements, old, out); });
 }
 

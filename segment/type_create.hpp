@@ -29,26 +29,25 @@ inline constexpr int kDistributeDfltDarg = -49767;
 [[nodiscard]] ErrorClass type_hvector(int count, int blocklength, std::ptrdiff_t stride, const Datatype* old,
                                       Datatype** out);
 // displacements in elements of old's extent.
-[[nodiscard]] ErrorClass type_indexed(int count, const int* blocklengths, const int* displacements,
-                                      const Datatype* old, Datatype** out);
+[[nodiscard]] ErrorClass type_indexed(int count, const int* blocklengths, const int* displacements, const Datatype* old,
+                                      Datatype** out);
 // displacements in bytes.
 [[nodiscard]] ErrorClass type_hindexed(int count, const int* blocklengths, const std::ptrdiff_t* displacements,
                                        const Datatype* old, Datatype** out);
-[[nodiscard]] ErrorClass type_indexed_block(int count, int blocklength, const int* displacements,
-                                            const Datatype* old, Datatype** out);
+[[nodiscard]] ErrorClass type_indexed_block(int count, int blocklength, const int* displacements, const Datatype* old,
+                                            Datatype** out);
 [[nodiscard]] ErrorClass type_hindexed_block(int count, int blocklength, const std::ptrdiff_t* displacements,
                                              const Datatype* old, Datatype** out);
 [[nodiscard]] ErrorClass type_struct(int count, const int* blocklengths, const std::ptrdiff_t* displacements,
                                      const Datatype* const* types, Datatype** out);
 // order: kOrderC or kOrderFortran.
-[[nodiscard]] ErrorClass type_subarray(int ndims, const int* sizes, const int* subsizes, const int* starts,
-                                       int order, const Datatype* old, Datatype** out);
+[[nodiscard]] ErrorClass type_subarray(int ndims, const int* sizes, const int* subsizes, const int* starts, int order,
+                                       const Datatype* old, Datatype** out);
 // distribs: kDistribute{Block,Cyclic,None}; dargs may be kDistributeDfltDarg.
 [[nodiscard]] ErrorClass type_darray(int size, int rank, int ndims, const int* gsizes, const int* distribs,
                                      const int* dargs, const int* psizes, int order, const Datatype* old,
                                      Datatype** out);
-[[nodiscard]] ErrorClass type_resized(const Datatype* old, std::ptrdiff_t lb, std::ptrdiff_t extent,
-                                      Datatype** out);
+[[nodiscard]] ErrorClass type_resized(const Datatype* old, std::ptrdiff_t lb, std::ptrdiff_t extent, Datatype** out);
 [[nodiscard]] ErrorClass type_dup(const Datatype* old, Datatype** out);
 
 // MPI_Type_commit / MPI_Type_free (free releases the caller's reference

@@ -22,8 +22,8 @@ ErrorClass type_get_envelope(const Datatype* t, Envelope* env) {
   return ErrorClass::Success;
 }
 
-ErrorClass type_get_contents(const Datatype* t, int max_integers, int max_addresses, int max_datatypes,
-                             int* integers, std::ptrdiff_t* addresses, const Datatype** types) {
+ErrorClass type_get_contents(const Datatype* t, int max_integers, int max_addresses, int max_datatypes, int* integers,
+                             std::ptrdiff_t* addresses, const Datatype** types) {
   if (!t) return ErrorClass::Type;
   if (t->combiner() == Combiner::kNamed) return ErrorClass::Arg;
   const auto& ints = TypeAccess::ints(*t);

@@ -24,9 +24,8 @@ struct Envelope {
 // for a predefined type or arrays smaller than the envelope's counts.
 // Derived types in `types` come with a new reference the caller must
 // release (type_free), as MPI specifies; predefined ones need no freeing.
-[[nodiscard]] ErrorClass type_get_contents(const Datatype* t, int max_integers, int max_addresses,
-                                           int max_datatypes, int* integers, std::ptrdiff_t* addresses,
-                                           const Datatype** types);
+[[nodiscard]] ErrorClass type_get_contents(const Datatype* t, int max_integers, int max_addresses, int max_datatypes,
+                                           int* integers, std::ptrdiff_t* addresses, const Datatype** types);
 
 // MPI_Get_elements for a received byte count: the basic elements in
 // `bytes` of a stream of t, or kUndefined when `bytes` ends inside a basic

@@ -30,32 +30,32 @@ inline constexpr std::size_t kMaxLineLength = 64 * 1024;
 
 // One parsed or to-be-sent command.
 class WireCommand {
-public:
-    explicit WireCommand(std::string name);
+ public:
+  explicit WireCommand(std::string name);
 
-    // Appends "key=value"; value must already be wire-safe (no space or
-    // newline), keys must match [A-Za-z0-9_-]+.
-    WireCommand& add(std::string key, std::string value);
-    WireCommand& add(std::string key, long long value);
+  // Appends "key=value"; value must already be wire-safe (no space or
+  // newline), keys must match [A-Za-z0-9_-]+.
+  WireCommand& add(std::string key, std::string value);
+  WireCommand& add(std::string key, long long value);
 
-    const std::string& name() const { return name_; }
-    const std::vector<std::pair<std::string, std::string>>& args() const { return args_; }
+  const std::string& name() const { return name_; }
+  const std::vector<std::pair<std::string, std::string>>& args() const { return args_; }
 
-    // First value for key, if present.
-    std::optional<std::string_view> get(std::string_view key) const;
-    // Integer value for key; nullopt when absent or not an integer.
-    std::optional<long long> get_int(std::string_view key) const;
+  // First value for key, if present.
+  std::optional<std::string_view> get(std::string_view key) const;
+  // Integer value for key; nullopt when absent or not an integer.
+  std::optional<long long> get_int(std::string_view key) const;
 
-    // The line including its trailing '\n'.
-    std::string format() const;
+  // The line including its trailing '\n'.
+  std::string format() const;
 
-    // Parses one line (with or without the trailing newline). Throws
-    // std::runtime_error when the line is not a "cmd=..." command.
-    static WireCommand parse(std::string_view line);
+  // Parses one line (with or without the trailing newline). Throws
+  // std::runtime_error when the line is not a "cmd=..." command.
+  static WireCommand parse(std::string_view line);
 
-private:
-    std::string name_;
-    std::vector<std::pair<std::string, std::string>> args_;
+ private:
+  std::string name_;
+  std::vector<std::pair<std::string, std::string>> args_;
 };
 
 // Encodes arbitrary bytes into [A-Za-z0-9] plus "-_.:,/+@()[]" and
@@ -68,4 +68,4 @@ std::string encode_token(std::string_view raw);
 // unchanged, including a '%' not followed by two hex digits.
 std::string decode_token(std::string_view wire);
 
-} // namespace adi3::pmi
+}  // namespace adi3::pmi

@@ -41,13 +41,20 @@ Options parse(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&] { return i + 1 < argc ? std::strtoull(argv[++i], nullptr, 0) : 0ull; };
-    if (a == "--min") o.min = next();
-    else if (a == "--max") o.max = next();
-    else if (a == "--bw-only") o.lat = false;
-    else if (a == "--lat-only") o.bw = false;
-    else if (a == "--no-pin") o.pin = false;
-    else if (a == "--iters") o.iters = static_cast<long>(next());
-    else if (a == "--overlap") o.overlap_us = static_cast<long>(next());
+    if (a == "--min")
+      o.min = next();
+    else if (a == "--max")
+      o.max = next();
+    else if (a == "--bw-only")
+      o.lat = false;
+    else if (a == "--lat-only")
+      o.bw = false;
+    else if (a == "--no-pin")
+      o.pin = false;
+    else if (a == "--iters")
+      o.iters = static_cast<long>(next());
+    else if (a == "--overlap")
+      o.overlap_us = static_cast<long>(next());
     else {
       std::fprintf(stderr,
                    "usage: pingpong [--min B] [--max B] [--lat-only|--bw-only] [--no-pin] [--iters N] "

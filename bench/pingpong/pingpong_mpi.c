@@ -75,12 +75,21 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const char* a = argv[i];
     unsigned long long v = i + 1 < argc ? strtoull(argv[i + 1], NULL, 0) : 0;
-    if (!strcmp(a, "--min")) { o.min = v; ++i; }
-    else if (!strcmp(a, "--max")) { o.max = v; ++i; }
-    else if (!strcmp(a, "--iters")) { o.iters = (long)v; ++i; }
-    else if (!strcmp(a, "--bw-only")) o.lat = 0;
-    else if (!strcmp(a, "--lat-only")) o.bw = 0;
-    else if (!strcmp(a, "--no-pin")) o.pin = 0;
+    if (!strcmp(a, "--min")) {
+      o.min = v;
+      ++i;
+    } else if (!strcmp(a, "--max")) {
+      o.max = v;
+      ++i;
+    } else if (!strcmp(a, "--iters")) {
+      o.iters = (long)v;
+      ++i;
+    } else if (!strcmp(a, "--bw-only"))
+      o.lat = 0;
+    else if (!strcmp(a, "--lat-only"))
+      o.bw = 0;
+    else if (!strcmp(a, "--no-pin"))
+      o.pin = 0;
     else {
       fprintf(stderr, "usage: pingpong_mpi [--min B] [--max B] [--lat-only|--bw-only] [--no-pin] [--iters N]\n");
       MPI_Abort(MPI_COMM_WORLD, 2);

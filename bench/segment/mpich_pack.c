@@ -104,9 +104,8 @@ int main(int argc, char** argv) {
   }
   {
     int bl[5] = {1, 1, 3, 2, 1};
-    MPI_Aint d[5] = {offsetof(struct bench_mixed, a), offsetof(struct bench_mixed, b),
-                     offsetof(struct bench_mixed, c), offsetof(struct bench_mixed, d),
-                     offsetof(struct bench_mixed, e)};
+    MPI_Aint d[5] = {offsetof(struct bench_mixed, a), offsetof(struct bench_mixed, b), offsetof(struct bench_mixed, c),
+                     offsetof(struct bench_mixed, d), offsetof(struct bench_mixed, e)};
     MPI_Datatype ts[5] = {MPI_INT, MPI_DOUBLE, MPI_CHAR, MPI_FLOAT, MPI_SHORT};
     MPI_Datatype t;
     MPI_Type_create_struct(5, bl, d, ts, &t);

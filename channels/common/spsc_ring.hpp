@@ -48,9 +48,7 @@ class SpscRing {
     return true;
   }
 
-  bool empty() const {
-    return head_.load(std::memory_order_relaxed) == tail_.load(std::memory_order_acquire);
-  }
+  bool empty() const { return head_.load(std::memory_order_relaxed) == tail_.load(std::memory_order_acquire); }
 
   // Consumer: hands up to `max` packets to f(hdr, hdr_bytes, payload, bytes).
   template <class F>

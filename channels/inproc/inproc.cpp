@@ -12,8 +12,7 @@ namespace adi3 {
 
 namespace {
 constexpr Knob kInprocKnobs[] = {
-    {"ADI3_INPROC_RING_BYTES", "262144",
-     "Bytes of each in-process ring (one per ordered pair of thread-ranks)."},
+    {"ADI3_INPROC_RING_BYTES", "262144", "Bytes of each in-process ring (one per ordered pair of thread-ranks)."},
 };
 }  // namespace
 

@@ -54,9 +54,7 @@ class InboxLayout {
   InboxHeader* header(char* base) const { return reinterpret_cast<InboxHeader*>(base); }
   Doorbell* bell(char* base) const { return reinterpret_cast<Doorbell*>(base + round_up(sizeof(InboxHeader), 64)); }
   RoomFlag* room(char* base, int sender) const { return reinterpret_cast<RoomFlag*>(base + flags_) + sender; }
-  ShmRing* ring(char* base, int sender) const {
-    return reinterpret_cast<ShmRing*>(base + rings_) + sender;
-  }
+  ShmRing* ring(char* base, int sender) const { return reinterpret_cast<ShmRing*>(base + rings_) + sender; }
   char* data(char* base, int sender) const { return base + data_ + ring_bytes_ * static_cast<std::size_t>(sender); }
 
   // The owner builds its inbox before anyone else may map it.

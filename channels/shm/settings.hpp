@@ -14,9 +14,9 @@ struct ShmSettings {
   std::size_t ring_bytes;   // per ordered pair of ranks, a power of two
   std::size_t chunk_bytes;  // largest packet payload (rendezvous chunk)
   enum class Cma { Off, Adaptive, Always };
-  Cma cma;                  // whether and when to use cross-memory attach
-  std::size_t cma_min;      // messages of at least this may use CMA
-  int liveness_ms;          // how often to check that peers live
+  Cma cma;              // whether and when to use cross-memory attach
+  std::size_t cma_min;  // messages of at least this may use CMA
+  int liveness_ms;      // how often to check that peers live
 
   static ShmSettings from_env();
 };

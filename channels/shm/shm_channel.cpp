@@ -15,7 +15,7 @@ namespace {
 // 32 KiB measures 0.25 us faster at 32 KiB messages (ADI3_EAGER_LIMIT=32768),
 // but tests/core's bsend suite assumes an eager limit below 30001 bytes.
 constexpr std::size_t kEagerLimit = 16384;
-constexpr int kDrainBatch = 16;           // packets per sender per poll
+constexpr int kDrainBatch = 16;            // packets per sender per poll
 constexpr unsigned kPollsPerClock = 4096;  // polls between liveness clock reads
 constexpr unsigned kBusyPerCheck = 1024;   // refused sends between peer checks
 
@@ -181,7 +181,8 @@ bool ShmChannel::inbox_idle() const {
 bool ShmChannel::room_appeared() const {
   for (int d = 0; d < size_; ++d) {
     const Out& o = out_[static_cast<std::size_t>(d)];
-    if (o.blocked.load(std::memory_order_relaxed) && !dead_[static_cast<std::size_t>(d)].load(std::memory_order_relaxed) &&
+    if (o.blocked.load(std::memory_order_relaxed) &&
+        !dead_[static_cast<std::size_t>(d)].load(std::memory_order_relaxed) &&
         o.room->wanted.load(std::memory_order_seq_cst) == 0) {
       return true;
     }

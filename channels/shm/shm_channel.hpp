@@ -50,8 +50,8 @@ class ShmChannel final : public Channel {
   struct In {
     ShmRing* ring;
     char* data;
-    RoomFlag* room;     // the sender waits for room in ring
-    Doorbell* sender;   // its doorbell
+    RoomFlag* room;    // the sender waits for room in ring
+    Doorbell* sender;  // its doorbell
   };
   struct Out {
     ShmRing* ring;
@@ -59,7 +59,7 @@ class ShmChannel final : public Channel {
     RoomFlag* room;
     Doorbell* bell;
     pid_t pid;
-    unsigned busy = 0;  // refused sends (sends to one dest are serialized)
+    unsigned busy = 0;                // refused sends (sends to one dest are serialized)
     std::atomic<uint8_t> blocked{0};  // last send was refused for lack of room
   };
 
@@ -93,7 +93,7 @@ class ShmChannel final : public Channel {
     my_activity_->store(my_activity_->load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
   std::vector<const std::atomic<uint64_t>*> activity_;  // [peer]
-  int next_ = 0;                      // first sender of the next poll
+  int next_ = 0;                                        // first sender of the next poll
 
   // Peer failure state; wait() may run in any thread, so it is locked.
   std::mutex watch_lock_;
@@ -103,7 +103,7 @@ class ShmChannel final : public Channel {
     int peer;
     std::string why;
   };
-  std::vector<Failure> failures_;           // not yet reported
+  std::vector<Failure> failures_;  // not yet reported
   std::atomic<bool> failures_pending_{false};
   std::atomic<int64_t> next_check_ns_{0};  // steady_clock
   pid_t launcher_ = 0;                     // our parent at start (mpiexec, a Hydra proxy)

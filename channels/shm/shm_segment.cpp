@@ -98,7 +98,7 @@ ShmSegment ShmSegment::open(const std::string& name) {
   s.name_ = name;
   int fd = shm_open(name.c_str(), O_RDWR | O_CLOEXEC, 0);
   if (fd < 0) throw sys_error("shm_open(" + name + ") of a peer's segment", errno);
-  struct stat st{};
+  struct stat st {};
   if (fstat(fd, &st) != 0) {
     int e = errno;
     close(fd);

@@ -128,7 +128,8 @@ void TcpChannel::connect_all(ChannelBootstrap& boot) {
     for (int p = 0; p < rank_; ++p) {
       std::optional<std::string> where = boot.get(key_for(p));
       auto colon = where ? where->rfind(':') : std::string::npos;
-      if (colon == std::string::npos) throw std::runtime_error("tcp channel: rank " + std::to_string(p) + " published no address");
+      if (colon == std::string::npos)
+        throw std::runtime_error("tcp channel: rank " + std::to_string(p) + " published no address");
       sockaddr_in to{};
       to.sin_family = AF_INET;
       to.sin_port = htons(static_cast<uint16_t>(std::stoi(where->substr(colon + 1))));

@@ -22,8 +22,8 @@ namespace adi3::tcp {
 std::span<const Knob> tcp_knobs();
 
 struct TcpSettings {
-  std::string address;         // IPv4 address to listen on and advertise
-  std::size_t pending_limit;   // queued outgoing bytes per peer before Busy
+  std::string address;        // IPv4 address to listen on and advertise
+  std::size_t pending_limit;  // queued outgoing bytes per peer before Busy
   static TcpSettings from_env();
 };
 
@@ -47,7 +47,7 @@ class TcpChannel final : public Channel {
     int fd = -1;
     std::vector<char> out;  // framed bytes not yet written, from out_head
     std::size_t out_head = 0;
-    std::vector<char> in;   // bytes read, not yet delivered
+    std::vector<char> in;  // bytes read, not yet delivered
     std::size_t in_len = 0;
     bool dead = false;
     bool said_goodbye = false;
@@ -69,9 +69,9 @@ class TcpChannel final : public Channel {
   std::vector<Peer> peers_;
   std::vector<char> self_;  // frames to this rank itself
   int epoll_fd_ = -1;
-  int wake_fd_ = -1;        // eventfd: wake() ends a wait()
+  int wake_fd_ = -1;                                   // eventfd: wake() ends a wait()
   std::vector<std::pair<int, std::string>> failures_;  // to report from poll()
-  std::atomic<bool> local_work_{false};  // self_ or failures_ wait: wait() must not sleep
+  std::atomic<bool> local_work_{false};                // self_ or failures_ wait: wait() must not sleep
 };
 
 }  // namespace adi3::tcp

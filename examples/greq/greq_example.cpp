@@ -118,10 +118,11 @@ int main(int argc, char** argv) {
     }
 
     std::lock_guard<std::mutex> g(out);
-    std::printf("rank %d: checksum %lu of %zu bytes (%s); timer done %s after %d polls; "
-                "ibarrier done after %ld tests of overlapped work\n",
-                me, ck.sum, st.bytes, e ? "error" : "ok", done_before_wait ? "during the exchange" : "in its wait",
-                t.polls, tests);
+    std::printf(
+        "rank %d: checksum %lu of %zu bytes (%s); timer done %s after %d polls; "
+        "ibarrier done after %ld tests of overlapped work\n",
+        me, ck.sum, st.bytes, e ? "error" : "ok", done_before_wait ? "during the exchange" : "in its wait", t.polls,
+        tests);
   });
   adi3::grequest_class_free(&timers);
   std::printf("%d thread-ranks: generalized requests by thread, by poll function, and ibarrier\n", ranks);

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -22,8 +22,7 @@ int main(int argc, char **argv) {
   MPI_Reduce(&mine, &pi, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
   if (rank == 0) {
     const double ref = 3.141592653589793238462643;
-    printf("pi: %.16f, error %.2e, %d ranks, %ld intervals, %.3f s\n", pi, fabs(pi - ref), size, n,
-           MPI_Wtime() - t0);
+    printf("pi: %.16f, error %.2e, %d ranks, %ld intervals, %.3f s\n", pi, fabs(pi - ref), size, n, MPI_Wtime() - t0);
     if (fabs(pi - ref) > 1e-8) MPI_Abort(MPI_COMM_WORLD, 1);
   }
   MPI_Finalize();

@@ -17,9 +17,12 @@ struct Shapes {
   // (type, elements per unit)
   std::pair<const Datatype*, std::size_t> get(int k) const {
     switch (k % 3) {
-      case 0: return {B(Builtin::kInt), 2};
-      case 1: return {vec.get(), 1};
-      default: return {shift.get(), 1};
+      case 0:
+        return {B(Builtin::kInt), 2};
+      case 1:
+        return {vec.get(), 1};
+      default:
+        return {shift.get(), 1};
     }
   }
 };
@@ -68,9 +71,10 @@ TEST_P(Data, Bcast) {
           want.set(data);
           if (me == root) buf.set(data);
           ASSERT_EQ(bcast(dev, buf.ptr(), u * per, type, root, c, &tunings[ti]), 0);
-          expect_same(buf.raw(), want.raw(), where("bcast", n, me, "units=" + std::to_string(u) + " algo=" +
-                                                                       std::to_string(ti) + " root=" +
-                                                                       std::to_string(root)));
+          expect_same(
+              buf.raw(), want.raw(),
+              where("bcast", n, me,
+                    "units=" + std::to_string(u) + " algo=" + std::to_string(ti) + " root=" + std::to_string(root)));
         }
       }
     }
@@ -88,8 +92,8 @@ TEST_P(Data, GatherScatter) {
           ++salt;
           auto [st, sp] = shapes.get(me);
           auto [rt, rp] = shapes.get(root + 1);
-          std::string what = "units=" + std::to_string(u) + " root=" + std::to_string(root) +
-                             (inplace ? " in-place" : "");
+          std::string what =
+              "units=" + std::to_string(u) + " root=" + std::to_string(root) + (inplace ? " in-place" : "");
           // Gather: rank i contributes noise(i).
           Typed mine(st, u * sp), all(rt, u * rp * static_cast<std::size_t>(n)),
               want(rt, u * rp * static_cast<std::size_t>(n));
@@ -153,7 +157,8 @@ TEST_P(Data, GathervScattervAllgatherv) {
         Typed mine(st, units(me) * sp), all(rt, v.span), want(rt, v.span);
         mine.set(noise(units(me) * kUnit, me, salt));
         for (int i = 0; i < n; ++i) {
-          unpack(noise(units(i) * kUnit, i, salt).data(), want.elem(static_cast<std::size_t>(v.displs[static_cast<std::size_t>(i)])),
+          unpack(noise(units(i) * kUnit, i, salt).data(),
+                 want.elem(static_cast<std::size_t>(v.displs[static_cast<std::size_t>(i)])),
                  static_cast<std::size_t>(v.counts[static_cast<std::size_t>(i)]), rt);
         }
         std::string what = "salt=" + std::to_string(salt) + " root=" + std::to_string(root);
@@ -169,8 +174,8 @@ TEST_P(Data, GathervScattervAllgatherv) {
                   0);
         if (me == root) expect_same(all.raw(), want.raw(), where("gatherv", n, me, what));
         Typed piece(st, units(me) * sp);
-        ASSERT_EQ(scatterv(dev, want.ptr(), v.counts.data(), v.displs.data(), rt, root_in_place ? kInPlace : piece.ptr(),
-                           units(me) * sp, st, root, c),
+        ASSERT_EQ(scatterv(dev, want.ptr(), v.counts.data(), v.displs.data(), rt,
+                           root_in_place ? kInPlace : piece.ptr(), units(me) * sp, st, root, c),
                   0);
         if (!root_in_place) expect_same(piece.raw(), mine.raw(), where("scatterv", n, me, what));
         // Allgatherv with every algorithm, in place or not.
@@ -182,11 +187,12 @@ TEST_P(Data, GathervScattervAllgatherv) {
                      got.elem(static_cast<std::size_t>(v.displs[static_cast<std::size_t>(me)])),
                      static_cast<std::size_t>(v.counts[static_cast<std::size_t>(me)]), rt);
             }
-            ASSERT_EQ(allgatherv(dev, inplace ? kInPlace : mine.ptr(), units(me) * sp, st, got.ptr(),
-                                 v.counts.data(), v.displs.data(), rt, c, &tunings[ti]),
+            ASSERT_EQ(allgatherv(dev, inplace ? kInPlace : mine.ptr(), units(me) * sp, st, got.ptr(), v.counts.data(),
+                                 v.displs.data(), rt, c, &tunings[ti]),
                       0);
-            expect_same(got.raw(), want.raw(),
-                        where("allgatherv", n, me, what + " algo=" + std::to_string(ti) + (inplace ? " in-place" : "")));
+            expect_same(
+                got.raw(), want.raw(),
+                where("allgatherv", n, me, what + " algo=" + std::to_string(ti) + (inplace ? " in-place" : "")));
           }
         }
       }
@@ -216,13 +222,14 @@ TEST_P(Data, Allgather) {
             cat.insert(cat.end(), d.begin(), d.end());
           }
           want.set(cat);
-          if (inplace) unpack(noise(u * kUnit, me, salt).data(), got.elem(static_cast<std::size_t>(me) * u * rp), u * rp, rt);
-          ASSERT_EQ(allgather(dev, inplace ? kInPlace : mine.ptr(), u * sp, st, got.ptr(), u * rp, rt, c,
-                              &tunings[ti]),
+          if (inplace)
+            unpack(noise(u * kUnit, me, salt).data(), got.elem(static_cast<std::size_t>(me) * u * rp), u * rp, rt);
+          ASSERT_EQ(allgather(dev, inplace ? kInPlace : mine.ptr(), u * sp, st, got.ptr(), u * rp, rt, c, &tunings[ti]),
                     0);
-          expect_same(got.raw(), want.raw(),
-                      where("allgather", n, me,
-                            "units=" + std::to_string(u) + " algo=" + std::to_string(ti) + (inplace ? " in-place" : "")));
+          expect_same(
+              got.raw(), want.raw(),
+              where("allgather", n, me,
+                    "units=" + std::to_string(u) + " algo=" + std::to_string(ti) + (inplace ? " in-place" : "")));
         }
       }
     }
@@ -256,10 +263,12 @@ TEST_P(Data, Alltoall) {
           sb.set(out);
           want.set(in);
           if (inplace) got.set(out);
-          ASSERT_EQ(alltoall(dev, inplace ? kInPlace : sb.ptr(), u * sp, st, got.ptr(), u * rp, rt, c, &tunings[ti]), 0);
-          expect_same(got.raw(), want.raw(),
-                      where("alltoall", n, me,
-                            "units=" + std::to_string(u) + " algo=" + std::to_string(ti) + (inplace ? " in-place" : "")));
+          ASSERT_EQ(alltoall(dev, inplace ? kInPlace : sb.ptr(), u * sp, st, got.ptr(), u * rp, rt, c, &tunings[ti]),
+                    0);
+          expect_same(
+              got.raw(), want.raw(),
+              where("alltoall", n, me,
+                    "units=" + std::to_string(u) + " algo=" + std::to_string(ti) + (inplace ? " in-place" : "")));
         }
       }
     }
@@ -271,7 +280,8 @@ TEST_P(Data, Alltoall) {
 // and byte displacements.
 TEST_P(Data, AlltoallvW) {
   int n = GetParam();
-  std::vector<Tuning> tunings{Tuning{}, with_alltoall(AlltoallAlgo::Scattered, 3), with_alltoall(AlltoallAlgo::Pairwise)};
+  std::vector<Tuning> tunings{Tuning{}, with_alltoall(AlltoallAlgo::Scattered, 3),
+                              with_alltoall(AlltoallAlgo::Pairwise)};
   run(n, [&](Device& dev, const Comm& c) {
     int me = c.rank;
     for (std::size_t ti = 0; ti < tunings.size(); ++ti) {
@@ -295,8 +305,8 @@ TEST_P(Data, AlltoallvW) {
             if (inplace) std::tie(st[uj], sp[uj]) = std::make_pair(rt[uj], rp[uj]);
           }
           // Every block at its own byte offset inside one area, reverse order.
-          std::vector<int> sc(static_cast<std::size_t>(n)), sd(static_cast<std::size_t>(n)), rc(static_cast<std::size_t>(n)),
-              rd(static_cast<std::size_t>(n));
+          std::vector<int> sc(static_cast<std::size_t>(n)), sd(static_cast<std::size_t>(n)),
+              rc(static_cast<std::size_t>(n)), rd(static_cast<std::size_t>(n));
           std::size_t sbytes = 0, rbytes = 0;
           for (int j = n - 1; j >= 0; --j) {
             auto uj = static_cast<std::size_t>(j);
@@ -317,7 +327,8 @@ TEST_P(Data, AlltoallvW) {
               if (st[uj] != st[0] || rt[uj] != rt[0]) ADD_FAILURE() << "test setup";
             }
           }
-          std::vector<std::byte> sarea(sbytes, std::byte{0x5A}), rarea(rbytes, std::byte{0xA5}), want(rbytes, std::byte{0xA5});
+          std::vector<std::byte> sarea(sbytes, std::byte{0x5A}), rarea(rbytes, std::byte{0xA5}),
+              want(rbytes, std::byte{0xA5});
           auto sat = [&](int j) {
             auto uj = static_cast<std::size_t>(j);
             return sarea.data() + (w ? sd[uj] : sd[uj] * st[uj]->extent());
@@ -328,16 +339,18 @@ TEST_P(Data, AlltoallvW) {
           };
           for (int j = 0; j < n; ++j) {
             auto uj = static_cast<std::size_t>(j);
-            unpack(noise(units(me, j) * kUnit, key(me, j), salt).data(), sat(j), static_cast<std::size_t>(sc[uj]), st[uj]);
-            unpack(noise(units(j, me) * kUnit, key(j, me), salt).data(), rat(want, j), static_cast<std::size_t>(rc[uj]), rt[uj]);
+            unpack(noise(units(me, j) * kUnit, key(me, j), salt).data(), sat(j), static_cast<std::size_t>(sc[uj]),
+                   st[uj]);
+            unpack(noise(units(j, me) * kUnit, key(j, me), salt).data(), rat(want, j), static_cast<std::size_t>(rc[uj]),
+                   rt[uj]);
             if (inplace) {
-              unpack(noise(units(me, j) * kUnit, key(me, j), salt).data(), rat(rarea, j), static_cast<std::size_t>(rc[uj]),
-                     rt[uj]);
+              unpack(noise(units(me, j) * kUnit, key(me, j), salt).data(), rat(rarea, j),
+                     static_cast<std::size_t>(rc[uj]), rt[uj]);
             }
           }
           const void* sb = inplace ? kInPlace : sarea.data();
-          int e = w ? alltoallw(dev, sb, sc.data(), sd.data(), st.data(), rarea.data(), rc.data(), rd.data(), rt.data(), c,
-                                &tunings[ti])
+          int e = w ? alltoallw(dev, sb, sc.data(), sd.data(), st.data(), rarea.data(), rc.data(), rd.data(), rt.data(),
+                                c, &tunings[ti])
                     : alltoallv(dev, sb, sc.data(), sd.data(), st[0], rarea.data(), rc.data(), rd.data(), rt[0], c,
                                 &tunings[ti]);
           ASSERT_EQ(e, 0);

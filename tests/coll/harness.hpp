@@ -120,8 +120,8 @@ inline void expect_same(const std::vector<std::byte>& got, const std::vector<std
   }
   for (std::size_t i = 0; i < got.size(); ++i) {
     if (got[i] != want[i]) {
-      ADD_FAILURE() << what << ": first difference at byte " << i << " of " << got.size() << " (got "
-                    << int(got[i]) << ", want " << int(want[i]) << ")";
+      ADD_FAILURE() << what << ": first difference at byte " << i << " of " << got.size() << " (got " << int(got[i])
+                    << ", want " << int(want[i]) << ")";
       return;
     }
   }

@@ -88,7 +88,8 @@ TEST_P(Nbc, ManyOutstandingAnyOrderMixedWithBlocking) {
       auto& o = out[static_cast<std::size_t>(k)];
       for (std::size_t i = 0; i < o.size(); ++i) {
         int want = 0;
-        for (int r = 0; r < n; ++r) want = std::max(want, static_cast<int>(key(r, i, static_cast<std::uint64_t>(k)) % 1000));
+        for (int r = 0; r < n; ++r)
+          want = std::max(want, static_cast<int>(key(r, i, static_cast<std::uint64_t>(k)) % 1000));
         if (o[i] != want) {
           ADD_FAILURE() << "op " << k << " element " << i;
           break;
@@ -126,12 +127,14 @@ TEST_P(Nbc, TypesFreedWhilePending) {
     ASSERT_EQ(ialltoall(dev, out.data(), m, vec, in.data(), m, vec, c, seq, &r[0], &one_at_a_time), 0);
     ASSERT_EQ(ibcast(dev, bc.data(), m, vec, 0, c, seq, &r[1]), 0);
     {
-      Op user = Op::user([](const void* a, void* b, int k, const Datatype* t) {
-        for (int e = 0; e < k; ++e) {
-          for (int at : {0, 3}) static_cast<int*>(b)[4 * e + at] += static_cast<const int*>(a)[4 * e + at];
-        }
-        (void)t;
-      }, true);
+      Op user = Op::user(
+          [](const void* a, void* b, int k, const Datatype* t) {
+            for (int e = 0; e < k; ++e) {
+              for (int at : {0, 3}) static_cast<int*>(b)[4 * e + at] += static_cast<const int*>(a)[4 * e + at];
+            }
+            (void)t;
+          },
+          true);
       ASSERT_EQ(iallreduce(dev, ones.data(), red.data(), m, vec, user, c, seq, &r[2]), 0);
     }
     ASSERT_EQ(type_free(&vec), ErrorClass::Success);
@@ -184,33 +187,70 @@ TEST_P(Nbc, EveryVariantMatchesBlocking) {
     std::vector<int> bytes_displs(un);
     for (int i = 0; i < n; ++i) bytes_displs[static_cast<std::size_t>(i)] = displs[static_cast<std::size_t>(i)] * 4;
     std::vector<Case> cases{
-        {"bcast", m * un, [&](void* o, Request**) { std::memcpy(o, send.data(), m * un * 4); return bcast(dev, o, m * un, dt, root, c); },
-         [&](void* o, Request** q) { std::memcpy(o, send.data(), m * un * 4); return ibcast(dev, o, m * un, dt, root, c, seq, q); }},
+        {"bcast", m * un,
+         [&](void* o, Request**) {
+           std::memcpy(o, send.data(), m * un * 4);
+           return bcast(dev, o, m * un, dt, root, c);
+         },
+         [&](void* o, Request** q) {
+           std::memcpy(o, send.data(), m * un * 4);
+           return ibcast(dev, o, m * un, dt, root, c, seq, q);
+         }},
         {"reduce", m, [&](void* o, Request**) { return reduce(dev, send.data(), o, m, dt, sum, root, c); },
          [&](void* o, Request** q) { return ireduce(dev, send.data(), o, m, dt, sum, root, c, seq, q); }},
         {"gather", m * un, [&](void* o, Request**) { return gather(dev, send.data(), m, dt, o, m, dt, root, c); },
          [&](void* o, Request** q) { return igather(dev, send.data(), m, dt, o, m, dt, root, c, seq, q); }},
         {"gatherv", m * un,
-         [&](void* o, Request**) { return gatherv(dev, send.data(), static_cast<std::size_t>(counts[static_cast<std::size_t>(me)]), dt, o, counts.data(), displs.data(), dt, root, c); },
-         [&](void* o, Request** q) { return igatherv(dev, send.data(), static_cast<std::size_t>(counts[static_cast<std::size_t>(me)]), dt, o, counts.data(), displs.data(), dt, root, c, seq, q); }},
+         [&](void* o, Request**) {
+           return gatherv(dev, send.data(), static_cast<std::size_t>(counts[static_cast<std::size_t>(me)]), dt, o,
+                          counts.data(), displs.data(), dt, root, c);
+         },
+         [&](void* o, Request** q) {
+           return igatherv(dev, send.data(), static_cast<std::size_t>(counts[static_cast<std::size_t>(me)]), dt, o,
+                           counts.data(), displs.data(), dt, root, c, seq, q);
+         }},
         {"scatter", m, [&](void* o, Request**) { return scatter(dev, send.data(), m, dt, o, m, dt, root, c); },
          [&](void* o, Request** q) { return iscatter(dev, send.data(), m, dt, o, m, dt, root, c, seq, q); }},
         {"scatterv", m,
-         [&](void* o, Request**) { return scatterv(dev, send.data(), counts.data(), displs.data(), dt, o, static_cast<std::size_t>(counts[static_cast<std::size_t>(me)]), dt, root, c); },
-         [&](void* o, Request** q) { return iscatterv(dev, send.data(), counts.data(), displs.data(), dt, o, static_cast<std::size_t>(counts[static_cast<std::size_t>(me)]), dt, root, c, seq, q); }},
+         [&](void* o, Request**) {
+           return scatterv(dev, send.data(), counts.data(), displs.data(), dt, o,
+                           static_cast<std::size_t>(counts[static_cast<std::size_t>(me)]), dt, root, c);
+         },
+         [&](void* o, Request** q) {
+           return iscatterv(dev, send.data(), counts.data(), displs.data(), dt, o,
+                            static_cast<std::size_t>(counts[static_cast<std::size_t>(me)]), dt, root, c, seq, q);
+         }},
         {"allgather", m * un, [&](void* o, Request**) { return allgather(dev, send.data(), m, dt, o, m, dt, c); },
          [&](void* o, Request** q) { return iallgather(dev, send.data(), m, dt, o, m, dt, c, seq, q); }},
         {"allgatherv", m * un,
-         [&](void* o, Request**) { return allgatherv(dev, send.data(), static_cast<std::size_t>(counts[static_cast<std::size_t>(me)]), dt, o, counts.data(), displs.data(), dt, c); },
-         [&](void* o, Request** q) { return iallgatherv(dev, send.data(), static_cast<std::size_t>(counts[static_cast<std::size_t>(me)]), dt, o, counts.data(), displs.data(), dt, c, seq, q); }},
+         [&](void* o, Request**) {
+           return allgatherv(dev, send.data(), static_cast<std::size_t>(counts[static_cast<std::size_t>(me)]), dt, o,
+                             counts.data(), displs.data(), dt, c);
+         },
+         [&](void* o, Request** q) {
+           return iallgatherv(dev, send.data(), static_cast<std::size_t>(counts[static_cast<std::size_t>(me)]), dt, o,
+                              counts.data(), displs.data(), dt, c, seq, q);
+         }},
         {"alltoall", m * un, [&](void* o, Request**) { return alltoall(dev, send.data(), m, dt, o, m, dt, c); },
          [&](void* o, Request** q) { return ialltoall(dev, send.data(), m, dt, o, m, dt, c, seq, q); }},
         {"alltoallv", m * un,
-         [&](void* o, Request**) { return alltoallv(dev, send.data(), scounts.data(), displs.data(), dt, o, counts.data(), displs.data(), dt, c); },
-         [&](void* o, Request** q) { return ialltoallv(dev, send.data(), scounts.data(), displs.data(), dt, o, counts.data(), displs.data(), dt, c, seq, q); }},
+         [&](void* o, Request**) {
+           return alltoallv(dev, send.data(), scounts.data(), displs.data(), dt, o, counts.data(), displs.data(), dt,
+                            c);
+         },
+         [&](void* o, Request** q) {
+           return ialltoallv(dev, send.data(), scounts.data(), displs.data(), dt, o, counts.data(), displs.data(), dt,
+                             c, seq, q);
+         }},
         {"alltoallw", m * un,
-         [&](void* o, Request**) { return alltoallw(dev, send.data(), scounts.data(), bytes_displs.data(), types, o, counts.data(), bytes_displs.data(), types, c); },
-         [&](void* o, Request** q) { return ialltoallw(dev, send.data(), scounts.data(), bytes_displs.data(), types, o, counts.data(), bytes_displs.data(), types, c, seq, q); }},
+         [&](void* o, Request**) {
+           return alltoallw(dev, send.data(), scounts.data(), bytes_displs.data(), types, o, counts.data(),
+                            bytes_displs.data(), types, c);
+         },
+         [&](void* o, Request** q) {
+           return ialltoallw(dev, send.data(), scounts.data(), bytes_displs.data(), types, o, counts.data(),
+                             bytes_displs.data(), types, c, seq, q);
+         }},
         {"reduce_scatter", m,
          [&](void* o, Request**) { return reduce_scatter(dev, send.data(), o, counts.data(), dt, sum, c); },
          [&](void* o, Request** q) { return ireduce_scatter(dev, send.data(), o, counts.data(), dt, sum, c, seq, q); }},

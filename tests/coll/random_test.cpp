@@ -16,7 +16,9 @@ constexpr int kIters = 150;
 
 const Datatype* kInt = Datatype::builtin(Builtin::kInt);
 
-int value(int rank, std::size_t i, int it) { return static_cast<int>(key(rank, i, static_cast<std::uint64_t>(it)) % 1000); }
+int value(int rank, std::size_t i, int it) {
+  return static_cast<int>(key(rank, i, static_cast<std::uint64_t>(it)) % 1000);
+}
 
 Tuning random_tuning(std::mt19937_64& rng) {
   Tuning t;

@@ -67,17 +67,45 @@ inline std::vector<std::byte> input(const Kind& k, std::size_t count, int rank, 
   for (std::size_t e = 0; i < bytes; ++e) {
     std::uint64_t r = key(rank, e, static_cast<std::uint64_t>(salt));
     switch (k.elem) {
-      case Elem::Int: { int x = static_cast<int>(r % 2001) - 1000; put(&x, 4); break; }
-      case Elem::Double: { double x = static_cast<double>(r % 2001) - 1000; put(&x, 8); break; }
-      case Elem::DoubleInt: { double x = static_cast<double>(r % 4); int j = static_cast<int>((r >> 8) % 10); put(&x, 8); put(&j, 4); break; }
-      case Elem::ShortInt: { short x = static_cast<short>(r % 4); int j = static_cast<int>((r >> 8) % 10); put(&x, 2); put(&j, 4); break; }
-      case Elem::Bool: { bool x = (r % 3) == 0; put(&x, 1); break; }
+      case Elem::Int: {
+        int x = static_cast<int>(r % 2001) - 1000;
+        put(&x, 4);
+        break;
+      }
+      case Elem::Double: {
+        double x = static_cast<double>(r % 2001) - 1000;
+        put(&x, 8);
+        break;
+      }
+      case Elem::DoubleInt: {
+        double x = static_cast<double>(r % 4);
+        int j = static_cast<int>((r >> 8) % 10);
+        put(&x, 8);
+        put(&j, 4);
+        break;
+      }
+      case Elem::ShortInt: {
+        short x = static_cast<short>(r % 4);
+        int j = static_cast<int>((r >> 8) % 10);
+        put(&x, 2);
+        put(&j, 4);
+        break;
+      }
+      case Elem::Bool: {
+        bool x = (r % 3) == 0;
+        put(&x, 1);
+        break;
+      }
       case Elem::Complex: {
         std::complex<double> x(static_cast<double>(r % 5) - 2, static_cast<double>((r >> 8) % 5) - 2);
         put(&x, 16);
         break;
       }
-      case Elem::U32: { auto x = static_cast<std::uint32_t>(r) | (e % 2 ? 0u : 1u); put(&x, 4); break; }
+      case Elem::U32: {
+        auto x = static_cast<std::uint32_t>(r) | (e % 2 ? 0u : 1u);
+        put(&x, 4);
+        break;
+      }
     }
   }
   return v;

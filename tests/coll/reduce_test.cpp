@@ -39,7 +39,8 @@ TEST_P(Reduce, ReduceAndAllreduce) {
         mine.set(input(k, count, me, salt));
         for (std::size_t ti = 0; ti < rt.size(); ++ti) {
           for (bool inplace : {false, true}) {
-            if (inplace && ti != static_cast<std::size_t>(salt) % rt.size()) continue;  // IN_PLACE with one algorithm per size
+            if (inplace && ti != static_cast<std::size_t>(salt) % rt.size())
+              continue;  // IN_PLACE with one algorithm per size
             int root = static_cast<int>((ti + static_cast<std::size_t>(salt) + inplace) % static_cast<std::size_t>(n));
             Typed out(k.type, count);
             if (inplace && me == root) out.set(input(k, count, me, salt));
@@ -100,18 +101,19 @@ TEST_P(Reduce, ReduceScatter) {
             Typed in(k.type, total), out(k.type, inplace ? total : mine_n);
             in.set(input(k, total, me, salt));
             if (inplace) out.set(input(k, total, me, salt));
-            ASSERT_EQ(reduce_scatter(dev, inplace ? kInPlace : in.ptr(), out.ptr(), counts.data(), k.type, k.op, c,
-                                     &tt[ti]),
-                      0);
+            ASSERT_EQ(
+                reduce_scatter(dev, inplace ? kInPlace : in.ptr(), out.ptr(), counts.data(), k.type, k.op, c, &tt[ti]),
+                0);
             expect_same(slice(out, 0, mine_n).get(), want.get(),
                         where("reduce_scatter", n, me, what(k, per, ti, inplace)));
-            if (!inplace) expect_same(out.raw(), want.raw(), where("reduce_scatter gaps", n, me, what(k, per, ti, false)));
+            if (!inplace)
+              expect_same(out.raw(), want.raw(), where("reduce_scatter gaps", n, me, what(k, per, ti, false)));
             Typed inb(k.type, per * un), outb(k.type, inplace ? per * un : per);
             inb.set(input(k, per * un, me, salt));
             if (inplace) outb.set(input(k, per * un, me, salt));
-            ASSERT_EQ(reduce_scatter_block(dev, inplace ? kInPlace : inb.ptr(), outb.ptr(), per, k.type, k.op, c,
-                                           &tt[ti]),
-                      0);
+            ASSERT_EQ(
+                reduce_scatter_block(dev, inplace ? kInPlace : inb.ptr(), outb.ptr(), per, k.type, k.op, c, &tt[ti]),
+                0);
             expect_same(slice(outb, 0, per).get(), wantb.get(),
                         where("reduce_scatter_block", n, me, what(k, per, ti, inplace)));
           }

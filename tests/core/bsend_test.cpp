@@ -141,8 +141,7 @@ TEST_P(Bsend, OverheadIsEnoughAndSpaceIsReused) {
         // Two messages outstanding at a time; the ack frees both.
         for (std::size_t k = i; k < std::min(i + 2, std::size(sizes)); ++k) {
           std::vector<unsigned char> d = pattern(sizes[k], static_cast<uint32_t>(k + 100 * round));
-          ASSERT_OK(dev, dev.send(d.data(), sizes[k], byte(), 1, static_cast<int>(k), dev.world(),
-                                  SendMode::Buffered));
+          ASSERT_OK(dev, dev.send(d.data(), sizes[k], byte(), 1, static_cast<int>(k), dev.world(), SendMode::Buffered));
         }
         notify(dev, ctl, 1, kSent);
         await(dev, ctl, 1, kAck);

@@ -110,8 +110,7 @@ TEST_P(CancelFree, CancelMatchedReceive) {
 void cancel_unmatched_send(Device& dev, SendMode mode, const std::vector<std::size_t>& sizes) {
   adi3::Comm ctl = ctl_comm(dev);
   for (std::size_t n : sizes) {
-    SCOPED_TRACE(std::string(mode == SendMode::Standard ? "standard" : "synchronous") + ", bytes " +
-                 std::to_string(n));
+    SCOPED_TRACE(std::string(mode == SendMode::Standard ? "standard" : "synchronous") + ", bytes " + std::to_string(n));
     if (dev.rank() == 1) {
       int64_t cancelled = recv_int(dev, ctl, 0, kResult);
       await(dev, ctl, 0, kDone);  // anything sent before this has arrived

@@ -83,8 +83,7 @@ TEST_P(Communicators, ReversedRankMapping) {
       EXPECT_EQ(st.source, prev) << "status source is a comm rank";
       EXPECT_TRUE(has_pattern(in.data(), n, static_cast<uint32_t>(prev)));
       // Wildcard receive and probe also report comm ranks.
-      ASSERT_OK(dev, dev.sendrecv(out.data(), n, byte(), next, 4, in.data(), n, byte(), kAnySource, kAnyTag, c,
-                                  &st));
+      ASSERT_OK(dev, dev.sendrecv(out.data(), n, byte(), next, 4, in.data(), n, byte(), kAnySource, kAnyTag, c, &st));
       EXPECT_EQ(st.source, prev);
       EXPECT_EQ(st.tag, 4);
       ASSERT_OK(dev, dev.barrier());

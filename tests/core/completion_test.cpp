@@ -239,8 +239,7 @@ TEST_P(Completion, WaitsomeAndTestsome) {
   with_service(GetParam(), [](Device& dev) {
     Recvs rv;
     std::vector<unsigned char> pbuf(8);
-    Request* reqs[5] = {rv.post(dev, 11), nullptr, rv.post(dev, 12), inactive_persistent(dev, pbuf),
-                        rv.post(dev, 13)};
+    Request* reqs[5] = {rv.post(dev, 11), nullptr, rv.post(dev, 12), inactive_persistent(dev, pbuf), rv.post(dev, 13)};
     int outcount = -1, indices[5] = {-1, -1, -1, -1, -1};
     Status st[5];
     EXPECT_OK(dev, dev.testsome(5, reqs, &outcount, indices, st));

@@ -111,8 +111,7 @@ TEST_P(Datatypes, StructsWithPaddingBothSidesUnexpectedToo) {
       Owned packed_pair;
       ASSERT_EQ(adi3::type_struct(2, blocks, tight, types, &packed_pair.t), ErrorClass::Success);
       Owned resized;
-      ASSERT_EQ(adi3::type_resized(packed_pair.t, 0, sizeof(int) + sizeof(double), &resized.t),
-                ErrorClass::Success);
+      ASSERT_EQ(adi3::type_resized(packed_pair.t, 0, sizeof(int) + sizeof(double), &resized.t), ErrorClass::Success);
       ASSERT_EQ(adi3::type_commit(resized.t), ErrorClass::Success);
       std::vector<char> dst(n * 12, 0);
       Status st;

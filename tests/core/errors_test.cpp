@@ -68,7 +68,9 @@ TEST_P(Errors, Truncation) {
         for (How how : {How::Blocking, How::Nonblocking, How::Unexpected}) {
           for (SendMode mode : {SendMode::Standard, SendMode::Synchronous}) {
             SCOPED_TRACE("message " + std::to_string(n) + " bytes into " + std::to_string(cap) + ", " +
-                         (how == How::Blocking ? "blocking" : how == How::Nonblocking ? "nonblocking" : "unexpected") +
+                         (how == How::Blocking      ? "blocking"
+                          : how == How::Nonblocking ? "nonblocking"
+                                                    : "unexpected") +
                          (mode == SendMode::Synchronous ? ", synchronous" : ""));
             truncation_case(dev, n, cap, how, mode);
             if (::testing::Test::HasFatalFailure()) return;
@@ -138,8 +140,7 @@ TEST_P(Errors, BadArgumentsNameTheValue) {
     const std::size_t minus3 = static_cast<std::size_t>(-3);
     expect_error(dev, dev.send(buf, minus3, byte(), 1, 0, w), ErrorClass::Count, "-3", "send count -3");
     expect_error(dev, dev.irecv(buf, minus3, byte(), 1, 0, w, &r), ErrorClass::Count, "-3", "irecv count -3");
-    expect_error(dev, dev.recv_init(buf, minus3, byte(), 1, 0, w, &r), ErrorClass::Count, "-3",
-                 "recv_init count -3");
+    expect_error(dev, dev.recv_init(buf, minus3, byte(), 1, 0, w, &r), ErrorClass::Count, "-3", "recv_init count -3");
 
     // Datatype and buffer.
     expect_error(dev, dev.send(buf, 1, nullptr, 1, 0, w), ErrorClass::Type, "", "null datatype");

@@ -37,7 +37,7 @@ using adi3::Device;
 // Configurations
 
 struct Setup {
-  std::string name;          // gtest parameter name
+  std::string name;  // gtest parameter name
   adi3::Config config;
   std::size_t ring_bytes = 0;  // inproc: ADI3_INPROC_RING_BYTES (0: the default)
 };
@@ -303,13 +303,13 @@ inline ::testing::AssertionResult is_empty_status(const adi3::Status& s) {
   INSTANTIATE_TEST_SUITE_P(Channels, Suite, ::testing::ValuesIn(core_test::setups()), core_test::SetupName{})
 
 // Expects an ADI call to succeed, printing the error's message otherwise.
-#define EXPECT_OK(dev, expr)                                                  \
-  do {                                                                        \
-    int expect_ok_code_ = (expr);                                             \
+#define EXPECT_OK(dev, expr)                                                                  \
+  do {                                                                                        \
+    int expect_ok_code_ = (expr);                                                             \
     EXPECT_EQ(expect_ok_code_, 0) << #expr << ": " << core_test::why((dev), expect_ok_code_); \
   } while (0)
-#define ASSERT_OK(dev, expr)                                                  \
-  do {                                                                        \
-    int assert_ok_code_ = (expr);                                             \
+#define ASSERT_OK(dev, expr)                                                                  \
+  do {                                                                                        \
+    int assert_ok_code_ = (expr);                                                             \
     ASSERT_EQ(assert_ok_code_, 0) << #expr << ": " << core_test::why((dev), assert_ok_code_); \
   } while (0)

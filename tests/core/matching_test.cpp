@@ -33,8 +33,8 @@ struct Msg {
 };
 struct Event {
   enum Kind { Post, Deliver } kind;
-  int src = 0, tag = 0;        // Post: the receive's pattern
-  int sender = 0, count = 0;   // Deliver: sender's next `count` messages
+  int src = 0, tag = 0;       // Post: the receive's pattern
+  int sender = 0, count = 0;  // Deliver: sender's next `count` messages
 };
 struct Plan {
   std::vector<Msg> msgs[3];  // per sender (1, 2), in send order
@@ -105,10 +105,18 @@ Plan random_plan(uint32_t seed, std::size_t eager) {
       p.msgs[s].push_back({s, i, tag, bytes, pick(5) == 0});
       p.capacity = std::max(p.capacity, bytes);
       switch (pick(5)) {
-        case 0: patterns.push_back({kAnySource, tag}); break;
-        case 1: patterns.push_back({s, kAnyTag}); break;
-        case 2: patterns.push_back({kAnySource, kAnyTag}); break;
-        default: patterns.push_back({s, tag}); break;
+        case 0:
+          patterns.push_back({kAnySource, tag});
+          break;
+        case 1:
+          patterns.push_back({s, kAnyTag});
+          break;
+        case 2:
+          patterns.push_back({kAnySource, kAnyTag});
+          break;
+        default:
+          patterns.push_back({s, tag});
+          break;
       }
     }
   }

@@ -19,13 +19,20 @@ enum class Size { Zero, One, Eager, EagerPlus1, K64, M1, M16 };
 
 std::size_t bytes_of(Size s, const Device& dev) {
   switch (s) {
-    case Size::Zero: return 0;
-    case Size::One: return 1;
-    case Size::Eager: return dev.eager_limit();
-    case Size::EagerPlus1: return dev.eager_limit() + 1;
-    case Size::K64: return std::size_t{64} << 10;
-    case Size::M1: return std::size_t{1} << 20;
-    case Size::M16: return std::size_t{16} << 20;
+    case Size::Zero:
+      return 0;
+    case Size::One:
+      return 1;
+    case Size::Eager:
+      return dev.eager_limit();
+    case Size::EagerPlus1:
+      return dev.eager_limit() + 1;
+    case Size::K64:
+      return std::size_t{64} << 10;
+    case Size::M1:
+      return std::size_t{1} << 20;
+    case Size::M16:
+      return std::size_t{16} << 20;
   }
   return 0;
 }
@@ -174,8 +181,7 @@ TEST_P(SynchronousSend, WaitsForTheMatch) {
       bool flag = false;
       while (std::chrono::steady_clock::now() < until || tests < 200) {
         ASSERT_OK(dev, dev.test(&r, &flag, nullptr));
-        ASSERT_FALSE(flag) << "synchronous send completed before any receive was posted (after " << tests
-                           << " tests)";
+        ASSERT_FALSE(flag) << "synchronous send completed before any receive was posted (after " << tests << " tests)";
         ++tests;
         if (tests % 16 == 0) std::this_thread::yield();
       }

@@ -110,8 +110,8 @@ TEST_P(SendRecv, ShiftWithProcNullEnds) {
       SCOPED_TRACE("bytes " + std::to_string(bytes));
       std::vector<unsigned char> out = pattern(bytes, seed_of(me, bytes)), in(bytes, 0xEE);
       Status st;
-      ASSERT_OK(dev, dev.sendrecv(out.data(), bytes, byte(), next, 12, in.data(), bytes, byte(), prev, 12,
-                                  dev.world(), &st));
+      ASSERT_OK(
+          dev, dev.sendrecv(out.data(), bytes, byte(), next, 12, in.data(), bytes, byte(), prev, 12, dev.world(), &st));
       if (prev == kProcNull) {
         expect_proc_null_status(st);
         EXPECT_TRUE(all_bytes(in.data(), 0, bytes, 0xEE));
@@ -160,8 +160,8 @@ TEST_P(SendRecv, WithSelf) {
       SCOPED_TRACE("bytes " + std::to_string(bytes));
       std::vector<unsigned char> out = pattern(bytes, 77), in(bytes, 0);
       Status st;
-      ASSERT_OK(dev, dev.sendrecv(out.data(), bytes, byte(), me, 15, in.data(), bytes, byte(), me, 15,
-                                  dev.world(), &st));
+      ASSERT_OK(dev,
+                dev.sendrecv(out.data(), bytes, byte(), me, 15, in.data(), bytes, byte(), me, 15, dev.world(), &st));
       EXPECT_EQ(st.source, me);
       EXPECT_EQ(st.bytes, bytes);
       EXPECT_TRUE(has_pattern(in.data(), bytes, 77));
@@ -182,8 +182,8 @@ TEST_P(SendRecv, UnequalSizesAndTruncation) {
     std::size_t mine = me == 0 ? big : small, theirs = me == 0 ? small : big;
     std::vector<unsigned char> out = pattern(mine, seed_of(me, mine)), in(big, 0);
     Status st;
-    ASSERT_OK(dev, dev.sendrecv(out.data(), mine, byte(), peer, 17, in.data(), big, byte(), peer, 17, dev.world(),
-                                &st));
+    ASSERT_OK(dev,
+              dev.sendrecv(out.data(), mine, byte(), peer, 17, in.data(), big, byte(), peer, 17, dev.world(), &st));
     EXPECT_EQ(st.bytes, theirs);
     EXPECT_TRUE(has_pattern(in.data(), theirs, seed_of(peer, theirs)));
     // Now both receive into 4 bytes: rank 1's receive of the big message and

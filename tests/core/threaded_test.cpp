@@ -59,19 +59,27 @@ Header check_payload(const unsigned char* p, std::size_t n, const char* what) {
 
 std::size_t size_for(int round, int salt, const Device& dev) {
   switch ((round + salt) % 5) {
-    case 0: return 16;
-    case 1: return dev.eager_limit();
-    case 2: return dev.eager_limit() + 1;
-    case 3: return 40000;
-    default: return 100;
+    case 0:
+      return 16;
+    case 1:
+      return dev.eager_limit();
+    case 2:
+      return dev.eager_limit() + 1;
+    case 3:
+      return 40000;
+    default:
+      return 100;
   }
 }
 
 SendMode mode_for(int round, int t) {
   switch ((round + t) % 4) {
-    case 1: return SendMode::Synchronous;
-    case 3: return SendMode::Buffered;
-    default: return SendMode::Standard;
+    case 1:
+      return SendMode::Synchronous;
+    case 3:
+      return SendMode::Buffered;
+    default:
+      return SendMode::Standard;
   }
 }
 
@@ -98,7 +106,8 @@ void complete_all(Device& dev, std::vector<Request*>& reqs, std::vector<Status>&
       int out = 0;
       ASSERT_OK(dev, dev.testsome(n, reqs.data(), &out, idx.data(), some.data()));
       ASSERT_NE(out, adi3::kUndefined);
-      for (int k = 0; k < out; ++k) st[static_cast<std::size_t>(idx[static_cast<std::size_t>(k)])] = some[static_cast<std::size_t>(k)];
+      for (int k = 0; k < out; ++k)
+        st[static_cast<std::size_t>(idx[static_cast<std::size_t>(k)])] = some[static_cast<std::size_t>(k)];
       left -= out;
       if (out == 0) std::this_thread::yield();
     }

@@ -11,9 +11,9 @@
 namespace {
 
 using namespace greq_test;
-using adi3::ErrorClass;
 using adi3::error_class_of;
 using adi3::error_code;
+using adi3::ErrorClass;
 
 const int kQueryErr = error_code(ErrorClass::Io);
 const int kFreeErr = error_code(ErrorClass::Other);
@@ -82,8 +82,7 @@ std::string single_name(const ::testing::TestParamInfo<Family>& i) {
   return kNames[static_cast<int>(i.param)];
 }
 INSTANTIATE_TEST_SUITE_P(Greq, SingleFamilies,
-                         ::testing::Values(Family::Wait, Family::Test, Family::Waitany, Family::Testany),
-                         single_name);
+                         ::testing::Values(Family::Wait, Family::Test, Family::Waitany, Family::Testany), single_name);
 
 enum class Multi { Waitall, Testall, Waitsome, Testsome };
 

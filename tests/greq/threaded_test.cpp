@@ -197,8 +197,8 @@ TEST(GreqThreadMultiple, IbarrierBesideTraffic) {
           int n = dev.size(), me = dev.rank();
           for (int i = 0; i < 100; ++i) {
             int out = me * 1000 + i, in = -1;
-            ASSERT_EQ(dev.sendrecv(&out, sizeof out, byte, (me + 1) % n, i, &in, sizeof in, byte, (me + n - 1) % n,
-                                   i, c, nullptr),
+            ASSERT_EQ(dev.sendrecv(&out, sizeof out, byte, (me + 1) % n, i, &in, sizeof in, byte, (me + n - 1) % n, i,
+                                   c, nullptr),
                       0);
             EXPECT_EQ(in, ((me + n - 1) % n) * 1000 + i);
           }

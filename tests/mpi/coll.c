@@ -94,7 +94,7 @@ static void test_gather_scatter(int round, int n, int root, int nonblocking) {
   }
   for (int i = 0; i < n; ++i) CHECK_EQ(mine[i], val(rank, i, round));
   /* alltoall: block j of rank r holds val(r, j*n+i) */
-  long *send = malloc(sizeof(long) * (size_t)(total + 1));
+  long* send = malloc(sizeof(long) * (size_t)(total + 1));
   for (int i = 0; i < total; ++i) send[i] = val(rank, i, round);
   if (nonblocking) {
     CHECK_OK(MPI_Ialltoall(send, n, MPI_LONG, all, n, MPI_LONG, MPI_COMM_WORLD, &req));
@@ -157,7 +157,8 @@ static void test_v(int round, int root) {
   /* alltoallw with byte displacements and the same layout */
   int sdb[64] = {0}, rdb[64] = {0};
   MPI_Datatype types[64];
-  for (int p = 0; p < size; ++p) sdb[p] = sd[p] * (int)sizeof(long), rdb[p] = rd[p] * (int)sizeof(long), types[p] = MPI_LONG;
+  for (int p = 0; p < size; ++p)
+    sdb[p] = sd[p] * (int)sizeof(long), rdb[p] = rd[p] * (int)sizeof(long), types[p] = MPI_LONG;
   for (int i = 0; i < rtot; ++i) rb[i] = -1;
   CHECK_OK(MPI_Alltoallw(sb, sc, sdb, types, rb, rc, rdb, types, MPI_COMM_WORLD));
   for (int p = 0; p < size; ++p)
@@ -197,7 +198,7 @@ static void test_scans(int round, int n) {
     if (r < rank) before += counts[r];
     total += counts[r];
   }
-  long *big = malloc(sizeof(long) * (size_t)(total + 1));
+  long* big = malloc(sizeof(long) * (size_t)(total + 1));
   for (int i = 0; i < total; ++i) big[i] = val(rank, i, round);
   CHECK_OK(MPI_Reduce_scatter(big, out, counts, MPI_LONG, MPI_SUM, MPI_COMM_WORLD));
   for (int i = 0; i < counts[rank]; ++i) {
@@ -211,7 +212,7 @@ static void test_scans(int round, int n) {
 }
 
 /* A non-commutative user op: 2x2 matrix product, order must be by rank. */
-static void matmul(void *invec, void *inoutvec, int *len, MPI_Datatype *dt) {
+static void matmul(void* invec, void* inoutvec, int* len, MPI_Datatype* dt) {
   long *a = invec, *b = inoutvec;
   int sz;
   MPI_Type_size(*dt, &sz);
@@ -304,17 +305,18 @@ static void test_nonblocking_rest(int root) {
   for (int i = 0; i < N * size; ++i) in[i] = val(rank, i, 77);
   for (int r = 0; r < size; ++r) counts[r] = N, displs[r] = r * N, types[r] = MPI_LONG;
   MPI_Request q;
-#define SAME(blocking, nonblocking, n)                     \
-  do {                                                      \
-    memset(a, 0, sizeof a);                                 \
-    memset(b, 0, sizeof b);                                 \
-    CHECK_OK(blocking);                                     \
-    CHECK_OK(nonblocking);                                  \
-    CHECK_OK(MPI_Wait(&q, MPI_STATUS_IGNORE));              \
+#define SAME(blocking, nonblocking, n)                       \
+  do {                                                       \
+    memset(a, 0, sizeof a);                                  \
+    memset(b, 0, sizeof b);                                  \
+    CHECK_OK(blocking);                                      \
+    CHECK_OK(nonblocking);                                   \
+    CHECK_OK(MPI_Wait(&q, MPI_STATUS_IGNORE));               \
     for (int i_ = 0; i_ < (n); ++i_) CHECK_EQ(a[i_], b[i_]); \
   } while (0)
   SAME(MPI_Gatherv(in, N, MPI_LONG, a, counts, displs, MPI_LONG, root, MPI_COMM_WORLD),
-       MPI_Igatherv(in, N, MPI_LONG, b, counts, displs, MPI_LONG, root, MPI_COMM_WORLD, &q), rank == root ? N * size : 0);
+       MPI_Igatherv(in, N, MPI_LONG, b, counts, displs, MPI_LONG, root, MPI_COMM_WORLD, &q),
+       rank == root ? N * size : 0);
   SAME(MPI_Scatterv(in, counts, displs, MPI_LONG, a, N, MPI_LONG, root, MPI_COMM_WORLD),
        MPI_Iscatterv(in, counts, displs, MPI_LONG, b, N, MPI_LONG, root, MPI_COMM_WORLD, &q), N);
   SAME(MPI_Alltoallv(in, counts, displs, MPI_LONG, a, counts, displs, MPI_LONG, MPI_COMM_WORLD),
@@ -327,14 +329,14 @@ static void test_nonblocking_rest(int root) {
        MPI_Ireduce_scatter(in, b, counts, MPI_LONG, MPI_SUM, MPI_COMM_WORLD, &q), N);
   SAME(MPI_Reduce_scatter_block(in, a, N, MPI_LONG, MPI_SUM, MPI_COMM_WORLD),
        MPI_Ireduce_scatter_block(in, b, N, MPI_LONG, MPI_SUM, MPI_COMM_WORLD, &q), N);
-  SAME(MPI_Scan(in, a, N, MPI_LONG, MPI_SUM, MPI_COMM_WORLD), MPI_Iscan(in, b, N, MPI_LONG, MPI_SUM, MPI_COMM_WORLD, &q),
-       N);
+  SAME(MPI_Scan(in, a, N, MPI_LONG, MPI_SUM, MPI_COMM_WORLD),
+       MPI_Iscan(in, b, N, MPI_LONG, MPI_SUM, MPI_COMM_WORLD, &q), N);
   SAME(MPI_Exscan(in, a, N, MPI_LONG, MPI_SUM, MPI_COMM_WORLD),
        MPI_Iexscan(in, b, N, MPI_LONG, MPI_SUM, MPI_COMM_WORLD, &q), rank > 0 ? N : 0);
 #undef SAME
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);

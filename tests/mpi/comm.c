@@ -12,8 +12,8 @@ static void exchange(MPI_Comm c, int tag) {
   MPI_Comm_rank(c, &me);
   for (int p = 0; p < n; ++p) {
     int v = me * 10 + tag, got = -1;
-    CHECK_OK(MPI_Sendrecv(&v, 1, MPI_INT, (me + p) % n, tag, &got, 1, MPI_INT, (me - p + n) % n, tag, c,
-                          MPI_STATUS_IGNORE));
+    CHECK_OK(
+        MPI_Sendrecv(&v, 1, MPI_INT, (me + p) % n, tag, &got, 1, MPI_INT, (me - p + n) % n, tag, c, MPI_STATUS_IGNORE));
     CHECK_EQ(got, ((me - p + n) % n) * 10 + tag);
   }
 }
@@ -65,7 +65,8 @@ static void test_dup_split(void) {
   /* UNDEFINED color gives COMM_NULL */
   MPI_Comm none;
   CHECK_OK(MPI_Comm_split(MPI_COMM_WORLD, rank == 0 ? MPI_UNDEFINED : 1, 0, &none));
-  if (rank == 0) CHECK(none == MPI_COMM_NULL);
+  if (rank == 0)
+    CHECK(none == MPI_COMM_NULL);
   else {
     int n;
     MPI_Comm_size(none, &n);
@@ -186,20 +187,20 @@ static void test_names(void) {
 
 /* attributes: copy on dup, delete on free and on replace */
 static int copies = 0, deletes = 0;
-static int copy_fn(MPI_Comm old, int key, void *extra, void *in, void *out, int *flag) {
+static int copy_fn(MPI_Comm old, int key, void* extra, void* in, void* out, int* flag) {
   (void)old, (void)key;
-  CHECK(extra == (void *)&copies);
+  CHECK(extra == (void*)&copies);
   ++copies;
-  *(void **)out = (void *)((char *)in + 1);
+  *(void**)out = (void*)((char*)in + 1);
   *flag = 1;
   return MPI_SUCCESS;
 }
-static int delete_fn(MPI_Comm c, int key, void *val, void *extra) {
+static int delete_fn(MPI_Comm c, int key, void* val, void* extra) {
   (void)c, (void)key, (void)val, (void)extra;
   ++deletes;
   return MPI_SUCCESS;
 }
-static int failing_delete(MPI_Comm c, int key, void *val, void *extra) {
+static int failing_delete(MPI_Comm c, int key, void* val, void* extra) {
   (void)c, (void)key, (void)val, (void)extra;
   return MPI_ERR_OTHER;
 }
@@ -213,7 +214,7 @@ static void test_attributes(void) {
   char base[4];
   CHECK_OK(MPI_Comm_set_attr(c, key, base));
   CHECK_OK(MPI_Comm_set_attr(c, nocopy, base));
-  void *v;
+  void* v;
   int flag;
   CHECK_OK(MPI_Comm_get_attr(c, key, &v, &flag));
   CHECK(flag && v == base);
@@ -248,7 +249,7 @@ static void test_attributes(void) {
   CHECK(flag && v == base);
   MPI_Comm_free_keyval(&bad);
   /* predefined attributes */
-  int *val;
+  int* val;
   CHECK_OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &val, &flag));
   CHECK(flag && *val >= 32767);
   CHECK_OK(MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_WTIME_IS_GLOBAL, &val, &flag));
@@ -275,7 +276,7 @@ static void test_attributes(void) {
 
 /* MPI_COMM_SELF's attributes are deleted at the start of MPI_Finalize. */
 static int self_deleted = 0;
-static int self_delete(MPI_Comm c, int key, void *val, void *extra) {
+static int self_delete(MPI_Comm c, int key, void* val, void* extra) {
   (void)key, (void)val, (void)extra;
   CHECK(c == MPI_COMM_SELF);
   int fin = 1;
@@ -285,7 +286,7 @@ static int self_delete(MPI_Comm c, int key, void *val, void *extra) {
   return MPI_SUCCESS;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);

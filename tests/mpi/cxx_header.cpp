@@ -11,9 +11,12 @@ constexpr MPI_Comm kWorld = MPI_COMM_WORLD;
 
 static const char* kind(MPI_Datatype t) {
   switch (t) {
-    case MPI_INT: return "int";
-    case MPI_DOUBLE: return "double";
-    default: return "other";
+    case MPI_INT:
+      return "int";
+    case MPI_DOUBLE:
+      return "double";
+    default:
+      return "other";
   }
 }
 

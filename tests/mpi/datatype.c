@@ -152,7 +152,7 @@ static void test_names(void) {
   int len;
   struct {
     MPI_Datatype t;
-    const char *n;
+    const char* n;
   } named[] = {{MPI_INT, "MPI_INT"},       {MPI_DOUBLE, "MPI_DOUBLE"}, {MPI_CHAR, "MPI_CHAR"},
                {MPI_BYTE, "MPI_BYTE"},     {MPI_2INT, "MPI_2INT"},     {MPI_UINT64_T, "MPI_UINT64_T"},
                {MPI_PACKED, "MPI_PACKED"}, {MPI_AINT, "MPI_AINT"}};
@@ -172,14 +172,14 @@ static void test_names(void) {
 }
 
 static int type_copies = 0, type_deletes = 0;
-static int tcopy(MPI_Datatype t, int k, void *extra, void *in, void *out, int *flag) {
+static int tcopy(MPI_Datatype t, int k, void* extra, void* in, void* out, int* flag) {
   (void)t, (void)k, (void)extra;
   ++type_copies;
-  *(void **)out = in;
+  *(void**)out = in;
   *flag = 1;
   return MPI_SUCCESS;
 }
-static int tdelete(MPI_Datatype t, int k, void *v, void *extra) {
+static int tdelete(MPI_Datatype t, int k, void* v, void* extra) {
   (void)t, (void)k, (void)v, (void)extra;
   ++type_deletes;
   return MPI_SUCCESS;
@@ -304,7 +304,7 @@ static void test_communication(void) {
   MPI_Type_free(&sub);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);

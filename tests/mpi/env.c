@@ -35,20 +35,20 @@ static void test_env(void) {
   CHECK_EQ(provided, MPI_THREAD_SINGLE);
   CHECK_OK(MPI_Is_thread_main(&flag));
   CHECK_EQ(flag, 1);
-  double *mem = NULL;
+  double* mem = NULL;
   CHECK_OK(MPI_Alloc_mem(1000 * sizeof(double), MPI_INFO_NULL, &mem));
   CHECK(mem != NULL);
   mem[999] = 1.0;
   CHECK_OK(MPI_Free_mem(mem));
   CHECK_OK(MPI_Pcontrol(1));
   /* MPI_BOTTOM, MPI_IN_PLACE and friends have their documented values */
-  CHECK(MPI_BOTTOM == (void *)0);
-  CHECK(MPI_IN_PLACE == (void *)-1);
+  CHECK(MPI_BOTTOM == (void*)0);
+  CHECK(MPI_IN_PLACE == (void*)-1);
   CHECK_EQ(MPI_UNDEFINED, -32766);
   CHECK_EQ(MPI_ANY_SOURCE, -2);
   CHECK_EQ(MPI_PROC_NULL, -1);
   CHECK_EQ(MPI_ANY_TAG, -1);
-  CHECK_EQ(sizeof(MPI_Aint), sizeof(void *));
+  CHECK_EQ(sizeof(MPI_Aint), sizeof(void*));
   CHECK_EQ(sizeof(MPI_Offset), 8);
   CHECK_EQ(sizeof(MPI_Count), 8);
   CHECK_EQ(MPI_BSEND_OVERHEAD, 64);
@@ -97,7 +97,7 @@ static void test_info(void) {
   CHECK(flag && strstr(value, "env") != NULL);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   test_before_init();
   MPI_Init(&argc, &argv);
   test_env();

@@ -7,13 +7,13 @@ static int rank, size;
 static int handler_calls = 0, handler_last = 0;
 static MPI_Comm handler_comm = MPI_COMM_NULL;
 
-static void my_handler(MPI_Comm *comm, int *code, ...) {
+static void my_handler(MPI_Comm* comm, int* code, ...) {
   ++handler_calls;
   handler_last = *code;
   handler_comm = *comm;
 }
 
-static int contains(const char *s, const char *part) { return strstr(s, part) != NULL; }
+static int contains(const char* s, const char* part) { return strstr(s, part) != NULL; }
 
 static void test_argument_classes(void) {
   int buf[4] = {0};
@@ -250,7 +250,7 @@ static void test_handlers(void) {
   CHECK_OK(MPI_Errhandler_free(&eh));
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);

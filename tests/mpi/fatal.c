@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-int main(int argc, char **argv) {
-  const char *mode = argc > 1 ? argv[1] : "fatal";
+int main(int argc, char** argv) {
+  const char* mode = argc > 1 ? argv[1] : "fatal";
   int buf = 0, rank, size;
   if (strcmp(mode, "before") == 0) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -13,25 +13,25 @@ typedef struct {
   int freed;
 } Job;
 
-static int job_query(void *extra, MPI_Status *status) {
-  Job *j = (Job *)extra;
+static int job_query(void* extra, MPI_Status* status) {
+  Job* j = (Job*)extra;
   MPI_Status_set_elements(status, MPI_INT, 1);
   MPI_Status_set_cancelled(status, 0);
   status->MPI_SOURCE = MPI_UNDEFINED;
   status->MPI_TAG = j->value;
   return MPI_SUCCESS;
 }
-static int job_free(void *extra) {
-  ((Job *)extra)->freed = 1;
+static int job_free(void* extra) {
+  ((Job*)extra)->freed = 1;
   return MPI_SUCCESS;
 }
-static int job_cancel(void *extra, int complete) {
+static int job_cancel(void* extra, int complete) {
   (void)extra;
   (void)complete;
   return MPI_SUCCESS;
 }
-static void *job_thread(void *arg) {
-  Job *j = (Job *)arg;
+static void* job_thread(void* arg) {
+  Job* j = (Job*)arg;
   j->value = 42;
   MPI_Grequest_complete(j->req);
   return NULL;
@@ -62,28 +62,28 @@ typedef struct {
   MPI_Request self;
 } Countdown;
 
-static int cd_query(void *extra, MPI_Status *status) {
-  MPI_Status_set_elements(status, MPI_BYTE, ((Countdown *)extra)->polls);
+static int cd_query(void* extra, MPI_Status* status) {
+  MPI_Status_set_elements(status, MPI_BYTE, ((Countdown*)extra)->polls);
   return MPI_SUCCESS;
 }
-static int cd_free(void *extra) {
+static int cd_free(void* extra) {
   (void)extra;
   return MPI_SUCCESS;
 }
-static int cd_poll(void *extra, MPI_Status *status) {
-  Countdown *c = (Countdown *)extra;
+static int cd_poll(void* extra, MPI_Status* status) {
+  Countdown* c = (Countdown*)extra;
   (void)status;
   ++c->polls;
   if (--c->left == 0) MPI_Grequest_complete(c->self);
   return MPI_SUCCESS;
 }
 static int wait_calls = 0;
-static int cd_wait(int count, void **states, double timeout, MPI_Status *status) {
+static int cd_wait(int count, void** states, double timeout, MPI_Status* status) {
   (void)timeout;
   (void)status;
   ++wait_calls;
   for (int i = 0; i < count; ++i) {
-    Countdown *c = (Countdown *)states[i];
+    Countdown* c = (Countdown*)states[i];
     while (c->left > 0) cd_poll(c, NULL);
   }
   return MPI_SUCCESS;
@@ -99,7 +99,7 @@ static void test_classes(void) {
     c[i].self = r[i];
   }
   MPI_Status st[3];
-  CHECK_OK(MPI_Waitall(3, r, st));  /* finishes with no thread: the engine polls */
+  CHECK_OK(MPI_Waitall(3, r, st)); /* finishes with no thread: the engine polls */
   for (int i = 0; i < 3; ++i) {
     int n = -1;
     CHECK_EQ(c[i].left, 0);
@@ -128,7 +128,7 @@ static void test_classes(void) {
   CHECK_EQ(one.left, 0);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   CHECK_EQ(provided, MPI_THREAD_MULTIPLE);

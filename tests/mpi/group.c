@@ -5,12 +5,12 @@
 static int rank, size;
 
 /* The members of g as world ranks. */
-static int members(MPI_Group g, int *out) {
+static int members(MPI_Group g, int* out) {
   MPI_Group world;
   int n;
   MPI_Comm_group(MPI_COMM_WORLD, &world);
   MPI_Group_size(g, &n);
-  int *idx = malloc(sizeof(int) * (size_t)(n + 1));
+  int* idx = malloc(sizeof(int) * (size_t)(n + 1));
   for (int i = 0; i < n; ++i) idx[i] = i;
   CHECK_OK(MPI_Group_translate_ranks(g, n, idx, world, out));
   free(idx);
@@ -18,7 +18,7 @@ static int members(MPI_Group g, int *out) {
   return n;
 }
 
-static void expect(MPI_Group g, const int *want, int n) {
+static void expect(MPI_Group g, const int* want, int n) {
   int got[64];
   int m = members(g, got);
   CHECK_EQ(m, n);
@@ -31,7 +31,7 @@ static void expect(MPI_Group g, const int *want, int n) {
   CHECK_EQ(r, expect_rank);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);

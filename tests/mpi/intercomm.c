@@ -87,7 +87,7 @@ static void test_collectives(MPI_Comm inter, int color, int lrank, int lsize, in
   (void)lsize;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   int rank, size;
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

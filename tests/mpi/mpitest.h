@@ -18,33 +18,33 @@ static inline int mt_rank(void) {
   return r;
 }
 
-static inline void mt_fail(const char *file, int line, const char *what, long long a, long long b) {
+static inline void mt_fail(const char* file, int line, const char* what, long long a, long long b) {
   fprintf(stderr, "[rank %d] %s:%d: check failed: %s (%lld vs %lld)\n", mt_rank(), file, line, what, a, b);
   fflush(stderr);
   ++mt_errors;
 }
 
-#define CHECK(cond) \
-  do { \
+#define CHECK(cond)                                        \
+  do {                                                     \
     if (!(cond)) mt_fail(__FILE__, __LINE__, #cond, 0, 0); \
   } while (0)
-#define CHECK_EQ(a, b) \
-  do { \
-    long long a_ = (long long)(a), b_ = (long long)(b); \
+#define CHECK_EQ(a, b)                                               \
+  do {                                                               \
+    long long a_ = (long long)(a), b_ = (long long)(b);              \
     if (a_ != b_) mt_fail(__FILE__, __LINE__, #a " == " #b, a_, b_); \
   } while (0)
 /* The call must succeed. */
 #define CHECK_OK(call) CHECK_EQ((call), MPI_SUCCESS)
 /* The call must fail with error class cls (needs MPI_ERRORS_RETURN). */
-#define CHECK_CLASS(call, cls) \
-  do { \
-    int rc_ = (call), c_ = -1; \
-    if (rc_ == MPI_SUCCESS) { \
-      mt_fail(__FILE__, __LINE__, #call " should fail with " #cls, rc_, cls); \
-    } else { \
-      MPI_Error_class(rc_, &c_); \
+#define CHECK_CLASS(call, cls)                                                     \
+  do {                                                                             \
+    int rc_ = (call), c_ = -1;                                                     \
+    if (rc_ == MPI_SUCCESS) {                                                      \
+      mt_fail(__FILE__, __LINE__, #call " should fail with " #cls, rc_, cls);      \
+    } else {                                                                       \
+      MPI_Error_class(rc_, &c_);                                                   \
       if (c_ != (cls)) mt_fail(__FILE__, __LINE__, #call " error class", c_, cls); \
-    } \
+    }                                                                              \
   } while (0)
 
 static inline int mt_finish(void) {
@@ -52,8 +52,10 @@ static inline int mt_finish(void) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Allreduce(&mt_errors, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0) {
-    if (total == 0) printf(" No Errors\n");
-    else printf(" Found %d errors\n", total);
+    if (total == 0)
+      printf(" No Errors\n");
+    else
+      printf(" Found %d errors\n", total);
     fflush(stdout);
   }
   MPI_Finalize();
@@ -61,7 +63,7 @@ static inline int mt_finish(void) {
 }
 
 /* A deterministic pseudo-random sequence (same on every rank for a seed). */
-static inline unsigned mt_rand(unsigned *state) {
+static inline unsigned mt_rand(unsigned* state) {
   *state = *state * 1103515245u + 12345u;
   return (*state >> 8) & 0xffffff;
 }

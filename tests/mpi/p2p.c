@@ -6,10 +6,10 @@
 
 static int rank, size, next, prev;
 
-static void fill(int *buf, int n, int seed) {
+static void fill(int* buf, int n, int seed) {
   for (int i = 0; i < n; ++i) buf[i] = seed * 1000003 + i;
 }
-static int verify(const int *buf, int n, int seed) {
+static int verify(const int* buf, int n, int seed) {
   for (int i = 0; i < n; ++i)
     if (buf[i] != seed * 1000003 + i) return 0;
   return 1;
@@ -21,7 +21,7 @@ static void test_modes(void) {
   int bsize = 0;
   MPI_Pack_size(70000, MPI_INT, MPI_COMM_WORLD, &bsize);
   bsize += 4 * MPI_BSEND_OVERHEAD;
-  void *battach = malloc((size_t)bsize * 2);
+  void* battach = malloc((size_t)bsize * 2);
   CHECK_OK(MPI_Buffer_attach(battach, bsize * 2));
   for (int s = 0; s < 4; ++s) {
     int n = sizes[s];
@@ -35,14 +35,30 @@ static void test_modes(void) {
       /* Rsend needs the receive posted everywhere first. */
       CHECK_OK(MPI_Barrier(MPI_COMM_WORLD));
       switch (mode) {
-        case 0: CHECK_OK(MPI_Send(out, n, MPI_INT, next, mode, MPI_COMM_WORLD)); break;
-        case 1: CHECK_OK(MPI_Ssend(out, n, MPI_INT, next, mode, MPI_COMM_WORLD)); break;
-        case 2: CHECK_OK(MPI_Rsend(out, n, MPI_INT, next, mode, MPI_COMM_WORLD)); break;
-        case 3: CHECK_OK(MPI_Bsend(out, n, MPI_INT, next, mode, MPI_COMM_WORLD)); break;
-        case 4: CHECK_OK(MPI_Isend(out, n, MPI_INT, next, mode, MPI_COMM_WORLD, &sr)); break;
-        case 5: CHECK_OK(MPI_Issend(out, n, MPI_INT, next, mode, MPI_COMM_WORLD, &sr)); break;
-        case 6: CHECK_OK(MPI_Irsend(out, n, MPI_INT, next, mode, MPI_COMM_WORLD, &sr)); break;
-        case 7: CHECK_OK(MPI_Ibsend(out, n, MPI_INT, next, mode, MPI_COMM_WORLD, &sr)); break;
+        case 0:
+          CHECK_OK(MPI_Send(out, n, MPI_INT, next, mode, MPI_COMM_WORLD));
+          break;
+        case 1:
+          CHECK_OK(MPI_Ssend(out, n, MPI_INT, next, mode, MPI_COMM_WORLD));
+          break;
+        case 2:
+          CHECK_OK(MPI_Rsend(out, n, MPI_INT, next, mode, MPI_COMM_WORLD));
+          break;
+        case 3:
+          CHECK_OK(MPI_Bsend(out, n, MPI_INT, next, mode, MPI_COMM_WORLD));
+          break;
+        case 4:
+          CHECK_OK(MPI_Isend(out, n, MPI_INT, next, mode, MPI_COMM_WORLD, &sr));
+          break;
+        case 5:
+          CHECK_OK(MPI_Issend(out, n, MPI_INT, next, mode, MPI_COMM_WORLD, &sr));
+          break;
+        case 6:
+          CHECK_OK(MPI_Irsend(out, n, MPI_INT, next, mode, MPI_COMM_WORLD, &sr));
+          break;
+        case 7:
+          CHECK_OK(MPI_Ibsend(out, n, MPI_INT, next, mode, MPI_COMM_WORLD, &sr));
+          break;
       }
       CHECK_OK(MPI_Wait(&rr, &st));
       CHECK(rr == MPI_REQUEST_NULL);
@@ -60,7 +76,7 @@ static void test_modes(void) {
     free(out);
     free(in);
   }
-  void *back;
+  void* back;
   int bback;
   CHECK_OK(MPI_Buffer_detach(&back, &bback));
   CHECK(back == battach);
@@ -222,7 +238,7 @@ static void test_persistent(void) {
     CHECK_OK(MPI_Request_free(&s[i]));
     CHECK_OK(MPI_Request_free(&r[i]));
   }
-  void *b;
+  void* b;
   int bs;
   CHECK_OK(MPI_Buffer_detach(&b, &bs));
 }
@@ -346,8 +362,7 @@ static void test_vector(void) {
   MPI_Datatype col;
   CHECK_OK(MPI_Type_vector(N, 1, 3, MPI_DOUBLE, &col));
   CHECK_OK(MPI_Type_commit(&col));
-  CHECK_OK(MPI_Sendrecv(&mat[0][1], 1, col, next, 60, &got[0][2], 1, col, prev, 60, MPI_COMM_WORLD,
-                        MPI_STATUS_IGNORE));
+  CHECK_OK(MPI_Sendrecv(&mat[0][1], 1, col, next, 60, &got[0][2], 1, col, prev, 60, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
   for (int i = 0; i < N; ++i) {
     CHECK_EQ(got[i][2], prev * 1000 + i * 3 + 1);
     CHECK_EQ(got[i][0], -1);
@@ -379,19 +394,19 @@ static void test_isendrecv(void) {
 
 /* Generalized requests: completed by the program, reported by wait. */
 static int greq_freed = 0;
-static int gq(void *extra, MPI_Status *s) {
-  MPI_Status_set_elements(s, MPI_INT, *(int *)extra);
+static int gq(void* extra, MPI_Status* s) {
+  MPI_Status_set_elements(s, MPI_INT, *(int*)extra);
   MPI_Status_set_cancelled(s, 0);
   s->MPI_SOURCE = MPI_UNDEFINED;
   s->MPI_TAG = MPI_UNDEFINED;
   return MPI_SUCCESS;
 }
-static int gf(void *extra) {
+static int gf(void* extra) {
   (void)extra;
   ++greq_freed;
   return MPI_SUCCESS;
 }
-static int gc(void *extra, int complete) {
+static int gc(void* extra, int complete) {
   (void)extra, (void)complete;
   return MPI_SUCCESS;
 }
@@ -412,7 +427,7 @@ static void test_grequest(void) {
   CHECK_EQ(greq_freed, 1);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);

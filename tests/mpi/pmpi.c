@@ -4,12 +4,12 @@
 
 static int sends = 0;
 
-int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+int MPI_Send(const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
   ++sends;
   return PMPI_Send(buf, count, datatype, dest, tag, comm);
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rank, size, v, w = -1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -10,7 +10,7 @@ enum { THREADS = 3, ITERS = 200 };
 static int rank, size;
 static MPI_Comm comms[THREADS];
 
-static void *work(void *arg) {
+static void* work(void* arg) {
   int t = (int)(long)arg;
   MPI_Comm c = comms[t];
   int next = (rank + 1) % size, prev = (rank + size - 1) % size;
@@ -43,7 +43,7 @@ static void *work(void *arg) {
   return NULL;
 }
 
-int main(int argc, char **argv) {
+int main(int argc, char** argv) {
   int provided = -1;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   CHECK_EQ(provided, MPI_THREAD_MULTIPLE);
@@ -54,7 +54,7 @@ int main(int argc, char **argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   for (int t = 0; t < THREADS; ++t) MPI_Comm_dup(MPI_COMM_WORLD, &comms[t]);
   pthread_t th[THREADS];
-  for (int t = 0; t < THREADS; ++t) pthread_create(&th[t], NULL, work, (void *)(long)t);
+  for (int t = 0; t < THREADS; ++t) pthread_create(&th[t], NULL, work, (void*)(long)t);
   for (int t = 0; t < THREADS; ++t) pthread_join(th[t], NULL);
   for (int t = 0; t < THREADS; ++t) MPI_Comm_free(&comms[t]);
   return mt_finish();

@@ -10,11 +10,11 @@ namespace adi3::test {
 namespace {
 
 constexpr Builtin kBasics[] = {
-    Builtin::kChar,         Builtin::kShort,       Builtin::kInt,          Builtin::kLong,
-    Builtin::kFloat,        Builtin::kDouble,      Builtin::kLongDouble,   Builtin::kDoubleInt,
-    Builtin::k2Int,         Builtin::kShortInt,    Builtin::kFloatInt,     Builtin::kLongDoubleInt,
-    Builtin::kCDoubleComplex, Builtin::kCFloatComplex, Builtin::kByte,     Builtin::kCBool,
-    Builtin::kInt8,         Builtin::kUint16,      Builtin::kWchar,        Builtin::kUnsignedLongLong,
+    Builtin::kChar,           Builtin::kShort,         Builtin::kInt,        Builtin::kLong,
+    Builtin::kFloat,          Builtin::kDouble,        Builtin::kLongDouble, Builtin::kDoubleInt,
+    Builtin::k2Int,           Builtin::kShortInt,      Builtin::kFloatInt,   Builtin::kLongDoubleInt,
+    Builtin::kCDoubleComplex, Builtin::kCFloatComplex, Builtin::kByte,       Builtin::kCBool,
+    Builtin::kInt8,           Builtin::kUint16,        Builtin::kWchar,      Builtin::kUnsignedLongLong,
 };
 
 // Beyond these the reference walk gets slow under ASan.
@@ -46,8 +46,7 @@ TypeRef TypeGen::make(int depth, std::string* what) {
   if (depth == 0 || rnd(0, 9) == 0) return basic(what);
   std::string mine;
   TypeRef t = derived(depth, &mine);
-  if (!t.get() || t->basic_count() > kMaxElements || t->true_extent() > kMaxSpan ||
-      std::abs(t->extent()) > kMaxSpan) {
+  if (!t.get() || t->basic_count() > kMaxElements || t->true_extent() > kMaxSpan || std::abs(t->extent()) > kMaxSpan) {
     return basic(what);
   }
   *what += mine;
@@ -86,7 +85,10 @@ TypeRef TypeGen::derived(int depth, std::string* what) {
               cw + ")";
       break;
     }
-    case 3: case 4: case 5: case 6: {
+    case 3:
+    case 4:
+    case 5:
+    case 6: {
       // Blocks laid out in order with gaps, then shuffled; displacements
       // in elements (indexed) or bytes (hindexed).
       bool bytes = kind == 4 || kind == 6, uniform = kind >= 5;

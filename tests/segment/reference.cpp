@@ -12,22 +12,48 @@ namespace adi3::ref {
 
 std::size_t c_size(Builtin b) {
   switch (b) {
-    case Builtin::kChar: case Builtin::kSignedChar: case Builtin::kUnsignedChar: case Builtin::kByte:
-    case Builtin::kPacked: case Builtin::kInt8: case Builtin::kUint8: case Builtin::kCBool:
+    case Builtin::kChar:
+    case Builtin::kSignedChar:
+    case Builtin::kUnsignedChar:
+    case Builtin::kByte:
+    case Builtin::kPacked:
+    case Builtin::kInt8:
+    case Builtin::kUint8:
+    case Builtin::kCBool:
     case Builtin::kCxxBool:
       return 1;
-    case Builtin::kShort: case Builtin::kUnsignedShort: case Builtin::kInt16: case Builtin::kUint16:
+    case Builtin::kShort:
+    case Builtin::kUnsignedShort:
+    case Builtin::kInt16:
+    case Builtin::kUint16:
       return 2;
-    case Builtin::kInt: case Builtin::kUnsigned: case Builtin::kFloat: case Builtin::kInt32:
-    case Builtin::kUint32: case Builtin::kWchar:
+    case Builtin::kInt:
+    case Builtin::kUnsigned:
+    case Builtin::kFloat:
+    case Builtin::kInt32:
+    case Builtin::kUint32:
+    case Builtin::kWchar:
       return 4;
-    case Builtin::kLong: case Builtin::kUnsignedLong: case Builtin::kLongLong: case Builtin::kUnsignedLongLong:
-    case Builtin::kDouble: case Builtin::kInt64: case Builtin::kUint64: case Builtin::kAint: case Builtin::kOffset:
-    case Builtin::kCount: case Builtin::kCComplex: case Builtin::kCFloatComplex: case Builtin::kCxxFloatComplex:
+    case Builtin::kLong:
+    case Builtin::kUnsignedLong:
+    case Builtin::kLongLong:
+    case Builtin::kUnsignedLongLong:
+    case Builtin::kDouble:
+    case Builtin::kInt64:
+    case Builtin::kUint64:
+    case Builtin::kAint:
+    case Builtin::kOffset:
+    case Builtin::kCount:
+    case Builtin::kCComplex:
+    case Builtin::kCFloatComplex:
+    case Builtin::kCxxFloatComplex:
       return 8;
-    case Builtin::kLongDouble: case Builtin::kCDoubleComplex: case Builtin::kCxxDoubleComplex:
+    case Builtin::kLongDouble:
+    case Builtin::kCDoubleComplex:
+    case Builtin::kCxxDoubleComplex:
       return 16;
-    case Builtin::kCLongDoubleComplex: case Builtin::kCxxLongDoubleComplex:
+    case Builtin::kCLongDoubleComplex:
+    case Builtin::kCxxLongDoubleComplex:
       return 32;
     default:
       throw std::logic_error("c_size of a pair type");
@@ -80,10 +106,18 @@ struct Builder {
 
 std::size_t c_align(Builtin b) {
   switch (b) {
-    case Builtin::kCComplex: case Builtin::kCFloatComplex: case Builtin::kCxxFloatComplex: return 4;
-    case Builtin::kCDoubleComplex: case Builtin::kCxxDoubleComplex: return 8;
-    case Builtin::kCLongDoubleComplex: case Builtin::kCxxLongDoubleComplex: return 16;
-    default: return c_size(b);  // scalars are aligned to their size on x86-64
+    case Builtin::kCComplex:
+    case Builtin::kCFloatComplex:
+    case Builtin::kCxxFloatComplex:
+      return 4;
+    case Builtin::kCDoubleComplex:
+    case Builtin::kCxxDoubleComplex:
+      return 8;
+    case Builtin::kCLongDoubleComplex:
+    case Builtin::kCxxLongDoubleComplex:
+      return 16;
+    default:
+      return c_size(b);  // scalars are aligned to their size on x86-64
   }
 }
 
@@ -91,11 +125,21 @@ TypeMap predefined(Builtin b) {
   TypeMap m;
   auto add = [&](Builtin t, std::ptrdiff_t off) { m.entries.push_back({off, t, c_size(t)}); };
   switch (b) {
-    case Builtin::kFloatInt: add(Builtin::kFloat, 0), add(Builtin::kInt, 4), m.ub = 8, m.align = 4; break;
-    case Builtin::kDoubleInt: add(Builtin::kDouble, 0), add(Builtin::kInt, 8), m.ub = 16, m.align = 8; break;
-    case Builtin::kLongInt: add(Builtin::kLong, 0), add(Builtin::kInt, 8), m.ub = 16, m.align = 8; break;
-    case Builtin::k2Int: add(Builtin::kInt, 0), add(Builtin::kInt, 4), m.ub = 8, m.align = 4; break;
-    case Builtin::kShortInt: add(Builtin::kShort, 0), add(Builtin::kInt, 4), m.ub = 8, m.align = 4; break;
+    case Builtin::kFloatInt:
+      add(Builtin::kFloat, 0), add(Builtin::kInt, 4), m.ub = 8, m.align = 4;
+      break;
+    case Builtin::kDoubleInt:
+      add(Builtin::kDouble, 0), add(Builtin::kInt, 8), m.ub = 16, m.align = 8;
+      break;
+    case Builtin::kLongInt:
+      add(Builtin::kLong, 0), add(Builtin::kInt, 8), m.ub = 16, m.align = 8;
+      break;
+    case Builtin::k2Int:
+      add(Builtin::kInt, 0), add(Builtin::kInt, 4), m.ub = 8, m.align = 4;
+      break;
+    case Builtin::kShortInt:
+      add(Builtin::kShort, 0), add(Builtin::kInt, 4), m.ub = 8, m.align = 4;
+      break;
     case Builtin::kLongDoubleInt:
       add(Builtin::kLongDouble, 0), add(Builtin::kInt, 16), m.ub = 32, m.align = 16;
       break;
@@ -111,8 +155,7 @@ TypeMap predefined(Builtin b) {
 // Global element indices (fastest dimension last in `dims` order) of an
 // n-d box: calls f(linear index in the full array).
 template <class F>
-void for_each_index(const std::vector<std::vector<long>>& owned, const std::vector<long>& sizes, bool c_order,
-                    F f) {
+void for_each_index(const std::vector<std::vector<long>>& owned, const std::vector<long>& sizes, bool c_order, F f) {
   std::size_t n = sizes.size();
   std::vector<std::size_t> at(n, 0);
   for (const auto& o : owned) {
@@ -167,8 +210,8 @@ TypeMap flatten(const Datatype* t) {
   std::vector<int> is(static_cast<std::size_t>(env.num_integers));
   std::vector<std::ptrdiff_t> as(static_cast<std::size_t>(env.num_addresses));
   std::vector<const Datatype*> ts(static_cast<std::size_t>(env.num_datatypes));
-  if (type_get_contents(t, env.num_integers, env.num_addresses, env.num_datatypes, is.data(), as.data(),
-                        ts.data()) != ErrorClass::Success) {
+  if (type_get_contents(t, env.num_integers, env.num_addresses, env.num_datatypes, is.data(), as.data(), ts.data()) !=
+      ErrorClass::Success) {
     throw std::logic_error("contents");
   }
   std::vector<TypeMap> cs;
@@ -283,10 +326,18 @@ bool is_long_double(Builtin b) {
 
 std::size_t part_size(Builtin b) {
   switch (b) {
-    case Builtin::kCComplex: case Builtin::kCFloatComplex: case Builtin::kCxxFloatComplex: return 4;
-    case Builtin::kCDoubleComplex: case Builtin::kCxxDoubleComplex: return 8;
-    case Builtin::kCLongDoubleComplex: case Builtin::kCxxLongDoubleComplex: return 16;
-    default: return c_size(b);
+    case Builtin::kCComplex:
+    case Builtin::kCFloatComplex:
+    case Builtin::kCxxFloatComplex:
+      return 4;
+    case Builtin::kCDoubleComplex:
+    case Builtin::kCxxDoubleComplex:
+      return 8;
+    case Builtin::kCLongDoubleComplex:
+    case Builtin::kCxxLongDoubleComplex:
+      return 16;
+    default:
+      return c_size(b);
   }
 }
 

@@ -13,7 +13,7 @@ namespace adi3::ref {
 
 struct Entry {
   std::ptrdiff_t off;
-  Builtin type;   // a basic (non-pair) type
+  Builtin type;  // a basic (non-pair) type
   std::size_t size;
 };
 
@@ -21,7 +21,7 @@ struct TypeMap {
   std::vector<Entry> entries;  // in typemap (stream) order
   std::ptrdiff_t lb = 0, ub = 0;
   bool sticky_lb = false, sticky_ub = false;
-  bool contributes = false;    // has data or explicit bounds
+  bool contributes = false;  // has data or explicit bounds
   std::size_t align = 1;
 
   std::ptrdiff_t extent() const { return ub - lb; }

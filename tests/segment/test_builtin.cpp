@@ -70,9 +70,8 @@ struct PairCase {
 
 TEST(Builtin, PairTypesHaveStructExtentWithPadding) {
   const PairCase cases[] = {
-      {Builtin::kFloatInt, 8, 8, true},       {Builtin::kDoubleInt, 12, 16, false},
-      {Builtin::kLongInt, 12, 16, false},     {Builtin::k2Int, 8, 8, true},
-      {Builtin::kShortInt, 6, 8, false},      {Builtin::kLongDoubleInt, 20, 32, false},
+      {Builtin::kFloatInt, 8, 8, true}, {Builtin::kDoubleInt, 12, 16, false}, {Builtin::kLongInt, 12, 16, false},
+      {Builtin::k2Int, 8, 8, true},     {Builtin::kShortInt, 6, 8, false},    {Builtin::kLongDoubleInt, 20, 32, false},
   };
   for (const PairCase& c : cases) {
     const Datatype* t = B(c.b);

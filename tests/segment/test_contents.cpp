@@ -42,16 +42,26 @@ ErrorClass rebuild(const Contents& c, Datatype** out) {
   const std::ptrdiff_t* a = c.addrs.data();
   const Datatype* t0 = c.types.empty() ? nullptr : c.types[0];
   switch (c.env.combiner) {
-    case Combiner::kDup: return type_dup(t0, out);
-    case Combiner::kContiguous: return type_contiguous(i[0], t0, out);
-    case Combiner::kVector: return type_vector(i[0], i[1], i[2], t0, out);
-    case Combiner::kHvector: return type_hvector(i[0], i[1], a[0], t0, out);
-    case Combiner::kIndexed: return type_indexed(i[0], i + 1, i + 1 + i[0], t0, out);
-    case Combiner::kHindexed: return type_hindexed(i[0], i + 1, a, t0, out);
-    case Combiner::kIndexedBlock: return type_indexed_block(i[0], i[1], i + 2, t0, out);
-    case Combiner::kHindexedBlock: return type_hindexed_block(i[0], i[1], a, t0, out);
-    case Combiner::kStruct: return type_struct(i[0], i + 1, a, c.types.data(), out);
-    case Combiner::kResized: return type_resized(t0, a[0], a[1], out);
+    case Combiner::kDup:
+      return type_dup(t0, out);
+    case Combiner::kContiguous:
+      return type_contiguous(i[0], t0, out);
+    case Combiner::kVector:
+      return type_vector(i[0], i[1], i[2], t0, out);
+    case Combiner::kHvector:
+      return type_hvector(i[0], i[1], a[0], t0, out);
+    case Combiner::kIndexed:
+      return type_indexed(i[0], i + 1, i + 1 + i[0], t0, out);
+    case Combiner::kHindexed:
+      return type_hindexed(i[0], i + 1, a, t0, out);
+    case Combiner::kIndexedBlock:
+      return type_indexed_block(i[0], i[1], i + 2, t0, out);
+    case Combiner::kHindexedBlock:
+      return type_hindexed_block(i[0], i[1], a, t0, out);
+    case Combiner::kStruct:
+      return type_struct(i[0], i + 1, a, c.types.data(), out);
+    case Combiner::kResized:
+      return type_resized(t0, a[0], a[1], out);
     case Combiner::kSubarray: {
       int n = i[0];
       return type_subarray(n, i + 1, i + 1 + n, i + 1 + 2 * n, i[1 + 3 * n], t0, out);
@@ -60,7 +70,8 @@ ErrorClass rebuild(const Contents& c, Datatype** out) {
       int n = i[2];
       return type_darray(i[0], i[1], n, i + 3, i + 3 + n, i + 3 + 2 * n, i + 3 + 3 * n, i[3 + 4 * n], t0, out);
     }
-    case Combiner::kNamed: break;
+    case Combiner::kNamed:
+      break;
   }
   return ErrorClass::Arg;
 }

@@ -47,8 +47,18 @@ TEST(StandardExamples, Vector_2_3_4) {
   TypeRef old = double_char();
   TypeRef t;
   ASSERT_EQ(type_vector(2, 3, 4, old.get(), t.out()), ErrorClass::Success);
-  EXPECT_EQ(pairs(t.get()), (Pairs{{0, kD}, {8, kC}, {16, kD}, {24, kC}, {32, kD}, {40, kC},
-                                   {64, kD}, {72, kC}, {80, kD}, {88, kC}, {96, kD}, {104, kC}}));
+  EXPECT_EQ(pairs(t.get()), (Pairs{{0, kD},
+                                   {8, kC},
+                                   {16, kD},
+                                   {24, kC},
+                                   {32, kD},
+                                   {40, kC},
+                                   {64, kD},
+                                   {72, kC},
+                                   {80, kD},
+                                   {88, kC},
+                                   {96, kD},
+                                   {104, kC}}));
   EXPECT_EQ(t->extent(), 112);
   EXPECT_EQ(t->size(), 54u);
 }
@@ -58,8 +68,18 @@ TEST(StandardExamples, Vector_3_2_4) {
   TypeRef t;
   ASSERT_EQ(type_vector(3, 2, 4, old.get(), t.out()), ErrorClass::Success);
   // Blocks of two copies start every 4 * 16 bytes.
-  EXPECT_EQ(pairs(t.get()), (Pairs{{0, kD}, {8, kC}, {16, kD}, {24, kC}, {64, kD}, {72, kC}, {80, kD}, {88, kC},
-                                   {128, kD}, {136, kC}, {144, kD}, {152, kC}}));
+  EXPECT_EQ(pairs(t.get()), (Pairs{{0, kD},
+                                   {8, kC},
+                                   {16, kD},
+                                   {24, kC},
+                                   {64, kD},
+                                   {72, kC},
+                                   {80, kD},
+                                   {88, kC},
+                                   {128, kD},
+                                   {136, kC},
+                                   {144, kD},
+                                   {152, kC}}));
   EXPECT_EQ(t->lb(), 0);
   EXPECT_EQ(t->extent(), 160);
 }
@@ -79,8 +99,18 @@ TEST(StandardExamples, Hvector) {
   TypeRef old = double_char();
   TypeRef t;
   ASSERT_EQ(type_hvector(2, 3, 100, old.get(), t.out()), ErrorClass::Success);
-  EXPECT_EQ(pairs(t.get()), (Pairs{{0, kD}, {8, kC}, {16, kD}, {24, kC}, {32, kD}, {40, kC},
-                                   {100, kD}, {108, kC}, {116, kD}, {124, kC}, {132, kD}, {140, kC}}));
+  EXPECT_EQ(pairs(t.get()), (Pairs{{0, kD},
+                                   {8, kC},
+                                   {16, kD},
+                                   {24, kC},
+                                   {32, kD},
+                                   {40, kC},
+                                   {100, kD},
+                                   {108, kC},
+                                   {116, kD},
+                                   {124, kC},
+                                   {132, kD},
+                                   {140, kC}}));
   EXPECT_EQ(t->extent(), 148);
 }
 
@@ -89,8 +119,7 @@ TEST(StandardExamples, Indexed) {
   int bl[2] = {3, 1}, d[2] = {4, 0};
   TypeRef t;
   ASSERT_EQ(type_indexed(2, bl, d, old.get(), t.out()), ErrorClass::Success);
-  EXPECT_EQ(pairs(t.get()),
-            (Pairs{{64, kD}, {72, kC}, {80, kD}, {88, kC}, {96, kD}, {104, kC}, {0, kD}, {8, kC}}));
+  EXPECT_EQ(pairs(t.get()), (Pairs{{64, kD}, {72, kC}, {80, kD}, {88, kC}, {96, kD}, {104, kC}, {0, kD}, {8, kC}}));
   EXPECT_EQ(t->extent(), 112);
 }
 
@@ -100,8 +129,7 @@ TEST(StandardExamples, Hindexed) {
   std::ptrdiff_t d[2] = {64, 0};
   TypeRef t;
   ASSERT_EQ(type_hindexed(2, bl, d, old.get(), t.out()), ErrorClass::Success);
-  EXPECT_EQ(pairs(t.get()),
-            (Pairs{{64, kD}, {72, kC}, {80, kD}, {88, kC}, {96, kD}, {104, kC}, {0, kD}, {8, kC}}));
+  EXPECT_EQ(pairs(t.get()), (Pairs{{64, kD}, {72, kC}, {80, kD}, {88, kC}, {96, kD}, {104, kC}, {0, kD}, {8, kC}}));
 }
 
 TEST(StandardExamples, IndexedBlock) {

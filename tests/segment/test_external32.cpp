@@ -85,10 +85,12 @@ TEST(External32, SizesFollowTheTable) {
     Builtin b;
     std::size_t bytes;
   };
-  const Case cases[] = {{Builtin::kLong, 8},          {Builtin::kLongDouble, 16},     {Builtin::kWchar, 4},
-                        {Builtin::kCBool, 1},         {Builtin::kAint, 8},            {Builtin::kOffset, 8},
-                        {Builtin::kCount, 8},         {Builtin::kCLongDoubleComplex, 32},
-                        {Builtin::kLongDoubleInt, 20}, {Builtin::kLongInt, 12},       {Builtin::kCxxBool, 1}};
+  const Case cases[] = {{Builtin::kLong, 8},           {Builtin::kLongDouble, 16},
+                        {Builtin::kWchar, 4},          {Builtin::kCBool, 1},
+                        {Builtin::kAint, 8},           {Builtin::kOffset, 8},
+                        {Builtin::kCount, 8},          {Builtin::kCLongDoubleComplex, 32},
+                        {Builtin::kLongDoubleInt, 20}, {Builtin::kLongInt, 12},
+                        {Builtin::kCxxBool, 1}};
   for (const Case& c : cases) {
     std::size_t n = 0;
     ASSERT_EQ(pack_external_size("external32", 3, B(c.b), &n), ErrorClass::Success);

@@ -114,8 +114,8 @@ TEST(GetElements, PartialElements) {
   const Datatype* ts[2] = {B(Builtin::kInt), B(Builtin::kDouble)};
   TypeRef t;
   ASSERT_EQ(type_struct(2, bl, d, ts, t.out()), ErrorClass::Success);
-  const std::pair<std::size_t, long long> cases[] = {
-      {0, 0}, {4, 1}, {6, kUndefined}, {12, 2}, {16, 3}, {18, kUndefined}, {24, 4}, {3, kUndefined}};
+  const std::pair<std::size_t, long long> cases[] = {{0, 0},  {4, 1},           {6, kUndefined}, {12, 2},
+                                                     {16, 3}, {18, kUndefined}, {24, 4},         {3, kUndefined}};
   for (auto [bytes, want] : cases) {
     long long n = -1;
     ASSERT_EQ(type_get_elements(t.get(), bytes, &n), ErrorClass::Success);

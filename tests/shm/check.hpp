@@ -43,23 +43,24 @@ inline std::string pattern_error(const void* buf, std::size_t n, uint32_t seed) 
 
 }  // namespace shm_test
 
-#define SHM_CHECK(dev, cond)                                              \
-  do {                                                                    \
-    if (!(cond)) ::shm_test::fail((dev), __FILE__, __LINE__, #cond);      \
+#define SHM_CHECK(dev, cond)                                         \
+  do {                                                               \
+    if (!(cond)) ::shm_test::fail((dev), __FILE__, __LINE__, #cond); \
   } while (0)
-#define SHM_CHECK_MSG(dev, cond, text)                                                        \
-  do {                                                                                        \
+#define SHM_CHECK_MSG(dev, cond, text)                                                            \
+  do {                                                                                            \
     if (!(cond)) ::shm_test::fail((dev), __FILE__, __LINE__, std::string(#cond) + ": " + (text)); \
   } while (0)
 // An ADI call that must return 0.
-#define SHM_OK(dev, expr)                                                                              \
-  do {                                                                                                 \
-    int shm_ok_code_ = (expr);                                                                         \
-    if (shm_ok_code_) ::shm_test::fail((dev), __FILE__, __LINE__, std::string(#expr) + " returned: " + \
-                                       (dev).errors().message(shm_ok_code_));                           \
+#define SHM_OK(dev, expr)                                                                          \
+  do {                                                                                             \
+    int shm_ok_code_ = (expr);                                                                     \
+    if (shm_ok_code_)                                                                              \
+      ::shm_test::fail((dev), __FILE__, __LINE__,                                                  \
+                       std::string(#expr) + " returned: " + (dev).errors().message(shm_ok_code_)); \
   } while (0)
-#define SHM_PATTERN(dev, buf, n, seed)                                  \
-  do {                                                                  \
-    std::string shm_pat_ = ::shm_test::pattern_error((buf), (n), (seed)); \
+#define SHM_PATTERN(dev, buf, n, seed)                                            \
+  do {                                                                            \
+    std::string shm_pat_ = ::shm_test::pattern_error((buf), (n), (seed));         \
     if (!shm_pat_.empty()) ::shm_test::fail((dev), __FILE__, __LINE__, shm_pat_); \
   } while (0)

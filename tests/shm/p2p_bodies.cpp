@@ -18,16 +18,19 @@ using adi3::Status;
 const adi3::Datatype* byte() { return adi3::Datatype::byte(); }
 
 // Below, at and above the eager limit, the chunk size and the CMA switch.
-constexpr std::size_t kSizes[] = {0,       1,        7,       64,        1000,          4096,
-                                  16383,   16384,    16385,   65536,     100000,        1 << 20,
-                                  (4 << 20) - 1,     4 << 20, (4 << 20) + 3, 16 << 20};
+constexpr std::size_t kSizes[] = {0,     1,     7,      64,      1000,          4096,    16383,         16384,
+                                  16385, 65536, 100000, 1 << 20, (4 << 20) - 1, 4 << 20, (4 << 20) + 3, 16 << 20};
 
 const char* mode_name(SendMode m) {
   switch (m) {
-    case SendMode::Standard: return "standard";
-    case SendMode::Synchronous: return "synchronous";
-    case SendMode::Ready: return "ready";
-    case SendMode::Buffered: return "buffered";
+    case SendMode::Standard:
+      return "standard";
+    case SendMode::Synchronous:
+      return "synchronous";
+    case SendMode::Ready:
+      return "ready";
+    case SendMode::Buffered:
+      return "buffered";
   }
   return "?";
 }
@@ -103,9 +106,7 @@ void wildcards(Device& dev) {
 // Probe, iprobe and matched probe find messages of unknown size and source.
 void probes(Device& dev) {
   const int n = dev.size(), me = dev.rank();
-  auto size_of = [](int r, int round) {
-    return static_cast<std::size_t>(r) * 1000 + (round == 1 ? 70000u : 16u);
-  };
+  auto size_of = [](int r, int round) { return static_cast<std::size_t>(r) * 1000 + (round == 1 ? 70000u : 16u); };
   for (int round = 0; round < 3; ++round) {
     if (me != 0) {
       std::vector<char> buf(size_of(me, round));
@@ -168,8 +169,8 @@ void flood(Device& dev) {
   SHM_OK(dev, dev.waitall(static_cast<int>(reqs.size()), reqs.data(), nullptr));
   for (int p = 0; p < n; ++p) {
     for (int i = 0; i < kSmall; ++i) {
-      SHM_CHECK(dev, got[static_cast<std::size_t>(p)][static_cast<std::size_t>(i) * 4] ==
-                         static_cast<uint32_t>(p << 16 | i));
+      SHM_CHECK(
+          dev, got[static_cast<std::size_t>(p)][static_cast<std::size_t>(i) * 4] == static_cast<uint32_t>(p << 16 | i));
     }
   }
   reqs.clear();
@@ -187,7 +188,8 @@ void flood(Device& dev) {
     reqs.push_back(r);
   }
   SHM_OK(dev, dev.waitall(static_cast<int>(reqs.size()), reqs.data(), nullptr));
-  for (int p = 0; p < n; ++p) SHM_PATTERN(dev, in[static_cast<std::size_t>(p)].data(), kLarge, static_cast<uint32_t>(p + 77));
+  for (int p = 0; p < n; ++p)
+    SHM_PATTERN(dev, in[static_cast<std::size_t>(p)].data(), kLarge, static_cast<uint32_t>(p + 77));
 }
 
 // Large messages sent before the receive is posted (unexpected

@@ -7,104 +7,102 @@
 namespace adi3::mpiexec {
 namespace {
 
-PmiServer make_server(int size) {
-    return PmiServer(PmiServerConfig{size, "kvs_test", 0, 0, 0});
-}
+PmiServer make_server(int size) { return PmiServer(PmiServerConfig{size, "kvs_test", 0, 0, 0}); }
 
 // The single reply a request must produce.
 std::string only_reply(const PmiOutcome& outcome, int rank) {
-    EXPECT_FALSE(outcome.error) << *outcome.error;
-    EXPECT_EQ(outcome.replies.size(), 1u);
-    if (outcome.replies.size() != 1) {
-        return {};
-    }
-    EXPECT_EQ(outcome.replies[0].first, rank);
-    return outcome.replies[0].second;
+  EXPECT_FALSE(outcome.error) << *outcome.error;
+  EXPECT_EQ(outcome.replies.size(), 1u);
+  if (outcome.replies.size() != 1) {
+    return {};
+  }
+  EXPECT_EQ(outcome.replies[0].first, rank);
+  return outcome.replies[0].second;
 }
 
 TEST(PmiServer, AnswersInitAndQueries) {
-    auto server = make_server(3);
-    EXPECT_EQ(only_reply(server.handle_line(1, "cmd=init pmi_version=1 pmi_subversion=1"), 1),
-              "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0\n");
-    EXPECT_TRUE(server.initialized(1));
-    EXPECT_FALSE(server.initialized(0));
-    EXPECT_EQ(only_reply(server.handle_line(1, "cmd=get_maxes"), 1),
-              "cmd=maxes kvsname_max=256 keylen_max=64 vallen_max=1024 rc=0\n");
-    EXPECT_EQ(only_reply(server.handle_line(1, "cmd=get_my_kvsname"), 1), "cmd=my_kvsname kvsname=kvs_test rc=0\n");
-    EXPECT_EQ(only_reply(server.handle_line(1, "cmd=get_universe_size"), 1), "cmd=universe_size size=3 rc=0\n");
-    EXPECT_EQ(only_reply(server.handle_line(1, "cmd=get_appnum"), 1), "cmd=appnum appnum=0 rc=0\n");
+  auto server = make_server(3);
+  EXPECT_EQ(only_reply(server.handle_line(1, "cmd=init pmi_version=1 pmi_subversion=1"), 1),
+            "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=0\n");
+  EXPECT_TRUE(server.initialized(1));
+  EXPECT_FALSE(server.initialized(0));
+  EXPECT_EQ(only_reply(server.handle_line(1, "cmd=get_maxes"), 1),
+            "cmd=maxes kvsname_max=256 keylen_max=64 vallen_max=1024 rc=0\n");
+  EXPECT_EQ(only_reply(server.handle_line(1, "cmd=get_my_kvsname"), 1), "cmd=my_kvsname kvsname=kvs_test rc=0\n");
+  EXPECT_EQ(only_reply(server.handle_line(1, "cmd=get_universe_size"), 1), "cmd=universe_size size=3 rc=0\n");
+  EXPECT_EQ(only_reply(server.handle_line(1, "cmd=get_appnum"), 1), "cmd=appnum appnum=0 rc=0\n");
 }
 
 TEST(PmiServer, RefusesOtherPmiVersions) {
-    auto server = make_server(1);
-    auto outcome = server.handle_line(0, "cmd=init pmi_version=2 pmi_subversion=0");
-    ASSERT_EQ(outcome.replies.size(), 1u);
-    EXPECT_NE(outcome.replies[0].second.find("rc=-1"), std::string::npos);
-    EXPECT_TRUE(outcome.error);
+  auto server = make_server(1);
+  auto outcome = server.handle_line(0, "cmd=init pmi_version=2 pmi_subversion=0");
+  ASSERT_EQ(outcome.replies.size(), 1u);
+  EXPECT_NE(outcome.replies[0].second.find("rc=-1"), std::string::npos);
+  EXPECT_TRUE(outcome.error);
 }
 
 TEST(PmiServer, PutThenGet) {
-    auto server = make_server(2);
-    EXPECT_EQ(only_reply(server.handle_line(0, "cmd=put kvsname=kvs_test key=k0 value=v%20x"), 0),
-              "cmd=put_result rc=0 msg=success\n");
-    EXPECT_EQ(only_reply(server.handle_line(1, "cmd=get kvsname=kvs_test key=k0"), 1),
-              "cmd=get_result rc=0 msg=success value=v%20x\n");
-    EXPECT_EQ(only_reply(server.handle_line(1, "cmd=get kvsname=kvs_test key=nope"), 1),
-              "cmd=get_result rc=-1 msg=key_nope_not_found value=unknown\n");
-    EXPECT_EQ(only_reply(server.handle_line(1, "cmd=get kvsname=kvs_test key=PMI_process_mapping"), 1),
-              "cmd=get_result rc=0 msg=success value=(vector,(0,1,2))\n");
+  auto server = make_server(2);
+  EXPECT_EQ(only_reply(server.handle_line(0, "cmd=put kvsname=kvs_test key=k0 value=v%20x"), 0),
+            "cmd=put_result rc=0 msg=success\n");
+  EXPECT_EQ(only_reply(server.handle_line(1, "cmd=get kvsname=kvs_test key=k0"), 1),
+            "cmd=get_result rc=0 msg=success value=v%20x\n");
+  EXPECT_EQ(only_reply(server.handle_line(1, "cmd=get kvsname=kvs_test key=nope"), 1),
+            "cmd=get_result rc=-1 msg=key_nope_not_found value=unknown\n");
+  EXPECT_EQ(only_reply(server.handle_line(1, "cmd=get kvsname=kvs_test key=PMI_process_mapping"), 1),
+            "cmd=get_result rc=0 msg=success value=(vector,(0,1,2))\n");
 }
 
 TEST(PmiServer, PutChecksKvsnameAndLimits) {
-    auto server = make_server(1);
-    auto reply = only_reply(server.handle_line(0, "cmd=put kvsname=other key=k value=v"), 0);
-    EXPECT_NE(reply.find("rc=-1"), std::string::npos);
-    reply = only_reply(server.handle_line(0, "cmd=put kvsname=kvs_test key=" + std::string(64, 'k') + " value=v"), 0);
-    EXPECT_NE(reply.find("rc=-1"), std::string::npos);
-    reply = only_reply(server.handle_line(0, "cmd=put kvsname=kvs_test key=k value=" + std::string(1024, 'v')), 0);
-    EXPECT_NE(reply.find("rc=-1"), std::string::npos);
-    reply = only_reply(server.handle_line(0, "cmd=put kvsname=kvs_test key=k value=" + std::string(1023, 'v')), 0);
-    EXPECT_NE(reply.find("rc=0"), std::string::npos);
+  auto server = make_server(1);
+  auto reply = only_reply(server.handle_line(0, "cmd=put kvsname=other key=k value=v"), 0);
+  EXPECT_NE(reply.find("rc=-1"), std::string::npos);
+  reply = only_reply(server.handle_line(0, "cmd=put kvsname=kvs_test key=" + std::string(64, 'k') + " value=v"), 0);
+  EXPECT_NE(reply.find("rc=-1"), std::string::npos);
+  reply = only_reply(server.handle_line(0, "cmd=put kvsname=kvs_test key=k value=" + std::string(1024, 'v')), 0);
+  EXPECT_NE(reply.find("rc=-1"), std::string::npos);
+  reply = only_reply(server.handle_line(0, "cmd=put kvsname=kvs_test key=k value=" + std::string(1023, 'v')), 0);
+  EXPECT_NE(reply.find("rc=0"), std::string::npos);
 }
 
 TEST(PmiServer, BarrierReleasesEveryoneAtOnce) {
-    auto server = make_server(3);
-    EXPECT_TRUE(server.handle_line(2, "cmd=barrier_in").replies.empty());
-    EXPECT_TRUE(server.handle_line(0, "cmd=barrier_in").replies.empty());
-    EXPECT_EQ(server.barrier_waiting(), 2);
-    auto outcome = server.handle_line(1, "cmd=barrier_in");
-    ASSERT_EQ(outcome.replies.size(), 3u);
-    for (int r = 0; r < 3; ++r) {
-        EXPECT_EQ(outcome.replies[static_cast<std::size_t>(r)].first, r);
-        EXPECT_EQ(outcome.replies[static_cast<std::size_t>(r)].second, "cmd=barrier_out\n");
-    }
-    EXPECT_EQ(server.barrier_waiting(), 0);
-    // The next barrier starts from zero.
-    EXPECT_TRUE(server.handle_line(1, "cmd=barrier_in").replies.empty());
+  auto server = make_server(3);
+  EXPECT_TRUE(server.handle_line(2, "cmd=barrier_in").replies.empty());
+  EXPECT_TRUE(server.handle_line(0, "cmd=barrier_in").replies.empty());
+  EXPECT_EQ(server.barrier_waiting(), 2);
+  auto outcome = server.handle_line(1, "cmd=barrier_in");
+  ASSERT_EQ(outcome.replies.size(), 3u);
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_EQ(outcome.replies[static_cast<std::size_t>(r)].first, r);
+    EXPECT_EQ(outcome.replies[static_cast<std::size_t>(r)].second, "cmd=barrier_out\n");
+  }
+  EXPECT_EQ(server.barrier_waiting(), 0);
+  // The next barrier starts from zero.
+  EXPECT_TRUE(server.handle_line(1, "cmd=barrier_in").replies.empty());
 }
 
 TEST(PmiServer, DoubleBarrierEntryIsAnError) {
-    auto server = make_server(2);
-    server.handle_line(0, "cmd=barrier_in");
-    EXPECT_TRUE(server.handle_line(0, "cmd=barrier_in").error);
+  auto server = make_server(2);
+  server.handle_line(0, "cmd=barrier_in");
+  EXPECT_TRUE(server.handle_line(0, "cmd=barrier_in").error);
 }
 
 TEST(PmiServer, FinalizeAndAbort) {
-    auto server = make_server(2);
-    EXPECT_EQ(only_reply(server.handle_line(0, "cmd=finalize"), 0), "cmd=finalize_ack\n");
-    EXPECT_TRUE(server.finalized(0));
-    auto outcome = server.handle_line(1, "cmd=abort exitcode=7");
-    EXPECT_TRUE(outcome.replies.empty());
-    EXPECT_EQ(outcome.abort_code, 7);
+  auto server = make_server(2);
+  EXPECT_EQ(only_reply(server.handle_line(0, "cmd=finalize"), 0), "cmd=finalize_ack\n");
+  EXPECT_TRUE(server.finalized(0));
+  auto outcome = server.handle_line(1, "cmd=abort exitcode=7");
+  EXPECT_TRUE(outcome.replies.empty());
+  EXPECT_EQ(outcome.abort_code, 7);
 }
 
 TEST(PmiServer, ReportsUnsupportedAndMalformedLines) {
-    auto server = make_server(1);
-    auto unsupported = server.handle_line(0, "cmd=spawn nprocs=2");
-    ASSERT_TRUE(unsupported.error);
-    EXPECT_NE(unsupported.error->find("spawn"), std::string::npos);
-    EXPECT_TRUE(server.handle_line(0, "garbage").error);
+  auto server = make_server(1);
+  auto unsupported = server.handle_line(0, "cmd=spawn nprocs=2");
+  ASSERT_TRUE(unsupported.error);
+  EXPECT_NE(unsupported.error->find("spawn"), std::string::npos);
+  EXPECT_TRUE(server.handle_line(0, "garbage").error);
 }
 
-} // namespace
-} // namespace adi3::mpiexec
+}  // namespace
+}  // namespace adi3::mpiexec

@@ -48,8 +48,8 @@ int main(int argc, char** argv) {
   adi3::PluginScan scan = adi3::scan_channel_plugins();
   if (channels) {
     std::printf("Channels (ADI3_CHANNEL selects one; the core emulates what is not native):\n");
-    std::printf("  %-8s %s\n  %-8s native: %s\n  %-8s built in; ranks are threads of one process only\n",
-                "inproc", "in-process rings between thread-ranks", "",
+    std::printf("  %-8s %s\n  %-8s native: %s\n  %-8s built in; ranks are threads of one process only\n", "inproc",
+                "in-process rings between thread-ranks", "",
                 adi3::describe_comm_types(adi3::kPointToPoint | adi3::kActiveRma).c_str(), "");
     for (const auto& f : scan.found) {
       std::printf("  %-8s %s\n  %-8s native: %s\n  %-8s %s\n", f.plugin->name, f.plugin->description, "",

@@ -8,36 +8,35 @@
 namespace adi3::mpiexec {
 
 std::vector<std::string> inherited_environment(const char* const* envp) {
-    std::vector<std::string> env;
-    for (; envp != nullptr && *envp != nullptr; ++envp) {
-        std::string_view entry(*envp);
-        if (entry.rfind("PMI_", 0) == 0) {
-            continue;
-        }
-        env.emplace_back(entry);
+  std::vector<std::string> env;
+  for (; envp != nullptr && *envp != nullptr; ++envp) {
+    std::string_view entry(*envp);
+    if (entry.rfind("PMI_", 0) == 0) {
+      continue;
     }
-    return env;
+    env.emplace_back(entry);
+  }
+  return env;
 }
 
 void set_env(std::vector<std::string>& env, std::string_view name, std::string_view value) {
-    std::string entry = std::string(name) + "=" + std::string(value);
-    for (auto& existing : env) {
-        if (existing.size() > name.size() && existing.compare(0, name.size(), name) == 0 &&
-            existing[name.size()] == '=') {
-            existing = std::move(entry);
-            return;
-        }
+  std::string entry = std::string(name) + "=" + std::string(value);
+  for (auto& existing : env) {
+    if (existing.size() > name.size() && existing.compare(0, name.size(), name) == 0 && existing[name.size()] == '=') {
+      existing = std::move(entry);
+      return;
     }
-    env.push_back(std::move(entry));
+  }
+  env.push_back(std::move(entry));
 }
 
 std::string make_job_id() {
-    // The pid keeps concurrent jobs apart; the random part keeps a
-    // recycled pid from matching files a dead earlier job left behind.
-    std::random_device device;
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%ld-%08x", static_cast<long>(::getpid()), static_cast<unsigned>(device()));
-    return buf;
+  // The pid keeps concurrent jobs apart; the random part keeps a
+  // recycled pid from matching files a dead earlier job left behind.
+  std::random_device device;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%ld-%08x", static_cast<long>(::getpid()), static_cast<unsigned>(device()));
+  return buf;
 }
 
-} // namespace adi3::mpiexec
+}  // namespace adi3::mpiexec

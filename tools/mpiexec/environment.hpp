@@ -19,4 +19,4 @@ void set_env(std::vector<std::string>& env, std::string_view name, std::string_v
 // [0-9a-f-], so it can be embedded in file and KVS names.
 std::string make_job_id();
 
-} // namespace adi3::mpiexec
+}  // namespace adi3::mpiexec

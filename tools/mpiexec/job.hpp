@@ -10,17 +10,17 @@
 namespace adi3::mpiexec {
 
 struct JobConfig {
-    int nprocs = 1;
-    std::string program_path;           // resolved executable
-    std::vector<std::string> argv;      // argv[0] is the program as typed
-    std::vector<std::string> env;       // complete except the per-rank PMI_* variables
-    std::string job_id;
-    bool tag_output = false;
-    std::optional<std::chrono::milliseconds> timeout;
-    // Between SIGTERM and SIGKILL when stopping the job.
-    std::chrono::milliseconds kill_grace{500};
-    // How long to wait for output from helpers a rank left behind.
-    std::chrono::milliseconds output_drain{500};
+  int nprocs = 1;
+  std::string program_path;       // resolved executable
+  std::vector<std::string> argv;  // argv[0] is the program as typed
+  std::vector<std::string> env;   // complete except the per-rank PMI_* variables
+  std::string job_id;
+  bool tag_output = false;
+  std::optional<std::chrono::milliseconds> timeout;
+  // Between SIGTERM and SIGKILL when stopping the job.
+  std::chrono::milliseconds kill_grace{500};
+  // How long to wait for output from helpers a rank left behind.
+  std::chrono::milliseconds output_drain{500};
 };
 
 // Exit status when the job exceeded its timeout, as timeout(1) does.
@@ -33,4 +33,4 @@ inline constexpr int kTimeoutExitStatus = 124;
 // SIGTERM, SIGHUP and SIGPIPE in the calling thread while it runs.
 int run_job(const JobConfig& config);
 
-} // namespace adi3::mpiexec
+}  // namespace adi3::mpiexec

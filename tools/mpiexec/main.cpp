@@ -21,67 +21,67 @@ namespace {
 // With 0, 1 or 2 closed, a pipe or socket could land there and be
 // clobbered by a rank's dup2 before exec.
 void ensure_standard_fds_open() {
-    for (int fd = 0; fd <= 2; ++fd) {
-        if (::fcntl(fd, F_GETFD) < 0) {
-            int opened = ::open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
-            if (opened >= 0 && opened != fd) {
-                ::dup2(opened, fd);
-                ::close(opened);
-            }
-        }
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (::fcntl(fd, F_GETFD) < 0) {
+      int opened = ::open("/dev/null", fd == 0 ? O_RDONLY : O_WRONLY);
+      if (opened >= 0 && opened != fd) {
+        ::dup2(opened, fd);
+        ::close(opened);
+      }
     }
+  }
 }
 
 int run(int argc, char** argv) {
-    using namespace adi3::mpiexec;
-    Options opts;
-    try {
-        opts = parse_options(std::vector<std::string>(argv + 1, argv + argc), std::getenv("ADI3_MPIEXEC_TIMEOUT"));
-    } catch (const UsageError& e) {
-        std::fprintf(stderr, "mpiexec: %s\n%s", e.what(), usage_text().c_str());
-        return 2;
-    }
-    if (opts.help) {
-        std::fputs(usage_text().c_str(), stdout);
-        return 0;
-    }
+  using namespace adi3::mpiexec;
+  Options opts;
+  try {
+    opts = parse_options(std::vector<std::string>(argv + 1, argv + argc), std::getenv("ADI3_MPIEXEC_TIMEOUT"));
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "mpiexec: %s\n%s", e.what(), usage_text().c_str());
+    return 2;
+  }
+  if (opts.help) {
+    std::fputs(usage_text().c_str(), stdout);
+    return 0;
+  }
 
-    JobConfig config;
-    try {
-        config.program_path = find_program(opts.command.front());
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "mpiexec: %s\n", e.what());
-        return 127;
-    }
-    config.nprocs = opts.nprocs;
-    config.argv = opts.command;
-    config.env = inherited_environment(environ);
-    for (const auto& [name, value] : opts.genv) {
-        set_env(config.env, name, value);
-    }
-    if (opts.channel) {
-        set_env(config.env, "ADI3_CHANNEL", *opts.channel);
-    }
-    config.job_id = make_job_id();
-    config.tag_output = opts.tag_output;
-    if (opts.timeout_seconds) {
-        config.timeout = std::chrono::milliseconds(std::llround(*opts.timeout_seconds * 1000.0));
-    }
+  JobConfig config;
+  try {
+    config.program_path = find_program(opts.command.front());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "mpiexec: %s\n", e.what());
+    return 127;
+  }
+  config.nprocs = opts.nprocs;
+  config.argv = opts.command;
+  config.env = inherited_environment(environ);
+  for (const auto& [name, value] : opts.genv) {
+    set_env(config.env, name, value);
+  }
+  if (opts.channel) {
+    set_env(config.env, "ADI3_CHANNEL", *opts.channel);
+  }
+  config.job_id = make_job_id();
+  config.tag_output = opts.tag_output;
+  if (opts.timeout_seconds) {
+    config.timeout = std::chrono::milliseconds(std::llround(*opts.timeout_seconds * 1000.0));
+  }
 
-    int status = 1;
-    try {
-        status = run_job(config);
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "mpiexec: %s\n", e.what());
-    }
-    // Even a clean job may leave segments if a rank skipped its cleanup.
-    remove_job_shm_files(config.job_id);
-    return status;
+  int status = 1;
+  try {
+    status = run_job(config);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "mpiexec: %s\n", e.what());
+  }
+  // Even a clean job may leave segments if a rank skipped its cleanup.
+  remove_job_shm_files(config.job_id);
+  return status;
 }
 
-} // namespace
+}  // namespace
 
 int main(int argc, char** argv) {
-    ensure_standard_fds_open();
-    return run(argc, argv);
+  ensure_standard_fds_open();
+  return run(argc, argv);
 }

@@ -8,114 +8,114 @@ namespace adi3::mpiexec {
 namespace {
 
 int parse_nprocs(const std::string& text) {
-    int value = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec != std::errc() || end != text.data() + text.size() || value < 1) {
-        throw UsageError("-n expects a positive process count, got '" + text + "'");
-    }
-    return value;
+  int value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value < 1) {
+    throw UsageError("-n expects a positive process count, got '" + text + "'");
+  }
+  return value;
 }
 
 double parse_timeout(const std::string& text, std::string_view origin) {
-    // std::from_chars for double is available in GCC 11+, and avoids
-    // strtod's locale dependence.
-    double value = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-    if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value) || value <= 0) {
-        throw UsageError(std::string(origin) + " expects a positive number of seconds, got '" + text + "'");
-    }
-    return value;
+  // std::from_chars for double is available in GCC 11+, and avoids
+  // strtod's locale dependence.
+  double value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value) || value <= 0) {
+    throw UsageError(std::string(origin) + " expects a positive number of seconds, got '" + text + "'");
+  }
+  return value;
 }
 
 // Splits "--opt=value" so both "--opt value" and "--opt=value" work.
 std::pair<std::string, std::optional<std::string>> split_inline_value(const std::string& arg) {
-    if (arg.rfind("--", 0) == 0) {
-        auto eq = arg.find('=');
-        if (eq != std::string::npos) {
-            return {arg.substr(0, eq), arg.substr(eq + 1)};
-        }
+  if (arg.rfind("--", 0) == 0) {
+    auto eq = arg.find('=');
+    if (eq != std::string::npos) {
+      return {arg.substr(0, eq), arg.substr(eq + 1)};
     }
-    return {arg, std::nullopt};
+  }
+  return {arg, std::nullopt};
 }
 
-} // namespace
+}  // namespace
 
 Options parse_options(const std::vector<std::string>& args, const char* timeout_env) {
-    Options opts;
-    if (timeout_env != nullptr && *timeout_env != '\0') {
-        opts.timeout_seconds = parse_timeout(timeout_env, "ADI3_MPIEXEC_TIMEOUT");
-    }
+  Options opts;
+  if (timeout_env != nullptr && *timeout_env != '\0') {
+    opts.timeout_seconds = parse_timeout(timeout_env, "ADI3_MPIEXEC_TIMEOUT");
+  }
 
-    std::size_t i = 0;
-    auto next_value = [&](const std::string& opt, std::optional<std::string>& inline_value) -> std::string {
-        if (inline_value) {
-            return *std::exchange(inline_value, std::nullopt);
-        }
-        if (i + 1 >= args.size()) {
-            throw UsageError(opt + " needs a value");
-        }
-        return args[++i];
-    };
+  std::size_t i = 0;
+  auto next_value = [&](const std::string& opt, std::optional<std::string>& inline_value) -> std::string {
+    if (inline_value) {
+      return *std::exchange(inline_value, std::nullopt);
+    }
+    if (i + 1 >= args.size()) {
+      throw UsageError(opt + " needs a value");
+    }
+    return args[++i];
+  };
 
-    for (; i < args.size(); ++i) {
-        auto [opt, inline_value] = split_inline_value(args[i]);
-        if (opt == "--") {
-            ++i;
-            break;
-        }
-        if (opt.empty() || opt[0] != '-') {
-            break;  // first program word: everything after belongs to it
-        }
-        if (opt == "-n" || opt == "-np" || opt == "--np") {
-            opts.nprocs = parse_nprocs(next_value(opt, inline_value));
-        } else if (opt == "--channel" || opt == "-channel") {
-            opts.channel = next_value(opt, inline_value);
-            if (opts.channel->empty()) {
-                throw UsageError("--channel needs a non-empty name");
-            }
-        } else if (opt == "-genv" || opt == "--genv") {
-            std::string key = next_value(opt, inline_value);
-            if (key.empty() || key.find('=') != std::string::npos) {
-                throw UsageError("-genv: invalid variable name '" + key + "'");
-            }
-            if (i + 1 >= args.size()) {
-                throw UsageError("-genv " + key + " needs a value");
-            }
-            opts.genv.emplace_back(key, args[++i]);
-        } else if (opt == "--tag-output" || opt == "-tag-output") {
-            opts.tag_output = true;
-        } else if (opt == "--timeout" || opt == "-timeout") {
-            opts.timeout_seconds = parse_timeout(next_value(opt, inline_value), "--timeout");
-        } else if (opt == "-h" || opt == "--help") {
-            opts.help = true;
-            return opts;
-        } else {
-            throw UsageError("unknown option '" + args[i] + "'");
-        }
-        if (inline_value) {
-            throw UsageError(opt + " does not take a value");
-        }
+  for (; i < args.size(); ++i) {
+    auto [opt, inline_value] = split_inline_value(args[i]);
+    if (opt == "--") {
+      ++i;
+      break;
     }
+    if (opt.empty() || opt[0] != '-') {
+      break;  // first program word: everything after belongs to it
+    }
+    if (opt == "-n" || opt == "-np" || opt == "--np") {
+      opts.nprocs = parse_nprocs(next_value(opt, inline_value));
+    } else if (opt == "--channel" || opt == "-channel") {
+      opts.channel = next_value(opt, inline_value);
+      if (opts.channel->empty()) {
+        throw UsageError("--channel needs a non-empty name");
+      }
+    } else if (opt == "-genv" || opt == "--genv") {
+      std::string key = next_value(opt, inline_value);
+      if (key.empty() || key.find('=') != std::string::npos) {
+        throw UsageError("-genv: invalid variable name '" + key + "'");
+      }
+      if (i + 1 >= args.size()) {
+        throw UsageError("-genv " + key + " needs a value");
+      }
+      opts.genv.emplace_back(key, args[++i]);
+    } else if (opt == "--tag-output" || opt == "-tag-output") {
+      opts.tag_output = true;
+    } else if (opt == "--timeout" || opt == "-timeout") {
+      opts.timeout_seconds = parse_timeout(next_value(opt, inline_value), "--timeout");
+    } else if (opt == "-h" || opt == "--help") {
+      opts.help = true;
+      return opts;
+    } else {
+      throw UsageError("unknown option '" + args[i] + "'");
+    }
+    if (inline_value) {
+      throw UsageError(opt + " does not take a value");
+    }
+  }
 
-    opts.command.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
-    if (opts.command.empty()) {
-        throw UsageError("no program given");
-    }
-    if (opts.nprocs == 0) {
-        opts.nprocs = 1;
-    }
-    return opts;
+  opts.command.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
+  if (opts.command.empty()) {
+    throw UsageError("no program given");
+  }
+  if (opts.nprocs == 0) {
+    opts.nprocs = 1;
+  }
+  return opts;
 }
 
 std::string usage_text() {
-    return "usage: mpiexec -n N [options] program [args...]\n"
-           "  -n, -np N              number of ranks to start (default 1)\n"
-           "  --channel NAME         set ADI3_CHANNEL=NAME for every rank\n"
-           "  -genv NAME VALUE       set an environment variable for every rank\n"
-           "  --tag-output           prefix each output line with \"[rank] \"\n"
-           "  --timeout SECONDS      stop the job and fail after SECONDS\n"
-           "                         (default: $ADI3_MPIEXEC_TIMEOUT, else none)\n"
-           "  -h, --help             show this help\n";
+  return "usage: mpiexec -n N [options] program [args...]\n"
+         "  -n, -np N              number of ranks to start (default 1)\n"
+         "  --channel NAME         set ADI3_CHANNEL=NAME for every rank\n"
+         "  -genv NAME VALUE       set an environment variable for every rank\n"
+         "  --tag-output           prefix each output line with \"[rank] \"\n"
+         "  --timeout SECONDS      stop the job and fail after SECONDS\n"
+         "                         (default: $ADI3_MPIEXEC_TIMEOUT, else none)\n"
+         "  -h, --help             show this help\n";
 }
 
-} // namespace adi3::mpiexec
+}  // namespace adi3::mpiexec

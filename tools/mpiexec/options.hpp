@@ -10,19 +10,19 @@
 namespace adi3::mpiexec {
 
 struct Options {
-    int nprocs = 0;
-    std::optional<std::string> channel;                        // exported as ADI3_CHANNEL
-    std::vector<std::pair<std::string, std::string>> genv;     // -genv K V, in order
-    bool tag_output = false;                                   // prefix lines with "[rank] "
-    std::optional<double> timeout_seconds;                     // whole-job wall clock limit
-    bool help = false;
-    std::vector<std::string> command;                          // program and its arguments
+  int nprocs = 0;
+  std::optional<std::string> channel;                     // exported as ADI3_CHANNEL
+  std::vector<std::pair<std::string, std::string>> genv;  // -genv K V, in order
+  bool tag_output = false;                                // prefix lines with "[rank] "
+  std::optional<double> timeout_seconds;                  // whole-job wall clock limit
+  bool help = false;
+  std::vector<std::string> command;  // program and its arguments
 };
 
 // Bad command line; main prints the message and the usage text.
 class UsageError : public std::runtime_error {
-public:
-    using std::runtime_error::runtime_error;
+ public:
+  using std::runtime_error::runtime_error;
 };
 
 // Parses argv[1..]. timeout_env is ADI3_MPIEXEC_TIMEOUT (or nullptr);
@@ -31,4 +31,4 @@ Options parse_options(const std::vector<std::string>& args, const char* timeout_
 
 std::string usage_text();
 
-} // namespace adi3::mpiexec
+}  // namespace adi3::mpiexec

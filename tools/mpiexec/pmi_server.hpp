@@ -14,50 +14,50 @@
 namespace adi3::mpiexec {
 
 struct PmiServerConfig {
-    int size = 1;
-    std::string kvsname;
-    int appnum = 0;
-    std::size_t key_max = 0;    // 0: the PMI defaults (64 / 1024)
-    std::size_t value_max = 0;
+  int size = 1;
+  std::string kvsname;
+  int appnum = 0;
+  std::size_t key_max = 0;  // 0: the PMI defaults (64 / 1024)
+  std::size_t value_max = 0;
 };
 
 // What handling one line produced.
 struct PmiOutcome {
-    std::vector<std::pair<int, std::string>> replies;  // (rank, line) to send
-    std::optional<int> abort_code;                     // the rank called abort
-    std::optional<std::string> error;                  // protocol violation
+  std::vector<std::pair<int, std::string>> replies;  // (rank, line) to send
+  std::optional<int> abort_code;                     // the rank called abort
+  std::optional<std::string> error;                  // protocol violation
 };
 
 class PmiServer {
-public:
-    explicit PmiServer(PmiServerConfig config);
+ public:
+  explicit PmiServer(PmiServerConfig config);
 
-    PmiOutcome handle_line(int rank, std::string_view line);
+  PmiOutcome handle_line(int rank, std::string_view line);
 
-    bool initialized(int rank) const { return ranks_.at(index(rank)).initialized; }
-    bool finalized(int rank) const { return ranks_.at(index(rank)).finalized; }
-    // Ranks currently blocked in barrier_in.
-    int barrier_waiting() const { return barrier_count_; }
+  bool initialized(int rank) const { return ranks_.at(index(rank)).initialized; }
+  bool finalized(int rank) const { return ranks_.at(index(rank)).finalized; }
+  // Ranks currently blocked in barrier_in.
+  int barrier_waiting() const { return barrier_count_; }
 
-    std::size_t key_max() const { return key_max_; }
-    std::size_t value_max() const { return value_max_; }
+  std::size_t key_max() const { return key_max_; }
+  std::size_t value_max() const { return value_max_; }
 
-private:
-    struct RankState {
-        bool initialized = false;
-        bool in_barrier = false;
-        bool finalized = false;
-    };
+ private:
+  struct RankState {
+    bool initialized = false;
+    bool in_barrier = false;
+    bool finalized = false;
+  };
 
-    std::size_t index(int rank) const;
-    std::optional<std::string> lookup(const std::string& key) const;
+  std::size_t index(int rank) const;
+  std::optional<std::string> lookup(const std::string& key) const;
 
-    PmiServerConfig config_;
-    std::size_t key_max_;
-    std::size_t value_max_;
-    std::vector<RankState> ranks_;
-    std::map<std::string, std::string, std::less<>> kvs_;
-    int barrier_count_ = 0;
+  PmiServerConfig config_;
+  std::size_t key_max_;
+  std::size_t value_max_;
+  std::vector<RankState> ranks_;
+  std::map<std::string, std::string, std::less<>> kvs_;
+  int barrier_count_ = 0;
 };
 
-} // namespace adi3::mpiexec
+}  // namespace adi3::mpiexec

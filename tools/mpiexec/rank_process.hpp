@@ -12,10 +12,10 @@ namespace adi3::mpiexec {
 
 // A started rank as the launcher sees it.
 struct RankProcess {
-    pid_t pid = -1;
-    UniqueFd pmi;  // our end of the PMI socketpair
-    UniqueFd out;  // read end of the rank's stdout
-    UniqueFd err;  // read end of the rank's stderr
+  pid_t pid = -1;
+  UniqueFd pmi;  // our end of the PMI socketpair
+  UniqueFd out;  // read end of the rank's stdout
+  UniqueFd err;  // read end of the rank's stderr
 };
 
 // Resolves name through PATH (or checks it directly when it contains a
@@ -28,8 +28,8 @@ std::string find_program(const std::string& name);
 // child leads its own process group so the job can be signalled as a
 // whole and does not see the terminal's Ctrl-C directly. Throws
 // std::runtime_error if exec fails.
-RankProcess spawn_rank(const std::string& path, const std::vector<std::string>& argv,
-                       std::vector<std::string> env, int stdin_fd);
+RankProcess spawn_rank(const std::string& path, const std::vector<std::string>& argv, std::vector<std::string> env,
+                       int stdin_fd);
 
 // Sends sig to the rank's process group (its helpers too) and the rank.
 void signal_rank(pid_t pid, int sig);
@@ -37,4 +37,4 @@ void signal_rank(pid_t pid, int sig);
 // "6 (Aborted)".
 std::string describe_signal(int sig);
 
-} // namespace adi3::mpiexec
+}  // namespace adi3::mpiexec

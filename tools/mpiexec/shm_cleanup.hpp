@@ -14,4 +14,4 @@ namespace adi3::mpiexec {
 // dir is a parameter only so tests can point it elsewhere.
 std::vector<std::string> remove_job_shm_files(const std::string& job_id, const std::string& dir = "/dev/shm");
 
-} // namespace adi3::mpiexec
+}  // namespace adi3::mpiexec

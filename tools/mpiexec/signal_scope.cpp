@@ -12,34 +12,34 @@
 namespace adi3::mpiexec {
 
 SignalScope::SignalScope() {
-    sigset_t watched;
-    sigemptyset(&watched);
-    for (int sig : {SIGCHLD, SIGINT, SIGTERM, SIGHUP}) {
-        sigaddset(&watched, sig);
-    }
-    sigset_t blocked = watched;
-    sigaddset(&blocked, SIGPIPE);
-    if (::pthread_sigmask(SIG_BLOCK, &blocked, &old_) != 0) {
-        throw std::runtime_error("cannot block signals");
-    }
-    fd_.reset(::signalfd(-1, &watched, SFD_CLOEXEC | SFD_NONBLOCK));
-    if (!fd_) {
-        int err = errno;
-        ::pthread_sigmask(SIG_SETMASK, &old_, nullptr);
-        throw std::runtime_error(std::string("signalfd: ") + std::strerror(err));
-    }
+  sigset_t watched;
+  sigemptyset(&watched);
+  for (int sig : {SIGCHLD, SIGINT, SIGTERM, SIGHUP}) {
+    sigaddset(&watched, sig);
+  }
+  sigset_t blocked = watched;
+  sigaddset(&blocked, SIGPIPE);
+  if (::pthread_sigmask(SIG_BLOCK, &blocked, &old_) != 0) {
+    throw std::runtime_error("cannot block signals");
+  }
+  fd_.reset(::signalfd(-1, &watched, SFD_CLOEXEC | SFD_NONBLOCK));
+  if (!fd_) {
+    int err = errno;
+    ::pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+    throw std::runtime_error(std::string("signalfd: ") + std::strerror(err));
+  }
 }
 
 SignalScope::~SignalScope() {
-    // A SIGPIPE left pending by a write to a closed stdout would kill us
-    // the moment it is unblocked; it has already been handled as EPIPE.
-    sigset_t pipe_only;
-    sigemptyset(&pipe_only);
-    sigaddset(&pipe_only, SIGPIPE);
-    const timespec zero{};
-    while (::sigtimedwait(&pipe_only, nullptr, &zero) == SIGPIPE) {
-    }
-    ::pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  // A SIGPIPE left pending by a write to a closed stdout would kill us
+  // the moment it is unblocked; it has already been handled as EPIPE.
+  sigset_t pipe_only;
+  sigemptyset(&pipe_only);
+  sigaddset(&pipe_only, SIGPIPE);
+  const timespec zero{};
+  while (::sigtimedwait(&pipe_only, nullptr, &zero) == SIGPIPE) {
+  }
+  ::pthread_sigmask(SIG_SETMASK, &old_, nullptr);
 }
 
-} // namespace adi3::mpiexec
+}  // namespace adi3::mpiexec

@@ -13,17 +13,17 @@ namespace adi3::mpiexec {
 // stdout yields EPIPE instead of killing the launcher. Children must
 // reset the mask before exec (spawn_rank does).
 class SignalScope {
-public:
-    SignalScope();
-    ~SignalScope();
-    SignalScope(const SignalScope&) = delete;
-    SignalScope& operator=(const SignalScope&) = delete;
+ public:
+  SignalScope();
+  ~SignalScope();
+  SignalScope(const SignalScope&) = delete;
+  SignalScope& operator=(const SignalScope&) = delete;
 
-    int fd() const { return fd_.get(); }
+  int fd() const { return fd_.get(); }
 
-private:
-    sigset_t old_{};
-    UniqueFd fd_;
+ private:
+  sigset_t old_{};
+  UniqueFd fd_;
 };
 
-} // namespace adi3::mpiexec
+}  // namespace adi3::mpiexec
