@@ -12,4 +12,10 @@ for p in $presets; do
   cmake --preset "$p" >/dev/null
   cmake --build --preset "$p" -j "$jobs"
   ctest --preset "$p" -j "$jobs"
+  # Speed floors relative to memcpy and a cache line between the cores
+  # (bench/mpi/run.sh --help); release only: sanitizers measure themselves.
+  if [ "$p" = release ] && [ -x build/release/bin/mpibench_adi3 ]; then
+    echo "=== adi3: benchmark floors (quick) ==="
+    bench/mpi/run.sh --quick --no-build build/release
+  fi
 done
