@@ -1,6 +1,8 @@
 // Handles: the int encoding of mpi.h and the tables that map user-created
 // handles to objects. Lookups take no lock (chunks never move); adding and
-// removing take a short one, so any thread may create objects.
+// removing take a short one when other threads may call in
+// (MPI_THREAD_MULTIPLE), so any thread may create objects; single-threaded
+// they take none (an MPI_Isend/MPI_Wait pair adds and removes a request).
 #pragma once
 #include <array>
 #include <atomic>
@@ -48,9 +50,13 @@ class HandleTable {
   HandleTable(const HandleTable&) = delete;
   HandleTable& operator=(const HandleTable&) = delete;
 
+  // Whether add and remove may run in several threads at once. Set before
+  // any other thread can reach the table (MPI_Init_thread).
+  void set_threaded(bool on) { threaded_ = on; }
+
   // Stores v; returns its index, or -1 when the table is full.
   int add(T v) {
-    std::lock_guard<std::mutex> g(lock_);
+    Guard g(lock_, threaded_);
     int i = free_head_;
     if (i >= 0) {
       free_head_ = slot(i).next_free;
@@ -78,7 +84,7 @@ class HandleTable {
 
   // Frees a live slot and returns what it held.
   T remove(int index) {
-    std::lock_guard<std::mutex> g(lock_);
+    Guard g(lock_, threaded_);
     Slot& s = slot(index);
     s.live.store(false, std::memory_order_release);
     T v = std::move(s.value);
@@ -100,6 +106,21 @@ class HandleTable {
   }
 
  private:
+  class Guard {
+   public:
+    Guard(std::mutex& m, bool on) : m_(on ? &m : nullptr) {
+      if (m_) m_->lock();
+    }
+    ~Guard() {
+      if (m_) m_->unlock();
+    }
+    Guard(const Guard&) = delete;
+    Guard& operator=(const Guard&) = delete;
+
+   private:
+    std::mutex* m_;
+  };
+
   static constexpr int kChunkSize = 1024;
   static constexpr int kChunks = 16384;
   struct Slot {
@@ -114,6 +135,7 @@ class HandleTable {
   }
 
   std::mutex lock_;
+  bool threaded_ = true;
   std::array<std::atomic<Chunk*>, kChunks> chunks_{};
   int used_ = 0;
   int free_head_ = -1;

@@ -33,6 +33,18 @@ void init_comm(CommObj& c, GroupPtr group, uint32_t ctx_index, int my_channel_ra
 
 Runtime::Runtime(std::unique_ptr<Device> dev, int level) : thread_level(level), dev_(std::move(dev)) {
   main_thread = std::this_thread::get_id();
+  // Below MPI_THREAD_MULTIPLE one thread at a time calls MPI: the handle
+  // tables need no lock.
+  bool threaded = level == MPI_THREAD_MULTIPLE;
+  comms.set_threaded(threaded);
+  groups.set_threaded(threaded);
+  types.set_threaded(threaded);
+  errhandlers.set_threaded(threaded);
+  infos.set_threaded(threaded);
+  keyvals.set_threaded(threaded);
+  requests.set_threaded(threaded);
+  messages.set_threaded(threaded);
+  ops.set_threaded(threaded);
   int me = dev_->rank();
   auto all = std::make_shared<GroupData>();
   for (int i = 0; i < dev_->size(); ++i) all->ranks.push_back(i);
