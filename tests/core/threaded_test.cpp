@@ -29,6 +29,9 @@ using adi3::Status;
 constexpr int kWorkers = 3;
 constexpr int kRounds = 24;
 constexpr int kPairTag = 100, kAnyTagBase = 200, kProbeTag = 300, kSrTag = 400;
+// Receive buffers hold the largest message: 40000 bytes or one more than the
+// eager limit, which is 64 KiB on tcp.
+constexpr std::size_t kBufBytes = 70000;
 
 struct Header {
   int32_t src, thread, round, kind;
@@ -139,7 +142,7 @@ void worker(Device& dev, int t) {
     // deadlock when that send is a rendezvous one.
     const int any_tag = kAnyTagBase + 2 * t + (round & 1);
     for (std::size_t k = 0; k < np; ++k) {
-      in.emplace_back(40000);
+      in.emplace_back(kBufBytes);
       Request* r = nullptr;
       ASSERT_OK(dev, dev.irecv(in.back().data(), in.back().size(), byte(), kAnySource, any_tag, dev.world(), &r));
       reqs.push_back(r);
@@ -187,7 +190,7 @@ void worker(Device& dev, int t) {
     // A blocking exchange with the partner threads, in a ring over ranks.
     const int next = (me + 1) % n, prev = (me + n - 1) % n;
     Header hs{me, t, round, 4};
-    std::vector<unsigned char> sout = make_payload(hs, size_for(round, 3, dev)), sin(40000);
+    std::vector<unsigned char> sout = make_payload(hs, size_for(round, 3, dev)), sin(kBufBytes);
     Status s;
     ASSERT_OK(dev, dev.sendrecv(sout.data(), sout.size(), byte(), next, kSrTag + t, sin.data(), sin.size(), byte(),
                                 prev, kSrTag + t, dev.world(), &s));
@@ -258,7 +261,7 @@ void probe_consumer(Device& dev, Consumers& c) {
 
 void recv_consumer(Device& dev, Consumers& c) {
   std::vector<std::pair<Header, std::size_t>> got;
-  std::vector<unsigned char> buf(40000);
+  std::vector<unsigned char> buf(kBufBytes);
   for (;;) {
     Request* r = nullptr;
     ASSERT_OK(dev, dev.irecv(buf.data(), buf.size(), byte(), kAnySource, kProbeTag, dev.world(), &r));
@@ -301,9 +304,10 @@ TEST_P(ThreadMultiple, ManyThreadsPerRank) {
       setup, ranks,
       [](Device& dev) {
         const int n = dev.size();
+        ASSERT_LT(dev.eager_limit(), kBufBytes) << "receive buffers too small for this channel's eager limit";
         // Buffered sends of all workers share one attached buffer.
         std::vector<unsigned char> attached(static_cast<std::size_t>(kWorkers * n) * 4 *
-                                            (40000 + 2 * adi3::BsendBuffer::kOverhead));
+                                            (kBufBytes + 2 * adi3::BsendBuffer::kOverhead));
         ASSERT_OK(dev, dev.buffer_attach(attached.data(), attached.size()));
         Consumers c;
         c.total = (n - 1) * kWorkers * kRounds;

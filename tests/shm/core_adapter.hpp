@@ -8,7 +8,8 @@
 // the same tests; a test's body runs on the rank's own Device (one per
 // process, made by init_process for the first test and kept for the rest,
 // so one job runs one configuration). Tests written for another number of
-// ranks than N are skipped. After each body: finalize, an out-of-band
+// ranks than N are skipped; tests/common/strict_main.cpp fails a job in
+// which every test was skipped. After each body: finalize, an out-of-band
 // (PMI) barrier so no packet is in flight, the harness's cleanliness
 // checks, and another barrier before the next test.
 #pragma once
@@ -32,17 +33,26 @@
 
 namespace core_test {
 
-// The configurations of harness.hpp, for processes over shm.
+// The configurations of harness.hpp, for processes over the channel the
+// job runs (ADI3_CHANNEL, shm by default), named after it: Shm, ShmEmulated,
+// ShmSmallEagerRing; Tcp, TcpSmallEagerRing (tcp has no single-copy get, so
+// an emulated configuration would repeat the plain one).
 inline std::vector<Setup> setups() {
+  const char* env = std::getenv("ADI3_CHANNEL");
+  const std::string ch = env && *env ? env : "shm";
+  const std::string prefix = ch == "tcp" ? "Tcp" : "Shm";
   std::vector<Setup> v;
   adi3::Config base;
-  v.push_back({"Shm", base, 0});
-  adi3::Config emu = base;
-  emu.force_emulation = true;  // no single-copy get: data streams through the rings
-  v.push_back({"ShmEmulated", emu, 0});
+  v.push_back({prefix, base, 0});
+  if (ch != "tcp") {
+    adi3::Config emu = base;
+    emu.force_emulation = true;  // no single-copy get: data streams through the rings
+    v.push_back({prefix + "Emulated", emu, 0});
+  }
   adi3::Config small = base;
   small.eager_limit = 256;
-  v.push_back({"ShmSmallEagerRing", small, 8192});
+  // Small rings (shm) or the smallest per-peer queue (tcp): back-pressure.
+  v.push_back({prefix + "SmallEagerRing", small, ch == "tcp" ? 65536u : 8192u});
   return v;
 }
 
@@ -64,7 +74,10 @@ class DeviceHolder : public ::testing::Environment {
   }
   adi3::Device& device(const core_test::Setup& s) {
     if (!dev_) {
-      if (s.ring_bytes) ::setenv("ADI3_SHM_RING_BYTES", std::to_string(s.ring_bytes).c_str(), 1);
+      if (s.ring_bytes) {
+        ::setenv("ADI3_SHM_RING_BYTES", std::to_string(s.ring_bytes).c_str(), 1);
+        ::setenv("ADI3_TCP_PENDING_BYTES", std::to_string(s.ring_bytes).c_str(), 1);
+      }
       dev_ = adi3::init_process(s.config);
       setup_ = s.name;
     }
