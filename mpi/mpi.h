@@ -210,6 +210,25 @@ typedef struct MPI_Status {
 
 #define MPI_COMM_TYPE_SHARED 1
 
+/* ---- one-sided communication ---- */
+/* lock types (MPI_Win_lock) */
+#define MPI_LOCK_EXCLUSIVE 234
+#define MPI_LOCK_SHARED 235
+/* assertions (MPI_Win_fence, post, start, lock, lock_all): bit flags */
+#define MPI_MODE_NOCHECK 1024
+#define MPI_MODE_NOSTORE 2048
+#define MPI_MODE_NOPUT 4096
+#define MPI_MODE_NOPRECEDE 8192
+#define MPI_MODE_NOSUCCEED 16384
+/* values of the MPI_WIN_CREATE_FLAVOR attribute */
+#define MPI_WIN_FLAVOR_CREATE 1
+#define MPI_WIN_FLAVOR_ALLOCATE 2
+#define MPI_WIN_FLAVOR_DYNAMIC 3
+#define MPI_WIN_FLAVOR_SHARED 4
+/* values of the MPI_WIN_MODEL attribute */
+#define MPI_WIN_SEPARATE 1
+#define MPI_WIN_UNIFIED 2
+
 /* topology kinds (MPI_Topo_test) */
 #define MPI_GRAPH 1
 #define MPI_CART 2
@@ -311,6 +330,7 @@ typedef void MPI_Comm_errhandler_function(MPI_Comm* comm, int* error_code, ...);
 typedef MPI_Comm_errhandler_function MPI_Comm_errhandler_fn;
 typedef MPI_Comm_errhandler_function MPI_Handler_function;
 typedef void MPI_Win_errhandler_function(MPI_Win* win, int* error_code, ...);
+typedef MPI_Win_errhandler_function MPI_Win_errhandler_fn;
 typedef void MPI_File_errhandler_function(MPI_File* file, int* error_code, ...);
 typedef int MPI_Comm_copy_attr_function(MPI_Comm oldcomm, int comm_keyval, void* extra_state, void* attribute_val_in,
                                         void* attribute_val_out, int* flag);
@@ -319,6 +339,9 @@ typedef int MPI_Type_copy_attr_function(MPI_Datatype oldtype, int type_keyval, v
                                         void* attribute_val_in, void* attribute_val_out, int* flag);
 typedef int MPI_Type_delete_attr_function(MPI_Datatype datatype, int type_keyval, void* attribute_val,
                                           void* extra_state);
+typedef int MPI_Win_copy_attr_function(MPI_Win oldwin, int win_keyval, void* extra_state, void* attribute_val_in,
+                                       void* attribute_val_out, int* flag);
+typedef int MPI_Win_delete_attr_function(MPI_Win win, int win_keyval, void* attribute_val, void* extra_state);
 typedef int MPI_Grequest_query_function(void* extra_state, MPI_Status* status);
 typedef int MPI_Grequest_free_function(void* extra_state);
 typedef int MPI_Grequest_cancel_function(void* extra_state, int complete);
@@ -339,12 +362,18 @@ int adi3_comm_null_delete_fn(MPI_Comm, int, void*, void*);
 int adi3_type_null_copy_fn(MPI_Datatype, int, void*, void*, void*, int*);
 int adi3_type_dup_fn(MPI_Datatype, int, void*, void*, void*, int*);
 int adi3_type_null_delete_fn(MPI_Datatype, int, void*, void*);
+int adi3_win_null_copy_fn(MPI_Win, int, void*, void*, void*, int*);
+int adi3_win_dup_fn(MPI_Win, int, void*, void*, void*, int*);
+int adi3_win_null_delete_fn(MPI_Win, int, void*, void*);
 #define MPI_COMM_NULL_COPY_FN adi3_comm_null_copy_fn
 #define MPI_COMM_DUP_FN adi3_comm_dup_fn
 #define MPI_COMM_NULL_DELETE_FN adi3_comm_null_delete_fn
 #define MPI_TYPE_NULL_COPY_FN adi3_type_null_copy_fn
 #define MPI_TYPE_DUP_FN adi3_type_dup_fn
 #define MPI_TYPE_NULL_DELETE_FN adi3_type_null_delete_fn
+#define MPI_WIN_NULL_COPY_FN adi3_win_null_copy_fn
+#define MPI_WIN_DUP_FN adi3_win_dup_fn
+#define MPI_WIN_NULL_DELETE_FN adi3_win_null_delete_fn
 #define MPI_NULL_COPY_FN adi3_comm_null_copy_fn
 #define MPI_DUP_FN adi3_comm_dup_fn
 #define MPI_NULL_DELETE_FN adi3_comm_null_delete_fn
