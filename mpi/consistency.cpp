@@ -7,6 +7,7 @@
 #include "adi3/device.hpp"
 #include "adi3/error.hpp"
 #include "mpi/handle_table.hpp"
+#include "rma/window.hpp"
 #include "segment/builtin.hpp"
 #include "segment/type_create.hpp"
 
@@ -66,6 +67,25 @@ static_assert(MPI_COMM_WORLD == make_handle(HandleClass::Builtin, Kind::Comm, 0)
 static_assert(MPI_REQUEST_NULL == make_handle(HandleClass::Null, Kind::Request, 0));
 static_assert(MPI_MESSAGE_NO_PROC == make_handle(HandleClass::Builtin, Kind::Message, 0));
 static_assert(MPI_KEYVAL_INVALID == make_handle(HandleClass::Null, Kind::Keyval, 0));
+
+// One-sided communication: mpi.h's numbers are rma/window.hpp's.
+static_assert(MPI_WIN_NULL == make_handle(HandleClass::Null, Kind::Win, 0));
+static_assert(MPI_LOCK_EXCLUSIVE == static_cast<int>(LockType::Exclusive) &&
+              MPI_LOCK_SHARED == static_cast<int>(LockType::Shared));
+static_assert(MPI_MODE_NOCHECK == kModeNoCheck && MPI_MODE_NOSTORE == kModeNoStore && MPI_MODE_NOPUT == kModeNoPut);
+static_assert(MPI_MODE_NOPRECEDE == kModeNoPrecede && MPI_MODE_NOSUCCEED == kModeNoSucceed);
+static_assert(MPI_WIN_FLAVOR_CREATE == static_cast<int>(WinFlavor::Create) &&
+              MPI_WIN_FLAVOR_ALLOCATE == static_cast<int>(WinFlavor::Allocate));
+static_assert(MPI_WIN_FLAVOR_DYNAMIC == static_cast<int>(WinFlavor::Dynamic) &&
+              MPI_WIN_FLAVOR_SHARED == static_cast<int>(WinFlavor::Shared));
+static_assert(MPI_WIN_SEPARATE == static_cast<int>(WinModel::Separate) &&
+              MPI_WIN_UNIFIED == static_cast<int>(WinModel::Unified));
+static_assert(class_is(MPI_ERR_RMA_CONFLICT, ErrorClass::RmaConflict) &&
+              class_is(MPI_ERR_RMA_SYNC, ErrorClass::RmaSync));
+static_assert(class_is(MPI_ERR_RMA_RANGE, ErrorClass::RmaRange) && class_is(MPI_ERR_RMA_ATTACH, ErrorClass::RmaAttach));
+static_assert(class_is(MPI_ERR_RMA_SHARED, ErrorClass::RmaShared) && class_is(MPI_ERR_LOCKTYPE, ErrorClass::Locktype));
+static_assert(class_is(MPI_ERR_ASSERT, ErrorClass::Assert) && class_is(MPI_ERR_DISP, ErrorClass::Disp));
+static_assert(class_is(MPI_ERR_SIZE, ErrorClass::Size) && class_is(MPI_ERR_BASE, ErrorClass::Base));
 
 }  // namespace
 }  // namespace adi3::mpi

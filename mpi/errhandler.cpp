@@ -69,6 +69,12 @@ ADI3_MPI_API(int, Comm_set_errhandler, (MPI_Comm comm, MPI_Errhandler errhandler
   }
   ErrhandlerObj* obj = nullptr;
   if (int e = get_errhandler(*rt, errhandler, &obj)) return comm_error(c, e, __func__);
+  if (obj->for_win) {
+    return comm_error(
+        c,
+        raise(ErrorClass::Arg, "error handler 0x%x was made for windows (use MPI_Comm_create_errhandler)", errhandler),
+        __func__);
+  }
   set_comm_errhandler(*rt, *c, obj, MPI_ERRHANDLER_NULL);
   return MPI_SUCCESS;
 }

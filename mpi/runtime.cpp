@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "mpi/win.hpp"
+
 namespace adi3::mpi {
 
 Runtime* g_runtime = nullptr;
@@ -63,6 +65,7 @@ Runtime::Runtime(std::unique_ptr<Device> dev, int level) : thread_level(level), 
 // MPI_Finalize: whatever the program did not free goes now, without
 // callbacks (the standard runs them only for MPI_COMM_SELF, before this).
 Runtime::~Runtime() {
+  wins.for_each([](int, WinObj* w) { delete w; });
   comms.for_each([](int, CommObj* c) { delete c; });
   errhandlers.for_each([](int, ErrhandlerObj* e) { delete e; });
   infos.for_each([](int, InfoObj* i) { delete i; });

@@ -35,6 +35,9 @@ struct ErrhandlerObj {
   std::atomic<int> refs{1};
   int handle = MPI_ERRHANDLER_NULL;
   MPI_Comm_errhandler_function* fn = nullptr;
+  // Made by MPI_Win_create_errhandler: fn is really an
+  // MPI_Win_errhandler_function and goes on windows only.
+  bool for_win = false;
 };
 
 // A key for attributes; stays valid while attributes use it.
@@ -90,6 +93,8 @@ struct CommObj {
   int size() const { return group->size(); }  // the local group
 };
 
+struct WinObj;  // mpi/win.hpp
+
 struct InfoObj {
   std::vector<std::pair<std::string, std::string>> entries;  // insertion order
 };
@@ -127,6 +132,7 @@ class Runtime {
   HandleTable<ReqSlot> requests;
   HandleTable<Request*> messages;
   HandleTable<OpObj> ops;
+  HandleTable<WinObj*> wins;
   ContextIds contexts;
   InfoObj env_info;
 

@@ -71,8 +71,7 @@ static void test_args(MPI_Win win) {
   ADI3_ONLY(CHECK_CLASS(MPI_Get(res, 4, MPI_INT, right, WIN_INTS - 2, 4, MPI_INT, win), MPI_ERR_RMA_RANGE));
   ADI3_ONLY(CHECK_CLASS(MPI_Accumulate(buf, 20, MPI_INT, right, 0, 20, MPI_INT, MPI_SUM, win), MPI_ERR_RMA_RANGE));
   ADI3_ONLY(CHECK_CLASS(MPI_Fetch_and_op(buf, res, MPI_INT, right, WIN_INTS, MPI_SUM, win), MPI_ERR_RMA_RANGE));
-  ADI3_ONLY(
-      CHECK_CLASS(MPI_Compare_and_swap(buf, buf, res, MPI_INT, right, 1L << 40, win), MPI_ERR_RMA_RANGE));
+  ADI3_ONLY(CHECK_CLASS(MPI_Compare_and_swap(buf, buf, res, MPI_INT, right, 1L << 40, win), MPI_ERR_RMA_RANGE));
   /* a target type whose extent reaches past the end */
   MPI_Datatype wide;
   MPI_Type_vector(2, 1, WIN_INTS, MPI_INT, &wide);

@@ -9,21 +9,36 @@
 #define DISP 3      /* first target element */
 
 enum { FENCE, PSCW, LOCK_EXCL, LOCK_SHARED, LOCK_FLUSH_LOCAL, LOCK_ALL_FLUSH, LOCK_ALL_FLUSH_ALL, NSYNC };
-static const char* sync_name[] = {"fence", "pscw", "lock-exclusive", "lock-shared", "lock+flush_local",
-                                  "lock_all+flush", "lock_all+flush_all"};
-enum { PUT, GET, ACC_SUM, ACC_REPLACE, GACC_SUM, GACC_NOOP, FOP_SUM, FOP_NOOP, CAS_HIT, CAS_MISS,
-       RPUT, RGET, RACC, RGACC, NOPS };
-static const char* op_name[] = {"put",      "get",     "acc-sum",  "acc-replace", "get_acc-sum",
-                                "get_acc-noop", "fop-sum", "fop-noop", "cas-hit", "cas-miss",
-                                "rput",     "rget",    "racc",     "rget_acc"};
+static const char* sync_name[] = {
+    "fence", "pscw", "lock-exclusive", "lock-shared", "lock+flush_local", "lock_all+flush", "lock_all+flush_all"};
+enum {
+  PUT,
+  GET,
+  ACC_SUM,
+  ACC_REPLACE,
+  GACC_SUM,
+  GACC_NOOP,
+  FOP_SUM,
+  FOP_NOOP,
+  CAS_HIT,
+  CAS_MISS,
+  RPUT,
+  RGET,
+  RACC,
+  RGACC,
+  NOPS
+};
+static const char* op_name[] = {"put",          "get",     "acc-sum",  "acc-replace", "get_acc-sum",
+                                "get_acc-noop", "fop-sum", "fop-noop", "cas-hit",     "cas-miss",
+                                "rput",         "rget",    "racc",     "rget_acc"};
 enum { CREATE, ALLOCATE, DYNAMIC, NFLAV };
 static const char* flav_name[] = {"create", "allocate", "dynamic"};
 
 static int rank, size, target, origin;
-static int* winmem;         /* this rank's window memory */
-static MPI_Aint tbase;      /* the target's base displacement (dynamic: its address) */
-static MPI_Datatype o_vec;  /* origin side: 4 blocks of 2 ints, stride 3 */
-static MPI_Datatype t_vec;  /* target side: 8 ints, stride 2 */
+static int* winmem;        /* this rank's window memory */
+static MPI_Aint tbase;     /* the target's base displacement (dynamic: its address) */
+static MPI_Datatype o_vec; /* origin side: 4 blocks of 2 ints, stride 3 */
+static MPI_Datatype t_vec; /* target side: 8 ints, stride 2 */
 static int failures_before;
 
 static int init_win(int r, int i) { return r * 1000 + i; }

@@ -68,8 +68,8 @@ int main(int argc, char** argv) {
       MPI_Win_unlock(rank, win);
     }
     if (rank == 0 && target != 0) {
-      printf("%s window: %d lock/put/get/unlock in %.3f s while the target computed\n",
-             flav ? "allocate" : "create", ROUNDS, elapsed);
+      printf("%s window: %d lock/put/get/unlock in %.3f s while the target computed\n", flav ? "allocate" : "create",
+             ROUNDS, elapsed);
 #ifdef ADI3_MPI
       /* "long before": well inside the target's 2 s */
       CHECK(elapsed < 0.6 * COMPUTE_S);

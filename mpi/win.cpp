@@ -1,0 +1,202 @@
+// Windows: creation (create, allocate, dynamic), attach/detach, free, and
+// the window as an object (group, name, info). The work is rma/'s Window;
+// this file checks the MPI arguments and keeps the handle's bookkeeping.
+#include "mpi/win.hpp"
+
+#include <cstring>
+
+#include "mpi/attributes.hpp"
+
+namespace adi3::mpi {
+
+int get_win(Runtime& rt, MPI_Win h, WinObj** out) {
+  if (h == MPI_WIN_NULL) return raise(ErrorClass::Win, "the window is MPI_WIN_NULL");
+  if (is_kind(h, Kind::Win, HandleClass::User)) {
+    if (WinObj** w = rt.wins.get(handle_index(h))) {
+      *out = *w;
+      return 0;
+    }
+    return raise(ErrorClass::Win, "window handle 0x%x was freed or never created", h);
+  }
+  return raise(ErrorClass::Win, "0x%x is not a window handle", h);
+}
+
+int win_error(WinObj* w, int code, const char* fn) {
+  if (code == 0) return 0;
+  if (!w) return world_error(code, fn);
+  if (w->errh) {
+    MPI_Win h = w->handle;
+    reinterpret_cast<MPI_Win_errhandler_function*>(w->errh->fn)(&h, &code, fn[0] == 'P' ? fn + 1 : fn);
+    return code;
+  }
+  if (w->errh_builtin == MPI_ERRORS_RETURN) return code;
+  fatal(code, fn);
+}
+
+}  // namespace adi3::mpi
+
+using namespace adi3;
+using namespace adi3::mpi;
+
+namespace {
+
+// The window hints of an MPI_Info (MPI_INFO_NULL: the defaults). Unknown
+// keys are ignored as MPI says; a known key with a value it cannot take is
+// an error naming both, so a typo does not silently change semantics.
+int parse_info(Runtime& rt, MPI_Info info, WinInfo* out) {
+  if (info == MPI_INFO_NULL) return 0;
+  InfoObj* i = nullptr;
+  if (int e = get_info(rt, info, &i)) return e;
+  for (auto& [key, value] : i->entries) {
+    if (!out->set(key, value)) {
+      return raise(ErrorClass::InfoValue, "window info key \"%s\" cannot be \"%s\"", key.c_str(), value.c_str());
+    }
+  }
+  return 0;
+}
+
+// Checks shared by the three creation calls: an intracommunicator, a
+// window handle to write, and the info hints.
+int creation_args(Runtime& rt, CommObj& c, MPI_Info info, const MPI_Win* win, const char* fn, WinInfo* hints) {
+  if (int e = need_intra(c, fn)) return e;
+  if (!win) return raise(ErrorClass::Arg, "win is null");
+  return parse_info(rt, info, hints);
+}
+
+// A handle for a window rma/ made over c; on failure the window is dropped
+// locally (the other ranks may hold theirs: MPI leaves the job erroneous).
+int add_win(Runtime& rt, CommObj& c, Window* win, MPI_Win* out) {
+  auto* w = new WinObj;
+  w->win = win;
+  w->group = c.group;
+  w->attr_size = win->size();
+  w->attr_disp_unit = win->disp_unit();
+  w->attr_flavor = static_cast<int>(win->flavor());
+  w->attr_model = static_cast<int>(win->model());
+  int i = rt.wins.add(w);
+  if (i < 0) {
+    delete w;
+    return raise(ErrorClass::Intern, "too many windows");
+  }
+  w->handle = make_handle(HandleClass::User, Kind::Win, i);
+  *out = w->handle;
+  return 0;
+}
+
+}  // namespace
+
+ADI3_MPI_API(int, Win_create, (void* base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win* win)) {
+  ADI3_MPI_ENTER();
+  CommObj* c = nullptr;
+  if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
+  WinInfo hints;
+  if (int e = creation_args(*rt, *c, info, win, "MPI_Win_create", &hints)) return comm_error(c, e, __func__);
+  if (size < 0) return comm_error(c, raise(ErrorClass::Size, "invalid window size %td: must be >= 0", size), __func__);
+  if (disp_unit <= 0) {
+    return comm_error(c, raise(ErrorClass::Disp, "invalid disp_unit %d: must be positive", disp_unit), __func__);
+  }
+  if (!base && size > 0) {
+    return comm_error(c, raise(ErrorClass::Base, "null base for a window of %td bytes", size), __func__);
+  }
+  Window* wp = nullptr;
+  if (int e = Window::create(rt->dev(), base, size, disp_unit, hints, c->coll, &wp)) return comm_error(c, e, __func__);
+  return comm_error(c, add_win(*rt, *c, wp, win), __func__);
+}
+
+ADI3_MPI_API(int, Win_allocate,
+             (MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr, MPI_Win* win)) {
+  ADI3_MPI_ENTER();
+  CommObj* c = nullptr;
+  if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
+  WinInfo hints;
+  if (int e = creation_args(*rt, *c, info, win, "MPI_Win_allocate", &hints)) return comm_error(c, e, __func__);
+  if (size < 0) return comm_error(c, raise(ErrorClass::Size, "invalid window size %td: must be >= 0", size), __func__);
+  if (disp_unit <= 0) {
+    return comm_error(c, raise(ErrorClass::Disp, "invalid disp_unit %d: must be positive", disp_unit), __func__);
+  }
+  if (!baseptr) return comm_error(c, raise(ErrorClass::Arg, "baseptr is null"), __func__);
+  Window* wp = nullptr;
+  void* base = nullptr;
+  if (int e = Window::allocate(rt->dev(), size, disp_unit, hints, c->coll, &base, &wp)) {
+    return comm_error(c, e, __func__);
+  }
+  if (int e = add_win(*rt, *c, wp, win)) return comm_error(c, e, __func__);
+  *static_cast<void**>(baseptr) = base;
+  return MPI_SUCCESS;
+}
+
+ADI3_MPI_API(int, Win_create_dynamic, (MPI_Info info, MPI_Comm comm, MPI_Win* win)) {
+  ADI3_MPI_ENTER();
+  CommObj* c = nullptr;
+  if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
+  WinInfo hints;
+  if (int e = creation_args(*rt, *c, info, win, "MPI_Win_create_dynamic", &hints)) return comm_error(c, e, __func__);
+  Window* wp = nullptr;
+  if (int e = Window::create_dynamic(rt->dev(), hints, c->coll, &wp)) return comm_error(c, e, __func__);
+  return comm_error(c, add_win(*rt, *c, wp, win), __func__);
+}
+
+ADI3_MPI_API(int, Win_attach, (MPI_Win win, void* base, MPI_Aint size)) {
+  ADI3_WIN_ENTER(win);
+  if (size < 0) return win_error(w, raise(ErrorClass::Size, "invalid size %td: must be >= 0", size), __func__);
+  if (!base && size > 0) return win_error(w, raise(ErrorClass::Base, "null base for %td bytes", size), __func__);
+  return win_error(w, w->win->attach(base, size), __func__);
+}
+
+ADI3_MPI_API(int, Win_detach, (MPI_Win win, const void* base)) {
+  ADI3_WIN_ENTER(win);
+  return win_error(w, w->win->detach(base), __func__);
+}
+
+ADI3_MPI_API(int, Win_free, (MPI_Win * win)) {
+  ADI3_MPI_ENTER();
+  if (!win) return world_error(raise(ErrorClass::Arg, "win is null"), __func__);
+  WinObj* w = nullptr;
+  if (int e = get_win(*rt, *win, &w)) return world_error(e, __func__);
+  // rma/ refuses (RMA_SYNC) while an epoch is open, before anything changes.
+  if (int e = Window::free(&w->win)) return win_error(w, e, __func__);
+  // The handle stays valid for the delete callbacks, which get it.
+  int e = delete_all_attrs(*rt, w->attrs, w->handle);
+  int handle = w->handle;
+  if (w->errh) release_errhandler(*rt, w->errh);
+  rt->wins.remove(handle_index(handle));
+  delete w;
+  *win = MPI_WIN_NULL;
+  return world_error(e, __func__);
+}
+
+ADI3_MPI_API(int, Win_get_group, (MPI_Win win, MPI_Group* group)) {
+  ADI3_WIN_ENTER(win);
+  if (!group) return win_error(w, raise(ErrorClass::Arg, "group is null"), __func__);
+  return win_error(w, add_group(*rt, w->group->ranks, group), __func__);
+}
+
+ADI3_MPI_API(int, Win_set_name, (MPI_Win win, const char* win_name)) {
+  ADI3_WIN_ENTER(win);
+  if (!win_name) return win_error(w, raise(ErrorClass::Arg, "win_name is null"), __func__);
+  w->name.assign(win_name, strnlen(win_name, MPI_MAX_OBJECT_NAME - 1));
+  return MPI_SUCCESS;
+}
+
+ADI3_MPI_API(int, Win_get_name, (MPI_Win win, char* win_name, int* resultlen)) {
+  ADI3_WIN_ENTER(win);
+  if (!win_name || !resultlen) return win_error(w, raise(ErrorClass::Arg, "win_name or resultlen is null"), __func__);
+  std::memcpy(win_name, w->name.c_str(), w->name.size() + 1);
+  *resultlen = static_cast<int>(w->name.size());
+  return MPI_SUCCESS;
+}
+
+ADI3_MPI_API(int, Win_set_info, (MPI_Win win, MPI_Info info)) {
+  ADI3_WIN_ENTER(win);
+  // Keys not given keep their values (MPI-4.1 12.2.7).
+  WinInfo hints = w->win->info();
+  if (info == MPI_INFO_NULL) return win_error(w, raise(ErrorClass::Info, "the info object is MPI_INFO_NULL"), __func__);
+  if (int e = parse_info(*rt, info, &hints)) return win_error(w, e, __func__);
+  return win_error(w, w->win->set_info(hints), __func__);
+}
+
+ADI3_MPI_API(int, Win_get_info, (MPI_Win win, MPI_Info* info_used)) {
+  ADI3_WIN_ENTER(win);
+  if (!info_used) return win_error(w, raise(ErrorClass::Arg, "info_used is null"), __func__);
+  return win_error(w, add_info(*rt, w->win->info().pairs(), info_used), __func__);
+}

@@ -1,0 +1,50 @@
+// MPI windows in the binding: the handle's object around an adi3::Window
+// (rma/window.hpp) with what MPI attaches to a window (name, attributes,
+// error handler, the values the predefined attributes point to), and the
+// lookups and error dispatch every MPI_Win entry point uses.
+#pragma once
+#include <string>
+
+#include "mpi/api.hpp"
+#include "rma/window.hpp"
+
+namespace adi3::mpi {
+
+struct WinObj {
+  Window* win = nullptr;  // owned; Window::free() ends it collectively
+  int handle = MPI_WIN_NULL;
+  GroupPtr group;                 // the window's ranks, as MPI_Win_get_group gives them
+  ErrhandlerObj* errh = nullptr;  // a user handler, or nullptr: errh_builtin
+  int errh_builtin = MPI_ERRORS_ARE_FATAL;
+  std::string name;
+  AttrList attrs;
+  // What MPI_WIN_SIZE / DISP_UNIT / CREATE_FLAVOR / MODEL point to.
+  MPI_Aint attr_size = 0;
+  int attr_disp_unit = 1, attr_flavor = MPI_WIN_FLAVOR_CREATE, attr_model = MPI_WIN_SEPARATE;
+
+  WinObj() = default;
+  WinObj(const WinObj&) = delete;
+  WinObj& operator=(const WinObj&) = delete;
+  ~WinObj() { delete win; }  // only at MPI_Finalize, for windows never freed
+};
+
+// The window of handle h (0 and *out, or an ERR_WIN code).
+int get_win(Runtime& rt, MPI_Win h, WinObj** out);
+
+// Error dispatch for calls on a window: code == 0 passes through, otherwise
+// the window's handler runs (MPI_COMM_WORLD's when w is null: an invalid
+// window handle) and, unless it is fatal, code is returned.
+int win_error(WinObj* w, int code, const char* fn);
+
+// Looks the window up and binds `w`, or reports through MPI_COMM_WORLD's
+// handler (there is no valid window to report through).
+#define ADI3_WIN_ENTER(handle)                                     \
+  ADI3_MPI_ENTER();                                                \
+  ::adi3::mpi::WinObj* w = nullptr;                                \
+  if (int e_ = ::adi3::mpi::get_win(*rt, handle, &w)) [[unlikely]] \
+  return ::adi3::mpi::world_error(e_, __func__)
+
+// Window error handlers (mpi/win_attr.cpp): a user one is shared by reference.
+void set_win_errhandler(Runtime& rt, WinObj& w, ErrhandlerObj* user, int builtin);
+
+}  // namespace adi3::mpi

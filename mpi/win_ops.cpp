@@ -1,0 +1,236 @@
+// One-sided communication calls: put, get, accumulate, get_accumulate,
+// fetch_and_op, compare_and_swap and the request-based forms. The binding
+// checks handles, counts, buffers and which ops and types each call takes;
+// rma/ checks the epoch, the target rank and the target's window range.
+#include "coll/op.hpp"
+#include "mpi/coll_binding.hpp"
+#include "mpi/win.hpp"
+
+using namespace adi3;
+using namespace adi3::mpi;
+
+namespace {
+
+// One (buffer, count, datatype) of a call: count >= 0, a committed type,
+// a buffer when there is something to access.
+int side(Runtime& rt, const void* buf, int count, MPI_Datatype h, const char* what, const Datatype** out) {
+  if (count < 0) return raise(ErrorClass::Count, "invalid %s count %d: must be non-negative", what, count);
+  if (int e = get_comm_type(rt, h, out)) return e;
+  return check_buffer(buf, count, *out);
+}
+
+// The op of an accumulate: predefined (MPI-3.1 11.3.4), and MPI_NO_OP only
+// where a result is fetched.
+int acc_op(Runtime& rt, MPI_Op h, bool fetches, coll::Op* out) {
+  if (int e = get_op(rt, h, out)) return e;
+  if (!out->is_predefined()) {
+    return raise(ErrorClass::Op, "op 0x%x is user-defined: one-sided accumulates take predefined ops only", h);
+  }
+  if (!fetches && out->kind() == coll::OpKind::NoOp) {
+    return raise(ErrorClass::Op, "MPI_NO_OP is for MPI_Get_accumulate and MPI_Fetch_and_op only");
+  }
+  return 0;
+}
+
+// Fetch_and_op and compare_and_swap take one element of a predefined type;
+// compare_and_swap only integer, logical and byte types (MPI-3.1 11.3.4).
+int single_type(Runtime& rt, MPI_Datatype h, bool cas, const Datatype** out) {
+  if (int e = get_comm_type(rt, h, out)) return e;
+  Builtin b;
+  if (!(*out)->builtin_id(&b)) {
+    return raise(ErrorClass::Type, "datatype 0x%x is derived: %s takes one element of a predefined type", h,
+                 cas ? "MPI_Compare_and_swap" : "MPI_Fetch_and_op");
+  }
+  if (cas) {
+    coll::TypeClass c = coll::type_class(b);
+    if (c != coll::TypeClass::CInteger && c != coll::TypeClass::Logical && c != coll::TypeClass::Byte &&
+        c != coll::TypeClass::MultiLanguage) {
+      return raise(ErrorClass::Type, "MPI_Compare_and_swap takes integer, logical or byte types, not datatype 0x%x", h);
+    }
+  }
+  return 0;
+}
+
+// A new MPI_Request for a request-based operation (errors in MPI_Wait go
+// to MPI_COMM_WORLD's handler: requests carry no window).
+int wrap_request(Runtime& rt, Request* r, MPI_Request* out) { return new_request(rt, r, MPI_COMM_WORLD, false, out); }
+
+// The argument checks of put and get (and rput/rget).
+int rw_args(Runtime& rt, const void* obuf, int ocount, MPI_Datatype otype, int tcount, MPI_Datatype ttype,
+            const Datatype** ot, const Datatype** tt) {
+  if (int e = side(rt, obuf, ocount, otype, "origin", ot)) return e;
+  if (tcount < 0) return raise(ErrorClass::Count, "invalid target count %d: must be non-negative", tcount);
+  return get_comm_type(rt, ttype, tt);
+}
+
+// The argument checks of get_accumulate (and rget_accumulate): with
+// MPI_NO_OP the origin arguments are ignored.
+int gacc_args(Runtime& rt, const void* obuf, int ocount, MPI_Datatype otype, void* rbuf, int rcount, MPI_Datatype rtype,
+              int tcount, MPI_Datatype ttype, MPI_Op op, const Datatype** ot, const Datatype** rt_, const Datatype** tt,
+              coll::Op* o) {
+  if (int e = acc_op(rt, op, true, o)) return e;
+  if (o->kind() == coll::OpKind::NoOp) {
+    *ot = nullptr;
+  } else if (int e = side(rt, obuf, ocount, otype, "origin", ot)) {
+    return e;
+  }
+  if (int e = side(rt, rbuf, rcount, rtype, "result", rt_)) return e;
+  if (tcount < 0) return raise(ErrorClass::Count, "invalid target count %d: must be non-negative", tcount);
+  return get_comm_type(rt, ttype, tt);
+}
+
+}  // namespace
+
+ADI3_MPI_API(int, Put,
+             (const void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)) {
+  ADI3_WIN_ENTER(win);
+  const Datatype *ot = nullptr, *tt = nullptr;
+  if (int e = rw_args(*rt, origin_addr, origin_count, origin_datatype, target_count, target_datatype, &ot, &tt)) {
+    return win_error(w, e, __func__);
+  }
+  return win_error(w, w->win->put(origin_addr, origin_count, ot, target_rank, target_disp, target_count, tt), __func__);
+}
+
+ADI3_MPI_API(int, Get,
+             (void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+              int target_count, MPI_Datatype target_datatype, MPI_Win win)) {
+  ADI3_WIN_ENTER(win);
+  const Datatype *ot = nullptr, *tt = nullptr;
+  if (int e = rw_args(*rt, origin_addr, origin_count, origin_datatype, target_count, target_datatype, &ot, &tt)) {
+    return win_error(w, e, __func__);
+  }
+  return win_error(w, w->win->get(origin_addr, origin_count, ot, target_rank, target_disp, target_count, tt), __func__);
+}
+
+ADI3_MPI_API(int, Accumulate,
+             (const void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)) {
+  ADI3_WIN_ENTER(win);
+  const Datatype *ot = nullptr, *tt = nullptr;
+  coll::Op o(coll::OpKind::NoOp);
+  int e = acc_op(*rt, op, false, &o);
+  if (!e) e = rw_args(*rt, origin_addr, origin_count, origin_datatype, target_count, target_datatype, &ot, &tt);
+  if (e) return win_error(w, e, __func__);
+  return win_error(w, w->win->accumulate(origin_addr, origin_count, ot, target_rank, target_disp, target_count, tt, o),
+                   __func__);
+}
+
+ADI3_MPI_API(int, Get_accumulate,
+             (const void* origin_addr, int origin_count, MPI_Datatype origin_datatype, void* result_addr,
+              int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count,
+              MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)) {
+  ADI3_WIN_ENTER(win);
+  const Datatype *ot = nullptr, *rtype = nullptr, *tt = nullptr;
+  coll::Op o(coll::OpKind::NoOp);
+  if (int e = gacc_args(*rt, origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype,
+                        target_count, target_datatype, op, &ot, &rtype, &tt, &o)) {
+    return win_error(w, e, __func__);
+  }
+  if (!ot) {  // MPI_NO_OP: no origin data
+    ot = rtype;
+    origin_count = 0;
+  }
+  return win_error(w,
+                   w->win->get_accumulate(origin_addr, origin_count, ot, result_addr, result_count, rtype, target_rank,
+                                          target_disp, target_count, tt, o),
+                   __func__);
+}
+
+ADI3_MPI_API(int, Fetch_and_op,
+             (const void* origin_addr, void* result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp,
+              MPI_Op op, MPI_Win win)) {
+  ADI3_WIN_ENTER(win);
+  const Datatype* t = nullptr;
+  coll::Op o(coll::OpKind::NoOp);
+  int e = acc_op(*rt, op, true, &o);
+  if (!e) e = single_type(*rt, datatype, false, &t);
+  if (!e && !result_addr) e = raise(ErrorClass::Buffer, "result_addr is null");
+  if (!e && !origin_addr && o.kind() != coll::OpKind::NoOp) e = raise(ErrorClass::Buffer, "origin_addr is null");
+  if (e) return win_error(w, e, __func__);
+  return win_error(w, w->win->fetch_and_op(origin_addr, result_addr, t, target_rank, target_disp, o), __func__);
+}
+
+ADI3_MPI_API(int, Compare_and_swap,
+             (const void* origin_addr, const void* compare_addr, void* result_addr, MPI_Datatype datatype,
+              int target_rank, MPI_Aint target_disp, MPI_Win win)) {
+  ADI3_WIN_ENTER(win);
+  const Datatype* t = nullptr;
+  int e = single_type(*rt, datatype, true, &t);
+  if (!e && (!origin_addr || !compare_addr || !result_addr)) {
+    e = raise(ErrorClass::Buffer, "origin_addr, compare_addr or result_addr is null");
+  }
+  if (e) return win_error(w, e, __func__);
+  return win_error(w, w->win->compare_and_swap(origin_addr, compare_addr, result_addr, t, target_rank, target_disp),
+                   __func__);
+}
+
+// ---- request-based forms ----
+
+ADI3_MPI_API(int, Rput,
+             (const void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
+              MPI_Request* request)) {
+  ADI3_WIN_ENTER(win);
+  const Datatype *ot = nullptr, *tt = nullptr;
+  int e = request ? 0 : raise(ErrorClass::Arg, "request is null");
+  if (!e) e = rw_args(*rt, origin_addr, origin_count, origin_datatype, target_count, target_datatype, &ot, &tt);
+  Request* r = nullptr;
+  if (!e) e = w->win->rput(origin_addr, origin_count, ot, target_rank, target_disp, target_count, tt, &r);
+  if (!e) e = wrap_request(*rt, r, request);
+  return win_error(w, e, __func__);
+}
+
+ADI3_MPI_API(int, Rget,
+             (void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+              int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request* request)) {
+  ADI3_WIN_ENTER(win);
+  const Datatype *ot = nullptr, *tt = nullptr;
+  int e = request ? 0 : raise(ErrorClass::Arg, "request is null");
+  if (!e) e = rw_args(*rt, origin_addr, origin_count, origin_datatype, target_count, target_datatype, &ot, &tt);
+  Request* r = nullptr;
+  if (!e) e = w->win->rget(origin_addr, origin_count, ot, target_rank, target_disp, target_count, tt, &r);
+  if (!e) e = wrap_request(*rt, r, request);
+  return win_error(w, e, __func__);
+}
+
+ADI3_MPI_API(int, Raccumulate,
+             (const void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+              MPI_Request* request)) {
+  ADI3_WIN_ENTER(win);
+  const Datatype *ot = nullptr, *tt = nullptr;
+  coll::Op o(coll::OpKind::NoOp);
+  int e = request ? 0 : raise(ErrorClass::Arg, "request is null");
+  if (!e) e = acc_op(*rt, op, false, &o);
+  if (!e) e = rw_args(*rt, origin_addr, origin_count, origin_datatype, target_count, target_datatype, &ot, &tt);
+  Request* r = nullptr;
+  if (!e) e = w->win->raccumulate(origin_addr, origin_count, ot, target_rank, target_disp, target_count, tt, o, &r);
+  if (!e) e = wrap_request(*rt, r, request);
+  return win_error(w, e, __func__);
+}
+
+ADI3_MPI_API(int, Rget_accumulate,
+             (const void* origin_addr, int origin_count, MPI_Datatype origin_datatype, void* result_addr,
+              int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count,
+              MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request* request)) {
+  ADI3_WIN_ENTER(win);
+  const Datatype *ot = nullptr, *rtype = nullptr, *tt = nullptr;
+  coll::Op o(coll::OpKind::NoOp);
+  int e = request ? 0 : raise(ErrorClass::Arg, "request is null");
+  if (!e) {
+    e = gacc_args(*rt, origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype,
+                  target_count, target_datatype, op, &ot, &rtype, &tt, &o);
+  }
+  if (!e && !ot) {  // MPI_NO_OP: no origin data
+    ot = rtype;
+    origin_count = 0;
+  }
+  Request* r = nullptr;
+  if (!e) {
+    e = w->win->rget_accumulate(origin_addr, origin_count, ot, result_addr, result_count, rtype, target_rank,
+                                target_disp, target_count, tt, o, &r);
+  }
+  if (!e) e = wrap_request(*rt, r, request);
+  return win_error(w, e, __func__);
+}
