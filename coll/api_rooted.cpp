@@ -2,6 +2,7 @@
 // blocking or nonblocking collectives.
 #include "coll/algorithms.hpp"
 #include "coll/calls.hpp"
+#include "coll/small.hpp"
 
 namespace adi3::coll {
 using namespace detail;
@@ -108,13 +109,19 @@ auto scatterv_fn(const void* sbuf, const int* scounts, const int* displs, DT sty
 
 }  // namespace
 
-int barrier(Device& dev, const Comm& comm, const Tuning*) { return blocking(dev, comm, Tag::Barrier, barrier_fn()); }
+int barrier(Device& dev, const Comm& comm, const Tuning* t) {
+  int e = 0;
+  if (small_barrier(dev, comm, pick(t), &e)) return e;
+  return blocking(dev, comm, Tag::Barrier, barrier_fn());
+}
 
 int ibarrier(Device& dev, const Comm& comm, Sequence& seq, Request** req, const Tuning*) {
   return nonblocking(dev, comm, seq, req, barrier_fn());
 }
 
 int bcast(Device& dev, void* buf, std::size_t count, DT type, int root, const Comm& comm, const Tuning* t) {
+  int e = 0;
+  if (small_bcast(dev, buf, count, type, root, comm, pick(t), &e)) return e;
   return blocking(dev, comm, Tag::Bcast, bcast_fn(buf, count, type, root, t));
 }
 

@@ -27,6 +27,9 @@ constexpr Knob kKnobs[] = {
     {"ADI3_COLL_REDUCE_SCATTER_LONG_MSG", "524288",
      "Reduce_scatter(_block): total bytes above which a commutative op uses pairwise exchange instead of "
      "recursive halving."},
+    {"ADI3_COLL_SMALL_MSG", "1024",
+     "Barrier, and bcast and allreduce (predefined types, power-of-two ranks) up to this many bytes, run straight "
+     "on point-to-point calls without a schedule (unless an algorithm is forced); 0 never."},
     {"ADI3_COLL_BCAST_ALGO", "auto", "Force bcast: auto, binomial, scatter_doubling, scatter_ring."},
     {"ADI3_COLL_REDUCE_ALGO", "auto", "Force reduce: auto, binomial, reduce_scatter_gather."},
     {"ADI3_COLL_ALLREDUCE_ALGO", "auto", "Force allreduce: auto, recursive_doubling, rabenseifner, ring."},
@@ -72,6 +75,7 @@ Tuning Tuning::from_env() {
   t.alltoall_medium = bytes("ADI3_COLL_ALLTOALL_MEDIUM_MSG", t.alltoall_medium);
   t.alltoall_throttle = count("ADI3_COLL_ALLTOALL_THROTTLE", t.alltoall_throttle);
   t.reduce_scatter_long = bytes("ADI3_COLL_REDUCE_SCATTER_LONG_MSG", t.reduce_scatter_long);
+  t.small_max = bytes("ADI3_COLL_SMALL_MSG", t.small_max);
   static const char* const kBcast[] = {"auto", "binomial", "scatter_doubling", "scatter_ring"};
   static const char* const kReduce[] = {"auto", "binomial", "reduce_scatter_gather"};
   static const char* const kAllreduce[] = {"auto", "recursive_doubling", "rabenseifner", "ring"};
