@@ -158,6 +158,7 @@ void pair(Builtin b, OpKind op, const void* in, void* inout, std::size_t n, std:
 
 TypeClass type_class(Builtin b) {
   switch (b) {
+    case B::kChar:  // a C integer to MPICH and Open MPI, so programs use it as one
     case B::kSignedChar:
     case B::kUnsignedChar:
     case B::kShort:
@@ -205,7 +206,7 @@ TypeClass type_class(Builtin b) {
     case B::kShortInt:
     case B::kLongDoubleInt:
       return TypeClass::Pair;
-    default:  // CHAR, WCHAR (characters, not numbers) and PACKED
+    default:  // WCHAR (characters, not numbers) and PACKED
       return TypeClass::None;
   }
 }
@@ -223,7 +224,8 @@ bool op_accepts(OpKind op, Builtin b) {
     case OpKind::Land:
     case OpKind::Lor:
     case OpKind::Lxor:
-      return c == TypeClass::CInteger || c == TypeClass::Logical;
+      // Logical ops on MPI_AINT/OFFSET/COUNT are an extension MPICH and Open MPI share.
+      return c == TypeClass::CInteger || c == TypeClass::Logical || c == TypeClass::MultiLanguage;
     case OpKind::Band:
     case OpKind::Bor:
     case OpKind::Bxor:

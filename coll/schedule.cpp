@@ -16,24 +16,24 @@ Schedule::~Schedule() {
   for (const Datatype* t : kept_) t->release();
 }
 
-void Schedule::send(const void* buf, std::size_t count, const Datatype* type, int peer) {
+void Schedule::send(const void* buf, std::size_t count, const Datatype* type, int peer, int tag) {
   if (peer == kProcNull) return;
-  steps_.push_back(Step{Kind::Send, peer, const_cast<void*>(buf), count, type, 0});
+  steps_.push_back(Step{Kind::Send, peer, const_cast<void*>(buf), count, type, 0, tag < 0 ? tag_ : tag});
 }
 
-void Schedule::recv(void* buf, std::size_t count, const Datatype* type, int peer) {
+void Schedule::recv(void* buf, std::size_t count, const Datatype* type, int peer, int tag) {
   if (peer == kProcNull) return;
-  steps_.push_back(Step{Kind::Recv, peer, buf, count, type, 0});
+  steps_.push_back(Step{Kind::Recv, peer, buf, count, type, 0, tag < 0 ? tag_ : tag});
 }
 
 void Schedule::local(std::function<void()> fn) {
   fns_.push_back(std::move(fn));
-  steps_.push_back(Step{Kind::Local, 0, nullptr, 0, nullptr, fns_.size() - 1});
+  steps_.push_back(Step{Kind::Local, 0, nullptr, 0, nullptr, fns_.size() - 1, 0});
 }
 
 void Schedule::fence() {
   if (!steps_.empty() && steps_.back().kind != Kind::Fence) {
-    steps_.push_back(Step{Kind::Fence, 0, nullptr, 0, nullptr, 0});
+    steps_.push_back(Step{Kind::Fence, 0, nullptr, 0, nullptr, 0, 0});
   }
 }
 
@@ -60,9 +60,9 @@ void Schedule::start_round() {
     Request* r = nullptr;
     int e = 0;
     if (s.kind == Kind::Send) {
-      e = dev_.isend(s.buf, s.count, s.type, s.peer, tag_, comm_, SendMode::Standard, &r);
+      e = dev_.isend(s.buf, s.count, s.type, s.peer, s.tag, comm_, SendMode::Standard, &r);
     } else if (s.kind == Kind::Recv) {
-      e = dev_.irecv(s.buf, s.count, s.type, s.peer, tag_, comm_, &r);
+      e = dev_.irecv(s.buf, s.count, s.type, s.peer, s.tag, comm_, &r);
     }
     if (e && !error_) error_ = e;
     if (r) inflight_.push_back(r);

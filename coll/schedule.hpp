@@ -34,8 +34,11 @@ class Schedule {
   int size() const { return comm_.size; }
 
   // ---- building ----
-  void send(const void* buf, std::size_t count, const Datatype* type, int peer);
-  void recv(void* buf, std::size_t count, const Datatype* type, int peer);
+  // tag < 0: the schedule's tag. Another tag lets one schedule keep apart
+  // several messages between the same two ranks (neighbourhood collectives
+  // pair them by direction, not by posting order).
+  void send(const void* buf, std::size_t count, const Datatype* type, int peer, int tag = -1);
+  void recv(void* buf, std::size_t count, const Datatype* type, int peer, int tag = -1);
   void send_bytes(const void* buf, std::size_t bytes, int peer) { send(buf, bytes, Datatype::byte(), peer); }
   void recv_bytes(void* buf, std::size_t bytes, int peer) { recv(buf, bytes, Datatype::byte(), peer); }
   void local(std::function<void()> fn);
@@ -73,6 +76,7 @@ class Schedule {
     std::size_t count;
     const Datatype* type;
     std::size_t fn;  // Local: index into fns_
+    int tag;         // Send/Recv
   };
   void start_round();
   bool reap();  // true when the round's requests are all complete

@@ -115,6 +115,13 @@ ADI3_MPI_API(int, Error_string, (int errorcode, char* string, int* resultlen)) {
   if (!valid_code(errorcode))
     return world_error(raise(ErrorClass::Arg, "%d is not an error code", errorcode), __func__);
   std::string s = errorcode == 0 ? "MPI_SUCCESS: no error" : describe(errorcode);
+  // A class or code the user added but gave no string has the empty string
+  // (MPI-4.1 9.5); describe()'s made-up text is only for fatal messages.
+  if ((errorcode & 0xff) > MPI_ERR_LASTCODE || is_user_code(errorcode)) {
+    Runtime* rt = g_runtime;
+    std::lock_guard<std::mutex> g(rt->error_lock);
+    if (!rt->error_strings.count(errorcode)) s.clear();
+  }
   std::size_t n = std::min<std::size_t>(s.size(), MPI_MAX_ERROR_STRING - 1);
   std::memcpy(string, s.data(), n);
   string[n] = '\0';

@@ -138,7 +138,10 @@ ADI3_MPI_API(int, Grequest_complete, (MPI_Request request)) {
   }
   ReqSlot* s = rt->requests.get(handle_index(request));
   if (!s) return world_error(raise(ErrorClass::Request, "request 0x%x was freed or never created", request), __func__);
-  return world_error(grequest_complete(s->req), __func__);
+  bool freed = s->freed_pending;
+  int e = grequest_complete(s->req);  // runs free_fn if the request was freed
+  if (freed && !e) rt->requests.remove(handle_index(request));
+  return world_error(e, __func__);
 }
 
 ADI3_MPI_API(int, Isendrecv,

@@ -6,9 +6,18 @@
 
 namespace adi3::mpi {
 
-int add_info(Runtime& rt, std::vector<std::pair<std::string, std::string>> entries, MPI_Info* out) {
+namespace {
+
+struct InfoStore {
+  HandleTable<InfoObj*> table;
+  ~InfoStore() {
+    table.for_each([](int, InfoObj* i) { delete i; });
+  }
+};
+
+int add_entries(std::vector<std::pair<std::string, std::string>> entries, MPI_Info* out) {
   auto* obj = new InfoObj{std::move(entries)};
-  int i = rt.infos.add(obj);
+  int i = info_table().add(obj);
   if (i < 0) {
     delete obj;
     return raise(ErrorClass::Intern, "too many info objects");
@@ -17,10 +26,41 @@ int add_info(Runtime& rt, std::vector<std::pair<std::string, std::string>> entri
   return 0;
 }
 
+}  // namespace
+
+HandleTable<InfoObj*>& info_table() {
+  static InfoStore store;
+  return store.table;
+}
+
+int add_info(Runtime&, std::vector<std::pair<std::string, std::string>> entries, MPI_Info* out) {
+  return add_entries(std::move(entries), out);
+}
+
 }  // namespace adi3::mpi
 
 using namespace adi3;
 using namespace adi3::mpi;
+
+namespace {
+
+// get_info without a Runtime: user info objects exist before MPI_Init;
+// MPI_INFO_ENV is filled in by MPI_Init.
+int lookup(MPI_Info h, InfoObj** out) {
+  if (Runtime* rt = g_runtime) return get_info(*rt, h, out);
+  if (h == MPI_INFO_ENV) return raise(ErrorClass::Info, "MPI_INFO_ENV is available between MPI_Init and MPI_Finalize");
+  if (h == MPI_INFO_NULL) return raise(ErrorClass::Info, "the info object is MPI_INFO_NULL");
+  if (is_kind(h, Kind::Info, HandleClass::User)) {
+    if (InfoObj** i = info_table().get(handle_index(h))) {
+      *out = *i;
+      return 0;
+    }
+    return raise(ErrorClass::Info, "info handle 0x%x was freed or never created", h);
+  }
+  return raise(ErrorClass::Info, "0x%x is not an info handle", h);
+}
+
+}  // namespace
 
 namespace {
 
@@ -40,15 +80,13 @@ auto find(InfoObj& i, const char* key) {
 }  // namespace
 
 ADI3_MPI_API(int, Info_create, (MPI_Info * info)) {
-  ADI3_MPI_ENTER();
   if (!info) return world_error(raise(ErrorClass::Arg, "info is null"), __func__);
-  return world_error(add_info(*rt, {}, info), __func__);
+  return world_error(add_entries({}, info), __func__);
 }
 
 ADI3_MPI_API(int, Info_set, (MPI_Info info, const char* key, const char* value)) {
-  ADI3_MPI_ENTER();
   InfoObj* i = nullptr;
-  if (int e = get_info(*rt, info, &i)) return world_error(e, __func__);
+  if (int e = lookup(info, &i)) return world_error(e, __func__);
   if (info == MPI_INFO_ENV) return world_error(raise(ErrorClass::Info, "MPI_INFO_ENV cannot be changed"), __func__);
   if (int e = check_key(key)) return world_error(e, __func__);
   if (!value) return world_error(raise(ErrorClass::InfoValue, "the value is null"), __func__);
@@ -67,9 +105,8 @@ ADI3_MPI_API(int, Info_set, (MPI_Info info, const char* key, const char* value))
 }
 
 ADI3_MPI_API(int, Info_get, (MPI_Info info, const char* key, int valuelen, char* value, int* flag)) {
-  ADI3_MPI_ENTER();
   InfoObj* i = nullptr;
-  if (int e = get_info(*rt, info, &i)) return world_error(e, __func__);
+  if (int e = lookup(info, &i)) return world_error(e, __func__);
   if (int e = check_key(key)) return world_error(e, __func__);
   if (!flag || (!value && valuelen > 0)) return world_error(raise(ErrorClass::Arg, "value or flag is null"), __func__);
   if (valuelen < 0) return world_error(raise(ErrorClass::Arg, "invalid valuelen %d", valuelen), __func__);
@@ -85,9 +122,8 @@ ADI3_MPI_API(int, Info_get, (MPI_Info info, const char* key, int valuelen, char*
 }
 
 ADI3_MPI_API(int, Info_get_string, (MPI_Info info, const char* key, int* buflen, char* value, int* flag)) {
-  ADI3_MPI_ENTER();
   InfoObj* i = nullptr;
-  if (int e = get_info(*rt, info, &i)) return world_error(e, __func__);
+  if (int e = lookup(info, &i)) return world_error(e, __func__);
   if (int e = check_key(key)) return world_error(e, __func__);
   if (!flag || !buflen) return world_error(raise(ErrorClass::Arg, "buflen or flag is null"), __func__);
   auto it = find(*i, key);
@@ -104,9 +140,8 @@ ADI3_MPI_API(int, Info_get_string, (MPI_Info info, const char* key, int* buflen,
 }
 
 ADI3_MPI_API(int, Info_get_valuelen, (MPI_Info info, const char* key, int* valuelen, int* flag)) {
-  ADI3_MPI_ENTER();
   InfoObj* i = nullptr;
-  if (int e = get_info(*rt, info, &i)) return world_error(e, __func__);
+  if (int e = lookup(info, &i)) return world_error(e, __func__);
   if (int e = check_key(key)) return world_error(e, __func__);
   if (!valuelen || !flag) return world_error(raise(ErrorClass::Arg, "valuelen or flag is null"), __func__);
   auto it = find(*i, key);
@@ -116,18 +151,16 @@ ADI3_MPI_API(int, Info_get_valuelen, (MPI_Info info, const char* key, int* value
 }
 
 ADI3_MPI_API(int, Info_get_nkeys, (MPI_Info info, int* nkeys)) {
-  ADI3_MPI_ENTER();
   InfoObj* i = nullptr;
-  if (int e = get_info(*rt, info, &i)) return world_error(e, __func__);
+  if (int e = lookup(info, &i)) return world_error(e, __func__);
   if (!nkeys) return world_error(raise(ErrorClass::Arg, "nkeys is null"), __func__);
   *nkeys = static_cast<int>(i->entries.size());
   return MPI_SUCCESS;
 }
 
 ADI3_MPI_API(int, Info_get_nthkey, (MPI_Info info, int n, char* key)) {
-  ADI3_MPI_ENTER();
   InfoObj* i = nullptr;
-  if (int e = get_info(*rt, info, &i)) return world_error(e, __func__);
+  if (int e = lookup(info, &i)) return world_error(e, __func__);
   if (!key) return world_error(raise(ErrorClass::Arg, "key is null"), __func__);
   if (n < 0 || n >= static_cast<int>(i->entries.size())) {
     return world_error(
@@ -139,9 +172,8 @@ ADI3_MPI_API(int, Info_get_nthkey, (MPI_Info info, int n, char* key)) {
 }
 
 ADI3_MPI_API(int, Info_delete, (MPI_Info info, const char* key)) {
-  ADI3_MPI_ENTER();
   InfoObj* i = nullptr;
-  if (int e = get_info(*rt, info, &i)) return world_error(e, __func__);
+  if (int e = lookup(info, &i)) return world_error(e, __func__);
   if (info == MPI_INFO_ENV) return world_error(raise(ErrorClass::Info, "MPI_INFO_ENV cannot be changed"), __func__);
   if (int e = check_key(key)) return world_error(e, __func__);
   auto it = find(*i, key);
@@ -151,20 +183,18 @@ ADI3_MPI_API(int, Info_delete, (MPI_Info info, const char* key)) {
 }
 
 ADI3_MPI_API(int, Info_dup, (MPI_Info info, MPI_Info* newinfo)) {
-  ADI3_MPI_ENTER();
   InfoObj* i = nullptr;
-  if (int e = get_info(*rt, info, &i)) return world_error(e, __func__);
+  if (int e = lookup(info, &i)) return world_error(e, __func__);
   if (!newinfo) return world_error(raise(ErrorClass::Arg, "newinfo is null"), __func__);
-  return world_error(add_info(*rt, i->entries, newinfo), __func__);
+  return world_error(add_entries(i->entries, newinfo), __func__);
 }
 
 ADI3_MPI_API(int, Info_free, (MPI_Info * info)) {
-  ADI3_MPI_ENTER();
   if (!info) return world_error(raise(ErrorClass::Arg, "info is null"), __func__);
   InfoObj* i = nullptr;
-  if (int e = get_info(*rt, *info, &i)) return world_error(e, __func__);
+  if (int e = lookup(*info, &i)) return world_error(e, __func__);
   if (*info == MPI_INFO_ENV) return world_error(raise(ErrorClass::Info, "MPI_INFO_ENV cannot be freed"), __func__);
-  delete rt->infos.remove(handle_index(*info));
+  delete info_table().remove(handle_index(*info));
   *info = MPI_INFO_NULL;
   return MPI_SUCCESS;
 }

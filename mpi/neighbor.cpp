@@ -1,18 +1,17 @@
 // Neighbourhood collectives over Cartesian, graph and distributed graph
 // topologies: one receive per in-neighbour and one send per out-neighbour,
-// on the communicator's internal context. The nonblocking forms run to
-// completion and return a completed request.
+// as one round of a coll::Schedule on the communicator's collective context.
+// Blocking calls run it; nonblocking ones hand it to the progress engine.
+#include <memory>
 #include <vector>
 
-#include "greq/greq.hpp"
-#include "mpi/api.hpp"
+#include "coll/nbc.hpp"
+#include "mpi/coll_binding.hpp"
 
 using namespace adi3;
 using namespace adi3::mpi;
 
 namespace {
-
-constexpr int kTagNeighbor = 5;
 
 // In- and out-neighbours in MPI's order (PROC_NULL keeps its slot).
 int neighbors(const CommObj& c, std::vector<int>* in, std::vector<int>* out) {
@@ -67,27 +66,36 @@ struct Block {
   const Datatype* type;
 };
 
+// On a Cartesian grid the blocks pair by direction (MPI-4.1 8.6: slot 2k
+// is the negative neighbour along k, 2k+1 the positive one), which matters
+// when both neighbours are one rank (2 along a periodic dimension) or the
+// rank itself (1): each direction of travel gets its own tag. Elsewhere one
+// tag and MPI's ordering rule pair them. Tags come from the communicator's
+// sequence, like every nonblocking collective's, so overlapping calls never
+// meet.
 int exchange(Runtime& rt, CommObj& c, const std::vector<int>& in, const std::vector<int>& out,
-             const std::vector<Block>& sends, const std::vector<Block>& recvs) {
-  Device& dev = rt.dev();
-  std::vector<Request*> reqs;
-  int e = 0;
-  for (std::size_t i = 0; !e && i < in.size(); ++i) {
-    if (in[i] == MPI_PROC_NULL) continue;
-    Request* r = nullptr;
-    e = dev.irecv(const_cast<void*>(recvs[i].buf), static_cast<std::size_t>(recvs[i].count), recvs[i].type, in[i],
-                  kTagNeighbor, c.internal, &r);
-    if (!e) reqs.push_back(r);
+             const std::vector<Block>& sends, const std::vector<Block>& recvs, MPI_Request* request) {
+  coll::Sequence& seq = sequence(c);
+  std::vector<int> tags(c.cart && !in.empty() ? in.size() : 1);
+  for (int& t : tags) t = seq.next_tag();
+  auto s = std::make_unique<coll::Schedule>(rt.dev(), c.coll, tags[0]);
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    // Slot 2k receives what its sender sent in the positive direction (2k+1), and back.
+    int tag = c.cart ? tags[i ^ 1] : tags[0];
+    s->keep(recvs[i].type);
+    s->recv(const_cast<void*>(recvs[i].buf), static_cast<std::size_t>(recvs[i].count), recvs[i].type,
+            in[i] == MPI_PROC_NULL ? kProcNull : in[i], tag);
   }
-  for (std::size_t j = 0; !e && j < out.size(); ++j) {
-    if (out[j] == MPI_PROC_NULL) continue;
-    Request* r = nullptr;
-    e = dev.isend(sends[j].buf, static_cast<std::size_t>(sends[j].count), sends[j].type, out[j], kTagNeighbor,
-                  c.internal, SendMode::Standard, &r);
-    if (!e) reqs.push_back(r);
+  for (std::size_t j = 0; j < out.size(); ++j) {
+    int tag = c.cart ? tags[j] : tags[0];
+    s->keep(sends[j].type);
+    s->send(sends[j].buf, static_cast<std::size_t>(sends[j].count), sends[j].type,
+            out[j] == MPI_PROC_NULL ? kProcNull : out[j], tag);
   }
-  int w = dev.waitall(static_cast<int>(reqs.size()), reqs.data(), nullptr);
-  return e ? e : w;
+  if (!request) return s->run();
+  Request* r = nullptr;
+  if (int e = coll::launch(rt.dev(), std::move(s), &r)) return e;
+  return new_request(rt, r, c.handle, false, request);
 }
 
 const std::byte* at(const void* buf, MPI_Aint bytes) { return static_cast<const std::byte*>(buf) + bytes; }
@@ -166,13 +174,7 @@ int run(const char* fn, int kind, const Args& a, MPI_Comm comm, MPI_Request* req
       }
     }
   }
-  if (!e) e = exchange(*rt, *c, in, out, sends, recvs);
-  if (!e && request) {
-    Request* g = nullptr;
-    e = grequest_start(rt->dev(), nullptr, nullptr, nullptr, nullptr, &g);
-    if (!e) e = grequest_complete(g);
-    if (!e) e = new_request(*rt, g, comm, false, request);
-  }
+  if (!e) e = exchange(*rt, *c, in, out, sends, recvs, request);
   return comm_error(c, e, fn);
 }
 

@@ -63,6 +63,11 @@ void settle(Runtime& rt, MPI_Request* h, Request* r) {
 
 bool in_status(int e) { return e && error_class_of(e) == ErrorClass::InStatus; }
 
+// Programs compare the result of the multiple-completion calls with
+// MPI_ERR_IN_STATUS itself, so return the class, not a code of it (the
+// per-request errors are in the statuses).
+int exact(int e) { return in_status(e) ? MPI_ERR_IN_STATUS : e; }
+
 // Errors of a multiple-completion call go to the handler of the first
 // failed request's communicator.
 MPI_Comm failed_comm(int n, const Status* st, const MPI_Comm* comms) {
@@ -123,7 +128,7 @@ ADI3_MPI_API(int, Waitall, (int count, MPI_Request reqs[], MPI_Status statuses[]
     settle(*rt, &reqs[i], rs[i]);
     if (statuses != MPI_STATUSES_IGNORE && statuses) to_mpi(st[i], &statuses[i], in_status(e));
   }
-  return comm_error(in_status(e) ? failed_comm(count, st.data(), comms.data()) : MPI_COMM_WORLD, e, __func__);
+  return comm_error(in_status(e) ? failed_comm(count, st.data(), comms.data()) : MPI_COMM_WORLD, exact(e), __func__);
 }
 
 ADI3_MPI_API(int, Testall, (int count, MPI_Request reqs[], int* flag, MPI_Status statuses[])) {
@@ -142,7 +147,7 @@ ADI3_MPI_API(int, Testall, (int count, MPI_Request reqs[], int* flag, MPI_Status
       if (statuses != MPI_STATUSES_IGNORE && statuses) to_mpi(st[i], &statuses[i], in_status(e));
     }
   }
-  return comm_error(in_status(e) ? failed_comm(count, st.data(), comms.data()) : MPI_COMM_WORLD, e, __func__);
+  return comm_error(in_status(e) ? failed_comm(count, st.data(), comms.data()) : MPI_COMM_WORLD, exact(e), __func__);
 }
 
 ADI3_MPI_API(int, Waitany, (int count, MPI_Request reqs[], int* index, MPI_Status* status)) {
@@ -205,7 +210,7 @@ int some(const char* fn, bool wait, int incount, MPI_Request reqs[], int* outcou
       if (statuses != MPI_STATUSES_IGNORE && statuses) to_mpi(st[k], &statuses[k], in_status(e));
     }
   }
-  return comm_error(comm, e, fn);
+  return comm_error(comm, exact(e), fn);
 }
 
 }  // namespace
@@ -246,8 +251,12 @@ ADI3_MPI_API(int, Request_free, (MPI_Request * request)) {
   if (int e = get_slot(*rt, *request, &s)) return world_error(e, __func__);
   MPI_Comm comm = s->comm;
   Request* r = s->req;
+  bool greq_open = r && r->kind == RequestKind::Generalized && r->cc.load(std::memory_order_acquire) != 0;
   int e = rt->dev().request_free(&r);
-  rt->requests.remove(handle_index(*request));
+  if (greq_open)
+    s->freed_pending = true;  // MPI_Grequest_complete still gets the handle
+  else
+    rt->requests.remove(handle_index(*request));
   *request = MPI_REQUEST_NULL;
   return comm_error(comm, e, __func__);
 }

@@ -64,11 +64,11 @@ Runtime::Runtime(std::unique_ptr<Device> dev, int level) : thread_level(level), 
 
 // MPI_Finalize: whatever the program did not free goes now, without
 // callbacks (the standard runs them only for MPI_COMM_SELF, before this).
+// Info objects stay: they may be used after finalization.
 Runtime::~Runtime() {
   wins.for_each([](int, WinObj* w) { delete w; });
   comms.for_each([](int, CommObj* c) { delete c; });
   errhandlers.for_each([](int, ErrhandlerObj* e) { delete e; });
-  infos.for_each([](int, InfoObj* i) { delete i; });
   keyvals.for_each([](int, KeyvalObj* k) { delete k; });
   types.for_each([](int, Datatype* t) { t->release(); });
 }

@@ -99,6 +99,12 @@ struct InfoObj {
   std::vector<std::pair<std::string, std::string>> entries;  // insertion order
 };
 
+// Info objects outlive MPI_Init..MPI_Finalize: MPI-4 lets programs create
+// and use them before initialization and after finalization, so their table
+// belongs to the process (made on first use, emptied at exit), not to the
+// Runtime.
+HandleTable<InfoObj*>& info_table();
+
 // A user-defined reduction (coll/ gets it through the binding).
 struct OpObj {
   MPI_User_function* fn = nullptr;
@@ -111,6 +117,10 @@ struct ReqSlot {
   Request* req = nullptr;
   MPI_Comm comm = MPI_COMM_WORLD;
   bool persistent = false;
+  // A generalized request freed before MPI_Grequest_complete: the user's
+  // copies of the handle stay valid for that call (MPI-4.1 13.2), which
+  // then releases the slot.
+  bool freed_pending = false;
 };
 
 class Runtime {
@@ -127,7 +137,7 @@ class Runtime {
   HandleTable<GroupPtr> groups;
   HandleTable<Datatype*> types;
   HandleTable<ErrhandlerObj*> errhandlers;
-  HandleTable<InfoObj*> infos;
+  HandleTable<InfoObj*>& infos = info_table();
   HandleTable<KeyvalObj*> keyvals;
   HandleTable<ReqSlot> requests;
   HandleTable<Request*> messages;

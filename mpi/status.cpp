@@ -27,8 +27,12 @@ int set_elements(const char* fn, MPI_Status* status, MPI_Datatype dt, long long 
   const Datatype* t = nullptr;
   if (int e = status_type(*rt, status, dt, &t)) return world_error(e, fn);
   if (count < 0) return world_error(raise(ErrorClass::Count, "invalid count %lld: must be non-negative", count), fn);
-  // Elements are counted as whole elements of the type.
-  set_status_bytes(status, static_cast<std::size_t>(count) * t->size());
+  // `count` basic elements (MPI-4.1 13.3): get_elements then returns count
+  // and get_count whole instances, or MPI_UNDEFINED for a partial one.
+  std::size_t bytes = 0;
+  if (ErrorClass c = type_elements_bytes(t, count, &bytes); c != ErrorClass::Success)
+    return world_error(raise(c, "cannot place %lld elements of the datatype in the status", count), fn);
+  set_status_bytes(status, bytes);
   return MPI_SUCCESS;
 }
 

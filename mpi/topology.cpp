@@ -1,6 +1,7 @@
 // Cartesian process topologies and MPI_Dims_create. Ranks are laid out in
 // row-major order; reordering is never done (allowed by the standard).
 #include <algorithm>
+#include <cmath>
 #include <functional>
 
 #include "mpi/api.hpp"
@@ -57,6 +58,79 @@ int check_dims(int ndims, const int* dims, long long* product) {
   return 0;
 }
 
+// Divisors of n in increasing order.
+std::vector<int> divisors(int n) {
+  std::vector<int> lo, hi;
+  for (int d = 1; static_cast<long long>(d) * d <= n; ++d) {
+    if (n % d) continue;
+    lo.push_back(d);
+    if (d != n / d) hi.push_back(n / d);
+  }
+  lo.insert(lo.end(), hi.rbegin(), hi.rend());
+  return lo;
+}
+
+// Largest integer r with r^k <= n.
+int floor_root(int n, int k) {
+  int r = static_cast<int>(std::pow(static_cast<double>(n), 1.0 / k));
+  auto pow_le = [&](long long x) {
+    long long p = 1;
+    for (int i = 0; i < k; ++i) {
+      p *= x;
+      if (p > n) return false;
+    }
+    return true;
+  };
+  while (r > 1 && !pow_le(r)) --r;
+  while (pow_le(r + 1LL)) ++r;
+  return std::max(r, 1);
+}
+
+// The most balanced way to write n as k factors: the smallest difference
+// between the largest and the smallest factor (the standard's "as close to
+// each other as possible"), ties going to the smaller largest factor, then
+// the smaller second one, and so on. Depth-first over non-increasing
+// factors; the first sequence found at a given spread is the tie winner.
+struct Balancer {
+  std::vector<int> divs, cur, best;
+  int best_spread = 0;
+
+  // Factors for positions pos.. of a product rem, each at most cap.
+  void search(int rem, int pos, int cap) {
+    int k = static_cast<int>(cur.size()) - pos;
+    if (k == 1) {
+      if (rem > cap) return;
+      cur[static_cast<std::size_t>(pos)] = rem;
+      int spread = cur[0] - rem;
+      if (best.empty() || spread < best_spread) {
+        best = cur;
+        best_spread = spread;
+      }
+      return;
+    }
+    // This factor is the largest of the k left: at least rem^(1/k).
+    int root = floor_root(rem, k);
+    for (int d : divs) {
+      if (d > cap || d > rem) break;
+      if (d < root || rem % d) continue;
+      // The last factor is at most the (k-1)-th root of rem/d, so the spread
+      // is at least the first factor minus that; it only grows with d.
+      int top = pos == 0 ? d : cur[0];
+      if (!best.empty() && top - floor_root(rem / d, k - 1) >= best_spread) break;
+      cur[static_cast<std::size_t>(pos)] = d;
+      search(rem / d, pos + 1, d);
+    }
+  }
+};
+
+std::vector<int> balanced_factors(int n, int k) {
+  Balancer b;
+  b.divs = divisors(n);
+  b.cur.assign(static_cast<std::size_t>(k), 1);
+  b.search(n, 0, n);
+  return b.best;
+}
+
 }  // namespace
 
 ADI3_MPI_API(int, Dims_create, (int nnodes, int ndims, int dims[])) {
@@ -82,18 +156,7 @@ ADI3_MPI_API(int, Dims_create, (int nnodes, int ndims, int dims[])) {
       return world_error(raise(ErrorClass::Dims, "the dimensions do not multiply to %d", nnodes), __func__);
     return MPI_SUCCESS;
   }
-  // Prime factors, largest first, each to the currently smallest dimension:
-  // as balanced as the factors allow.
-  std::vector<int> factors;
-  for (int p = 2; static_cast<long long>(p) * p <= rest; ++p) {
-    while (rest % p == 0) {
-      factors.push_back(p);
-      rest /= p;
-    }
-  }
-  if (rest > 1) factors.push_back(rest);
-  std::vector<int> sizes(static_cast<std::size_t>(free_slots), 1);
-  for (auto it = factors.rbegin(); it != factors.rend(); ++it) *std::min_element(sizes.begin(), sizes.end()) *= *it;
+  std::vector<int> sizes = balanced_factors(rest, free_slots);
   std::sort(sizes.begin(), sizes.end(), std::greater<int>());
   std::size_t k = 0;
   for (int i = 0; i < ndims; ++i) {

@@ -16,7 +16,8 @@ struct Pair {
   I index;
 };
 
-// Native size/extent/alignment of T; ext32 is the standard's external32 size.
+// Native size/extent/alignment of T; ext32 is the size in the standard's
+// external32 table (MPI-4.1 19.3.11), which differs for long and wchar_t.
 template <class T>
 constexpr BuiltinInfo scalar(const char* name, Scalar s, std::uint16_t ext32, std::uint8_t parts = 1) {
   return BuiltinInfo{
@@ -51,14 +52,14 @@ constexpr BuiltinInfo kTable[kNumBuiltins] = {
     scalar<unsigned short>("MPI_UNSIGNED_SHORT", S::kInteger, 2),
     scalar<int>("MPI_INT", S::kInteger, 4),
     scalar<unsigned>("MPI_UNSIGNED", S::kInteger, 4),
-    scalar<long>("MPI_LONG", S::kInteger, 8),
-    scalar<unsigned long>("MPI_UNSIGNED_LONG", S::kInteger, 8),
+    scalar<long>("MPI_LONG", S::kInteger, 4),
+    scalar<unsigned long>("MPI_UNSIGNED_LONG", S::kInteger, 4),
     scalar<long long>("MPI_LONG_LONG_INT", S::kInteger, 8),
     scalar<unsigned long long>("MPI_UNSIGNED_LONG_LONG", S::kInteger, 8),
     scalar<float>("MPI_FLOAT", S::kFloat, 4),
     scalar<double>("MPI_DOUBLE", S::kFloat, 8),
     scalar<long double>("MPI_LONG_DOUBLE", S::kLongDouble, 16),
-    scalar<wchar_t>("MPI_WCHAR", S::kInteger, 4),
+    scalar<wchar_t>("MPI_WCHAR", S::kInteger, 2),
     scalar<bool>("MPI_C_BOOL", S::kOpaque, 1),
     scalar<std::int8_t>("MPI_INT8_T", S::kInteger, 1),
     scalar<std::int16_t>("MPI_INT16_T", S::kInteger, 2),
@@ -83,7 +84,7 @@ constexpr BuiltinInfo kTable[kNumBuiltins] = {
     scalar<std::complex<long double>>("MPI_CXX_LONG_DOUBLE_COMPLEX", S::kLongDouble, 32, 2),
     pair<float, int>("MPI_FLOAT_INT", B::kFloat, B::kInt, 8),
     pair<double, int>("MPI_DOUBLE_INT", B::kDouble, B::kInt, 12),
-    pair<long, int>("MPI_LONG_INT", B::kLong, B::kInt, 12),
+    pair<long, int>("MPI_LONG_INT", B::kLong, B::kInt, 8),
     pair<int, int>("MPI_2INT", B::kInt, B::kInt, 8),
     pair<short, int>("MPI_SHORT_INT", B::kShort, B::kInt, 6),
     pair<long double, int>("MPI_LONG_DOUBLE_INT", B::kLongDouble, B::kInt, 20),

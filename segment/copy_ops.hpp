@@ -288,4 +288,18 @@ struct CountOp {
   void part(const Elem&, Addr, std::size_t, std::size_t) { partial = true; }
 };
 
+// Stream bytes taken by the first `want` basic elements (the inverse of
+// CountOp, for MPI_Status_set_elements).
+struct ElemBytesOp {
+  static constexpr bool kRaw = false;
+  std::uint64_t want = 0;
+  std::size_t bytes = 0;
+  void elems(const Elem& e, Addr, std::size_t m) {
+    std::size_t k = static_cast<std::size_t>(std::min<std::uint64_t>(m, want));
+    bytes += k * e.ssz;
+    want -= k;
+  }
+  void part(const Elem&, Addr, std::size_t, std::size_t) {}
+};
+
 }  // namespace adi3::detail

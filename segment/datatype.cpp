@@ -165,20 +165,21 @@ bool TypeAccess::derive(Datatype& t) {
     return true;
   }
   Bounds b;
-  const Datatype& c0 = *t.children_[0];
+  // A struct of count 0 has no children at all.
+  const Datatype* c0 = t.children_.empty() ? nullptr : t.children_[0];
   switch (t.shape_) {
     case Shape::kVector:
-      b.add_blocks(0, t.blocklen_, c0, t.count_, t.stride_);
+      b.add_blocks(0, t.blocklen_, *c0, t.count_, t.stride_);
       break;
     case Shape::kIndexed:
     case Shape::kStruct:
       for (std::size_t i = 0; i < t.disps_.size(); ++i) {
-        const Datatype& c = t.shape_ == Shape::kStruct ? *t.children_[i] : c0;
+        const Datatype& c = t.shape_ == Shape::kStruct ? *t.children_[i] : *c0;
         b.add_blocks(t.disps_[i], blocklen(t, i), c, 1, 0);
       }
       break;
     case Shape::kResized:
-      b.add_blocks(0, 1, c0, 1, 0);
+      b.add_blocks(0, 1, *c0, 1, 0);
       break;
     case Shape::kBasic:
       break;

@@ -106,7 +106,26 @@ void quad_to_x87(const unsigned char* in, unsigned char* out) {
 }
 
 static_assert(sizeof(long) == 8 && sizeof(wchar_t) == 4 && sizeof(long double) == 16 && sizeof(bool) == 1,
-              "external32 here assumes LP64 sizes equal to the external32 ones");
+              "external32 here assumes LP64 native sizes");
+
+// Integers the external32 table makes narrower than LP64 memory (MPI_LONG
+// and MPI_UNSIGNED_LONG are 4 bytes, MPI_WCHAR 2): the low bytes, big-endian.
+// Values that do not fit are truncated, as a C conversion would do.
+void narrow(std::size_t mem_w, std::size_t ext_w, const unsigned char* in, unsigned char* out, std::size_t n) {
+  for (std::size_t k = 0; k < n; ++k, in += mem_w, out += ext_w) {
+    for (std::size_t i = 0; i < ext_w; ++i) out[i] = in[ext_w - 1 - i];  // little-endian host
+  }
+}
+
+// And back, sign-extending the signed ones (MPI_LONG).
+void widen(std::size_t mem_w, std::size_t ext_w, bool is_signed, const unsigned char* in, unsigned char* out,
+           std::size_t n) {
+  for (std::size_t k = 0; k < n; ++k, in += ext_w, out += mem_w) {
+    unsigned char fill = is_signed && (in[0] & 0x80) ? 0xff : 0;
+    for (std::size_t i = 0; i < ext_w; ++i) out[i] = in[ext_w - 1 - i];
+    for (std::size_t i = ext_w; i < mem_w; ++i) out[i] = fill;
+  }
+}
 
 class External32 final : public Representation {
  public:
@@ -125,6 +144,8 @@ class External32 final : public Representation {
       for (std::size_t k = 0; k < n * i.components; ++k) x87_to_quad(in + 16 * k, out + 16 * k);
     } else if (i.scalar == Scalar::kOpaque) {
       std::memmove(stream, mem, n * i.size);
+    } else if (i.ext32_size < i.size) {
+      narrow(i.size, i.ext32_size, static_cast<const unsigned char*>(mem), static_cast<unsigned char*>(stream), n);
     } else {
       swap_any(i.size / i.components, mem, stream, n * i.components);
     }
@@ -138,6 +159,9 @@ class External32 final : public Representation {
       for (std::size_t k = 0; k < n * i.components; ++k) quad_to_x87(in + 16 * k, out + 16 * k);
     } else if (i.scalar == Scalar::kOpaque) {
       std::memmove(mem, stream, n * i.size);
+    } else if (i.ext32_size < i.size) {
+      widen(i.size, i.ext32_size, b == Builtin::kLong, static_cast<const unsigned char*>(stream),
+            static_cast<unsigned char*>(mem), n);
     } else {
       swap_any(i.size / i.components, stream, mem, n * i.components);
     }

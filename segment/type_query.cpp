@@ -46,6 +46,39 @@ ErrorClass type_get_contents(const Datatype* t, int max_integers, int max_addres
   return ErrorClass::Success;
 }
 
+ErrorClass type_elements_bytes(const Datatype* t, long long elements, std::size_t* bytes) {
+  if (!t) return ErrorClass::Type;
+  if (!bytes || elements < 0) return ErrorClass::Arg;
+  auto per = static_cast<unsigned long long>(t->basic_count());
+  if (per == 0 || t->size() == 0) {
+    *bytes = 0;  // no elements to count: any byte count reads back as 0
+    return ErrorClass::Success;
+  }
+  auto n = static_cast<unsigned long long>(elements);
+  std::size_t whole = n / per, rest = n % per;
+  *bytes = whole * t->size();
+  if (rest == 0) return ErrorClass::Success;
+  std::uint32_t bs = TypeAccess::basic_size(*t);
+  if (bs != 0 && bs != UINT32_MAX) {
+    *bytes += rest * bs;
+    return ErrorClass::Success;
+  }
+  // Mixed element sizes: walk one instance until `rest` elements are seen.
+  detail::ElemBytesOp op;
+  op.want = rest;
+  ErrorClass e = detail::no_throw([&] {
+    auto prog = t->program_for(detail::native_typed());
+    detail::Cursor cur;
+    cur.reset(prog->root, 0, prog->size, prog->depth);
+    cur.seek(0);
+    cur.walk(op, t->size());
+    return ErrorClass::Success;
+  });
+  if (e != ErrorClass::Success) return e;
+  *bytes += op.bytes;
+  return ErrorClass::Success;
+}
+
 ErrorClass type_get_elements(const Datatype* t, std::size_t bytes, long long* count) {
   if (!t) return ErrorClass::Type;
   if (!count) return ErrorClass::Arg;

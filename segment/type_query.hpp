@@ -31,6 +31,9 @@ struct Envelope {
 // `bytes` of a stream of t, or kUndefined when `bytes` ends inside a basic
 // element.
 [[nodiscard]] ErrorClass type_get_elements(const Datatype* t, std::size_t bytes, long long* count);
+// MPI_Status_set_elements: the stream bytes of the first `elements` basic
+// elements of a stream of t (so get_elements gives `elements` back).
+[[nodiscard]] ErrorClass type_elements_bytes(const Datatype* t, long long elements, std::size_t* bytes);
 // MPI_Get_count: whole elements of t in `bytes`, or kUndefined.
 [[nodiscard]] ErrorClass type_get_count(const Datatype* t, std::size_t bytes, long long* count);
 

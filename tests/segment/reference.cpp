@@ -359,8 +359,12 @@ std::vector<unsigned char> pack_external32(const std::vector<Entry>& es, const u
       continue;
     }
     std::size_t w = part_size(e.type);
+    // The table makes long and wchar_t narrower than in memory: their low bytes.
+    std::size_t keep = e.type == Builtin::kLong || e.type == Builtin::kUnsignedLong ? 4
+                       : e.type == Builtin::kWchar                                  ? 2
+                                                                                    : w;
     for (std::size_t k = 0; k < e.size / w; ++k) {
-      for (std::size_t i = w; i-- > 0;) s.push_back(p[k * w + i]);
+      for (std::size_t i = keep; i-- > 0;) s.push_back(p[k * w + i]);
     }
   }
   return s;

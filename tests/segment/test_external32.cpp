@@ -28,18 +28,42 @@ TEST(External32, IntegersAreBigEndian) {
   EXPECT_EQ(ext32(&one, 1, Builtin::kInt), (Bytes{0, 0, 0, 1}));
   short s = -2;
   EXPECT_EQ(ext32(&s, 1, Builtin::kShort), (Bytes{0xff, 0xfe}));
-  long l = 0x0102030405060708L;
-  EXPECT_EQ(ext32(&l, 1, Builtin::kLong), (Bytes{1, 2, 3, 4, 5, 6, 7, 8}));
+  // long and unsigned long are 4 bytes in the table, wchar_t 2.
+  long l = 0x05060708L;
+  EXPECT_EQ(ext32(&l, 1, Builtin::kLong), (Bytes{5, 6, 7, 8}));
+  unsigned long ul = 0xfffffffeUL;
+  EXPECT_EQ(ext32(&ul, 1, Builtin::kUnsignedLong), (Bytes{0xff, 0xff, 0xff, 0xfe}));
   unsigned long long u = 1;
   EXPECT_EQ(ext32(&u, 1, Builtin::kUnsignedLongLong), (Bytes{0, 0, 0, 0, 0, 0, 0, 1}));
   wchar_t w = L'A';
-  EXPECT_EQ(ext32(&w, 1, Builtin::kWchar), (Bytes{0, 0, 0, 0x41}));
+  EXPECT_EQ(ext32(&w, 1, Builtin::kWchar), (Bytes{0, 0x41}));
   char c[3] = {'a', 'b', 'c'};
   EXPECT_EQ(ext32(c, 3, Builtin::kChar), (Bytes{'a', 'b', 'c'}));
   bool t = true;
   EXPECT_EQ(ext32(&t, 1, Builtin::kCBool), (Bytes{1}));
   std::ptrdiff_t a = -1;
   EXPECT_EQ(ext32(&a, 1, Builtin::kAint), Bytes(8, 0xff));
+}
+
+TEST(External32, NarrowIntegersComeBackWidened) {
+  long l[2] = {-5, 0x7fffffffL};
+  unsigned long u = 0xfffffff0UL;
+  wchar_t w = 0xe9;
+  Bytes a = ext32(l, 2, Builtin::kLong), b = ext32(&u, 1, Builtin::kUnsignedLong), c = ext32(&w, 1, Builtin::kWchar);
+  long l2[2] = {};
+  unsigned long u2 = 0;
+  wchar_t w2 = 0;
+  std::size_t pos = 0;
+  ASSERT_EQ(unpack_external("external32", a.data(), a.size(), &pos, l2, 2, B(Builtin::kLong)), ErrorClass::Success);
+  pos = 0;
+  ASSERT_EQ(unpack_external("external32", b.data(), b.size(), &pos, &u2, 1, B(Builtin::kUnsignedLong)),
+            ErrorClass::Success);
+  pos = 0;
+  ASSERT_EQ(unpack_external("external32", c.data(), c.size(), &pos, &w2, 1, B(Builtin::kWchar)), ErrorClass::Success);
+  EXPECT_EQ(l2[0], -5);  // sign-extended
+  EXPECT_EQ(l2[1], 0x7fffffffL);
+  EXPECT_EQ(u2, 0xfffffff0UL);  // zero-extended
+  EXPECT_EQ(w2, 0xe9);
 }
 
 TEST(External32, FloatsAreIeeeBigEndian) {
@@ -85,12 +109,50 @@ TEST(External32, SizesFollowTheTable) {
     Builtin b;
     std::size_t bytes;
   };
-  const Case cases[] = {{Builtin::kLong, 8},           {Builtin::kLongDouble, 16},
-                        {Builtin::kWchar, 4},          {Builtin::kCBool, 1},
-                        {Builtin::kAint, 8},           {Builtin::kOffset, 8},
-                        {Builtin::kCount, 8},          {Builtin::kCLongDoubleComplex, 32},
-                        {Builtin::kLongDoubleInt, 20}, {Builtin::kLongInt, 12},
-                        {Builtin::kCxxBool, 1}};
+  // MPI-4.1's external32 table, every predefined C type (pairs: the sum).
+  const Case cases[] = {{Builtin::kPacked, 1},
+                        {Builtin::kByte, 1},
+                        {Builtin::kChar, 1},
+                        {Builtin::kUnsignedChar, 1},
+                        {Builtin::kSignedChar, 1},
+                        {Builtin::kWchar, 2},
+                        {Builtin::kShort, 2},
+                        {Builtin::kUnsignedShort, 2},
+                        {Builtin::kInt, 4},
+                        {Builtin::kLong, 4},
+                        {Builtin::kUnsigned, 4},
+                        {Builtin::kUnsignedLong, 4},
+                        {Builtin::kLongLong, 8},
+                        {Builtin::kUnsignedLongLong, 8},
+                        {Builtin::kFloat, 4},
+                        {Builtin::kDouble, 8},
+                        {Builtin::kLongDouble, 16},
+                        {Builtin::kCBool, 1},
+                        {Builtin::kInt8, 1},
+                        {Builtin::kInt16, 2},
+                        {Builtin::kInt32, 4},
+                        {Builtin::kInt64, 8},
+                        {Builtin::kUint8, 1},
+                        {Builtin::kUint16, 2},
+                        {Builtin::kUint32, 4},
+                        {Builtin::kUint64, 8},
+                        {Builtin::kAint, 8},
+                        {Builtin::kCount, 8},
+                        {Builtin::kOffset, 8},
+                        {Builtin::kCComplex, 8},
+                        {Builtin::kCFloatComplex, 8},
+                        {Builtin::kCDoubleComplex, 16},
+                        {Builtin::kCLongDoubleComplex, 32},
+                        {Builtin::kCxxBool, 1},
+                        {Builtin::kCxxFloatComplex, 8},
+                        {Builtin::kCxxDoubleComplex, 16},
+                        {Builtin::kCxxLongDoubleComplex, 32},
+                        {Builtin::kFloatInt, 8},
+                        {Builtin::kDoubleInt, 12},
+                        {Builtin::kLongInt, 8},
+                        {Builtin::k2Int, 8},
+                        {Builtin::kShortInt, 6},
+                        {Builtin::kLongDoubleInt, 20}};
   for (const Case& c : cases) {
     std::size_t n = 0;
     ASSERT_EQ(pack_external_size("external32", 3, B(c.b), &n), ErrorClass::Success);

@@ -45,6 +45,16 @@ std::vector<std::size_t> cuts(std::size_t n, std::mt19937_64& rng) {
 // external32 round trip to be exact.
 void sanitize_long_doubles(const std::vector<ref::Entry>& es, unsigned char* base, std::mt19937_64& rng) {
   for (const auto& e : es) {
+    // long, unsigned long and wchar_t are narrower in external32: keep their
+    // values in range so unpacking gives them back (sign- or zero-extended).
+    std::size_t w = e.type == Builtin::kWchar ? 4 : 8, keep = e.type == Builtin::kWchar ? 2 : 4;
+    if (e.type == Builtin::kLong || e.type == Builtin::kUnsignedLong || e.type == Builtin::kWchar) {
+      for (std::size_t k = 0; k < e.size / w; ++k) {
+        unsigned char* p = base + e.off + w * k;
+        unsigned char fill = e.type == Builtin::kLong && (p[keep - 1] & 0x80) ? 0xff : 0;
+        std::memset(p + keep, fill, w - keep);
+      }
+    }
     if (e.type != Builtin::kLongDouble && e.type != Builtin::kCLongDoubleComplex) continue;
     for (std::size_t k = 0; k < e.size / 16; ++k) {
       long double v = static_cast<long double>(static_cast<double>(rng() % 100000) / 7.0 - 3000.0);
