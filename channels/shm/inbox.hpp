@@ -1,5 +1,6 @@
 // The layout of a rank's inbox: one shared segment per rank holding its
-// doorbell and one SPSC ring (shm_ring.hpp) per sender (itself included). Only offsets
+// doorbell and one SPSC ring (shm_ring.hpp: its head here, its records in
+// the data area) per sender (itself included). Only offsets
 // live in shared memory, so every process may map it at its own address.
 //
 //   [InboxHeader][Doorbell][RoomFlag x ranks][ShmRing x ranks][pad]
@@ -16,7 +17,7 @@
 namespace adi3::shm {
 
 inline constexpr uint64_t kInboxMagic = 0x314d48533349'4441ull;  // "ADI3SHM1"
-inline constexpr uint32_t kInboxVersion = 2;
+inline constexpr uint32_t kInboxVersion = 3;
 
 struct alignas(64) InboxHeader {
   uint64_t magic;
@@ -71,8 +72,7 @@ class InboxLayout {
     new (bell(base)) Doorbell();
     for (int s = 0; s < ranks_; ++s) {
       new (room(base, s)) RoomFlag();
-      ShmRing* r = new (ring(base, s)) ShmRing();
-      r->init(ring_bytes_);
+      new (ring(base, s)) ShmRing();
     }
   }
 

@@ -45,6 +45,7 @@ ShmChannel::ShmChannel(ChannelBootstrap& boot, const ShmSettings& settings)
       out_(static_cast<std::size_t>(size_)),
       activity_(static_cast<std::size_t>(size_)),
       dead_(static_cast<std::size_t>(size_)) {
+  caps_.max_header = 64;  // before map_peers: the ring readers check it
   // 1. My inbox, built before anyone can see its name.
   ShmSegment& mine = segments_[static_cast<std::size_t>(rank_)];
   mine = ShmSegment::create(boot.job_id(), layout_.total());
@@ -62,8 +63,7 @@ ShmChannel::ShmChannel(ChannelBootstrap& boot, const ShmSettings& settings)
   mine.unlink();
 
   caps_.native = kPointToPoint | (cma_ok_ ? kActiveRma : 0u);
-  caps_.max_header = 64;
-  caps_.max_payload = std::min(settings_.chunk_bytes, in_[0].ring->max_record() - caps_.max_header - 128);
+  caps_.max_payload = std::min(settings_.chunk_bytes, settings_.ring_bytes / 2 - caps_.max_header - 128);
   caps_.eager_limit = std::min(kEagerLimit, caps_.max_payload);
   caps_.get_min = cma_ok_ ? settings_.cma_min : SIZE_MAX;
   next_check_ns_.store(now_ns() + int64_t{settings_.liveness_ms} * 1000000);
@@ -88,14 +88,14 @@ void ShmChannel::map_peers(ChannelBootstrap& boot) {
                                " does not match this rank's layout (different adi3 build or ADI3_SHM_RING_BYTES?)");
     }
     Out& o = out_[idx];
-    o.ring = layout_.ring(base, rank_);
-    o.data = layout_.data(base, rank_);
+    o.ring = RingProducer(layout_.ring(base, rank_), layout_.data(base, rank_), settings_.ring_bytes);
     o.room = layout_.room(base, rank_);
     o.bell = layout_.bell(base);
     o.pid = h->pid;
     activity_[idx] = &layout_.header(base)->activity;
     char* mine = segments_[static_cast<std::size_t>(rank_)].base();
-    in_[idx] = {layout_.ring(mine, p), layout_.data(mine, p), layout_.room(mine, p), layout_.bell(base)};
+    in_[idx] = {RingConsumer(layout_.ring(mine, p), layout_.data(mine, p), settings_.ring_bytes, caps_.max_header),
+                layout_.room(mine, p), layout_.bell(base)};
     if (p != rank_) watch_.watch(p, h->pid);
   }
 }
@@ -117,19 +117,23 @@ void ShmChannel::probe_cma() {
 SendResult ShmChannel::send(int dest, const void* hdr, std::size_t hdr_bytes, const Payload& payload) {
   Out& o = out_[static_cast<std::size_t>(dest)];
   if (dead_[static_cast<std::size_t>(dest)].load(std::memory_order_relaxed)) return SendResult::Failed;
-  if (!o.ring->push(o.data, hdr, hdr_bytes, payload)) {
+  RingProducer::Push r = o.ring.push(hdr, hdr_bytes, payload);
+  if (r == RingProducer::Push::Full) {
     // Ask to be woken when room appears, then look once more: the receiver
     // may have drained between the failed push and the request. While our
     // request stands, retries only read the flag (no line ping-pong).
-    bool sent = false;
     if (o.room->wanted.load(std::memory_order_relaxed) == 0) {
       o.room->wanted.exchange(1, std::memory_order_seq_cst);
-      sent = o.ring->push(o.data, hdr, hdr_bytes, payload);
+      r = o.ring.push(hdr, hdr_bytes, payload);
     }
-    if (!sent) {
+    if (r == RingProducer::Push::Full) {
       o.blocked.store(1, std::memory_order_relaxed);
       return busy_or_failed(dest);
     }
+  }
+  if (r == RingProducer::Push::Broken) {
+    ring_broken(dest, "to", o.ring.fault());
+    return SendResult::Failed;
   }
   if (o.blocked.load(std::memory_order_relaxed)) o.blocked.store(0, std::memory_order_relaxed);
   o.bell->ring();
@@ -154,9 +158,13 @@ int ShmChannel::poll(PacketSink& sink) {
   for (int i = 0; i < size_; ++i) {
     int src = next_ + i < size_ ? next_ + i : next_ + i - size_;
     In& in = in_[static_cast<std::size_t>(src)];
-    int n = in.ring->drain(in.data, kDrainBatch, [&](const void* h, std::size_t hb, const void* p, std::size_t pb) {
+    int n = in.ring.drain(kDrainBatch, [&](const void* h, std::size_t hb, const void* p, std::size_t pb) {
       sink.on_packet(src, h, hb, p, pb);
     });
+    if (n < 0) {
+      ring_broken(src, "from", in.ring.fault());
+      continue;
+    }
     if (n) {
       total += n;
       // The read-modify-write orders our head update before the check.
@@ -171,7 +179,7 @@ int ShmChannel::poll(PacketSink& sink) {
 
 bool ShmChannel::inbox_idle() const {
   for (const In& in : in_) {
-    if (!in.ring->empty(in.data)) return false;
+    if (!in.ring.empty()) return false;
   }
   return !failures_pending_.load(std::memory_order_acquire) && !room_appeared();
 }
@@ -228,6 +236,18 @@ void ShmChannel::check_peers() {
                                    std::to_string(rank_) + ")"});
   });
   if (!failures_.empty()) failures_pending_.store(true, std::memory_order_release);
+}
+
+// The peer wrote what no correct peer writes: refuse anything more from it
+// (the ring stays broken) and report it as failed, once.
+void ShmChannel::ring_broken(int peer, const char* side, const RingFault& f) {
+  std::lock_guard g(watch_lock_);
+  if (dead_[static_cast<std::size_t>(peer)].exchange(1, std::memory_order_relaxed)) return;
+  failures_.push_back({peer, "rank " + std::to_string(peer) + " is treated as failed: the shared-memory ring " + side +
+                                 " it (seen by rank " + std::to_string(rank_) + ") is corrupt: " + f.what +
+                                 " (position " + std::to_string(f.position) + ", value " + std::to_string(f.value) +
+                                 ")"});
+  failures_pending_.store(true, std::memory_order_release);
 }
 
 void ShmChannel::report_failures(PacketSink& sink) {

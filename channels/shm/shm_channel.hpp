@@ -48,14 +48,12 @@ class ShmChannel final : public Channel {
 
  private:
   struct In {
-    ShmRing* ring;
-    char* data;
+    RingConsumer ring;
     RoomFlag* room;    // the sender waits for room in ring
     Doorbell* sender;  // its doorbell
   };
   struct Out {
-    ShmRing* ring;
-    char* data;
+    RingProducer ring;
     RoomFlag* room;
     Doorbell* bell;
     pid_t pid;
@@ -72,6 +70,8 @@ class ShmChannel final : public Channel {
   void check_peers();
   void report_failures(PacketSink& sink);
   SendResult busy_or_failed(int dest);
+  // A ring with a peer broke (it wrote what no correct peer writes).
+  void ring_broken(int peer, const char* side, const RingFault& f);
 
   int rank_, size_;
   ShmSettings settings_;

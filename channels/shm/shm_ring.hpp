@@ -10,6 +10,17 @@
 // lap sit where the next record will start; the producer therefore zeroes
 // that word before it publishes each record (the word is inside the room
 // it checked for). Memory must be zero at init (a fresh shm segment is).
+//
+// The other process is not trusted. Shared memory holds only the records
+// and the consumer's published head (ShmRing); each side keeps its own
+// position and the capacity in private memory (RingProducer, RingConsumer),
+// so nothing the peer writes can move where this side reads or writes.
+// The consumer checks every record before following it: the stamp at its
+// head is 0 (nothing yet) or head + 1 (published), never anything else;
+// the kind is known; a record fits between its offset and the ring's end.
+// The producer checks the head it reads: never behind what it saw before,
+// never ahead of what it wrote. A failed check breaks the ring for good and
+// names what was wrong; the channel then treats that peer as failed.
 #pragma once
 #include <atomic>
 #include <cstddef>
@@ -20,110 +31,169 @@
 
 namespace adi3::shm {
 
-class ShmRing {
+// The shared part of a ring: the consumer's head, on its own cache line.
+struct alignas(64) ShmRing {
+  std::atomic<uint64_t> head{0};
+};
+
+namespace ring_format {
+struct Record {
+  std::atomic<uint64_t> stamp;  // ring position + 1 once complete
+  uint32_t payload_bytes;
+  uint16_t hdr_bytes;
+  uint16_t kind;
+};
+inline constexpr std::size_t kRecordHeader = 16;
+inline constexpr std::size_t kLine = 64;
+inline constexpr uint16_t kPacket = 0, kWrap = 1;
+static_assert(sizeof(Record) == kRecordHeader);
+
+inline std::size_t round_up(std::size_t n, std::size_t a) { return (n + a - 1) & ~(a - 1); }
+// Bytes a record of this header and payload takes.
+inline std::size_t record_bytes(std::size_t hdr_bytes, std::size_t payload_bytes) {
+  return round_up(kRecordHeader + round_up(hdr_bytes, 8) + payload_bytes, kLine);
+}
+inline Record* at(char* data, std::size_t off) { return reinterpret_cast<Record*>(data + off); }
+}  // namespace ring_format
+
+// What a broken ring saw (for the error message).
+struct RingFault {
+  const char* what = nullptr;  // null: the ring is sound
+  uint64_t position = 0;       // ring position of the bad record (or our tail)
+  uint64_t value = 0;          // the bad value
+};
+
+class RingProducer {
  public:
-  void init(std::size_t bytes) {  // a power of two, >= 4096
-    cap_ = cap_seen_by_consumer_ = bytes;
-    head_.store(0, std::memory_order_relaxed);
-    tail_ = cached_head_ = 0;
-  }
+  RingProducer() = default;
+  // cap: a power of two, >= 4096.
+  RingProducer(ShmRing* shared, char* data, std::size_t cap) : shared_(shared), data_(data), cap_(cap) {}
   // The largest record that always fits eventually.
   std::size_t max_record() const { return cap_ / 2; }
-  // Bytes a record of this header and payload takes (for max_payload).
-  static std::size_t record_bytes(std::size_t hdr_bytes, std::size_t payload_bytes) {
-    return round_up(kRecordHeader + round_up(hdr_bytes, 8) + payload_bytes, kLine);
-  }
 
-  // Producer. Returns false when there is no room now.
-  bool push(char* data, const void* hdr, std::size_t hdr_bytes, const Payload& p) {
+  enum class Push { Sent, Full, Broken };
+  Push push(const void* hdr, std::size_t hdr_bytes, const Payload& p) {
+    using namespace ring_format;
+    if (fault_.what) return Push::Broken;
     const std::size_t need = record_bytes(hdr_bytes, p.bytes);
     std::size_t off = tail_ & (cap_ - 1);
     const std::size_t wrap = off + need > cap_ ? cap_ - off : 0;
     // + 8: the stamp of the slot after this record, cleared below.
-    if (!room(wrap + need + 8)) return false;
+    if (!room(wrap + need + 8)) return fault_.what ? Push::Broken : Push::Full;
     if (wrap) {
-      stamp_at(data, 0).store(0, std::memory_order_relaxed);
-      Record* w = at(data, off);
+      at(data_, 0)->stamp.store(0, std::memory_order_relaxed);
+      Record* w = at(data_, off);
       w->kind = kWrap;
       w->stamp.store(tail_ + 1, std::memory_order_release);
       tail_ += wrap;
       off = 0;
     }
-    Record* r = at(data, off);
+    Record* r = at(data_, off);
     r->payload_bytes = static_cast<uint32_t>(p.bytes);
     r->hdr_bytes = static_cast<uint16_t>(hdr_bytes);
     r->kind = kPacket;
     char* body = reinterpret_cast<char*>(r) + kRecordHeader;
     std::memcpy(body, hdr, hdr_bytes);
     p.copy_to(body + round_up(hdr_bytes, 8));
-    stamp_at(data, (off + need) & (cap_ - 1)).store(0, std::memory_order_relaxed);
+    at(data_, (off + need) & (cap_ - 1))->stamp.store(0, std::memory_order_relaxed);
     r->stamp.store(tail_ + 1, std::memory_order_release);
     tail_ += need;
-    return true;
+    return Push::Sent;
+  }
+  const RingFault& fault() const { return fault_; }
+
+ private:
+  bool room(std::size_t need) {
+    if (tail_ + need - cached_head_ <= cap_) return true;
+    const uint64_t head = shared_->head.load(std::memory_order_acquire);
+    // The consumer only moves forward, and never past what we wrote.
+    if (head < cached_head_ || head > tail_) {
+      fault_ = {"the consumer's head moved outside what was written", tail_, head};
+      return false;
+    }
+    cached_head_ = head;
+    return tail_ + need - cached_head_ <= cap_;
   }
 
-  // Consumer: nothing to take now.
-  bool empty(const char* data) const {
-    uint64_t head = head_.load(std::memory_order_relaxed);
-    return stamp_at(data, head & (cap_seen_by_consumer_ - 1)).load(std::memory_order_acquire) != head + 1;
+  ShmRing* shared_ = nullptr;
+  char* data_ = nullptr;
+  std::size_t cap_ = 0;
+  uint64_t tail_ = 0;
+  uint64_t cached_head_ = 0;
+  RingFault fault_;
+};
+
+class RingConsumer {
+ public:
+  RingConsumer() = default;
+  static constexpr std::size_t kMaxHeader = 256;
+  // max_header: the largest header a sender may write (the channel's caps),
+  // at most kMaxHeader.
+  RingConsumer(ShmRing* shared, char* data, std::size_t cap, std::size_t max_header)
+      : shared_(shared), data_(data), cap_(cap), max_header_(max_header < kMaxHeader ? max_header : kMaxHeader) {}
+
+  // Nothing to take now. A corrupt stamp is "something": drain() reports it.
+  bool empty() const {
+    if (fault_.what) return true;
+    const uint64_t s = ring_format::at(data_, head_ & (cap_ - 1))->stamp.load(std::memory_order_acquire);
+    return s == 0;
   }
 
-  // Consumer: hands up to `max` packets to f(hdr, hdr_bytes, payload, bytes),
-  // each read in place and released after f returns.
+  // Hands up to `max` packets to f(hdr, hdr_bytes, payload, bytes), each
+  // read in place and released after f returns. Returns how many, or -1
+  // when the ring broke (see fault()); a broken ring stays broken.
   template <class F>
-  int drain(char* data, int max, F&& f) {
-    const std::size_t cap = cap_seen_by_consumer_;
-    uint64_t head = head_.load(std::memory_order_relaxed);
+  int drain(int max, F&& f) {
+    using namespace ring_format;
+    if (fault_.what) return -1;
     int n = 0;
     while (n < max) {
-      std::size_t off = head & (cap - 1);
-      Record* r = at(data, off);
-      if (r->stamp.load(std::memory_order_acquire) != head + 1) break;
-      if (r->kind == kWrap) {
-        head += cap - off;
+      const std::size_t off = head_ & (cap_ - 1);
+      Record* r = at(data_, off);
+      const uint64_t stamp = r->stamp.load(std::memory_order_acquire);
+      if (stamp == 0) break;
+      if (stamp != head_ + 1) return broken("a record's stamp is not its position + 1", stamp);
+      // Each field once: the peer may change them while we look.
+      const uint16_t kind = r->kind;
+      if (kind == kWrap) {
+        // Written only where a record did not fit before the end.
+        if (off == 0) return broken("a wrap record at the start of the ring", 0);
+        head_ += cap_ - off;
         continue;
       }
+      if (kind != kPacket) return broken("a record of unknown kind", kind);
+      const std::size_t hdr_bytes = r->hdr_bytes;
+      const std::size_t payload_bytes = r->payload_bytes;
+      if (hdr_bytes == 0 || hdr_bytes > max_header_) return broken("a header length out of range", hdr_bytes);
+      const std::size_t need = record_bytes(hdr_bytes, payload_bytes);
+      if (need > cap_ / 2 || need > cap_ - off) return broken("a record longer than the ring allows", payload_bytes);
+      // The header is copied out: the handlers check it, then use it, and
+      // the peer must not change it in between. The payload is only copied.
       const char* body = reinterpret_cast<const char*>(r) + kRecordHeader;
-      f(body, r->hdr_bytes, body + round_up(r->hdr_bytes, 8), r->payload_bytes);
-      head += record_bytes(r->hdr_bytes, r->payload_bytes);
-      head_.store(head, std::memory_order_release);
+      alignas(16) char hdr[kMaxHeader];
+      std::memcpy(hdr, body, hdr_bytes);
+      f(static_cast<const void*>(hdr), hdr_bytes, static_cast<const void*>(body + round_up(hdr_bytes, 8)),
+        payload_bytes);
+      head_ += need;
+      shared_->head.store(head_, std::memory_order_release);
       ++n;
     }
     return n;
   }
+  const RingFault& fault() const { return fault_; }
 
  private:
-  struct Record {
-    std::atomic<uint64_t> stamp;  // ring position + 1 once complete
-    uint32_t payload_bytes;
-    uint16_t hdr_bytes;
-    uint16_t kind;
-  };
-  static constexpr std::size_t kRecordHeader = 16;
-  static constexpr std::size_t kLine = 64;
-  static constexpr uint16_t kPacket = 0, kWrap = 1;
-  static_assert(sizeof(Record) == kRecordHeader);
-
-  static std::size_t round_up(std::size_t n, std::size_t a) { return (n + a - 1) & ~(a - 1); }
-  static Record* at(char* data, std::size_t off) { return reinterpret_cast<Record*>(data + off); }
-  static std::atomic<uint64_t>& stamp_at(char* data, std::size_t off) { return at(data, off)->stamp; }
-  static const std::atomic<uint64_t>& stamp_at(const char* data, std::size_t off) {
-    return reinterpret_cast<const Record*>(data + off)->stamp;
+  int broken(const char* what, uint64_t value) {
+    fault_ = {what, head_, value};
+    return -1;
   }
 
-  bool room(std::size_t need) {
-    if (tail_ + need - cached_head_ <= cap_) return true;
-    cached_head_ = head_.load(std::memory_order_acquire);
-    return tail_ + need - cached_head_ <= cap_;
-  }
-
-  // Consumer line.
-  alignas(64) std::atomic<uint64_t> head_{0};
-  std::size_t cap_seen_by_consumer_ = 0;
-  // Producer line.
-  alignas(64) uint64_t tail_ = 0;
-  uint64_t cached_head_ = 0;
+  ShmRing* shared_ = nullptr;
+  char* data_ = nullptr;
   std::size_t cap_ = 0;
+  std::size_t max_header_ = 0;
+  uint64_t head_ = 0;
+  RingFault fault_;
 };
 
 }  // namespace adi3::shm
