@@ -69,9 +69,10 @@ int main(int argc, char** argv) {
       total += all[s];
     }
     bad |= done != ITEMS;
-    printf("counter: %d ranks took %ld work items from a shared MPI_Fetch_and_op counter; histogram "
-           "(get/put under exclusive locks) sums to %ld, expected %ld (%s)\n",
-           size, done, total, (long)ITEMS * (ITEMS - 1) / 2, bad ? "WRONG" : "ok");
+    printf(
+        "counter: %d ranks took %ld work items from a shared MPI_Fetch_and_op counter; histogram "
+        "(get/put under exclusive locks) sums to %ld, expected %ld (%s)\n",
+        size, done, total, (long)ITEMS * (ITEMS - 1) / 2, bad ? "WRONG" : "ok");
     free(all);
   }
   MPI_Win_free(&hwin);

@@ -58,9 +58,10 @@ int main(int argc, char** argv) {
       maxdiff = fmax(maxdiff, fabs(all[i] - s[i + 1]));
     }
     bad = maxdiff > 1e-12;
-    printf("halo: %d ranks x %d cells, %d steps with MPI_Put between fences: total heat %.6f, "
-           "max difference from the serial run %.1e (%s)\n",
-           size, CELLS, STEPS, heat, maxdiff, bad ? "WRONG" : "ok");
+    printf(
+        "halo: %d ranks x %d cells, %d steps with MPI_Put between fences: total heat %.6f, "
+        "max difference from the serial run %.1e (%s)\n",
+        size, CELLS, STEPS, heat, maxdiff, bad ? "WRONG" : "ok");
     free(s);
     free(t);
     free(all);
