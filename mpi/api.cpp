@@ -18,7 +18,7 @@ int raise(ErrorClass c, const char* fmt, ...) {
   return code;
 }
 
-int get_comm(Runtime& rt, MPI_Comm h, CommObj** out) {
+int get_comm_slow(Runtime& rt, MPI_Comm h, CommObj** out) {
   if (h == MPI_COMM_WORLD) {
     *out = &rt.world;
     return 0;
@@ -71,7 +71,7 @@ int get_type(Runtime& rt, MPI_Datatype h, const Datatype** out) {
   return raise(ErrorClass::Type, "0x%x is not a datatype handle", h);
 }
 
-int get_comm_type(Runtime& rt, MPI_Datatype h, const Datatype** out) {
+int get_comm_type_slow(Runtime& rt, MPI_Datatype h, const Datatype** out) {
   if (int e = get_type(rt, h, out)) return e;
   if (!(*out)->is_committed()) return raise(ErrorClass::Type, "datatype 0x%x is not committed (MPI_Type_commit)", h);
   return 0;

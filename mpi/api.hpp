@@ -36,7 +36,10 @@ int raise(ErrorClass c, const char* fmt, ...) __attribute__((format(printf, 2, 3
 // Error-handler dispatch: code == 0 passes through; otherwise the handler of
 // comm (MPI_COMM_WORLD's when comm is null or invalid) runs and, unless it
 // is fatal, code is returned. fn is the entry point (__func__).
-int comm_error(CommObj* comm, int code, const char* fn);
+int comm_error_report(CommObj* comm, int code, const char* fn);
+inline int comm_error(CommObj* comm, int code, const char* fn) {
+  return code == 0 ? 0 : comm_error_report(comm, code, fn);  // success stays inline
+}
 int comm_error(MPI_Comm comm, int code, const char* fn);
 // Errors of calls tied to no communicator go to MPI_COMM_WORLD's handler.
 inline int world_error(int code, const char* fn) { return comm_error(static_cast<CommObj*>(nullptr), code, fn); }
@@ -44,12 +47,31 @@ inline int world_error(int code, const char* fn) { return comm_error(static_cast
 [[noreturn]] void fatal(int code, const char* fn);
 
 // ---- handle lookups (0 or an error code) ----
-int get_comm(Runtime& rt, MPI_Comm h, CommObj** out);
+// The predefined communicators and datatypes are found inline (every
+// point-to-point call looks up both); the rest out of line.
+int get_comm_slow(Runtime& rt, MPI_Comm h, CommObj** out);
+inline int get_comm(Runtime& rt, MPI_Comm h, CommObj** out) {
+  if (h == MPI_COMM_WORLD) {
+    *out = &rt.world;
+    return 0;
+  }
+  return get_comm_slow(rt, h, out);
+}
 int get_group(Runtime& rt, MPI_Group h, GroupPtr* out);
 // Any valid datatype (committed or not).
 int get_type(Runtime& rt, MPI_Datatype h, const Datatype** out);
 // A datatype usable for communication: valid and committed.
-int get_comm_type(Runtime& rt, MPI_Datatype h, const Datatype** out);
+int get_comm_type_slow(Runtime& rt, MPI_Datatype h, const Datatype** out);
+inline int get_comm_type(Runtime& rt, MPI_Datatype h, const Datatype** out) {
+  if (is_kind(h, Kind::Datatype, HandleClass::Builtin)) {
+    auto i = static_cast<std::size_t>(handle_index(h));
+    if (i < rt.builtin_types.size()) {
+      *out = rt.builtin_types[i];  // predefined types are committed
+      return 0;
+    }
+  }
+  return get_comm_type_slow(rt, h, out);
+}
 int get_info(Runtime& rt, MPI_Info h, InfoObj** out);
 // A new handle for t, taking over one reference the caller holds.
 int add_type(Runtime& rt, Datatype* t, MPI_Datatype* out);

@@ -68,7 +68,7 @@ void fatal(int code, const char* fn) {
   std::_Exit(code & 0xff ? code & 0xff : 1);
 }
 
-int comm_error(CommObj* c, int code, const char* fn) {
+int comm_error_report(CommObj* c, int code, const char* fn) {
   if (code == 0) return 0;
   Runtime* rt = g_runtime;
   if (!rt) fatal(code, fn);

@@ -47,6 +47,7 @@ Runtime::Runtime(std::unique_ptr<Device> dev, int level) : thread_level(level), 
   requests.set_threaded(threaded);
   messages.set_threaded(threaded);
   ops.set_threaded(threaded);
+  for (std::size_t b = 0; b < kNumBuiltins; ++b) builtin_types[b] = Datatype::builtin(static_cast<Builtin>(b));
   int me = dev_->rank();
   auto all = std::make_shared<GroupData>();
   for (int i = 0; i < dev_->size(); ++i) all->ranks.push_back(i);

@@ -2,6 +2,7 @@
 // MPI_Finalize. It owns the Device and every table of handles; the C API
 // reaches it through the single pointer g_runtime.
 #pragma once
+#include <array>
 #include <atomic>
 #include <map>
 #include <memory>
@@ -16,6 +17,7 @@
 #include "adi3/device.hpp"
 #include "mpi/context_ids.hpp"
 #include "mpi/handle_table.hpp"
+#include "segment/builtin.hpp"
 
 namespace adi3::mpi {
 
@@ -133,6 +135,8 @@ class Runtime {
   std::thread::id main_thread;
 
   CommObj world, self;
+  // Datatype::builtin(b) by index, read by every point-to-point call.
+  std::array<const Datatype*, kNumBuiltins> builtin_types{};
   HandleTable<CommObj*> comms;
   HandleTable<GroupPtr> groups;
   HandleTable<Datatype*> types;
