@@ -1,17 +1,15 @@
 #include "adi3/process.hpp"
 
 #include <sched.h>
-#include <sys/random.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <map>
 #include <stdexcept>
 #include <string>
 
-#include "adi3/bootstrap/pmi_client.hpp"
+#include "adi3/bootstrap/bootstrap.hpp"
 #include "channels/loader.hpp"
 
 namespace adi3 {
@@ -25,9 +23,9 @@ constexpr Knob kProcessKnobs[] = {
     {"ADI3_JOB_ID", "(from the launcher)",
      "Job id of a singleton run (no launcher); names its shared-memory segments."},
     {"ADI3_OVERSUBSCRIBE", "auto",
-     "auto: when this host runs more ranks (MPI_LOCALNRANKS, else the job size) than the cores this "
-     "process may use, blocking waits spin only 20 polls before yielding (unless ADI3_SPIN_COUNT is "
-     "set). 1: always do so. 0: never."},
+     "auto: when this host runs more ranks (the launcher's node layout) than the cores this process may "
+     "use, blocking waits spin only 20 polls before yielding (unless ADI3_SPIN_COUNT is set). 1: always "
+     "do so. 0: never."},
 };
 
 int usable_cpus() {
@@ -38,10 +36,14 @@ int usable_cpus() {
 }
 
 // Ranks outnumbering cores make spinning harmful: see kOversubscribedSpin.
-Config tuned_for_host(Config c, int job_size) {
+// A rank bound to one core shares it with nobody, so it counts the cores
+// of the whole node instead of its own mask.
+Config tuned_for_host(Config c, const Bootstrap& boot) {
   std::string mode = env_string("ADI3_OVERSUBSCRIBE", "auto");
-  int local = static_cast<int>(env_int("MPI_LOCALNRANKS", job_size));
-  bool over = mode == "1" || (mode == "auto" && local > usable_cpus());
+  int local = boot.local_size();
+  int cpus = usable_cpus();
+  if (cpus == 1 && local > 1) cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  bool over = mode == "1" || (mode == "auto" && local > cpus);
   if (over && !std::getenv("ADI3_SPIN_COUNT")) c.spin_count = std::min(c.spin_count, kOversubscribedSpin);
   return c;
 }
@@ -56,57 +58,32 @@ std::string sanitize(std::string_view id) {
   return out.empty() ? std::string("job") : out;
 }
 
-std::string singleton_job_id() {
-  std::string id = env_string("ADI3_JOB_ID", "");
-  if (!id.empty()) return sanitize(id);
-  uint32_t r = 0;
-  if (getrandom(&r, sizeof r, 0) != sizeof r) r = 0;
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "s%ld-%08x", static_cast<long>(getpid()), r);
-  return buf;
-}
-
-// The channel's view of the launcher: PMI, or a stand-in for a job of one.
+// The channel's view of the launcher: the process's Bootstrap, with a
+// job id safe in file names.
 class ProcessBootstrap final : public ChannelBootstrap {
  public:
-  explicit ProcessBootstrap(std::unique_ptr<PmiClient> pmi)
-      : pmi_(std::move(pmi)), job_id_(pmi_ ? sanitize(pmi_->job_id()) : singleton_job_id()) {}
+  explicit ProcessBootstrap(std::unique_ptr<Bootstrap> boot)
+      : boot_(std::move(boot)), job_id_(sanitize(boot_->job_id())) {}
   ~ProcessBootstrap() = default;
 
-  int rank() const override { return pmi_ ? pmi_->rank() : 0; }
-  int size() const override { return pmi_ ? pmi_->size() : 1; }
+  int rank() const override { return boot_->rank(); }
+  int size() const override { return boot_->size(); }
   const std::string& job_id() const override { return job_id_; }
-  void put(std::string_view key, std::string_view value) override {
-    if (pmi_) {
-      pmi_->kvs_put(key, value);
-    } else {
-      local_[std::string(key)] = std::string(value);
-    }
-  }
-  void fence() override {
-    if (pmi_) pmi_->kvs_fence();
-  }
-  std::optional<std::string> get(std::string_view key) override {
-    if (pmi_) return pmi_->kvs_get(key);
-    auto it = local_.find(std::string(key));
-    if (it == local_.end()) return std::nullopt;
-    return it->second;
-  }
-  void barrier() override {
-    if (pmi_) pmi_->barrier();
-  }
-  std::size_t max_value_length() const override { return pmi_ ? pmi_->max_value_length() : 1u << 20; }
+  void put(std::string_view key, std::string_view value) override { boot_->put(key, value); }
+  void fence() override { boot_->fence(); }
+  std::optional<std::string> get(std::string_view key) override { return boot_->get(key); }
+  void barrier() override { boot_->barrier(); }
+  std::size_t max_value_length() const override { return boot_->max_value_length(); }
 
-  PmiClient* pmi() { return pmi_.get(); }
+  Bootstrap& launcher() { return *boot_; }
 
  private:
-  std::unique_ptr<PmiClient> pmi_;
+  std::unique_ptr<Bootstrap> boot_;
   std::string job_id_;
-  std::map<std::string, std::string> local_;
 };
 
 // Owns what a process rank's channel needs beyond itself: the bootstrap
-// (hence the PMI connection), finalized after the channel is gone.
+// (hence the launcher connection), finalized after the channel is gone.
 // Forwarding costs one extra indirect call per operation.
 class ProcessChannel final : public Channel {
  public:
@@ -114,12 +91,10 @@ class ProcessChannel final : public Channel {
       : boot_(std::move(boot)), inner_(std::move(inner)) {}
   ~ProcessChannel() override {
     inner_.reset();
-    if (PmiClient* pmi = boot_->pmi()) {
-      try {
-        pmi->finalize();
-      } catch (const std::exception& e) {
-        std::fprintf(stderr, "adi3: PMI finalize failed: %s\n", e.what());
-      }
+    try {
+      boot_->launcher().finalize();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "adi3: PMI finalize failed: %s\n", e.what());
     }
   }
 
@@ -152,27 +127,32 @@ class ProcessChannel final : public Channel {
 std::span<const Knob> process_knobs() { return kProcessKnobs; }
 
 std::unique_ptr<Device> init_process(const Config& config) {
-  auto boot = std::make_unique<ProcessBootstrap>(PmiClient::from_environment());
+  std::unique_ptr<Bootstrap> launcher;
+  try {
+    launcher = make_bootstrap();
+  } catch (const std::exception& e) {
+    // No launcher to stop the job through: every rank says why itself.
+    throw std::runtime_error(std::string("adi3: cannot reach the launcher: ") + e.what());
+  }
+  auto boot = std::make_unique<ProcessBootstrap>(std::move(launcher));
   std::string channel = env_string("ADI3_CHANNEL", "shm");
   try {
+    Config tuned = tuned_for_host(config, boot->launcher());
     ChannelPluginInfo plugin = load_channel_plugin(channel);
     std::unique_ptr<Channel> inner = create_channel(plugin, *boot);
     auto ch = std::make_unique<ProcessChannel>(std::move(boot), std::move(inner));
-    int size = ch->size();
-    return std::make_unique<Device>(std::move(ch), tuned_for_host(config, size));
+    return std::make_unique<Device>(std::move(ch), tuned);
   } catch (const std::exception& e) {
-    if (boot && boot->pmi()) {
+    if (boot && boot->launcher().wire() != "singleton") {
       std::string msg = "adi3: rank " + std::to_string(boot->rank()) + " cannot start: " + e.what();
-      boot->pmi()->abort(1, msg);
+      boot->launcher().abort(1, msg);
     }
     throw;
   }
 }
 
 [[noreturn]] void abort_process(Device& device, int code, std::string_view msg) {
-  if (auto* pc = dynamic_cast<ProcessChannel*>(&device.channel())) {
-    if (PmiClient* pmi = pc->bootstrap().pmi()) pmi->abort(code, msg);
-  }
+  if (auto* pc = dynamic_cast<ProcessChannel*>(&device.channel())) pc->bootstrap().launcher().abort(code, msg);
   std::fprintf(stderr, "%.*s\n", static_cast<int>(msg.size()), msg.data());
   std::fflush(stderr);
   std::_Exit(code ? code : 1);
@@ -185,6 +165,11 @@ void process_barrier(Device& device) {
 std::string_view process_job_id(Device& device) {
   if (auto* pc = dynamic_cast<ProcessChannel*>(&device.channel())) return pc->bootstrap().job_id();
   return {};
+}
+
+Bootstrap* process_bootstrap(Device& device) {
+  if (auto* pc = dynamic_cast<ProcessChannel*>(&device.channel())) return &pc->bootstrap().launcher();
+  return nullptr;
 }
 
 }  // namespace adi3

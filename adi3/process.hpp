@@ -1,7 +1,8 @@
 // Starting a process as one rank of a job (the MPI_Init of the ADI).
 //
-// init_process() reads the launcher's PMI (PMI_FD: our mpiexec or Hydra;
-// without it the process is a job of one), loads the channel plugin named
+// init_process() connects to the launcher through adi3/bootstrap (PMI-1,
+// PMI-2 or PMIx, chosen from the environment; without a launcher the
+// process is a job of one), loads the channel plugin named
 // by ADI3_CHANNEL (default shm), starts it and returns the rank's Device.
 // The PMI connection lives as long as the Device and is finalized when the
 // Device is destroyed, so call Device::finalize() first.
@@ -10,6 +11,7 @@
 #include <span>
 #include <string_view>
 
+#include "adi3/bootstrap/bootstrap.hpp"
 #include "adi3/config.hpp"
 #include "adi3/device.hpp"
 
@@ -36,5 +38,9 @@ void process_barrier(Device& device);
 // The job id of a Device made by init_process
 // (empty for other devices). For tests and tools.
 std::string_view process_job_id(Device& device);
+
+// The launcher connection of a Device made by init_process (rank, node
+// layout, job secret, key-value space); nullptr for other devices.
+Bootstrap* process_bootstrap(Device& device);
 
 }  // namespace adi3

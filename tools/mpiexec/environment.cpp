@@ -3,7 +3,10 @@
 #include <cstdio>
 #include <random>
 
+#include <sys/random.h>
 #include <unistd.h>
+
+#include <stdexcept>
 
 namespace adi3::mpiexec {
 
@@ -37,6 +40,29 @@ std::string make_job_id() {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%ld-%08x", static_cast<long>(::getpid()), static_cast<unsigned>(device()));
   return buf;
+}
+
+}  // namespace adi3::mpiexec
+
+namespace adi3::mpiexec {
+
+std::string make_job_secret() {
+  unsigned char bytes[32];
+  std::size_t got = 0;
+  while (got < sizeof bytes) {
+    ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
+    if (n < 0) {
+      throw std::runtime_error("getrandom failed: cannot make the job secret");
+    }
+    got += static_cast<std::size_t>(n);
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char b : bytes) {
+    out += kHex[b >> 4];
+    out += kHex[b & 15];
+  }
+  return out;
 }
 
 }  // namespace adi3::mpiexec

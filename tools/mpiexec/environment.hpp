@@ -19,4 +19,9 @@ void set_env(std::vector<std::string>& env, std::string_view name, std::string_v
 // [0-9a-f-], so it can be embedded in file and KVS names.
 std::string make_job_id();
 
+// 32 random bytes as 64 hex digits, handed to the ranks in
+// ADI3_JOB_SECRET (the runtime takes it out of its environment) so they
+// can authenticate each other's connections.
+std::string make_job_secret();
+
 }  // namespace adi3::mpiexec

@@ -63,6 +63,7 @@ int run(int argc, char** argv) {
     set_env(config.env, "ADI3_CHANNEL", *opts.channel);
   }
   config.job_id = make_job_id();
+  set_env(config.env, "ADI3_JOB_SECRET", make_job_secret());
   config.tag_output = opts.tag_output;
   if (opts.timeout_seconds) {
     config.timeout = std::chrono::milliseconds(std::llround(*opts.timeout_seconds * 1000.0));
