@@ -26,6 +26,9 @@ constexpr Knob kBootstrapKnobs[] = {
      "exchange. exchange: every rank publishes its host id and reads the others' (set it for all ranks)."},
     {"ADI3_HOST_ID", "hostname:boot_id",
      "This process's host identity when the layout is exchanged; ranks with equal ids share a node."},
+    {"ADI3_JOB_SECRET", "(set by mpiexec)",
+     "The job's shared secret (64 hex digits, fresh per job), handed to the ranks by our mpiexec; the "
+     "runtime takes it out of its environment at start-up. Not a user setting."},
 };
 
 bool has(const char* name) {

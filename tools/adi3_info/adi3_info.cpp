@@ -18,7 +18,10 @@ void print_knobs(const char* title, std::span<const adi3::Knob> knobs) {
   std::printf("\n%s\n", title);
   for (const adi3::Knob& k : knobs) {
     std::printf("  %-24s default: %s\n", k.name, k.default_text);
-    if (const char* now = std::getenv(k.name)) std::printf("  %-24s set now: %s\n", "", now);
+    if (const char* now = std::getenv(k.name)) {
+      bool secret = std::strstr(k.name, "SECRET") != nullptr;  // never echo a secret
+      std::printf("  %-24s set now: %s\n", "", secret ? "(set, not shown)" : now);
+    }
     std::printf("  %-24s %s\n", "", k.meaning);
   }
 }
@@ -63,6 +66,7 @@ int main(int argc, char** argv) {
   if (knobs) {
     print_knobs("Core settings:", adi3::core_knobs());
     print_knobs("Process start-up:", adi3::process_knobs());
+    print_knobs("Launcher (bootstrap):", adi3::bootstrap_knobs());
     print_knobs("Plugin loader:", adi3::loader_knobs());
     print_knobs("Collectives:", adi3::coll::coll_knobs());
     print_knobs("Channel inproc:", adi3::inproc_knobs());
