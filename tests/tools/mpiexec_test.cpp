@@ -156,6 +156,16 @@ TEST(Mpiexec, TimeoutFromEnvironment) {
   EXPECT_LT(r.seconds, 0.5 + kStopLimitSeconds);
 }
 
+// Hydra's variable, which MPICH-style test suites set.
+TEST(Mpiexec, TimeoutFromHydraVariable) {
+  RunOptions options;
+  options.env.emplace_back("MPIEXEC_TIMEOUT", "1");
+  auto r = run_process({MPIEXEC_PATH, "-n", "2", PMI_TEST_PATH, "sleep", "30"}, options);
+  EXPECT_EQ(r.exit_code, 124) << r.err;
+  EXPECT_TRUE(contains(r.err, "job exceeded its timeout of 1 s")) << r.err;
+  EXPECT_LT(r.seconds, 1 + kStopLimitSeconds);
+}
+
 TEST(Mpiexec, InterruptStopsAllRanks) {
   for (int sig : {SIGINT, SIGTERM}) {
     RunOptions options;

@@ -36,7 +36,9 @@ int run(int argc, char** argv) {
   using namespace adi3::mpiexec;
   Options opts;
   try {
-    opts = parse_options(std::vector<std::string>(argv + 1, argv + argc), std::getenv("ADI3_MPIEXEC_TIMEOUT"));
+    const char* env_name = nullptr;
+    const char* env_value = timeout_from_environment(&env_name);
+    opts = parse_options(std::vector<std::string>(argv + 1, argv + argc), env_value, env_name);
   } catch (const UsageError& e) {
     std::fprintf(stderr, "mpiexec: %s\n%s", e.what(), usage_text().c_str());
     return 2;

@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <string_view>
 
 namespace adi3::mpiexec {
@@ -40,10 +41,22 @@ std::pair<std::string, std::optional<std::string>> split_inline_value(const std:
 
 }  // namespace
 
-Options parse_options(const std::vector<std::string>& args, const char* timeout_env) {
+const char* timeout_from_environment(const char** name) {
+  for (const char* n : {"ADI3_MPIEXEC_TIMEOUT", "MPIEXEC_TIMEOUT"}) {
+    const char* v = std::getenv(n);
+    if (v != nullptr && *v != '\0') {
+      *name = n;
+      return v;
+    }
+  }
+  *name = "ADI3_MPIEXEC_TIMEOUT";
+  return nullptr;
+}
+
+Options parse_options(const std::vector<std::string>& args, const char* timeout_env, const char* timeout_env_name) {
   Options opts;
   if (timeout_env != nullptr && *timeout_env != '\0') {
-    opts.timeout_seconds = parse_timeout(timeout_env, "ADI3_MPIEXEC_TIMEOUT");
+    opts.timeout_seconds = parse_timeout(timeout_env, timeout_env_name);
   }
 
   std::size_t i = 0;
@@ -114,7 +127,8 @@ std::string usage_text() {
          "  -genv NAME VALUE       set an environment variable for every rank\n"
          "  --tag-output           prefix each output line with \"[rank] \"\n"
          "  --timeout SECONDS      stop the job and fail after SECONDS\n"
-         "                         (default: $ADI3_MPIEXEC_TIMEOUT, else none)\n"
+         "                         (default: $ADI3_MPIEXEC_TIMEOUT, else Hydra's\n"
+         "                         $MPIEXEC_TIMEOUT, else none)\n"
          "  -h, --help             show this help\n";
 }
 

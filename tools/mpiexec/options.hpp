@@ -25,9 +25,16 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Parses argv[1..]. timeout_env is ADI3_MPIEXEC_TIMEOUT (or nullptr);
-// --timeout on the command line wins over it.
-Options parse_options(const std::vector<std::string>& args, const char* timeout_env);
+// Parses argv[1..]. timeout_env is the value of the timeout variable (or
+// nullptr), timeout_env_name its name for messages; --timeout on the
+// command line wins over it.
+Options parse_options(const std::vector<std::string>& args, const char* timeout_env,
+                      const char* timeout_env_name = "ADI3_MPIEXEC_TIMEOUT");
+
+// The timeout variable in effect: ADI3_MPIEXEC_TIMEOUT, else Hydra's
+// MPIEXEC_TIMEOUT (so jobs and test suites written for MPICH get theirs).
+// Returns its value (or nullptr) and sets *name.
+const char* timeout_from_environment(const char** name);
 
 std::string usage_text();
 
