@@ -63,7 +63,7 @@ END {
     for (c = 1; c <= nimpl; c++) if (impl[c] in present) printf " %s", impl[c] > dat
     printf "\n" > dat
     for (i = 1; i <= nsz[k]; i++) {
-      s = ord[i]; best = ""; spread = ""
+      s = ord[i]; best = ""; spread = ""; ncol = 0
       sn = col == "bytes" ? sizename(s) : s
       printf "%9s", sn; printf "| %s |", sn > md
       printf "%d", s > dat
@@ -76,7 +76,7 @@ END {
           sp = m > 0 ? sprintf("%.0f", 100 * (hi - lo) / m) : "-"
         } else sp = "-"
         med[im] = m
-        spread = spread (c > 1 ? "/" : "") sp
+        spread = spread (ncol++ ? "/" : "") sp
         if (im != "adi3" && m != "") if (best == "" || (lower ? m < best : m > best)) best = m
         printf " %9s", fmt(m); printf " %s |", fmt(m) > md
         printf " %s", (m == "" ? "?" : m) > dat

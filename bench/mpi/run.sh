@@ -56,7 +56,9 @@ bin=$bdir/bin
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 if [ "$build" = yes ]; then
-  cmake --build "$bdir" --target mpibench mpiexec adi3_ch_shm -j2 >/dev/null ||
+  targets=(mpibench mpiexec adi3_ch_shm)
+  [ -d "$root/bench/rma" ] && [ "$quick" = no ] && targets+=(rmabench)
+  cmake --build "$bdir" --target "${targets[@]}" -j2 >/dev/null ||
     { echo "run.sh: building the suite failed (cmake --build $bdir --target mpibench)" >&2; exit 2; }
 fi
 [ -x "$bin/mpibench_adi3" ] && [ -x "$bin/mpiexec" ] ||
@@ -78,7 +80,8 @@ launcher() {
 }
 
 # JOBS: name, ranks, program, its arguments. bench/rma's rmabench_<impl>
-# joins as job "rma" when it is built.
+# (one-sided) runs as jobs rma_put .. rma_cas when built, one launch per
+# operation so a peer that crashes on one loses only that one.
 jobs=(
   "p2p 2 mpibench latency bw bibw msgrate"
   "match 2 mpibench match"
@@ -91,7 +94,9 @@ jobs=(
   "coll4 4 mpibench coll"
   "coll8 8 mpibench coll"
 )
-[ -x "$bin/rmabench_adi3" ] && jobs+=("rma 2 rmabench")
+if [ -x "$bin/rmabench_adi3" ]; then
+  for g in put get acc fop cas; do jobs+=("rma_$g 2 rmabench --only ^${g}_"); done
+fi
 [ "$quick" = yes ] && jobs=("p2p 2 mpibench latency bw msgrate")
 
 # run_all RAW REPEAT EXTRA...: appends "impl repeat name@ranks size value
