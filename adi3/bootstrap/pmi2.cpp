@@ -167,6 +167,8 @@ class Pmi2Bootstrap final : public BootstrapCommon {
                   "'); use ADI3_PMI=pmi1");
     }
     pmi2::Message full{"fullinit", {}};
+    // Slurm requires pmijobid (its PMI_JOBID) and pmirank; Hydra reads pmirank.
+    if (const char* jobid = std::getenv("PMI_JOBID"); jobid && *jobid) full.add("pmijobid", jobid);
     if (id) full.add("pmirank", std::to_string(*id));
     full.add("threaded", "FALSE");
     auto r = request(full, "fullinit-response");
@@ -191,7 +193,8 @@ class Pmi2Bootstrap final : public BootstrapCommon {
       throw error("sent '" + m.cmd + "', expected '" + std::string(expected) + "' but got '" + r.cmd + "'");
     }
     if (rc_must_be_zero && r.get_int("rc").value_or(-1) != 0) {
-      throw error("'" + m.cmd + "' failed: " + std::string(r.get("errmsg").value_or("no reason given")));
+      throw error("'" + m.cmd +
+                  "' failed: " + std::string(r.get("errmsg").value_or(r.get("msg").value_or("no reason given"))));
     }
     return r;
   }
