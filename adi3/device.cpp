@@ -2,6 +2,7 @@
 // device's own barrier. Point-to-point lives in send.cpp/recv.cpp, the
 // wait/test families in completion.cpp.
 #include "adi3/device.hpp"
+#include "adi3/sizes.hpp"
 
 #include <cstring>
 #include <tbb/scalable_allocator.h>
@@ -184,6 +185,18 @@ int Device::check_buffer(const void* buf, std::size_t count, const Datatype* typ
   if (!type->is_committed()) return errors_.raise(ErrorClass::Type, "datatype is not committed");
   if (static_cast<long long>(count) < 0) {
     return errors_.raise(ErrorClass::Count, "invalid count %lld: must be non-negative", static_cast<long long>(count));
+  }
+  std::size_t bytes = 0;
+  if (!checked_bytes(count, type->size(), &bytes)) {
+    return errors_.raise(ErrorClass::Count,
+                         "count %zu of a %zu-byte datatype overflows: a message holds at most %td bytes", count,
+                         type->size(), PTRDIFF_MAX);
+  }
+  std::ptrdiff_t span = 0;
+  if (!checked_span(count, type->extent(), type->true_extent(), &span)) {
+    return errors_.raise(ErrorClass::Count,
+                         "count %zu of a datatype of extent %td overflows: the buffer would span more than %td bytes",
+                         count, type->extent(), PTRDIFF_MAX);
   }
   if (!buf && count > 0 && type->size() > 0 && type->true_lb() == 0 && type->is_contiguous()) {
     return errors_.raise(ErrorClass::Buffer, "null buffer with count %zu", count);

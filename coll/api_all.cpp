@@ -43,6 +43,9 @@ auto allgatherv_arrays_fn(const void* sbuf, std::size_t scount, DT stype, void* 
   return [=](Schedule& s) {
     if (int e = check_counts(s, rcounts, "recvcounts")) return e;
     if (int e = check_counts(s, displs, "displs", true)) return e;
+    if (rtype) {
+      if (int e = check_blocks(s, "recvcounts/displs", rcounts, displs, rtype)) return e;
+    }
     std::vector<std::size_t> c(rcounts, rcounts + s.size());
     std::vector<std::ptrdiff_t> d(displs, displs + s.size());
     return allgatherv_fn(sbuf, scount, stype, rbuf, std::move(c), std::move(d), rtype, t)(s);
@@ -78,11 +81,13 @@ auto alltoallw_fn(const void* sbuf, const int* scounts, const int* sdispls, cons
     for (int i = 0; i < s.size(); ++i) {
       DT rt = rtypes[bytes ? i : 0];
       if (int e = check_type(s, rt, "a receive")) return e;
+      if (int e = check_block(s, "recvcounts/rdispls", i, rcounts[i], rdispls[i], rt, bytes)) return e;
       std::ptrdiff_t ro = bytes ? rdispls[i] : rdispls[i] * rt->extent();
       recvs.push_back({static_cast<std::byte*>(rbuf) + ro, static_cast<std::size_t>(rcounts[i]), rt});
       if (inplace) continue;
       DT st = stypes[bytes ? i : 0];
       if (int e = check_type(s, st, "a send")) return e;
+      if (int e = check_block(s, "sendcounts/sdispls", i, scounts[i], sdispls[i], st, bytes)) return e;
       std::ptrdiff_t so = bytes ? sdispls[i] : sdispls[i] * st->extent();
       sends.push_back(
           {const_cast<std::byte*>(static_cast<const std::byte*>(sbuf)) + so, static_cast<std::size_t>(scounts[i]), st});

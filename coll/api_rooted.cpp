@@ -59,6 +59,7 @@ auto gatherv_fn(const void* sbuf, std::size_t scount, DT stype, void* rbuf, cons
       if (int e = check_type(s, rtype, "the receive")) return e;
       if (int e = check_counts(s, rcounts, "recvcounts")) return e;
       if (int e = check_counts(s, displs, "displs", true)) return e;
+      if (int e = check_blocks(s, "recvcounts/displs", rcounts, displs, rtype)) return e;
       if (int e = check_not_in_place(s, rbuf, "recvbuf")) return e;
     } else if (int e = check_not_in_place(s, sbuf, "sendbuf on a non-root rank")) {
       return e;
@@ -96,6 +97,7 @@ auto scatterv_fn(const void* sbuf, const int* scounts, const int* displs, DT sty
       if (int e = check_type(s, stype, "the send")) return e;
       if (int e = check_counts(s, scounts, "sendcounts")) return e;
       if (int e = check_counts(s, displs, "displs", true)) return e;
+      if (int e = check_blocks(s, "sendcounts/displs", scounts, displs, stype)) return e;
       if (int e = check_not_in_place(s, sbuf, "sendbuf")) return e;
     } else if (int e = check_not_in_place(s, rbuf, "recvbuf on a non-root rank")) {
       return e;

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "adi3/device.hpp"
+#include "adi3/sizes.hpp"
 #include "coll/coll.hpp"
 #include "coll/nbc.hpp"
 #include "coll/schedule.hpp"
@@ -38,6 +39,33 @@ inline int check_counts(Schedule& s, const int* a, const char* what, bool displa
   if (!a) return s.device().errors().raise(ErrorClass::Arg, "%s array is null", what);
   for (int i = 0; i < s.size() && !displacements; ++i) {
     if (a[i] < 0) return s.device().errors().raise(ErrorClass::Count, "%s[%d] is negative (%d)", what, i, a[i]);
+  }
+  return 0;
+}
+
+// Block i of a v-collective: counts[i] elements of t at displacement
+// displs[i] (in t's extents, or in bytes for alltoallw). Its byte offset, its
+// bytes and the memory it spans must not overflow (ERR_COUNT naming them).
+inline int check_block(Schedule& s, const char* what, int i, int count, int disp, const Datatype* t,
+                       bool disp_in_bytes = false) {
+  std::ptrdiff_t offset = disp, span = 0;
+  if (!disp_in_bytes && !checked_offset(disp, t->extent(), &offset)) {
+    return s.device().errors().raise(ErrorClass::Count, "%s[%d]: displacement %d of a datatype of extent %td overflows",
+                                     what, i, disp, t->extent());
+  }
+  std::size_t bytes = 0;
+  const auto n = static_cast<std::size_t>(count);
+  if (!checked_bytes(n, t->size(), &bytes) || !checked_span(n, t->extent(), t->true_extent(), &span) ||
+      __builtin_add_overflow(offset, span, &span)) {
+    return s.device().errors().raise(ErrorClass::Count,
+                                     "%s[%d]: %d elements of a datatype of extent %td at byte offset %td overflow",
+                                     what, i, count, t->extent(), offset);
+  }
+  return 0;
+}
+inline int check_blocks(Schedule& s, const char* what, const int* counts, const int* displs, const Datatype* t) {
+  for (int i = 0; i < s.size(); ++i) {
+    if (int e = check_block(s, what, i, counts[i], displs[i], t)) return e;
   }
   return 0;
 }

@@ -2,8 +2,10 @@
 // entry points.
 #include "mpi/api.hpp"
 
+#include <climits>
 #include <cstdio>
 
+#include "adi3/sizes.hpp"
 #include "segment/builtin.hpp"
 
 namespace adi3::mpi {
@@ -118,7 +120,31 @@ int check_count(int count, const char* what) {
   return 0;
 }
 
+int check_total(long long total, const char* what) {
+  if (total > INT_MAX) {
+    return raise(ErrorClass::Count, "%s add up to %lld elements: more than an int counts (%d)", what, total, INT_MAX);
+  }
+  return 0;
+}
+
+int check_extent(int count, const Datatype* t) {
+  if (count <= 0) return 0;
+  std::size_t bytes = 0;
+  if (!checked_bytes(static_cast<std::size_t>(count), t->size(), &bytes)) {
+    return raise(ErrorClass::Count, "count %d of a %zu-byte datatype overflows: a buffer holds at most %td bytes",
+                 count, t->size(), PTRDIFF_MAX);
+  }
+  std::ptrdiff_t span = 0;
+  if (!checked_span(static_cast<std::size_t>(count), t->extent(), t->true_extent(), &span)) {
+    return raise(ErrorClass::Count,
+                 "count %d of a datatype of extent %td overflows: the buffer would span more than %td bytes", count,
+                 t->extent(), PTRDIFF_MAX);
+  }
+  return 0;
+}
+
 int check_buffer(const void* buf, int count, const Datatype* t) {
+  if (int e = check_extent(count, t)) return e;
   if (!buf && count > 0 && t->size() > 0 && t->true_lb() == 0) {
     return raise(ErrorClass::Buffer, "null buffer for %d elements of %zu bytes", count, t->size());
   }

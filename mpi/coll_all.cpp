@@ -1,6 +1,7 @@
 // Collectives without a root (barrier, allreduce, allgather(v),
 // alltoall(v,w), reduce_scatter(_block), scan, exscan) and their
 // nonblocking forms.
+#include <algorithm>
 #include <vector>
 
 #include "mpi/coll_inter.hpp"
@@ -74,12 +75,13 @@ int reduce_scatter(CollCall& k, const void* sbuf, void* rbuf, const int* rcounts
   const Datatype* t = nullptr;
   coll::Op o(coll::OpKind::NoOp);
   if (!rcounts) return raise(ErrorClass::Arg, "recvcounts is null");
-  int total = 0;
+  long long sum = 0;
   for (int i = 0; i < k.c->size(); ++i) {
     if (int e = check_count(rcounts[i], "recvcount")) return e;
-    total += rcounts[i];
+    sum += rcounts[i];
   }
-  int e = check_count(total);
+  int e = check_total(sum, "the recvcounts");
+  const int total = static_cast<int>(sum);
   if (!e) e = get_comm_type(*k.rt, dt, &t);
   if (!e) e = get_op(*k.rt, op, &o);
   if (!e && sbuf != MPI_IN_PLACE) e = check_buffer(sbuf, total, t);
@@ -101,6 +103,9 @@ int reduce_scatter_block(CollCall& k, const void* sbuf, void* rbuf, int rcount, 
   const Datatype* t = nullptr;
   coll::Op o(coll::OpKind::NoOp);
   int e = check_count(rcount);
+  // sendbuf holds rcount elements per process (of the remote group when inter).
+  const int procs = k.c->inter ? std::max(k.c->size(), k.c->remote->size()) : k.c->size();
+  if (!e) e = check_total(static_cast<long long>(rcount) * procs, "recvcount times the processes");
   if (!e) e = get_comm_type(*k.rt, dt, &t);
   if (!e) e = get_op(*k.rt, op, &o);
   if (!e && k.c->inter) {

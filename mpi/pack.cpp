@@ -11,6 +11,7 @@ namespace {
 
 int pack_error(ErrorClass c, const char* what) {
   if (c == ErrorClass::Truncate) return raise(c, "%s: the packed buffer is too small", what);
+  if (c == ErrorClass::Count) return raise(c, "%s: the packed size overflows", what);
   return raise(c, "%s failed", what);
 }
 
@@ -76,6 +77,7 @@ ADI3_MPI_API(int, Pack_size, (int incount, MPI_Datatype dt, MPI_Comm comm, int* 
   int e = check_count(incount);
   if (!e) e = get_comm_type(*rt, dt, &t);
   if (!e && !size) e = raise(ErrorClass::Arg, "size is null");
+  if (!e) e = check_extent(incount, t);
   if (!e) {
     std::size_t n = 0;
     ErrorClass r = pack_size(static_cast<std::size_t>(incount), t, &n);
@@ -142,6 +144,7 @@ ADI3_MPI_API(int, Pack_external_size, (const char datarep[], int incount, MPI_Da
   int e = check_count(incount);
   if (!e) e = get_comm_type(*rt, dt, &t);
   if (!e && (!size || !datarep)) e = raise(ErrorClass::Arg, "size or datarep is null");
+  if (!e) e = check_extent(incount, t);
   if (!e) {
     std::size_t n = 0;
     ErrorClass r = pack_external_size(datarep, static_cast<std::size_t>(incount), t, &n);

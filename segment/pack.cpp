@@ -3,6 +3,7 @@
 
 #include <string_view>
 
+#include "adi3/sizes.hpp"
 #include "segment/program.hpp"
 #include "segment/representation.hpp"
 #include "segment/segment.hpp"
@@ -16,6 +17,11 @@ ErrorClass check_type(const Datatype* type) {
   return ErrorClass::Success;
 }
 
+// count elements of `size` bytes each, or Count when that overflows.
+ErrorClass checked_size(std::size_t count, std::size_t size, std::size_t* out) {
+  return checked_bytes(count, size, out) ? ErrorClass::Success : ErrorClass::Count;
+}
+
 const Representation* external(const char* datarep) {
   if (!datarep || std::string_view(datarep) != "external32") return nullptr;
   return &Representation::external32();
@@ -25,6 +31,8 @@ ErrorClass do_pack(const Representation& rep, const void* inbuf, std::size_t inc
                    void* outbuf, std::size_t outsize, std::size_t* position) {
   if (ErrorClass e = check_type(type); e != ErrorClass::Success) return e;
   if (!position || (!outbuf && outsize)) return ErrorClass::Arg;
+  std::size_t bytes = 0;
+  if (ErrorClass e = checked_size(incount, type->size(), &bytes); e != ErrorClass::Success) return e;
   return detail::no_throw([&] {
     Segment seg(const_cast<void*>(inbuf), incount, type, rep);
     if (*position > outsize || seg.size() > outsize - *position) return ErrorClass::Truncate;
@@ -37,6 +45,8 @@ ErrorClass do_unpack(const Representation& rep, const void* inbuf, std::size_t i
                      void* outbuf, std::size_t outcount, const Datatype* type) {
   if (ErrorClass e = check_type(type); e != ErrorClass::Success) return e;
   if (!position || (!inbuf && insize)) return ErrorClass::Arg;
+  std::size_t bytes = 0;
+  if (ErrorClass e = checked_size(outcount, type->size(), &bytes); e != ErrorClass::Success) return e;
   return detail::no_throw([&] {
     Segment seg(outbuf, outcount, type, rep);
     if (*position > insize || seg.size() > insize - *position) return ErrorClass::Truncate;
@@ -60,8 +70,7 @@ ErrorClass unpack(const void* inbuf, std::size_t insize, std::size_t* position, 
 ErrorClass pack_size(std::size_t incount, const Datatype* type, std::size_t* size) {
   if (!type) return ErrorClass::Type;
   if (!size) return ErrorClass::Arg;
-  *size = incount * type->size();
-  return ErrorClass::Success;
+  return checked_size(incount, type->size(), size);
 }
 
 ErrorClass pack_external(const char* datarep, const void* inbuf, std::size_t incount, const Datatype* type,
@@ -83,10 +92,7 @@ ErrorClass pack_external_size(const char* datarep, std::size_t incount, const Da
   if (!rep) return ErrorClass::Arg;
   if (!type) return ErrorClass::Type;
   if (!size) return ErrorClass::Arg;
-  return detail::no_throw([&] {
-    *size = incount * type->program_for(*rep)->size;
-    return ErrorClass::Success;
-  });
+  return detail::no_throw([&] { return checked_size(incount, type->program_for(*rep)->size, size); });
 }
 
 }  // namespace adi3

@@ -1,7 +1,8 @@
 // MPI_Pack / MPI_Unpack / MPI_Pack_size and the external32 variants.
 // `position` is the byte offset in the packed buffer, advanced by each
 // call. Errors: Type (null or uncommitted type), Arg (null pointers,
-// unknown datarep), Truncate (the packed buffer is too small), NoMem.
+// unknown datarep), Truncate (the packed buffer is too small), Count (count *
+// size overflows), NoMem.
 #pragma once
 #include <cstddef>
 

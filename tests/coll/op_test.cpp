@@ -219,6 +219,23 @@ TEST(Op, CollectiveArgumentErrors) {
     EXPECT_EQ(error_class_of(iallreduce(dev, x, y, 1, B(Builtin::kCBool), Op(OpKind::Sum), c, seq, &r)),
               ErrorClass::Op);
     EXPECT_EQ(r, nullptr);
+    // Displacements whose byte offsets overflow: ERR_COUNT naming them.
+    Datatype* wide = nullptr;  // an int in an extent of 2^40 bytes
+    ASSERT_EQ(type_resized(B(Builtin::kInt), 0, std::ptrdiff_t{1} << 40, &wide), ErrorClass::Success);
+    ASSERT_EQ(type_commit(wide), ErrorClass::Success);
+    const int counts[3] = {1, 1, 1}, displs[3] = {0, 1, 1 << 24};  // 2^64 bytes in
+    int e = alltoallv(dev, x, counts, displs, wide, y, counts, displs, wide, c);
+    EXPECT_EQ(error_class_of(e), ErrorClass::Count);
+    EXPECT_NE(dev.errors().message(e).find("displacement 16777216 of a datatype of extent 1099511627776"),
+              std::string::npos)
+        << dev.errors().message(e);
+    e = allgatherv(dev, x, 1, wide, y, counts, displs, wide, c);
+    EXPECT_EQ(error_class_of(e), ErrorClass::Count) << dev.errors().message(e);
+    const int big[3] = {1, 1 << 24, 1};  // 2^24 elements spanning 2^64 bytes
+    e = allgatherv(dev, x, 1, wide, y, big, counts, wide, c);
+    EXPECT_EQ(error_class_of(e), ErrorClass::Count) << dev.errors().message(e);
+    EXPECT_NE(dev.errors().message(e).find("16777216 elements"), std::string::npos) << dev.errors().message(e);
+    ASSERT_EQ(type_free(&wide), ErrorClass::Success);
     // The communicator still works afterwards.
     x[0] = c.rank + 1;
     ASSERT_EQ(allreduce(dev, x, y, 1, B(Builtin::kInt), Op(OpKind::Sum), c), 0);

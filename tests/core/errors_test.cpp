@@ -3,6 +3,7 @@
 // and rendezvous messages, and argument errors whose messages name the bad
 // value (rank, tag, count).
 #include "harness.hpp"
+#include "segment/type_create.hpp"
 
 namespace {
 
@@ -141,6 +142,29 @@ TEST_P(Errors, BadArgumentsNameTheValue) {
     expect_error(dev, dev.send(buf, minus3, byte(), 1, 0, w), ErrorClass::Count, "-3", "send count -3");
     expect_error(dev, dev.irecv(buf, minus3, byte(), 1, 0, w, &r), ErrorClass::Count, "-3", "irecv count -3");
     expect_error(dev, dev.recv_init(buf, minus3, byte(), 1, 0, w, &r), ErrorClass::Count, "-3", "recv_init count -3");
+
+    // Counts whose bytes or memory span overflow: refused before anything
+    // is computed from them, naming the numbers.
+    adi3::Datatype* gib = nullptr;  // 2^30 bytes
+    ASSERT_EQ(adi3::type_contiguous(1 << 30, byte(), &gib), ErrorClass::Success);
+    ASSERT_EQ(adi3::type_commit(gib), ErrorClass::Success);
+    const std::size_t huge = std::size_t{1} << 34;  // 2^64 bytes
+    expect_error(dev, dev.send(buf, huge, gib, 1, 0, w), ErrorClass::Count, std::to_string(huge), "send 2^64 bytes");
+    expect_error(dev, dev.send(buf, huge, gib, 1, 0, w, SendMode::Buffered), ErrorClass::Count, "1073741824",
+                 "bsend 2^64 bytes");
+    expect_error(dev, dev.irecv(buf, huge, gib, 1, 0, w, &r), ErrorClass::Count, std::to_string(huge),
+                 "irecv 2^64 bytes");
+    expect_error(dev, dev.send_init(buf, huge, gib, 1, 0, w, SendMode::Standard, &r), ErrorClass::Count,
+                 std::to_string(huge), "send_init 2^64 bytes");
+    expect_error(dev, dev.sendrecv_replace(buf, huge, gib, 1, 0, 1, 0, w, &st), ErrorClass::Count, std::to_string(huge),
+                 "sendrecv_replace 2^64 bytes");
+    adi3::Datatype* sparse = nullptr;  // 1 byte in an extent of 2^40
+    ASSERT_EQ(adi3::type_resized(byte(), 0, std::ptrdiff_t{1} << 40, &sparse), ErrorClass::Success);
+    ASSERT_EQ(adi3::type_commit(sparse), ErrorClass::Success);
+    expect_error(dev, dev.send(buf, std::size_t{1} << 24, sparse, 1, 0, w), ErrorClass::Count,
+                 std::to_string(std::ptrdiff_t{1} << 40), "send spanning 2^64 bytes");
+    gib->release();
+    sparse->release();
 
     // Datatype and buffer.
     expect_error(dev, dev.send(buf, 1, nullptr, 1, 0, w), ErrorClass::Type, "", "null datatype");

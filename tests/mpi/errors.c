@@ -1,6 +1,8 @@
 /* Error handling: with MPI_ERRORS_RETURN every bad argument gives its error
  * class; error strings name what was wrong; user-added classes, codes and
  * strings; user error handlers and their reference counting. */
+#include <limits.h>
+
 #include "mpitest.h"
 
 static int rank, size;
@@ -42,6 +44,24 @@ static void test_argument_classes(void) {
   CHECK_CLASS(MPI_Irecv(buf, 1, MPI_INT, 0, -7, MPI_COMM_WORLD, &req), MPI_ERR_TAG);
   CHECK_CLASS(MPI_Send(buf, -1, MPI_INT, 0, 0, MPI_COMM_WORLD), MPI_ERR_COUNT);
   CHECK_CLASS(MPI_Recv(buf, -1, MPI_INT, 0, 0, MPI_COMM_WORLD, &st), MPI_ERR_COUNT);
+  {
+    /* count * size beyond what a buffer can hold: 2^30 elements of 2^33 bytes */
+    MPI_Datatype gib, big;
+    int psize = 0;
+    CHECK_OK(MPI_Type_contiguous(1 << 30, MPI_BYTE, &gib));
+    CHECK_OK(MPI_Type_contiguous(8, gib, &big));
+    CHECK_OK(MPI_Type_commit(&big));
+    CHECK_CLASS(MPI_Send(buf, 1 << 30, big, 0, 0, MPI_COMM_WORLD), MPI_ERR_COUNT);
+    CHECK_CLASS(MPI_Irecv(buf, 1 << 30, big, 0, 0, MPI_COMM_WORLD, &req), MPI_ERR_COUNT);
+    CHECK_CLASS(MPI_Bcast(buf, 1 << 30, big, 0, MPI_COMM_WORLD), MPI_ERR_COUNT);
+    CHECK_CLASS(MPI_Pack_size(1 << 30, big, MPI_COMM_WORLD, &psize), MPI_ERR_COUNT);
+    /* recvcount * processes beyond an int (every rank refuses it alike) */
+    if (size > 1) {
+      CHECK_CLASS(MPI_Reduce_scatter_block(buf, buf + 1, INT_MAX, MPI_INT, MPI_SUM, MPI_COMM_WORLD), MPI_ERR_COUNT);
+    }
+    CHECK_OK(MPI_Type_free(&big));
+    CHECK_OK(MPI_Type_free(&gib));
+  }
   /* datatypes */
   CHECK_CLASS(MPI_Send(buf, 1, MPI_DATATYPE_NULL, 0, 0, MPI_COMM_WORLD), MPI_ERR_TYPE);
   CHECK_CLASS(MPI_Send(buf, 1, (MPI_Datatype)0x4c0000ff, 0, 0, MPI_COMM_WORLD), MPI_ERR_TYPE);
