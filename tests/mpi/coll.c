@@ -250,6 +250,41 @@ static void test_user_op(void) {
   CHECK_EQ(commute, 1);
 }
 
+/* A non-commutative op on a predefined pair type: (a, b) is the map
+ * x -> a x + b, and in op inout composes them, so the result depends on
+ * the rank order (the short allreduce runs it without a schedule). */
+static void compose(void* invec, void* inoutvec, int* len, MPI_Datatype* dt) {
+  (void)dt;
+  int *f = invec, *g = inoutvec;
+  for (int k = 0; k < *len; ++k, f += 2, g += 2) {
+    g[1] = f[0] * g[1] + f[1];
+    g[0] = f[0] * g[0];
+  }
+}
+
+static void test_ordered_op_on_pairs(void) {
+  MPI_Op op;
+  CHECK_OK(MPI_Op_create(compose, 0, &op));
+  int mine[4] = {2, rank, 3, 1}, out[4] = {0}, in_place[4];
+  CHECK_OK(MPI_Allreduce(mine, out, 2, MPI_2INT, op, MPI_COMM_WORLD));
+  memcpy(in_place, mine, sizeof mine);
+  CHECK_OK(MPI_Allreduce(MPI_IN_PLACE, in_place, 2, MPI_2INT, op, MPI_COMM_WORLD));
+  /* f_0 o f_1 o ... o f_{p-1}: b = sum over r of 2^r * r (ranks in order) */
+  int a = 1, b = 0, a2 = 1, b2 = 0;
+  for (int r = size - 1; r >= 0; --r) {
+    b = 2 * b + r;
+    a = 2 * a;
+    b2 = 3 * b2 + 1;
+    a2 = 3 * a2;
+  }
+  CHECK_EQ(out[0], a);
+  CHECK_EQ(out[1], b);
+  CHECK_EQ(out[2], a2);
+  CHECK_EQ(out[3], b2);
+  CHECK_EQ(in_place[1], b);
+  CHECK_OK(MPI_Op_free(&op));
+}
+
 static void test_minloc(void) {
   struct {
     double v;
@@ -355,6 +390,7 @@ int main(int argc, char** argv) {
     test_scans(round, n);
   }
   test_user_op();
+  test_ordered_op_on_pairs();
   test_minloc();
   test_sub_and_overlap();
   test_nonblocking_rest(size - 1);
