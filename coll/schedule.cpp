@@ -6,7 +6,7 @@
 
 namespace adi3::coll {
 
-Schedule::Schedule(Device& dev, const Comm& comm, int tag) : dev_(dev), comm_(comm), tag_(tag) {}
+Schedule::Schedule(Device& dev, const Comm& comm, int tag) : dev_(dev), comms_{comm}, tag_(tag) {}
 
 Schedule::~Schedule() {
   // Only a run abandoned on a failed peer leaves requests behind.
@@ -18,22 +18,34 @@ Schedule::~Schedule() {
 
 void Schedule::send(const void* buf, std::size_t count, const Datatype* type, int peer, int tag) {
   if (peer == kProcNull) return;
-  steps_.push_back(Step{Kind::Send, peer, const_cast<void*>(buf), count, type, 0, tag < 0 ? tag_ : tag});
+  steps_.push_back(Step{Kind::Send, peer, const_cast<void*>(buf), count, type, 0, tag < 0 ? tag_ : tag, cur_});
 }
 
 void Schedule::recv(void* buf, std::size_t count, const Datatype* type, int peer, int tag) {
   if (peer == kProcNull) return;
-  steps_.push_back(Step{Kind::Recv, peer, buf, count, type, 0, tag < 0 ? tag_ : tag});
+  steps_.push_back(Step{Kind::Recv, peer, buf, count, type, 0, tag < 0 ? tag_ : tag, cur_});
 }
 
 void Schedule::local(std::function<void()> fn) {
   fns_.push_back(std::move(fn));
-  steps_.push_back(Step{Kind::Local, 0, nullptr, 0, nullptr, fns_.size() - 1, 0});
+  steps_.push_back(Step{Kind::Local, 0, nullptr, 0, nullptr, fns_.size() - 1, 0, 0});
+}
+
+void Schedule::use(const Comm& comm) {
+  fence();
+  for (std::size_t i = 0; i < comms_.size(); ++i) {
+    if (comms_[i].context == comm.context && comms_[i].rank == comm.rank && comms_[i].size == comm.size) {
+      cur_ = static_cast<std::uint8_t>(i);
+      return;
+    }
+  }
+  comms_.push_back(comm);
+  cur_ = static_cast<std::uint8_t>(comms_.size() - 1);
 }
 
 void Schedule::fence() {
   if (!steps_.empty() && steps_.back().kind != Kind::Fence) {
-    steps_.push_back(Step{Kind::Fence, 0, nullptr, 0, nullptr, 0, 0});
+    steps_.push_back(Step{Kind::Fence, 0, nullptr, 0, nullptr, 0, 0, 0});
   }
 }
 
@@ -60,9 +72,9 @@ void Schedule::start_round() {
     Request* r = nullptr;
     int e = 0;
     if (s.kind == Kind::Send) {
-      e = dev_.isend(s.buf, s.count, s.type, s.peer, s.tag, comm_, SendMode::Standard, &r);
+      e = dev_.isend(s.buf, s.count, s.type, s.peer, s.tag, comms_[s.ci], SendMode::Standard, &r);
     } else if (s.kind == Kind::Recv) {
-      e = dev_.irecv(s.buf, s.count, s.type, s.peer, s.tag, comm_, &r);
+      e = dev_.irecv(s.buf, s.count, s.type, s.peer, s.tag, comms_[s.ci], &r);
     }
     if (e && !error_) error_ = e;
     if (r) inflight_.push_back(r);

@@ -7,6 +7,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -29,9 +30,9 @@ class Schedule {
   Schedule& operator=(const Schedule&) = delete;
 
   Device& device() const { return dev_; }
-  const Comm& comm() const { return comm_; }
-  int rank() const { return comm_.rank; }
-  int size() const { return comm_.size; }
+  const Comm& comm() const { return comms_[cur_]; }
+  int rank() const { return comm().rank; }
+  int size() const { return comm().size; }
 
   // ---- building ----
   // tag < 0: the schedule's tag. Another tag lets one schedule keep apart
@@ -42,6 +43,10 @@ class Schedule {
   void send_bytes(const void* buf, std::size_t bytes, int peer) { send(buf, bytes, Datatype::byte(), peer); }
   void recv_bytes(void* buf, std::size_t bytes, int peer) { recv(buf, bytes, Datatype::byte(), peer); }
   void local(std::function<void()> fn);
+  // Later steps (and rank()/size()) use comm: intercommunicator collectives
+  // mix the remote-group Comm with the local group's. Ends the round, so a
+  // builder that follows starts on completed work.
+  void use(const Comm& comm);
   // Ends the current round (no-op if it is empty).
   void fence();
   // Schedule-owned scratch memory (16-byte aligned), freed with it.
@@ -75,14 +80,16 @@ class Schedule {
     void* buf;
     std::size_t count;
     const Datatype* type;
-    std::size_t fn;  // Local: index into fns_
-    int tag;         // Send/Recv
+    std::size_t fn;   // Local: index into fns_
+    int tag;          // Send/Recv
+    std::uint8_t ci;  // Send/Recv: index into comms_
   };
   void start_round();
   bool reap();  // true when the round's requests are all complete
 
   Device& dev_;
-  Comm comm_;
+  std::deque<Comm> comms_;  // stable addresses; steps name them by index
+  std::uint8_t cur_ = 0;
   int tag_;
   std::vector<Step> steps_;
   std::vector<std::function<void()>> fns_;

@@ -43,8 +43,8 @@ int allreduce(CollCall& k, const void* sbuf, void* rbuf, int count, MPI_Datatype
   coll::Op o(coll::OpKind::NoOp);
   if (int e = reduction(k, sbuf, rbuf, count, dt, op, &t, &o)) return e;
   if (k.c->inter) {
-    int e = inter::allreduce(k, sbuf, rbuf, count, t, o);
-    return e || !req ? e : inter::done_request(k, req);
+    int e = inter::allreduce(k, sbuf, rbuf, count, t, o, req);
+    return e;
   }
   return k.run(
       req, [&] { return coll::allreduce(k.dev(), sbuf, rbuf, sz(count), t, o, k.c->coll); },
@@ -88,8 +88,8 @@ int reduce_scatter(CollCall& k, const void* sbuf, void* rbuf, const int* rcounts
   if (!e) e = check_buffer(rbuf, rcounts[k.c->rank()], t);
   if (e) return e;
   if (k.c->inter) {
-    e = inter::reduce_scatter(k, sbuf, rbuf, rcounts, t, o);
-    return e || !req ? e : inter::done_request(k, req);
+    e = inter::reduce_scatter(k, sbuf, rbuf, rcounts, t, o, req);
+    return e;
   }
   return k.run(
       req, [&] { return coll::reduce_scatter(k.dev(), sbuf, rbuf, rcounts, t, o, k.c->coll); },
@@ -109,8 +109,8 @@ int reduce_scatter_block(CollCall& k, const void* sbuf, void* rbuf, int rcount, 
   if (!e) e = get_comm_type(*k.rt, dt, &t);
   if (!e) e = get_op(*k.rt, op, &o);
   if (!e && k.c->inter) {
-    e = inter::reduce_scatter_block(k, sbuf, rbuf, rcount, t, o);
-    return e || !req ? e : inter::done_request(k, req);
+    e = inter::reduce_scatter_block(k, sbuf, rbuf, rcount, t, o, req);
+    return e;
   }
   if (!e && sbuf != MPI_IN_PLACE) e = check_buffer(sbuf, rcount * k.c->size(), t);
   if (!e) e = check_buffer(rbuf, rcount, t);
@@ -134,8 +134,8 @@ int allgather(CollCall& k, bool to_all, const void* sbuf, int scount, MPI_Dataty
   if (k.c->inter) {
     inter::Blocks s{sbuf, nullptr, scount, nullptr, false, st, nullptr, !to_all};
     inter::Blocks r{rbuf, nullptr, rcount, nullptr, false, rt, nullptr, false};
-    e = inter::exchange(k, s, r);
-    return e || !req ? e : inter::done_request(k, req);
+    e = inter::exchange(k, s, r, req);
+    return e;
   }
   if (to_all) {
     return k.run(
@@ -162,8 +162,8 @@ int allgatherv(CollCall& k, const void* sbuf, int scount, MPI_Datatype stype, vo
   if (k.c->inter) {
     inter::Blocks s{sbuf, nullptr, scount, nullptr, false, st, nullptr, true};
     inter::Blocks r{rbuf, rcounts, 0, displs, false, rt, nullptr, false};
-    e = inter::exchange(k, s, r);
-    return e || !req ? e : inter::done_request(k, req);
+    e = inter::exchange(k, s, r, req);
+    return e;
   }
   return k.run(
       req, [&] { return coll::allgatherv(k.dev(), sbuf, sz(scount), st, rbuf, rcounts, displs, rt, k.c->coll); },
@@ -187,8 +187,8 @@ int alltoallv(CollCall& k, const void* sbuf, const int* scounts, const int* sdis
   if (k.c->inter) {
     inter::Blocks s{sbuf, scounts, 0, sdispls, false, st, nullptr, false};
     inter::Blocks r{rbuf, rcounts, 0, rdispls, false, rt, nullptr, false};
-    e = inter::exchange(k, s, r);
-    return e || !req ? e : inter::done_request(k, req);
+    e = inter::exchange(k, s, r, req);
+    return e;
   }
   return k.run(
       req, [&] { return coll::alltoallv(k.dev(), sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, k.c->coll); },
@@ -226,8 +226,8 @@ int alltoallw(CollCall& k, const void* sbuf, const int* scounts, const int* sdis
   if (k.c->inter) {
     inter::Blocks sb{sbuf, scounts, 0, sdispls, true, nullptr, s.data(), false};
     inter::Blocks rb{rbuf, rcounts, 0, rdispls, true, nullptr, r.data(), false};
-    e = inter::exchange(k, sb, rb);
-    return e || !req ? e : inter::done_request(k, req);
+    e = inter::exchange(k, sb, rb, req);
+    return e;
   }
   const Datatype* const* sp = s.empty() ? nullptr : s.data();
   return k.run(

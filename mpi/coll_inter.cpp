@@ -1,30 +1,20 @@
 #include "mpi/coll_inter.hpp"
 
+#include <memory>
 #include <vector>
 
-#include "greq/greq.hpp"
+#include "coll/compose.hpp"
+#include "coll/nbc.hpp"
 
 namespace adi3::mpi::inter {
 
 namespace {
 
-// Cross-group messages of intercommunicator collectives (the collective
-// context of an intercommunicator carries nothing else).
-constexpr int kTag = 200;
+// Tag of the blocking forms, below the nonblocking ones (which take theirs
+// from the communicator's sequence), so the two never meet.
+constexpr int kTag = 40;
 
 std::size_t sz(int n) { return static_cast<std::size_t>(n); }
-
-// Scratch for count elements of t, with the address of element 0.
-struct Temp {
-  std::vector<std::byte> mem;
-  void* at = nullptr;
-  Temp(int count, const Datatype* t) {
-    if (count <= 0) return;
-    std::ptrdiff_t span = t->true_extent() + static_cast<std::ptrdiff_t>(count - 1) * t->extent();
-    mem.resize(static_cast<std::size_t>(span > 0 ? span : 1));
-    at = mem.data() - t->true_lb();
-  }
-};
 
 const std::byte* offset(const void* buf, std::ptrdiff_t bytes) { return static_cast<const std::byte*>(buf) + bytes; }
 
@@ -37,88 +27,138 @@ int check_remote_root(CollCall& k, int root) {
   return 0;
 }
 
+// One intercommunicator collective as one schedule: phases on the
+// remote-group Comm (`coll`) and the local group's (`grouped`), run to the
+// end (blocking) or advanced by the progress engine (nonblocking), so ranks
+// of both groups may start it in any interleaving with other work. Every
+// process takes exactly one sequence number per call, whatever its part.
+class Plan {
+ public:
+  Plan(CollCall& k, MPI_Request* req)
+      : k_(k),
+        req_(req),
+        s_(std::make_unique<coll::Schedule>(k.dev(), k.c->coll, req ? sequence(*k.c).next_tag() : kTag)) {}
+  coll::Schedule& s() { return *s_; }
+  // Scratch for count elements of t (the address of element 0).
+  void* temp(int count, const Datatype* t) {
+    if (count <= 0) return nullptr;
+    std::ptrdiff_t span = t->true_extent() + static_cast<std::ptrdiff_t>(count - 1) * t->extent();
+    return s_->scratch(static_cast<std::size_t>(span > 0 ? span : 1)) - t->true_lb();
+  }
+  void keep(const Datatype* t) { s_->keep(t); }
+  void remote() { s_->use(k_.c->coll); }
+  void local() { s_->use(k_.c->grouped); }
+  int finish(int e = 0) {
+    if (e) return e;
+    if (!req_) return s_->run();
+    Request* r = nullptr;
+    if (int err = coll::launch(k_.dev(), std::move(s_), &r)) return err;
+    return new_request(*k_.rt, r, k_.c->handle, false, req_);
+  }
+
+ private:
+  CollCall& k_;
+  MPI_Request* req_;
+  std::unique_ptr<coll::Schedule> s_;
+};
+
 }  // namespace
 
-int done_request(CollCall& k, MPI_Request* req) {
-  Request* g = nullptr;
-  int e = grequest_start(k.dev(), nullptr, nullptr, nullptr, nullptr, &g);
-  if (!e) e = grequest_complete(g);
-  if (!e) e = new_request(*k.rt, g, k.c->handle, false, req);
-  return e;
-}
-
-int bcast(CollCall& k, void* buf, int count, const Datatype* t, int root) {
+int bcast(CollCall& k, void* buf, int count, const Datatype* t, int root, MPI_Request* req) {
   if (int e = check_remote_root(k, root)) return e;
-  if (root == MPI_PROC_NULL) return 0;
-  if (root == MPI_ROOT) return k.dev().send(buf, sz(count), t, 0, kTag, k.c->coll);
-  // The remote root sends to our rank 0, which broadcasts locally.
-  if (k.c->rank() == 0) {
-    if (int e = k.dev().recv(buf, sz(count), t, root, kTag, k.c->coll, nullptr)) return e;
+  Plan p(k, req);
+  if (root == MPI_PROC_NULL) return p.finish();
+  p.keep(t);
+  if (root == MPI_ROOT) {
+    p.s().send(buf, sz(count), t, 0);
+    return p.finish();
   }
-  return coll::bcast(k.dev(), buf, sz(count), t, 0, k.c->grouped);
+  // The remote root sends to our rank 0, which broadcasts locally.
+  if (k.c->rank() == 0) p.s().recv(buf, sz(count), t, root);
+  p.local();
+  coll::add_bcast(p.s(), buf, sz(count), t, 0);
+  return p.finish();
 }
 
-int reduce(CollCall& k, const void* sbuf, void* rbuf, int count, const Datatype* t, const coll::Op& op, int root) {
+int reduce(CollCall& k, const void* sbuf, void* rbuf, int count, const Datatype* t, const coll::Op& op, int root,
+           MPI_Request* req) {
   if (int e = check_remote_root(k, root)) return e;
-  if (root == MPI_PROC_NULL) return 0;
-  if (root == MPI_ROOT) return k.dev().recv(rbuf, sz(count), t, 0, kTag, k.c->coll, nullptr);
+  Plan p(k, req);
+  if (root == MPI_PROC_NULL) return p.finish();
+  p.keep(t);
+  if (root == MPI_ROOT) {
+    p.s().recv(rbuf, sz(count), t, 0);
+    return p.finish();
+  }
   // Reduce in our group to rank 0, which sends the result to the root.
-  Temp tmp(count, t);
-  if (int e = coll::reduce(k.dev(), sbuf, tmp.at, sz(count), t, op, 0, k.c->grouped)) return e;
-  if (k.c->rank() == 0) return k.dev().send(tmp.at, sz(count), t, root, kTag, k.c->coll);
-  return 0;
+  void* tmp = p.temp(count, t);
+  p.local();
+  if (int e = coll::add_reduce(p.s(), sbuf, tmp, sz(count), t, op, 0)) return e;
+  p.remote();
+  if (k.c->rank() == 0) p.s().send(tmp, sz(count), t, root);
+  return p.finish();
 }
 
-int allreduce(CollCall& k, const void* sbuf, void* rbuf, int count, const Datatype* t, const coll::Op& op) {
+int allreduce(CollCall& k, const void* sbuf, void* rbuf, int count, const Datatype* t, const coll::Op& op,
+              MPI_Request* req) {
   // Each group gets the reduction of the other group's data: local
   // reductions, a swap between the ranks 0, local broadcasts.
-  Temp tmp(count, t);
-  if (int e = coll::reduce(k.dev(), sbuf, tmp.at, sz(count), t, op, 0, k.c->grouped)) return e;
+  Plan p(k, req);
+  p.keep(t);
+  void* tmp = p.temp(count, t);
+  p.local();
+  if (int e = coll::add_reduce(p.s(), sbuf, tmp, sz(count), t, op, 0)) return e;
+  p.remote();
   if (k.c->rank() == 0) {
-    if (int e = k.dev().sendrecv(tmp.at, sz(count), t, 0, kTag, rbuf, sz(count), t, 0, kTag, k.c->coll, nullptr)) {
-      return e;
-    }
+    p.s().recv(rbuf, sz(count), t, 0);
+    p.s().send(tmp, sz(count), t, 0);
   }
-  return coll::bcast(k.dev(), rbuf, sz(count), t, 0, k.c->grouped);
+  p.local();
+  coll::add_bcast(p.s(), rbuf, sz(count), t, 0);
+  return p.finish();
 }
 
 int gather(CollCall& k, const void* sbuf, int scount, const Datatype* st, void* rbuf, int rcount, const int* rcounts,
-           const int* displs, const Datatype* rt, int root) {
+           const int* displs, const Datatype* rt, int root, MPI_Request* req) {
   if (int e = check_remote_root(k, root)) return e;
-  if (root == MPI_PROC_NULL) return 0;
-  if (root != MPI_ROOT) return k.dev().send(sbuf, sz(scount), st, root, kTag, k.c->coll);
-  int n = k.c->remote->size();
-  std::vector<Request*> reqs;
-  for (int i = 0; i < n; ++i) {
+  Plan p(k, req);
+  if (root == MPI_PROC_NULL) return p.finish();
+  if (root != MPI_ROOT) {
+    p.keep(st);
+    p.s().send(sbuf, sz(scount), st, root);
+    return p.finish();
+  }
+  p.keep(rt);
+  for (int i = 0; i < k.c->remote->size(); ++i) {
     int c = rcounts ? rcounts[i] : rcount;
     std::ptrdiff_t at = static_cast<std::ptrdiff_t>(displs ? displs[i] : i * rcount) * rt->extent();
-    Request* r = nullptr;
-    if (int e = k.dev().irecv(const_cast<std::byte*>(offset(rbuf, at)), sz(c), rt, i, kTag, k.c->coll, &r)) return e;
-    reqs.push_back(r);
+    p.s().recv(const_cast<std::byte*>(offset(rbuf, at)), sz(c), rt, i);
   }
-  return k.dev().waitall(n, reqs.data(), nullptr);
+  return p.finish();
 }
 
 int scatter(CollCall& k, const void* sbuf, int scount, const int* scounts, const int* displs, const Datatype* st,
-            void* rbuf, int rcount, const Datatype* rt, int root) {
+            void* rbuf, int rcount, const Datatype* rt, int root, MPI_Request* req) {
   if (int e = check_remote_root(k, root)) return e;
-  if (root == MPI_PROC_NULL) return 0;
-  if (root != MPI_ROOT) return k.dev().recv(rbuf, sz(rcount), rt, root, kTag, k.c->coll, nullptr);
-  int n = k.c->remote->size();
-  std::vector<Request*> reqs;
-  for (int i = 0; i < n; ++i) {
+  Plan p(k, req);
+  if (root == MPI_PROC_NULL) return p.finish();
+  if (root != MPI_ROOT) {
+    p.keep(rt);
+    p.s().recv(rbuf, sz(rcount), rt, root);
+    return p.finish();
+  }
+  p.keep(st);
+  for (int i = 0; i < k.c->remote->size(); ++i) {
     int c = scounts ? scounts[i] : scount;
     std::ptrdiff_t at = static_cast<std::ptrdiff_t>(displs ? displs[i] : i * scount) * st->extent();
-    Request* r = nullptr;
-    if (int e = k.dev().isend(offset(sbuf, at), sz(c), st, i, kTag, k.c->coll, SendMode::Standard, &r)) return e;
-    reqs.push_back(r);
+    p.s().send(offset(sbuf, at), sz(c), st, i);
   }
-  return k.dev().waitall(n, reqs.data(), nullptr);
+  return p.finish();
 }
 
-int exchange(CollCall& k, const Blocks& send, const Blocks& recv) {
+int exchange(CollCall& k, const Blocks& send, const Blocks& recv, MPI_Request* req) {
   int n = k.c->remote->size();
-  std::vector<Request*> reqs;
+  Plan p(k, req);
   auto block = [](const Blocks& b, int i, const void** at, int* count, const Datatype** type) {
     *type = b.types ? b.types[i] : b.type;
     *count = b.counts ? b.counts[i] : b.count;
@@ -134,55 +174,61 @@ int exchange(CollCall& k, const Blocks& send, const Blocks& recv) {
     int c;
     const Datatype* t;
     block(recv, i, &at, &c, &t);
-    Request* r = nullptr;
-    if (int e = k.dev().irecv(const_cast<void*>(at), sz(c), t, i, kTag, k.c->coll, &r)) return e;
-    reqs.push_back(r);
+    p.keep(t);
+    p.s().recv(const_cast<void*>(at), sz(c), t, i);
   }
   for (int i = 0; i < n; ++i) {
     const void* at;
     int c;
     const Datatype* t;
     block(send, i, &at, &c, &t);
-    Request* r = nullptr;
-    if (int e = k.dev().isend(at, sz(c), t, i, kTag, k.c->coll, SendMode::Standard, &r)) return e;
-    reqs.push_back(r);
+    p.keep(t);
+    p.s().send(at, sz(c), t, i);
   }
-  return k.dev().waitall(static_cast<int>(reqs.size()), reqs.data(), nullptr);
+  return p.finish();
 }
 
-int reduce_scatter_block(CollCall& k, const void* sbuf, void* rbuf, int rcount, const Datatype* t, const coll::Op& op) {
-  // Our data (rcount per remote process) is reduced to our rank 0, swapped
-  // with the remote rank 0's, and the result scattered in our group.
-  int mine = rcount * k.c->remote->size(), theirs = rcount * k.c->size();
-  Temp reduced(mine, t), got(theirs, t);
-  if (int e = coll::reduce(k.dev(), sbuf, reduced.at, sz(mine), t, op, 0, k.c->grouped)) return e;
-  if (k.c->rank() == 0) {
-    if (int e =
-            k.dev().sendrecv(reduced.at, sz(mine), t, 0, kTag, got.at, sz(theirs), t, 0, kTag, k.c->coll, nullptr)) {
-      return e;
-    }
-  }
-  return coll::scatter(k.dev(), got.at, sz(rcount), t, rbuf, sz(rcount), t, 0, k.c->grouped);
-}
+namespace {
 
-int reduce_scatter(CollCall& k, const void* sbuf, void* rbuf, const int* counts, const Datatype* t,
-                   const coll::Op& op) {
-  // As reduce_scatter_block, with the local group's counts for the scatter.
+// Reduce_scatter(_block): each group's vector (counts summed over the local
+// group, MPI-4.1 6.11) is reduced to its rank 0 and swapped with the remote
+// rank 0's, which our rank 0 then scatters over the local group.
+int reduce_swap_scatter(CollCall& k, const void* sbuf, void* rbuf, std::vector<int> counts, const Datatype* t,
+                        const coll::Op& op, MPI_Request* req) {
   int n = k.c->size(), total = 0;
   std::vector<int> displs(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) {
     displs[static_cast<std::size_t>(i)] = total;
-    total += counts[i];
+    total += counts[static_cast<std::size_t>(i)];
   }
-  Temp reduced(total, t), got(total, t);
-  if (int e = coll::reduce(k.dev(), sbuf, reduced.at, sz(total), t, op, 0, k.c->grouped)) return e;
+  Plan p(k, req);
+  p.keep(t);
+  void* reduced = p.temp(total, t);
+  void* got = p.temp(total, t);
+  p.local();
+  if (int e = coll::add_reduce(p.s(), sbuf, reduced, sz(total), t, op, 0)) return e;
+  p.remote();
   if (k.c->rank() == 0) {
-    if (int e =
-            k.dev().sendrecv(reduced.at, sz(total), t, 0, kTag, got.at, sz(total), t, 0, kTag, k.c->coll, nullptr)) {
-      return e;
-    }
+    p.s().recv(got, sz(total), t, 0);
+    p.s().send(reduced, sz(total), t, 0);
   }
-  return coll::scatterv(k.dev(), got.at, counts, displs.data(), t, rbuf, sz(counts[k.c->rank()]), t, 0, k.c->grouped);
+  p.local();
+  const auto& c = p.s().own(std::move(counts));
+  const auto& d = p.s().own(std::move(displs));
+  coll::add_scatterv(p.s(), got, c.data(), d.data(), t, rbuf, sz(c[static_cast<std::size_t>(k.c->rank())]), 0);
+  return p.finish();
+}
+
+}  // namespace
+
+int reduce_scatter_block(CollCall& k, const void* sbuf, void* rbuf, int rcount, const Datatype* t, const coll::Op& op,
+                         MPI_Request* req) {
+  return reduce_swap_scatter(k, sbuf, rbuf, std::vector<int>(sz(k.c->size()), rcount), t, op, req);
+}
+
+int reduce_scatter(CollCall& k, const void* sbuf, void* rbuf, const int* counts, const Datatype* t, const coll::Op& op,
+                   MPI_Request* req) {
+  return reduce_swap_scatter(k, sbuf, rbuf, std::vector<int>(counts, counts + k.c->size()), t, op, req);
 }
 
 }  // namespace adi3::mpi::inter

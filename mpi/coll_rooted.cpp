@@ -11,17 +11,15 @@ namespace {
 using std::size_t;
 size_t sz(int n) { return static_cast<size_t>(n); }
 
-// Intercommunicators: processes passing MPI_PROC_NULL as root take no part;
-// the nonblocking forms complete before returning.
-int finish_inter(CollCall& k, int e, MPI_Request* req) { return e || !req ? e : inter::done_request(k, req); }
-
+// Intercommunicators: processes passing MPI_PROC_NULL as root take no part
+// (their nonblocking forms get a request that is already complete).
 int bcast(CollCall& k, void* buf, int count, MPI_Datatype dt, int root, MPI_Request* req) {
   const Datatype* t = nullptr;
   if (k.c->inter) {
     int e = root == MPI_PROC_NULL ? 0 : check_count(count);
     if (!e && root != MPI_PROC_NULL) e = get_comm_type(*k.rt, dt, &t);
-    if (!e) e = inter::bcast(k, buf, count, t, root);
-    return finish_inter(k, e, req);
+    if (!e) e = inter::bcast(k, buf, count, t, root, req);
+    return e;
   }
   int e = check_root(*k.c, root);
   if (!e) e = check_count(count);
@@ -41,8 +39,8 @@ int reduce(CollCall& k, const void* sbuf, void* rbuf, int count, MPI_Datatype dt
     int e = root == MPI_PROC_NULL ? 0 : check_count(count);
     if (!e && root != MPI_PROC_NULL) e = get_comm_type(*k.rt, dt, &t);
     if (!e && root != MPI_PROC_NULL) e = get_op(*k.rt, op, &o);
-    if (!e) e = inter::reduce(k, sbuf, rbuf, count, t, o, root);
-    return finish_inter(k, e, req);
+    if (!e) e = inter::reduce(k, sbuf, rbuf, count, t, o, root, req);
+    return e;
   }
   bool at_root = k.c->rank() == root;
   int e = check_root(*k.c, root);
@@ -70,8 +68,8 @@ int gather(CollCall& k, const void* sbuf, int scount, MPI_Datatype stype, void* 
       e = coll_side(*k.rt, rbuf, rcount, rtype, &rt);
     else if (root != MPI_PROC_NULL)
       e = coll_side(*k.rt, sbuf, scount, stype, &st);
-    if (!e) e = inter::gather(k, sbuf, scount, st, rbuf, rcount, nullptr, nullptr, rt, root);
-    return finish_inter(k, e, req);
+    if (!e) e = inter::gather(k, sbuf, scount, st, rbuf, rcount, nullptr, nullptr, rt, root, req);
+    return e;
   }
   int e = check_root(*k.c, root);
   bool at_root = k.c->rank() == root;
@@ -96,8 +94,8 @@ int gatherv(CollCall& k, const void* sbuf, int scount, MPI_Datatype stype, void*
     } else if (root != MPI_PROC_NULL) {
       e = coll_side(*k.rt, sbuf, scount, stype, &st);
     }
-    if (!e) e = inter::gather(k, sbuf, scount, st, rbuf, 0, rcounts, displs, rt, root);
-    return finish_inter(k, e, req);
+    if (!e) e = inter::gather(k, sbuf, scount, st, rbuf, 0, rcounts, displs, rt, root, req);
+    return e;
   }
   int e = check_root(*k.c, root);
   bool at_root = k.c->rank() == root;
@@ -122,8 +120,8 @@ int scatter(CollCall& k, const void* sbuf, int scount, MPI_Datatype stype, void*
       e = coll_side(*k.rt, sbuf, scount, stype, &st);
     else if (root != MPI_PROC_NULL)
       e = coll_side(*k.rt, rbuf, rcount, rtype, &rt);
-    if (!e) e = inter::scatter(k, sbuf, scount, nullptr, nullptr, st, rbuf, rcount, rt, root);
-    return finish_inter(k, e, req);
+    if (!e) e = inter::scatter(k, sbuf, scount, nullptr, nullptr, st, rbuf, rcount, rt, root, req);
+    return e;
   }
   int e = check_root(*k.c, root);
   bool at_root = k.c->rank() == root;
@@ -148,8 +146,8 @@ int scatterv(CollCall& k, const void* sbuf, const int* scounts, const int* displ
     } else if (root != MPI_PROC_NULL) {
       e = coll_side(*k.rt, rbuf, rcount, rtype, &rt);
     }
-    if (!e) e = inter::scatter(k, sbuf, 0, scounts, displs, st, rbuf, rcount, rt, root);
-    return finish_inter(k, e, req);
+    if (!e) e = inter::scatter(k, sbuf, 0, scounts, displs, st, rbuf, rcount, rt, root, req);
+    return e;
   }
   int e = check_root(*k.c, root);
   bool at_root = k.c->rank() == root;

@@ -63,11 +63,12 @@ static void test_collectives(MPI_Comm inter, int color, int lrank, int lsize, in
   for (int i = 0; i < 64; ++i) in[i] = -1;
   CHECK_OK(MPI_Alltoallw(out, ones, bytes, types, in, ones, bytes, types, inter));
   for (int i = 0; i < rsize; ++i) CHECK_EQ(in[i], remote_world(color, i) * 100 + lrank);
-  /* reduce_scatter_block: one element per remote process */
-  for (int j = 0; j < rsize; ++j) out[j] = rank + j;
-  int got = -1;
-  CHECK_OK(MPI_Reduce_scatter_block(out, &got, 1, MPI_INT, MPI_SUM, inter));
-  CHECK_EQ(got, other_sum + rsize * lrank);
+  /* reduce_scatter_block: each group's vector is recvcount times its own
+   * size (MPI-4.1 6.11.2), so with recvcount = rsize both have lsize*rsize */
+  for (int j = 0; j < lsize * rsize; ++j) out[j] = rank + j;
+  int got[64];
+  CHECK_OK(MPI_Reduce_scatter_block(out, got, rsize, MPI_INT, MPI_SUM, inter));
+  for (int i = 0; i < rsize; ++i) CHECK_EQ(got[i], other_sum + rsize * (lrank * rsize + i));
   /* reduce_scatter: local rank i gets i + 1 elements; both groups' vectors
    * have the same length only when the groups are equal in size */
   if (lsize == rsize) {
