@@ -1,6 +1,5 @@
 #include "adi3/process.hpp"
 
-#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,6 +9,7 @@
 #include <string>
 
 #include "adi3/bootstrap/bootstrap.hpp"
+#include "adi3/topology.hpp"
 #include "channels/loader.hpp"
 
 namespace adi3 {
@@ -28,21 +28,15 @@ constexpr Knob kProcessKnobs[] = {
      "do so. 0: never."},
 };
 
-int usable_cpus() {
-  cpu_set_t set;
-  CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) != 0) return static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
-  return CPU_COUNT(&set);
-}
-
 // Ranks outnumbering cores make spinning harmful: see kOversubscribedSpin.
-// A rank bound to one core shares it with nobody, so it counts the cores
-// of the whole node instead of its own mask.
-Config tuned_for_host(Config c, const Bootstrap& boot) {
+// Counted against the whole machine's hardware threads when this process
+// is bound (a launcher that binds gave each rank its own core), else
+// against the threads this process may use.
+Config tuned_for_host(Config c, const Bootstrap& boot, const HostTopology& topo) {
   std::string mode = env_string("ADI3_OVERSUBSCRIBE", "auto");
   int local = boot.local_size();
-  int cpus = usable_cpus();
-  if (cpus == 1 && local > 1) cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
+  int cpus = topo.bound ? topo.pus : topo.bound_pus;
+  if (cpus <= 0) cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
   bool over = mode == "1" || (mode == "auto" && local > cpus);
   if (over && !std::getenv("ADI3_SPIN_COUNT")) c.spin_count = std::min(c.spin_count, kOversubscribedSpin);
   return c;
@@ -137,7 +131,7 @@ std::unique_ptr<Device> init_process(const Config& config) {
   auto boot = std::make_unique<ProcessBootstrap>(std::move(launcher));
   std::string channel = env_string("ADI3_CHANNEL", "shm");
   try {
-    Config tuned = tuned_for_host(config, boot->launcher());
+    Config tuned = tuned_for_host(config, boot->launcher(), read_host_topology());
     ChannelPluginInfo plugin = load_channel_plugin(channel);
     std::unique_ptr<Channel> inner = create_channel(plugin, *boot);
     auto ch = std::make_unique<ProcessChannel>(std::move(boot), std::move(inner));

@@ -7,7 +7,9 @@
 #include <string>
 
 #include "adi3/config.hpp"
+#include "adi3/bootstrap/bootstrap.hpp"
 #include "adi3/process.hpp"
+#include "adi3/topology.hpp"
 #include "channels/inproc/inproc.hpp"
 #include "channels/loader.hpp"
 #include "coll/tuning.hpp"
@@ -26,11 +28,29 @@ void print_knobs(const char* title, std::span<const adi3::Knob> knobs) {
   }
 }
 
+// The machine as the runtime sees it, this process's binding, and (under
+// a launcher) the job's node layout.
+void print_topology() {
+  std::printf("Topology (what the runtime reads at start-up):\n%s", adi3::describe(adi3::read_host_topology()).c_str());
+  try {
+    auto boot = adi3::make_bootstrap();
+    const adi3::NodeMap& map = boot->node_map();
+    std::printf("  launcher:    %.*s, rank %d of %d, job %s\n", static_cast<int>(boot->wire().size()),
+                boot->wire().data(), boot->rank(), boot->size(), boot->job_id().c_str());
+    std::printf("  node layout: %d node(s) (from %s); this node runs %d rank(s), this is local rank %d\n", map.nodes,
+                map.source.c_str(), boot->local_size(), boot->local_rank());
+    boot->finalize();
+  } catch (const std::exception& e) {
+    std::printf("  launcher:    not reachable: %s\n", e.what());
+  }
+}
+
 void usage() {
   std::printf(
-      "usage: adi3_info [--channels | --knobs | --help]\n"
+      "usage: adi3_info [--channels | --knobs | --topology | --help]\n"
       "Lists the channel plugins found (and their native communication types) and every ADI3_*\n"
-      "environment setting with its default and meaning.\n");
+      "environment setting with its default and meaning. --topology: the machine and this process's\n"
+      "binding as the runtime sees them, and the launcher's node layout.\n");
 }
 
 }  // namespace
@@ -38,6 +58,10 @@ void usage() {
 int main(int argc, char** argv) {
   bool channels = true, knobs = true;
   if (argc > 1) {
+    if (!std::strcmp(argv[1], "--topology")) {
+      print_topology();
+      return 0;
+    }
     if (!std::strcmp(argv[1], "--channels")) {
       knobs = false;
     } else if (!std::strcmp(argv[1], "--knobs")) {

@@ -100,7 +100,8 @@ class Job {
         prefix.append("[").append(std::to_string(r)).append("] ");
       }
       try {
-        RankProcess proc = spawn_rank(config_.program_path, config_.argv, std::move(env), stdin_fd);
+        const cpu_set_t* mask = config_.cpu_masks.empty() ? nullptr : &config_.cpu_masks[static_cast<std::size_t>(r)];
+        RankProcess proc = spawn_rank(config_.program_path, config_.argv, std::move(env), stdin_fd, mask);
         ranks_.push_back(Rank{r, std::move(proc), {}, LineForwarder(prefix), LineForwarder(prefix), false});
       } catch (const std::exception& e) {
         fail(127);

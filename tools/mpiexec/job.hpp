@@ -2,6 +2,8 @@
 // for failures, and decide the exit status.
 #pragma once
 
+#include <sched.h>
+
 #include <chrono>
 #include <optional>
 #include <string>
@@ -16,6 +18,8 @@ struct JobConfig {
   std::vector<std::string> env;   // complete except the per-rank PMI_* variables
   std::string job_id;
   bool tag_output = false;
+  // CPU mask per rank (from plan_binding); empty: ranks are not bound.
+  std::vector<cpu_set_t> cpu_masks;
   std::optional<std::chrono::milliseconds> timeout;
   // Between SIGTERM and SIGKILL when stopping the job.
   std::chrono::milliseconds kill_grace{500};

@@ -1,5 +1,6 @@
 // mpiexec: starts N ranks of a program on this node and serves them the
 // PMI-1 "simple" protocol. See job.hpp for the failure policy.
+#include "binding.hpp"
 #include "environment.hpp"
 #include "job.hpp"
 #include "options.hpp"
@@ -67,6 +68,24 @@ int run(int argc, char** argv) {
   config.job_id = make_job_id();
   set_env(config.env, "ADI3_JOB_SECRET", make_job_secret());
   config.tag_output = opts.tag_output;
+  try {
+    BindRequest request;
+    if (opts.bind_to) request.bind_to = parse_bind_level(*opts.bind_to);
+    request.map_by = parse_bind_level(opts.map_by).value_or(BindLevel::Core);
+    BindPlan plan = plan_binding(opts.nprocs, request);
+    if (plan.bound) config.cpu_masks = plan.masks;
+    if (opts.report_bindings) {
+      std::fprintf(stderr, "mpiexec: %s\n", plan.note.c_str());
+      for (std::size_t r = 0; r < plan.reports.size(); ++r) {
+        std::fprintf(stderr, "mpiexec: rank %zu bound to %s\n", r, plan.reports[r].c_str());
+      }
+    } else if (!plan.bound && opts.bind_to && *opts.bind_to != "none") {
+      std::fprintf(stderr, "mpiexec: %s\n", plan.note.c_str());  // asked for binding, did not get it
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "mpiexec: %s\n", e.what());
+    return 2;
+  }
   if (opts.timeout_seconds) {
     config.timeout = std::chrono::milliseconds(std::llround(*opts.timeout_seconds * 1000.0));
   }

@@ -1,5 +1,7 @@
 #include "options.hpp"
 
+#include "binding.hpp"
+
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -99,6 +101,19 @@ Options parse_options(const std::vector<std::string>& args, const char* timeout_
       opts.tag_output = true;
     } else if (opt == "--timeout" || opt == "-timeout") {
       opts.timeout_seconds = parse_timeout(next_value(opt, inline_value), "--timeout");
+    } else if (opt == "--bind-to" || opt == "-bind-to") {
+      opts.bind_to = next_value(opt, inline_value);
+      if (!parse_bind_level(*opts.bind_to)) {
+        throw UsageError("--bind-to expects none, core, l3cache, numa or socket, got '" + *opts.bind_to + "'");
+      }
+    } else if (opt == "--map-by" || opt == "-map-by") {
+      opts.map_by = next_value(opt, inline_value);
+      auto level = parse_bind_level(opts.map_by);
+      if (!level || *level == BindLevel::None) {
+        throw UsageError("--map-by expects core, l3cache, numa or socket, got '" + opts.map_by + "'");
+      }
+    } else if (opt == "--report-bindings" || opt == "-report-bindings") {
+      opts.report_bindings = true;
     } else if (opt == "-h" || opt == "--help") {
       opts.help = true;
       return opts;
@@ -129,6 +144,11 @@ std::string usage_text() {
          "  --timeout SECONDS      stop the job and fail after SECONDS\n"
          "                         (default: $ADI3_MPIEXEC_TIMEOUT, else Hydra's\n"
          "                         $MPIEXEC_TIMEOUT, else none)\n"
+         "  --bind-to LEVEL        bind each rank to a core (default when ranks do not\n"
+         "                         outnumber cores), l3cache, numa, socket, or none\n"
+         "  --map-by LEVEL         deal ranks round robin over cores (default), l3cache,\n"
+         "                         numa or socket objects\n"
+         "  --report-bindings      print where each rank was bound\n"
          "  -h, --help             show this help\n";
 }
 

@@ -15,6 +15,9 @@ struct Options {
   std::vector<std::pair<std::string, std::string>> genv;  // -genv K V, in order
   bool tag_output = false;                                // prefix lines with "[rank] "
   std::optional<double> timeout_seconds;                  // whole-job wall clock limit
+  std::optional<std::string> bind_to;                     // --bind-to (validated); unset: core unless oversubscribed
+  std::string map_by = "core";                            // --map-by
+  bool report_bindings = false;                           // --report-bindings
   bool help = false;
   std::vector<std::string> command;  // program and its arguments
 };

@@ -45,8 +45,12 @@ std::vector<char*> c_strings(std::vector<std::string>& strings) {
 
 // Runs in the forked child: only async-signal-safe calls until exec.
 [[noreturn]] void exec_child(const char* path, char* const* argv, char* const* envp, int stdin_fd, int out_fd,
-                             int err_fd, int pmi_fd, int status_fd) {
+                             int err_fd, int pmi_fd, int status_fd, const cpu_set_t* cpu_mask) {
   ::setpgid(0, 0);
+  if (cpu_mask != nullptr) {
+    // Best effort: the planner only hands out CPUs we may use.
+    ::sched_setaffinity(0, sizeof(cpu_set_t), cpu_mask);
+  }
   sigset_t none;
   sigemptyset(&none);
   // The launcher blocks the signals it reads through signalfd; the
@@ -93,7 +97,7 @@ std::string find_program(const std::string& name) {
 }
 
 RankProcess spawn_rank(const std::string& path, const std::vector<std::string>& argv, std::vector<std::string> env,
-                       int stdin_fd) {
+                       int stdin_fd, const cpu_set_t* cpu_mask) {
   int pair[2];
   if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
     throw sys_error("socketpair", errno);
@@ -116,7 +120,7 @@ RankProcess spawn_rank(const std::string& path, const std::vector<std::string>& 
   }
   if (pid == 0) {
     exec_child(exec_path.c_str(), c_argv.data(), c_env.data(), stdin_fd, out_w.get(), err_w.get(), pmi_child.get(),
-               status_w.get());
+               status_w.get(), cpu_mask);
   }
   // Also from the parent, so the group exists before we might signal it.
   ::setpgid(pid, pid);

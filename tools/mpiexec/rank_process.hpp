@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include <sched.h>
 #include <sys/types.h>
 
 namespace adi3::mpiexec {
@@ -28,8 +29,9 @@ std::string find_program(const std::string& name);
 // child leads its own process group so the job can be signalled as a
 // whole and does not see the terminal's Ctrl-C directly. Throws
 // std::runtime_error if exec fails.
+// With cpu_mask, the child binds itself to it before exec.
 RankProcess spawn_rank(const std::string& path, const std::vector<std::string>& argv, std::vector<std::string> env,
-                       int stdin_fd);
+                       int stdin_fd, const cpu_set_t* cpu_mask = nullptr);
 
 // Sends sig to the rank's process group (its helpers too) and the rank.
 void signal_rank(pid_t pid, int sig);
