@@ -65,6 +65,35 @@ TEST(PmiServer, PutChecksKvsnameAndLimits) {
   EXPECT_NE(reply.find("rc=0"), std::string::npos);
 }
 
+// No rank can grow the launcher without bound: puts beyond its keys or
+// bytes are refused (and reported); replacing its own keys costs nothing
+// more, and a key taken over by another rank is charged to that rank.
+TEST(PmiServer, KeysAndBytesPerRankAreBounded) {
+  PmiServer server(PmiServerConfig{2, "kvs_test", 0, 0, 0, 3, 100});
+  auto put = [&](int rank, const std::string& k, const std::string& v) {
+    return server.handle_line(rank, "cmd=put kvsname=kvs_test key=" + k + " value=" + v);
+  };
+  for (const char* k : {"a", "b", "c"})
+    EXPECT_EQ(put(0, k, "v").replies[0].second, "cmd=put_result rc=0 msg=success\n");
+  PmiOutcome refused = put(0, "d", "v");
+  ASSERT_EQ(refused.replies.size(), 1u);
+  EXPECT_NE(refused.replies[0].second.find("rc=-1 msg=rank_0_exceeds_its_limit_of_3_keys_or_100_bytes"),
+            std::string::npos)
+      << refused.replies[0].second;
+  ASSERT_TRUE(refused.error);
+  EXPECT_NE(refused.error->find("rank 0 put more than its 3 keys or 100 bytes"), std::string::npos) << *refused.error;
+  // Replacing its own key adds no key; bytes count the new value.
+  EXPECT_FALSE(put(0, "a", std::string(90, 'x')).error);
+  EXPECT_TRUE(put(0, "b", std::string(20, 'x')).error) << "1+90 + 1+1 + 1+20 bytes > 100";
+  EXPECT_EQ(only_reply(server.handle_line(1, "cmd=get kvsname=kvs_test key=b"), 1),
+            "cmd=get_result rc=0 msg=success value=v\n")
+      << "a refused put leaves the old value";
+  // Rank 1 takes over "a": rank 0 is relieved of it.
+  EXPECT_FALSE(put(1, "a", "w").error);
+  EXPECT_FALSE(put(0, "d", std::string(90, 'y')).error);
+  EXPECT_TRUE(put(1, std::string(60, 'k'), std::string(99, 'z')).error);
+}
+
 TEST(PmiServer, BarrierReleasesEveryoneAtOnce) {
   auto server = make_server(3);
   EXPECT_TRUE(server.handle_line(2, "cmd=barrier_in").replies.empty());

@@ -12,7 +12,9 @@ PmiServer::PmiServer(PmiServerConfig config)
     : config_(std::move(config)),
       key_max_(config_.key_max != 0 ? config_.key_max : pmi::kDefaultKeyMax),
       value_max_(config_.value_max != 0 ? config_.value_max : pmi::kDefaultValueMax),
-      ranks_(static_cast<std::size_t>(config_.size)) {
+      ranks_(static_cast<std::size_t>(config_.size)),
+      keys_per_rank_(config_.keys_per_rank != 0 ? config_.keys_per_rank : kDefaultKeysPerRank),
+      bytes_per_rank_(config_.bytes_per_rank != 0 ? config_.bytes_per_rank : kDefaultBytesPerRank) {
   if (config_.size < 1) {
     throw std::invalid_argument("PmiServer: size must be positive");
   }
@@ -27,7 +29,7 @@ std::size_t PmiServer::index(int rank) const {
 
 std::optional<std::string> PmiServer::lookup(const std::string& key) const {
   if (auto it = kvs_.find(key); it != kvs_.end()) {
-    return it->second;
+    return it->second.value;
   }
   // MPICH-derived clients read the node layout from this key; every
   // rank of ours runs on this one node.
@@ -84,9 +86,30 @@ PmiOutcome PmiServer::handle_line(int rank, std::string_view line) {
     } else if (key->size() >= key_max_ || value->size() >= value_max_) {
       result.add("rc", -1).add("msg", "key_or_value_too_long");
     } else {
-      // Later puts of the same key replace earlier ones, as in Hydra.
-      kvs_[std::string(*key)] = std::string(*value);
-      result.add("rc", 0).add("msg", "success");
+      // Later puts of the same key replace earlier ones, as in Hydra; the
+      // rank of the latest put is charged for it.
+      auto it = kvs_.find(*key);
+      const bool replaces_own = it != kvs_.end() && it->second.owner == rank;
+      const std::size_t keys = state.keys + (replaces_own ? 0 : 1);
+      const std::size_t bytes =
+          state.bytes + key->size() + value->size() - (replaces_own ? key->size() + it->second.value.size() : 0);
+      if (keys > keys_per_rank_ || bytes > bytes_per_rank_) {
+        result.add("rc", -1).add("msg", "rank_" + std::to_string(rank) + "_exceeds_its_limit_of_" +
+                                            std::to_string(keys_per_rank_) + "_keys_or_" +
+                                            std::to_string(bytes_per_rank_) + "_bytes");
+        out.error = "rank " + std::to_string(rank) + " put more than its " + std::to_string(keys_per_rank_) +
+                    " keys or " + std::to_string(bytes_per_rank_) + " bytes into the key-value space (refused)";
+      } else {
+        if (it != kvs_.end() && !replaces_own) {
+          RankState& old = ranks_[static_cast<std::size_t>(it->second.owner)];
+          old.keys -= 1;
+          old.bytes -= key->size() + it->second.value.size();
+        }
+        state.keys = keys;
+        state.bytes = bytes;
+        kvs_.insert_or_assign(std::string(*key), Entry{std::string(*value), rank});
+        result.add("rc", 0).add("msg", "success");
+      }
     }
     reply(result);
   } else if (name == "get") {

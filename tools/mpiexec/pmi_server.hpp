@@ -19,7 +19,13 @@ struct PmiServerConfig {
   int appnum = 0;
   std::size_t key_max = 0;  // 0: the PMI defaults (64 / 1024)
   std::size_t value_max = 0;
+  // What one rank may keep in the key-value space, so that no rank can grow
+  // the launcher without bound (0: the defaults below).
+  std::size_t keys_per_rank = 0;
+  std::size_t bytes_per_rank = 0;
 };
+inline constexpr std::size_t kDefaultKeysPerRank = 1024;
+inline constexpr std::size_t kDefaultBytesPerRank = std::size_t{1} << 20;  // keys and values
 
 // What handling one line produced.
 struct PmiOutcome {
@@ -47,6 +53,11 @@ class PmiServer {
     bool initialized = false;
     bool in_barrier = false;
     bool finalized = false;
+    std::size_t keys = 0, bytes = 0;  // what its puts hold in kvs_
+  };
+  struct Entry {
+    std::string value;
+    int owner;  // the rank whose put holds it (charged for it)
   };
 
   std::size_t index(int rank) const;
@@ -56,7 +67,9 @@ class PmiServer {
   std::size_t key_max_;
   std::size_t value_max_;
   std::vector<RankState> ranks_;
-  std::map<std::string, std::string, std::less<>> kvs_;
+  std::size_t keys_per_rank_;
+  std::size_t bytes_per_rank_;
+  std::map<std::string, Entry, std::less<>> kvs_;
   int barrier_count_ = 0;
 };
 
