@@ -6,7 +6,7 @@
 namespace adi3 {
 
 int Device::buffer_attach(void* buf, std::size_t bytes) {
-  MaybeLock g(bsend_lock_, mt_);
+  MaybeLock g(bsend_lock_, threads_enabled());
   if (bsend_.attached()) {
     return errors_.raise(ErrorClass::Buffer, "MPI_Buffer_attach: a buffer is already attached (detach it first)");
   }
@@ -25,7 +25,7 @@ int Device::buffer_detach(void** buf, std::size_t* bytes) {
       })) {
     return e;
   }
-  MaybeLock g(bsend_lock_, mt_);
+  MaybeLock g(bsend_lock_, threads_enabled());
   if (!bsend_.attached()) {
     *buf = nullptr;
     *bytes = 0;
@@ -36,7 +36,7 @@ int Device::buffer_detach(void** buf, std::size_t* bytes) {
 }
 
 void Device::reap_bsends() {
-  MaybeLock g(bsend_lock_, mt_);
+  MaybeLock g(bsend_lock_, threads_enabled());
   for (auto it = bsends_.begin(); it != bsends_.end();) {
     Request& r = *it++;
     if (!r.complete()) continue;
@@ -58,7 +58,7 @@ int Device::bsend(const void* buf, std::size_t count, const Datatype* type, int 
         progress();  // completed buffered sends give their space back
         reap_bsends();
       }
-      MaybeLock g(bsend_lock_, mt_);
+      MaybeLock g(bsend_lock_, threads_enabled());
       if (!bsend_.attached()) {
         return errors_.raise(ErrorClass::Buffer,
                              "buffered send of %zu bytes to rank %d: no buffer is attached "
@@ -79,7 +79,7 @@ int Device::bsend(const void* buf, std::size_t count, const Datatype* type, int 
     init_send(inner, block, bytes, Datatype::byte(), dest, tag, comm, SendMode::Standard);
     inner->tmp = block;
     {
-      MaybeLock g(bsend_lock_, mt_);
+      MaybeLock g(bsend_lock_, threads_enabled());
       bsends_.push_back(*inner);
       bsend_live_.fetch_add(1, std::memory_order_release);
     }

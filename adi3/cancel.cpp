@@ -32,11 +32,10 @@ int Device::cancel_send(Request* r) {
   if (r->complete() || r->peer < 0) return 0;
   Peer& p = peers_[static_cast<std::size_t>(r->peer)];
   {
-    MaybeLock g(p.lock, mt_);
+    MaybeLock g(p.lock, threads_enabled());
     if (r->phase == kDataOut) return 0;  // the receiver matched it already
-    if ((r->phase == kEagerOut || r->phase == kRtsOut) && static_cast<QueueHook*>(r)->is_linked()) {
+    if ((r->phase == kEagerOut || r->phase == kRtsOut) && p.q.remove(r)) {
       // Still queued here: nothing left, cancel locally.
-      static_cast<QueueHook*>(r)->unlink();
       pending_peers_.fetch_sub(1, std::memory_order_relaxed);
       r->phase = kIdle;
       r->status.cancelled = true;

@@ -12,12 +12,10 @@ namespace adi3 {
 Device::Device(std::unique_ptr<Channel> channel, const Config& config)
     : channel_(std::move(channel)),
       config_(config),
-      mt_(config.thread_multiple),
       rank_(channel_->rank()),
       size_(channel_->size()),
-      pool_(config.thread_multiple),
-      matcher_(config.thread_multiple),
       peers_(static_cast<std::size_t>(size_)),
+      max_header_(channel_->caps().max_header),
       peer_failed_(static_cast<std::size_t>(size_), 0) {
   world_.context = 0;
   world_.rank = rank_;
@@ -35,6 +33,7 @@ Device::Device(std::unique_ptr<Channel> channel, const Config& config)
   set_handler(PacketType::SyncAck, &Device::on_sync_ack);
   set_handler(PacketType::CancelSend, &Device::on_cancel_send);
   set_handler(PacketType::CancelAck, &Device::on_cancel_ack);
+  if (config_.thread_multiple) enable_threads();
 }
 
 Device::~Device() {
@@ -45,7 +44,7 @@ Device::~Device() {
 void Device::complete(Request* r) {
   if (r->cc.fetch_sub(1, std::memory_order_acq_rel) == 1) {
     // Another thread of this rank may sleep in a wait on r.
-    if (mt_) channel_->wake();
+    if (threads_enabled()) channel_->wake();
     release(r);
   }
 }
@@ -63,7 +62,7 @@ void Device::add_pollable(Request* r) {
   // The list holds a reference: a poll may complete r and its user may have
   // freed it already, yet the loop below still reads it.
   r->refs.fetch_add(1, std::memory_order_relaxed);
-  MaybeLock g(pollable_lock_, mt_);
+  MaybeLock g(pollable_lock_, threads_enabled());
   pollables_.push_back(*r);
   pollable_count_.fetch_add(1, std::memory_order_release);
 }
@@ -71,7 +70,7 @@ void Device::add_pollable(Request* r) {
 bool Device::poll_pollables() {
   if (pollable_count_.load(std::memory_order_acquire) == 0) return false;
   bool any = false;
-  MaybeLock g(pollable_lock_, mt_);
+  MaybeLock g(pollable_lock_, threads_enabled());
   for (auto it = pollables_.begin(); it != pollables_.end();) {
     Request& r = *it++;
     if (!r.complete()) {
@@ -88,11 +87,13 @@ bool Device::poll_pollables() {
 
 bool Device::progress() {
   bool any = false;
-  if (!mt_ || poll_lock_.try_lock()) {
+  const bool mt = threads_enabled();
+  if (!mt || poll_lock_.try_lock()) {
     any = channel_->poll(*this) > 0;
-    if (mt_) poll_lock_.unlock();
+    if (mt) poll_lock_.unlock();
   }
   if (pending_peers_.load(std::memory_order_relaxed) > 0) any |= drain_sends();
+  if (hook_count_.load(std::memory_order_acquire) > 0) any |= run_hooks();
   any |= poll_pollables();
   if (bsend_live_.load(std::memory_order_acquire) > 0) reap_bsends();
   return any;
@@ -100,11 +101,40 @@ bool Device::progress() {
 
 void Device::sleep_once() { channel_->wait(std::chrono::microseconds(config_.sleep_us)); }
 
-void Device::on_packet(int src, const void* hdr, std::size_t, const void* payload, std::size_t bytes) {
-  PacketHeader h;
-  std::memcpy(&h, hdr, sizeof h);
-  Handler fn = handlers_[static_cast<std::size_t>(h.type)];
-  if (fn) fn(*this, src, h, payload, bytes);
+// Every byte here came from another process: the id and the header size
+// are checked before anything reads the header.
+void Device::on_packet(int src, const void* hdr, std::size_t hdr_bytes, const void* payload, std::size_t bytes) {
+  if (hdr_bytes == 0 || hdr_bytes > max_header_) {
+    refuse(src, "header of %zu bytes (this channel carries 1 to %zu)", hdr_bytes, max_header_);
+    return;
+  }
+  const std::size_t id = *static_cast<const uint8_t*>(hdr);
+  if (id < kCoreIds) {
+    Handler fn = handlers_[id];
+    if (!fn) {
+      refuse(src, "unknown core packet id %zu", id);
+      return;
+    }
+    if (hdr_bytes != sizeof(PacketHeader)) {
+      refuse(src, "core packet id %zu with a header of %zu bytes (want %zu)", id, hdr_bytes, sizeof(PacketHeader));
+      return;
+    }
+    PacketHeader h;
+    std::memcpy(&h, hdr, sizeof h);
+    fn(*this, src, h, payload, bytes);
+    return;
+  }
+  if (id >= static_cast<std::size_t>(PacketType::Count)) {
+    refuse(src, "packet id %zu out of range (ids run below %d)", id, static_cast<int>(PacketType::Count));
+    return;
+  }
+  Extension& e = ext_[id - kCoreIds];
+  PacketHandler fn = e.fn.load(std::memory_order_acquire);
+  if (!fn) {
+    refuse(src, "packet id %zu is not registered on this rank", id);
+    return;
+  }
+  fn(e.ctx, src, hdr, hdr_bytes, payload, bytes);
 }
 
 void Device::on_peer_failed(int peer, const char* why) {
@@ -120,19 +150,7 @@ int Device::peer_failure_error() {
 }
 
 int Device::send_control(int peer, const PacketHeader& h, const void* payload, std::size_t bytes) {
-  Peer& p = peers_[static_cast<std::size_t>(peer)];
-  MaybeLock g(p.lock, mt_);
-  if (p.control.empty()) {
-    SendResult res = channel_->send(peer, &h, sizeof h, Payload{payload, bytes, nullptr, 0});
-    if (res == SendResult::Sent) return 0;
-    if (res == SendResult::Failed) {
-      return errors_.raise(ErrorClass::ProcFailed, "cannot send to rank %d: its process is gone", peer);
-    }
-  }
-  // Control packets carry no payload when queued (only headers wait).
-  p.control.push_back(h);
-  pending_peers_.fetch_add(1, std::memory_order_relaxed);
-  return 0;
+  return queue_packet(peer, &h, sizeof h, Payload{payload, bytes, nullptr, 0});
 }
 
 int Device::barrier() {

@@ -6,18 +6,21 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdlib>
-#include <deque>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <thread>
 #include <vector>
 
 #include "adi3/bsend_buffer.hpp"
 #include "adi3/config.hpp"
 #include "adi3/error.hpp"
+#include "adi3/extension.hpp"
 #include "adi3/matcher.hpp"
 #include "adi3/packet.hpp"
 #include "adi3/request.hpp"
 #include "adi3/request_pool.hpp"
+#include "adi3/send_queue.hpp"
 #include "adi3/spin_lock.hpp"
 #include "adi3/types.hpp"
 #include "channels/channel.hpp"
@@ -140,7 +143,9 @@ class Device final : private PacketSink {
   void complete(Request* r);      // one part of r done
   void release(Request* r);       // drop one reference
   void add_pollable(Request* r);  // progress() calls r->cls->poll
+  // The core's own packet kinds (ids below PacketType::FirstExtension).
   void set_handler(PacketType t, Handler h) { handlers_[static_cast<std::size_t>(t)] = h; }
+  // A core packet (48-byte header) to a channel rank, in the peer's FIFO.
   int send_control(int peer, const PacketHeader& h, const void* payload = nullptr, std::size_t bytes = 0);
   std::size_t live_requests() const { return pool_.live(); }
   std::size_t posted_depth() const { return matcher_.posted_size(); }
@@ -153,12 +158,70 @@ class Device final : private PacketSink {
     return greq_state_.get();
   }
 
+  // ---- seams: packet kinds, ordered sends, hooks, threads (extension.cpp) ----
+  // Reserves a packet id for a layer ("rma", "emul.cancel", ...); fn(ctx,
+  // ...) receives its packets in the progress engine (under the poll lock,
+  // maybe on the agent thread). Ids are handed out lowest free first from
+  // PacketType::FirstExtension, so the same registration order on every
+  // rank gives the same ids. The owner name is kept for error messages.
+  // Throws std::length_error when the id space (64) is exhausted and
+  // std::invalid_argument for a null fn. Not from inside a packet handler.
+  PacketType register_packet(const char* owner, PacketHandler fn, void* ctx);
+  // After it returns, fn runs no more (waits for a handler running on
+  // another thread). Arrivals with the id are refused from then on.
+  void unregister_packet(PacketType id);
+  // The owner a registered id was given to ("" when free).
+  std::string packet_owner(PacketType id) const;
+  std::size_t max_packet_header() const { return max_header_; }  // >= kMinPacketHeader
+  std::size_t max_packet_payload() const { return channel_->caps().max_payload; }
+  // One packet of a registered extension id (the header's first byte) to
+  // `peer` (channel rank), after every packet of any kind already queued for
+  // that peer: per-peer order is one rule for all. Never drops: when the
+  // channel is busy, header and payload are copied into the peer's queue.
+  // Returns 0, an ERR_PROC_FAILED code when the peer is gone, or an ERR_ARG
+  // code naming the bad value (peer, header size, id, payload size).
+  int send_packet(int peer, const void* hdr, std::size_t hdr_bytes, const Payload& payload);
+  // True when nothing is queued for peer (a layer streaming large data sends
+  // its next chunk only then, so queued copies stay bounded).
+  bool peer_idle(int peer) const;
+  // fn(ctx) runs on every progress() pass while registered (nothing is paid
+  // when none is); it returns true if it did anything. May be added and
+  // removed from inside a hook. After remove_progress_hook returns, fn runs
+  // no more.
+  int add_progress_hook(bool (*fn)(void* ctx), void* ctx);
+  void remove_progress_hook(int id);
+  // Locking is decided at run time: a device takes no locks until something
+  // turns threads on (MPI_THREAD_MULTIPLE at start, or the first layer that
+  // starts the agent). Must be called while no other thread uses the
+  // device (and not from a handler or hook); idempotent.
+  void enable_threads();
+  bool threads_enabled() const { return threads_.load(std::memory_order_relaxed); }
+  // Type 2 over type 1: a non-polling agent thread that runs progress() and
+  // sleeps on the channel's doorbell when idle (emul/agent.*). Started on
+  // first need; ADI3_ASYNC_PROGRESS=auto|on|off. Returns true if an agent
+  // runs after the call.
+  bool require_agent(const char* why);
+  bool agent_running() const;
+  // Arrivals refused since the device started (unknown id, bad header size).
+  std::size_t refused_packets() const { return refused_.load(std::memory_order_relaxed); }
+
  private:
   struct Peer {
-    SpinLock lock;
-    RequestList<QueueTag> sendq;       // requests with packets still to emit
-    std::deque<PacketHeader> control;  // control packets the channel refused
+    mutable SpinLock lock;
+    SendQueue q;  // everything still to emit to this peer, in order
   };
+  struct Extension {
+    std::atomic<PacketHandler> fn{nullptr};
+    void* ctx = nullptr;
+    std::string owner;
+  };
+  struct Hook {
+    int id;
+    bool (*fn)(void*);
+    void* ctx;
+  };
+  static constexpr std::size_t kCoreIds = static_cast<std::size_t>(PacketType::FirstExtension);
+  static constexpr std::size_t kExtensionIds = static_cast<std::size_t>(PacketType::Count) - kCoreIds;
   enum Phase : uint8_t { kIdle, kEagerOut, kRtsOut, kDataOut };
 
   // PacketSink
@@ -178,6 +241,7 @@ class Device final : private PacketSink {
                           SendMode mode);
   void queue_or_emit(Request* r, uint8_t phase);
   bool emit(Request* r);  // false: channel busy
+  int queue_packet(int peer, const void* hdr, std::size_t hdr_bytes, const Payload& payload);
   bool drain_peer(int peer);
   bool drain_sends();
   int bsend(const void* buf, std::size_t count, const Datatype* type, int dest, int tag, const Comm& comm,
@@ -206,6 +270,10 @@ class Device final : private PacketSink {
   static void on_cancel_send(Device&, int, const PacketHeader&, const void*, std::size_t);
   static void on_cancel_ack(Device&, int, const PacketHeader&, const void*, std::size_t);
 
+  // seams
+  void refuse(int src, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
+  bool run_hooks();
+
   // completion helpers
   int finish(Request** slot, Status* status, int* callback_error);
   bool poll_pollables();
@@ -215,7 +283,7 @@ class Device final : private PacketSink {
 
   std::unique_ptr<Channel> channel_;
   Config config_;
-  bool mt_;
+  std::atomic<bool> threads_{false};  // take the locks (see enable_threads)
   int rank_, size_;
   Comm world_;
   std::size_t eager_limit_;
@@ -226,7 +294,17 @@ class Device final : private PacketSink {
   std::vector<Peer> peers_;
   std::atomic<int> pending_peers_{0};
   SpinLock poll_lock_;
-  Handler handlers_[static_cast<std::size_t>(PacketType::Count)] = {};
+  Handler handlers_[kCoreIds] = {};
+  std::size_t max_header_;
+  Extension ext_[kExtensionIds];
+  mutable std::mutex ext_mutex_;  // registration (rare)
+  std::atomic<std::size_t> refused_{0};
+  std::vector<Hook> hooks_;
+  SpinLock hooks_lock_;
+  std::atomic<int> hook_count_{0};
+  std::atomic<std::thread::id> hooks_runner_{};
+  bool hooks_running_ = false;
+  int next_hook_id_ = 1;
   SpinLock pollable_lock_;
   RequestList<ByTagTag> pollables_;
   std::atomic<int> pollable_count_{0};

@@ -55,7 +55,7 @@ Request* Matcher::first_unexpected() {
 }
 
 Request* Matcher::post(Request* recv) {
-  MaybeLock g(lock_, thread_safe_);
+  MaybeLock g(lock_, thread_safe_.load(std::memory_order_relaxed));
   if (Request* u = find_unexpected({recv->context, recv->source, recv->tag})) {
     unfile_unexpected(u);
     return u;
@@ -67,7 +67,7 @@ Request* Matcher::post(Request* recv) {
 }
 
 Request* Matcher::probe(const MatchKey& pattern, bool remove, Status* status) {
-  MaybeLock g(lock_, thread_safe_);
+  MaybeLock g(lock_, thread_safe_.load(std::memory_order_relaxed));
   Request* u = find_unexpected(pattern);
   if (!u) return nullptr;
   status->source = u->source;
@@ -80,14 +80,14 @@ Request* Matcher::probe(const MatchKey& pattern, bool remove, Status* status) {
 }
 
 Request* Matcher::withdraw(const MatchKey& k, int peer, uint64_t sreq) {
-  MaybeLock g(lock_, thread_safe_);
+  MaybeLock g(lock_, thread_safe_.load(std::memory_order_relaxed));
   Request* u = exact_.find_if(k, [&](const Request& r) { return r.peer == peer && r.remote == sreq; });
   if (u) unfile_unexpected(u);
   return u;
 }
 
 bool Matcher::cancel(Request* recv) {
-  MaybeLock g(lock_, thread_safe_);
+  MaybeLock g(lock_, thread_safe_.load(std::memory_order_relaxed));
   if (!static_cast<QueueHook*>(recv)->is_linked()) return false;
   posted_erase(recv);
   return true;

@@ -9,6 +9,7 @@
 // Both "search, else enqueue" operations are atomic under one lock that is
 // taken only with MPI_THREAD_MULTIPLE.
 #pragma once
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -21,14 +22,17 @@ namespace adi3 {
 
 class Matcher {
  public:
-  explicit Matcher(bool thread_safe) : thread_safe_(thread_safe) {}
+  explicit Matcher(bool thread_safe = false) : thread_safe_(thread_safe) {}
+  // Takes its lock from now on (Device::enable_threads, while no other
+  // thread uses it).
+  void enable_threads() { thread_safe_.store(true, std::memory_order_relaxed); }
 
   // An arrival with envelope k: the oldest matching posted receive (removed
   // from the queue), or, when none, the request make_unexpected() returns,
   // which is filed as unexpected. Atomic.
   template <class MakeUnexpected>
   Request* arrive(const MatchKey& k, MakeUnexpected&& make_unexpected) {
-    MaybeLock g(lock_, thread_safe_);
+    MaybeLock g(lock_, thread_safe_.load(std::memory_order_relaxed));
     if (Request* r = find_posted(k)) {
       posted_erase(r);
       return r;
@@ -88,7 +92,7 @@ class Matcher {
   void unfile_unexpected(Request* u);
   Request* first_unexpected();
 
-  bool thread_safe_;
+  std::atomic<bool> thread_safe_{false};
   SpinLock lock_;
   uint64_t next_seq_ = 0;
   std::size_t posted_wildcards_ = 0;

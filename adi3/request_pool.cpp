@@ -25,7 +25,7 @@ void RequestPool::grow() {
 Request* RequestPool::get(Device* dev, RequestKind kind) {
   void* mem;
   {
-    MaybeLock g(lock_, thread_safe_);
+    MaybeLock g(lock_, thread_safe_.load(std::memory_order_relaxed));
     if (!free_) grow();
     mem = free_;
     free_ = free_->next;
@@ -41,7 +41,7 @@ Request* RequestPool::get(Device* dev, RequestKind kind) {
 
 void RequestPool::put(Request* r) {
   r->~Request();
-  MaybeLock g(lock_, thread_safe_);
+  MaybeLock g(lock_, thread_safe_.load(std::memory_order_relaxed));
   auto* n = reinterpret_cast<FreeNode*>(r);
   n->next = free_;
   free_ = n;

@@ -1,6 +1,7 @@
 // Per-device pool of requests: chunks carved once, a free list after, so
 // steady-state messaging does no malloc.
 #pragma once
+#include <atomic>
 #include <cstddef>
 #include <vector>
 
@@ -11,7 +12,10 @@ namespace adi3 {
 
 class RequestPool {
  public:
-  explicit RequestPool(bool thread_safe) : thread_safe_(thread_safe) {}
+  explicit RequestPool(bool thread_safe = false) : thread_safe_(thread_safe) {}
+  // Takes its lock from now on (Device::enable_threads, while no other
+  // thread uses it).
+  void enable_threads() { thread_safe_.store(true, std::memory_order_relaxed); }
   ~RequestPool();
   RequestPool(const RequestPool&) = delete;
   RequestPool& operator=(const RequestPool&) = delete;
@@ -28,7 +32,7 @@ class RequestPool {
   static constexpr std::size_t kChunk = 64;
   void grow();
 
-  bool thread_safe_;
+  std::atomic<bool> thread_safe_{false};
   SpinLock lock_;
   FreeNode* free_ = nullptr;
   std::vector<void*> chunks_;

@@ -56,8 +56,8 @@ SendResult Device::try_send_now(const void* buf, std::size_t count, const Dataty
                  0,
                  0,
                  0};
-  MaybeLock g(p.lock, mt_);
-  if (!p.sendq.empty() || !p.control.empty()) return SendResult::Busy;
+  MaybeLock g(p.lock, threads_enabled());
+  if (!p.q.empty()) return SendResult::Busy;
   if (contiguous(type)) return channel_->send(peer, &h, sizeof h, Payload{base_of(buf, type), bytes, nullptr, 0});
   Segment seg(const_cast<void*>(buf), count, type);
   return channel_->send(peer, &h, sizeof h, Payload{nullptr, bytes, &seg, 0});
@@ -122,10 +122,10 @@ void Device::start_send(Request* r) {
 void Device::queue_or_emit(Request* r, uint8_t phase) {
   Peer& p = peers_[static_cast<std::size_t>(r->peer)];
   {
-    MaybeLock g(p.lock, mt_);
+    MaybeLock g(p.lock, threads_enabled());
     r->phase = phase;
-    if (p.sendq.empty() && p.control.empty() && emit(r)) return;
-    p.sendq.push_back(*r);
+    if (p.q.empty() && emit(r)) return;
+    p.q.push_back({r, nullptr});
   }
   pending_peers_.fetch_add(1, std::memory_order_relaxed);
 }
@@ -194,25 +194,44 @@ bool Device::emit(Request* r) {
   }
 }
 
+// A packet to peer now, or copied to the back of its queue when older items
+// wait there or the channel is busy: nothing overtakes, nothing is dropped.
+int Device::queue_packet(int peer, const void* hdr, std::size_t hdr_bytes, const Payload& payload) {
+  Peer& p = peers_[static_cast<std::size_t>(peer)];
+  {
+    MaybeLock g(p.lock, threads_enabled());
+    if (p.q.empty()) {
+      SendResult res = channel_->send(peer, hdr, hdr_bytes, payload);
+      if (res == SendResult::Sent) return 0;
+      if (res == SendResult::Failed) {
+        return errors_.raise(ErrorClass::ProcFailed, "cannot send to rank %d: its process is gone", peer);
+      }
+    }
+    p.q.push_back({nullptr, OutPacket::make(hdr, hdr_bytes, payload)});
+  }
+  pending_peers_.fetch_add(1, std::memory_order_relaxed);
+  return 0;
+}
+
+// Emits the peer's queue in order until the channel is busy.
 bool Device::drain_peer(int peer) {
   Peer& p = peers_[static_cast<std::size_t>(peer)];
   bool any = false;
-  MaybeLock g(p.lock, mt_);
-  while (!p.control.empty()) {
-    SendResult res = channel_->send(peer, &p.control.front(), sizeof(PacketHeader), Payload{});
-    if (res == SendResult::Busy) return any;
-    p.control.pop_front();
-    pending_peers_.fetch_sub(1, std::memory_order_relaxed);
-    any = true;
-  }
-  while (!p.sendq.empty()) {
-    Request* r = &p.sendq.front();
-    // Unlink first: emit() may complete and recycle r.
-    p.sendq.pop_front();
-    if (!emit(r)) {
-      p.sendq.push_front(*r);
-      return any;
+  MaybeLock g(p.lock, threads_enabled());
+  while (!p.q.empty()) {
+    OutItem it = p.q.front();
+    if (it.req) {
+      // emit() may complete and recycle the request; the slot only holds
+      // its address, which is not read again.
+      if (!emit(it.req)) return any;
+    } else {
+      SendResult res = channel_->send(peer, it.pkt->hdr(), it.pkt->hdr_bytes,
+                                      Payload{it.pkt->payload(), it.pkt->payload_bytes, nullptr, 0});
+      if (res == SendResult::Busy) return any;
+      // Failed: the peer is gone; its failure is reported to waits on it.
+      OutPacket::destroy(it.pkt);
     }
+    p.q.pop_front();
     pending_peers_.fetch_sub(1, std::memory_order_relaxed);
     any = true;
   }
@@ -221,11 +240,12 @@ bool Device::drain_peer(int peer) {
 
 bool Device::drain_sends() {
   bool any = false;
+  const bool mt = threads_enabled();
   for (int peer = 0; peer < size_; ++peer) {
     Peer& p = peers_[static_cast<std::size_t>(peer)];
     // Single-threaded, a peer with nothing queued is skipped without its
-    // lock; with threads, drain_peer looks at the queues under the lock.
-    if (!mt_ && p.sendq.empty() && p.control.empty()) continue;
+    // lock; with threads, drain_peer looks at the queue under the lock.
+    if (!mt && p.q.empty()) continue;
     any |= drain_peer(peer);
   }
   return any;

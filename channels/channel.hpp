@@ -26,7 +26,7 @@ enum CommType : uint32_t {
 
 struct ChannelCaps {
   uint32_t native = kPointToPoint;  // CommType bits done natively
-  std::size_t max_header = 64;      // largest header a packet carries
+  std::size_t max_header = 128;     // largest header a packet carries (>= 128)
   std::size_t max_payload = 0;      // largest payload of one packet
   std::size_t eager_limit = 0;      // default eager/rendezvous switch
   // With kActiveRma: messages of at least this size use the native get

@@ -51,7 +51,8 @@ class InprocChannel final : public Channel {
  public:
   InprocChannel(std::shared_ptr<InprocShared> s, int rank) : s_(std::move(s)), rank_(rank) {
     caps_.native = kPointToPoint | kActiveRma;
-    caps_.max_payload = s_->pair(0, 0).ring.max_record() - 128;
+    caps_.max_header = 128;
+    caps_.max_payload = s_->pair(0, 0).ring.max_record() - caps_.max_header - 64;
     caps_.eager_limit = 16384;
     caps_.get_min = caps_.eager_limit;
   }

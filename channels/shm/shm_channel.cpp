@@ -45,7 +45,7 @@ ShmChannel::ShmChannel(ChannelBootstrap& boot, const ShmSettings& settings)
       out_(static_cast<std::size_t>(size_)),
       activity_(static_cast<std::size_t>(size_)),
       dead_(static_cast<std::size_t>(size_)) {
-  caps_.max_header = 64;  // before map_peers: the ring readers check it
+  caps_.max_header = 128;  // before map_peers: the ring readers check it
   // 1. My inbox, built before anyone can see its name.
   ShmSegment& mine = segments_[static_cast<std::size_t>(rank_)];
   mine = ShmSegment::create(boot.job_id(), layout_.total());

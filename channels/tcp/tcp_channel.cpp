@@ -61,7 +61,7 @@ void read_all_blocking(int fd, void* p, std::size_t n) {
 TcpChannel::TcpChannel(ChannelBootstrap& boot, const TcpSettings& settings)
     : rank_(boot.rank()), size_(boot.size()), settings_(settings), peers_(static_cast<std::size_t>(size_)) {
   caps_.native = kPointToPoint;
-  caps_.max_header = 64;
+  caps_.max_header = 128;
   caps_.max_payload = 256 * 1024;
   caps_.eager_limit = 65536;
   epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);

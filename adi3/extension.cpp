@@ -1,0 +1,156 @@
+// The seams for the layers above the core: registered packet kinds, ordered
+// packets to a peer, progress hooks, and locking decided at run time.
+#include <cstdarg>
+#include <cstdio>
+#include <stdexcept>
+
+#include "adi3/device.hpp"
+
+namespace adi3 {
+
+PacketType Device::register_packet(const char* owner, PacketHandler fn, void* ctx) {
+  if (!fn) throw std::invalid_argument(std::string("register_packet: null handler for ") + (owner ? owner : "?"));
+  std::lock_guard<std::mutex> g(ext_mutex_);
+  for (std::size_t i = 0; i < kExtensionIds; ++i) {
+    Extension& e = ext_[i];
+    if (e.fn.load(std::memory_order_relaxed)) continue;
+    e.ctx = ctx;
+    e.owner = owner ? owner : "";
+    // Published last: a poller that sees fn sees ctx too.
+    e.fn.store(fn, std::memory_order_release);
+    return static_cast<PacketType>(kCoreIds + i);
+  }
+  std::string taken;
+  for (const Extension& e : ext_) taken += (taken.empty() ? "" : ", ") + e.owner;
+  throw std::length_error("register_packet(" + std::string(owner ? owner : "?") + "): all " +
+                          std::to_string(kExtensionIds) + " extension packet ids are taken (by " + taken + ")");
+}
+
+void Device::unregister_packet(PacketType id) {
+  auto i = static_cast<std::size_t>(id);
+  if (i < kCoreIds || i >= static_cast<std::size_t>(PacketType::Count)) return;
+  std::lock_guard<std::mutex> g(ext_mutex_);
+  Extension& e = ext_[i - kCoreIds];
+  e.fn.store(nullptr, std::memory_order_release);
+  // A handler of this id may be running in another thread's poll: wait for
+  // that poll to end, so fn is never called after we return.
+  if (threads_enabled()) {
+    poll_lock_.lock();
+    poll_lock_.unlock();
+  }
+  e.ctx = nullptr;
+  e.owner.clear();
+}
+
+std::string Device::packet_owner(PacketType id) const {
+  auto i = static_cast<std::size_t>(id);
+  if (i < kCoreIds) return i <= static_cast<std::size_t>(PacketType::CancelAck) ? "core" : "";
+  if (i >= static_cast<std::size_t>(PacketType::Count)) return "";
+  std::lock_guard<std::mutex> g(ext_mutex_);
+  return ext_[i - kCoreIds].owner;
+}
+
+int Device::send_packet(int peer, const void* hdr, std::size_t hdr_bytes, const Payload& payload) {
+  if (peer < 0 || peer >= size_) {
+    return errors_.raise(ErrorClass::Arg, "send_packet: peer %d is not a rank of this device (0..%d)", peer, size_ - 1);
+  }
+  if (!hdr || hdr_bytes == 0 || hdr_bytes > max_header_) {
+    return errors_.raise(ErrorClass::Arg, "send_packet to rank %d: header of %zu bytes (this channel carries 1 to %zu)",
+                         peer, hdr_bytes, max_header_);
+  }
+  const std::size_t id = *static_cast<const uint8_t*>(hdr);
+  if (id < kCoreIds || id >= static_cast<std::size_t>(PacketType::Count) ||
+      !ext_[id - kCoreIds].fn.load(std::memory_order_relaxed)) {
+    return errors_.raise(ErrorClass::Arg, "send_packet to rank %d: packet id %zu is not a registered extension id",
+                         peer, id);
+  }
+  if (payload.bytes > max_packet_payload()) {
+    return errors_.raise(ErrorClass::Arg, "send_packet to rank %d: payload of %zu bytes (this channel carries %zu)",
+                         peer, payload.bytes, max_packet_payload());
+  }
+  if (peer_failed_[static_cast<std::size_t>(peer)]) {
+    return errors_.raise(ErrorClass::ProcFailed, "send_packet: rank %d is gone: %s", peer,
+                         failure_text_.empty() ? "its process failed" : failure_text_.data());
+  }
+  return queue_packet(peer, hdr, hdr_bytes, payload);
+}
+
+bool Device::peer_idle(int peer) const {
+  if (peer < 0 || peer >= size_) return true;
+  const Peer& p = peers_[static_cast<std::size_t>(peer)];
+  MaybeLock g(p.lock, threads_enabled());
+  return p.q.empty();
+}
+
+void Device::refuse(int src, const char* fmt, ...) {
+  char why[160];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(why, sizeof why, fmt, ap);
+  va_end(ap);
+  refused_.fetch_add(1, std::memory_order_relaxed);
+  errors_.raise(ErrorClass::Intern, "rank %d refused a packet from rank %d: %s", rank_, src, why);
+}
+
+// ---- progress hooks ----
+
+int Device::add_progress_hook(bool (*fn)(void* ctx), void* ctx) {
+  // Inside a hook this thread already holds the hooks (see run_hooks).
+  const bool inside = hooks_runner_.load(std::memory_order_relaxed) == std::this_thread::get_id();
+  MaybeLock g(hooks_lock_, threads_enabled() && !inside);
+  int id = next_hook_id_++;
+  hooks_.push_back(Hook{id, fn, ctx});
+  hook_count_.fetch_add(1, std::memory_order_release);
+  return id;
+}
+
+void Device::remove_progress_hook(int id) {
+  const bool inside = hooks_runner_.load(std::memory_order_relaxed) == std::this_thread::get_id();
+  // Taking the lock from outside waits for a pass running elsewhere, so fn
+  // runs no more once this returns.
+  MaybeLock g(hooks_lock_, threads_enabled() && !inside);
+  for (std::size_t i = 0; i < hooks_.size(); ++i) {
+    if (hooks_[i].id != id || !hooks_[i].fn) continue;
+    hook_count_.fetch_sub(1, std::memory_order_relaxed);
+    if (hooks_running_) {
+      hooks_[i].fn = nullptr;  // run_hooks compacts after its pass
+    } else {
+      hooks_.erase(hooks_.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+    return;
+  }
+}
+
+// One pass over the hooks. One thread at a time (others skip the pass), and
+// not recursively (a hook that calls progress() does not re-enter).
+bool Device::run_hooks() {
+  const bool mt = threads_enabled();
+  if (mt ? !hooks_lock_.try_lock() : hooks_running_) return false;
+  hooks_running_ = true;
+  hooks_runner_.store(std::this_thread::get_id(), std::memory_order_relaxed);
+  bool any = false;
+  for (std::size_t i = 0; i < hooks_.size(); ++i) {
+    Hook h = hooks_[i];  // a copy: the hook may add hooks (the vector grows)
+    if (h.fn) any |= h.fn(h.ctx);
+  }
+  std::erase_if(hooks_, [](const Hook& h) { return h.fn == nullptr; });
+  hooks_runner_.store(std::thread::id{}, std::memory_order_relaxed);
+  hooks_running_ = false;
+  if (mt) hooks_lock_.unlock();
+  return any;
+}
+
+// ---- threads ----
+
+void Device::enable_threads() {
+  if (threads_enabled()) return;
+  pool_.enable_threads();
+  matcher_.enable_threads();
+  threads_.store(true, std::memory_order_release);
+}
+
+// The agent lives in emul/agent.*; until it is built in, none runs.
+bool Device::require_agent(const char*) { return false; }
+bool Device::agent_running() const { return false; }
+
+}  // namespace adi3
