@@ -46,6 +46,7 @@ int Device::start(Request* r) {
   }
   r->set(Request::kActive);
   r->status = Status{};
+  if (r->cls && r->cls->start) return r->cls->start(*r);  // persistent collectives
   if (r->kind == RequestKind::PersistentRecv) {
     start_recv(r);
     return 0;

@@ -62,6 +62,9 @@ struct RequestClass {
   // complete; wait and waitall hand their requests to it. nullptr: the core
   // polls. Returns an error code (the wait call then returns it).
   int (*wait)(int count, Request* const* reqs, Status& s) = nullptr;
+  // Restarts a persistent request of this class (MPI_Start); the core has
+  // already made it active with an empty status. Returns an error code.
+  int (*start)(Request& r) = nullptr;
 };
 
 struct Request : QueueHook, BySrcHook, ByTagHook, ByCtxHook {

@@ -82,7 +82,12 @@ int build_allgatherv(Schedule& s, const void* sbuf, std::size_t scount, const Da
   for (int i = 0; i < p; ++i) total += l.bytes(i);
   if (total == 0) return 0;
   s.keep(rtype);
-  if (!in_place(sbuf)) copy(sbuf, scount, stype, l.block(me), l.count(me), rtype);
+  if (!in_place(sbuf)) {
+    s.keep(stype);
+    void* mine = l.block(me);
+    std::size_t n = l.count(me);
+    s.prologue([=] { copy(sbuf, scount, stype, mine, n, rtype); });
+  }
   if (p == 1) return 0;
   AllgatherAlgo a = t.allgather;
   if (a == AllgatherAlgo::Auto) {
@@ -110,7 +115,12 @@ int build_allgatherv(Schedule& s, const void* sbuf, std::size_t scount, const Da
   }
   std::byte* data = dense ? static_cast<std::byte*>(rbuf) + rtype->true_lb() : s.scratch(total);
   int mine = rotated ? 0 : me;
-  if (!dense) pack(l.block(me), l.count(me), rtype, data + off[static_cast<std::size_t>(mine)]);
+  if (!dense) {
+    const void* from = l.block(me);
+    std::size_t n = l.count(me);
+    std::byte* to = data + off[static_cast<std::size_t>(mine)];
+    s.prologue([=] { pack(from, n, rtype, to); });
+  }
   if (rotated) {
     bruck(s, data, off);
   } else {

@@ -66,10 +66,12 @@ void bruck(Schedule& s, const void* sbuf, std::size_t scount, const Datatype* st
   int me = s.rank(), p = s.size();
   std::size_t nb = scount * stype->size();
   std::byte* work = s.scratch(static_cast<std::size_t>(p) * nb);
-  for (int k = 0; k < p; ++k) {
-    auto rank = static_cast<std::size_t>((me + k) % p);
-    pack(elem_at(sbuf, rank * scount, stype), scount, stype, work + static_cast<std::size_t>(k) * nb);
-  }
+  s.prologue([=] {
+    for (int k = 0; k < p; ++k) {
+      auto rank = static_cast<std::size_t>((me + k) % p);
+      pack(elem_at(sbuf, rank * scount, stype), scount, stype, work + static_cast<std::size_t>(k) * nb);
+    }
+  });
   std::byte* out = s.scratch(static_cast<std::size_t>((p + 1) / 2) * nb);
   std::byte* in = s.scratch(static_cast<std::size_t>((p + 1) / 2) * nb);
   auto move = [=](int bit, bool to_work) {
@@ -147,7 +149,7 @@ int build_alltoallw(Schedule& s, const std::vector<Block>& sends, const std::vec
   }
   const Block& mine = sends[static_cast<std::size_t>(me)];
   const Block& into = recvs[static_cast<std::size_t>(me)];
-  copy(mine.buf, mine.count, mine.type, into.buf, into.count, into.type);
+  s.prologue([mine, into] { copy(mine.buf, mine.count, mine.type, into.buf, into.count, into.type); });
   if (t.alltoall == AlltoallAlgo::Pairwise) {
     pairwise(s, sends, recvs);
   } else {

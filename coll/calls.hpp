@@ -82,7 +82,7 @@ int nonblocking(Device& dev, const Comm& comm, Sequence& seq, Request** out, Bui
   *out = nullptr;
   auto s = std::make_unique<Schedule>(dev, comm, seq.next_tag());
   if (int e = build(*s)) return e;
-  return launch(dev, std::move(s), out);
+  return seq.is_persistent() ? launch_persistent(dev, std::move(s), out) : launch(dev, std::move(s), out);
 }
 
 }  // namespace adi3::coll::detail

@@ -16,8 +16,11 @@ int build_gather(Schedule& s, const void* sbuf, std::size_t scount, const Dataty
   if (nb == 0) return 0;
   if (is_root) {
     s.keep(rtype);
-    if (!in_place(sbuf))
-      copy(sbuf, scount, stype, elem_at(rbuf, static_cast<std::size_t>(me) * rcount, rtype), rcount, rtype);
+    if (!in_place(sbuf)) {
+      s.keep(stype);
+      void* mine = elem_at(rbuf, static_cast<std::size_t>(me) * rcount, rtype);
+      s.prologue([=] { copy(sbuf, scount, stype, mine, rcount, rtype); });
+    }
   } else {
     s.keep(stype);
   }
@@ -34,7 +37,7 @@ int build_gather(Schedule& s, const void* sbuf, std::size_t scount, const Dataty
   bool direct = is_root && root == 0 && rtype->is_contiguous();
   std::byte* data =
       direct ? static_cast<std::byte*>(rbuf) + rtype->true_lb() : s.scratch(static_cast<std::size_t>(sub) * nb);
-  if (!is_root) pack(sbuf, scount, stype, data);
+  if (!is_root) s.prologue([=] { pack(sbuf, scount, stype, data); });
   int mask = 1;
   for (; mask < p && !(rel & mask); mask <<= 1) {
     int child = rel + mask;
@@ -72,7 +75,11 @@ int build_gatherv(Schedule& s, const void* sbuf, std::size_t scount, const Datat
     auto cnt = static_cast<std::size_t>(rcounts[i]);
     void* at = static_cast<std::byte*>(rbuf) + static_cast<std::ptrdiff_t>(displs[i]) * rtype->extent();
     if (i == me) {
-      if (!in_place(sbuf)) copy(sbuf, scount, stype, at, cnt, rtype);
+      if (!in_place(sbuf)) {
+        s.keep(stype);
+        s.keep(rtype);
+        s.prologue([=] { copy(sbuf, scount, stype, at, cnt, rtype); });
+      }
     } else if (cnt * rtype->size() > 0) {
       s.recv(at, cnt, rtype, i);
     }

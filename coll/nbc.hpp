@@ -37,14 +37,28 @@ inline constexpr int kFirstNbcTag = 64;
 // The MPI binding keeps one beside each communicator's collective Comm.
 class Sequence {
  public:
+  Sequence() = default;
+  // The sequence of one persistent collective (MPI_Bcast_init ...): a
+  // nonblocking call given it builds its schedule once, under `tag` (taken
+  // from the communicator's sequence by the init call, so init calls keep
+  // MPI's ordering rule while starts may come in any order), and returns an
+  // inactive persistent request that every MPI_Start runs again.
+  static Sequence persistent(int tag);
+  bool is_persistent() const { return persistent_; }
   int next_tag();
 
  private:
   std::uint32_t n_ = 0;
+  int tag_ = 0;
+  bool persistent_ = false;
 };
 
 // Wraps s in a Collective request: completes it at once if s has nothing
 // to wait for, else registers it with the progress engine.
 int launch(Device& dev, std::unique_ptr<Schedule> s, Request** out);
+// Wraps s in an inactive persistent Collective request; Device::start
+// restarts the schedule, the progress engine advances it, wait/test make the
+// request inactive again, and request_free deletes the schedule.
+int launch_persistent(Device& dev, std::unique_ptr<Schedule> s, Request** out);
 
 }  // namespace adi3::coll

@@ -61,7 +61,8 @@ void pairwise(Schedule& s, const Reducer& r, const Blocks& b, const void* input,
   std::byte* in = r.view(s, input);
   std::byte* res = r.temp(s, mine);
   std::byte* tmp = r.temp(s, mine);
-  r.copy_now(r.at(in, b.first[static_cast<std::size_t>(me)]), res, 0, mine);
+  const std::byte* own = r.at(in, b.first[static_cast<std::size_t>(me)]);
+  s.prologue([&r, own, res, mine] { r.copy_now(own, res, 0, mine); });
   for (int i = 1; i < p; ++i) {
     int src = (me - i + p) % p, dst = (me + i) % p;
     r.send(s, in, b.first[static_cast<std::size_t>(dst)], b.n[static_cast<std::size_t>(dst)], dst);
@@ -112,7 +113,8 @@ int build_reduce_scatter(Schedule& s, const void* sbuf, void* rbuf, const std::v
     at += c * r.per_item();
   }
   if (p == 1) {
-    if (!in_place(sbuf)) copy(sbuf, counts[0], type, rbuf, counts[0], type);
+    std::size_t n = counts[0];
+    if (!in_place(sbuf)) s.prologue([=] { copy(sbuf, n, type, rbuf, n, type); });
     return 0;
   }
   ReduceScatterAlgo a = t.reduce_scatter;

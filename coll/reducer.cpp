@@ -46,17 +46,19 @@ std::byte* Reducer::temp(Schedule& s, std::size_t n) const {
 
 std::byte* Reducer::copy_in(Schedule& s, const void* user) const {
   std::byte* t = temp(s, n_);
-  if (packed_) {
-    pack(user, n_ / per_item_, type_, t);
-  } else {
-    coll::copy(user, n_, type_, t, n_, type_);
-  }
+  s.prologue([this, user, t] {
+    if (packed_) {
+      pack(user, n_ / per_item_, type_, t);
+    } else {
+      coll::copy(user, n_, type_, t, n_, type_);
+    }
+  });
   return t;
 }
 
 std::byte* Reducer::dup(Schedule& s, const void* work) const {
   std::byte* t = temp(s, n_);
-  copy_now(work, t, 0, n_);
+  s.prologue([this, work, t] { copy_now(work, t, 0, n_); });
   return t;
 }
 

@@ -14,7 +14,10 @@ int build_scatter(Schedule& s, const void* sbuf, std::size_t scount, const Datat
   std::size_t nb = is_root ? scount * stype->size() : rcount * rtype->size();
   if (nb == 0) return 0;
   if (is_root && !in_place(rbuf)) {
-    copy(elem_at(sbuf, static_cast<std::size_t>(me) * scount, stype), scount, stype, rbuf, rcount, rtype);
+    s.keep(stype);
+    s.keep(rtype);
+    const void* mine = elem_at(sbuf, static_cast<std::size_t>(me) * scount, stype);
+    s.prologue([=] { copy(mine, scount, stype, rbuf, rcount, rtype); });
   }
   if (p == 1) return 0;
   int rel = (me - root + p) % p;
@@ -35,10 +38,13 @@ int build_scatter(Schedule& s, const void* sbuf, std::size_t scount, const Datat
       data = static_cast<std::byte*>(const_cast<void*>(sbuf)) + stype->true_lb();
     } else {
       data = s.scratch(static_cast<std::size_t>(p) * nb);
-      for (int i = 1; i < p; ++i) {
-        auto rank = static_cast<std::size_t>((i + root) % p);
-        pack(elem_at(sbuf, rank * scount, stype), scount, stype, data + static_cast<std::size_t>(i) * nb);
-      }
+      s.keep(stype);
+      s.prologue([=] {
+        for (int i = 1; i < p; ++i) {
+          auto rank = static_cast<std::size_t>((i + root) % p);
+          pack(elem_at(sbuf, rank * scount, stype), scount, stype, data + static_cast<std::size_t>(i) * nb);
+        }
+      });
     }
   } else {
     s.keep(rtype);
@@ -70,7 +76,11 @@ int build_scatterv(Schedule& s, const void* sbuf, const int* scounts, const int*
     auto cnt = static_cast<std::size_t>(scounts[i]);
     const void* at = static_cast<const std::byte*>(sbuf) + static_cast<std::ptrdiff_t>(displs[i]) * stype->extent();
     if (i == me) {
-      if (!in_place(rbuf)) copy(at, cnt, stype, rbuf, rcount, rtype);
+      if (!in_place(rbuf)) {
+        s.keep(stype);
+        s.keep(rtype);
+        s.prologue([=] { copy(at, cnt, stype, rbuf, rcount, rtype); });
+      }
     } else if (cnt * stype->size() > 0) {
       s.send(at, cnt, stype, i);
     }

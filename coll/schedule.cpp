@@ -18,11 +18,13 @@ Schedule::~Schedule() {
 
 void Schedule::send(const void* buf, std::size_t count, const Datatype* type, int peer, int tag) {
   if (peer == kProcNull) return;
+  keep(type);  // a later round or a persistent restart posts it
   steps_.push_back(Step{Kind::Send, peer, const_cast<void*>(buf), count, type, 0, tag < 0 ? tag_ : tag, cur_});
 }
 
 void Schedule::recv(void* buf, std::size_t count, const Datatype* type, int peer, int tag) {
   if (peer == kProcNull) return;
+  keep(type);
   steps_.push_back(Step{Kind::Recv, peer, buf, count, type, 0, tag < 0 ? tag_ : tag, cur_});
 }
 
@@ -42,6 +44,8 @@ void Schedule::use(const Comm& comm) {
   comms_.push_back(comm);
   cur_ = static_cast<std::uint8_t>(comms_.size() - 1);
 }
+
+void Schedule::prologue(std::function<void()> fn) { prologue_.push_back(std::move(fn)); }
 
 void Schedule::fence() {
   if (!steps_.empty() && steps_.back().kind != Kind::Fence) {
@@ -96,11 +100,21 @@ bool Schedule::reap() {
 }
 
 bool Schedule::advance() {
+  if (!begun_) {
+    begun_ = true;
+    for (auto& fn : prologue_) fn();
+  }
   for (;;) {
     if (!inflight_.empty() && !reap()) return false;
     if (next_ >= steps_.size()) return true;
     start_round();
   }
+}
+
+void Schedule::restart() {
+  next_ = 0;
+  error_ = 0;
+  begun_ = false;
 }
 
 int Schedule::run() {

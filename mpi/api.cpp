@@ -115,8 +115,8 @@ int add_type(Runtime& rt, Datatype* t, MPI_Datatype* out) {
   return 0;
 }
 
-int check_count(int count, const char* what) {
-  if (count < 0) return raise(ErrorClass::Count, "invalid %s %d: must be non-negative", what, count);
+int check_count(MPI_Count count, const char* what) {
+  if (count < 0) return raise(ErrorClass::Count, "invalid %s %lld: must be non-negative", what, count);
   return 0;
 }
 
@@ -127,26 +127,26 @@ int check_total(long long total, const char* what) {
   return 0;
 }
 
-int check_extent(int count, const Datatype* t) {
+int check_extent(MPI_Count count, const Datatype* t) {
   if (count <= 0) return 0;
   std::size_t bytes = 0;
   if (!checked_bytes(static_cast<std::size_t>(count), t->size(), &bytes)) {
-    return raise(ErrorClass::Count, "count %d of a %zu-byte datatype overflows: a buffer holds at most %td bytes",
+    return raise(ErrorClass::Count, "count %lld of a %zu-byte datatype overflows: a buffer holds at most %td bytes",
                  count, t->size(), PTRDIFF_MAX);
   }
   std::ptrdiff_t span = 0;
   if (!checked_span(static_cast<std::size_t>(count), t->extent(), t->true_extent(), &span)) {
     return raise(ErrorClass::Count,
-                 "count %d of a datatype of extent %td overflows: the buffer would span more than %td bytes", count,
+                 "count %lld of a datatype of extent %td overflows: the buffer would span more than %td bytes", count,
                  t->extent(), PTRDIFF_MAX);
   }
   return 0;
 }
 
-int check_buffer(const void* buf, int count, const Datatype* t) {
+int check_buffer(const void* buf, MPI_Count count, const Datatype* t) {
   if (int e = check_extent(count, t)) return e;
   if (!buf && count > 0 && t->size() > 0 && t->true_lb() == 0) {
-    return raise(ErrorClass::Buffer, "null buffer for %d elements of %zu bytes", count, t->size());
+    return raise(ErrorClass::Buffer, "null buffer for %lld elements of %zu bytes", count, t->size());
   }
   return 0;
 }

@@ -79,13 +79,13 @@ int add_type(Runtime& rt, Datatype* t, MPI_Datatype* out);
 MPI_Datatype type_handle(Runtime& rt, const Datatype* t);
 
 // ---- argument checks ----
-int check_count(int count, const char* what = "count");
+int check_count(MPI_Count count, const char* what = "count");
 // A null buffer is an error only when it would be accessed.
 // A sum or product of int counts that an int count must hold (ERR_COUNT naming it).
 int check_total(long long total, const char* what);
 // count * size and the memory count elements span must not overflow (ERR_COUNT naming them).
-int check_extent(int count, const Datatype* t);
-int check_buffer(const void* buf, int count, const Datatype* t);
+int check_extent(MPI_Count count, const Datatype* t);
+int check_buffer(const void* buf, MPI_Count count, const Datatype* t);
 int check_root(const CommObj& c, int root);
 
 // ---- statuses ----

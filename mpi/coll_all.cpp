@@ -12,13 +12,13 @@ using namespace adi3::mpi;
 namespace {
 
 using std::size_t;
-size_t sz(int n) { return static_cast<size_t>(n); }
+size_t sz(MPI_Count n) { return static_cast<size_t>(n); }
 
 int need_request(MPI_Request* req) { return req ? 0 : raise(ErrorClass::Arg, "request is null"); }
 
 // count, type and op of a reduction, and its two buffers.
-int reduction(CollCall& k, const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op, const Datatype** t,
-              coll::Op* o) {
+int reduction(CollCall& k, const void* sbuf, void* rbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
+              const Datatype** t, coll::Op* o) {
   int e = check_count(count);
   if (!e) e = get_comm_type(*k.rt, dt, t);
   if (!e) e = get_op(*k.rt, op, o);
@@ -35,25 +35,26 @@ int barrier(CollCall& k, MPI_Request* req) {
   const Comm& over = k.c->inter ? k.c->internal : k.c->coll;
   return k.run(
       req, [&] { return coll::barrier(k.dev(), over); },
-      [&](Request** r) { return coll::ibarrier(k.dev(), over, sequence(*k.c), r); });
+      [&](Request** r) { return coll::ibarrier(k.dev(), over, k.seq(), r); });
 }
 
-int allreduce(CollCall& k, const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Request* req) {
+int allreduce(CollCall& k, const void* sbuf, void* rbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
+              MPI_Request* req) {
   const Datatype* t = nullptr;
   coll::Op o(coll::OpKind::NoOp);
   if (int e = reduction(k, sbuf, rbuf, count, dt, op, &t, &o)) return e;
   if (k.c->inter) {
-    int e = inter::allreduce(k, sbuf, rbuf, count, t, o, req);
+    int e = int_count(count);
+    if (!e) e = inter::allreduce(k, sbuf, rbuf, static_cast<int>(count), t, o, req);
     return e;
   }
   return k.run(
       req, [&] { return coll::allreduce(k.dev(), sbuf, rbuf, sz(count), t, o, k.c->coll); },
-      [&](Request** r) {
-        return coll::iallreduce(k.dev(), sbuf, rbuf, sz(count), t, o, k.c->coll, sequence(*k.c), r);
-      });
+      [&](Request** r) { return coll::iallreduce(k.dev(), sbuf, rbuf, sz(count), t, o, k.c->coll, k.seq(), r); });
 }
 
-int scan(CollCall& k, bool ex, const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Request* req) {
+int scan(CollCall& k, bool ex, const void* sbuf, void* rbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
+         MPI_Request* req) {
   const Datatype* t = nullptr;
   coll::Op o(coll::OpKind::NoOp);
   if (int e = need_intra(*k.c, ex ? "MPI_Exscan" : "MPI_Scan")) return e;  // not defined there
@@ -65,8 +66,8 @@ int scan(CollCall& k, bool ex, const void* sbuf, void* rbuf, int count, MPI_Data
                   : coll::scan(k.dev(), sbuf, rbuf, sz(count), t, o, k.c->coll);
       },
       [&](Request** r) {
-        return ex ? coll::iexscan(k.dev(), sbuf, rbuf, sz(count), t, o, k.c->coll, sequence(*k.c), r)
-                  : coll::iscan(k.dev(), sbuf, rbuf, sz(count), t, o, k.c->coll, sequence(*k.c), r);
+        return ex ? coll::iexscan(k.dev(), sbuf, rbuf, sz(count), t, o, k.c->coll, k.seq(), r)
+                  : coll::iscan(k.dev(), sbuf, rbuf, sz(count), t, o, k.c->coll, k.seq(), r);
       });
 }
 
@@ -93,12 +94,10 @@ int reduce_scatter(CollCall& k, const void* sbuf, void* rbuf, const int* rcounts
   }
   return k.run(
       req, [&] { return coll::reduce_scatter(k.dev(), sbuf, rbuf, rcounts, t, o, k.c->coll); },
-      [&](Request** r) {
-        return coll::ireduce_scatter(k.dev(), sbuf, rbuf, rcounts, t, o, k.c->coll, sequence(*k.c), r);
-      });
+      [&](Request** r) { return coll::ireduce_scatter(k.dev(), sbuf, rbuf, rcounts, t, o, k.c->coll, k.seq(), r); });
 }
 
-int reduce_scatter_block(CollCall& k, const void* sbuf, void* rbuf, int rcount, MPI_Datatype dt, MPI_Op op,
+int reduce_scatter_block(CollCall& k, const void* sbuf, void* rbuf, MPI_Count rcount, MPI_Datatype dt, MPI_Op op,
                          MPI_Request* req) {
   const Datatype* t = nullptr;
   coll::Op o(coll::OpKind::NoOp);
@@ -109,7 +108,8 @@ int reduce_scatter_block(CollCall& k, const void* sbuf, void* rbuf, int rcount, 
   if (!e) e = get_comm_type(*k.rt, dt, &t);
   if (!e) e = get_op(*k.rt, op, &o);
   if (!e && k.c->inter) {
-    e = inter::reduce_scatter_block(k, sbuf, rbuf, rcount, t, o, req);
+    e = int_count(rcount);
+    if (!e) e = inter::reduce_scatter_block(k, sbuf, rbuf, static_cast<int>(rcount), t, o, req);
     return e;
   }
   if (!e && sbuf != MPI_IN_PLACE) e = check_buffer(sbuf, rcount * k.c->size(), t);
@@ -121,19 +121,20 @@ int reduce_scatter_block(CollCall& k, const void* sbuf, void* rbuf, int rcount, 
   return k.run(
       req, [&] { return coll::reduce_scatter_block(k.dev(), sbuf, rbuf, sz(rcount), t, o, k.c->coll); },
       [&](Request** r) {
-        return coll::ireduce_scatter_block(k.dev(), sbuf, rbuf, sz(rcount), t, o, k.c->coll, sequence(*k.c), r);
+        return coll::ireduce_scatter_block(k.dev(), sbuf, rbuf, sz(rcount), t, o, k.c->coll, k.seq(), r);
       });
 }
 
-int allgather(CollCall& k, bool to_all, const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount,
-              MPI_Datatype rtype, MPI_Request* req) {
+int allgather(CollCall& k, bool to_all, const void* sbuf, MPI_Count scount, MPI_Datatype stype, void* rbuf,
+              MPI_Count rcount, MPI_Datatype rtype, MPI_Request* req) {
   const Datatype *st = nullptr, *rt = nullptr;
   int e = coll_side(*k.rt, sbuf, scount, stype, &st);
   if (!e) e = coll_side(*k.rt, rbuf == MPI_IN_PLACE ? nullptr : rbuf, rcount, rtype, &rt);
   if (e) return e;
   if (k.c->inter) {
-    inter::Blocks s{sbuf, nullptr, scount, nullptr, false, st, nullptr, !to_all};
-    inter::Blocks r{rbuf, nullptr, rcount, nullptr, false, rt, nullptr, false};
+    if (int e2 = int_count(scount, rcount)) return e2;
+    inter::Blocks s{sbuf, nullptr, static_cast<int>(scount), nullptr, false, st, nullptr, !to_all};
+    inter::Blocks r{rbuf, nullptr, static_cast<int>(rcount), nullptr, false, rt, nullptr, false};
     e = inter::exchange(k, s, r, req);
     return e;
   }
@@ -141,17 +142,17 @@ int allgather(CollCall& k, bool to_all, const void* sbuf, int scount, MPI_Dataty
     return k.run(
         req, [&] { return coll::alltoall(k.dev(), sbuf, sz(scount), st, rbuf, sz(rcount), rt, k.c->coll); },
         [&](Request** r) {
-          return coll::ialltoall(k.dev(), sbuf, sz(scount), st, rbuf, sz(rcount), rt, k.c->coll, sequence(*k.c), r);
+          return coll::ialltoall(k.dev(), sbuf, sz(scount), st, rbuf, sz(rcount), rt, k.c->coll, k.seq(), r);
         });
   }
   return k.run(
       req, [&] { return coll::allgather(k.dev(), sbuf, sz(scount), st, rbuf, sz(rcount), rt, k.c->coll); },
       [&](Request** r) {
-        return coll::iallgather(k.dev(), sbuf, sz(scount), st, rbuf, sz(rcount), rt, k.c->coll, sequence(*k.c), r);
+        return coll::iallgather(k.dev(), sbuf, sz(scount), st, rbuf, sz(rcount), rt, k.c->coll, k.seq(), r);
       });
 }
 
-int allgatherv(CollCall& k, const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, const int* rcounts,
+int allgatherv(CollCall& k, const void* sbuf, MPI_Count scount, MPI_Datatype stype, void* rbuf, const int* rcounts,
                const int* displs, MPI_Datatype rtype, MPI_Request* req) {
   const Datatype *st = nullptr, *rt = nullptr;
   int e = coll_side(*k.rt, sbuf, scount, stype, &st);
@@ -160,7 +161,8 @@ int allgatherv(CollCall& k, const void* sbuf, int scount, MPI_Datatype stype, vo
   if (!e) e = get_comm_type(*k.rt, rtype, &rt);
   if (e) return e;
   if (k.c->inter) {
-    inter::Blocks s{sbuf, nullptr, scount, nullptr, false, st, nullptr, true};
+    if (int e2 = int_count(scount)) return e2;
+    inter::Blocks s{sbuf, nullptr, static_cast<int>(scount), nullptr, false, st, nullptr, true};
     inter::Blocks r{rbuf, rcounts, 0, displs, false, rt, nullptr, false};
     e = inter::exchange(k, s, r, req);
     return e;
@@ -168,8 +170,7 @@ int allgatherv(CollCall& k, const void* sbuf, int scount, MPI_Datatype stype, vo
   return k.run(
       req, [&] { return coll::allgatherv(k.dev(), sbuf, sz(scount), st, rbuf, rcounts, displs, rt, k.c->coll); },
       [&](Request** r) {
-        return coll::iallgatherv(k.dev(), sbuf, sz(scount), st, rbuf, rcounts, displs, rt, k.c->coll, sequence(*k.c),
-                                 r);
+        return coll::iallgatherv(k.dev(), sbuf, sz(scount), st, rbuf, rcounts, displs, rt, k.c->coll, k.seq(), r);
       });
 }
 
@@ -193,8 +194,7 @@ int alltoallv(CollCall& k, const void* sbuf, const int* scounts, const int* sdis
   return k.run(
       req, [&] { return coll::alltoallv(k.dev(), sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, k.c->coll); },
       [&](Request** r) {
-        return coll::ialltoallv(k.dev(), sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, k.c->coll,
-                                sequence(*k.c), r);
+        return coll::ialltoallv(k.dev(), sbuf, scounts, sdispls, st, rbuf, rcounts, rdispls, rt, k.c->coll, k.seq(), r);
       });
 }
 
@@ -235,7 +235,7 @@ int alltoallw(CollCall& k, const void* sbuf, const int* scounts, const int* sdis
       [&] { return coll::alltoallw(k.dev(), sbuf, scounts, sdispls, sp, rbuf, rcounts, rdispls, r.data(), k.c->coll); },
       [&](Request** rq) {
         return coll::ialltoallw(k.dev(), sbuf, scounts, sdispls, sp, rbuf, rcounts, rdispls, r.data(), k.c->coll,
-                                sequence(*k.c), rq);
+                                k.seq(), rq);
       });
 }
 
@@ -422,3 +422,157 @@ ADI3_MPI_API(int, Ialltoallw,
   return k.done(
       e ? e : alltoallw(k, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, request));
 }
+
+// ---- MPI-4: persistent (_init) and large-count (_c) forms ----
+namespace {
+
+int peers(const CollCall& k) { return k.c->inter ? k.c->remote->size() : k.c->size(); }
+
+template <class C, class D>
+int allgatherv_any(CollCall& k, const void* sbuf, MPI_Count scount, MPI_Datatype stype, void* rbuf, const C* rcounts,
+                   const D* displs, MPI_Datatype rtype, MPI_Request* req) {
+  IntArray c(rcounts, peers(k)), d(displs, peers(k));
+  if (int e = c.error() ? c.error() : d.error()) return e;
+  return allgatherv(k, sbuf, scount, stype, rbuf, c.get(), d.get(), rtype, req);
+}
+
+template <class C, class D>
+int alltoallv_any(CollCall& k, const void* sbuf, const C* scounts, const D* sdispls, MPI_Datatype stype, void* rbuf,
+                  const C* rcounts, const D* rdispls, MPI_Datatype rtype, MPI_Request* req) {
+  int ns = sbuf == MPI_IN_PLACE ? 0 : peers(k);
+  IntArray sc(scounts, ns), sd(sdispls, ns), rc(rcounts, peers(k)), rd(rdispls, peers(k));
+  for (const IntArray* a : {&sc, &sd, &rc, &rd}) {
+    if (a->error()) return a->error();
+  }
+  return alltoallv(k, sbuf, sc.get(), sd.get(), stype, rbuf, rc.get(), rd.get(), rtype, req);
+}
+
+template <class C, class D>
+int alltoallw_any(CollCall& k, const void* sbuf, const C* scounts, const D* sdispls, const MPI_Datatype* stypes,
+                  void* rbuf, const C* rcounts, const D* rdispls, const MPI_Datatype* rtypes, MPI_Request* req) {
+  int ns = sbuf == MPI_IN_PLACE ? 0 : peers(k);
+  IntArray sc(scounts, ns), sd(sdispls, ns), rc(rcounts, peers(k)), rd(rdispls, peers(k));
+  for (const IntArray* a : {&sc, &sd, &rc, &rd}) {
+    if (a->error()) return a->error();
+  }
+  return alltoallw(k, sbuf, sc.get(), sd.get(), stypes, rbuf, rc.get(), rd.get(), rtypes, req);
+}
+
+template <class C>
+int reduce_scatter_any(CollCall& k, const void* sbuf, void* rbuf, const C* rcounts, MPI_Datatype dt, MPI_Op op,
+                       MPI_Request* req) {
+  IntArray c(rcounts, k.c->size());
+  if (c.error()) return c.error();
+  return reduce_scatter(k, sbuf, rbuf, c.get(), dt, op, req);
+}
+
+}  // namespace
+
+ADI3_COLL_PERSISTENT(Barrier_init, (MPI_Comm comm, MPI_Info info, MPI_Request* request), barrier(k, request))
+
+#define ADI3_REDUCE_ALL(C) const void *sendbuf, void *recvbuf, C count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm
+ADI3_COLL_PERSISTENT(Allreduce_init, (ADI3_REDUCE_ALL(int), MPI_Info info, MPI_Request* request),
+                     allreduce(k, sendbuf, recvbuf, count, dt, op, request))
+ADI3_COLL_BLOCKING(Allreduce_c, (ADI3_REDUCE_ALL(MPI_Count)), allreduce(k, sendbuf, recvbuf, count, dt, op, request))
+ADI3_COLL_NONBLOCKING(Iallreduce_c, (ADI3_REDUCE_ALL(MPI_Count), MPI_Request* request),
+                      allreduce(k, sendbuf, recvbuf, count, dt, op, request))
+ADI3_COLL_PERSISTENT(Allreduce_init_c, (ADI3_REDUCE_ALL(MPI_Count), MPI_Info info, MPI_Request* request),
+                     allreduce(k, sendbuf, recvbuf, count, dt, op, request))
+ADI3_COLL_PERSISTENT(Scan_init, (ADI3_REDUCE_ALL(int), MPI_Info info, MPI_Request* request),
+                     scan(k, false, sendbuf, recvbuf, count, dt, op, request))
+ADI3_COLL_BLOCKING(Scan_c, (ADI3_REDUCE_ALL(MPI_Count)), scan(k, false, sendbuf, recvbuf, count, dt, op, request))
+ADI3_COLL_NONBLOCKING(Iscan_c, (ADI3_REDUCE_ALL(MPI_Count), MPI_Request* request),
+                      scan(k, false, sendbuf, recvbuf, count, dt, op, request))
+ADI3_COLL_PERSISTENT(Scan_init_c, (ADI3_REDUCE_ALL(MPI_Count), MPI_Info info, MPI_Request* request),
+                     scan(k, false, sendbuf, recvbuf, count, dt, op, request))
+ADI3_COLL_PERSISTENT(Exscan_init, (ADI3_REDUCE_ALL(int), MPI_Info info, MPI_Request* request),
+                     scan(k, true, sendbuf, recvbuf, count, dt, op, request))
+ADI3_COLL_BLOCKING(Exscan_c, (ADI3_REDUCE_ALL(MPI_Count)), scan(k, true, sendbuf, recvbuf, count, dt, op, request))
+ADI3_COLL_NONBLOCKING(Iexscan_c, (ADI3_REDUCE_ALL(MPI_Count), MPI_Request* request),
+                      scan(k, true, sendbuf, recvbuf, count, dt, op, request))
+ADI3_COLL_PERSISTENT(Exscan_init_c, (ADI3_REDUCE_ALL(MPI_Count), MPI_Info info, MPI_Request* request),
+                     scan(k, true, sendbuf, recvbuf, count, dt, op, request))
+ADI3_COLL_PERSISTENT(Reduce_scatter_block_init, (ADI3_REDUCE_ALL(int), MPI_Info info, MPI_Request* request),
+                     reduce_scatter_block(k, sendbuf, recvbuf, count, dt, op, request))
+ADI3_COLL_BLOCKING(Reduce_scatter_block_c, (ADI3_REDUCE_ALL(MPI_Count)),
+                   reduce_scatter_block(k, sendbuf, recvbuf, count, dt, op, request))
+ADI3_COLL_NONBLOCKING(Ireduce_scatter_block_c, (ADI3_REDUCE_ALL(MPI_Count), MPI_Request* request),
+                      reduce_scatter_block(k, sendbuf, recvbuf, count, dt, op, request))
+ADI3_COLL_PERSISTENT(Reduce_scatter_block_init_c, (ADI3_REDUCE_ALL(MPI_Count), MPI_Info info, MPI_Request* request),
+                     reduce_scatter_block(k, sendbuf, recvbuf, count, dt, op, request))
+#undef ADI3_REDUCE_ALL
+
+#define ADI3_REDUCE_SCATTER(C) \
+  const void *sendbuf, void *recvbuf, const C recvcounts[], MPI_Datatype dt, MPI_Op op, MPI_Comm comm
+ADI3_COLL_PERSISTENT(Reduce_scatter_init, (ADI3_REDUCE_SCATTER(int), MPI_Info info, MPI_Request* request),
+                     reduce_scatter(k, sendbuf, recvbuf, recvcounts, dt, op, request))
+ADI3_COLL_BLOCKING(Reduce_scatter_c, (ADI3_REDUCE_SCATTER(MPI_Count)),
+                   reduce_scatter_any(k, sendbuf, recvbuf, recvcounts, dt, op, request))
+ADI3_COLL_NONBLOCKING(Ireduce_scatter_c, (ADI3_REDUCE_SCATTER(MPI_Count), MPI_Request* request),
+                      reduce_scatter_any(k, sendbuf, recvbuf, recvcounts, dt, op, request))
+ADI3_COLL_PERSISTENT(Reduce_scatter_init_c, (ADI3_REDUCE_SCATTER(MPI_Count), MPI_Info info, MPI_Request* request),
+                     reduce_scatter_any(k, sendbuf, recvbuf, recvcounts, dt, op, request))
+#undef ADI3_REDUCE_SCATTER
+
+#define ADI3_ALLGATHER(C)                                                                                     \
+  const void *sendbuf, C sendcount, MPI_Datatype sendtype, void *recvbuf, C recvcount, MPI_Datatype recvtype, \
+      MPI_Comm comm
+#define ADI3_ALLGATHER_ARGS sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, request
+ADI3_COLL_PERSISTENT(Allgather_init, (ADI3_ALLGATHER(int), MPI_Info info, MPI_Request* request),
+                     allgather(k, false, ADI3_ALLGATHER_ARGS))
+ADI3_COLL_BLOCKING(Allgather_c, (ADI3_ALLGATHER(MPI_Count)), allgather(k, false, ADI3_ALLGATHER_ARGS))
+ADI3_COLL_NONBLOCKING(Iallgather_c, (ADI3_ALLGATHER(MPI_Count), MPI_Request* request),
+                      allgather(k, false, ADI3_ALLGATHER_ARGS))
+ADI3_COLL_PERSISTENT(Allgather_init_c, (ADI3_ALLGATHER(MPI_Count), MPI_Info info, MPI_Request* request),
+                     allgather(k, false, ADI3_ALLGATHER_ARGS))
+ADI3_COLL_PERSISTENT(Alltoall_init, (ADI3_ALLGATHER(int), MPI_Info info, MPI_Request* request),
+                     allgather(k, true, ADI3_ALLGATHER_ARGS))
+ADI3_COLL_BLOCKING(Alltoall_c, (ADI3_ALLGATHER(MPI_Count)), allgather(k, true, ADI3_ALLGATHER_ARGS))
+ADI3_COLL_NONBLOCKING(Ialltoall_c, (ADI3_ALLGATHER(MPI_Count), MPI_Request* request),
+                      allgather(k, true, ADI3_ALLGATHER_ARGS))
+ADI3_COLL_PERSISTENT(Alltoall_init_c, (ADI3_ALLGATHER(MPI_Count), MPI_Info info, MPI_Request* request),
+                     allgather(k, true, ADI3_ALLGATHER_ARGS))
+#undef ADI3_ALLGATHER
+#undef ADI3_ALLGATHER_ARGS
+
+#define ADI3_ALLGATHERV(C, D)                                                                                     \
+  const void *sendbuf, C sendcount, MPI_Datatype sendtype, void *recvbuf, const C recvcounts[], const D displs[], \
+      MPI_Datatype recvtype, MPI_Comm comm
+#define ADI3_ALLGATHERV_ARGS sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, request
+ADI3_COLL_PERSISTENT(Allgatherv_init, (ADI3_ALLGATHERV(int, int), MPI_Info info, MPI_Request* request),
+                     allgatherv(k, ADI3_ALLGATHERV_ARGS))
+ADI3_COLL_BLOCKING(Allgatherv_c, (ADI3_ALLGATHERV(MPI_Count, MPI_Aint)), allgatherv_any(k, ADI3_ALLGATHERV_ARGS))
+ADI3_COLL_NONBLOCKING(Iallgatherv_c, (ADI3_ALLGATHERV(MPI_Count, MPI_Aint), MPI_Request* request),
+                      allgatherv_any(k, ADI3_ALLGATHERV_ARGS))
+ADI3_COLL_PERSISTENT(Allgatherv_init_c, (ADI3_ALLGATHERV(MPI_Count, MPI_Aint), MPI_Info info, MPI_Request* request),
+                     allgatherv_any(k, ADI3_ALLGATHERV_ARGS))
+#undef ADI3_ALLGATHERV
+#undef ADI3_ALLGATHERV_ARGS
+
+#define ADI3_ALLTOALLV(C, D)                                                                          \
+  const void *sendbuf, const C sendcounts[], const D sdispls[], MPI_Datatype sendtype, void *recvbuf, \
+      const C recvcounts[], const D rdispls[], MPI_Datatype recvtype, MPI_Comm comm
+#define ADI3_ALLTOALLV_ARGS sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, request
+ADI3_COLL_PERSISTENT(Alltoallv_init, (ADI3_ALLTOALLV(int, int), MPI_Info info, MPI_Request* request),
+                     alltoallv(k, ADI3_ALLTOALLV_ARGS))
+ADI3_COLL_BLOCKING(Alltoallv_c, (ADI3_ALLTOALLV(MPI_Count, MPI_Aint)), alltoallv_any(k, ADI3_ALLTOALLV_ARGS))
+ADI3_COLL_NONBLOCKING(Ialltoallv_c, (ADI3_ALLTOALLV(MPI_Count, MPI_Aint), MPI_Request* request),
+                      alltoallv_any(k, ADI3_ALLTOALLV_ARGS))
+ADI3_COLL_PERSISTENT(Alltoallv_init_c, (ADI3_ALLTOALLV(MPI_Count, MPI_Aint), MPI_Info info, MPI_Request* request),
+                     alltoallv_any(k, ADI3_ALLTOALLV_ARGS))
+#undef ADI3_ALLTOALLV
+#undef ADI3_ALLTOALLV_ARGS
+
+#define ADI3_ALLTOALLW(C, D)                                                                                   \
+  const void *sendbuf, const C sendcounts[], const D sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, \
+      const C recvcounts[], const D rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm
+#define ADI3_ALLTOALLW_ARGS sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, request
+ADI3_COLL_PERSISTENT(Alltoallw_init, (ADI3_ALLTOALLW(int, int), MPI_Info info, MPI_Request* request),
+                     alltoallw(k, ADI3_ALLTOALLW_ARGS))
+ADI3_COLL_BLOCKING(Alltoallw_c, (ADI3_ALLTOALLW(MPI_Count, MPI_Aint)), alltoallw_any(k, ADI3_ALLTOALLW_ARGS))
+ADI3_COLL_NONBLOCKING(Ialltoallw_c, (ADI3_ALLTOALLW(MPI_Count, MPI_Aint), MPI_Request* request),
+                      alltoallw_any(k, ADI3_ALLTOALLW_ARGS))
+ADI3_COLL_PERSISTENT(Alltoallw_init_c, (ADI3_ALLTOALLW(MPI_Count, MPI_Aint), MPI_Info info, MPI_Request* request),
+                     alltoallw_any(k, ADI3_ALLTOALLW_ARGS))
+#undef ADI3_ALLTOALLW
+#undef ADI3_ALLTOALLW_ARGS

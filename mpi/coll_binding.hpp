@@ -2,6 +2,8 @@
 // communicator's sequence of nonblocking collectives, and the start of a
 // collective call.
 #pragma once
+#include <vector>
+
 #include "coll/coll.hpp"
 #include "mpi/api.hpp"
 
@@ -19,6 +21,13 @@ struct CollCall {
   CommObj* c = nullptr;
   int e = 0;
   Device& dev() { return rt->dev(); }
+  // MPI_X_init: the call builds a persistent request (see init()).
+  bool persistent = false;
+  coll::Sequence once;  // a persistent collective's own sequence (one tag)
+  coll::Sequence& seq() { return persistent ? once : sequence(*c); }
+  // The start of a persistent collective's init call: checks info and the
+  // request pointer and reserves the operation's tag.
+  int init(MPI_Info info, MPI_Request* req);
   // Reports e (0 passes through) through the communicator's handler.
   int done(int err) { return comm_error(c, err, fn); }
   // Runs a blocking collective, or turns the started one into an
@@ -28,13 +37,66 @@ struct CollCall {
     if (!req) return b();
     Request* r = nullptr;
     if (int err = nb(&r)) return err;
-    return new_request(*rt, r, c->handle, false, req);
+    return new_request(*rt, r, c->handle, persistent, req);
   }
 };
 
 // Checks of one (buf, count, type) side; MPI_IN_PLACE skips them.
-int coll_side(Runtime& rt, const void* buf, int count, MPI_Datatype dt, const Datatype** out);
+int coll_side(Runtime& rt, const void* buf, MPI_Count count, MPI_Datatype dt, const Datatype** out);
 // Checks counts (and displacements) arrays of n entries.
 int coll_counts(const int* counts, const int* displs, int n, const char* what);
+// ERR_COUNT for a count of a large-count (_c) call that a path taking int
+// counts (intercommunicators, v-collectives) cannot carry.
+int int_count(MPI_Count a, MPI_Count b = 0);
+
+// The counts or displacements array of a _c call (MPI_Count / MPI_Aint) as
+// the int array coll/ takes; an int array passes through. Only the first n
+// entries are read (n = 0 where the array is not significant).
+class IntArray {
+ public:
+  IntArray(const int* a, int) : p_(a) {}
+  template <class T>
+  IntArray(const T* a, int n) {
+    if (!a) return;
+    v_.resize(static_cast<std::size_t>(n));
+    for (int i = 0; i < n && !e_; ++i) {
+      e_ = int_count(a[i] < 0 ? -static_cast<MPI_Count>(a[i]) : static_cast<MPI_Count>(a[i]));
+      v_[static_cast<std::size_t>(i)] = static_cast<int>(a[i]);
+    }
+    p_ = v_.data();
+  }
+  const int* get() const { return p_; }
+  int error() const { return e_; }
+
+ private:
+  const int* p_ = nullptr;
+  std::vector<int> v_;
+  int e_ = 0;
+};
+
+// Entry points of the collectives. `call` is the shared implementation
+// taking the CollCall and `request` (null for the blocking form); the int
+// and large-count (_c) forms differ only in their parameter types.
+#define ADI3_COLL_BLOCKING(name, params, ...) \
+  ADI3_MPI_API(int, name, params) {           \
+    ::adi3::mpi::CollCall k(__func__, comm);  \
+    if (k.e) return k.e;                      \
+    MPI_Request* request = nullptr;           \
+    return k.done(__VA_ARGS__);               \
+  }
+#define ADI3_COLL_NONBLOCKING(name, params, ...)                                          \
+  ADI3_MPI_API(int, name, params) {                                                       \
+    ::adi3::mpi::CollCall k(__func__, comm);                                              \
+    if (k.e) return k.e;                                                                  \
+    int e = request ? 0 : ::adi3::mpi::raise(::adi3::ErrorClass::Arg, "request is null"); \
+    return k.done(e ? e : __VA_ARGS__);                                                   \
+  }
+#define ADI3_COLL_PERSISTENT(name, params, ...) \
+  ADI3_MPI_API(int, name, params) {             \
+    ::adi3::mpi::CollCall k(__func__, comm);    \
+    if (k.e) return k.e;                        \
+    int e = k.init(info, request);              \
+    return k.done(e ? e : __VA_ARGS__);         \
+  }
 
 }  // namespace adi3::mpi

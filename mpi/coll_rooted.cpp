@@ -9,16 +9,17 @@ using namespace adi3::mpi;
 namespace {
 
 using std::size_t;
-size_t sz(int n) { return static_cast<size_t>(n); }
+size_t sz(MPI_Count n) { return static_cast<size_t>(n); }
 
 // Intercommunicators: processes passing MPI_PROC_NULL as root take no part
 // (their nonblocking forms get a request that is already complete).
-int bcast(CollCall& k, void* buf, int count, MPI_Datatype dt, int root, MPI_Request* req) {
+int bcast(CollCall& k, void* buf, MPI_Count count, MPI_Datatype dt, int root, MPI_Request* req) {
   const Datatype* t = nullptr;
   if (k.c->inter) {
     int e = root == MPI_PROC_NULL ? 0 : check_count(count);
     if (!e && root != MPI_PROC_NULL) e = get_comm_type(*k.rt, dt, &t);
-    if (!e) e = inter::bcast(k, buf, count, t, root, req);
+    if (!e) e = int_count(count);
+    if (!e) e = inter::bcast(k, buf, static_cast<int>(count), t, root, req);
     return e;
   }
   int e = check_root(*k.c, root);
@@ -28,10 +29,10 @@ int bcast(CollCall& k, void* buf, int count, MPI_Datatype dt, int root, MPI_Requ
   if (e) return e;
   return k.run(
       req, [&] { return coll::bcast(k.dev(), buf, sz(count), t, root, k.c->coll); },
-      [&](Request** r) { return coll::ibcast(k.dev(), buf, sz(count), t, root, k.c->coll, sequence(*k.c), r); });
+      [&](Request** r) { return coll::ibcast(k.dev(), buf, sz(count), t, root, k.c->coll, k.seq(), r); });
 }
 
-int reduce(CollCall& k, const void* sbuf, void* rbuf, int count, MPI_Datatype dt, MPI_Op op, int root,
+int reduce(CollCall& k, const void* sbuf, void* rbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op, int root,
            MPI_Request* req) {
   const Datatype* t = nullptr;
   coll::Op o(coll::OpKind::NoOp);
@@ -39,7 +40,8 @@ int reduce(CollCall& k, const void* sbuf, void* rbuf, int count, MPI_Datatype dt
     int e = root == MPI_PROC_NULL ? 0 : check_count(count);
     if (!e && root != MPI_PROC_NULL) e = get_comm_type(*k.rt, dt, &t);
     if (!e && root != MPI_PROC_NULL) e = get_op(*k.rt, op, &o);
-    if (!e) e = inter::reduce(k, sbuf, rbuf, count, t, o, root, req);
+    if (!e) e = int_count(count);
+    if (!e) e = inter::reduce(k, sbuf, rbuf, static_cast<int>(count), t, o, root, req);
     return e;
   }
   bool at_root = k.c->rank() == root;
@@ -54,13 +56,11 @@ int reduce(CollCall& k, const void* sbuf, void* rbuf, int count, MPI_Datatype dt
   if (e) return e;
   return k.run(
       req, [&] { return coll::reduce(k.dev(), sbuf, rbuf, sz(count), t, o, root, k.c->coll); },
-      [&](Request** r) {
-        return coll::ireduce(k.dev(), sbuf, rbuf, sz(count), t, o, root, k.c->coll, sequence(*k.c), r);
-      });
+      [&](Request** r) { return coll::ireduce(k.dev(), sbuf, rbuf, sz(count), t, o, root, k.c->coll, k.seq(), r); });
 }
 
-int gather(CollCall& k, const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype,
-           int root, MPI_Request* req) {
+int gather(CollCall& k, const void* sbuf, MPI_Count scount, MPI_Datatype stype, void* rbuf, MPI_Count rcount,
+           MPI_Datatype rtype, int root, MPI_Request* req) {
   const Datatype *st = nullptr, *rt = nullptr;
   if (k.c->inter) {
     int e = 0;
@@ -68,7 +68,10 @@ int gather(CollCall& k, const void* sbuf, int scount, MPI_Datatype stype, void* 
       e = coll_side(*k.rt, rbuf, rcount, rtype, &rt);
     else if (root != MPI_PROC_NULL)
       e = coll_side(*k.rt, sbuf, scount, stype, &st);
-    if (!e) e = inter::gather(k, sbuf, scount, st, rbuf, rcount, nullptr, nullptr, rt, root, req);
+    if (!e) e = int_count(scount, rcount);
+    if (!e)
+      e = inter::gather(k, sbuf, static_cast<int>(scount), st, rbuf, static_cast<int>(rcount), nullptr, nullptr, rt,
+                        root, req);
     return e;
   }
   int e = check_root(*k.c, root);
@@ -79,11 +82,11 @@ int gather(CollCall& k, const void* sbuf, int scount, MPI_Datatype stype, void* 
   return k.run(
       req, [&] { return coll::gather(k.dev(), sbuf, sz(scount), st, rbuf, sz(rcount), rt, root, k.c->coll); },
       [&](Request** r) {
-        return coll::igather(k.dev(), sbuf, sz(scount), st, rbuf, sz(rcount), rt, root, k.c->coll, sequence(*k.c), r);
+        return coll::igather(k.dev(), sbuf, sz(scount), st, rbuf, sz(rcount), rt, root, k.c->coll, k.seq(), r);
       });
 }
 
-int gatherv(CollCall& k, const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, const int* rcounts,
+int gatherv(CollCall& k, const void* sbuf, MPI_Count scount, MPI_Datatype stype, void* rbuf, const int* rcounts,
             const int* displs, MPI_Datatype rtype, int root, MPI_Request* req) {
   const Datatype *st = nullptr, *rt = nullptr;
   if (k.c->inter) {
@@ -94,7 +97,8 @@ int gatherv(CollCall& k, const void* sbuf, int scount, MPI_Datatype stype, void*
     } else if (root != MPI_PROC_NULL) {
       e = coll_side(*k.rt, sbuf, scount, stype, &st);
     }
-    if (!e) e = inter::gather(k, sbuf, scount, st, rbuf, 0, rcounts, displs, rt, root, req);
+    if (!e) e = int_count(scount);
+    if (!e) e = inter::gather(k, sbuf, static_cast<int>(scount), st, rbuf, 0, rcounts, displs, rt, root, req);
     return e;
   }
   int e = check_root(*k.c, root);
@@ -106,13 +110,12 @@ int gatherv(CollCall& k, const void* sbuf, int scount, MPI_Datatype stype, void*
   return k.run(
       req, [&] { return coll::gatherv(k.dev(), sbuf, sz(scount), st, rbuf, rcounts, displs, rt, root, k.c->coll); },
       [&](Request** r) {
-        return coll::igatherv(k.dev(), sbuf, sz(scount), st, rbuf, rcounts, displs, rt, root, k.c->coll, sequence(*k.c),
-                              r);
+        return coll::igatherv(k.dev(), sbuf, sz(scount), st, rbuf, rcounts, displs, rt, root, k.c->coll, k.seq(), r);
       });
 }
 
-int scatter(CollCall& k, const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, int rcount, MPI_Datatype rtype,
-            int root, MPI_Request* req) {
+int scatter(CollCall& k, const void* sbuf, MPI_Count scount, MPI_Datatype stype, void* rbuf, MPI_Count rcount,
+            MPI_Datatype rtype, int root, MPI_Request* req) {
   const Datatype *st = nullptr, *rt = nullptr;
   if (k.c->inter) {
     int e = 0;
@@ -120,7 +123,10 @@ int scatter(CollCall& k, const void* sbuf, int scount, MPI_Datatype stype, void*
       e = coll_side(*k.rt, sbuf, scount, stype, &st);
     else if (root != MPI_PROC_NULL)
       e = coll_side(*k.rt, rbuf, rcount, rtype, &rt);
-    if (!e) e = inter::scatter(k, sbuf, scount, nullptr, nullptr, st, rbuf, rcount, rt, root, req);
+    if (!e) e = int_count(scount, rcount);
+    if (!e)
+      e = inter::scatter(k, sbuf, static_cast<int>(scount), nullptr, nullptr, st, rbuf, static_cast<int>(rcount), rt,
+                         root, req);
     return e;
   }
   int e = check_root(*k.c, root);
@@ -131,12 +137,12 @@ int scatter(CollCall& k, const void* sbuf, int scount, MPI_Datatype stype, void*
   return k.run(
       req, [&] { return coll::scatter(k.dev(), sbuf, sz(scount), st, rbuf, sz(rcount), rt, root, k.c->coll); },
       [&](Request** r) {
-        return coll::iscatter(k.dev(), sbuf, sz(scount), st, rbuf, sz(rcount), rt, root, k.c->coll, sequence(*k.c), r);
+        return coll::iscatter(k.dev(), sbuf, sz(scount), st, rbuf, sz(rcount), rt, root, k.c->coll, k.seq(), r);
       });
 }
 
 int scatterv(CollCall& k, const void* sbuf, const int* scounts, const int* displs, MPI_Datatype stype, void* rbuf,
-             int rcount, MPI_Datatype rtype, int root, MPI_Request* req) {
+             MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Request* req) {
   const Datatype *st = nullptr, *rt = nullptr;
   if (k.c->inter) {
     int e = 0;
@@ -146,7 +152,8 @@ int scatterv(CollCall& k, const void* sbuf, const int* scounts, const int* displ
     } else if (root != MPI_PROC_NULL) {
       e = coll_side(*k.rt, rbuf, rcount, rtype, &rt);
     }
-    if (!e) e = inter::scatter(k, sbuf, 0, scounts, displs, st, rbuf, rcount, rt, root, req);
+    if (!e) e = int_count(rcount);
+    if (!e) e = inter::scatter(k, sbuf, 0, scounts, displs, st, rbuf, static_cast<int>(rcount), rt, root, req);
     return e;
   }
   int e = check_root(*k.c, root);
@@ -158,8 +165,7 @@ int scatterv(CollCall& k, const void* sbuf, const int* scounts, const int* displ
   return k.run(
       req, [&] { return coll::scatterv(k.dev(), sbuf, scounts, displs, st, rbuf, sz(rcount), rt, root, k.c->coll); },
       [&](Request** r) {
-        return coll::iscatterv(k.dev(), sbuf, scounts, displs, st, rbuf, sz(rcount), rt, root, k.c->coll,
-                               sequence(*k.c), r);
+        return coll::iscatterv(k.dev(), sbuf, scounts, displs, st, rbuf, sz(rcount), rt, root, k.c->coll, k.seq(), r);
       });
 }
 
@@ -264,3 +270,97 @@ ADI3_MPI_API(int, Iscatterv,
   return k.done(e ? e
                   : scatterv(k, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, request));
 }
+
+// ---- MPI-4: persistent (_init) and large-count (_c) forms ----
+namespace {
+
+// The root's arrays matter only at the root (MPI_ROOT on an intercommunicator).
+int root_peers(const CollCall& k, int root) {
+  if (k.c->inter) return root == MPI_ROOT ? k.c->remote->size() : 0;
+  return k.c->rank() == root ? k.c->size() : 0;
+}
+
+template <class C, class D>
+int gatherv_any(CollCall& k, const void* sbuf, MPI_Count scount, MPI_Datatype stype, void* rbuf, const C* rcounts,
+                const D* displs, MPI_Datatype rtype, int root, MPI_Request* req) {
+  IntArray c(rcounts, root_peers(k, root)), d(displs, root_peers(k, root));
+  if (int e = c.error() ? c.error() : d.error()) return e;
+  return gatherv(k, sbuf, scount, stype, rbuf, c.get(), d.get(), rtype, root, req);
+}
+
+template <class C, class D>
+int scatterv_any(CollCall& k, const void* sbuf, const C* scounts, const D* displs, MPI_Datatype stype, void* rbuf,
+                 MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Request* req) {
+  IntArray c(scounts, root_peers(k, root)), d(displs, root_peers(k, root));
+  if (int e = c.error() ? c.error() : d.error()) return e;
+  return scatterv(k, sbuf, c.get(), d.get(), stype, rbuf, rcount, rtype, root, req);
+}
+
+}  // namespace
+
+#define ADI3_BCAST(C) void *buffer, C count, MPI_Datatype datatype, int root, MPI_Comm comm
+ADI3_COLL_PERSISTENT(Bcast_init, (ADI3_BCAST(int), MPI_Info info, MPI_Request* request),
+                     bcast(k, buffer, count, datatype, root, request))
+ADI3_COLL_BLOCKING(Bcast_c, (ADI3_BCAST(MPI_Count)), bcast(k, buffer, count, datatype, root, request))
+ADI3_COLL_NONBLOCKING(Ibcast_c, (ADI3_BCAST(MPI_Count), MPI_Request* request),
+                      bcast(k, buffer, count, datatype, root, request))
+ADI3_COLL_PERSISTENT(Bcast_init_c, (ADI3_BCAST(MPI_Count), MPI_Info info, MPI_Request* request),
+                     bcast(k, buffer, count, datatype, root, request))
+#undef ADI3_BCAST
+
+#define ADI3_REDUCE(C) \
+  const void *sendbuf, void *recvbuf, C count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm
+#define ADI3_REDUCE_ARGS sendbuf, recvbuf, count, datatype, op, root, request
+ADI3_COLL_PERSISTENT(Reduce_init, (ADI3_REDUCE(int), MPI_Info info, MPI_Request* request), reduce(k, ADI3_REDUCE_ARGS))
+ADI3_COLL_BLOCKING(Reduce_c, (ADI3_REDUCE(MPI_Count)), reduce(k, ADI3_REDUCE_ARGS))
+ADI3_COLL_NONBLOCKING(Ireduce_c, (ADI3_REDUCE(MPI_Count), MPI_Request* request), reduce(k, ADI3_REDUCE_ARGS))
+ADI3_COLL_PERSISTENT(Reduce_init_c, (ADI3_REDUCE(MPI_Count), MPI_Info info, MPI_Request* request),
+                     reduce(k, ADI3_REDUCE_ARGS))
+#undef ADI3_REDUCE
+#undef ADI3_REDUCE_ARGS
+
+#define ADI3_GATHER(C)                                                                                        \
+  const void *sendbuf, C sendcount, MPI_Datatype sendtype, void *recvbuf, C recvcount, MPI_Datatype recvtype, \
+      int root, MPI_Comm comm
+#define ADI3_GATHER_ARGS sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, request
+ADI3_COLL_PERSISTENT(Gather_init, (ADI3_GATHER(int), MPI_Info info, MPI_Request* request), gather(k, ADI3_GATHER_ARGS))
+ADI3_COLL_BLOCKING(Gather_c, (ADI3_GATHER(MPI_Count)), gather(k, ADI3_GATHER_ARGS))
+ADI3_COLL_NONBLOCKING(Igather_c, (ADI3_GATHER(MPI_Count), MPI_Request* request), gather(k, ADI3_GATHER_ARGS))
+ADI3_COLL_PERSISTENT(Gather_init_c, (ADI3_GATHER(MPI_Count), MPI_Info info, MPI_Request* request),
+                     gather(k, ADI3_GATHER_ARGS))
+ADI3_COLL_PERSISTENT(Scatter_init, (ADI3_GATHER(int), MPI_Info info, MPI_Request* request),
+                     scatter(k, ADI3_GATHER_ARGS))
+ADI3_COLL_BLOCKING(Scatter_c, (ADI3_GATHER(MPI_Count)), scatter(k, ADI3_GATHER_ARGS))
+ADI3_COLL_NONBLOCKING(Iscatter_c, (ADI3_GATHER(MPI_Count), MPI_Request* request), scatter(k, ADI3_GATHER_ARGS))
+ADI3_COLL_PERSISTENT(Scatter_init_c, (ADI3_GATHER(MPI_Count), MPI_Info info, MPI_Request* request),
+                     scatter(k, ADI3_GATHER_ARGS))
+#undef ADI3_GATHER
+#undef ADI3_GATHER_ARGS
+
+#define ADI3_GATHERV(C, D)                                                                                        \
+  const void *sendbuf, C sendcount, MPI_Datatype sendtype, void *recvbuf, const C recvcounts[], const D displs[], \
+      MPI_Datatype recvtype, int root, MPI_Comm comm
+#define ADI3_GATHERV_ARGS sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, request
+ADI3_COLL_PERSISTENT(Gatherv_init, (ADI3_GATHERV(int, int), MPI_Info info, MPI_Request* request),
+                     gatherv(k, ADI3_GATHERV_ARGS))
+ADI3_COLL_BLOCKING(Gatherv_c, (ADI3_GATHERV(MPI_Count, MPI_Aint)), gatherv_any(k, ADI3_GATHERV_ARGS))
+ADI3_COLL_NONBLOCKING(Igatherv_c, (ADI3_GATHERV(MPI_Count, MPI_Aint), MPI_Request* request),
+                      gatherv_any(k, ADI3_GATHERV_ARGS))
+ADI3_COLL_PERSISTENT(Gatherv_init_c, (ADI3_GATHERV(MPI_Count, MPI_Aint), MPI_Info info, MPI_Request* request),
+                     gatherv_any(k, ADI3_GATHERV_ARGS))
+#undef ADI3_GATHERV
+#undef ADI3_GATHERV_ARGS
+
+#define ADI3_SCATTERV(C, D)                                                                                       \
+  const void *sendbuf, const C sendcounts[], const D displs[], MPI_Datatype sendtype, void *recvbuf, C recvcount, \
+      MPI_Datatype recvtype, int root, MPI_Comm comm
+#define ADI3_SCATTERV_ARGS sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, request
+ADI3_COLL_PERSISTENT(Scatterv_init, (ADI3_SCATTERV(int, int), MPI_Info info, MPI_Request* request),
+                     scatterv(k, ADI3_SCATTERV_ARGS))
+ADI3_COLL_BLOCKING(Scatterv_c, (ADI3_SCATTERV(MPI_Count, MPI_Aint)), scatterv_any(k, ADI3_SCATTERV_ARGS))
+ADI3_COLL_NONBLOCKING(Iscatterv_c, (ADI3_SCATTERV(MPI_Count, MPI_Aint), MPI_Request* request),
+                      scatterv_any(k, ADI3_SCATTERV_ARGS))
+ADI3_COLL_PERSISTENT(Scatterv_init_c, (ADI3_SCATTERV(MPI_Count, MPI_Aint), MPI_Info info, MPI_Request* request),
+                     scatterv_any(k, ADI3_SCATTERV_ARGS))
+#undef ADI3_SCATTERV
+#undef ADI3_SCATTERV_ARGS

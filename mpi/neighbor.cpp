@@ -1,7 +1,8 @@
 // Neighbourhood collectives over Cartesian, graph and distributed graph
 // topologies: one receive per in-neighbour and one send per out-neighbour,
 // as one round of a coll::Schedule on the communicator's collective context.
-// Blocking calls run it; nonblocking ones hand it to the progress engine.
+// Blocking calls run it; nonblocking ones hand it to the progress engine;
+// persistent ones (_init) keep it and restart it at every MPI_Start.
 #include <memory>
 #include <vector>
 
@@ -62,7 +63,7 @@ int neighbors(const CommObj& c, std::vector<int>* in, std::vector<int>* out) {
 
 struct Block {
   const void* buf;
-  int count;
+  MPI_Count count;
   const Datatype* type;
 };
 
@@ -73,8 +74,12 @@ struct Block {
 // tag and MPI's ordering rule pair them. Tags come from the communicator's
 // sequence, like every nonblocking collective's, so overlapping calls never
 // meet.
+enum class Form { Blocking, Nonblocking, Persistent };
+
+// A persistent call keeps its tags for the request's life and restarts the
+// schedule at every MPI_Start.
 int exchange(Runtime& rt, CommObj& c, const std::vector<int>& in, const std::vector<int>& out,
-             const std::vector<Block>& sends, const std::vector<Block>& recvs, MPI_Request* request) {
+             const std::vector<Block>& sends, const std::vector<Block>& recvs, Form form, MPI_Request* request) {
   coll::Sequence& seq = sequence(c);
   std::vector<int> tags(c.cart && !in.empty() ? in.size() : 1);
   for (int& t : tags) t = seq.next_tag();
@@ -92,43 +97,57 @@ int exchange(Runtime& rt, CommObj& c, const std::vector<int>& in, const std::vec
     s->send(sends[j].buf, static_cast<std::size_t>(sends[j].count), sends[j].type,
             out[j] == MPI_PROC_NULL ? kProcNull : out[j], tag);
   }
-  if (!request) return s->run();
+  if (form == Form::Blocking) return s->run();
   Request* r = nullptr;
-  if (int e = coll::launch(rt.dev(), std::move(s), &r)) return e;
-  return new_request(rt, r, c.handle, false, request);
+  bool persistent = form == Form::Persistent;
+  int e = persistent ? coll::launch_persistent(rt.dev(), std::move(s), &r) : coll::launch(rt.dev(), std::move(s), &r);
+  return e ? e : new_request(rt, r, c.handle, persistent, request);
 }
 
 const std::byte* at(const void* buf, MPI_Aint bytes) { return static_cast<const std::byte*>(buf) + bytes; }
 
-int typed(Runtime& rt, int count, MPI_Datatype dt, const Datatype** t) {
+int typed(Runtime& rt, MPI_Count count, MPI_Datatype dt, const Datatype** t) {
   if (int e = check_count(count)) return e;
   return get_comm_type(rt, dt, t);
 }
 
 // The shared body: kind 0 allgather, 1 allgatherv, 2 alltoall, 3 alltoallv,
-// 4 alltoallw. Counts/displacements arrays follow MPI's per-kind meaning.
+// 4 alltoallw. Counts/displacements arrays follow MPI's per-kind meaning;
+// they hold ints, or MPI_Count / MPI_Aint in the large-count (_c) forms
+// (alltoallw's displacements are MPI_Aint in both).
 struct Args {
   const void* sbuf;
-  int scount;
-  const int* scounts;
-  const int* sdispls;
-  const MPI_Aint* sdispls_w;
+  MPI_Count scount;
+  const void* scounts;
+  const void* sdispls;
   MPI_Datatype stype;
   const MPI_Datatype* stypes;
   void* rbuf;
-  int rcount;
-  const int* rcounts;
-  const int* rdispls;
-  const MPI_Aint* rdispls_w;
+  MPI_Count rcount;
+  const void* rcounts;
+  const void* rdispls;
   MPI_Datatype rtype;
   const MPI_Datatype* rtypes;
+  bool wide = false;  // a _c form
+  MPI_Count count_at(const void* a, std::size_t i) const {
+    return wide ? static_cast<const MPI_Count*>(a)[i] : static_cast<const int*>(a)[i];
+  }
+  MPI_Aint disp_at(const void* a, std::size_t i, int kind) const {
+    if (wide || kind == 4) return static_cast<const MPI_Aint*>(a)[i];
+    return static_cast<const int*>(a)[i];
+  }
 };
 
-int run(const char* fn, int kind, const Args& a, MPI_Comm comm, MPI_Request* request) {
+int run(const char* fn, int kind, const Args& a, MPI_Comm comm, Form form, MPI_Info info, MPI_Request* request) {
   Runtime* rt = g_runtime;
   if (!rt) return not_initialized(fn);
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, fn);
+  if (form != Form::Blocking && !request) return comm_error(c, raise(ErrorClass::Arg, "request is null"), fn);
+  if (form == Form::Persistent && info != MPI_INFO_NULL) {
+    InfoObj* i = nullptr;
+    if (int e = get_info(*rt, info, &i)) return comm_error(c, e, fn);
+  }
   std::vector<int> in, out;
   int e = neighbors(*c, &in, &out);
   std::vector<Block> sends(out.size()), recvs(in.size());
@@ -144,15 +163,16 @@ int run(const char* fn, int kind, const Args& a, MPI_Comm comm, MPI_Request* req
         break;
       case 2:
         sends[j] = {at(a.sbuf, static_cast<MPI_Aint>(j) * a.scount * st->extent()), a.scount, st};
+        e = check_count(a.scount);
         break;
       case 3:
-        sends[j] = {at(a.sbuf, a.sdispls[j] * st->extent()), a.scounts[j], st};
-        e = check_count(a.scounts[j]);
+        sends[j] = {at(a.sbuf, a.disp_at(a.sdispls, j, kind) * st->extent()), a.count_at(a.scounts, j), st};
+        e = check_count(sends[j].count);
         break;
       case 4: {
         const Datatype* t = nullptr;
-        e = typed(*rt, a.scounts[j], a.stypes[j], &t);
-        sends[j] = {at(a.sbuf, a.sdispls_w[j]), a.scounts[j], t};
+        e = typed(*rt, a.count_at(a.scounts, j), a.stypes[j], &t);
+        sends[j] = {at(a.sbuf, a.disp_at(a.sdispls, j, kind)), a.count_at(a.scounts, j), t};
       }
     }
   }
@@ -161,109 +181,81 @@ int run(const char* fn, int kind, const Args& a, MPI_Comm comm, MPI_Request* req
       case 0:
       case 2:
         recvs[i] = {at(a.rbuf, static_cast<MPI_Aint>(i) * a.rcount * rt_type->extent()), a.rcount, rt_type};
+        e = check_count(a.rcount);
         break;
       case 1:
       case 3:
-        recvs[i] = {at(a.rbuf, a.rdispls[i] * rt_type->extent()), a.rcounts[i], rt_type};
-        e = check_count(a.rcounts[i]);
+        recvs[i] = {at(a.rbuf, a.disp_at(a.rdispls, i, kind) * rt_type->extent()), a.count_at(a.rcounts, i), rt_type};
+        e = check_count(recvs[i].count);
         break;
       case 4: {
         const Datatype* t = nullptr;
-        e = typed(*rt, a.rcounts[i], a.rtypes[i], &t);
-        recvs[i] = {at(a.rbuf, a.rdispls_w[i]), a.rcounts[i], t};
+        e = typed(*rt, a.count_at(a.rcounts, i), a.rtypes[i], &t);
+        recvs[i] = {at(a.rbuf, a.disp_at(a.rdispls, i, kind)), a.count_at(a.rcounts, i), t};
       }
     }
   }
-  if (!e) e = exchange(*rt, *c, in, out, sends, recvs, request);
+  if (!e) e = exchange(*rt, *c, in, out, sends, recvs, form, request);
   return comm_error(c, e, fn);
 }
 
 }  // namespace
 
-ADI3_MPI_API(int, Neighbor_allgather,
-             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-              MPI_Datatype recvtype, MPI_Comm comm)) {
-  Args a{sendbuf, sendcount, nullptr, nullptr, nullptr, sendtype, nullptr,
-         recvbuf, recvcount, nullptr, nullptr, nullptr, recvtype, nullptr};
-  return run(__func__, 0, a, comm, nullptr);
-}
+// Every neighbourhood collective in its blocking, nonblocking and persistent
+// forms, with int counts and as the large-count _c functions: one body
+// (run), the forms differing in parameter types only.
+#define ADI3_NEIGHBOR_FORMS(Name, kind, P, ARGS)                                                                \
+  ADI3_MPI_API(int, Neighbor_##Name, (P(int, int))) {                                                           \
+    return run(__func__, kind, ARGS(false), comm, Form::Blocking, MPI_INFO_NULL, nullptr);                      \
+  }                                                                                                             \
+  ADI3_MPI_API(int, Ineighbor_##Name, (P(int, int), MPI_Request * request)) {                                   \
+    return run(__func__, kind, ARGS(false), comm, Form::Nonblocking, MPI_INFO_NULL, request);                   \
+  }                                                                                                             \
+  ADI3_MPI_API(int, Neighbor_##Name##_init, (P(int, int), MPI_Info info, MPI_Request * request)) {              \
+    return run(__func__, kind, ARGS(false), comm, Form::Persistent, info, request);                             \
+  }                                                                                                             \
+  ADI3_MPI_API(int, Neighbor_##Name##_c, (P(MPI_Count, MPI_Aint))) {                                            \
+    return run(__func__, kind, ARGS(true), comm, Form::Blocking, MPI_INFO_NULL, nullptr);                       \
+  }                                                                                                             \
+  ADI3_MPI_API(int, Ineighbor_##Name##_c, (P(MPI_Count, MPI_Aint), MPI_Request * request)) {                    \
+    return run(__func__, kind, ARGS(true), comm, Form::Nonblocking, MPI_INFO_NULL, request);                    \
+  }                                                                                                             \
+  ADI3_MPI_API(int, Neighbor_##Name##_init_c, (P(MPI_Count, MPI_Aint), MPI_Info info, MPI_Request * request)) { \
+    return run(__func__, kind, ARGS(true), comm, Form::Persistent, info, request);                              \
+  }
 
-ADI3_MPI_API(int, Ineighbor_allgather,
-             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request)) {
-  Args a{sendbuf, sendcount, nullptr, nullptr, nullptr, sendtype, nullptr,
-         recvbuf, recvcount, nullptr, nullptr, nullptr, recvtype, nullptr};
-  if (!request) return comm_error(comm, raise(ErrorClass::Arg, "request is null"), __func__);
-  return run(__func__, 0, a, comm, request);
-}
+#define ADI3_ALLGATHER_P(C, D)                                                                                \
+  const void *sendbuf, C sendcount, MPI_Datatype sendtype, void *recvbuf, C recvcount, MPI_Datatype recvtype, \
+      MPI_Comm comm
+#define ADI3_ALLGATHER_A(w)                                                                                           \
+  Args {                                                                                                              \
+    sendbuf, sendcount, nullptr, nullptr, sendtype, nullptr, recvbuf, recvcount, nullptr, nullptr, recvtype, nullptr, \
+        w                                                                                                             \
+  }
+ADI3_NEIGHBOR_FORMS(allgather, 0, ADI3_ALLGATHER_P, ADI3_ALLGATHER_A)
+ADI3_NEIGHBOR_FORMS(alltoall, 2, ADI3_ALLGATHER_P, ADI3_ALLGATHER_A)
 
-ADI3_MPI_API(int, Neighbor_allgatherv,
-             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
-              const int displs[], MPI_Datatype recvtype, MPI_Comm comm)) {
-  Args a{sendbuf, sendcount, nullptr,    nullptr, nullptr, sendtype, nullptr,
-         recvbuf, 0,         recvcounts, displs,  nullptr, recvtype, nullptr};
-  return run(__func__, 1, a, comm, nullptr);
-}
+#define ADI3_ALLGATHERV_P(C, D)                                                                                   \
+  const void *sendbuf, C sendcount, MPI_Datatype sendtype, void *recvbuf, const C recvcounts[], const D displs[], \
+      MPI_Datatype recvtype, MPI_Comm comm
+#define ADI3_ALLGATHERV_A(w) \
+  Args { sendbuf, sendcount, nullptr, nullptr, sendtype, nullptr, recvbuf, 0, recvcounts, displs, recvtype, nullptr, w }
+ADI3_NEIGHBOR_FORMS(allgatherv, 1, ADI3_ALLGATHERV_P, ADI3_ALLGATHERV_A)
 
-ADI3_MPI_API(int, Ineighbor_allgatherv,
-             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
-              const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request)) {
-  Args a{sendbuf, sendcount, nullptr,    nullptr, nullptr, sendtype, nullptr,
-         recvbuf, 0,         recvcounts, displs,  nullptr, recvtype, nullptr};
-  if (!request) return comm_error(comm, raise(ErrorClass::Arg, "request is null"), __func__);
-  return run(__func__, 1, a, comm, request);
-}
+#define ADI3_ALLTOALLV_P(C, D)                                                                        \
+  const void *sendbuf, const C sendcounts[], const D sdispls[], MPI_Datatype sendtype, void *recvbuf, \
+      const C recvcounts[], const D rdispls[], MPI_Datatype recvtype, MPI_Comm comm
+#define ADI3_ALLTOALLV_A(w) \
+  Args { sendbuf, 0, sendcounts, sdispls, sendtype, nullptr, recvbuf, 0, recvcounts, rdispls, recvtype, nullptr, w }
+ADI3_NEIGHBOR_FORMS(alltoallv, 3, ADI3_ALLTOALLV_P, ADI3_ALLTOALLV_A)
 
-ADI3_MPI_API(int, Neighbor_alltoall,
-             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-              MPI_Datatype recvtype, MPI_Comm comm)) {
-  Args a{sendbuf, sendcount, nullptr, nullptr, nullptr, sendtype, nullptr,
-         recvbuf, recvcount, nullptr, nullptr, nullptr, recvtype, nullptr};
-  return run(__func__, 2, a, comm, nullptr);
-}
-
-ADI3_MPI_API(int, Ineighbor_alltoall,
-             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request)) {
-  Args a{sendbuf, sendcount, nullptr, nullptr, nullptr, sendtype, nullptr,
-         recvbuf, recvcount, nullptr, nullptr, nullptr, recvtype, nullptr};
-  if (!request) return comm_error(comm, raise(ErrorClass::Arg, "request is null"), __func__);
-  return run(__func__, 2, a, comm, request);
-}
-
-ADI3_MPI_API(int, Neighbor_alltoallv,
-             (const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
-              const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)) {
-  Args a{sendbuf, 0, sendcounts, sdispls, nullptr, sendtype, nullptr,
-         recvbuf, 0, recvcounts, rdispls, nullptr, recvtype, nullptr};
-  return run(__func__, 3, a, comm, nullptr);
-}
-
-ADI3_MPI_API(int, Ineighbor_alltoallv,
-             (const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
-              const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-              MPI_Request* request)) {
-  Args a{sendbuf, 0, sendcounts, sdispls, nullptr, sendtype, nullptr,
-         recvbuf, 0, recvcounts, rdispls, nullptr, recvtype, nullptr};
-  if (!request) return comm_error(comm, raise(ErrorClass::Arg, "request is null"), __func__);
-  return run(__func__, 3, a, comm, request);
-}
-
-ADI3_MPI_API(int, Neighbor_alltoallw,
-             (const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
-              void* recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
-              MPI_Comm comm)) {
-  Args a{sendbuf, 0, sendcounts, nullptr, sdispls, MPI_DATATYPE_NULL, sendtypes,
-         recvbuf, 0, recvcounts, nullptr, rdispls, MPI_DATATYPE_NULL, recvtypes};
-  return run(__func__, 4, a, comm, nullptr);
-}
-
-ADI3_MPI_API(int, Ineighbor_alltoallw,
-             (const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
-              void* recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
-              MPI_Comm comm, MPI_Request* request)) {
-  Args a{sendbuf, 0, sendcounts, nullptr, sdispls, MPI_DATATYPE_NULL, sendtypes,
-         recvbuf, 0, recvcounts, nullptr, rdispls, MPI_DATATYPE_NULL, recvtypes};
-  if (!request) return comm_error(comm, raise(ErrorClass::Arg, "request is null"), __func__);
-  return run(__func__, 4, a, comm, request);
-}
+// alltoallw's displacements are MPI_Aint in both forms.
+#define ADI3_ALLTOALLW_P(C, D)                                                                                        \
+  const void *sendbuf, const C sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, \
+      const C recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm
+#define ADI3_ALLTOALLW_A(w)                                                                                            \
+  Args {                                                                                                               \
+    sendbuf, 0, sendcounts, sdispls, MPI_DATATYPE_NULL, sendtypes, recvbuf, 0, recvcounts, rdispls, MPI_DATATYPE_NULL, \
+        recvtypes, w                                                                                                   \
+  }
+ADI3_NEIGHBOR_FORMS(alltoallw, 4, ADI3_ALLTOALLW_P, ADI3_ALLTOALLW_A)

@@ -57,11 +57,34 @@ CollCall::CollCall(const char* f, MPI_Comm comm) : fn(f), rt(g_runtime) {
   if (int err = get_comm(*rt, comm, &c)) e = world_error(err, fn);
 }
 
-int coll_side(Runtime& rt, const void* buf, int count, MPI_Datatype dt, const Datatype** out) {
+int coll_side(Runtime& rt, const void* buf, MPI_Count count, MPI_Datatype dt, const Datatype** out) {
   if (buf == MPI_IN_PLACE) return 0;
   if (int e = check_count(count)) return e;
   if (int e = get_comm_type(rt, dt, out)) return e;
   return check_buffer(buf, count, *out);
+}
+
+int int_count(MPI_Count a, MPI_Count b) {
+  MPI_Count n = a > b ? a : b;
+  if (n <= 0x7fffffff) return 0;
+  return raise(ErrorClass::Count,
+               "count %lld is beyond INT_MAX, which this collective (an intercommunicator or v-form) cannot carry yet",
+               n);
+}
+
+int CollCall::init(MPI_Info info, MPI_Request* req) {
+  if (!req) return raise(ErrorClass::Arg, "request is null");
+  if (info != MPI_INFO_NULL) {
+    InfoObj* i = nullptr;
+    if (int e = get_info(*rt, info, &i)) return e;
+  }
+  if (c->inter) {
+    return raise(ErrorClass::UnsupportedOperation,
+                 "persistent collectives on intercommunicators are not implemented (communicator 0x%x)", c->handle);
+  }
+  persistent = true;
+  once = coll::Sequence::persistent(sequence(*c).next_tag());
+  return 0;
 }
 
 int coll_counts(const int* counts, const int* displs, int n, const char* what) {

@@ -251,6 +251,11 @@ ADI3_MPI_API(int, Request_free, (MPI_Request * request)) {
   if (int e = get_slot(*rt, *request, &s)) return world_error(e, __func__);
   MPI_Comm comm = s->comm;
   Request* r = s->req;
+  if (r && r->kind == RequestKind::Collective && r->has(Request::kPersistent) && r->has(Request::kActive)) {
+    // MPI: a persistent collective is freed only when inactive.
+    return comm_error(comm, raise(ErrorClass::Request, "MPI_Request_free of an active persistent collective request"),
+                      __func__);
+  }
   bool greq_open = r && r->kind == RequestKind::Generalized && r->cc.load(std::memory_order_acquire) != 0;
   int e = rt->dev().request_free(&r);
   if (greq_open)
@@ -268,6 +273,9 @@ ADI3_MPI_API(int, Cancel, (MPI_Request * request)) {
     return world_error(raise(ErrorClass::Request, "MPI_Cancel of MPI_REQUEST_NULL"), __func__);
   ReqSlot* s = nullptr;
   if (int e = get_slot(*rt, *request, &s)) return world_error(e, __func__);
+  if (s->req && s->req->kind == RequestKind::Collective) {
+    return comm_error(s->comm, raise(ErrorClass::Request, "MPI_Cancel of a collective request is erroneous"), __func__);
+  }
   return comm_error(s->comm, rt->dev().cancel(s->req), __func__);
 }
 
