@@ -86,7 +86,7 @@ int build_allgatherv(Schedule& s, const void* sbuf, std::size_t scount, const Da
     s.keep(stype);
     void* mine = l.block(me);
     std::size_t n = l.count(me);
-    s.prologue([=] { copy(sbuf, scount, stype, mine, n, rtype); });
+    s.local([=] { copy(sbuf, scount, stype, mine, n, rtype); });
   }
   if (p == 1) return 0;
   AllgatherAlgo a = t.allgather;
@@ -119,7 +119,7 @@ int build_allgatherv(Schedule& s, const void* sbuf, std::size_t scount, const Da
     const void* from = l.block(me);
     std::size_t n = l.count(me);
     std::byte* to = data + off[static_cast<std::size_t>(mine)];
-    s.prologue([=] { pack(from, n, rtype, to); });
+    s.local([=] { pack(from, n, rtype, to); });
   }
   if (rotated) {
     bruck(s, data, off);

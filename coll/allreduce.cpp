@@ -86,7 +86,7 @@ int build_allreduce(Schedule& s, const void* sbuf, void* rbuf, std::size_t count
   std::byte* acc;
   if (r.layout()) {
     acc = static_cast<std::byte*>(rbuf);
-    if (!in_place(sbuf)) s.prologue([&r, sbuf, rbuf, n] { r.copy_now(sbuf, rbuf, 0, n); });
+    if (!in_place(sbuf)) s.local([&r, sbuf, rbuf, n] { r.copy_now(sbuf, rbuf, 0, n); });
   } else {
     acc = r.copy_in(s, in_place(sbuf) ? rbuf : sbuf);
   }

@@ -66,7 +66,7 @@ void bruck(Schedule& s, const void* sbuf, std::size_t scount, const Datatype* st
   int me = s.rank(), p = s.size();
   std::size_t nb = scount * stype->size();
   std::byte* work = s.scratch(static_cast<std::size_t>(p) * nb);
-  s.prologue([=] {
+  s.local([=] {
     for (int k = 0; k < p; ++k) {
       auto rank = static_cast<std::size_t>((me + k) % p);
       pack(elem_at(sbuf, rank * scount, stype), scount, stype, work + static_cast<std::size_t>(k) * nb);
@@ -149,7 +149,7 @@ int build_alltoallw(Schedule& s, const std::vector<Block>& sends, const std::vec
   }
   const Block& mine = sends[static_cast<std::size_t>(me)];
   const Block& into = recvs[static_cast<std::size_t>(me)];
-  s.prologue([mine, into] { copy(mine.buf, mine.count, mine.type, into.buf, into.count, into.type); });
+  s.local([mine, into] { copy(mine.buf, mine.count, mine.type, into.buf, into.count, into.type); });
   if (t.alltoall == AlltoallAlgo::Pairwise) {
     pairwise(s, sends, recvs);
   } else {

@@ -106,7 +106,7 @@ int build_bcast(Schedule& s, void* buf, std::size_t count, const Datatype* type,
   // unpacked everywhere else at the end.
   bool contig = type->is_contiguous();
   std::byte* data = contig ? static_cast<std::byte*>(buf) + type->true_lb() : s.scratch(bytes);
-  if (!contig && me == root) s.prologue([=] { pack(buf, count, type, data); });
+  if (!contig && me == root) s.local([=] { pack(buf, count, type, data); });
   Chunks c{data, bytes, (bytes + static_cast<std::size_t>(p) - 1) / static_cast<std::size_t>(p), p};
   scatter(s, c, root);
   if (a == BcastAlgo::ScatterDoubling) {

@@ -19,7 +19,7 @@ int build_gather(Schedule& s, const void* sbuf, std::size_t scount, const Dataty
     if (!in_place(sbuf)) {
       s.keep(stype);
       void* mine = elem_at(rbuf, static_cast<std::size_t>(me) * rcount, rtype);
-      s.prologue([=] { copy(sbuf, scount, stype, mine, rcount, rtype); });
+      s.local([=] { copy(sbuf, scount, stype, mine, rcount, rtype); });
     }
   } else {
     s.keep(stype);
@@ -37,7 +37,7 @@ int build_gather(Schedule& s, const void* sbuf, std::size_t scount, const Dataty
   bool direct = is_root && root == 0 && rtype->is_contiguous();
   std::byte* data =
       direct ? static_cast<std::byte*>(rbuf) + rtype->true_lb() : s.scratch(static_cast<std::size_t>(sub) * nb);
-  if (!is_root) s.prologue([=] { pack(sbuf, scount, stype, data); });
+  if (!is_root) s.local([=] { pack(sbuf, scount, stype, data); });
   int mask = 1;
   for (; mask < p && !(rel & mask); mask <<= 1) {
     int child = rel + mask;
@@ -78,7 +78,7 @@ int build_gatherv(Schedule& s, const void* sbuf, std::size_t scount, const Datat
       if (!in_place(sbuf)) {
         s.keep(stype);
         s.keep(rtype);
-        s.prologue([=] { copy(sbuf, scount, stype, at, cnt, rtype); });
+        s.local([=] { copy(sbuf, scount, stype, at, cnt, rtype); });
       }
     } else if (cnt * rtype->size() > 0) {
       s.recv(at, cnt, rtype, i);

@@ -107,7 +107,7 @@ int build_reduce(Schedule& s, const void* sbuf, void* rbuf, std::size_t count, c
   bool writable = true;
   if (me == root && r.layout()) {
     acc = static_cast<std::byte*>(rbuf);
-    if (!in_place(sbuf)) s.prologue([&r, sbuf, rbuf] { r.copy_now(sbuf, rbuf, 0, r.elems()); });
+    if (!in_place(sbuf)) s.local([&r, sbuf, rbuf] { r.copy_now(sbuf, rbuf, 0, r.elems()); });
   } else {
     acc = r.view(s, input);
     writable = !r.layout();

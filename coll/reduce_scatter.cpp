@@ -62,7 +62,7 @@ void pairwise(Schedule& s, const Reducer& r, const Blocks& b, const void* input,
   std::byte* res = r.temp(s, mine);
   std::byte* tmp = r.temp(s, mine);
   const std::byte* own = r.at(in, b.first[static_cast<std::size_t>(me)]);
-  s.prologue([&r, own, res, mine] { r.copy_now(own, res, 0, mine); });
+  s.local([&r, own, res, mine] { r.copy_now(own, res, 0, mine); });
   for (int i = 1; i < p; ++i) {
     int src = (me - i + p) % p, dst = (me + i) % p;
     r.send(s, in, b.first[static_cast<std::size_t>(dst)], b.n[static_cast<std::size_t>(dst)], dst);
@@ -114,7 +114,7 @@ int build_reduce_scatter(Schedule& s, const void* sbuf, void* rbuf, const std::v
   }
   if (p == 1) {
     std::size_t n = counts[0];
-    if (!in_place(sbuf)) s.prologue([=] { copy(sbuf, n, type, rbuf, n, type); });
+    if (!in_place(sbuf)) s.local([=] { copy(sbuf, n, type, rbuf, n, type); });
     return 0;
   }
   ReduceScatterAlgo a = t.reduce_scatter;

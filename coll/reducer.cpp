@@ -46,7 +46,7 @@ std::byte* Reducer::temp(Schedule& s, std::size_t n) const {
 
 std::byte* Reducer::copy_in(Schedule& s, const void* user) const {
   std::byte* t = temp(s, n_);
-  s.prologue([this, user, t] {
+  s.local([this, user, t] {
     if (packed_) {
       pack(user, n_ / per_item_, type_, t);
     } else {
@@ -58,7 +58,7 @@ std::byte* Reducer::copy_in(Schedule& s, const void* user) const {
 
 std::byte* Reducer::dup(Schedule& s, const void* work) const {
   std::byte* t = temp(s, n_);
-  s.prologue([this, work, t] { copy_now(work, t, 0, n_); });
+  s.local([this, work, t] { copy_now(work, t, 0, n_); });
   return t;
 }
 

@@ -26,7 +26,7 @@ int build_scan(Schedule& s, const void* sbuf, void* rbuf, std::size_t count, con
   bool have_result = !exclusive;  // exscan: nothing until a lower partner
   if (r.layout()) {
     result = static_cast<std::byte*>(rbuf);
-    if (!exclusive && !in_place(sbuf)) s.prologue([&r, sbuf, rbuf, n] { r.copy_now(sbuf, rbuf, 0, n); });
+    if (!exclusive && !in_place(sbuf)) s.local([&r, sbuf, rbuf, n] { r.copy_now(sbuf, rbuf, 0, n); });
   } else {
     result = exclusive ? r.temp(s, n) : r.copy_in(s, input);
   }

@@ -17,7 +17,7 @@ int build_scatter(Schedule& s, const void* sbuf, std::size_t scount, const Datat
     s.keep(stype);
     s.keep(rtype);
     const void* mine = elem_at(sbuf, static_cast<std::size_t>(me) * scount, stype);
-    s.prologue([=] { copy(mine, scount, stype, rbuf, rcount, rtype); });
+    s.local([=] { copy(mine, scount, stype, rbuf, rcount, rtype); });
   }
   if (p == 1) return 0;
   int rel = (me - root + p) % p;
@@ -39,7 +39,7 @@ int build_scatter(Schedule& s, const void* sbuf, std::size_t scount, const Datat
     } else {
       data = s.scratch(static_cast<std::size_t>(p) * nb);
       s.keep(stype);
-      s.prologue([=] {
+      s.local([=] {
         for (int i = 1; i < p; ++i) {
           auto rank = static_cast<std::size_t>((i + root) % p);
           pack(elem_at(sbuf, rank * scount, stype), scount, stype, data + static_cast<std::size_t>(i) * nb);
@@ -79,7 +79,7 @@ int build_scatterv(Schedule& s, const void* sbuf, const int* scounts, const int*
       if (!in_place(rbuf)) {
         s.keep(stype);
         s.keep(rtype);
-        s.prologue([=] { copy(at, cnt, stype, rbuf, rcount, rtype); });
+        s.local([=] { copy(at, cnt, stype, rbuf, rcount, rtype); });
       }
     } else if (cnt * stype->size() > 0) {
       s.send(at, cnt, stype, i);

@@ -45,8 +45,6 @@ void Schedule::use(const Comm& comm) {
   cur_ = static_cast<std::uint8_t>(comms_.size() - 1);
 }
 
-void Schedule::prologue(std::function<void()> fn) { prologue_.push_back(std::move(fn)); }
-
 void Schedule::fence() {
   if (!steps_.empty() && steps_.back().kind != Kind::Fence) {
     steps_.push_back(Step{Kind::Fence, 0, nullptr, 0, nullptr, 0, 0, 0});
@@ -100,10 +98,6 @@ bool Schedule::reap() {
 }
 
 bool Schedule::advance() {
-  if (!begun_) {
-    begun_ = true;
-    for (auto& fn : prologue_) fn();
-  }
   for (;;) {
     if (!inflight_.empty() && !reap()) return false;
     if (next_ >= steps_.size()) return true;
@@ -114,7 +108,6 @@ bool Schedule::advance() {
 void Schedule::restart() {
   next_ = 0;
   error_ = 0;
-  begun_ = false;
 }
 
 int Schedule::run() {

@@ -47,10 +47,6 @@ class Schedule {
   // mix the remote-group Comm with the local group's. Ends the round, so a
   // builder that follows starts on completed work.
   void use(const Comm& comm);
-  // Work on the user's data before the first round (copying or packing the
-  // input). Never done while building: a persistent schedule repeats it at
-  // every start, when the buffers hold that start's data.
-  void prologue(std::function<void()> fn);
   // Ends the current round (no-op if it is empty).
   void fence();
   // Schedule-owned scratch memory (16-byte aligned), freed with it.
@@ -75,8 +71,10 @@ class Schedule {
   int error() const { return error_; }
   // Runs to the end under the device's progress engine.
   int run();
-  // Makes a finished schedule runnable again from its prologue (persistent
-  // collectives). Only between runs: nothing may be in flight.
+  // Makes a finished schedule runnable again from its first round
+  // (persistent collectives). Only between runs: nothing may be in flight.
+  // Builders therefore touch user data only in steps (local() for copies
+  // and packing), never while building, so each run reads that run's data.
   void restart();
 
  private:
@@ -100,8 +98,6 @@ class Schedule {
   int tag_;
   std::vector<Step> steps_;
   std::vector<std::function<void()>> fns_;
-  std::vector<std::function<void()>> prologue_;
-  bool begun_ = false;  // the prologue ran
   std::vector<std::unique_ptr<std::byte[]>> scratch_;
   std::vector<const Datatype*> kept_;
   std::vector<std::shared_ptr<void>> owned_;
