@@ -24,40 +24,135 @@ int allgather_bytes(Device& dev, const Comm& over, const void* mine, std::size_t
   return 0;
 }
 
-int agree_context(Runtime& rt, const Comm& over, int tag, uint32_t* index) {
-  constexpr int W = ContextIds::kWords;
-  const auto n = static_cast<std::size_t>(over.size);
-  std::vector<uint32_t> masks(n * W);
-  for (;;) {
-    uint32_t mine[W];
-    rt.contexts.snapshot(mine);
-    if (int e = allgather_bytes(rt.dev(), over, mine, sizeof mine, masks.data(), tag)) return e;
+namespace {
+
+constexpr int W = ContextIds::kWords;
+constexpr int kClasses = 8;             // index % kClasses
+constexpr int kRestrictedAttempts = 8;  // then every index
+
+// A draw every rank makes alike from the agreement's key and attempt.
+int draw(std::uint64_t key, int attempt) {
+  std::uint64_t x = key * 0x9e3779b97f4a7c15ULL + static_cast<std::uint64_t>(attempt) * 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 31;
+  x *= 0x94d049bb133111ebULL;
+  x ^= x >> 29;
+  return static_cast<int>(x % kClasses);
+}
+
+}  // namespace
+
+Agreement::Agreement(Runtime& rt, const Comm& over, int tag)
+    : rt_(rt),
+      over_(over),
+      tag_(tag),
+      key_((static_cast<std::uint64_t>(over.context) << 32) | static_cast<std::uint32_t>(tag)),
+      mine_(W + 1),
+      masks_(static_cast<std::size_t>(over.size) * (W + 1)),
+      picks_(static_cast<std::size_t>(over.size)) {
+  start_masks();
+}
+
+Agreement::~Agreement() = default;
+
+std::unique_ptr<coll::Schedule> Agreement::gather(const void* mine, std::size_t bytes, void* all) {
+  auto s = std::make_unique<coll::Schedule>(rt_.dev(), over_, tag_);
+  auto* out = static_cast<std::byte*>(all);
+  std::memcpy(out + static_cast<std::size_t>(over_.rank) * bytes, mine, bytes);
+  for (int i = 0; i < over_.size; ++i) {
+    if (i == over_.rank) continue;
+    s->recv_bytes(out + static_cast<std::size_t>(i) * bytes, bytes, i);
+    s->send_bytes(mine, bytes, i);
+  }
+  return s;
+}
+
+void Agreement::start_masks() {
+  picking_ = false;
+  rt_.contexts.snapshot(mine_.data());
+  bool restricted = attempt_ < kRestrictedAttempts;
+  if (restricted) {
+    // Bits c, c + 8, c + 16, c + 24 of every word: indices of class c.
+    uint32_t keep = 0x01010101u << draw(key_, attempt_);
+    for (int w = 0; w < W; ++w) mine_[static_cast<std::size_t>(w)] &= keep;
+  }
+  mine_[W] = restricted ? 1 : 0;
+  cur_ = gather(mine_.data(), sizeof(uint32_t) * (W + 1), masks_.data());
+}
+
+void Agreement::next() {
+  cur_.reset();
+  const auto n = static_cast<std::size_t>(over_.size);
+  if (!picking_) {
     uint32_t agreed[W];
+    bool none = true;
     for (int w = 0; w < W; ++w) {
       agreed[w] = ~0u;
-      for (std::size_t r = 0; r < n; ++r) agreed[w] &= masks[r * W + static_cast<std::size_t>(w)];
+      for (std::size_t r = 0; r < n; ++r) agreed[w] &= masks_[r * (W + 1) + static_cast<std::size_t>(w)];
+      none = none && agreed[w] == 0;
     }
-    int pick = rt.contexts.claim_lowest(agreed);
-    // Without other threads every rank picks the lowest agreed index; with
-    // them a concurrent creation may have taken it here: check, or retry.
-    bool ok = true;
-    if (rt.thread_level == MPI_THREAD_MULTIPLE) {
-      std::vector<int> picks(n);
-      if (int e = allgather_bytes(rt.dev(), over, &pick, sizeof pick, picks.data(), tag)) return e;
-      for (int p : picks) ok = ok && p == picks[0];
-    }
-    if (ok && pick >= 0) {
-      *index = static_cast<uint32_t>(pick);
-      return 0;
-    }
-    if (pick >= 0) rt.contexts.release(pick);
-    bool none = true;
-    for (uint32_t w : agreed) none = none && w == 0;
     if (none) {
-      return raise(ErrorClass::Other, "no context id is free at every member: too many communicators (%d in use here)",
-                   rt.contexts.in_use());
+      if (attempt_ >= kRestrictedAttempts) {
+        err_ =
+            raise(ErrorClass::Other, "no context id is free at every member: too many communicators (%d in use here)",
+                  rt_.contexts.in_use());
+        finished_ = true;
+        return;
+      }
+      attempt_ = kRestrictedAttempts;  // that class is full somewhere: offer everything
+      start_masks();
+      return;
     }
+    pick_ = rt_.contexts.claim_lowest(agreed);
+    picking_ = true;
+    cur_ = gather(&pick_, sizeof pick_, picks_.data());
+    return;
   }
+  bool same = pick_ >= 0;
+  for (int p : picks_) same = same && p == picks_[0];
+  if (same) {
+    index_ = static_cast<uint32_t>(pick_);
+    finished_ = true;
+    return;
+  }
+  // Another agreement took a candidate first at some rank: draw again.
+  if (pick_ >= 0) rt_.contexts.release(pick_);
+  pick_ = -1;
+  ++attempt_;
+  start_masks();
+}
+
+bool Agreement::advance() {
+  while (!finished_) {
+    if (!cur_->advance()) return false;
+    if (int e = cur_->error()) {
+      err_ = e;
+      finished_ = true;
+      cur_.reset();
+      break;
+    }
+    next();
+  }
+  return true;
+}
+
+int Agreement::run() {
+  while (!finished_) {
+    if (int e = cur_->run()) {
+      err_ = e;
+      finished_ = true;
+      cur_.reset();
+      break;
+    }
+    next();
+  }
+  return err_;
+}
+
+int agree_context(Runtime& rt, const Comm& over, int tag, uint32_t* index) {
+  Agreement a(rt, over, tag);
+  if (int e = a.run()) return e;
+  *index = a.index();
+  return 0;
 }
 
 }  // namespace adi3::mpi

@@ -107,6 +107,13 @@ int add_info(Runtime& rt, std::vector<std::pair<std::string, std::string>> entri
 void set_comm_errhandler(Runtime& rt, CommObj& c, ErrhandlerObj* user, int builtin);
 void release_errhandler(Runtime& rt, ErrhandlerObj* e);
 
+// A new intracommunicator over group with context index ctx (inherits
+// parent's error handler); destroy_comm undoes it, releasing the index.
+int make_comm(Runtime& rt, GroupPtr group, uint32_t ctx, const CommObj& parent, MPI_Comm* out);
+void destroy_comm(Runtime& rt, CommObj* c);
+// MPI_Comm_dup(_with_info)'s work: c's group, topology, attributes (copy
+// callbacks run) and the given info.
+int comm_dup(Runtime& rt, CommObj& c, const std::vector<std::pair<std::string, std::string>>& info, MPI_Comm* out);
 // MPI_Comm_split's work (for topologies too).
 int comm_split(Runtime& rt, CommObj& c, int color, int key, MPI_Comm* out);
 CommObj* comm_of(Runtime& rt, MPI_Comm h);

@@ -14,15 +14,8 @@
 using namespace adi3;
 using namespace adi3::mpi;
 
-namespace {
-
-// Tags on a communicator's internal context (each operation there is
-// collective, so one tag per purpose keeps them apart).
-constexpr int kTagGather = 1;
-constexpr int kTagContext = 2;
-
 // Makes the CommObj and its handle; inherits parent's error handler.
-int make_comm(Runtime& rt, GroupPtr group, uint32_t ctx, const CommObj& parent, MPI_Comm* out) {
+int adi3::mpi::make_comm(Runtime& rt, GroupPtr group, uint32_t ctx, const CommObj& parent, MPI_Comm* out) {
   auto* c = new CommObj;
   init_comm(*c, std::move(group), ctx, rt.dev().rank());
   int i = rt.comms.add(c);
@@ -37,33 +30,19 @@ int make_comm(Runtime& rt, GroupPtr group, uint32_t ctx, const CommObj& parent, 
   return 0;
 }
 
-void destroy_comm(Runtime& rt, CommObj* c) {
+void adi3::mpi::destroy_comm(Runtime& rt, CommObj* c) {
   rt.comms.remove(handle_index(c->handle));
   rt.contexts.release(static_cast<int>(c->ctx_index));
   if (c->errh) release_errhandler(rt, c->errh);
   delete c;
 }
 
-int dup(Runtime& rt, CommObj& c, const std::vector<std::pair<std::string, std::string>>& info, MPI_Comm* out) {
-  uint32_t ctx;
-  if (int e = agree_context(rt, c.internal, kTagContext, &ctx)) return e;
-  MPI_Comm h;
-  if (int e = c.inter ? make_intercomm(rt, c.group, c.remote, ctx, c, &h) : make_comm(rt, c.group, ctx, c, &h)) {
-    return e;
-  }
-  CommObj* n = *rt.comms.get(handle_index(h));
-  n->info = info;
-  n->cart = c.cart;  // a duplicate keeps the topology
-  n->graph = c.graph;
-  n->dist = c.dist;
-  if (int e = copy_attrs(rt, c.attrs, c.handle, &n->attrs)) {
-    delete_all_attrs(rt, n->attrs, h);
-    destroy_comm(rt, n);
-    return e;
-  }
-  *out = h;
-  return 0;
-}
+namespace {
+
+// Tags on a communicator's internal context (each operation there is
+// collective, so one tag per purpose keeps them apart).
+constexpr int kTagGather = 1;
+constexpr int kTagContext = 2;
 
 // Split by (color, key): members of my color ordered by key, then rank.
 int split(Runtime& rt, CommObj& c, int color, int key, MPI_Comm* out) {
@@ -189,7 +168,7 @@ ADI3_MPI_API(int, Comm_dup, (MPI_Comm comm, MPI_Comm* newcomm)) {
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
   if (!newcomm) return comm_error(c, raise(ErrorClass::Arg, "newcomm is null"), __func__);
-  return comm_error(c, dup(*rt, *c, c->info, newcomm), __func__);
+  return comm_error(c, comm_dup(*rt, *c, c->info, newcomm), __func__);
 }
 
 ADI3_MPI_API(int, Comm_dup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm)) {
@@ -199,7 +178,7 @@ ADI3_MPI_API(int, Comm_dup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm* n
   if (!newcomm) return comm_error(c, raise(ErrorClass::Arg, "newcomm is null"), __func__);
   Entries entries;
   if (int e = info_entries(*rt, info, &entries)) return comm_error(c, e, __func__);
-  return comm_error(c, dup(*rt, *c, entries, newcomm), __func__);
+  return comm_error(c, comm_dup(*rt, *c, entries, newcomm), __func__);
 }
 
 ADI3_MPI_API(int, Comm_split, (MPI_Comm comm, int color, int key, MPI_Comm* newcomm)) {

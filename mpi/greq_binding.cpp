@@ -211,20 +211,6 @@ ADI3_MPI_API(int, Isendrecv_replace,
   return comm_error(c, start_pair(*rt, x, comm, request), __func__);
 }
 
-// Done at once (a blocking dup behind a completed request): correct when
-// every rank starts its idups in the same order, as the binding's context
-// agreement needs.
-ADI3_MPI_API(int, Comm_idup, (MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request)) {
-  ADI3_MPI_ENTER();
-  if (!request) return comm_error(comm, raise(ErrorClass::Arg, "request is null"), __func__);
-  if (int e = PMPI_Comm_dup(comm, newcomm)) return e;
-  Request* g = nullptr;
-  int e = grequest_start(rt->dev(), nullptr, nullptr, nullptr, nullptr, &g);
-  if (!e) e = grequest_complete(g);
-  if (!e) e = new_request(*rt, g, comm, false, request);
-  return comm_error(comm, e, __func__);
-}
-
 // ---- MPIX_Grequest_*: MPICH's classes with poll and wait functions ----
 
 struct adi3_mpix_grequest_class {

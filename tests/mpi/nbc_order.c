@@ -134,7 +134,6 @@ static void test_neighbors(void) {
   MPI_Comm_free(&ring);
 }
 
-#ifdef ADI3_TEST_IDUP
 /* ---- MPI_Comm_idup in different orders ---- */
 
 static void check_dup(MPI_Comm c, MPI_Comm orig) {
@@ -227,14 +226,12 @@ static void test_idup(void) {
   MPI_Comm_free(&b);
 }
 
-#endif
-
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   test_inter();
   test_neighbors();
-  // test_idup();
+  test_idup();
   return mt_finish();
 }

@@ -1,0 +1,168 @@
+// MPI_Comm_dup(_with_info) and MPI_Comm_idup(_with_info). Both agree on a
+// context index over the parent's internal context (mpi/agree.hpp); the
+// nonblocking form runs that agreement as a request the progress engine
+// advances, so ranks may start idups of several communicators in any order
+// and overlap them with any other communication.
+#include <memory>
+
+#include "coll/nbc.hpp"
+#include "mpi/agree.hpp"
+#include "mpi/api.hpp"
+#include "mpi/attributes.hpp"
+#include "mpi/coll_binding.hpp"
+
+using namespace adi3;
+using namespace adi3::mpi;
+
+namespace {
+
+// The blocking dups' tag on the internal context; nonblocking ones take
+// theirs from the communicator's sequence (64 and up).
+constexpr int kTagContext = 2;
+
+using Entries = std::vector<std::pair<std::string, std::string>>;
+
+// What a dup takes from its parent when it starts: the parent may be freed
+// before an idup completes. Attribute copy callbacks run at the start.
+struct DupPlan {
+  CommObj proto;  // group, remote group, topology, error handler
+  AttrList attrs;
+  Entries info;
+  Comm over;  // the parent's internal context
+};
+
+void dup_drop(Runtime& rt, DupPlan& p, MPI_Comm h) {
+  delete_all_attrs(rt, p.attrs, h);
+  if (p.proto.errh) release_errhandler(rt, p.proto.errh);
+  p.proto.errh = nullptr;
+}
+
+int dup_begin(Runtime& rt, CommObj& c, const Entries& info, DupPlan* p) {
+  p->proto.group = c.group;
+  p->proto.remote = c.remote;
+  p->proto.inter = c.inter;
+  p->proto.cart = c.cart;
+  p->proto.graph = c.graph;
+  p->proto.dist = c.dist;
+  set_comm_errhandler(rt, p->proto, c.errh, c.errh_builtin);
+  p->info = info;
+  p->over = c.internal;
+  if (int e = copy_attrs(rt, c.attrs, c.handle, &p->attrs)) {
+    dup_drop(rt, *p, MPI_COMM_NULL);
+    return e;
+  }
+  return 0;
+}
+
+int dup_finish(Runtime& rt, DupPlan& p, uint32_t ctx, MPI_Comm* out) {
+  MPI_Comm h;
+  const CommObj& c = p.proto;
+  int e = c.inter ? make_intercomm(rt, c.group, c.remote, ctx, c, &h) : make_comm(rt, c.group, ctx, c, &h);
+  if (e) {
+    dup_drop(rt, p, MPI_COMM_NULL);
+    return e;
+  }
+  CommObj* n = comm_of(rt, h);
+  n->info = std::move(p.info);
+  n->cart = c.cart;  // a duplicate keeps the topology
+  n->graph = c.graph;
+  n->dist = c.dist;
+  n->attrs = std::move(p.attrs);
+  p.attrs.clear();
+  if (p.proto.errh) release_errhandler(rt, p.proto.errh);
+  p.proto.errh = nullptr;
+  *out = h;
+  return 0;
+}
+
+int info_entries(Runtime& rt, MPI_Info info, Entries* out) {
+  if (info == MPI_INFO_NULL) return 0;
+  InfoObj* i = nullptr;
+  if (int e = get_info(rt, info, &i)) return e;
+  *out = i->entries;
+  return 0;
+}
+
+// ---- the idup request ----
+
+struct Idup {
+  Runtime* rt;
+  DupPlan plan;
+  std::unique_ptr<Agreement> agree;
+  MPI_Comm* out;
+};
+
+void finish(Request& r, Idup* x) {
+  int e = x->agree->error();
+  if (!e) {
+    e = dup_finish(*x->rt, x->plan, x->agree->index(), x->out);
+  } else {
+    dup_drop(*x->rt, x->plan, MPI_COMM_NULL);
+  }
+  r.status = Status{};
+  r.status.error = e;
+  delete x;
+  r.ext = nullptr;
+  r.dev->complete(&r);  // drops the agreement's reference
+}
+
+int poll(Request& r, Status&) {
+  auto* x = static_cast<Idup*>(r.ext);
+  if (x && x->agree->advance()) finish(r, x);
+  return 0;
+}
+
+const RequestClass kIdupClass{nullptr, nullptr, nullptr, &poll, nullptr};
+
+int idup(Runtime& rt, CommObj& c, const Entries& info, MPI_Comm* newcomm, MPI_Request* request) {
+  auto x = std::make_unique<Idup>();
+  x->rt = &rt;
+  x->out = newcomm;
+  if (int e = dup_begin(rt, c, info, &x->plan)) return e;
+  // Every member takes the same number from the parent's sequence, so the
+  // n-th idup (or nonblocking collective) of a communicator has one tag.
+  x->agree = std::make_unique<Agreement>(rt, x->plan.over, sequence(c).next_tag());
+  Device& dev = rt.dev();
+  Request* r = dev.new_request(RequestKind::Collective);
+  r->refs.fetch_add(1, std::memory_order_relaxed);  // the user's handle + the agreement
+  r->cls = &kIdupClass;
+  Idup* raw = x.release();
+  r->ext = raw;
+  *newcomm = MPI_COMM_NULL;  // until it completes
+  if (raw->agree->advance())
+    finish(*r, raw);
+  else
+    dev.add_pollable(r);
+  return new_request(rt, r, c.handle, false, request);
+}
+
+}  // namespace
+
+int adi3::mpi::comm_dup(Runtime& rt, CommObj& c, const Entries& info, MPI_Comm* out) {
+  DupPlan p;
+  if (int e = dup_begin(rt, c, info, &p)) return e;
+  uint32_t ctx;
+  if (int e = agree_context(rt, p.over, kTagContext, &ctx)) {
+    dup_drop(rt, p, MPI_COMM_NULL);
+    return e;
+  }
+  return dup_finish(rt, p, ctx, out);
+}
+
+ADI3_MPI_API(int, Comm_idup, (MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request)) {
+  ADI3_MPI_ENTER();
+  CommObj* c = nullptr;
+  if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
+  if (!newcomm || !request) return comm_error(c, raise(ErrorClass::Arg, "newcomm or request is null"), __func__);
+  return comm_error(c, idup(*rt, *c, c->info, newcomm, request), __func__);
+}
+
+ADI3_MPI_API(int, Comm_idup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm, MPI_Request* request)) {
+  ADI3_MPI_ENTER();
+  CommObj* c = nullptr;
+  if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
+  if (!newcomm || !request) return comm_error(c, raise(ErrorClass::Arg, "newcomm or request is null"), __func__);
+  Entries entries;
+  if (int e = info_entries(*rt, info, &entries)) return comm_error(c, e, __func__);
+  return comm_error(c, idup(*rt, *c, entries, newcomm, request), __func__);
+}
