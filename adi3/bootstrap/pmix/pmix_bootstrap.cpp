@@ -2,6 +2,7 @@
 // that libadi3 never depends on libpmix: the core dlopens it only when a
 // PMIx server started the process (Open MPI's mpirun, srun --mpi=pmix).
 #include <pmix.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -111,7 +112,13 @@ class PmixBootstrap final : public BootstrapCommon {
     std::string m(msg);
     std::fprintf(stderr, "adi3: rank %u aborting with code %d: %s\n", me_.rank, code, m.c_str());
     std::fflush(stderr);
-    if (initialized_) PMIx_Abort(code, m.c_str(), nullptr, 0);
+    if (initialized_) {
+      PMIx_Abort(code, m.c_str(), nullptr, 0);
+      // Let the launcher kill us as it stops the job: Open MPI 4.1's mpirun
+      // can hang when the aborting rank exits before the others are killed
+      // (seen with ranks waiting in a fence). Exit anyway after 2 s.
+      for (int i = 0; i < 20; ++i) usleep(100000);
+    }
     int status = code & 0xff;
     std::_Exit(status == 0 ? 1 : status);
   }
