@@ -141,6 +141,8 @@ int iallreduce(Device& dev, const void* sbuf, void* rbuf, std::size_t count, DT 
 
 int allgather(Device& dev, const void* sbuf, std::size_t scount, DT stype, void* rbuf, std::size_t rcount, DT rtype,
               const Comm& comm, const Tuning* t) {
+  int e = 0;
+  if (small_allgather(dev, sbuf, scount, stype, rbuf, rcount, rtype, comm, pick(t), &e)) return e;
   return blocking(dev, comm, Tag::Allgather, allgather_fn(sbuf, scount, stype, rbuf, rcount, rtype, comm.size, t));
 }
 
@@ -162,6 +164,8 @@ int iallgatherv(Device& dev, const void* sbuf, std::size_t scount, DT stype, voi
 
 int alltoall(Device& dev, const void* sbuf, std::size_t scount, DT stype, void* rbuf, std::size_t rcount, DT rtype,
              const Comm& comm, const Tuning* t) {
+  int e = 0;
+  if (small_alltoall(dev, sbuf, scount, stype, rbuf, rcount, rtype, comm, pick(t), &e)) return e;
   return blocking(dev, comm, Tag::Alltoall, alltoall_fn(sbuf, scount, stype, rbuf, rcount, rtype, t));
 }
 
@@ -198,6 +202,8 @@ int ialltoallw(Device& dev, const void* sbuf, const int* scounts, const int* sdi
 
 int reduce_scatter(Device& dev, const void* sbuf, void* rbuf, const int* rcounts, DT type, const Op& op,
                    const Comm& comm, const Tuning* t) {
+  int e = 0;
+  if (small_reduce_scatter(dev, sbuf, rbuf, rcounts, 0, type, op, comm, pick(t), &e)) return e;
   return blocking(dev, comm, Tag::ReduceScatter, reduce_scatter_arrays_fn(sbuf, rbuf, rcounts, type, op, t));
 }
 
@@ -208,6 +214,8 @@ int ireduce_scatter(Device& dev, const void* sbuf, void* rbuf, const int* rcount
 
 int reduce_scatter_block(Device& dev, const void* sbuf, void* rbuf, std::size_t rcount, DT type, const Op& op,
                          const Comm& comm, const Tuning* t) {
+  int e = 0;
+  if (small_reduce_scatter(dev, sbuf, rbuf, nullptr, rcount, type, op, comm, pick(t), &e)) return e;
   std::vector<std::size_t> counts(static_cast<std::size_t>(comm.size), rcount);
   return blocking(dev, comm, Tag::ReduceScatterBlock, reduce_scatter_fn(sbuf, rbuf, std::move(counts), type, op, t));
 }

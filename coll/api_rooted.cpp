@@ -134,6 +134,8 @@ int ibcast(Device& dev, void* buf, std::size_t count, DT type, int root, const C
 
 int reduce(Device& dev, const void* sbuf, void* rbuf, std::size_t count, DT type, const Op& op, int root,
            const Comm& comm, const Tuning* t) {
+  int e = 0;
+  if (small_reduce(dev, sbuf, rbuf, count, type, op, root, comm, pick(t), &e)) return e;
   return blocking(dev, comm, Tag::Reduce, reduce_fn(sbuf, rbuf, count, type, op, root, t));
 }
 

@@ -23,6 +23,46 @@ int exchange(Device& dev, const void* sbuf, void* rbuf, std::size_t count, const
   return e ? e : w;
 }
 
+// A predefined (contiguous) type every rank names alike, for count > 0
+// elements; its bytes in *bytes.
+bool plain(const Datatype* type, std::size_t count, std::size_t* bytes) {
+  if (!type || !type->is_committed() || !type->is_predefined() || count == 0) return false;
+  *bytes = count * static_cast<std::size_t>(type->extent());
+  return true;
+}
+
+// Recursive doubling on a power-of-two rank count, predefined types: each
+// round swaps the partial results with the partner and combines them,
+// lower rank's first (exact for non-commutative user ops too).
+bool allreduce_tagged(Device& dev, const void* sbuf, void* rbuf, std::size_t count, const Datatype* type, const Op& op,
+                      const Comm& comm, const Tuning& t, int tag, int* err) {
+  const int me = comm.rank, p = comm.size;
+  if (t.allreduce != AllreduceAlgo::Auto) return false;  // a forced algorithm runs as asked
+  if (!type || !type->is_committed() || !type->is_predefined() || !is_pof2(p)) return false;
+  if (in_place(rbuf) || !rbuf || count == 0) return false;
+  const std::size_t bytes = count * static_cast<std::size_t>(type->extent());
+  if (bytes > t.small_max || bytes > kMaxSmall) return false;
+  // An op the type does not take: the scheduled path reports it.
+  if (reduce_local(dev, rbuf, rbuf, 0, type, op) != 0) return false;
+  if (!in_place(sbuf)) {
+    if (!sbuf) return false;
+    std::memcpy(rbuf, sbuf, bytes);
+  }
+  alignas(64) std::byte tmp[kMaxSmall];
+  *err = 0;
+  for (int mask = 1; mask < p && !*err; mask <<= 1) {
+    const int partner = me ^ mask;
+    if ((*err = exchange(dev, rbuf, tmp, count, type, partner, partner, tag, comm))) break;
+    if (partner < me || op.commutative()) {
+      *err = reduce_local(dev, tmp, rbuf, count, type, op);  // rbuf = partner's op mine
+    } else {
+      *err = reduce_local(dev, rbuf, tmp, count, type, op);  // mine op partner's
+      std::memcpy(rbuf, tmp, bytes);
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 // Dissemination, as build_barrier.
@@ -59,35 +99,133 @@ bool small_bcast(Device& dev, void* buf, std::size_t count, const Datatype* type
   return true;
 }
 
-// Recursive doubling on a power-of-two rank count, predefined types: each
-// round swaps the partial results with the partner and combines them,
-// lower rank's first (exact for non-commutative user ops too).
 bool small_allreduce(Device& dev, const void* sbuf, void* rbuf, std::size_t count, const Datatype* type, const Op& op,
                      const Comm& comm, const Tuning& t, int* err) {
+  return allreduce_tagged(dev, sbuf, rbuf, count, type, op, comm, t, static_cast<int>(Tag::Allreduce), err);
+}
+
+// Reduce_scatter of a short vector: the whole vector is allreduced (one
+// round at 2 ranks) and each rank keeps its part.
+bool small_reduce_scatter(Device& dev, const void* sbuf, void* rbuf, const int* counts, std::size_t same,
+                          const Datatype* type, const Op& op, const Comm& comm, const Tuning& t, int* err) {
   const int me = comm.rank, p = comm.size;
-  if (t.allreduce != AllreduceAlgo::Auto) return false;  // a forced algorithm runs as asked
-  if (!type || !type->is_committed() || !type->is_predefined() || !is_pof2(p)) return false;
-  if (in_place(rbuf) || !rbuf || count == 0) return false;
-  const std::size_t bytes = count * static_cast<std::size_t>(type->extent());
-  if (bytes > t.small_max || bytes > kMaxSmall) return false;
-  // An op the type does not take: the scheduled path reports it.
-  if (reduce_local(dev, rbuf, rbuf, 0, type, op) != 0) return false;
-  if (!in_place(sbuf)) {
-    if (!sbuf) return false;
-    std::memcpy(rbuf, sbuf, bytes);
+  if (t.reduce_scatter != ReduceScatterAlgo::Auto || in_place(sbuf) || !sbuf) return false;
+  std::size_t total = 0, before = 0, bytes = 0;
+  for (int i = 0; i < p; ++i) {
+    if (counts && counts[i] < 0) return false;
+    const std::size_t c = counts ? static_cast<std::size_t>(counts[i]) : same;
+    total += c;
+    if (i < me) before += c;
   }
-  alignas(64) std::byte tmp[kMaxSmall];
-  const int tag = static_cast<int>(Tag::Allreduce);
+  if (!plain(type, total, &bytes) || bytes > t.small_max || bytes > kMaxSmall) return false;
+  alignas(64) std::byte all[kMaxSmall];
+  if (!allreduce_tagged(dev, sbuf, all, total, type, op, comm, t, static_cast<int>(Tag::ReduceScatter), err)) {
+    return false;
+  }
+  const std::size_t mine = counts ? static_cast<std::size_t>(counts[me]) : same;
+  if (!*err && mine > 0) {
+    if (!rbuf) return true;  // the binding checks buffers; nothing to write to
+    const auto extent = static_cast<std::size_t>(type->extent());
+    std::memcpy(rbuf, all + before * extent, mine * extent);
+  }
+  return true;
+}
+
+// Binomial tree towards the root for commutative ops (any order is
+// allowed then; the scheduled path keeps rank order for the others).
+bool small_reduce(Device& dev, const void* sbuf, void* rbuf, std::size_t count, const Datatype* type, const Op& op,
+                  int root, const Comm& comm, const Tuning& t, int* err) {
+  const int me = comm.rank, p = comm.size;
+  std::size_t bytes = 0;
+  if (t.reduce != ReduceAlgo::Auto || !op.commutative() || root < 0 || root >= p) return false;
+  if (!plain(type, count, &bytes) || bytes > t.small_max || bytes > kMaxSmall) return false;
+  const void* mine = sbuf;
+  if (me == root) {
+    if (!rbuf || in_place(rbuf)) return false;
+    if (in_place(sbuf)) mine = rbuf;
+  }
+  if (!mine || in_place(mine)) return false;
+  if (reduce_local(dev, rbuf, rbuf, 0, type, op) != 0) return false;  // reported by the scheduled path
+  alignas(64) std::byte acc[kMaxSmall], in[kMaxSmall];
+  std::memcpy(acc, mine, bytes);
+  const int tag = static_cast<int>(Tag::Reduce), rel = (me - root + p) % p;
   *err = 0;
   for (int mask = 1; mask < p && !*err; mask <<= 1) {
-    const int partner = me ^ mask;
-    if ((*err = exchange(dev, rbuf, tmp, count, type, partner, partner, tag, comm))) break;
-    if (partner < me || op.commutative()) {
-      *err = reduce_local(dev, tmp, rbuf, count, type, op);  // rbuf = partner's op mine
-    } else {
-      *err = reduce_local(dev, rbuf, tmp, count, type, op);  // mine op partner's
-      std::memcpy(rbuf, tmp, bytes);
+    if (rel & mask) {
+      *err = dev.send(acc, count, type, (rel - mask + root) % p, tag, comm, SendMode::Standard);
+      break;
     }
+    if (rel + mask < p) {
+      Status st;
+      *err = dev.recv(in, count, type, (rel + mask + root) % p, tag, comm, &st);
+      if (!*err) *err = reduce_local(dev, in, acc, count, type, op);
+    }
+  }
+  if (me == root && !*err) std::memcpy(rbuf, acc, bytes);
+  return true;
+}
+
+// The layout rules of allgather and alltoall: block j of a buffer is
+// count elements of type at j * count * extent. The types may differ
+// between ranks (only signatures match), so these run for any committed
+// types, chosen by block bytes, which all ranks share.
+bool small_blocks(const Datatype* type, std::size_t count, std::size_t* block_bytes, std::ptrdiff_t* stride) {
+  if (!type || !type->is_committed() || count == 0) return false;
+  *block_bytes = count * type->size();
+  *stride = static_cast<std::ptrdiff_t>(count) * type->extent();
+  return true;
+}
+
+// Recursive doubling on a power-of-two rank count: round k swaps the 2^k
+// blocks each side has gathered so far, straight into the user's buffer.
+bool small_allgather(Device& dev, const void* sbuf, std::size_t scount, const Datatype* stype, void* rbuf,
+                     std::size_t rcount, const Datatype* rtype, const Comm& comm, const Tuning& t, int* err) {
+  const int me = comm.rank, p = comm.size;
+  std::size_t bytes = 0;
+  std::ptrdiff_t stride = 0;
+  if (t.allgather != AllgatherAlgo::Auto || !is_pof2(p) || !rbuf || in_place(rbuf)) return false;
+  if (!small_blocks(rtype, rcount, &bytes, &stride) || bytes * static_cast<std::size_t>(p) / 2 > t.small_max) {
+    return false;
+  }
+  auto* base = static_cast<std::byte*>(rbuf);
+  if (!in_place(sbuf)) {
+    if (!sbuf || !stype || !stype->is_committed()) return false;
+    copy(sbuf, scount, stype, base + me * stride, rcount, rtype);
+  }
+  const int tag = static_cast<int>(Tag::Allgather);
+  *err = 0;
+  for (int mask = 1; mask < p && !*err; mask <<= 1) {
+    const int partner = me ^ mask, mine = me & ~(mask - 1), theirs = partner & ~(mask - 1);
+    *err = exchange(dev, base + mine * stride, base + theirs * stride, rcount * static_cast<std::size_t>(mask), rtype,
+                    partner, partner, tag, comm);
+  }
+  return true;
+}
+
+// Pairwise exchange, any rank count: round i sends to me + i and receives
+// from me - i.
+bool small_alltoall(Device& dev, const void* sbuf, std::size_t scount, const Datatype* stype, void* rbuf,
+                    std::size_t rcount, const Datatype* rtype, const Comm& comm, const Tuning& t, int* err) {
+  const int me = comm.rank, p = comm.size;
+  std::size_t bytes = 0;
+  std::ptrdiff_t rstride = 0;
+  if (t.alltoall != AlltoallAlgo::Auto || !sbuf || in_place(sbuf) || !rbuf || in_place(rbuf)) return false;
+  if (!small_blocks(rtype, rcount, &bytes, &rstride) || bytes > t.small_max) return false;
+  if (!stype || !stype->is_committed()) return false;
+  const std::ptrdiff_t sstride = static_cast<std::ptrdiff_t>(scount) * stype->extent();
+  const auto* sbase = static_cast<const std::byte*>(sbuf);
+  auto* rbase = static_cast<std::byte*>(rbuf);
+  copy(sbase + me * sstride, scount, stype, rbase + me * rstride, rcount, rtype);
+  const int tag = static_cast<int>(Tag::Alltoall);
+  *err = 0;
+  for (int i = 1; i < p && !*err; ++i) {
+    const int to = (me + i) % p, from = (me - i + p) % p;
+    Request* sent = nullptr;
+    if ((*err = dev.isend(sbase + to * sstride, scount, stype, to, tag, comm, SendMode::Standard, &sent))) break;
+    Status st;
+    *err = dev.recv(rbase + from * rstride, rcount, rtype, from, tag, comm, &st);
+    int w = dev.wait(&sent, &st);
+    if (!*err) *err = w;
   }
   return true;
 }

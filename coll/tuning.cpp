@@ -28,8 +28,9 @@ constexpr Knob kKnobs[] = {
      "Reduce_scatter(_block): total bytes above which a commutative op uses pairwise exchange instead of "
      "recursive halving."},
     {"ADI3_COLL_SMALL_MSG", "1024",
-     "Barrier, and bcast and allreduce (predefined types, power-of-two ranks) up to this many bytes, run straight "
-     "on point-to-point calls without a schedule (unless an algorithm is forced); 0 never."},
+     "Barrier, and bcast, reduce (commutative ops), allreduce, allgather and alltoall of predefined types whose "
+     "messages are at most this many bytes,"
+     " run straight on point-to-point calls without a schedule (unless an algorithm is forced); 0 never."},
     {"ADI3_COLL_BCAST_ALGO", "auto", "Force bcast: auto, binomial, scatter_doubling, scatter_ring."},
     {"ADI3_COLL_REDUCE_ALGO", "auto", "Force reduce: auto, binomial, reduce_scatter_gather."},
     {"ADI3_COLL_ALLREDUCE_ALGO", "auto", "Force allreduce: auto, recursive_doubling, rabenseifner, ring."},

@@ -31,7 +31,7 @@ struct Tuning {
   std::size_t alltoall_medium = 32768;       // per-block bytes below which all transfers are posted at once
   int alltoall_throttle = 32;                // transfers in flight per batch (scattered alltoall(v,w))
   std::size_t reduce_scatter_long = 524288;  // total bytes above which pairwise exchange is used
-  std::size_t small_max = 1024;              // barrier; bcast/allreduce bytes run without a schedule
+  std::size_t small_max = 1024;              // messages up to this size: small collectives, no schedule
 
   // Forced algorithms (Auto = by size); a forced one that cannot run (e.g.
   // recursive doubling on 6 ranks, Rabenseifner on a user op) falls back
