@@ -179,8 +179,9 @@ class Window {
   rma::WindowState& state() { return *st_; }  // for rma/ and emul/ only
 
  private:
-  explicit Window(std::unique_ptr<rma::WindowState> st);
-  std::unique_ptr<rma::WindowState> st_;
+  friend class rma::WindowState;
+  explicit Window(std::shared_ptr<rma::WindowState> st);
+  std::shared_ptr<rma::WindowState> st_;  // shared with the device's window table
 };
 
 }  // namespace adi3

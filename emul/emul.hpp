@@ -1,0 +1,36 @@
+// The emulated communication types of the RMA layer:
+//  - type 3 over type 1 (origin.cpp, target.cpp): operations travel as
+//    packets of the device and are applied by the target's progress engine;
+//    every sync packet carries the count of operations sent before it;
+//  - type 4 over type 2 (target.cpp, lock_queue.*): lock requests, unlock
+//    and flush are packets served by the target's agent thread, so passive
+//    target progresses while the target computes.
+// All functions run with the window's mutex held unless they say otherwise.
+#pragma once
+#include <cstddef>
+
+#include "rma/window_state.hpp"
+
+namespace adi3::emul {
+
+// ---- origin side (origin.cpp) ----
+// Queues item to target (comm rank) behind everything queued before it
+// (with the lazy lock request first when one is due) and emits what may go.
+void push(rma::WindowState& w, int target, rma::Item&& item);
+// Emits queued items to target while their gates are open; large data goes
+// one chunk per call when the peer is busy. True if anything left.
+bool pump(rma::WindowState& w, int target);
+// Takes the mutex: pumps every target and every reply queue (progress hook).
+bool pump_all(rma::WindowState& w);
+// Sends one packet of the rma protocol to comm rank `to` (fills in the
+// receiver's packet id and window slot). Records a failure as the window's
+// deferred error.
+int send(rma::WindowState& w, int to, rma::Header h, const Payload& p = {});
+
+// ---- target side (target.cpp) ----
+// A packet from comm rank src for this window (takes the mutex).
+void on_packet(rma::WindowState& w, int src, const rma::Header& h, const void* payload, std::size_t bytes);
+// Emits queued replies to origin (get data, grants, acks).
+bool pump_replies(rma::WindowState& w, int origin);
+
+}  // namespace adi3::emul

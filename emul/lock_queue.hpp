@@ -1,0 +1,44 @@
+// Type 4 over type 2: the lock of one window at the target. Requests are
+// served in arrival order: the head is granted as soon as it is compatible
+// with the holders, and nothing behind a waiting exclusive request is
+// granted before it, so a stream of shared locks never starves a writer
+// and writers never starve readers. The agent serves it (the requests
+// arrive as packets), so the target need not call the library.
+#pragma once
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+namespace adi3::rma {
+enum class LockKind : uint8_t;
+}
+
+namespace adi3::emul {
+
+class LockQueue {
+ public:
+  // A request from origin (comm rank). Returns true when granted at once;
+  // otherwise it waits and a later release() returns it.
+  bool request(int origin, rma::LockKind kind);
+  // Releases origin's lock (or withdraws its waiting request). Appends the
+  // origins granted as a result to *granted. False when origin held none.
+  bool release(int origin, std::vector<int>* granted);
+  bool idle() const { return !exclusive_ && shared_ == 0 && waiting_.empty(); }
+  int shared_holders() const { return shared_; }
+  bool exclusive_held() const { return exclusive_; }
+
+ private:
+  struct Waiter {
+    int origin;
+    bool exclusive;
+  };
+  void grant_from_head(std::vector<int>* granted);
+
+  bool exclusive_ = false;
+  int exclusive_owner_ = -1;
+  int shared_ = 0;
+  std::vector<int> shared_owners_;  // multiset: an origin may hold it once per epoch
+  std::deque<Waiter> waiting_;
+};
+
+}  // namespace adi3::emul

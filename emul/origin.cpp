@@ -1,0 +1,178 @@
+// Type 3 over type 1, origin side: the per-target queue of operations and
+// synchronization packets, emitted in order once their gate is open. Data
+// is packed from the origin buffer straight into each packet (Payload over
+// the origin's Segment), so a large put streams chunk by chunk, the next
+// one only when the peer's queue in the device is empty: no whole-message
+// temporary, and queued copies stay bounded.
+#include <string>
+
+#include "adi3/device.hpp"
+#include "emul/emul.hpp"
+#include "rma/hub.hpp"
+#include "rma/type_desc.hpp"
+
+namespace adi3::emul {
+
+using rma::Gate;
+using rma::Header;
+using rma::Item;
+using rma::Msg;
+using rma::Target;
+using rma::WindowState;
+
+namespace {
+
+bool gate_open(const Target& t, const Gate& g) {
+  switch (g.kind) {
+    case Gate::None:
+      return true;
+    case Gate::Post:
+      return t.posts >= g.n;
+    case Gate::Fence:
+      return t.fences >= g.n;
+    case Gate::Lock:
+      return t.grants >= g.n;
+  }
+  return false;
+}
+
+void record_error(WindowState& w, int code) {
+  if (code && !w.deferred_error) w.deferred_error = code;
+}
+
+// Sends the description of a derived target type unless the target holds it.
+void send_desc(WindowState& w, int to, Item& it) {
+  Target& t = w.targets[static_cast<std::size_t>(to)];
+  it.desc_sent = true;
+  it.flags |= rma::kUseDesc;
+  if (t.last_desc == it.ttype) return;
+  std::vector<uint8_t> bytes;
+  std::string why;
+  // Checked at issue time (rma/check.cpp), so this succeeds.
+  rma::encode_type(it.ttype, bytes, &why);
+  Header h{};
+  h.kind = Msg::TypeDesc;
+  h.len = bytes.size();
+  record_error(w, send(w, to, h, Payload{bytes.data(), bytes.size(), nullptr, 0}));
+  it.ttype->retain();
+  if (t.last_desc) t.last_desc->release();
+  t.last_desc = it.ttype;
+}
+
+// Emits what may go of one operation; true when all of it has left.
+bool emit_op(WindowState& w, int to, Item& it) {
+  Target& t = w.targets[static_cast<std::size_t>(to)];
+  if (it.ttype && !it.desc_sent) send_desc(w, to, it);
+  Header h{};
+  h.kind = it.kind;
+  h.op = it.op;
+  h.elem = it.elem;
+  h.flags = it.flags;
+  h.disp = it.disp;
+  h.count = it.count;
+  h.total = it.total;
+  h.token = it.token;
+  const int peer = w.peers[static_cast<std::size_t>(to)].peer;
+  switch (it.kind) {
+    case Msg::Get:
+      record_error(w, send(w, to, h));
+      ++t.sent_ops;
+      return true;
+    case Msg::Fop:
+    case Msg::Cas:
+      h.len = it.total;  // one element (compare_and_swap: its compare operand follows)
+      record_error(w, send(w, to, h, Payload{it.inline_data.data(), it.inline_data.size(), nullptr, 0}));
+      ++t.sent_ops;
+      return true;
+    default:
+      break;
+  }
+  // Put, Acc, GetAcc: chunks of the packed stream. GetAcc with NO_OP
+  // carries no data: the chunk only names the range to fetch.
+  const bool data = !(it.kind == Msg::GetAcc && it.op == static_cast<uint8_t>(coll::OpKind::NoOp));
+  while (it.sent < it.total) {
+    if (it.sent > 0 && !w.dev.peer_idle(peer)) return false;
+    std::size_t n = std::min(it.chunk, it.total - it.sent);
+    h.first = it.sent;
+    h.len = n;
+    Payload p;
+    if (data) p = Payload{nullptr, n, &it.src, it.sent};
+    record_error(w, send(w, to, h, p));
+    it.sent += n;
+    ++t.sent_ops;
+  }
+  return true;
+}
+
+void emit_sync(WindowState& w, int to, Item& it) {
+  Target& t = w.targets[static_cast<std::size_t>(to)];
+  Header h{};
+  h.kind = it.kind;
+  h.op = it.op;
+  h.flags = it.flags;
+  h.count = t.sent_ops;
+  h.token = it.token;
+  record_error(w, send(w, to, h));
+}
+
+}  // namespace
+
+int send(WindowState& w, int to, Header h, const Payload& p) {
+  const rma::PeerWin& pw = w.peers[static_cast<std::size_t>(to)];
+  h.id = pw.pkt;
+  h.win = pw.win;
+  h.gen = pw.gen;
+  return w.dev.send_packet(pw.peer, &h, sizeof h, p);
+}
+
+void push(WindowState& w, int to, Item&& item) {
+  Target& t = w.targets[static_cast<std::size_t>(to)];
+  if (t.lock_pending) {
+    // The lazy lock request goes out with the first thing that needs it.
+    t.lock_pending = false;
+    Item req;
+    req.kind = Msg::LockReq;
+    req.op = static_cast<uint8_t>(t.lock_kind);
+    t.lock_epoch = ++t.lock_reqs;
+    t.q.push_back(std::move(req));
+    w.queued.fetch_add(1, std::memory_order_relaxed);
+    if (item.gate.kind == Gate::Lock) item.gate.n = t.lock_epoch;
+  }
+  if (item.is_op()) ++t.queued_ops;
+  t.q.push_back(std::move(item));
+  w.queued.fetch_add(1, std::memory_order_relaxed);
+  pump(w, to);
+  if (!t.q.empty()) w.hub->poke();
+}
+
+bool pump(WindowState& w, int to) {
+  Target& t = w.targets[static_cast<std::size_t>(to)];
+  bool any = false;
+  while (!t.q.empty()) {
+    Item& it = t.q.front();
+    if (!gate_open(t, it.gate)) break;
+    if (it.is_op()) {
+      if (!emit_op(w, to, it)) return true;  // the rest streams from the progress hook
+      if (it.req) w.dev.complete(it.req);    // request-based put/accumulate: locally complete
+      if (it.ttype) it.ttype->release();
+    } else {
+      emit_sync(w, to, it);
+    }
+    t.q.pop_front();
+    w.queued.fetch_sub(1, std::memory_order_relaxed);
+    any = true;
+  }
+  return any;
+}
+
+bool pump_all(WindowState& w) {
+  std::lock_guard<std::mutex> g(w.mu);
+  bool any = false;
+  for (std::size_t i = 0; i < w.targets.size(); ++i) {
+    if (!w.targets[i].q.empty()) any |= pump(w, static_cast<int>(i));
+    if (!w.origins[i].out.empty()) any |= pump_replies(w, static_cast<int>(i));
+  }
+  return any;
+}
+
+}  // namespace adi3::emul

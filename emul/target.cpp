@@ -1,0 +1,428 @@
+// The target side of the emulations: every arriving packet is checked
+// against the window before a byte is written (window slot and generation,
+// membership of the sender, datatype, sizes, the byte range against the
+// window or the attached regions, element types and op), then applied under
+// the window's mutex, which makes accumulates atomic per element with
+// respect to each other. A refused packet changes nothing, is logged here
+// and reported to its origin, and still counts as applied so that the
+// origin's synchronization completes.
+#include <algorithm>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "adi3/device.hpp"
+#include "coll/op.hpp"
+#include "emul/emul.hpp"
+#include "rma/hub.hpp"
+#include "rma/type_desc.hpp"
+
+namespace adi3::emul {
+
+using rma::Header;
+using rma::Msg;
+using rma::Origin;
+using rma::Reply;
+using rma::WindowState;
+
+namespace {
+
+const char* msg_name(Msg m) {
+  switch (m) {
+    case Msg::Put:
+      return "a put";
+    case Msg::Acc:
+      return "an accumulate";
+    case Msg::Get:
+      return "a get";
+    case Msg::GetAcc:
+      return "a get_accumulate";
+    case Msg::Fop:
+      return "a fetch_and_op";
+    case Msg::Cas:
+      return "a compare_and_swap";
+    default:
+      return "a packet";
+  }
+}
+
+// Logs the refusal here and reports it to the origin (with the reply token,
+// so a get-like operation waiting for data completes with the error).
+__attribute__((format(printf, 5, 6))) void refuse(WindowState& w, int origin, const Header& h, ErrorClass c,
+                                                  const char* fmt, ...) {
+  char why[200];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(why, sizeof why, fmt, ap);
+  va_end(ap);
+  char text[256];
+  int n = std::snprintf(text, sizeof text, "rank %d refused %s from rank %d at byte %llu (count %llu): %s", w.comm.rank,
+                        msg_name(h.kind), origin, static_cast<unsigned long long>(h.disp),
+                        static_cast<unsigned long long>(h.count), why);
+  w.dev.errors().raise(c, "%s", text);
+  Header e{};
+  e.kind = Msg::Error;
+  e.op = static_cast<uint8_t>(c);
+  e.token = h.token;
+  e.len = static_cast<uint64_t>(std::min<int>(n, sizeof text - 1));
+  send(w, origin, e, Payload{text, static_cast<std::size_t>(e.len), nullptr, 0});
+}
+
+// The window memory [lo, hi) bytes that count elements of t at disp cover,
+// or false (why) when any of it lies outside the window.
+bool locate(WindowState& w, uint64_t disp, uint64_t count, const Datatype* t, char** addr, std::string* why) {
+  if (count == 0) {
+    *addr = static_cast<char*>(w.base);
+    return true;
+  }
+  using I = __int128;
+  const I last = static_cast<I>(count - 1) * t->extent();
+  const I lo = std::min<I>(t->true_lb(), last + t->true_lb());
+  const I hi = std::max<I>(t->true_ub(), last + t->true_ub());
+  if (w.flavor == WinFlavor::Dynamic) {
+    const I a = static_cast<I>(disp) + lo, b = static_cast<I>(disp) + hi;
+    for (const auto& [base, bytes] : w.regions) {
+      if (a >= static_cast<I>(base) && b <= static_cast<I>(base + bytes)) {
+        *addr = reinterpret_cast<char*>(static_cast<uintptr_t>(disp));
+        return true;
+      }
+    }
+    *why = "bytes [" + std::to_string(static_cast<long long>(a)) + ", " + std::to_string(static_cast<long long>(b)) +
+           ") are in no attached region";
+    return false;
+  }
+  const I a = static_cast<I>(disp) + lo, b = static_cast<I>(disp) + hi;
+  if (a < 0 || b > w.size) {
+    *why = "bytes [" + std::to_string(static_cast<long long>(a)) + ", " + std::to_string(static_cast<long long>(b)) +
+           ") are outside the window of " + std::to_string(w.size) + " bytes";
+    return false;
+  }
+  *addr = static_cast<char*>(w.base) + disp;
+  return true;
+}
+
+// A buffer aligned for any element type, reused by the window.
+struct Scratch {
+  std::vector<uint64_t> words;
+  void* get(std::size_t bytes) {
+    words.resize((bytes + 15) / 8 + 2);
+    return words.data();
+  }
+};
+
+// inout (count elements of t at addr, stream bytes [first, first + n)) =
+// in op inout; the old values are copied to old_out first when asked.
+void combine(char* addr, uint64_t count, const Datatype* t, std::size_t first, std::size_t n, const void* in,
+             coll::OpKind op, Builtin e, void* old_out) {
+  const std::size_t es = Datatype::builtin(e)->size();
+  Segment seg(addr, count, t);
+  Scratch tmp, src;
+  void* cur = tmp.get(n);
+  seg.pack(first, first + n, cur);
+  if (old_out) std::memcpy(old_out, cur, n);
+  if (op == coll::OpKind::NoOp) return;
+  if (op == coll::OpKind::Replace) {
+    seg.unpack(first, first + n, in);
+    return;
+  }
+  // The operand may sit anywhere in the packet: give the kernels aligned data.
+  const void* a = in;
+  if (reinterpret_cast<uintptr_t>(in) % 16) a = std::memcpy(src.get(n), in, n);
+  coll::apply(op, e, a, cur, n / es, es);
+  seg.unpack(first, first + n, cur);
+}
+
+void notify_waiters(WindowState& w) {
+  if (w.agent) w.dev.notify();
+}
+
+void apply_op(WindowState& w, int o, const Header& h, const void* payload, std::size_t bytes) {
+  Origin& O = w.origins[static_cast<std::size_t>(o)];
+  const bool get = h.kind == Msg::Get;
+  if (!get) ++O.applied;  // a get counts when its data has left
+  auto done_get = [&] {
+    if (get) ++O.applied;
+  };
+  // The target datatype.
+  const Datatype* t = nullptr;
+  if (h.flags & rma::kUseDesc) {
+    t = O.desc;
+    if (!t) {
+      done_get();
+      return refuse(w, o, h, ErrorClass::Type, "no valid datatype description precedes it");
+    }
+  } else {
+    if (h.elem >= kNumBuiltins) {
+      done_get();
+      return refuse(w, o, h, ErrorClass::Type, "predefined type id %u does not exist", h.elem);
+    }
+    t = Datatype::builtin(static_cast<Builtin>(h.elem));
+  }
+  const std::size_t tsize = t->size();
+  if (tsize && h.count > (uint64_t{1} << 60) / tsize) {
+    done_get();
+    return refuse(w, o, h, ErrorClass::Count, "count too large");
+  }
+  const uint64_t total = h.count * tsize;
+  if (h.total != total) {
+    done_get();
+    return refuse(w, o, h, ErrorClass::Type, "the stream is %llu bytes but the target type gives %llu",
+                  static_cast<unsigned long long>(h.total), static_cast<unsigned long long>(total));
+  }
+  char* addr = nullptr;
+  std::string why;
+  if (!locate(w, h.disp, h.count, t, &addr, &why)) {
+    done_get();
+    return refuse(w, o, h, ErrorClass::RmaRange, "%s", why.c_str());
+  }
+  if (get) {
+    Reply r;
+    r.kind = Msg::GetResp;
+    r.src = Segment(addr, h.count, t);
+    r.total = total;
+    r.token = h.token;
+    O.out.push_back(std::move(r));
+    w.queued.fetch_add(1, std::memory_order_relaxed);
+    pump_replies(w, o);
+    if (!O.out.empty()) w.hub->poke();
+    return;
+  }
+  // The chunk (compare_and_swap carries the compare operand after it).
+  const bool carries = !(h.kind == Msg::GetAcc && h.op == static_cast<uint8_t>(coll::OpKind::NoOp));
+  const std::size_t want = h.kind == Msg::Cas ? 2 * h.len : h.len;
+  if (h.first > total || h.len > total - h.first || (carries && bytes != want)) {
+    return refuse(w, o, h, ErrorClass::Count, "chunk [%llu, +%llu) with %zu data bytes does not fit a %llu-byte stream",
+                  static_cast<unsigned long long>(h.first), static_cast<unsigned long long>(h.len), bytes,
+                  static_cast<unsigned long long>(total));
+  }
+  if (h.kind == Msg::Put) {
+    Segment(addr, h.count, t).unpack(h.first, h.first + h.len, payload);
+    return;
+  }
+  // Accumulate family: one predefined element type and an op it accepts.
+  if (h.elem >= kNumBuiltins || h.op > static_cast<uint8_t>(coll::OpKind::NoOp)) {
+    return refuse(w, o, h, ErrorClass::Op, "bad element type %u or op %u", h.elem, h.op);
+  }
+  const auto e = static_cast<Builtin>(h.elem);
+  const auto op = static_cast<coll::OpKind>(h.op);
+  Builtin te;
+  if (!coll::element_type(t, &te) || te != e || !coll::op_accepts(op, e)) {
+    return refuse(w, o, h, ErrorClass::Op, "%s does not apply to the target's elements", coll::Op(op).name());
+  }
+  const std::size_t es = Datatype::builtin(e)->size();
+  if (h.first % es || h.len % es) {
+    return refuse(w, o, h, ErrorClass::Count, "chunk [%llu, +%llu) splits a %zu-byte element",
+                  static_cast<unsigned long long>(h.first), static_cast<unsigned long long>(h.len), es);
+  }
+  if (h.kind == Msg::Cas || h.kind == Msg::Fop) {
+    if (h.count != 1 || (h.flags & rma::kUseDesc)) {
+      return refuse(w, o, h, ErrorClass::Count, "%s takes one element of a predefined type", msg_name(h.kind));
+    }
+  }
+  if (h.kind == Msg::Acc) {
+    combine(addr, h.count, t, h.first, h.len, payload, op, e, nullptr);
+    return;
+  }
+  // GetAcc, Fop, Cas: the old values go back to the origin.
+  Scratch old;
+  void* buf = old.get(h.len);
+  if (h.kind == Msg::Cas) {
+    const auto* p = static_cast<const char*>(payload);
+    Segment seg(addr, 1, t);
+    seg.pack(0, es, buf);
+    if (std::memcmp(buf, p + es, es) == 0) seg.unpack(0, es, p);
+  } else {
+    combine(addr, h.count, t, h.first, h.len, payload, op, e, buf);
+  }
+  Header r{};
+  r.kind = Msg::GetResp;
+  r.token = h.token;
+  r.first = h.first;
+  r.len = h.len;
+  send(w, o, r, Payload{buf, h.len, nullptr, 0});
+}
+
+// Origin side: data of a get-like operation arrived.
+void on_reply(WindowState& w, int from, const Header& h, const void* payload, std::size_t bytes) {
+  auto it = w.pending.find(h.token);
+  if (it == w.pending.end() || it->second->target != from) {
+    w.dev.errors().raise(ErrorClass::Intern, "rank %d: reply from rank %d for unknown operation %llu refused",
+                         w.comm.rank, from, static_cast<unsigned long long>(h.token));
+    return;
+  }
+  rma::Pending& p = *it->second;
+  if (h.first > p.total || bytes > p.total - h.first || bytes != h.len) {
+    w.dev.errors().raise(ErrorClass::Intern,
+                         "rank %d: reply from rank %d of %zu bytes at %llu exceeds the %zu expected", w.comm.rank, from,
+                         bytes, static_cast<unsigned long long>(h.first), p.total);
+    return;
+  }
+  p.dst.unpack(h.first, h.first + bytes, payload);
+  p.got += bytes;
+  if (p.got < p.total) return;
+  --w.targets[static_cast<std::size_t>(from)].replies;
+  if (p.req) {
+    p.req->status.error = p.error;
+    w.dev.complete(p.req);
+  }
+  w.pending.erase(it);
+  notify_waiters(w);
+}
+
+void on_error(WindowState& w, int from, const Header& h, const void* payload, std::size_t bytes) {
+  std::string text(static_cast<const char*>(payload), std::min<std::size_t>(bytes, 255));
+  auto c = h.op < static_cast<uint8_t>(ErrorClass::LastCode) ? static_cast<ErrorClass>(h.op) : ErrorClass::Other;
+  int code = w.dev.errors().raise(c, "%s", text.c_str());
+  if (!w.deferred_error) w.deferred_error = code;
+  if (!h.token) return;
+  auto it = w.pending.find(h.token);
+  if (it == w.pending.end() || it->second->target != from) return;
+  rma::Pending& p = *it->second;
+  p.error = code;
+  // Whatever else was coming for it will not come.
+  --w.targets[static_cast<std::size_t>(from)].replies;
+  if (p.req) {
+    p.req->status.error = code;
+    w.dev.complete(p.req);
+  }
+  w.pending.erase(it);
+  notify_waiters(w);
+}
+
+void queue_reply(WindowState& w, int o, Reply&& r) {
+  w.origins[static_cast<std::size_t>(o)].out.push_back(std::move(r));
+  w.queued.fetch_add(1, std::memory_order_relaxed);
+}
+
+}  // namespace
+
+bool pump_replies(WindowState& w, int o) {
+  Origin& O = w.origins[static_cast<std::size_t>(o)];
+  const int peer = w.peers[static_cast<std::size_t>(o)].peer;
+  const std::size_t chunk = w.dev.max_packet_payload();
+  std::vector<int> granted;
+  bool any = false;
+  while (!O.out.empty()) {
+    Reply& r = O.out.front();
+    Header h{};
+    h.kind = r.kind;
+    h.token = r.token;
+    if (r.kind == Msg::GetResp) {
+      while (r.first < r.total) {
+        if (r.first > 0 && !w.dev.peer_idle(peer)) return true;
+        std::size_t n = std::min(chunk, r.total - r.first);
+        h.first = r.first;
+        h.len = n;
+        send(w, o, h, Payload{nullptr, n, &r.src, r.first});
+        r.first += n;
+      }
+      ++O.applied;
+    } else if (r.kind == Msg::Ack) {
+      // Everything before it has left: the epoch's operations are applied.
+      if (r.release) w.lockq.release(o, &granted);
+      send(w, o, h);
+    } else {
+      send(w, o, h);
+    }
+    O.out.pop_front();
+    w.queued.fetch_sub(1, std::memory_order_relaxed);
+    any = true;
+  }
+  for (int g : granted) {
+    Reply gr;
+    gr.kind = Msg::LockGrant;
+    queue_reply(w, g, std::move(gr));
+    if (g != o) pump_replies(w, g);
+  }
+  if (!granted.empty()) pump_replies(w, o);
+  notify_waiters(w);
+  return any;
+}
+
+void on_packet(WindowState& w, int src, const Header& h, const void* payload, std::size_t bytes) {
+  std::lock_guard<std::mutex> g(w.mu);
+  Origin& O = w.origins[static_cast<std::size_t>(src)];
+  rma::Target& T = w.targets[static_cast<std::size_t>(src)];
+  switch (h.kind) {
+    case Msg::Put:
+    case Msg::Acc:
+    case Msg::Get:
+    case Msg::GetAcc:
+    case Msg::Fop:
+    case Msg::Cas:
+      apply_op(w, src, h, payload, bytes);
+      break;
+    case Msg::TypeDesc: {
+      if (O.desc) O.desc->release();
+      std::string why;
+      O.desc = rma::decode_type(payload, bytes, &why);
+      if (!O.desc) refuse(w, src, h, ErrorClass::Type, "bad datatype description: %s", why.c_str());
+      break;
+    }
+    case Msg::Fence:
+      ++O.fences;
+      O.announced = std::max(O.announced, h.count);
+      // Our lazy operations to it (after a NOPRECEDE fence) may go now.
+      ++T.fences;
+      if (!T.q.empty()) pump(w, src);
+      break;
+    case Msg::Complete:
+      ++O.completes;
+      O.announced = std::max(O.announced, h.count);
+      break;
+    case Msg::Post:
+      ++T.posts;
+      if (!T.q.empty()) pump(w, src);
+      break;
+    case Msg::LockReq:
+      if (h.op > 1) {
+        refuse(w, src, h, ErrorClass::Locktype, "lock type %u", h.op);
+        break;
+      }
+      if (w.info.no_locks) {
+        refuse(w, src, h, ErrorClass::RmaSync, "the window was created with no_locks=true");
+        break;
+      }
+      if (w.lockq.request(src, static_cast<rma::LockKind>(h.op))) {
+        Reply r;
+        r.kind = Msg::LockGrant;
+        queue_reply(w, src, std::move(r));
+        pump_replies(w, src);
+      }
+      break;
+    case Msg::LockGrant:
+      ++T.grants;
+      if (!T.q.empty()) pump(w, src);
+      break;
+    case Msg::Unlock:
+    case Msg::Flush: {
+      O.announced = std::max(O.announced, h.count);
+      Reply r;
+      r.kind = Msg::Ack;
+      r.token = h.token;
+      r.count = h.count;
+      r.release = h.kind == Msg::Unlock && !(h.flags & rma::kNoCheck);
+      queue_reply(w, src, std::move(r));
+      pump_replies(w, src);
+      break;
+    }
+    case Msg::Ack:
+      T.acked = std::max(T.acked, h.token);
+      break;
+    case Msg::GetResp:
+      on_reply(w, src, h, payload, bytes);
+      break;
+    case Msg::Error:
+      on_error(w, src, h, payload, bytes);
+      break;
+    default:
+      w.dev.errors().raise(ErrorClass::Intern, "rank %d: rma packet of unknown kind %u from rank %d refused",
+                           w.comm.rank, static_cast<unsigned>(h.kind), src);
+      return;
+  }
+  if (!O.out.empty() || !T.q.empty()) w.hub->poke();
+  notify_waiters(w);
+}
+
+}  // namespace adi3::emul

@@ -1,0 +1,98 @@
+// The RMA layer's per-device state and its entry points in the progress
+// engine.
+#include "rma/hub.hpp"
+
+#include <cstring>
+
+#include "adi3/device.hpp"
+#include "emul/emul.hpp"
+#include "rma/window_state.hpp"
+
+namespace adi3::rma {
+
+Hub::Hub(Device& dev) : dev_(dev) {
+  id_ = dev.register_packet("rma", &Hub::on_packet, this);
+  hook_ = dev.add_progress_hook(&Hub::on_progress, this);
+}
+
+Hub::~Hub() {
+  dev_.remove_progress_hook(hook_);
+  dev_.unregister_packet(id_);
+}
+
+Hub& Hub::of(Device& dev) {
+  void* p =
+      dev.layer_state(Device::Layer::Rma, [&] { return std::static_pointer_cast<void>(std::make_shared<Hub>(dev)); });
+  return *static_cast<Hub*>(p);
+}
+
+void Hub::add(const std::shared_ptr<WindowState>& w) {
+  std::lock_guard<std::mutex> g(mu_);
+  std::size_t i = 0;
+  while (i < slots_.size() && slots_[i].win) ++i;
+  if (i == slots_.size()) slots_.emplace_back();
+  Slot& s = slots_[i];
+  s.win = w;
+  ++s.gen;
+  w->slot = static_cast<uint32_t>(i);
+  w->gen = s.gen;
+  w->hub = this;
+  live_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void Hub::remove(const WindowState& w) {
+  std::lock_guard<std::mutex> g(mu_);
+  if (w.slot < slots_.size() && slots_[w.slot].win.get() == &w) {
+    slots_[w.slot].win.reset();
+    live_.fetch_sub(1, std::memory_order_relaxed);
+  }
+}
+
+std::shared_ptr<WindowState> Hub::find(uint32_t slot, uint32_t gen) {
+  std::lock_guard<std::mutex> g(mu_);
+  if (slot >= slots_.size() || slots_[slot].gen != gen) return nullptr;
+  return slots_[slot].win;
+}
+
+void Hub::on_packet(void* ctx, int src, const void* hdr, std::size_t hdr_bytes, const void* payload,
+                    std::size_t payload_bytes) {
+  auto* hub = static_cast<Hub*>(ctx);
+  Device& dev = hub->dev_;
+  if (hdr_bytes != sizeof(Header)) {
+    dev.errors().raise(ErrorClass::Intern, "rank %d refused an rma packet of %zu header bytes from rank %d (want %zu)",
+                       dev.rank(), hdr_bytes, src, sizeof(Header));
+    return;
+  }
+  Header h;
+  std::memcpy(&h, hdr, sizeof h);
+  std::shared_ptr<WindowState> w = hub->find(h.win, h.gen);
+  // The sender must be a rank of the window.
+  int from = -1;
+  if (w && src >= 0 && static_cast<std::size_t>(src) < w->comm_of_peer.size()) {
+    from = w->comm_of_peer[static_cast<std::size_t>(src)];
+  }
+  if (!w || from < 0 || h.kind >= Msg::Last) {
+    dev.errors().raise(ErrorClass::Win,
+                       "rank %d refused an rma packet (kind %u) from rank %d: window slot %u generation %u is not "
+                       "a window of both ranks",
+                       dev.rank(), static_cast<unsigned>(h.kind), src, h.win, h.gen);
+    return;
+  }
+  emul::on_packet(*w, from, h, payload, payload_bytes);
+}
+
+bool Hub::on_progress(void* ctx) {
+  auto* hub = static_cast<Hub*>(ctx);
+  if (!hub->work_.load(std::memory_order_acquire)) return false;
+  hub->work_.store(false, std::memory_order_relaxed);
+  bool any = false;
+  std::lock_guard<std::mutex> g(hub->mu_);
+  for (Slot& s : hub->slots_) {
+    if (!s.win || s.win->queued.load(std::memory_order_relaxed) == 0) continue;
+    any |= emul::pump_all(*s.win);
+    if (s.win->queued.load(std::memory_order_relaxed) != 0) hub->work_.store(true, std::memory_order_relaxed);
+  }
+  return any;
+}
+
+}  // namespace adi3::rma

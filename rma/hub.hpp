@@ -1,0 +1,59 @@
+// The RMA layer's per-device state: its packet id, the table of this rank's
+// windows (slot + generation, so a packet for a freed window is refused),
+// the packet handler that hands arrivals to their window, and the progress
+// hook that streams queued operations and replies.
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "adi3/packet.hpp"
+
+namespace adi3 {
+class Device;
+}
+
+namespace adi3::rma {
+
+class WindowState;
+
+class Hub {
+ public:
+  explicit Hub(Device& dev);
+  ~Hub();
+  Hub(const Hub&) = delete;
+  Hub& operator=(const Hub&) = delete;
+
+  // The hub of dev, made on first use (registers the packet id and hook).
+  static Hub& of(Device& dev);
+
+  uint8_t packet_id() const { return static_cast<uint8_t>(id_); }
+  // Enters a window into the table; sets its slot and generation.
+  void add(const std::shared_ptr<WindowState>& w);
+  void remove(const WindowState& w);
+  // Something was queued: the hook has work.
+  void poke() { work_.store(true, std::memory_order_release); }
+
+ private:
+  struct Slot {
+    std::shared_ptr<WindowState> win;
+    uint32_t gen = 0;
+  };
+  static void on_packet(void* ctx, int src, const void* hdr, std::size_t hdr_bytes, const void* payload,
+                        std::size_t payload_bytes);
+  static bool on_progress(void* ctx);
+  std::shared_ptr<WindowState> find(uint32_t slot, uint32_t gen);
+
+  Device& dev_;
+  PacketType id_;
+  int hook_ = -1;
+  std::mutex mu_;
+  std::vector<Slot> slots_;
+  std::atomic<bool> work_{false};
+  std::atomic<int> live_{0};
+};
+
+}  // namespace adi3::rma

@@ -1,0 +1,238 @@
+// The communication calls: each is checked (rma/check.cpp) against the
+// epoch and the target's window, routed (rma/route.cpp), and queued to its
+// target as one item (emul/origin.cpp), which leaves at once when its gate
+// is open and the data fits a packet.
+#include "adi3/device.hpp"
+#include "emul/emul.hpp"
+#include "rma/check.hpp"
+#include "rma/route.hpp"
+#include "rma/window_state.hpp"
+
+namespace adi3 {
+namespace rma {
+namespace {
+
+using A = WindowState::Access;
+
+// The gate of an operation to a target in the current epoch, or RmaSync.
+int epoch_gate(WindowState& w, const OpArgs& a, Gate* g) {
+  ErrorLog& log = w.dev.errors();
+  Target& t = w.targets[static_cast<std::size_t>(a.target)];
+  switch (w.access) {
+    case A::Fence:
+      if (a.req) break;
+      *g = w.fence_lazy ? Gate{Gate::Fence, w.fence_no} : Gate{};
+      return 0;
+    case A::Pscw:
+      if (a.req) break;
+      if (std::find(w.start_group.begin(), w.start_group.end(), a.target) == w.start_group.end()) {
+        return log.raise(ErrorClass::RmaSync, "%s on rank %d: rank %d is not in the group of Win_start", a.name,
+                         w.comm.rank, a.target);
+      }
+      *g = t.epoch_gate;
+      return 0;
+    case A::Lock:
+    case A::LockAll:
+      if (!t.locked) {
+        return log.raise(ErrorClass::RmaSync, "%s on rank %d: rank %d is not locked (Win_lock it first)", a.name,
+                         w.comm.rank, a.target);
+      }
+      *g = t.lock_nocheck ? Gate{} : Gate{Gate::Lock, t.lock_epoch};
+      return 0;
+    case A::None:
+      return log.raise(ErrorClass::RmaSync,
+                       "%s on rank %d to rank %d: no access epoch is open (call Win_fence, Win_start, Win_lock or "
+                       "Win_lock_all first)",
+                       a.name, w.comm.rank, a.target);
+  }
+  return log.raise(ErrorClass::RmaSync, "%s on rank %d: request-based operations need a passive-target epoch (lock)",
+                   a.name, w.comm.rank);
+}
+
+Request* new_rma_request(Device& dev, bool done) {
+  Request* r = dev.new_request(RequestKind::Rma);
+  if (done) {
+    r->cc.store(0, std::memory_order_relaxed);
+  } else {
+    r->refs.store(2, std::memory_order_relaxed);  // the user's handle and the operation
+  }
+  return r;
+}
+
+int issue(WindowState& w, const OpArgs& a) {
+  Device& dev = w.dev;
+  if (a.req) *a.req = nullptr;
+  std::lock_guard<std::mutex> g(w.mu);
+  Checked c;
+  if (int e = check_op(w, a, &c)) return e;
+  if (a.target == kProcNull) {
+    if (a.req) *a.req = new_rma_request(dev, true);
+    return 0;
+  }
+  Gate gate;
+  if (int e = epoch_gate(w, a, &gate)) return e;
+  if (w.access == A::Fence) ++w.fence_ops;
+  if (c.bytes == 0) {
+    if (a.req) *a.req = new_rma_request(dev, true);
+    return 0;
+  }
+  Route route = route_op(w, a.kind, a.target, a.ttype);
+  (void)route;  // every path is the emulation for now
+
+  Item it;
+  it.kind = a.kind;
+  it.gate = gate;
+  it.disp = c.disp_bytes;
+  it.count = c.count;
+  it.elem = static_cast<uint8_t>(c.elem);
+  it.op = a.op ? static_cast<uint8_t>(a.op->kind()) : static_cast<uint8_t>(coll::OpKind::Replace);
+  it.total = c.bytes;
+  if (c.derived) {
+    it.ttype = a.ttype;
+    a.ttype->retain();
+  }
+  const std::size_t max = dev.max_packet_payload();
+  const std::size_t es = Datatype::builtin(c.elem)->size();
+  it.chunk = (a.kind == Msg::Put || es == 0) ? max : std::max<std::size_t>(es, max / es * es);
+  const bool fetches = a.kind == Msg::Get || a.kind == Msg::GetAcc || a.kind == Msg::Fop || a.kind == Msg::Cas;
+  const bool no_op = a.op && a.op->kind() == coll::OpKind::NoOp;
+  if (a.kind == Msg::Fop || a.kind == Msg::Cas) {
+    // One element, packed (a pair type's padding stays home).
+    it.inline_data.resize(a.kind == Msg::Cas ? 2 * es : es);
+    if (a.origin) Segment(const_cast<void*>(a.origin), 1, a.ttype).pack(0, es, it.inline_data.data());
+    if (a.kind == Msg::Cas) Segment(const_cast<void*>(a.compare), 1, a.ttype).pack(0, es, it.inline_data.data() + es);
+  } else if (a.kind != Msg::Get && !no_op) {
+    it.src = Segment(const_cast<void*>(a.origin), static_cast<std::size_t>(a.ocount), a.otype);
+  }
+  Request* req = a.req ? new_rma_request(dev, false) : nullptr;
+  if (fetches) {
+    auto p = std::make_unique<Pending>();
+    p->target = a.target;
+    if (a.kind == Msg::Get) {
+      p->dst = Segment(a.result, static_cast<std::size_t>(a.ocount), a.otype);
+    } else if (a.kind == Msg::GetAcc) {
+      p->dst = Segment(a.result, static_cast<std::size_t>(a.rcount), a.rtype);
+    } else {
+      p->dst = Segment(a.result, 1, a.ttype);
+    }
+    p->total = c.bytes;
+    p->req = req;
+    it.token = w.next_token++;
+    w.pending.emplace(it.token, std::move(p));
+    ++w.targets[static_cast<std::size_t>(a.target)].replies;
+  } else {
+    it.req = req;
+  }
+  if (req) *a.req = req;
+  emul::push(w, a.target, std::move(it));
+  return 0;
+}
+
+}  // namespace
+}  // namespace rma
+
+using rma::OpArgs;
+
+namespace {
+OpArgs args(rma::Msg kind, const char* name, const void* origin, std::int64_t ocount, const Datatype* otype, int target,
+            std::ptrdiff_t disp, std::int64_t tcount, const Datatype* ttype) {
+  OpArgs a;
+  a.kind = kind;
+  a.name = name;
+  a.origin = origin;
+  a.ocount = ocount;
+  a.otype = otype;
+  a.target = target;
+  a.disp = disp;
+  a.tcount = tcount;
+  a.ttype = ttype;
+  return a;
+}
+}  // namespace
+
+int Window::put(const void* origin, std::int64_t ocount, const Datatype* otype, int target, std::ptrdiff_t disp,
+                std::int64_t tcount, const Datatype* ttype) {
+  return rma::issue(*st_, args(rma::Msg::Put, "Put", origin, ocount, otype, target, disp, tcount, ttype));
+}
+
+int Window::get(void* origin, std::int64_t ocount, const Datatype* otype, int target, std::ptrdiff_t disp,
+                std::int64_t tcount, const Datatype* ttype) {
+  OpArgs a = args(rma::Msg::Get, "Get", nullptr, ocount, otype, target, disp, tcount, ttype);
+  a.result = origin;
+  return rma::issue(*st_, a);
+}
+
+int Window::accumulate(const void* origin, std::int64_t ocount, const Datatype* otype, int target, std::ptrdiff_t disp,
+                       std::int64_t tcount, const Datatype* ttype, const coll::Op& op) {
+  OpArgs a = args(rma::Msg::Acc, "Accumulate", origin, ocount, otype, target, disp, tcount, ttype);
+  a.op = &op;
+  return rma::issue(*st_, a);
+}
+
+int Window::get_accumulate(const void* origin, std::int64_t ocount, const Datatype* otype, void* result,
+                           std::int64_t rcount, const Datatype* rtype, int target, std::ptrdiff_t disp,
+                           std::int64_t tcount, const Datatype* ttype, const coll::Op& op) {
+  OpArgs a = args(rma::Msg::GetAcc, "Get_accumulate", origin, ocount, otype, target, disp, tcount, ttype);
+  a.result = result;
+  a.rcount = rcount;
+  a.rtype = rtype;
+  a.op = &op;
+  return rma::issue(*st_, a);
+}
+
+int Window::fetch_and_op(const void* origin, void* result, const Datatype* type, int target, std::ptrdiff_t disp,
+                         const coll::Op& op) {
+  OpArgs a = args(rma::Msg::Fop, "Fetch_and_op", origin, 1, type, target, disp, 1, type);
+  a.result = result;
+  a.op = &op;
+  return rma::issue(*st_, a);
+}
+
+int Window::compare_and_swap(const void* origin, const void* compare, void* result, const Datatype* type, int target,
+                             std::ptrdiff_t disp) {
+  OpArgs a = args(rma::Msg::Cas, "Compare_and_swap", origin, 1, type, target, disp, 1, type);
+  a.result = result;
+  a.compare = compare;
+  return rma::issue(*st_, a);
+}
+
+int Window::rput(const void* origin, std::int64_t ocount, const Datatype* otype, int target, std::ptrdiff_t disp,
+                 std::int64_t tcount, const Datatype* ttype, Request** req) {
+  if (!req) return st_->dev.errors().raise(ErrorClass::Request, "Rput: the request argument is null");
+  OpArgs a = args(rma::Msg::Put, "Rput", origin, ocount, otype, target, disp, tcount, ttype);
+  a.req = req;
+  return rma::issue(*st_, a);
+}
+
+int Window::rget(void* origin, std::int64_t ocount, const Datatype* otype, int target, std::ptrdiff_t disp,
+                 std::int64_t tcount, const Datatype* ttype, Request** req) {
+  if (!req) return st_->dev.errors().raise(ErrorClass::Request, "Rget: the request argument is null");
+  OpArgs a = args(rma::Msg::Get, "Rget", nullptr, ocount, otype, target, disp, tcount, ttype);
+  a.result = origin;
+  a.req = req;
+  return rma::issue(*st_, a);
+}
+
+int Window::raccumulate(const void* origin, std::int64_t ocount, const Datatype* otype, int target, std::ptrdiff_t disp,
+                        std::int64_t tcount, const Datatype* ttype, const coll::Op& op, Request** req) {
+  if (!req) return st_->dev.errors().raise(ErrorClass::Request, "Raccumulate: the request argument is null");
+  OpArgs a = args(rma::Msg::Acc, "Raccumulate", origin, ocount, otype, target, disp, tcount, ttype);
+  a.op = &op;
+  a.req = req;
+  return rma::issue(*st_, a);
+}
+
+int Window::rget_accumulate(const void* origin, std::int64_t ocount, const Datatype* otype, void* result,
+                            std::int64_t rcount, const Datatype* rtype, int target, std::ptrdiff_t disp,
+                            std::int64_t tcount, const Datatype* ttype, const coll::Op& op, Request** req) {
+  if (!req) return st_->dev.errors().raise(ErrorClass::Request, "Rget_accumulate: the request argument is null");
+  OpArgs a = args(rma::Msg::GetAcc, "Rget_accumulate", origin, ocount, otype, target, disp, tcount, ttype);
+  a.result = result;
+  a.rcount = rcount;
+  a.rtype = rtype;
+  a.op = &op;
+  a.req = req;
+  return rma::issue(*st_, a);
+}
+
+}  // namespace adi3

@@ -1,0 +1,59 @@
+// The packets of the RMA emulation (type 3 over type 1, type 4 over type 2):
+// one fixed header for every kind, so the target checks one size and one
+// layout before it reads anything. Counts of operations are cumulative per
+// (origin, target, window) over the window's life, so a fence, complete,
+// unlock or flush carries "everything I sent you so far" and the target
+// compares it with what it applied: no extra round trip, no reset races.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace adi3::rma {
+
+enum class Msg : uint8_t {
+  Put,        // data of [first, first + payload) of the packed stream into the window
+  Acc,        // the same, combined with op
+  Get,        // read count elements of the target type: answered by GetResp packets
+  GetAcc,     // read then combine one chunk: answered by one GetResp
+  Fop,        // fetch_and_op: one element; answered by GetResp
+  Cas,        // compare_and_swap: payload = origin element then compare element
+  TypeDesc,   // the target datatype of the following operations (payload = description)
+  Fence,      // count = operations sent so far; seq = the sender's fence number
+  Post,       // the target opened an exposure epoch to the receiver
+  Complete,   // count = operations sent so far (end of a start/complete epoch)
+  LockReq,    // op = LockKind; asks the target's lock queue
+  LockGrant,  // the lock is held
+  Unlock,     // count = operations sent so far; seq is echoed by Ack
+  Flush,      // count = operations sent so far; seq is echoed by Ack
+  Ack,        // unlock or flush done at the target: seq
+  GetResp,    // token, first: reply data
+  Error,      // the target refused an operation: op = error class, payload = text
+  Last
+};
+
+enum class LockKind : uint8_t { Shared = 0, Exclusive = 1 };
+
+enum HeaderFlags : uint8_t {
+  kUseDesc = 1,  // target type is the one of the last TypeDesc (else elem x count, predefined)
+  kNoCheck = 2,  // lock taken with MPI_MODE_NOCHECK (no lock request was sent)
+};
+
+struct Header {
+  uint8_t id;  // the receiver's packet id for "rma"
+  Msg kind;
+  uint8_t op;     // coll::OpKind for Acc/GetAcc/Fop; LockKind for LockReq; error class for Error
+  uint8_t elem;   // Builtin: element type (accumulates) or the predefined target type
+  uint8_t flags;  // HeaderFlags
+  uint8_t pad[3];
+  uint32_t win;    // the receiver's window slot
+  uint32_t gen;    // the receiver's window generation (stale packets are refused)
+  uint64_t disp;   // byte displacement in the window (dynamic windows: absolute address)
+  uint64_t count;  // elements of the target type; sync packets: cumulative operations
+  uint64_t first;  // offset of this chunk in the packed stream
+  uint64_t total;  // bytes of the whole packed stream
+  uint64_t token;  // origin's reply token (get-like ops) or sequence number (sync)
+  uint64_t len;    // bytes of this chunk (data ops: equals the payload; GetAcc NO_OP has none)
+};
+static_assert(sizeof(Header) == 64);
+
+}  // namespace adi3::rma

@@ -1,0 +1,249 @@
+// Window creation and destruction, attach/detach, attributes. Creation is
+// one allgather over the window's communicator: every rank learns each
+// peer's window slot, packet id, base, size and displacement unit, so an
+// origin checks every access against the target's window before sending.
+#include <cstdlib>
+#include <cstring>
+
+#include "adi3/device.hpp"
+#include "coll/coll.hpp"
+#include "rma/hub.hpp"
+#include "rma/route.hpp"
+#include "rma/window_state.hpp"
+
+namespace adi3 {
+namespace rma {
+
+WindowState::WindowState(Device& d, const Comm& c, WinFlavor f, const WinInfo& i)
+    : dev(d), comm(c), flavor(f), info(i) {
+  const auto n = static_cast<std::size_t>(c.size);
+  peers.resize(n);
+  // Built in place: their queues are not copyable.
+  targets = std::vector<Target>(n);
+  origins = std::vector<Origin>(n);
+}
+
+WindowState::~WindowState() {
+  for (Target& t : targets) {
+    if (t.last_desc) t.last_desc->release();
+  }
+  for (Origin& o : origins) {
+    if (o.desc) o.desc->release();
+  }
+  std::free(owned);
+}
+
+int WindowState::take_error() {
+  int e = deferred_error;
+  deferred_error = 0;
+  return e;
+}
+
+}  // namespace rma
+
+namespace {
+
+// What each rank tells the others at creation.
+struct Card {
+  uint8_t pkt;
+  uint8_t pad[3];
+  uint32_t win, gen;
+  int32_t disp_unit;
+  uint64_t base;
+  int64_t size;
+};
+
+int make_window(Device& dev, void* base, std::ptrdiff_t size, int disp_unit, const WinInfo& info, const Comm& comm,
+                WinFlavor flavor, void* owned, std::shared_ptr<rma::WindowState>* out) {
+  auto st = std::make_shared<rma::WindowState>(dev, comm, flavor, info);
+  st->base = base;
+  st->size = size;
+  st->disp_unit = disp_unit;
+  st->owned = owned;
+  rma::Hub& hub = rma::Hub::of(dev);
+  hub.add(st);
+  // Passive target needs someone to serve lock requests while the target
+  // computes: the agent (type 2 over type 1), unless the path is native.
+  if (!info.no_locks)
+    st->agent = rma::passive_needs_agent(*st) ? dev.require_agent("rma: window allows passive target") : true;
+  Card mine{};
+  mine.pkt = hub.packet_id();
+  mine.win = st->slot;
+  mine.gen = st->gen;
+  mine.disp_unit = disp_unit;
+  mine.base = reinterpret_cast<uintptr_t>(base);
+  mine.size = size;
+  std::vector<Card> all(static_cast<std::size_t>(comm.size));
+  if (int e =
+          coll::allgather(dev, &mine, sizeof mine, Datatype::byte(), all.data(), sizeof mine, Datatype::byte(), comm)) {
+    hub.remove(*st);
+    st->owned = nullptr;
+    return e;
+  }
+  st->comm_of_peer.assign(static_cast<std::size_t>(dev.size()), -1);
+  for (int r = 0; r < comm.size; ++r) {
+    const Card& c = all[static_cast<std::size_t>(r)];
+    rma::PeerWin& p = st->peers[static_cast<std::size_t>(r)];
+    p.peer = comm.to_peer(r);
+    p.pkt = c.pkt;
+    p.win = c.win;
+    p.gen = c.gen;
+    p.base = c.base;
+    p.size = c.size;
+    p.disp_unit = c.disp_unit;
+    if (p.peer >= 0 && p.peer < dev.size()) st->comm_of_peer[static_cast<std::size_t>(p.peer)] = r;
+  }
+  *out = std::move(st);
+  return 0;
+}
+
+int check_create(Device& dev, std::ptrdiff_t size, int disp_unit, const Comm& comm, const char* what) {
+  if (size < 0) return dev.errors().raise(ErrorClass::Size, "%s: size %td is negative", what, size);
+  if (disp_unit <= 0) {
+    return dev.errors().raise(ErrorClass::Disp, "%s: disp_unit %d must be positive", what, disp_unit);
+  }
+  if (comm.size <= 0 || comm.rank < 0 || comm.rank >= comm.size) {
+    return dev.errors().raise(ErrorClass::Comm, "%s: rank %d of a communicator of %d ranks", what, comm.rank,
+                              comm.size);
+  }
+  return 0;
+}
+
+}  // namespace
+
+Window::Window(std::shared_ptr<rma::WindowState> st) : st_(std::move(st)) {}
+Window::~Window() = default;
+
+int Window::create(Device& dev, void* base, std::ptrdiff_t size, int disp_unit, const WinInfo& info, const Comm& comm,
+                   Window** out) {
+  if (int e = check_create(dev, size, disp_unit, comm, "Win_create")) return e;
+  if (!out) return dev.errors().raise(ErrorClass::Arg, "Win_create: the window argument is null");
+  if (size > 0 && !base) return dev.errors().raise(ErrorClass::Base, "Win_create: base is null for %td bytes", size);
+  std::shared_ptr<rma::WindowState> st;
+  if (int e = make_window(dev, base, size, disp_unit, info, comm, WinFlavor::Create, nullptr, &st)) return e;
+  *out = new Window(std::move(st));
+  return 0;
+}
+
+int Window::allocate(Device& dev, std::ptrdiff_t size, int disp_unit, const WinInfo& info, const Comm& comm,
+                     void** base, Window** out) {
+  if (int e = check_create(dev, size, disp_unit, comm, "Win_allocate")) return e;
+  if (!out || !base) return dev.errors().raise(ErrorClass::Arg, "Win_allocate: a result argument is null");
+  const std::size_t bytes = (static_cast<std::size_t>(size) + 63) / 64 * 64;
+  void* mem = std::aligned_alloc(64, bytes ? bytes : 64);
+  if (!mem) return dev.errors().raise(ErrorClass::NoMem, "Win_allocate: cannot allocate %td bytes", size);
+  std::memset(mem, 0, bytes ? bytes : 64);
+  std::shared_ptr<rma::WindowState> st;
+  if (int e = make_window(dev, mem, size, disp_unit, info, comm, WinFlavor::Allocate, mem, &st)) {
+    std::free(mem);
+    return e;
+  }
+  *base = mem;
+  *out = new Window(std::move(st));
+  return 0;
+}
+
+int Window::create_dynamic(Device& dev, const WinInfo& info, const Comm& comm, Window** out) {
+  if (int e = check_create(dev, 0, 1, comm, "Win_create_dynamic")) return e;
+  if (!out) return dev.errors().raise(ErrorClass::Arg, "Win_create_dynamic: the window argument is null");
+  std::shared_ptr<rma::WindowState> st;
+  if (int e = make_window(dev, nullptr, 0, 1, info, comm, WinFlavor::Dynamic, nullptr, &st)) return e;
+  *out = new Window(std::move(st));
+  return 0;
+}
+
+int Window::free(Window** win) {
+  if (!win || !*win) return error_code(ErrorClass::Win);
+  rma::WindowState& w = *(*win)->st_;
+  Device& dev = w.dev;
+  {
+    std::lock_guard<std::mutex> g(w.mu);
+    const bool fence_idle = w.access == rma::WindowState::Access::Fence && w.fence_ops == 0;
+    if ((w.access != rma::WindowState::Access::None && !fence_idle) || w.exposed) {
+      return dev.errors().raise(
+          ErrorClass::RmaSync,
+          "Win_free on rank %d: an %s epoch is still open (close it with its synchronization call "
+          "first)",
+          w.comm.rank, w.exposed ? "exposure" : "access");
+    }
+  }
+  // Others may still need replies from us until they too reach free.
+  auto drained = [&] {
+    std::lock_guard<std::mutex> g(w.mu);
+    return w.queued.load(std::memory_order_relaxed) == 0 && w.pending.empty();
+  };
+  if (int e = dev.block_until(drained)) return e;
+  if (int e = coll::barrier(dev, w.comm)) return e;
+  if (int e = dev.block_until(drained)) return e;
+  int err;
+  {
+    std::lock_guard<std::mutex> g(w.mu);
+    err = w.take_error();
+  }
+  w.hub->remove(w);
+  delete *win;
+  *win = nullptr;
+  return err;
+}
+
+int Window::attach(void* base, std::ptrdiff_t size) {
+  rma::WindowState& w = *st_;
+  if (w.flavor != WinFlavor::Dynamic) {
+    return w.dev.errors().raise(ErrorClass::RmaFlavor, "Win_attach on rank %d: the window is not dynamic", w.comm.rank);
+  }
+  if (size < 0) return w.dev.errors().raise(ErrorClass::Size, "Win_attach: size %td is negative", size);
+  if (size > 0 && !base) return w.dev.errors().raise(ErrorClass::Base, "Win_attach: base is null for %td bytes", size);
+  const auto a = reinterpret_cast<uintptr_t>(base);
+  std::lock_guard<std::mutex> g(w.mu);
+  for (const auto& [b, n] : w.regions) {
+    if (a < b + n && b < a + static_cast<uintptr_t>(size)) {
+      return w.dev.errors().raise(ErrorClass::RmaAttach,
+                                  "Win_attach on rank %d: [%p, +%td) overlaps the attached region [%p, +%zu)",
+                                  w.comm.rank, base, size, reinterpret_cast<void*>(b), n);
+    }
+  }
+  w.regions.emplace_back(a, static_cast<std::size_t>(size));
+  return 0;
+}
+
+int Window::detach(const void* base) {
+  rma::WindowState& w = *st_;
+  if (w.flavor != WinFlavor::Dynamic) {
+    return w.dev.errors().raise(ErrorClass::RmaFlavor, "Win_detach on rank %d: the window is not dynamic", w.comm.rank);
+  }
+  std::lock_guard<std::mutex> g(w.mu);
+  const auto a = reinterpret_cast<uintptr_t>(base);
+  for (auto it = w.regions.begin(); it != w.regions.end(); ++it) {
+    if (it->first == a) {
+      w.regions.erase(it);
+      return 0;
+    }
+  }
+  return w.dev.errors().raise(ErrorClass::RmaAttach, "Win_detach on rank %d: %p is not the base of an attached region",
+                              w.comm.rank, base);
+}
+
+void* Window::base() const { return st_->base; }
+std::ptrdiff_t Window::size() const { return st_->size; }
+int Window::disp_unit() const { return st_->disp_unit; }
+WinFlavor Window::flavor() const { return st_->flavor; }
+// One copy of the memory: operations are applied to it directly (unified).
+WinModel Window::model() const { return WinModel::Unified; }
+const Comm& Window::comm() const { return st_->comm; }
+Device& Window::device() const { return st_->dev; }
+WinInfo Window::info() const {
+  std::lock_guard<std::mutex> g(st_->mu);
+  return st_->info;
+}
+int Window::set_info(const WinInfo& info) {
+  std::lock_guard<std::mutex> g(st_->mu);
+  // Hints that change how peers treat us are fixed at creation: no_locks
+  // may only be relaxed in our own view.
+  const bool no_locks = st_->info.no_locks;
+  st_->info = info;
+  st_->info.no_locks = no_locks;
+  return 0;
+}
+bool Window::passive_progress() const { return !st_->info.no_locks && st_->agent; }
+
+}  // namespace adi3

@@ -1,0 +1,172 @@
+// The state of one window on one rank: what it knows of the peers' windows,
+// its epochs as an origin, the per-target queues of operations (emul/), and
+// the per-origin state the target side keeps (applied counts, replies, the
+// lock queue). Everything here is guarded by `mu`: the user's threads, the
+// progress engine's packet handlers and hooks (maybe on the agent thread)
+// all take it, and none holds it while it waits.
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "adi3/types.hpp"
+#include "emul/lock_queue.hpp"
+#include "rma/protocol.hpp"
+#include "rma/window.hpp"
+#include "segment/segment.hpp"
+
+namespace adi3::rma {
+
+class Hub;
+
+// What this rank knows of a peer's part of the window (from the creation
+// exchange).
+struct PeerWin {
+  int peer = -1;     // channel rank
+  uint8_t pkt = 0;   // its packet id for rma packets
+  uint32_t win = 0;  // its window slot and generation
+  uint32_t gen = 0;
+  uint64_t base = 0;
+  int64_t size = 0;
+  int disp_unit = 1;
+};
+
+// When a queued item may leave: after the target's post, its fence packet,
+// or the grant of our lock request, numbered so that epochs never mix.
+struct Gate {
+  enum Kind : uint8_t { None, Post, Fence, Lock } kind = None;
+  uint64_t n = 0;
+};
+
+// A get-like operation waiting for its reply data.
+struct Pending {
+  int target = 0;
+  Segment dst;  // the result buffer
+  std::size_t total = 0, got = 0;
+  Request* req = nullptr;
+  int error = 0;
+};
+
+// One queued item to a target: an operation (streamed in chunks) or a
+// synchronization packet (its count is filled in when it leaves).
+struct Item {
+  Msg kind = Msg::Put;
+  Gate gate;
+  uint8_t op = 0, elem = 0, flags = 0;
+  uint64_t disp = 0, count = 0;
+  const Datatype* ttype = nullptr;  // derived target type (retained): sent as TypeDesc first
+  bool desc_sent = false;
+  Segment src;  // origin data, packed chunk by chunk straight into packets
+  std::size_t total = 0, sent = 0;
+  std::size_t chunk = 0;             // bytes per packet (element-aligned for accumulates)
+  std::vector<uint8_t> inline_data;  // fetch_and_op / compare_and_swap operands
+  uint64_t token = 0;                // reply token (get-like) or sequence number (unlock/flush)
+  Request* req = nullptr;            // request-based put/accumulate: done when emitted
+  bool is_op() const { return kind <= Msg::Cas; }
+};
+
+// Origin side, per target.
+struct Target {
+  std::deque<Item> q;
+  uint64_t sent_ops = 0;    // operations emitted to it (cumulative)
+  uint64_t queued_ops = 0;  // operations pushed (cumulative)
+  uint64_t flushed_ops = 0;
+  uint64_t posts = 0;  // Post packets received from it
+  uint64_t posts_claimed = 0;
+  uint64_t fences = 0;     // Fence packets received from it
+  uint64_t grants = 0;     // LockGrant packets received from it
+  uint64_t lock_reqs = 0;  // LockReq packets queued to it
+  uint64_t sync_seq = 0, acked = 0;
+  int replies = 0;                      // get-like operations awaiting data from it
+  const Datatype* last_desc = nullptr;  // the target type it holds (retained)
+  // passive target
+  bool locked = false;
+  bool lock_nocheck = false;
+  bool lock_pending = false;  // lock request not yet sent (lazy: sent with the first item)
+  LockKind lock_kind = LockKind::Shared;
+  uint64_t lock_epoch = 0;  // grants needed for the current lock
+  // active target
+  Gate epoch_gate;  // gate of this epoch's items (fence/PSCW)
+};
+
+// A reply the target owes an origin, in order: data of a get (streamed),
+// a lock grant, the acknowledgement of an unlock or flush.
+struct Reply {
+  Msg kind = Msg::GetResp;
+  Segment src;  // window memory of a get
+  std::size_t first = 0, total = 0;
+  uint64_t token = 0;
+  uint64_t count = 0;    // Unlock/Flush: operations the origin sent before it
+  bool release = false;  // Unlock: release the lock when it leaves
+  bool nocheck = false;
+};
+
+// Target side, per origin.
+struct Origin {
+  uint64_t applied = 0;            // operations applied (a get counts when its data has left)
+  uint64_t announced = 0;          // operations the last sync packet said were sent
+  uint64_t fences = 0;             // Fence packets received
+  uint64_t completes = 0;          // Complete packets received
+  uint64_t expected = 0;           // Complete packets expected (posts made to it)
+  const Datatype* desc = nullptr;  // target type of the last TypeDesc (owned)
+  std::deque<Reply> out;
+};
+
+class WindowState {
+ public:
+  WindowState(Device& dev, const Comm& comm, WinFlavor flavor, const WinInfo& info);
+  ~WindowState();
+
+  Device& dev;
+  Comm comm;
+  WinFlavor flavor;
+  WinInfo info;
+  Hub* hub = nullptr;
+  uint32_t slot = 0, gen = 0;
+  void* base = nullptr;
+  int64_t size = 0;
+  int disp_unit = 1;
+  void* owned = nullptr;  // memory of an allocate window
+  bool agent = false;     // passive target progresses without the target
+
+  std::mutex mu;
+  std::vector<PeerWin> peers;     // by comm rank
+  std::vector<int> comm_of_peer;  // channel rank -> comm rank (-1: not a member)
+  std::vector<Target> targets;    // by comm rank
+  std::vector<Origin> origins;    // by comm rank
+  std::unordered_map<uint64_t, std::unique_ptr<Pending>> pending;
+  uint64_t next_token = 1;
+  std::atomic<int> queued{0};  // items in all target queues and replies (the hook's fast exit)
+
+  // dynamic windows: attached regions (address, bytes)
+  std::vector<std::pair<uintptr_t, std::size_t>> regions;
+
+  // origin epochs
+  enum class Access : uint8_t { None, Fence, Pscw, Lock, LockAll };
+  Access access = Access::None;
+  uint64_t fence_no = 0;
+  uint64_t fence_ops = 0;   // operations issued since the last fence
+  bool fence_lazy = false;  // last fence had NOPRECEDE: ops wait for the peers' fence packets
+  std::vector<int> start_group;
+  int locks_held = 0;
+  // exposure epochs
+  bool exposed = false;
+  std::vector<int> post_group;
+  // target side
+  emul::LockQueue lockq;
+  // the first error a target reported for this origin's operations
+  int deferred_error = 0;
+
+  // ---- helpers (rma/*.cpp, emul/*.cpp) ----
+  int my_rank() const { return comm.rank; }
+  // Reports and clears the first error the targets sent back.
+  int take_error();
+};
+
+}  // namespace adi3::rma
