@@ -80,18 +80,28 @@ int make_window(Device& dev, void* base, std::ptrdiff_t size, int disp_unit, con
     st->owned = nullptr;
     return e;
   }
-  st->comm_of_peer.assign(static_cast<std::size_t>(dev.size()), -1);
-  for (int r = 0; r < comm.size; ++r) {
-    const Card& c = all[static_cast<std::size_t>(r)];
-    rma::PeerWin& p = st->peers[static_cast<std::size_t>(r)];
-    p.peer = comm.to_peer(r);
-    p.pkt = c.pkt;
-    p.win = c.win;
-    p.gen = c.gen;
-    p.base = c.base;
-    p.size = c.size;
-    p.disp_unit = c.disp_unit;
-    if (p.peer >= 0 && p.peer < dev.size()) st->comm_of_peer[static_cast<std::size_t>(p.peer)] = r;
+  {
+    std::lock_guard<std::mutex> g(st->mu);
+    st->comm_of_peer.assign(static_cast<std::size_t>(dev.size()), -1);
+    for (int r = 0; r < comm.size; ++r) {
+      const Card& c = all[static_cast<std::size_t>(r)];
+      rma::PeerWin& p = st->peers[static_cast<std::size_t>(r)];
+      p.peer = comm.to_peer(r);
+      p.pkt = c.pkt;
+      p.win = c.win;
+      p.gen = c.gen;
+      p.base = c.base;
+      p.size = c.size;
+      p.disp_unit = c.disp_unit;
+      if (p.peer >= 0 && p.peer < dev.size()) st->comm_of_peer[static_cast<std::size_t>(p.peer)] = r;
+    }
+  }
+  // Nobody sends to the window before every rank knows all the others:
+  // until then an arrival could not be answered.
+  if (int e = coll::barrier(dev, comm)) {
+    hub.remove(*st);
+    st->owned = nullptr;
+    return e;
   }
   *out = std::move(st);
   return 0;

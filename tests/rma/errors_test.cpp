@@ -1,0 +1,266 @@
+// Misuse: every error the window API reports, checked by class, and that
+// nothing outside the window (nor inside it) changed. Includes a hostile
+// packet crafted by hand, which the target must refuse.
+#include <cstring>
+
+#include "adi3/device.hpp"
+#include "rma/hub.hpp"
+#include "rma/protocol.hpp"
+#include "rma/window_state.hpp"
+#include "tests/rma/rma_harness.hpp"
+
+namespace {
+
+using namespace rma_test;
+using adi3::ErrorClass;
+using adi3::LockType;
+using adi3::coll::Op;
+using adi3::coll::OpKind;
+
+class RmaErrors : public core_test::CoreTest {};
+
+::testing::AssertionResult is_class(Device& dev, int code, ErrorClass want) {
+  if (code && adi3::error_class_of(code) == want) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "got "
+                                       << (code ? adi3::error_class_name(adi3::error_class_of(code)) : "success")
+                                       << " (" << why(dev, code) << "), want " << adi3::error_class_name(want);
+}
+
+// A window of 16 ints with guard memory on both sides of it.
+struct Guarded {
+  std::vector<int> mem = std::vector<int>(48, 0);
+  int* win_mem() { return mem.data() + 16; }
+  void fill(int rank) {
+    for (std::size_t i = 0; i < mem.size(); ++i) mem[i] = rank * 1000 + static_cast<int>(i);
+  }
+  ::testing::AssertionResult unchanged(int rank) const {
+    for (std::size_t i = 0; i < mem.size(); ++i) {
+      if (mem[i] != rank * 1000 + static_cast<int>(i)) {
+        return ::testing::AssertionFailure() << "element " << static_cast<long>(i) - 16 << " changed to " << mem[i];
+      }
+    }
+    return ::testing::AssertionSuccess();
+  }
+};
+
+TEST_P(RmaErrors, OriginChecksNp2) {
+  run(2, [](Device& dev) {
+    const int me = dev.rank(), t = 1 - me;
+    Guarded g;
+    g.fill(me);
+    Window* w = nullptr;
+    ASSERT_EQ(Window::create(dev, g.win_mem(), 16 * sizeof(int), sizeof(int), {}, win_comm(dev), &w), 0);
+    int buf[32] = {};
+    const auto* i32 = int_t();
+    const auto* dbl = dt(adi3::Builtin::kDouble);
+    // No epoch.
+    EXPECT_TRUE(is_class(dev, w->put(buf, 1, i32, t, 0, 1, i32), ErrorClass::RmaSync));
+    EXPECT_TRUE(is_class(dev, w->flush(t), ErrorClass::RmaSync));
+    EXPECT_TRUE(is_class(dev, w->unlock(t), ErrorClass::RmaSync));
+    EXPECT_TRUE(is_class(dev, w->complete(), ErrorClass::RmaSync));
+    EXPECT_TRUE(is_class(dev, w->wait(), ErrorClass::RmaSync));
+    EXPECT_TRUE(is_class(dev, w->unlock_all(), ErrorClass::RmaSync));
+    adi3::Request* r = nullptr;
+    ASSERT_EQ(w->fence(0), 0);
+    // Request-based operations need a lock epoch.
+    EXPECT_TRUE(is_class(dev, w->rput(buf, 1, i32, t, 0, 1, i32, &r), ErrorClass::RmaSync));
+    EXPECT_EQ(r, nullptr);
+    // Range: past the end, negative, straddling, and a strided type too long.
+    EXPECT_TRUE(is_class(dev, w->put(buf, 1, i32, t, 16, 1, i32), ErrorClass::RmaRange));
+    EXPECT_TRUE(is_class(dev, w->put(buf, 1, i32, t, -1, 1, i32), ErrorClass::RmaRange));
+    EXPECT_TRUE(is_class(dev, w->get(buf, 4, i32, t, 14, 4, i32), ErrorClass::RmaRange));
+    Type strided(vector_of_ints(9, 1, 2));  // spans 17 ints
+    EXPECT_TRUE(is_class(dev, w->put(buf, 9, i32, t, 0, 1, strided), ErrorClass::RmaRange));
+    int code = w->put(buf, 1, i32, t, 20, 1, i32);
+    EXPECT_NE(why(dev, code).find("rank " + std::to_string(t)), std::string::npos) << why(dev, code);
+    EXPECT_NE(why(dev, code).find("64 bytes"), std::string::npos) << why(dev, code);
+    // Types and counts.
+    EXPECT_TRUE(is_class(dev, w->put(buf, 2, i32, t, 0, 1, i32), ErrorClass::Type));
+    EXPECT_TRUE(is_class(dev, w->put(buf, 1, nullptr, t, 0, 1, i32), ErrorClass::Type));
+    EXPECT_TRUE(is_class(dev, w->put(buf, -1, i32, t, 0, 1, i32), ErrorClass::Count));
+    EXPECT_TRUE(is_class(dev, w->put(buf, 1, i32, 7, 0, 1, i32), ErrorClass::Rank));
+    adi3::Datatype* uncommitted = nullptr;
+    ASSERT_EQ(adi3::type_contiguous(2, i32, &uncommitted), ErrorClass::Success);
+    EXPECT_TRUE(is_class(dev, w->put(buf, 1, uncommitted, t, 0, 1, uncommitted), ErrorClass::Type));
+    (void)adi3::type_free(&uncommitted);
+    // Accumulates: user ops, NO_OP in accumulate, mismatched elements,
+    // an op the type does not take, compare_and_swap on a float.
+    Op user = Op::user([](const void*, void*, int, const adi3::Datatype*) {}, true);
+    EXPECT_TRUE(is_class(dev, w->accumulate(buf, 1, i32, t, 0, 1, i32, user), ErrorClass::Op));
+    EXPECT_TRUE(is_class(dev, w->accumulate(buf, 1, i32, t, 0, 1, i32, Op(OpKind::NoOp)), ErrorClass::Op));
+    EXPECT_TRUE(is_class(dev, w->accumulate(buf, 1, dt(adi3::Builtin::kFloat), t, 0, 1, i32, Op(OpKind::Sum)),
+                         ErrorClass::Type));
+    EXPECT_TRUE(is_class(dev, w->accumulate(buf, 1, dbl, t, 0, 1, dbl, Op(OpKind::Band)), ErrorClass::Op));
+    double d = 1, dc = 1, dr = 0;
+    EXPECT_TRUE(is_class(dev, w->compare_and_swap(&d, &dc, &dr, dbl, t, 0), ErrorClass::Type));
+    Type two(contiguous_ints(2));
+    EXPECT_TRUE(is_class(dev, w->fetch_and_op(buf, buf + 4, two, t, 0, Op(OpKind::Sum)), ErrorClass::Type));
+    // NOPRECEDE with operations before it.
+    ASSERT_EQ(w->put(buf, 1, i32, t, 0, 1, i32), 0);
+    EXPECT_TRUE(is_class(dev, w->fence(adi3::kModeNoPrecede), ErrorClass::RmaSync));
+    // Locks inside a fence epoch with operations, bad assertions and lock types.
+    EXPECT_TRUE(is_class(dev, w->lock(LockType::Shared, t, 0), ErrorClass::RmaSync));
+    EXPECT_TRUE(is_class(dev, w->fence(adi3::kModeNoCheck), ErrorClass::Assert));
+    EXPECT_TRUE(is_class(dev, w->lock(static_cast<LockType>(5), t, 0), ErrorClass::Locktype));
+    ASSERT_EQ(w->fence(adi3::kModeNoSucceed), 0);
+    // Lock conflicts the standard forbids.
+    ASSERT_EQ(w->lock(LockType::Shared, t, 0), 0);
+    EXPECT_TRUE(is_class(dev, w->lock(LockType::Exclusive, t, 0), ErrorClass::RmaSync));
+    EXPECT_TRUE(is_class(dev, w->lock_all(0), ErrorClass::RmaSync));
+    EXPECT_TRUE(is_class(dev, w->fence(0), ErrorClass::RmaSync));
+    EXPECT_TRUE(is_class(dev, w->start(std::vector<int>{t}, 0), ErrorClass::RmaSync));
+    EXPECT_TRUE(is_class(dev, Window::free(&w), ErrorClass::RmaSync));
+    ASSERT_NE(w, nullptr);
+    ASSERT_EQ(w->unlock(t), 0);
+    // Groups.
+    EXPECT_TRUE(is_class(dev, w->post(std::vector<int>{t, t}, 0), ErrorClass::Group));
+    EXPECT_TRUE(is_class(dev, w->start(std::vector<int>{5}, 0), ErrorClass::Group));
+    // Attach on a window that is not dynamic.
+    EXPECT_TRUE(is_class(dev, w->attach(buf, 4), ErrorClass::RmaFlavor));
+    ASSERT_EQ(dev.barrier(), 0);
+    ASSERT_EQ(Window::free(&w), 0);
+    // Creation arguments.
+    EXPECT_TRUE(is_class(dev, Window::create(dev, buf, -4, 4, {}, win_comm(dev), &w), ErrorClass::Size));
+    EXPECT_TRUE(is_class(dev, Window::create(dev, buf, 4, 0, {}, win_comm(dev), &w), ErrorClass::Disp));
+    // Only the one legal put (element 0, value 0) touched anything.
+    EXPECT_EQ(g.win_mem()[0], 0);
+    g.win_mem()[0] = me * 1000 + 16;
+    EXPECT_TRUE(g.unchanged(me));
+  });
+}
+
+// no_locks windows refuse passive target.
+TEST_P(RmaErrors, NoLocksNp2) {
+  run(2, [](Device& dev) {
+    adi3::WinInfo info;
+    info.no_locks = true;
+    IntWin w(dev, 4, Flavor::Allocate, info);
+    EXPECT_TRUE(is_class(dev, w.win->lock(LockType::Shared, 0, 0), ErrorClass::RmaSync));
+    EXPECT_TRUE(is_class(dev, w.win->lock_all(0), ErrorClass::RmaSync));
+    EXPECT_FALSE(w.win->passive_progress());
+    ASSERT_EQ(dev.barrier(), 0);
+  });
+}
+
+// Dynamic windows: attach overlap and detach of unknown memory are refused
+// at the origin; an access to memory the target never attached is refused
+// by the target, reported at the origin's unlock, and changes nothing.
+TEST_P(RmaErrors, DynamicTargetRefusesNp2) {
+  run(2, [](Device& dev) {
+    const int me = dev.rank(), t = 1 - me;
+    Guarded g;
+    g.fill(me);
+    IntWin w(dev, 8, Flavor::Dynamic);
+    EXPECT_TRUE(is_class(dev, w.win->attach(w.mem + 2, 4), ErrorClass::RmaAttach));
+    EXPECT_TRUE(is_class(dev, w.win->detach(g.win_mem()), ErrorClass::RmaAttach));
+    auto bases = exchange_bases(dev, w);
+    ASSERT_EQ(dev.barrier(), 0);
+    int v[4] = {1, 2, 3, 4};
+    ASSERT_EQ(w.win->lock(LockType::Exclusive, t, 0), 0);
+    // Past the attached region's end.
+    ASSERT_EQ(w.win->put(v, 4, int_t(), t, bases[static_cast<std::size_t>(t)] + 6 * sizeof(int), 4, int_t()), 0);
+    EXPECT_TRUE(is_class(dev, w.win->unlock(t), ErrorClass::RmaRange));
+    // A get of unattached memory completes (with the error) instead of hanging.
+    int back[4] = {-1, -1, -1, -1};
+    ASSERT_EQ(w.win->lock(LockType::Shared, t, 0), 0);
+    ASSERT_EQ(w.win->get(back, 4, int_t(), t, bases[static_cast<std::size_t>(t)] - 64, 4, int_t()), 0);
+    EXPECT_TRUE(is_class(dev, w.win->unlock(t), ErrorClass::RmaRange));
+    EXPECT_EQ(back[0], -1);
+    ASSERT_EQ(dev.barrier(), 0);
+    for (std::size_t i = 0; i < 8; ++i) EXPECT_EQ(w.mem[i], static_cast<int>(100 * me + i)) << i;
+    EXPECT_TRUE(g.unchanged(me));
+  });
+}
+
+// A packet crafted by hand (as a corrupt or hostile peer would send it):
+// out of range, wrong window generation, bad type id, a chunk that
+// overflows its stream, a bad datatype description. The target refuses
+// each, reports it to the sender, and its memory is unchanged.
+TEST_P(RmaErrors, HostilePacketsRefusedNp2) {
+  run(2, [](Device& dev) {
+    const int me = dev.rank(), t = 1 - me;
+    Guarded g;
+    g.fill(me);
+    Window* w = nullptr;
+    ASSERT_EQ(Window::create(dev, g.win_mem(), 16 * sizeof(int), sizeof(int), {}, win_comm(dev), &w), 0);
+    ASSERT_EQ(dev.barrier(), 0);
+    if (me == 0) {
+      const adi3::rma::PeerWin p = w->state().peers[static_cast<std::size_t>(t)];
+      auto send = [&](adi3::rma::Header h, const void* data, std::size_t n) {
+        h.id = p.pkt;
+        if (h.win == 0 && h.gen == 0) {
+          h.win = p.win;
+          h.gen = p.gen;
+        }
+        int e = dev.send_packet(p.peer, &h, sizeof h, adi3::Payload{data, n, nullptr, 0});
+        ASSERT_EQ(e, 0) << why(dev, e);
+      };
+      int data[8] = {9, 9, 9, 9, 9, 9, 9, 9};
+      adi3::rma::Header h{};
+      h.kind = adi3::rma::Msg::Put;
+      h.elem = static_cast<uint8_t>(adi3::Builtin::kInt);
+      // 1. past the end of the window
+      h.disp = 60;
+      h.count = 2;
+      h.total = 8;
+      h.len = 8;
+      send(h, data, 8);
+      // 2. a huge displacement that wraps around
+      h.disp = ~uint64_t{0} - 3;
+      send(h, data, 8);
+      // 3. chunk beyond the stream it claims
+      h.disp = 0;
+      h.first = 4;
+      send(h, data, 8);
+      // 4. bad predefined type id
+      h.first = 0;
+      h.elem = 200;
+      send(h, data, 8);
+      // 5. garbage datatype description, then a put using it
+      adi3::rma::Header d{};
+      d.kind = adi3::rma::Msg::TypeDesc;
+      unsigned char junk[5] = {1, 0xff, 0xff, 0xff, 0x7f};
+      send(d, junk, sizeof junk);
+      h.elem = static_cast<uint8_t>(adi3::Builtin::kInt);
+      h.flags = adi3::rma::kUseDesc;
+      send(h, data, 8);
+      // 6. accumulate with an op the type does not take, and a split element
+      h.flags = 0;
+      h.kind = adi3::rma::Msg::Acc;
+      h.elem = static_cast<uint8_t>(adi3::Builtin::kDouble);
+      h.op = static_cast<uint8_t>(OpKind::Band);
+      h.count = 1;
+      send(h, data, 8);
+      h.elem = static_cast<uint8_t>(adi3::Builtin::kInt);
+      h.op = static_cast<uint8_t>(OpKind::Sum);
+      h.count = 2;
+      h.len = 6;
+      send(h, data, 6);
+      // 7. a stale window generation (lands nowhere)
+      h.win = p.win;
+      h.gen = p.gen + 7;
+      h.len = 8;
+      send(h, data, 8);
+      // The refusals come back as errors; wait for them.
+      int got = 0;
+      for (int i = 0; i < 1000000 && !got; ++i) {
+        dev.progress();
+        std::lock_guard<std::mutex> lk(w->state().mu);
+        got = w->state().deferred_error;
+      }
+      EXPECT_NE(got, 0) << "no refusal came back";
+    }
+    ASSERT_EQ(dev.barrier(), 0);
+    EXPECT_TRUE(g.unchanged(me));
+    // Refusals still on their way are reported by free (and the window goes).
+    int e = Window::free(&w);
+    if (me == 1) {
+      EXPECT_EQ(e, 0) << why(dev, e);
+    }
+    EXPECT_EQ(w, nullptr);
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(Rma, RmaErrors, ::testing::ValuesIn(core_test::setups()), core_test::SetupName());
+
+}  // namespace

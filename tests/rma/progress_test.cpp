@@ -1,0 +1,65 @@
+// Passive-target progress (type 4 over type 2): the target computes for 2 s
+// without calling the library while the origin runs lock / put / get /
+// unlock 1,000 times; the agent serves the target's lock queue and
+// operations, so the origin finishes long before the target's compute ends.
+// Windows from create and from allocate.
+#include <chrono>
+
+#include "tests/rma/rma_harness.hpp"
+
+namespace {
+
+using namespace rma_test;
+using Clock = std::chrono::steady_clock;
+
+class RmaProgress : public core_test::CoreTest {};
+
+void progress_while_computing(Device& dev, Flavor flavor) {
+  IntWin w(dev, 16, flavor);
+  ASSERT_NE(w.win, nullptr);
+  if (!w.win->passive_progress()) {
+    ASSERT_EQ(dev.barrier(), 0);
+    GTEST_SKIP() << "no agent runs (ADI3_ASYNC_PROGRESS=off): passive target progresses only inside calls";
+  }
+  ASSERT_EQ(dev.barrier(), 0);
+  constexpr auto kCompute = std::chrono::seconds(2);
+  constexpr int kIters = 1000;
+  if (dev.rank() == 1) {
+    // Compute: no library call for 2 s.
+    const auto end = Clock::now() + kCompute;
+    volatile uint64_t x = 0;
+    while (Clock::now() < end) {
+      for (int i = 0; i < 1000; ++i) x = x + 1;
+    }
+  } else if (dev.rank() == 0) {
+    const auto start = Clock::now();
+    for (int i = 0; i < kIters; ++i) {
+      int v = i, back = -1;
+      ASSERT_EQ(w.win->lock(adi3::LockType::Exclusive, 1, 0), 0);
+      ASSERT_EQ(w.win->put(&v, 1, int_t(), 1, 0, 1, int_t()), 0);
+      ASSERT_EQ(w.win->get(&back, 1, int_t(), 1, 1, 1, int_t()), 0);
+      ASSERT_EQ(w.win->unlock(1), 0);
+      ASSERT_EQ(back, 101);
+    }
+    const double s = std::chrono::duration<double>(Clock::now() - start).count();
+    std::printf("[ rank 0 ] %d lock/put/get/unlock on a computing target: %.3f s (%.1f us each)\n", kIters, s,
+                s * 1e6 / kIters);
+    EXPECT_LT(s, 1.5) << "the origin did not finish long before the target's 2 s of compute";
+  }
+  ASSERT_EQ(dev.barrier(), 0);
+  if (dev.rank() == 1) {
+    EXPECT_EQ(w.mem[0], kIters - 1);
+  }
+}
+
+TEST_P(RmaProgress, CreateWindowNp2) {
+  run(2, [](Device& dev) { progress_while_computing(dev, Flavor::Create); });
+}
+TEST_P(RmaProgress, AllocateWindowNp2) {
+  run(2, [](Device& dev) { progress_while_computing(dev, Flavor::Allocate); });
+}
+
+// Only the default configuration: the test takes 2 s per window flavor.
+INSTANTIATE_TEST_SUITE_P(Rma, RmaProgress, ::testing::Values(core_test::setups()[0]), core_test::SetupName());
+
+}  // namespace
