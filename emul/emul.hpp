@@ -28,8 +28,8 @@ bool pump_all(rma::WindowState& w);
 int send(rma::WindowState& w, int to, rma::Header h, const Payload& p = {});
 
 // ---- target side (target.cpp) ----
-// A packet from comm rank src for this window (takes the mutex).
-void on_packet(rma::WindowState& w, int src, const rma::Header& h, const void* payload, std::size_t bytes);
+// A packet from channel rank peer for this window (takes the mutex).
+void on_packet(rma::WindowState& w, int peer, const rma::Header& h, const void* payload, std::size_t bytes);
 // Emits queued replies to origin (get data, grants, acks).
 bool pump_replies(rma::WindowState& w, int origin);
 

@@ -340,8 +340,17 @@ bool pump_replies(WindowState& w, int o) {
   return any;
 }
 
-void on_packet(WindowState& w, int src, const Header& h, const void* payload, std::size_t bytes) {
+void on_packet(WindowState& w, int peer, const Header& h, const void* payload, std::size_t bytes) {
   std::lock_guard<std::mutex> g(w.mu);
+  // The sender must be a rank of the window.
+  const int src = peer >= 0 && static_cast<std::size_t>(peer) < w.comm_of_peer.size()
+                      ? w.comm_of_peer[static_cast<std::size_t>(peer)]
+                      : -1;
+  if (src < 0) {
+    w.dev.errors().raise(ErrorClass::Win, "rank %d refused an rma packet from rank %d: not a rank of the window",
+                         w.dev.rank(), peer);
+    return;
+  }
   Origin& O = w.origins[static_cast<std::size_t>(src)];
   rma::Target& T = w.targets[static_cast<std::size_t>(src)];
   switch (h.kind) {
