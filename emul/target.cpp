@@ -102,33 +102,45 @@ bool locate(WindowState& w, uint64_t disp, uint64_t count, const Datatype* t, ch
   return true;
 }
 
-// A buffer aligned for any element type, reused by the window.
-struct Scratch {
-  std::vector<uint64_t> words;
-  void* get(std::size_t bytes) {
-    words.resize((bytes + 15) / 8 + 2);
-    return words.data();
-  }
-};
+// Aligned scratch memory of the window (used under its mutex).
+void* scratch(WindowState& w, int i, std::size_t bytes) {
+  auto& v = w.scratch[i];
+  if (v.size() * 8 < bytes) v.resize((bytes + 7) / 8);
+  return v.data();
+}
 
 // inout (count elements of t at addr, stream bytes [first, first + n)) =
 // in op inout; the old values are copied to old_out first when asked.
-void combine(char* addr, uint64_t count, const Datatype* t, std::size_t first, std::size_t n, const void* in,
-             coll::OpKind op, Builtin e, void* old_out) {
-  const std::size_t es = Datatype::builtin(e)->size();
+void combine(WindowState& w, char* addr, uint64_t count, const Datatype* t, std::size_t first, std::size_t n,
+             const void* in, coll::OpKind op, Builtin e, void* old_out) {
+  const Datatype* et = Datatype::builtin(e);
+  const std::size_t es = et->size();
+  // The operand may sit anywhere in the packet: give the kernels aligned data.
+  const void* a = in;
+  if (op != coll::OpKind::NoOp && reinterpret_cast<uintptr_t>(in) % 16) a = std::memcpy(scratch(w, 1, n), in, n);
+  // A plain run of aligned elements: combine in place.
+  char* run = addr + t->true_lb() + first;
+  if (t->is_contiguous() && es == static_cast<std::size_t>(et->extent()) &&
+      reinterpret_cast<uintptr_t>(run) % es == 0) {
+    if (old_out) std::memcpy(old_out, run, n);
+    if (op == coll::OpKind::NoOp) return;
+    if (op == coll::OpKind::Replace) {
+      std::memcpy(run, a, n);
+    } else {
+      coll::apply(op, e, a, run, n / es, es);
+    }
+    return;
+  }
+  // Any other layout: pack the range, combine, unpack.
   Segment seg(addr, count, t);
-  Scratch tmp, src;
-  void* cur = tmp.get(n);
+  void* cur = scratch(w, 0, n);
   seg.pack(first, first + n, cur);
   if (old_out) std::memcpy(old_out, cur, n);
   if (op == coll::OpKind::NoOp) return;
   if (op == coll::OpKind::Replace) {
-    seg.unpack(first, first + n, in);
+    seg.unpack(first, first + n, a);
     return;
   }
-  // The operand may sit anywhere in the packet: give the kernels aligned data.
-  const void* a = in;
-  if (reinterpret_cast<uintptr_t>(in) % 16) a = std::memcpy(src.get(n), in, n);
   coll::apply(op, e, a, cur, n / es, es);
   seg.unpack(first, first + n, cur);
 }
@@ -221,19 +233,18 @@ void apply_op(WindowState& w, int o, const Header& h, const void* payload, std::
     }
   }
   if (h.kind == Msg::Acc) {
-    combine(addr, h.count, t, h.first, h.len, payload, op, e, nullptr);
+    combine(w, addr, h.count, t, h.first, h.len, payload, op, e, nullptr);
     return;
   }
   // GetAcc, Fop, Cas: the old values go back to the origin.
-  Scratch old;
-  void* buf = old.get(h.len);
+  void* buf = scratch(w, 2, h.len);
   if (h.kind == Msg::Cas) {
     const auto* p = static_cast<const char*>(payload);
     Segment seg(addr, 1, t);
     seg.pack(0, es, buf);
     if (std::memcmp(buf, p + es, es) == 0) seg.unpack(0, es, p);
   } else {
-    combine(addr, h.count, t, h.first, h.len, payload, op, e, buf);
+    combine(w, addr, h.count, t, h.first, h.len, payload, op, e, buf);
   }
   Header r{};
   r.kind = Msg::GetResp;

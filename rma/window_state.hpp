@@ -160,6 +160,7 @@ class WindowState {
   std::vector<int> post_group;
   // target side
   emul::LockQueue lockq;
+  std::vector<uint64_t> scratch[3];  // aligned buffers for accumulates (used under mu)
   // the first error a target reported for this origin's operations
   int deferred_error = 0;
 
