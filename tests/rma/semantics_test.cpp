@@ -324,6 +324,44 @@ TEST_P(RmaSemantics, AttributesAndInfoNp2) {
   });
 }
 
+// MPI_THREAD_MULTIPLE: two threads of every rank issue fetch_and_op and
+// flush on one window inside one lock_all epoch; the total is exact.
+class RmaThreads : public core_test::CoreTest {};
+
+void threads_fetch(Device& dev) {
+  constexpr int kIters = 100;
+  void* base = nullptr;
+  Window* win = nullptr;
+  ASSERT_EQ(Window::allocate(dev, sizeof(int64_t), sizeof(int64_t), {}, win_comm(dev), &base, &win), 0);
+  const auto* i64 = dt(adi3::Builtin::kInt64);
+  ASSERT_EQ(dev.barrier(), 0);
+  ASSERT_EQ(win->lock_all(0), 0);
+  auto work = [&] {
+    const int64_t one = 1;
+    int64_t old = 0;
+    for (int i = 0; i < kIters; ++i) {
+      EXPECT_EQ(win->fetch_and_op(&one, &old, i64, 0, 0, Op(OpKind::Sum)), 0);
+      if (i % 10 == 9) {
+        EXPECT_EQ(win->flush(0), 0);
+      }
+    }
+  };
+  std::thread other(work);
+  work();
+  other.join();
+  ASSERT_EQ(win->unlock_all(), 0);
+  ASSERT_EQ(dev.barrier(), 0);
+  if (dev.rank() == 0) {
+    EXPECT_EQ(*static_cast<int64_t*>(base), 2 * kIters * dev.size());
+  }
+  ASSERT_EQ(Window::free(&win), 0);
+}
+
+TEST_P(RmaThreads, FetchAndOpFromTwoThreadsNp2) { run(2, threads_fetch); }
+TEST_P(RmaThreads, FetchAndOpFromTwoThreadsNp3) { run(3, threads_fetch); }
+
+INSTANTIATE_TEST_SUITE_P(Rma, RmaThreads, ::testing::ValuesIn(core_test::threaded_setups()), core_test::SetupName());
+
 INSTANTIATE_TEST_SUITE_P(Rma, RmaSemantics, ::testing::ValuesIn(core_test::setups()), core_test::SetupName());
 
 }  // namespace
