@@ -99,7 +99,7 @@ int Window::fence(int assert) {
                                   "Win_fence on rank %d: MPI_MODE_NOPRECEDE asserted but %llu operations precede it",
                                   w.comm.rank, static_cast<unsigned long long>(w.fence_ops));
     }
-    if (!(assert& kModeNoStore)) std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (!(assert& kModeNoStore)) w.memory_fence();
     w.fence_ops = 0;
     if (noprecede && nosucceed) {
       // Neither completes nor opens anything: every rank asserts the same.
@@ -153,7 +153,7 @@ int Window::post(std::span<const int> group, int assert) {
   if (w.exposed) return sync_error(w, "Win_post", "an exposure epoch is already open (call Win_wait first)");
   if (w.access == A::Fence && w.fence_ops) return sync_error(w, "Win_post", "a fence epoch with operations is open");
   if (w.access == A::Fence) w.access = A::None;
-  if (!(assert& kModeNoStore)) std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (!(assert& kModeNoStore)) w.memory_fence();
   w.exposed = true;
   w.post_group.assign(group.begin(), group.end());
   for (int r : group) {
@@ -446,7 +446,7 @@ int Window::flush_local_all() { return flush_some(*st_, "Win_flush_local_all", -
 int Window::sync() {
   // One copy of the memory (unified model): a full memory fence makes our
   // stores and the agent's visible to each other.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  st_->memory_fence();
   st_->dev.progress();
   return 0;
 }

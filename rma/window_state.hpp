@@ -164,6 +164,11 @@ class WindowState {
   // the first error a target reported for this origin's operations
   int deferred_error = 0;
 
+  // A full memory fence: a seq_cst read-modify-write (which TSan models;
+  // std::atomic_thread_fence it does not).
+  void memory_fence() { fence_word.fetch_add(0, std::memory_order_seq_cst); }
+  std::atomic<int> fence_word{0};
+
   // ---- helpers (rma/*.cpp, emul/*.cpp) ----
   int my_rank() const { return comm.rank; }
   // Reports and clears the first error the targets sent back.
