@@ -157,6 +157,16 @@ class Device final : private PacketSink {
     std::call_once(greq_once_, [&] { greq_state_ = make(); });
     return greq_state_.get();
   }
+  // Per-device state of the other layers above the core (rma/: its window
+  // table and packet kind), made by make() on first use and destroyed with
+  // the device, before the channel.
+  enum class Layer : uint8_t { Rma, Count };
+  template <class Make>
+  void* layer_state(Layer which, Make&& make) {
+    const auto i = static_cast<std::size_t>(which);
+    std::call_once(layer_once_[i], [&] { layer_state_[i] = make(); });
+    return layer_state_[i].get();
+  }
 
   // ---- seams: packet kinds, ordered sends, hooks, threads (extension.cpp) ----
   // Reserves a packet id for a layer ("rma", "emul.cancel", ...); fn(ctx,
@@ -319,6 +329,8 @@ class Device final : private PacketSink {
   // requests to pool_.
   std::once_flag greq_once_;
   std::shared_ptr<void> greq_state_;
+  std::once_flag layer_once_[static_cast<std::size_t>(Layer::Count)];
+  std::shared_ptr<void> layer_state_[static_cast<std::size_t>(Layer::Count)];
 };
 
 template <class Done>
