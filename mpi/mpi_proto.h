@@ -662,3 +662,67 @@ int MPI_Neighbor_alltoallw_init_c(const void* sendbuf, const MPI_Count sendcount
                                   const MPI_Datatype sendtypes[], void* recvbuf, const MPI_Count recvcounts[],
                                   const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
                                   MPI_Info info, MPI_Request* request);
+
+/* ---- large-count (_c) point-to-point, packing, status and datatype calls ---- */
+int MPI_Recv_c(void* buf, MPI_Count count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Status* status);
+int MPI_Sendrecv_c(const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                   void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                   MPI_Status* status);
+int MPI_Sendrecv_replace_c(void* buf, MPI_Count count, MPI_Datatype dt, int dest, int sendtag, int source, int recvtag,
+                           MPI_Comm comm, MPI_Status* status);
+int MPI_Mrecv_c(void* buf, MPI_Count count, MPI_Datatype dt, MPI_Message* message, MPI_Status* status);
+int MPI_Imrecv_c(void* buf, MPI_Count count, MPI_Datatype dt, MPI_Message* message, MPI_Request* request);
+int MPI_Send_c(const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm);
+int MPI_Bsend_c(const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm);
+int MPI_Ssend_c(const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm);
+int MPI_Rsend_c(const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm);
+int MPI_Isend_c(const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+                MPI_Request* request);
+int MPI_Ibsend_c(const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+                 MPI_Request* request);
+int MPI_Issend_c(const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+                 MPI_Request* request);
+int MPI_Irsend_c(const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+                 MPI_Request* request);
+int MPI_Send_init_c(const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+                    MPI_Request* request);
+int MPI_Bsend_init_c(const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+                     MPI_Request* request);
+int MPI_Ssend_init_c(const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+                     MPI_Request* request);
+int MPI_Rsend_init_c(const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+                     MPI_Request* request);
+int MPI_Irecv_c(void* buf, MPI_Count count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Request* request);
+int MPI_Recv_init_c(void* buf, MPI_Count count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
+                    MPI_Request* request);
+int MPI_Buffer_attach_c(void* buffer, MPI_Count size);
+int MPI_Buffer_detach_c(void* buffer_addr, MPI_Count* size);
+int MPI_Pack_c(const void* inbuf, MPI_Count incount, MPI_Datatype dt, void* outbuf, MPI_Count outsize,
+               MPI_Count* position, MPI_Comm comm);
+int MPI_Unpack_c(const void* inbuf, MPI_Count insize, MPI_Count* position, void* outbuf, MPI_Count outcount,
+                 MPI_Datatype dt, MPI_Comm comm);
+int MPI_Pack_size_c(MPI_Count incount, MPI_Datatype dt, MPI_Comm comm, MPI_Count* size);
+int MPI_Get_count_c(const MPI_Status* status, MPI_Datatype dt, MPI_Count* count);
+int MPI_Get_elements_c(const MPI_Status* status, MPI_Datatype dt, MPI_Count* count);
+int MPI_Status_set_elements_c(MPI_Status* status, MPI_Datatype dt, MPI_Count count);
+int MPI_Type_size_c(MPI_Datatype dt, MPI_Count* size);
+int MPI_Type_get_extent_c(MPI_Datatype dt, MPI_Count* lb, MPI_Count* extent);
+int MPI_Type_get_true_extent_c(MPI_Datatype dt, MPI_Count* true_lb, MPI_Count* true_extent);
+int MPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype* newtype);
+int MPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype,
+                      MPI_Datatype* newtype);
+int MPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype,
+                              MPI_Datatype* newtype);
+int MPI_Type_indexed_c(MPI_Count count, const MPI_Count blocklengths[], const MPI_Count displacements[],
+                       MPI_Datatype oldtype, MPI_Datatype* newtype);
+int MPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count blocklengths[], const MPI_Count displacements[],
+                               MPI_Datatype oldtype, MPI_Datatype* newtype);
+int MPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength, const MPI_Count displacements[],
+                                    MPI_Datatype oldtype, MPI_Datatype* newtype);
+int MPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength, const MPI_Count displacements[],
+                                     MPI_Datatype oldtype, MPI_Datatype* newtype);
+int MPI_Type_create_struct_c(MPI_Count count, const MPI_Count blocklengths[], const MPI_Count displacements[],
+                             const MPI_Datatype types[], MPI_Datatype* newtype);
+int MPI_Type_create_subarray_c(int ndims, const MPI_Count sizes[], const MPI_Count subsizes[], const MPI_Count starts[],
+                               int order, MPI_Datatype oldtype, MPI_Datatype* newtype);
+int MPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent, MPI_Datatype* newtype);

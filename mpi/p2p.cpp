@@ -10,13 +10,13 @@ using namespace adi3::mpi;
 namespace {
 
 // Count, datatype (valid and committed) and buffer of one side.
-int check_side(Runtime& rt, const void* buf, int count, MPI_Datatype dt, const Datatype** out) {
+int check_side(Runtime& rt, const void* buf, MPI_Count count, MPI_Datatype dt, const Datatype** out) {
   if (int e = check_count(count)) return e;
   if (int e = get_comm_type(rt, dt, out)) return e;
   return check_buffer(buf, count, *out);
 }
 
-int blocking_send(const char* fn, const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+int blocking_send(const char* fn, const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
                   SendMode mode) {
   Runtime* rt = g_runtime;
   if (!rt) return not_initialized(fn);
@@ -28,8 +28,8 @@ int blocking_send(const char* fn, const void* buf, int count, MPI_Datatype dt, i
   return comm_error(c, e, fn);
 }
 
-int nonblocking_send(const char* fn, const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-                     SendMode mode, MPI_Request* request, bool persistent) {
+int nonblocking_send(const char* fn, const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
+                     MPI_Comm comm, SendMode mode, MPI_Request* request, bool persistent) {
   Runtime* rt = g_runtime;
   if (!rt) return not_initialized(fn);
   CommObj* c = nullptr;
@@ -47,7 +47,7 @@ int nonblocking_send(const char* fn, const void* buf, int count, MPI_Datatype dt
   return comm_error(c, e, fn);
 }
 
-int receive_request(const char* fn, void* buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
+int receive_request(const char* fn, void* buf, MPI_Count count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
                     MPI_Request* request, bool persistent) {
   Runtime* rt = g_runtime;
   if (!rt) return not_initialized(fn);
@@ -90,6 +90,99 @@ int new_message(Runtime& rt, Request* msg, MPI_Message* out) {
   if (i < 0) return raise(ErrorClass::Intern, "too many matched messages");
   *out = make_handle(HandleClass::User, Kind::Message, i);
   return 0;
+}
+
+}  // namespace
+
+namespace {
+
+// Bodies shared by the int and large-count (_c) entry points.
+int recv_impl(const char* fn, void* buf, MPI_Count count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
+              MPI_Status* status) {
+  Runtime* rt = g_runtime;
+  if (!rt) return not_initialized(fn);
+  CommObj* c = nullptr;
+  if (int e = get_comm(*rt, comm, &c)) return world_error(e, fn);
+  const Datatype* t = nullptr;
+  int e = check_side(*rt, buf, count, dt, &t);
+  Status s;
+  if (!e) {
+    e = rt->dev().recv(buf, static_cast<std::size_t>(count), t, source, tag, c->pt2pt, &s);
+    to_mpi(s, status, false);
+  }
+  return comm_error(c, e, fn);
+}
+
+int sendrecv_impl(const char* fn, const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+                  int sendtag, void* recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                  MPI_Comm comm, MPI_Status* status) {
+  Runtime* rt = g_runtime;
+  if (!rt) return not_initialized(fn);
+  CommObj* c = nullptr;
+  if (int e = get_comm(*rt, comm, &c)) return world_error(e, fn);
+  const Datatype *st = nullptr, *rt_type = nullptr;
+  int e = check_side(*rt, sendbuf, sendcount, sendtype, &st);
+  if (!e) e = check_side(*rt, recvbuf, recvcount, recvtype, &rt_type);
+  Status s;
+  if (!e) {
+    e = rt->dev().sendrecv(sendbuf, static_cast<std::size_t>(sendcount), st, dest, sendtag, recvbuf,
+                           static_cast<std::size_t>(recvcount), rt_type, source, recvtag, c->pt2pt, &s);
+    to_mpi(s, status, false);
+  }
+  return comm_error(c, e, fn);
+}
+
+int sendrecv_replace_impl(const char* fn, void* buf, MPI_Count count, MPI_Datatype dt, int dest, int sendtag,
+                          int source, int recvtag, MPI_Comm comm, MPI_Status* status) {
+  Runtime* rt = g_runtime;
+  if (!rt) return not_initialized(fn);
+  CommObj* c = nullptr;
+  if (int e = get_comm(*rt, comm, &c)) return world_error(e, fn);
+  const Datatype* t = nullptr;
+  int e = check_side(*rt, buf, count, dt, &t);
+  Status s;
+  if (!e) {
+    e = rt->dev().sendrecv_replace(buf, static_cast<std::size_t>(count), t, dest, sendtag, source, recvtag, c->pt2pt,
+                                   &s);
+    to_mpi(s, status, false);
+  }
+  return comm_error(c, e, fn);
+}
+
+int mrecv_impl(const char* fn, void* buf, MPI_Count count, MPI_Datatype dt, MPI_Message* message, MPI_Status* status) {
+  Runtime* rt = g_runtime;
+  if (!rt) return not_initialized(fn);
+  Request** slot = nullptr;
+  int index;
+  if (int e = get_message(*rt, message, &slot, &index)) return world_error(e, fn);
+  const Datatype* t = nullptr;
+  if (int e = check_side(*rt, buf, count, dt, &t)) return world_error(e, fn);
+  Request* msg = slot ? *slot : nullptr;
+  if (slot) rt->messages.remove(index);
+  *message = MPI_MESSAGE_NULL;
+  Status s;
+  int e = rt->dev().mrecv(buf, static_cast<std::size_t>(count), t, &msg, &s);
+  to_mpi(s, status, false);
+  return world_error(e, fn);
+}
+
+int imrecv_impl(const char* fn, void* buf, MPI_Count count, MPI_Datatype dt, MPI_Message* message,
+                MPI_Request* request) {
+  Runtime* rt = g_runtime;
+  if (!rt) return not_initialized(fn);
+  Request** slot = nullptr;
+  int index;
+  if (int e = get_message(*rt, message, &slot, &index)) return world_error(e, fn);
+  if (!request) return world_error(raise(ErrorClass::Arg, "request is null"), fn);
+  const Datatype* t = nullptr;
+  if (int e = check_side(*rt, buf, count, dt, &t)) return world_error(e, fn);
+  Request* msg = slot ? *slot : nullptr;
+  if (slot) rt->messages.remove(index);
+  *message = MPI_MESSAGE_NULL;
+  Request* r = nullptr;
+  int e = rt->dev().imrecv(buf, static_cast<std::size_t>(count), t, &msg, &r);
+  if (!e) e = new_request(*rt, r, MPI_COMM_WORLD, false, request);
+  return world_error(e, fn);
 }
 
 }  // namespace
@@ -152,52 +245,35 @@ ADI3_MPI_API(int, Recv_init,
 
 ADI3_MPI_API(int, Recv,
              (void* buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Status* status)) {
-  ADI3_MPI_ENTER();
-  CommObj* c = nullptr;
-  if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
-  const Datatype* t = nullptr;
-  int e = check_side(*rt, buf, count, dt, &t);
-  Status s;
-  if (!e) {
-    e = rt->dev().recv(buf, static_cast<std::size_t>(count), t, source, tag, c->pt2pt, &s);
-    to_mpi(s, status, false);
-  }
-  return comm_error(c, e, __func__);
+  return recv_impl(__func__, buf, count, dt, source, tag, comm, status);
+}
+ADI3_MPI_API(int, Recv_c,
+             (void* buf, MPI_Count count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Status* status)) {
+  return recv_impl(__func__, buf, count, dt, source, tag, comm, status);
 }
 
 ADI3_MPI_API(int, Sendrecv,
              (const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,
               int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status* status)) {
-  ADI3_MPI_ENTER();
-  CommObj* c = nullptr;
-  if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
-  const Datatype *st = nullptr, *rt_type = nullptr;
-  int e = check_side(*rt, sendbuf, sendcount, sendtype, &st);
-  if (!e) e = check_side(*rt, recvbuf, recvcount, recvtype, &rt_type);
-  Status s;
-  if (!e) {
-    e = rt->dev().sendrecv(sendbuf, static_cast<std::size_t>(sendcount), st, dest, sendtag, recvbuf,
-                           static_cast<std::size_t>(recvcount), rt_type, source, recvtag, c->pt2pt, &s);
-    to_mpi(s, status, false);
-  }
-  return comm_error(c, e, __func__);
+  return sendrecv_impl(__func__, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
+                       recvtag, comm, status);
+}
+ADI3_MPI_API(int, Sendrecv_c,
+             (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,
+              MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status* status)) {
+  return sendrecv_impl(__func__, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
+                       recvtag, comm, status);
 }
 
 ADI3_MPI_API(int, Sendrecv_replace,
              (void* buf, int count, MPI_Datatype dt, int dest, int sendtag, int source, int recvtag, MPI_Comm comm,
               MPI_Status* status)) {
-  ADI3_MPI_ENTER();
-  CommObj* c = nullptr;
-  if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
-  const Datatype* t = nullptr;
-  int e = check_side(*rt, buf, count, dt, &t);
-  Status s;
-  if (!e) {
-    e = rt->dev().sendrecv_replace(buf, static_cast<std::size_t>(count), t, dest, sendtag, source, recvtag, c->pt2pt,
-                                   &s);
-    to_mpi(s, status, false);
-  }
-  return comm_error(c, e, __func__);
+  return sendrecv_replace_impl(__func__, buf, count, dt, dest, sendtag, source, recvtag, comm, status);
+}
+ADI3_MPI_API(int, Sendrecv_replace_c,
+             (void* buf, MPI_Count count, MPI_Datatype dt, int dest, int sendtag, int source, int recvtag,
+              MPI_Comm comm, MPI_Status* status)) {
+  return sendrecv_replace_impl(__func__, buf, count, dt, dest, sendtag, source, recvtag, comm, status);
 }
 
 ADI3_MPI_API(int, Probe, (int source, int tag, MPI_Comm comm, MPI_Status* status)) {
@@ -258,36 +334,17 @@ ADI3_MPI_API(int, Improbe, (int source, int tag, MPI_Comm comm, int* flag, MPI_M
 }
 
 ADI3_MPI_API(int, Mrecv, (void* buf, int count, MPI_Datatype dt, MPI_Message* message, MPI_Status* status)) {
-  ADI3_MPI_ENTER();
-  Request** slot = nullptr;
-  int index;
-  if (int e = get_message(*rt, message, &slot, &index)) return world_error(e, __func__);
-  const Datatype* t = nullptr;
-  if (int e = check_side(*rt, buf, count, dt, &t)) return world_error(e, __func__);
-  Request* msg = slot ? *slot : nullptr;
-  if (slot) rt->messages.remove(index);
-  *message = MPI_MESSAGE_NULL;
-  Status s;
-  int e = rt->dev().mrecv(buf, static_cast<std::size_t>(count), t, &msg, &s);
-  to_mpi(s, status, false);
-  return world_error(e, __func__);
+  return mrecv_impl(__func__, buf, count, dt, message, status);
+}
+ADI3_MPI_API(int, Mrecv_c, (void* buf, MPI_Count count, MPI_Datatype dt, MPI_Message* message, MPI_Status* status)) {
+  return mrecv_impl(__func__, buf, count, dt, message, status);
 }
 
 ADI3_MPI_API(int, Imrecv, (void* buf, int count, MPI_Datatype dt, MPI_Message* message, MPI_Request* request)) {
-  ADI3_MPI_ENTER();
-  Request** slot = nullptr;
-  int index;
-  if (int e = get_message(*rt, message, &slot, &index)) return world_error(e, __func__);
-  if (!request) return world_error(raise(ErrorClass::Arg, "request is null"), __func__);
-  const Datatype* t = nullptr;
-  if (int e = check_side(*rt, buf, count, dt, &t)) return world_error(e, __func__);
-  Request* msg = slot ? *slot : nullptr;
-  if (slot) rt->messages.remove(index);
-  *message = MPI_MESSAGE_NULL;
-  Request* r = nullptr;
-  int e = rt->dev().imrecv(buf, static_cast<std::size_t>(count), t, &msg, &r);
-  if (!e) e = new_request(*rt, r, MPI_COMM_WORLD, false, request);
-  return world_error(e, __func__);
+  return imrecv_impl(__func__, buf, count, dt, message, request);
+}
+ADI3_MPI_API(int, Imrecv_c, (void* buf, MPI_Count count, MPI_Datatype dt, MPI_Message* message, MPI_Request* request)) {
+  return imrecv_impl(__func__, buf, count, dt, message, request);
 }
 
 ADI3_MPI_API(int, Buffer_attach, (void* buffer, int size)) {
@@ -306,6 +363,101 @@ ADI3_MPI_API(int, Buffer_detach, (void* buffer_addr, int* size)) {
   if (!e) {
     *static_cast<void**>(buffer_addr) = b;
     *size = static_cast<int>(n);
+  }
+  return world_error(e, __func__);
+}
+
+// ---- large-count (_c) forms of the send and receive calls ----
+ADI3_MPI_API(int, Send_c, (const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)) {
+  return blocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Standard);
+}
+
+ADI3_MPI_API(int, Bsend_c, (const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)) {
+  return blocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Buffered);
+}
+
+ADI3_MPI_API(int, Ssend_c, (const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)) {
+  return blocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Synchronous);
+}
+
+ADI3_MPI_API(int, Rsend_c, (const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)) {
+  return blocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Ready);
+}
+
+ADI3_MPI_API(int, Isend_c,
+             (const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+              MPI_Request* request)) {
+  return nonblocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Standard, request, false);
+}
+
+ADI3_MPI_API(int, Ibsend_c,
+             (const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+              MPI_Request* request)) {
+  return nonblocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Buffered, request, false);
+}
+
+ADI3_MPI_API(int, Issend_c,
+             (const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+              MPI_Request* request)) {
+  return nonblocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Synchronous, request, false);
+}
+
+ADI3_MPI_API(int, Irsend_c,
+             (const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+              MPI_Request* request)) {
+  return nonblocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Ready, request, false);
+}
+
+ADI3_MPI_API(int, Send_init_c,
+             (const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+              MPI_Request* request)) {
+  return nonblocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Standard, request, true);
+}
+
+ADI3_MPI_API(int, Bsend_init_c,
+             (const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+              MPI_Request* request)) {
+  return nonblocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Buffered, request, true);
+}
+
+ADI3_MPI_API(int, Ssend_init_c,
+             (const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+              MPI_Request* request)) {
+  return nonblocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Synchronous, request, true);
+}
+
+ADI3_MPI_API(int, Rsend_init_c,
+             (const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+              MPI_Request* request)) {
+  return nonblocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Ready, request, true);
+}
+
+ADI3_MPI_API(int, Irecv_c,
+             (void* buf, MPI_Count count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Request* request)) {
+  return receive_request(__func__, buf, count, dt, source, tag, comm, request, false);
+}
+
+ADI3_MPI_API(int, Recv_init_c,
+             (void* buf, MPI_Count count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Request* request)) {
+  return receive_request(__func__, buf, count, dt, source, tag, comm, request, true);
+}
+
+ADI3_MPI_API(int, Buffer_attach_c, (void* buffer, MPI_Count size)) {
+  ADI3_MPI_ENTER();
+  if (size < 0) return world_error(raise(ErrorClass::Arg, "invalid buffer size %lld", size), __func__);
+  if (!buffer && size > 0) return world_error(raise(ErrorClass::Buffer, "the buffer is null"), __func__);
+  return world_error(rt->dev().buffer_attach(buffer, static_cast<std::size_t>(size)), __func__);
+}
+
+ADI3_MPI_API(int, Buffer_detach_c, (void* buffer_addr, MPI_Count* size)) {
+  ADI3_MPI_ENTER();
+  if (!buffer_addr || !size) return world_error(raise(ErrorClass::Arg, "buffer_addr or size is null"), __func__);
+  void* b = nullptr;
+  std::size_t n = 0;
+  int e = rt->dev().buffer_detach(&b, &n);
+  if (!e) {
+    *static_cast<void**>(buffer_addr) = b;
+    *size = static_cast<MPI_Count>(n);
   }
   return world_error(e, __func__);
 }

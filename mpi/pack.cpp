@@ -1,5 +1,6 @@
 // MPI_Pack / MPI_Unpack and their external32 forms.
 #include <climits>
+#include <limits>
 
 #include "mpi/api.hpp"
 #include "segment/pack.hpp"
@@ -17,19 +18,22 @@ int pack_error(ErrorClass c, const char* what) {
 
 }  // namespace
 
-ADI3_MPI_API(int, Pack,
-             (const void* inbuf, int incount, MPI_Datatype dt, void* outbuf, int outsize, int* position,
-              MPI_Comm comm)) {
-  ADI3_MPI_ENTER();
+namespace {
+// One body for the int and large-count (_c) forms (P: the position or size type).
+template <class P>
+int pack_impl(const char* fn, const void* inbuf, MPI_Count incount, MPI_Datatype dt, void* outbuf, MPI_Count outsize,
+              P* position, MPI_Comm comm) {
+  Runtime* rt = g_runtime;
+  if (!rt) return not_initialized(fn);
   CommObj* c = nullptr;
-  if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
+  if (int e = get_comm(*rt, comm, &c)) return world_error(e, fn);
   const Datatype* t = nullptr;
   int e = check_count(incount);
   if (!e) e = check_count(outsize, "outsize");
   if (!e) e = get_comm_type(*rt, dt, &t);
   if (!e) e = check_buffer(inbuf, incount, t);
   if (!e && !position) e = raise(ErrorClass::Arg, "position is null");
-  if (!e && *position < 0) e = raise(ErrorClass::Arg, "invalid position %d", *position);
+  if (!e && *position < 0) e = raise(ErrorClass::Arg, "invalid position %lld", static_cast<long long>(*position));
   if (!e && !outbuf && outsize > 0) e = raise(ErrorClass::Buffer, "outbuf is null");
   if (!e) {
     auto pos = static_cast<std::size_t>(*position);
@@ -37,25 +41,41 @@ ADI3_MPI_API(int, Pack,
     if (r != ErrorClass::Success) {
       e = pack_error(r, "MPI_Pack");
     } else {
-      *position = static_cast<int>(pos);
+      *position = static_cast<P>(pos);
     }
   }
-  return comm_error(c, e, __func__);
+  return comm_error(c, e, fn);
+}
+}  // namespace
+
+ADI3_MPI_API(int, Pack,
+             (const void* inbuf, int incount, MPI_Datatype dt, void* outbuf, int outsize, int* position,
+              MPI_Comm comm)) {
+  return pack_impl(__func__, inbuf, incount, dt, outbuf, outsize, position, comm);
 }
 
-ADI3_MPI_API(int, Unpack,
-             (const void* inbuf, int insize, int* position, void* outbuf, int outcount, MPI_Datatype dt,
-              MPI_Comm comm)) {
-  ADI3_MPI_ENTER();
+ADI3_MPI_API(int, Pack_c,
+             (const void* inbuf, MPI_Count incount, MPI_Datatype dt, void* outbuf, MPI_Count outsize,
+              MPI_Count* position, MPI_Comm comm)) {
+  return pack_impl(__func__, inbuf, incount, dt, outbuf, outsize, position, comm);
+}
+
+namespace {
+// One body for the int and large-count (_c) forms (P: the position or size type).
+template <class P>
+int unpack_impl(const char* fn, const void* inbuf, MPI_Count insize, P* position, void* outbuf, MPI_Count outcount,
+                MPI_Datatype dt, MPI_Comm comm) {
+  Runtime* rt = g_runtime;
+  if (!rt) return not_initialized(fn);
   CommObj* c = nullptr;
-  if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
+  if (int e = get_comm(*rt, comm, &c)) return world_error(e, fn);
   const Datatype* t = nullptr;
   int e = check_count(outcount);
   if (!e) e = check_count(insize, "insize");
   if (!e) e = get_comm_type(*rt, dt, &t);
   if (!e) e = check_buffer(outbuf, outcount, t);
   if (!e && !position) e = raise(ErrorClass::Arg, "position is null");
-  if (!e && *position < 0) e = raise(ErrorClass::Arg, "invalid position %d", *position);
+  if (!e && *position < 0) e = raise(ErrorClass::Arg, "invalid position %lld", static_cast<long long>(*position));
   if (!e && !inbuf && insize > 0) e = raise(ErrorClass::Buffer, "inbuf is null");
   if (!e) {
     auto pos = static_cast<std::size_t>(*position);
@@ -63,16 +83,33 @@ ADI3_MPI_API(int, Unpack,
     if (r != ErrorClass::Success) {
       e = pack_error(r, "MPI_Unpack");
     } else {
-      *position = static_cast<int>(pos);
+      *position = static_cast<P>(pos);
     }
   }
-  return comm_error(c, e, __func__);
+  return comm_error(c, e, fn);
+}
+}  // namespace
+
+ADI3_MPI_API(int, Unpack,
+             (const void* inbuf, int insize, int* position, void* outbuf, int outcount, MPI_Datatype dt,
+              MPI_Comm comm)) {
+  return unpack_impl(__func__, inbuf, insize, position, outbuf, outcount, dt, comm);
 }
 
-ADI3_MPI_API(int, Pack_size, (int incount, MPI_Datatype dt, MPI_Comm comm, int* size)) {
-  ADI3_MPI_ENTER();
+ADI3_MPI_API(int, Unpack_c,
+             (const void* inbuf, MPI_Count insize, MPI_Count* position, void* outbuf, MPI_Count outcount,
+              MPI_Datatype dt, MPI_Comm comm)) {
+  return unpack_impl(__func__, inbuf, insize, position, outbuf, outcount, dt, comm);
+}
+
+namespace {
+// One body for the int and large-count (_c) forms (P: the position or size type).
+template <class P>
+int pack_size_impl(const char* fn, MPI_Count incount, MPI_Datatype dt, MPI_Comm comm, P* size) {
+  Runtime* rt = g_runtime;
+  if (!rt) return not_initialized(fn);
   CommObj* c = nullptr;
-  if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
+  if (int e = get_comm(*rt, comm, &c)) return world_error(e, fn);
   const Datatype* t = nullptr;
   int e = check_count(incount);
   if (!e) e = get_comm_type(*rt, dt, &t);
@@ -83,13 +120,22 @@ ADI3_MPI_API(int, Pack_size, (int incount, MPI_Datatype dt, MPI_Comm comm, int* 
     ErrorClass r = pack_size(static_cast<std::size_t>(incount), t, &n);
     if (r != ErrorClass::Success) {
       e = pack_error(r, "MPI_Pack_size");
-    } else if (n > INT_MAX) {
-      e = raise(ErrorClass::Count, "the packed size %zu does not fit in an int", n);
+    } else if (n > static_cast<std::size_t>(std::numeric_limits<P>::max())) {
+      e = raise(ErrorClass::Count, "the packed size %zu does not fit in the size argument", n);
     } else {
-      *size = static_cast<int>(n);
+      *size = static_cast<P>(n);
     }
   }
-  return comm_error(c, e, __func__);
+  return comm_error(c, e, fn);
+}
+}  // namespace
+
+ADI3_MPI_API(int, Pack_size, (int incount, MPI_Datatype dt, MPI_Comm comm, int* size)) {
+  return pack_size_impl(__func__, incount, dt, comm, size);
+}
+
+ADI3_MPI_API(int, Pack_size_c, (MPI_Count incount, MPI_Datatype dt, MPI_Comm comm, MPI_Count* size)) {
+  return pack_size_impl(__func__, incount, dt, comm, size);
 }
 
 ADI3_MPI_API(int, Pack_external,
