@@ -42,15 +42,28 @@ Device::~Device() {
 }
 
 void Device::complete(Request* r) {
+  if (!threads_enabled()) {
+    // One thread uses the device: nobody else counts r down, so no locked
+    // instruction (generalized requests complete by storing 0, not here).
+    const int left = r->cc.load(std::memory_order_relaxed) - 1;
+    r->cc.store(left, std::memory_order_release);
+    if (left == 0) release(r);
+    return;
+  }
   if (r->cc.fetch_sub(1, std::memory_order_acq_rel) == 1) {
     // Another thread of this rank may sleep in a wait on r.
-    if (threads_enabled()) channel_->wake();
+    channel_->wake();
     release(r);
   }
 }
 
 void Device::release(Request* r) {
-  if (r->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  // Holding the only reference, nobody else can drop one: no locked
+  // instruction. (Without threads a generalized request's completing
+  // thread may still drop its own; then refs > 1 and the exchange below
+  // settles who is last.)
+  const bool last = !threads_enabled() && r->refs.load(std::memory_order_acquire) == 1;
+  if (!last && r->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
   if (r->tmp && r->has(Request::kUnexpected)) scratch_free(r->tmp);
   if (r->seg) delete r->seg;
   if (r->kind == RequestKind::PersistentSend && r->mode == SendMode::Buffered) delete static_cast<Comm*>(r->ext);
