@@ -203,7 +203,7 @@ TEST_P(Seams, BadPacketIdsAreRefused) {
     const std::size_t refused_before = dev.refused_packets();
     if (dev.rank() == 0) {
       await(dev, ctl, 1, kGo);
-      uint8_t hdr[16] = {};
+      uint8_t hdr[64] = {};
       hdr[0] = b->byte();
       ASSERT_OK(dev, dev.send_packet(1, hdr, 9, Payload{}));  // not registered at rank 1
       hdr[0] = static_cast<uint8_t>(PacketType::Eager);
