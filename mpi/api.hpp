@@ -106,6 +106,8 @@ int add_info(Runtime& rt, std::vector<std::pair<std::string, std::string>> entri
 // Communicator error handlers: a user handler is shared by reference.
 void set_comm_errhandler(Runtime& rt, CommObj& c, ErrhandlerObj* user, int builtin);
 void release_errhandler(Runtime& rt, ErrhandlerObj* e);
+// A user error handler object (predefined handles are not objects).
+int get_errhandler(Runtime& rt, MPI_Errhandler h, ErrhandlerObj** out);
 
 // A new intracommunicator over group with context index ctx (inherits
 // parent's error handler); destroy_comm undoes it, releasing the index.

@@ -30,7 +30,9 @@ bool is_builtin_errhandler(MPI_Errhandler h) {
   return h == MPI_ERRORS_ARE_FATAL || h == MPI_ERRORS_RETURN || h == MPI_ERRORS_ABORT;
 }
 
-int get_errhandler(Runtime& rt, MPI_Errhandler h, ErrhandlerObj** out) {
+}  // namespace
+
+int adi3::mpi::get_errhandler(Runtime& rt, MPI_Errhandler h, ErrhandlerObj** out) {
   if (h == MPI_ERRHANDLER_NULL) return raise(ErrorClass::Arg, "the error handler is MPI_ERRHANDLER_NULL");
   if (is_kind(h, Kind::Errhandler, HandleClass::User)) {
     if (ErrhandlerObj** e = rt.errhandlers.get(handle_index(h))) {
@@ -41,8 +43,6 @@ int get_errhandler(Runtime& rt, MPI_Errhandler h, ErrhandlerObj** out) {
   }
   return raise(ErrorClass::Arg, "0x%x is not an error handler", h);
 }
-
-}  // namespace
 
 ADI3_MPI_API(int, Comm_create_errhandler, (MPI_Comm_errhandler_function * fn, MPI_Errhandler* errhandler)) {
   ADI3_MPI_ENTER();

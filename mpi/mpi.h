@@ -378,6 +378,19 @@ int adi3_win_null_delete_fn(MPI_Win, int, void*, void*);
 #define MPI_DUP_FN adi3_comm_dup_fn
 #define MPI_NULL_DELETE_FN adi3_comm_null_delete_fn
 
+/* ==== MPI-4.0/4.1 additions (section owned by the mpi4 work) ==== */
+typedef int MPI_Session;
+#define MPI_SESSION_NULL ((MPI_Session)0x34000000)
+#define MPI_MAX_PSET_NAME_LEN 256
+#define MPI_MAX_STRINGTAG_LEN 256
+/* No error class of its own yet: invalid sessions report MPI_ERR_ARG. */
+#define MPI_ERR_SESSION MPI_ERR_ARG
+typedef void MPI_Session_errhandler_function(MPI_Session* session, int* error_code, ...);
+/* MPI_Type_match_size */
+#define MPI_TYPECLASS_REAL 1
+#define MPI_TYPECLASS_INTEGER 2
+#define MPI_TYPECLASS_COMPLEX 3
+
 /* ---- functions ---- */
 #include "mpi_proto.h"
 #include "pmpi_proto.h"

@@ -726,3 +726,28 @@ int MPI_Type_create_struct_c(MPI_Count count, const MPI_Count blocklengths[], co
 int MPI_Type_create_subarray_c(int ndims, const MPI_Count sizes[], const MPI_Count subsizes[], const MPI_Count starts[],
                                int order, MPI_Datatype oldtype, MPI_Datatype* newtype);
 int MPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent, MPI_Datatype* newtype);
+
+/* ---- sessions, and other MPI-4 calls ---- */
+int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session* session);
+int MPI_Session_finalize(MPI_Session* session);
+int MPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int* npset_names);
+int MPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int* pset_len, char* pset_name);
+int MPI_Session_get_pset_info(MPI_Session session, const char* pset_name, MPI_Info* info);
+int MPI_Session_get_info(MPI_Session session, MPI_Info* info_used);
+int MPI_Group_from_session_pset(MPI_Session session, const char* pset_name, MPI_Group* newgroup);
+int MPI_Comm_create_from_group(MPI_Group group, const char* stringtag, MPI_Info info, MPI_Errhandler errhandler,
+                               MPI_Comm* newcomm);
+int MPI_Session_create_errhandler(MPI_Session_errhandler_function* session_errhandler_fn, MPI_Errhandler* errhandler);
+int MPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler);
+int MPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler* errhandler);
+int MPI_Session_call_errhandler(MPI_Session session, int errorcode);
+MPI_Fint MPI_Session_c2f(MPI_Session session);
+MPI_Session MPI_Session_f2c(MPI_Fint session);
+int MPI_Comm_disconnect(MPI_Comm* comm);
+int MPI_Info_create_env(int argc, char* argv[], MPI_Info* info);
+int MPI_Buffer_flush(void);
+int MPI_Buffer_iflush(MPI_Request* request);
+int MPI_Type_match_size(int typeclass, int size, MPI_Datatype* datatype);
+int MPI_Type_create_f90_integer(int r, MPI_Datatype* newtype);
+int MPI_Type_create_f90_real(int p, int r, MPI_Datatype* newtype);
+int MPI_Type_create_f90_complex(int p, int r, MPI_Datatype* newtype);

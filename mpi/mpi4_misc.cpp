@@ -1,0 +1,195 @@
+// MPI-4 odds and ends on top of existing calls: MPI_Comm_disconnect,
+// MPI_Info_create_env, MPI_Buffer_flush/iflush, and the MPI-3.1 type
+// matching calls (MPI_Type_match_size, MPI_Type_create_f90_*).
+#include <cfloat>
+#include <climits>
+#include <cstring>
+#include <string>
+
+#include "greq/greq.hpp"
+#include "mpi/api.hpp"
+
+using namespace adi3;
+using namespace adi3::mpi;
+
+namespace {
+
+// A request that is already complete (calls done before they return).
+int done_request(Runtime& rt, MPI_Comm comm, MPI_Request* request) {
+  Request* g = nullptr;
+  int e = grequest_start(rt.dev(), nullptr, nullptr, nullptr, nullptr, &g);
+  if (!e) e = grequest_complete(g);
+  if (!e) e = new_request(rt, g, comm, false, request);
+  return e;
+}
+
+}  // namespace
+
+// Without dynamic processes every communicator is local to the job: wait
+// until all members are here (all their communication is complete and
+// matched, as the standard requires of the caller), then free.
+ADI3_MPI_API(int, Comm_disconnect, (MPI_Comm * comm)) {
+  ADI3_MPI_ENTER();
+  if (!comm) return world_error(raise(ErrorClass::Arg, "comm is null"), __func__);
+  if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF) {
+    return comm_error(*comm, raise(ErrorClass::Comm, "MPI_COMM_WORLD and MPI_COMM_SELF cannot be disconnected"),
+                      __func__);
+  }
+  CommObj* c = nullptr;
+  if (int e = get_comm(*rt, *comm, &c)) return world_error(e, __func__);
+  if (int e = PMPI_Barrier(*comm)) return e;
+  return PMPI_Comm_free(comm);
+}
+
+// A new info object with MPI_INFO_ENV's keys, usable before MPI_Init: then
+// it describes the program from argc/argv and the environment alone.
+ADI3_MPI_API(int, Info_create_env, (int argc, char* argv[], MPI_Info* info)) {
+  if (!info) return world_error(raise(ErrorClass::Arg, "info is null"), __func__);
+  if (g_runtime) return PMPI_Info_dup(MPI_INFO_ENV, info);
+  std::vector<std::pair<std::string, std::string>> e;
+  if (argc > 0 && argv && argv[0]) {
+    e.emplace_back("command", argv[0]);
+    std::string args;
+    for (int i = 1; i < argc && argv[i]; ++i) {
+      if (i > 1) args += ' ';
+      args += argv[i];
+    }
+    e.emplace_back("argv", args);
+  }
+  if (const char* n = std::getenv("ADI3_SIZE")) e.emplace_back("maxprocs", n);
+  e.emplace_back("thread_level", "MPI_THREAD_MULTIPLE");
+  if (int err = PMPI_Info_create(info)) return err;
+  for (auto& [k, v] : e) {
+    if (int err = PMPI_Info_set(*info, k.c_str(), v.c_str())) return err;
+  }
+  return MPI_SUCCESS;
+}
+
+// MPI_Buffer_flush: every buffered message of the process's buffer is
+// delivered (detach waits for that), and the buffer stays attached.
+ADI3_MPI_API(int, Buffer_flush, (void)) {
+  ADI3_MPI_ENTER();
+  void* b = nullptr;
+  std::size_t n = 0;
+  int e = rt->dev().buffer_detach(&b, &n);
+  if (!e && b) e = rt->dev().buffer_attach(b, n);
+  return world_error(e, __func__);
+}
+
+// Done before returning (a flush behind a completed request).
+ADI3_MPI_API(int, Buffer_iflush, (MPI_Request * request)) {
+  ADI3_MPI_ENTER();
+  if (!request) return world_error(raise(ErrorClass::Arg, "request is null"), __func__);
+  if (int e = PMPI_Buffer_flush()) return e;
+  return world_error(done_request(*rt, MPI_COMM_WORLD, request), __func__);
+}
+
+// ---- matching language types by size (MPI-3.1 17.2.5, C types here) ----
+
+ADI3_MPI_API(int, Type_match_size, (int typeclass, int size, MPI_Datatype* datatype)) {
+  ADI3_MPI_ENTER();
+  (void)rt;
+  if (!datatype) return world_error(raise(ErrorClass::Arg, "datatype is null"), __func__);
+  struct Candidate {
+    int cls;
+    MPI_Datatype type;
+    int size;
+  };
+  static const Candidate kTypes[] = {
+      {MPI_TYPECLASS_INTEGER, MPI_SIGNED_CHAR, 1},
+      {MPI_TYPECLASS_INTEGER, MPI_SHORT, sizeof(short)},
+      {MPI_TYPECLASS_INTEGER, MPI_INT, sizeof(int)},
+      {MPI_TYPECLASS_INTEGER, MPI_LONG_LONG, sizeof(long long)},
+      {MPI_TYPECLASS_REAL, MPI_FLOAT, sizeof(float)},
+      {MPI_TYPECLASS_REAL, MPI_DOUBLE, sizeof(double)},
+      {MPI_TYPECLASS_REAL, MPI_LONG_DOUBLE, sizeof(long double)},
+      {MPI_TYPECLASS_COMPLEX, MPI_C_FLOAT_COMPLEX, 2 * sizeof(float)},
+      {MPI_TYPECLASS_COMPLEX, MPI_C_DOUBLE_COMPLEX, 2 * sizeof(double)},
+      {MPI_TYPECLASS_COMPLEX, MPI_C_LONG_DOUBLE_COMPLEX, 2 * sizeof(long double)},
+  };
+  if (typeclass != MPI_TYPECLASS_INTEGER && typeclass != MPI_TYPECLASS_REAL && typeclass != MPI_TYPECLASS_COMPLEX) {
+    return world_error(
+        raise(ErrorClass::Arg, "invalid typeclass %d (MPI_TYPECLASS_INTEGER, _REAL or _COMPLEX)", typeclass), __func__);
+  }
+  for (const Candidate& c : kTypes) {
+    if (c.cls == typeclass && c.size == size) {
+      *datatype = c.type;
+      return MPI_SUCCESS;
+    }
+  }
+  return world_error(raise(ErrorClass::Arg, "no type of typeclass %d has %d bytes", typeclass, size), __func__);
+}
+
+namespace {
+
+// The smallest C integer type holding every value of r decimal digits.
+MPI_Datatype f90_integer(int r) {
+  if (r <= 2) return MPI_INT8_T;
+  if (r <= 4) return MPI_INT16_T;
+  if (r <= 9) return MPI_INT32_T;
+  if (r <= 18) return MPI_INT64_T;
+  return MPI_DATATYPE_NULL;
+}
+
+// The smallest C floating type with p decimal digits and exponent range r
+// (MPI_UNDEFINED: no constraint).
+int f90_real_index(int p, int r) {
+  if (p == MPI_UNDEFINED) p = 0;
+  if (r == MPI_UNDEFINED) r = 0;
+  if (p <= FLT_DIG && r <= FLT_MAX_10_EXP) return 0;
+  if (p <= DBL_DIG && r <= DBL_MAX_10_EXP) return 1;
+  if (p <= LDBL_DIG && r <= LDBL_MAX_10_EXP) return 2;
+  return -1;
+}
+
+int f90_args(int p, int r) {
+  if ((p < 0 && p != MPI_UNDEFINED) || (r < 0 && r != MPI_UNDEFINED)) {
+    return raise(ErrorClass::Arg, "invalid precision %d or range %d", p, r);
+  }
+  if (p == MPI_UNDEFINED && r == MPI_UNDEFINED) {
+    return raise(ErrorClass::Arg, "precision and range are both MPI_UNDEFINED");
+  }
+  return 0;
+}
+
+}  // namespace
+
+// Predefined C types stand for the Fortran 90 parameterized types (this
+// binding has no Fortran): the smallest one meeting the request.
+ADI3_MPI_API(int, Type_create_f90_integer, (int r, MPI_Datatype* newtype)) {
+  ADI3_MPI_ENTER();
+  (void)rt;
+  if (!newtype) return world_error(raise(ErrorClass::Arg, "newtype is null"), __func__);
+  MPI_Datatype t = r < 0 ? MPI_DATATYPE_NULL : f90_integer(r);
+  if (t == MPI_DATATYPE_NULL) {
+    return world_error(raise(ErrorClass::Arg, "no integer type has %d decimal digits of range", r), __func__);
+  }
+  *newtype = t;
+  return MPI_SUCCESS;
+}
+
+ADI3_MPI_API(int, Type_create_f90_real, (int p, int r, MPI_Datatype* newtype)) {
+  ADI3_MPI_ENTER();
+  (void)rt;
+  if (!newtype) return world_error(raise(ErrorClass::Arg, "newtype is null"), __func__);
+  if (int e = f90_args(p, r)) return world_error(e, __func__);
+  static const MPI_Datatype kReal[] = {MPI_FLOAT, MPI_DOUBLE, MPI_LONG_DOUBLE};
+  int i = f90_real_index(p, r);
+  if (i < 0) return world_error(raise(ErrorClass::Arg, "no real type has precision %d and range %d", p, r), __func__);
+  *newtype = kReal[i];
+  return MPI_SUCCESS;
+}
+
+ADI3_MPI_API(int, Type_create_f90_complex, (int p, int r, MPI_Datatype* newtype)) {
+  ADI3_MPI_ENTER();
+  (void)rt;
+  if (!newtype) return world_error(raise(ErrorClass::Arg, "newtype is null"), __func__);
+  if (int e = f90_args(p, r)) return world_error(e, __func__);
+  static const MPI_Datatype kComplex[] = {MPI_C_FLOAT_COMPLEX, MPI_C_DOUBLE_COMPLEX, MPI_C_LONG_DOUBLE_COMPLEX};
+  int i = f90_real_index(p, r);
+  if (i < 0) {
+    return world_error(raise(ErrorClass::Arg, "no complex type has precision %d and range %d", p, r), __func__);
+  }
+  *newtype = kComplex[i];
+  return MPI_SUCCESS;
+}

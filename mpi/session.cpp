@@ -1,0 +1,278 @@
+// MPI-4 Sessions over the world model: MPI_Session_init starts the runtime
+// when nothing has (and the last MPI_Session_finalize of such a runtime ends
+// it); the process sets are mpi://WORLD and mpi://SELF; a communicator from
+// a group is agreed over MPI_COMM_WORLD (MPI_Comm_create_group, with a tag
+// derived from the string tag every member passes). Session objects live in
+// their own table, like info objects, since they may precede the runtime.
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <strings.h>
+
+#include "mpi/api.hpp"
+
+using namespace adi3;
+using namespace adi3::mpi;
+
+namespace {
+
+struct SessionObj {
+  std::vector<std::pair<std::string, std::string>> info;
+  MPI_Errhandler errh = MPI_ERRORS_ARE_FATAL;  // a predefined or user handle
+  ErrhandlerObj* user = nullptr;               // a user handler (holds a reference)
+};
+
+struct SessionStore {
+  HandleTable<SessionObj*> table;
+  int live = 0;
+  bool started_runtime = false;  // MPI_Session_init started it: the last finalize ends it
+  ~SessionStore() {
+    table.for_each([](int, SessionObj* s) { delete s; });
+  }
+};
+
+SessionStore& store() {
+  static SessionStore s;
+  return s;
+}
+
+constexpr Kind kSessionKind = static_cast<Kind>(13);
+
+int get_session(MPI_Session h, SessionObj** out) {
+  if (h == MPI_SESSION_NULL) return raise(ErrorClass::Arg, "the session is MPI_SESSION_NULL");
+  if (is_kind(h, kSessionKind, HandleClass::User)) {
+    if (SessionObj** s = store().table.get(handle_index(h))) {
+      *out = *s;
+      return 0;
+    }
+    return raise(ErrorClass::Arg, "session handle 0x%x was finalized or never created", h);
+  }
+  return raise(ErrorClass::Arg, "0x%x is not a session handle", h);
+}
+
+// Reports code through the session's error handler (code == 0 passes).
+int session_error(MPI_Session h, SessionObj* s, int code, const char* fn) {
+  if (!code) return 0;
+  if (!s) return world_error(code, fn);
+  if (s->errh == MPI_ERRORS_RETURN) return code;
+  if (!s->user) fatal(code, fn);  // MPI_ERRORS_ARE_FATAL or MPI_ERRORS_ABORT
+  MPI_Session self = h;
+  int c = code;
+  // Created by MPI_Session_create_errhandler: the function takes a session.
+  reinterpret_cast<MPI_Session_errhandler_function*>(s->user->fn)(&self, &c);
+  return code;
+}
+
+// A session's error handler: predefined, or a user one it keeps a reference to.
+int set_handler(SessionObj& s, MPI_Errhandler h) {
+  ErrhandlerObj* user = nullptr;
+  if (h != MPI_ERRORS_ARE_FATAL && h != MPI_ERRORS_RETURN && h != MPI_ERRORS_ABORT) {
+    if (int e = get_errhandler(*g_runtime, h, &user)) return e;
+    user->refs.fetch_add(1);
+  }
+  if (s.user) release_errhandler(*g_runtime, s.user);
+  s.user = user;
+  s.errh = h;
+  return 0;
+}
+
+// The start of a session call: the session, or an error through MPI_COMM_WORLD's handler.
+#define ADI3_SESSION(h)                                       \
+  SessionObj* s = nullptr;                                    \
+  if (g_runtime == nullptr) return not_initialized(__func__); \
+  if (int e_ = get_session(h, &s)) return world_error(e_, __func__)
+
+int thread_level(const std::vector<std::pair<std::string, std::string>>& info) {
+  for (auto& [k, v] : info) {
+    if (k != "thread_level") continue;
+    if (v == "MPI_THREAD_MULTIPLE") return MPI_THREAD_MULTIPLE;
+    if (v == "MPI_THREAD_SERIALIZED") return MPI_THREAD_SERIALIZED;
+    if (v == "MPI_THREAD_FUNNELED") return MPI_THREAD_FUNNELED;
+  }
+  return MPI_THREAD_SINGLE;
+}
+
+// The entries of an info handle (null: none); works before MPI_Init.
+int entries_of(MPI_Info info, std::vector<std::pair<std::string, std::string>>* out) {
+  if (info == MPI_INFO_NULL) return 0;
+  int n = 0;
+  if (int e = PMPI_Info_get_nkeys(info, &n)) return e;
+  for (int i = 0; i < n; ++i) {
+    char key[MPI_MAX_INFO_KEY + 1];
+    char value[MPI_MAX_INFO_VAL + 1];
+    int flag = 0;
+    if (int e = PMPI_Info_get_nthkey(info, i, key)) return e;
+    if (int e = PMPI_Info_get(info, key, MPI_MAX_INFO_VAL, value, &flag)) return e;
+    if (flag) out->emplace_back(key, value);
+  }
+  return 0;
+}
+
+const char* pset(const char* name) {
+  if (!name) return nullptr;
+  if (strcasecmp(name, "mpi://WORLD") == 0) return "mpi://WORLD";
+  if (strcasecmp(name, "mpi://SELF") == 0) return "mpi://SELF";
+  return nullptr;
+}
+
+}  // namespace
+
+ADI3_MPI_API(int, Session_init, (MPI_Info info, MPI_Errhandler errhandler, MPI_Session* session)) {
+  if (!session) return world_error(raise(ErrorClass::Arg, "session is null"), __func__);
+  auto* obj = new SessionObj;
+  if (int e = entries_of(info, &obj->info)) {
+    delete obj;
+    return e;
+  }
+  if (g_state.load() == 2) {
+    delete obj;
+    return world_error(raise(ErrorClass::Other, "MPI_Session_init after MPI_Finalize"), __func__);
+  }
+  SessionStore& st = store();
+  if (g_state.load() == 0) {
+    int provided = 0;
+    if (int e = PMPI_Init_thread(nullptr, nullptr, thread_level(obj->info), &provided)) {
+      delete obj;
+      return e;
+    }
+    st.started_runtime = true;
+  }
+  if (errhandler != MPI_ERRHANDLER_NULL) {
+    if (int e = set_handler(*obj, errhandler)) {
+      delete obj;
+      return world_error(e, __func__);
+    }
+  }
+  int i = st.table.add(obj);
+  if (i < 0) {
+    delete obj;
+    return world_error(raise(ErrorClass::Intern, "too many sessions"), __func__);
+  }
+  ++st.live;
+  *session = make_handle(HandleClass::User, kSessionKind, i);
+  obj->info.emplace_back("mpi_session_thread_level", std::to_string(thread_level(obj->info)));
+  return MPI_SUCCESS;
+}
+
+ADI3_MPI_API(int, Session_finalize, (MPI_Session * session)) {
+  if (!session) return world_error(raise(ErrorClass::Arg, "session is null"), __func__);
+  ADI3_SESSION(*session);
+  SessionStore& st = store();
+  st.table.remove(handle_index(*session));
+  if (s->user) release_errhandler(*g_runtime, s->user);
+  delete s;
+  *session = MPI_SESSION_NULL;
+  if (--st.live == 0 && st.started_runtime) {
+    st.started_runtime = false;
+    return PMPI_Finalize();
+  }
+  return MPI_SUCCESS;
+}
+
+ADI3_MPI_API(int, Session_get_num_psets, (MPI_Session session, MPI_Info info, int* npset_names)) {
+  ADI3_SESSION(session);
+  (void)info;
+  if (!npset_names) return session_error(session, s, raise(ErrorClass::Arg, "npset_names is null"), __func__);
+  *npset_names = 2;
+  return MPI_SUCCESS;
+}
+
+ADI3_MPI_API(int, Session_get_nth_pset, (MPI_Session session, MPI_Info info, int n, int* pset_len, char* pset_name)) {
+  ADI3_SESSION(session);
+  (void)info;
+  if (!pset_len) return session_error(session, s, raise(ErrorClass::Arg, "pset_len is null"), __func__);
+  if (n < 0 || n > 1) {
+    return session_error(session, s, raise(ErrorClass::Arg, "invalid process set number %d (there are 2)", n),
+                         __func__);
+  }
+  const char* name = n == 0 ? "mpi://WORLD" : "mpi://SELF";
+  int len = static_cast<int>(std::strlen(name)) + 1;
+  if (*pset_len == 0) {  // a query of the length
+    *pset_len = len;
+    return MPI_SUCCESS;
+  }
+  if (!pset_name) return session_error(session, s, raise(ErrorClass::Arg, "pset_name is null"), __func__);
+  int copy = std::min(len, *pset_len) - 1;
+  std::memcpy(pset_name, name, static_cast<std::size_t>(copy));
+  pset_name[copy] = '\0';
+  *pset_len = len;
+  return MPI_SUCCESS;
+}
+
+ADI3_MPI_API(int, Session_get_pset_info, (MPI_Session session, const char* pset_name, MPI_Info* info)) {
+  ADI3_SESSION(session);
+  const char* p = pset(pset_name);
+  if (!info) return session_error(session, s, raise(ErrorClass::Arg, "info is null"), __func__);
+  if (!p) {
+    return session_error(session, s, raise(ErrorClass::Arg, "unknown process set \"%s\"", pset_name ? pset_name : ""),
+                         __func__);
+  }
+  int size = std::strcmp(p, "mpi://WORLD") == 0 ? g_runtime->world.size() : 1;
+  return add_info(*g_runtime, {{"mpi_size", std::to_string(size)}}, info);
+}
+
+ADI3_MPI_API(int, Session_get_info, (MPI_Session session, MPI_Info* info_used)) {
+  ADI3_SESSION(session);
+  if (!info_used) return session_error(session, s, raise(ErrorClass::Arg, "info_used is null"), __func__);
+  return session_error(session, s, add_info(*g_runtime, s->info, info_used), __func__);
+}
+
+ADI3_MPI_API(int, Group_from_session_pset, (MPI_Session session, const char* pset_name, MPI_Group* newgroup)) {
+  ADI3_SESSION(session);
+  const char* p = pset(pset_name);
+  if (!newgroup) return session_error(session, s, raise(ErrorClass::Arg, "newgroup is null"), __func__);
+  if (!p) {
+    return session_error(session, s, raise(ErrorClass::Arg, "unknown process set \"%s\"", pset_name ? pset_name : ""),
+                         __func__);
+  }
+  return PMPI_Comm_group(std::strcmp(p, "mpi://WORLD") == 0 ? MPI_COMM_WORLD : MPI_COMM_SELF, newgroup);
+}
+
+// Collective over the group's members, which pass the same string tag.
+ADI3_MPI_API(int, Comm_create_from_group,
+             (MPI_Group group, const char* stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm* newcomm)) {
+  ADI3_MPI_ENTER();
+  (void)rt;
+  if (!stringtag) return world_error(raise(ErrorClass::Arg, "stringtag is null"), __func__);
+  if (!newcomm) return world_error(raise(ErrorClass::Arg, "newcomm is null"), __func__);
+  // FNV-1a of the tag, folded into the tags every implementation allows.
+  std::uint32_t h = 2166136261u;
+  for (const char* c = stringtag; *c; ++c) h = (h ^ static_cast<unsigned char>(*c)) * 16777619u;
+  int tag = static_cast<int>(h % 32768u);
+  if (int e = PMPI_Comm_create_group(MPI_COMM_WORLD, group, tag, newcomm)) return e;
+  if (*newcomm == MPI_COMM_NULL) return MPI_SUCCESS;
+  if (errhandler != MPI_ERRHANDLER_NULL) {
+    if (int e = PMPI_Comm_set_errhandler(*newcomm, errhandler)) return e;
+  }
+  if (info != MPI_INFO_NULL) return PMPI_Comm_set_info(*newcomm, info);
+  return MPI_SUCCESS;
+}
+
+ADI3_MPI_API(int, Session_create_errhandler, (MPI_Session_errhandler_function * fn, MPI_Errhandler* errhandler)) {
+  // A communicator handler object holds the function (both take a pointer
+  // to an int handle and a code).
+  return PMPI_Comm_create_errhandler(reinterpret_cast<MPI_Comm_errhandler_function*>(fn), errhandler);
+}
+
+ADI3_MPI_API(int, Session_set_errhandler, (MPI_Session session, MPI_Errhandler errhandler)) {
+  ADI3_SESSION(session);
+  return session_error(session, s, set_handler(*s, errhandler), __func__);
+}
+
+ADI3_MPI_API(int, Session_get_errhandler, (MPI_Session session, MPI_Errhandler* errhandler)) {
+  ADI3_SESSION(session);
+  if (!errhandler) return session_error(session, s, raise(ErrorClass::Arg, "errhandler is null"), __func__);
+  if (s->user) s->user->refs.fetch_add(1);  // the caller frees the handle it gets
+  *errhandler = s->errh;
+  return MPI_SUCCESS;
+}
+
+ADI3_MPI_API(int, Session_call_errhandler, (MPI_Session session, int errorcode)) {
+  ADI3_SESSION(session);
+  session_error(session, s, errorcode, __func__);
+  return MPI_SUCCESS;  // the handler ran (unless it was fatal)
+}
+
+ADI3_MPI_API(MPI_Fint, Session_c2f, (MPI_Session session)) { return session; }
+ADI3_MPI_API(MPI_Session, Session_f2c, (MPI_Fint session)) { return session; }

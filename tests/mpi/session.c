@@ -1,0 +1,107 @@
+/* MPI-4 Sessions: a session started before (and instead of) MPI_Init, its
+ * process sets mpi://WORLD and mpi://SELF, a communicator built from a set's
+ * group with a string tag, session info and error handlers. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int errors = 0;
+#define CHECK(c)                                                            \
+  do {                                                                      \
+    if (!(c)) {                                                             \
+      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c); \
+      ++errors;                                                             \
+    }                                                                       \
+  } while (0)
+
+static int called = 0;
+static void on_error(MPI_Session* s, int* code, ...) {
+  (void)s;
+  (void)code;
+  ++called;
+}
+
+int main(void) {
+  MPI_Session session;
+  MPI_Info info;
+  int flag = 0;
+  MPI_Info_create(&info);
+  MPI_Info_set(info, "thread_level", "MPI_THREAD_SINGLE");
+  CHECK(MPI_Session_init(info, MPI_ERRORS_RETURN, &session) == MPI_SUCCESS);
+  MPI_Info_free(&info);
+  MPI_Initialized(&flag);
+  CHECK(flag); /* the runtime is up */
+
+  int n = 0;
+  CHECK(MPI_Session_get_num_psets(session, MPI_INFO_NULL, &n) == MPI_SUCCESS);
+  CHECK(n == 2);
+  char name[MPI_MAX_PSET_NAME_LEN];
+  int len = 0;
+  CHECK(MPI_Session_get_nth_pset(session, MPI_INFO_NULL, 0, &len, NULL) == MPI_SUCCESS);
+  CHECK(len == (int)strlen("mpi://WORLD") + 1);
+  len = sizeof name;
+  CHECK(MPI_Session_get_nth_pset(session, MPI_INFO_NULL, 0, &len, name) == MPI_SUCCESS);
+  CHECK(strcmp(name, "mpi://WORLD") == 0);
+  len = sizeof name;
+  CHECK(MPI_Session_get_nth_pset(session, MPI_INFO_NULL, 1, &len, name) == MPI_SUCCESS);
+  CHECK(strcmp(name, "mpi://SELF") == 0);
+
+  MPI_Info pinfo;
+  char value[MPI_MAX_INFO_VAL + 1];
+  CHECK(MPI_Session_get_pset_info(session, "mpi://WORLD", &pinfo) == MPI_SUCCESS);
+  CHECK(MPI_Info_get(pinfo, "mpi_size", MPI_MAX_INFO_VAL, value, &flag) == MPI_SUCCESS && flag);
+  MPI_Info_free(&pinfo);
+
+  MPI_Group world_group, self_group;
+  MPI_Comm comm, self;
+  CHECK(MPI_Group_from_session_pset(session, "mpi://WORLD", &world_group) == MPI_SUCCESS);
+  CHECK(MPI_Comm_create_from_group(world_group, "org.adi3.test", MPI_INFO_NULL, MPI_ERRORS_RETURN, &comm) ==
+        MPI_SUCCESS);
+  int rank = -1, size = 0, gsize = 0;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  MPI_Group_size(world_group, &gsize);
+  CHECK(size == gsize && atoi(value) == size);
+  int sum = 0;
+  CHECK(MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, comm) == MPI_SUCCESS);
+  CHECK(sum == size * (size - 1) / 2);
+  CHECK(MPI_Group_from_session_pset(session, "mpi://SELF", &self_group) == MPI_SUCCESS);
+  CHECK(MPI_Comm_create_from_group(self_group, "org.adi3.self", MPI_INFO_NULL, MPI_ERRORS_RETURN, &self) ==
+        MPI_SUCCESS);
+  MPI_Comm_size(self, &size);
+  CHECK(size == 1);
+
+  /* errors: MPI_ERRORS_RETURN, then a user handler, then call_errhandler */
+  MPI_Group g;
+  CHECK(MPI_Group_from_session_pset(session, "mpi://NOWHERE", &g) != MPI_SUCCESS);
+  MPI_Errhandler eh, got;
+  CHECK(MPI_Session_create_errhandler(on_error, &eh) == MPI_SUCCESS);
+  CHECK(MPI_Session_set_errhandler(session, eh) == MPI_SUCCESS);
+  CHECK(MPI_Session_get_errhandler(session, &got) == MPI_SUCCESS);
+  CHECK(got == eh);
+  MPI_Errhandler_free(&got);
+  MPI_Errhandler_free(&eh);
+  CHECK(MPI_Group_from_session_pset(session, "mpi://NOWHERE", &g) != MPI_SUCCESS);
+  CHECK(called == 1);
+  CHECK(MPI_Session_call_errhandler(session, MPI_ERR_OTHER) == MPI_SUCCESS);
+  CHECK(called == 2);
+  MPI_Info used;
+  CHECK(MPI_Session_get_info(session, &used) == MPI_SUCCESS);
+  MPI_Info_free(&used);
+
+  MPI_Group_free(&world_group);
+  MPI_Group_free(&self_group);
+  MPI_Comm_free(&self);
+  int total = 0;
+  MPI_Allreduce(&errors, &total, 1, MPI_INT, MPI_SUM, comm);
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_free(&comm);
+  if (rank == 0) printf(total ? " Found %d errors\n" : " No Errors\n", total);
+  fflush(stdout);
+  CHECK(MPI_Session_finalize(&session) == MPI_SUCCESS);
+  CHECK(session == MPI_SESSION_NULL);
+  MPI_Finalized(&flag);
+  CHECK(flag); /* the last session ended the runtime it started */
+  return total != 0 || errors != 0;
+}
