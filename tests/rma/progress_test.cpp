@@ -44,7 +44,14 @@ void progress_while_computing(Device& dev, Flavor flavor) {
     const double s = std::chrono::duration<double>(Clock::now() - start).count();
     std::printf("[ rank 0 ] %d lock/put/get/unlock on a computing target: %.3f s (%.1f us each)\n", kIters, s,
                 s * 1e6 / kIters);
-    EXPECT_LT(s, 1.5) << "the origin did not finish long before the target's 2 s of compute";
+    // Sanitized builds run the agent several times slower: there, only
+    // "before the compute ends" is asserted.
+#if ADI3_SANITIZED
+    constexpr double kLimit = 1.9;
+#else
+    constexpr double kLimit = 1.5;
+#endif
+    EXPECT_LT(s, kLimit) << "the origin did not finish long before the target's 2 s of compute";
   }
   ASSERT_EQ(dev.barrier(), 0);
   if (dev.rank() == 1) {
