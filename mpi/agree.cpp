@@ -47,78 +47,70 @@ Agreement::Agreement(Runtime& rt, const Comm& over, int tag)
       tag_(tag),
       key_((static_cast<std::uint64_t>(over.context) << 32) | static_cast<std::uint32_t>(tag)),
       mine_(W + 1),
-      masks_(static_cast<std::size_t>(over.size) * (W + 1)),
-      picks_(static_cast<std::size_t>(over.size)) {
-  start_masks();
+      masks_(static_cast<std::size_t>(over.size) * (W + 1)) {
+  start_round();
 }
 
-Agreement::~Agreement() = default;
+Agreement::~Agreement() {
+  if (holding_) rt_.contexts.unreserve(mine_.data());
+}
 
-std::unique_ptr<coll::Schedule> Agreement::gather(const void* mine, std::size_t bytes, void* all) {
-  auto s = std::make_unique<coll::Schedule>(rt_.dev(), over_, tag_);
-  auto* out = static_cast<std::byte*>(all);
-  std::memcpy(out + static_cast<std::size_t>(over_.rank) * bytes, mine, bytes);
+void Agreement::start_round() {
+  uint32_t wanted[W];
+  // Bits c, c + 8, c + 16, c + 24 of every word: the indices of class c.
+  uint32_t keep = attempt_ < kRestrictedAttempts ? 0x01010101u << draw(key_, attempt_) : ~0u;
+  for (int w = 0; w < W; ++w) wanted[w] = keep;
+  bool others = rt_.contexts.reserve(wanted, mine_.data());
+  holding_ = true;
+  mine_[W] = others ? 1 : 0;
+  // Everyone's offer to everyone: one round.
+  cur_ = std::make_unique<coll::Schedule>(rt_.dev(), over_, tag_);
+  const std::size_t bytes = sizeof(uint32_t) * (W + 1);
+  auto* out = reinterpret_cast<std::byte*>(masks_.data());
+  std::memcpy(out + static_cast<std::size_t>(over_.rank) * bytes, mine_.data(), bytes);
   for (int i = 0; i < over_.size; ++i) {
     if (i == over_.rank) continue;
-    s->recv_bytes(out + static_cast<std::size_t>(i) * bytes, bytes, i);
-    s->send_bytes(mine, bytes, i);
+    cur_->recv_bytes(out + static_cast<std::size_t>(i) * bytes, bytes, i);
+    cur_->send_bytes(mine_.data(), bytes, i);
   }
-  return s;
-}
-
-void Agreement::start_masks() {
-  picking_ = false;
-  rt_.contexts.snapshot(mine_.data());
-  bool restricted = attempt_ < kRestrictedAttempts;
-  if (restricted) {
-    // Bits c, c + 8, c + 16, c + 24 of every word: indices of class c.
-    uint32_t keep = 0x01010101u << draw(key_, attempt_);
-    for (int w = 0; w < W; ++w) mine_[static_cast<std::size_t>(w)] &= keep;
-  }
-  mine_[W] = restricted ? 1 : 0;
-  cur_ = gather(mine_.data(), sizeof(uint32_t) * (W + 1), masks_.data());
 }
 
 void Agreement::next() {
   cur_.reset();
   const auto n = static_cast<std::size_t>(over_.size);
-  if (!picking_) {
-    uint32_t agreed[W];
-    bool none = true;
-    for (int w = 0; w < W; ++w) {
-      agreed[w] = ~0u;
-      for (std::size_t r = 0; r < n; ++r) agreed[w] &= masks_[r * (W + 1) + static_cast<std::size_t>(w)];
-      none = none && agreed[w] == 0;
-    }
-    if (none) {
-      if (attempt_ >= kRestrictedAttempts) {
-        err_ =
-            raise(ErrorClass::Other, "no context id is free at every member: too many communicators (%d in use here)",
-                  rt_.contexts.in_use());
-        finished_ = true;
-        return;
-      }
-      attempt_ = kRestrictedAttempts;  // that class is full somewhere: offer everything
-      start_masks();
+  uint32_t agreed[W];
+  bool none = true, reserved_elsewhere = false;
+  for (int w = 0; w < W; ++w) {
+    agreed[w] = ~0u;
+    for (std::size_t r = 0; r < n; ++r) agreed[w] &= masks_[r * (W + 1) + static_cast<std::size_t>(w)];
+    none = none && agreed[w] == 0;
+  }
+  for (std::size_t r = 0; r < n; ++r) reserved_elsewhere = reserved_elsewhere || masks_[r * (W + 1) + W] != 0;
+  if (!none) {
+    // The lowest common index: reserved for us at every rank, so free.
+    int pick = rt_.contexts.claim_lowest(agreed);
+    rt_.contexts.unreserve(mine_.data());
+    holding_ = false;
+    finished_ = true;
+    if (pick < 0) {
+      err_ = raise(ErrorClass::Intern, "context agreement: the agreed index was taken");
       return;
     }
-    pick_ = rt_.contexts.claim_lowest(agreed);
-    picking_ = true;
-    cur_ = gather(&pick_, sizeof pick_, picks_.data());
+    index_ = static_cast<uint32_t>(pick);
     return;
   }
-  bool same = pick_ >= 0;
-  for (int p : picks_) same = same && p == picks_[0];
-  if (same) {
-    index_ = static_cast<uint32_t>(pick_);
+  rt_.contexts.unreserve(mine_.data());
+  holding_ = false;
+  if (attempt_ >= kRestrictedAttempts && !reserved_elsewhere) {
     finished_ = true;
+    err_ = raise(ErrorClass::Other, "no context id is free at every member: too many communicators (%d in use here)",
+                 rt_.contexts.in_use());
     return;
   }
-  // Another agreement took a candidate first at some rank: draw again.
-  if (pick_ >= 0) rt_.contexts.release(pick_);
-  pick_ = -1;
+  // That class is taken somewhere (or held by another pending agreement):
+  // another draw, and after a few every index.
   ++attempt_;
-  start_masks();
+  start_round();
 }
 
 bool Agreement::advance() {

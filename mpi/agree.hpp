@@ -17,16 +17,16 @@ int allgather_bytes(Device& dev, const Comm& over, const void* mine, std::size_t
 
 // Agreeing on a context index free at every rank of `over`, as a state
 // machine the progress engine can drive (MPI_Comm_idup) or a blocking call
-// runs to the end. Rounds: every rank's free mask (AND: the candidates),
-// each claims the lowest candidate still free here, every rank's pick; all
-// equal ends it, else the picks are released and it starts again.
-// Agreements may be pending side by side (idups of several parents started
-// in different orders at different ranks), and two of them could claim
-// their candidates in opposite orders at two ranks. So the first attempts
-// offer only one eighth of the indices, chosen from (context, tag,
-// attempt): two agreements rarely compete, and when they do, the next
-// attempt separates them with another draw; later attempts offer every
-// index. No agreement ever waits for another, so none can deadlock one.
+// runs to the end: one round in which every rank offers a set of free
+// indices; all take the lowest index every rank offered. Agreements may be
+// pending side by side (idups of several parents started in different
+// orders at different ranks), so each rank reserves what it offers until
+// the round ends and never offers one index to two agreements: their
+// candidate sets are disjoint and no pick can clash. Offers are one drawn
+// eighth of the indices (drawn from context, tag and attempt), so two
+// pending agreements rarely get in each other's way; an empty result is
+// retried with another draw, later with every unreserved index. No
+// agreement waits for another, so none can deadlock one.
 class Agreement {
  public:
   Agreement(Runtime& rt, const Comm& over, int tag);
@@ -42,20 +42,18 @@ class Agreement {
   uint32_t index() const { return index_; }
 
  private:
-  void start_masks();
-  void next();  // after a round completed
-  std::unique_ptr<coll::Schedule> gather(const void* mine, std::size_t bytes, void* all);
+  void start_round();
+  void next();  // after the round completed
 
   Runtime& rt_;
   Comm over_;
   int tag_;
   std::uint64_t key_;
   int attempt_ = 0;
-  bool picking_ = false, finished_ = false;
-  int err_ = 0, pick_ = -1;
+  bool finished_ = false, holding_ = false;
+  int err_ = 0;
   uint32_t index_ = 0;
-  std::vector<uint32_t> mine_, masks_;  // mask words + "real" flag per rank
-  std::vector<int> picks_;
+  std::vector<uint32_t> mine_, masks_;  // offered mask words + "others reserved" flag per rank
   std::unique_ptr<coll::Schedule> cur_;
 };
 

@@ -7,6 +7,7 @@ namespace adi3::mpi {
 
 ContextIds::ContextIds() {
   std::memset(free_, 0xff, sizeof free_);
+  std::memset(reserved_, 0, sizeof reserved_);
   // 0: MPI_COMM_WORLD, 1: MPI_COMM_SELF.
   free_[0] &= ~3u;
 }
@@ -40,6 +41,22 @@ int ContextIds::in_use() {
   int n = 0;
   for (uint32_t w : free_) n += 32 - std::popcount(w);
   return n;
+}
+
+bool ContextIds::reserve(const Mask wanted, Mask out) {
+  std::lock_guard<std::mutex> g(lock_);
+  bool others = false;
+  for (int w = 0; w < kWords; ++w) {
+    others = others || reserved_[w] != 0;
+    out[w] = wanted[w] & free_[w] & ~reserved_[w];
+    reserved_[w] |= out[w];
+  }
+  return others;
+}
+
+void ContextIds::unreserve(const Mask m) {
+  std::lock_guard<std::mutex> g(lock_);
+  for (int w = 0; w < kWords; ++w) reserved_[w] &= ~m[w];
 }
 
 }  // namespace adi3::mpi

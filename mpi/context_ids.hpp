@@ -25,9 +25,16 @@ class ContextIds {
   void release(int index);
   int in_use();
 
+  // For agreements pending side by side (mpi/agree.hpp): out = the free
+  // indices among `wanted` that no other pending agreement offered, now
+  // reserved for the caller; true if other reservations existed.
+  bool reserve(const Mask wanted, Mask out);
+  void unreserve(const Mask m);
+
  private:
   std::mutex lock_;
   Mask free_;
+  Mask reserved_;
 };
 
 }  // namespace adi3::mpi
