@@ -7,7 +7,7 @@
 //     --wire W    fail unless the chosen wire is W (pmi1, pmi2, pmix, singleton)
 //     --nodes N   fail unless the layout has N nodes
 //     --secret    fail unless the launcher provided a job secret
-//     --abort     rank size-1 aborts with code 5 after the exchange; the rest wait
+//     --abort     rank size-1 aborts with code 5 after the exchange; the rest sleep
 #include <unistd.h>
 
 #include <cstdio>
@@ -73,12 +73,16 @@ int main(int argc, char** argv) {
     if (boot->local_rank() < 0 || boot->local_rank() >= boot->local_size()) return fail(r, "local rank out of range");
     if (want_secret && (!boot->job_secret() || boot->job_secret()->size() < 32)) return fail(r, "no job secret");
     if (want_secret && std::getenv("ADI3_JOB_SECRET")) return fail(r, "the secret stayed in the environment");
-    if (do_abort && r == n - 1) boot->abort(5, "boot_test: deliberate abort");
-    boot->barrier();
     if (do_abort) {
-      sleep(30);  // the launcher must stop us first
+      // The others compute (they do not wait in the launcher: Open MPI
+      // 4.1.4's mpirun can hang when ranks sit in a PMIx fence while
+      // another aborts). The launcher must stop them.
+      boot->barrier();
+      if (r == n - 1) boot->abort(5, "boot_test: deliberate abort");
+      sleep(30);
       return fail(r, "still running 30 s after another rank aborted");
     }
+    boot->barrier();
     if (r == 0) {
       std::printf("boot_test: wire=%.*s job=%s size=%d nodes=%d (%s) local_size=%d secret=%s: OK\n",
                   static_cast<int>(boot->wire().size()), boot->wire().data(), boot->job_id().c_str(), n, map.nodes,
