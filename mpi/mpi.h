@@ -1,4 +1,4 @@
-/* mpi.h of adi3: the MPI-3.1 C binding (plus a few MPI-4 extras).
+/* mpi.h of adi3: the MPI-3.1 C binding (and most of MPI-4.1: see mpi/README.md).
  *
  * Handles are ints, as in MPICH: bits 30-31 say null (0), predefined (1) or
  * user-created (2); bits 26-29 the kind of object; the rest an index. So the
