@@ -1,7 +1,9 @@
 #include "adi3/config.hpp"
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 
 namespace adi3 {
 namespace {
@@ -19,6 +21,11 @@ constexpr Knob kCoreKnobs[] = {
     {"ADI3_FORCE_EMULATION", "0",
      "1: ignore native channel capabilities (e.g. single-copy get) and use the "
      "emulated protocols, so both paths can be tested."},
+    {"ADI3_ASYNC_PROGRESS", "auto",
+     "Progress agent (a thread per rank that progresses the device while the program computes, sleeping on "
+     "the channel's doorbell when idle). auto: started when something needs it (a window allowing passive "
+     "target, a send cancel). on: started with the device. off: never (passive target and send cancel then "
+     "progress only inside MPI calls)."},
     {"ADI3_CHANNEL", "inproc for thread-ranks, shm for processes", "Channel plugin to load by name."},
 };
 
@@ -66,6 +73,14 @@ Config Config::from_env() {
   c.yield_count = static_cast<int>(env_int("ADI3_YIELD_COUNT", c.yield_count));
   c.sleep_us = static_cast<int>(env_int("ADI3_SLEEP_US", c.sleep_us));
   c.force_emulation = env_int("ADI3_FORCE_EMULATION", 0) != 0;
+  std::string ap = env_string("ADI3_ASYNC_PROGRESS", "auto");
+  if (ap == "on" || ap == "1") {
+    c.async_progress = AsyncProgress::On;
+  } else if (ap == "off" || ap == "0") {
+    c.async_progress = AsyncProgress::Off;
+  } else if (ap != "auto") {
+    std::fprintf(stderr, "adi3: ADI3_ASYNC_PROGRESS=%s is not auto, on or off; using auto\n", ap.c_str());
+  }
   return c;
 }
 

@@ -21,6 +21,13 @@ std::span<const Knob> core_knobs();
 int64_t env_int(const char* name, int64_t fallback);
 std::string env_string(const char* name, const char* fallback);
 
+// ADI3_ASYNC_PROGRESS: when the progress agent (emul/agent.hpp) runs.
+enum class AsyncProgress : uint8_t {
+  Auto,  // started by the first layer that needs it
+  On,    // started with the device
+  Off,   // never (passive target then progresses only inside calls)
+};
+
 struct Config {
   // 0 = use the channel's own eager limit.
   std::size_t eager_limit = 0;
@@ -35,6 +42,7 @@ struct Config {
   bool force_emulation = false;
   // MPI_THREAD_MULTIPLE: take the (otherwise skipped) locks.
   bool thread_multiple = false;
+  AsyncProgress async_progress = AsyncProgress::Auto;
 
   static Config from_env();
 };

@@ -2,6 +2,8 @@
 // device's own barrier. Point-to-point lives in send.cpp/recv.cpp, the
 // wait/test families in completion.cpp.
 #include "adi3/device.hpp"
+
+#include "emul/agent.hpp"
 #include "adi3/sizes.hpp"
 
 #include <cstring>
@@ -34,9 +36,11 @@ Device::Device(std::unique_ptr<Channel> channel, const Config& config)
   set_handler(PacketType::CancelSend, &Device::on_cancel_send);
   set_handler(PacketType::CancelAck, &Device::on_cancel_ack);
   if (config_.thread_multiple) enable_threads();
+  if (config_.async_progress == AsyncProgress::On) require_agent("ADI3_ASYNC_PROGRESS=on");
 }
 
 Device::~Device() {
+  agent_.reset();  // no other thread touches the device from here on
   // Unexpected messages nobody received: reclaim their memory.
   matcher_.drain_unexpected([&](Request* u) { release(u); });
 }
@@ -99,6 +103,15 @@ bool Device::poll_pollables() {
 }
 
 bool Device::progress() {
+  if (agent_on_.load(std::memory_order_relaxed)) {
+    // Tells the agent a user thread is in the library (see emul/agent.hpp);
+    // racing increments may be lost, only the change matters.
+    user_polls_.store(user_polls_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+  return pass(true);
+}
+
+bool Device::pass(bool user) {
   bool any = false;
   const bool mt = threads_enabled();
   if (!mt || poll_lock_.try_lock()) {
@@ -107,7 +120,7 @@ bool Device::progress() {
   }
   if (pending_peers_.load(std::memory_order_relaxed) > 0) any |= drain_sends();
   if (hook_count_.load(std::memory_order_acquire) > 0) any |= run_hooks();
-  any |= poll_pollables();
+  if (user) any |= poll_pollables();
   if (bsend_live_.load(std::memory_order_acquire) > 0) reap_bsends();
   return any;
 }

@@ -58,6 +58,8 @@ struct Buffer {
   const Datatype* type;
 };
 
+class Agent;
+
 class Device final : private PacketSink {
  public:
   using Handler = void (*)(Device&, int src, const PacketHeader&, const void* payload, std::size_t bytes);
@@ -211,7 +213,18 @@ class Device final : private PacketSink {
   // first need; ADI3_ASYNC_PROGRESS=auto|on|off. Returns true if an agent
   // runs after the call.
   bool require_agent(const char* why);
-  bool agent_running() const;
+  bool agent_running() const { return agent_on_.load(std::memory_order_acquire); }
+  // Why the agent was started ("" when it does not run).
+  std::string agent_reason() const;
+  // For the agent: one progress pass (channel, per-peer queues, hooks;
+  // pollable requests stay with user threads, so user callbacks such as
+  // generalized-request poll functions never run on the agent thread).
+  bool agent_pass() { return pass(false); }
+  // Progress calls made by user threads (only counted while an agent runs).
+  uint64_t user_polls() const { return user_polls_.load(std::memory_order_relaxed); }
+  bool has_progress_hooks() const { return hook_count_.load(std::memory_order_relaxed) > 0; }
+  // The agent's thread, or nullptr.
+  Agent* agent() { return agent_.get(); }
   // Arrivals refused since the device started (unknown id, bad header size).
   std::size_t refused_packets() const { return refused_.load(std::memory_order_relaxed); }
 
@@ -280,6 +293,8 @@ class Device final : private PacketSink {
   static void on_cancel_send(Device&, int, const PacketHeader&, const void*, std::size_t);
   static void on_cancel_ack(Device&, int, const PacketHeader&, const void*, std::size_t);
 
+  bool pass(bool user);
+
   // seams
   void refuse(int src, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
   bool run_hooks();
@@ -325,6 +340,11 @@ class Device final : private PacketSink {
   std::atomic<int> failed_peers_{0};
   std::vector<uint8_t> peer_failed_;
   std::vector<char> failure_text_;
+  mutable std::mutex agent_mutex_;
+  std::unique_ptr<Agent> agent_;  // stopped first in ~Device
+  std::string agent_why_;
+  std::atomic<bool> agent_on_{false};
+  std::atomic<uint64_t> user_polls_{0};
   // Last, so destroyed first: it unlinks itself from pollables_ and returns
   // requests to pool_.
   std::once_flag greq_once_;

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "adi3/device.hpp"
+#include "emul/agent.hpp"
 
 namespace adi3 {
 
@@ -149,8 +150,24 @@ void Device::enable_threads() {
   threads_.store(true, std::memory_order_release);
 }
 
-// The agent lives in emul/agent.*; until it is built in, none runs.
-bool Device::require_agent(const char*) { return false; }
-bool Device::agent_running() const { return false; }
+// ---- the agent (emul/agent.*) ----
+
+bool Device::require_agent(const char* why) {
+  std::lock_guard<std::mutex> g(agent_mutex_);
+  if (agent_) return true;
+  if (config_.async_progress == AsyncProgress::Off) return false;
+  // The caller is the only thread using the device (or threads are on
+  // already): safe to turn the locks on before the agent exists.
+  enable_threads();
+  agent_why_ = why ? why : "";
+  agent_ = std::make_unique<Agent>(*this);
+  agent_on_.store(true, std::memory_order_release);
+  return true;
+}
+
+std::string Device::agent_reason() const {
+  std::lock_guard<std::mutex> g(agent_mutex_);
+  return agent_why_;
+}
 
 }  // namespace adi3

@@ -1,0 +1,58 @@
+#include "emul/agent.hpp"
+
+#include <chrono>
+#include <ctime>
+#include <pthread.h>
+
+#include "adi3/device.hpp"
+
+namespace adi3 {
+
+namespace {
+// With nothing pending that the doorbell does not announce, the agent
+// sleeps this long at most (it wakes at once for any packet).
+constexpr std::chrono::milliseconds kIdleSleep{200};
+}  // namespace
+
+Agent::Agent(Device& dev) : dev_(dev), thread_([this] { run(); }) {}
+
+Agent::~Agent() {
+  stop_.store(true, std::memory_order_release);
+  dev_.channel().wake();
+  thread_.join();
+}
+
+double Agent::cpu_seconds() const {
+  clockid_t id;
+  timespec ts{};
+  if (pthread_getcpuclockid(const_cast<std::thread&>(thread_).native_handle(), &id) != 0) return 0;
+  if (clock_gettime(id, &ts) != 0) return 0;
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+void Agent::run() {
+  const auto nap = std::chrono::microseconds(dev_.config().sleep_us > 0 ? dev_.config().sleep_us : 1000);
+  uint64_t seen_user = dev_.user_polls();
+  while (!stop_.load(std::memory_order_acquire)) {
+    // A user thread polled since we last looked: it is inside the library
+    // and progresses the device itself. Stay out of its way (no pass that
+    // would contend for the device's locks, and off the doorbell) and look
+    // again after a nap.
+    uint64_t u = dev_.user_polls();
+    if (u != seen_user) {
+      seen_user = u;
+      std::this_thread::sleep_for(nap);
+      continue;
+    }
+    if (dev_.agent_pass()) {
+      busy_.fetch_add(1, std::memory_order_relaxed);
+      continue;
+    }
+    sleeps_.fetch_add(1, std::memory_order_relaxed);
+    // Hooks stream data whose next step no packet may announce: look again
+    // after a short sleep while any is registered.
+    dev_.channel().wait(dev_.has_progress_hooks() ? nap : std::chrono::microseconds(kIdleSleep));
+  }
+}
+
+}  // namespace adi3
