@@ -119,7 +119,7 @@ static void test_args(MPI_Win win) {
 
 static void test_handles(MPI_Win win, int* mem) {
   MPI_Win w;
-  int buf = 0, flag;
+  int buf = 0, pair[2] = {0, 0}, flag;
   CHECK_CLASS(MPI_Win_fence(0, MPI_WIN_NULL), MPI_ERR_WIN);
   CHECK_CLASS(MPI_Put(&buf, 1, MPI_INT, 0, 0, 1, MPI_INT, MPI_WIN_NULL), MPI_ERR_WIN);
   CHECK_CLASS(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, (MPI_Win)0x12345), MPI_ERR_WIN);
@@ -164,7 +164,7 @@ static void test_handles(MPI_Win win, int* mem) {
   CHECK_OK(MPI_Put(&buf, 1, MPI_INT, right, all[right] + 8 * (MPI_Aint)sizeof(int), 1, MPI_INT, w));
   CHECK_CLASS(MPI_Win_unlock(right, w), MPI_ERR_RMA_RANGE);
   CHECK_OK(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, w));
-  CHECK_OK(MPI_Put(&buf, 2, MPI_INT, right, all[right] + 7 * (MPI_Aint)sizeof(int), 2, MPI_INT, w));
+  CHECK_OK(MPI_Put(pair, 2, MPI_INT, right, all[right] + 7 * (MPI_Aint)sizeof(int), 2, MPI_INT, w));
   CHECK_CLASS(MPI_Win_unlock(right, w), MPI_ERR_RMA_RANGE);
 #endif
   CHECK_OK(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, w));
