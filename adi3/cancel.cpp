@@ -29,11 +29,22 @@ int Device::cancel(Request* r) {
 }
 
 int Device::cancel_send(Request* r) {
-  if (r->complete() || r->peer < 0) return 0;
+  if (r->peer < 0) return 0;
   Peer& p = peers_[static_cast<std::size_t>(r->peer)];
   {
     MaybeLock g(p.lock, threads_enabled());
-    if (r->phase == kDataOut) return 0;  // the receiver matched it already
+    if (r->phase == kDataOut || r->phase == kCancelAsked) return 0;  // matched already, or asked already
+    if (r->complete()) {
+      // A synchronous or rendezvous send completes only after the match.
+      if (r->has(Request::kRndv) || r->has(Request::kSync)) return 0;
+      if (r->has(Request::kPersistent) && !r->has(Request::kActive)) return 0;
+      // A standard eager send is complete once the channel took it, yet may
+      // wait unmatched at the receiver: re-arm it until the answer comes
+      // (MPI: the wait then returns whether or not it was cancelled).
+      r->refs.fetch_add(1, std::memory_order_relaxed);  // released by the completion
+      r->phase = kCancelAsked;
+      r->cc.store(1, std::memory_order_release);
+    }
     if ((r->phase == kEagerOut || r->phase == kRtsOut) && p.q.remove(r)) {
       // Still queued here: nothing left, cancel locally.
       pending_peers_.fetch_sub(1, std::memory_order_relaxed);
@@ -59,11 +70,15 @@ void Device::on_cancel_send(Device& d, int src, const PacketHeader& h, const voi
 
 void Device::on_cancel_ack(Device& d, int, const PacketHeader& h, const void*, std::size_t) {
   Request* r = Request::from_id(h.sreq);
+  const bool rearmed = r->phase == kCancelAsked;
+  if (rearmed) r->phase = kIdle;
   if (h.bytes == 1) {
     // Withdrawn before any receive took it: no clear-to-send or
     // acknowledgement will come, so this is the send's last part.
     r->status.cancelled = true;
     d.complete(r);
+  } else if (rearmed) {
+    d.complete(r);  // a receive took it: the send stands
   }
   d.release(r);  // the reference cancel_send took
 }

@@ -245,7 +245,9 @@ class Device final : private PacketSink {
   };
   static constexpr std::size_t kCoreIds = static_cast<std::size_t>(PacketType::FirstExtension);
   static constexpr std::size_t kExtensionIds = static_cast<std::size_t>(PacketType::Count) - kCoreIds;
-  enum Phase : uint8_t { kIdle, kEagerOut, kRtsOut, kDataOut };
+  // kCancelAsked: a send complete when MPI_Cancel came (an eager one the
+  // channel took) was re-armed until the receiver answers the cancel.
+  enum Phase : uint8_t { kIdle, kEagerOut, kRtsOut, kDataOut, kCancelAsked };
 
   // PacketSink
   void on_packet(int src, const void* hdr, std::size_t hdr_bytes, const void* payload, std::size_t bytes) override;

@@ -157,10 +157,9 @@ void Device::on_eager(Device& d, int src, const PacketHeader& h, const void* pay
       u->tmp = scratch_alloc(bytes);
       std::memcpy(u->tmp, payload, bytes);
     }
-    if (sync) {
-      u->set(Request::kNeedsAck);
-      u->remote = h.sreq;
-    }
+    // The sender's request: a cancel names the message by it.
+    u->remote = h.sreq;
+    if (sync) u->set(Request::kNeedsAck);
     return u;
   });
   if (!r) return;

@@ -12,6 +12,7 @@ namespace {
 // With nothing pending that the doorbell does not announce, the agent
 // sleeps this long at most (it wakes at once for any packet).
 constexpr std::chrono::milliseconds kIdleSleep{200};
+constexpr std::chrono::milliseconds kHookSleep{10};
 }  // namespace
 
 Agent::Agent(Device& dev) : dev_(dev), thread_([this] { run(); }) {}
@@ -49,9 +50,10 @@ void Agent::run() {
       continue;
     }
     sleeps_.fetch_add(1, std::memory_order_relaxed);
-    // Hooks stream data whose next step no packet may announce: look again
-    // after a short sleep while any is registered.
-    dev_.channel().wait(dev_.has_progress_hooks() ? nap : std::chrono::microseconds(kIdleSleep));
+    // Hooks may have a next step no packet announces: look again sooner
+    // while any is registered (100 wake-ups a second at most).
+    dev_.channel().wait(dev_.has_progress_hooks() ? std::chrono::microseconds(kHookSleep)
+                                                  : std::chrono::microseconds(kIdleSleep));
   }
 }
 

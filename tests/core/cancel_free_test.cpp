@@ -159,6 +159,54 @@ TEST_P(CancelFree, CancelUnmatchedRendezvousOrSynchronousSend) {
   });
 }
 
+// Cancel must succeed for an unmatched send whatever its mode and size,
+// also when it already left (an eager standard send is complete once the
+// channel took it): the receiver, waiting in a receive for another
+// message, withdraws it from its unexpected queue and answers.
+TEST_P(CancelFree, CancelSendThatLeftWhileReceiverWaitsForAnother) {
+  run(2, [](Device& dev) {
+    adi3::Comm ctl = ctl_comm(dev);
+    struct Case {
+      SendMode mode;
+      std::size_t bytes;
+    };
+    const Case cases[] = {{SendMode::Standard, 0},
+                          {SendMode::Standard, 100},
+                          {SendMode::Standard, dev.eager_limit()},
+                          {SendMode::Standard, dev.eager_limit() + 1},
+                          {SendMode::Standard, 1 << 20},
+                          {SendMode::Synchronous, 100},
+                          {SendMode::Synchronous, 1 << 20}};
+    int tag = 60;
+    for (const Case& c : cases) {
+      ++tag;
+      SCOPED_TRACE(std::string(c.mode == SendMode::Standard ? "standard" : "synchronous") + ", bytes " +
+                   std::to_string(c.bytes));
+      if (dev.rank() == 1) {
+        // In a receive for another message (polling) while rank 0 cancels.
+        ASSERT_EQ(recv_int(dev, ctl, 0, kResult), 1) << "the send was not cancelled";
+        bool flag = true;
+        ASSERT_OK(dev, dev.iprobe(0, tag, dev.world(), &flag, nullptr));
+        EXPECT_FALSE(flag) << "a cancelled message is still receivable";
+        continue;
+      }
+      std::vector<unsigned char> d = pattern(c.bytes, 9);
+      Request* r = nullptr;
+      ASSERT_OK(dev, dev.isend(d.data(), c.bytes, byte(), 1, tag, dev.world(), c.mode, &r));
+      // Let it leave and reach rank 1's unexpected queue.
+      for (int i = 0; i < 200; ++i) {
+        dev.progress();
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+      }
+      ASSERT_OK(dev, dev.cancel(r));
+      Status st;
+      ASSERT_OK(dev, dev.wait(&r, &st));
+      EXPECT_TRUE(st.cancelled) << "an unmatched send that left was not cancelled";
+      send_int(dev, ctl, 1, st.cancelled ? 1 : 0, kResult);
+    }
+  });
+}
+
 // request_free on active sends: the message is still delivered, and the
 // request is reclaimed once the send completes.
 TEST_P(CancelFree, FreeActiveSend) {
