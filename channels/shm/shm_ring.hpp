@@ -131,11 +131,27 @@ class RingConsumer {
   // at most kMaxHeader.
   RingConsumer(ShmRing* shared, char* data, std::size_t cap, std::size_t max_header)
       : shared_(shared), data_(data), cap_(cap), max_header_(max_header < kMaxHeader ? max_header : kMaxHeader) {}
+  // Copied only while set up, before any other thread looks at it.
+  RingConsumer(const RingConsumer& o) { *this = o; }
+  RingConsumer& operator=(const RingConsumer& o) {
+    shared_ = o.shared_;
+    data_ = o.data_;
+    cap_ = o.cap_;
+    max_header_ = o.max_header_;
+    head_ = o.head_;
+    fault_ = o.fault_;
+    head_pub_.store(o.head_pub_.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    broken_.store(o.broken_.load(std::memory_order_relaxed), std::memory_order_relaxed);
+    return *this;
+  }
 
   // Nothing to take now. A corrupt stamp is "something": drain() reports it.
+  // Any thread may ask (the channel's wait() runs beside poll()), so this
+  // reads only the head and fault flag drain() publishes, never its own.
   bool empty() const {
-    if (fault_.what) return true;
-    const uint64_t s = ring_format::at(data_, head_ & (cap_ - 1))->stamp.load(std::memory_order_acquire);
+    if (broken_.load(std::memory_order_acquire)) return true;
+    const uint64_t head = head_pub_.load(std::memory_order_acquire);
+    const uint64_t s = ring_format::at(data_, head & (cap_ - 1))->stamp.load(std::memory_order_acquire);
     return s == 0;
   }
 
@@ -178,6 +194,7 @@ class RingConsumer {
       shared_->head.store(head_, std::memory_order_release);
       ++n;
     }
+    head_pub_.store(head_, std::memory_order_release);
     return n;
   }
   const RingFault& fault() const { return fault_; }
@@ -185,6 +202,7 @@ class RingConsumer {
  private:
   int broken(const char* what, uint64_t value) {
     fault_ = {what, head_, value};
+    broken_.store(true, std::memory_order_release);
     return -1;
   }
 
@@ -192,8 +210,14 @@ class RingConsumer {
   char* data_ = nullptr;
   std::size_t cap_ = 0;
   std::size_t max_header_ = 0;
-  uint64_t head_ = 0;
+  uint64_t head_ = 0;  // drain()'s own position
   RingFault fault_;
+  // What empty() reads from other threads: head_ as of the last drain(),
+  // and whether the ring broke. A stale head is harmless: it can only be
+  // stale while another thread drains (and so delivers), and the waiter's
+  // sleep is bounded by its timeout.
+  std::atomic<uint64_t> head_pub_{0};
+  std::atomic<bool> broken_{false};
 };
 
 }  // namespace adi3::shm
