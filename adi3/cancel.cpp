@@ -57,6 +57,7 @@ int Device::cancel_send(Request* r) {
   // On its way or waiting at the receiver. The answer needs r alive even if
   // the send completes normally and its user frees it meanwhile.
   r->refs.fetch_add(1, std::memory_order_relaxed);
+  ++r->cancels_pending;
   PacketHeader h{PacketType::CancelSend, 0, 0, r->context, r->source, r->tag, 0, r->id(), 0, 0};
   return send_control(r->peer, h);
 }
@@ -68,8 +69,17 @@ void Device::on_cancel_send(Device& d, int src, const PacketHeader& h, const voi
   d.send_control(src, ack);
 }
 
-void Device::on_cancel_ack(Device& d, int, const PacketHeader& h, const void*, std::size_t) {
-  Request* r = Request::from_id(h.sreq);
+void Device::on_cancel_ack(Device& d, int src, const PacketHeader& h, const void*, std::size_t) {
+  // The send stays alive (cancel_send's reference) until its answer, so it
+  // must be one of ours to src with an answer due.
+  Request* r = d.pool_.lookup(h.sreq);
+  if (!r || (r->kind != RequestKind::Send && r->kind != RequestKind::PersistentSend) || r->peer != src ||
+      r->cancels_pending == 0 || h.bytes > 1 || (h.bytes == 1 && r->complete())) {
+    d.refuse(src, "cancel answer for request id %#llx, which has no cancel pending at rank %d",
+             static_cast<unsigned long long>(h.sreq), src);
+    return;
+  }
+  --r->cancels_pending;
   const bool rearmed = r->phase == kCancelAsked;
   if (rearmed) r->phase = kIdle;
   if (h.bytes == 1) {

@@ -18,7 +18,8 @@ Device::Device(std::unique_ptr<Channel> channel, const Config& config)
       size_(channel_->size()),
       peers_(static_cast<std::size_t>(size_)),
       max_header_(channel_->caps().max_header),
-      peer_failed_(static_cast<std::size_t>(size_), 0) {
+      peer_failed_(static_cast<std::size_t>(size_), 0),
+      peer_refused_(static_cast<std::size_t>(size_), 0) {
   world_.context = 0;
   world_.rank = rank_;
   world_.size = size_;
@@ -130,6 +131,7 @@ void Device::sleep_once() { channel_->wait(std::chrono::microseconds(config_.sle
 // Every byte here came from another process: the id and the header size
 // are checked before anything reads the header.
 void Device::on_packet(int src, const void* hdr, std::size_t hdr_bytes, const void* payload, std::size_t bytes) {
+  if (src < 0 || src >= size_ || peer_refused_[static_cast<std::size_t>(src)]) return;
   if (hdr_bytes == 0 || hdr_bytes > max_header_) {
     refuse(src, "header of %zu bytes (this channel carries 1 to %zu)", hdr_bytes, max_header_);
     return;
@@ -157,7 +159,7 @@ void Device::on_packet(int src, const void* hdr, std::size_t hdr_bytes, const vo
   Extension& e = ext_[id - kCoreIds];
   PacketHandler fn = e.fn.load(std::memory_order_acquire);
   if (!fn) {
-    refuse(src, "packet id %zu is not registered on this rank", id);
+    drop(src, "packet id %zu is not registered on this rank", id);
     return;
   }
   fn(e.ctx, src, hdr, hdr_bytes, payload, bytes);
@@ -168,6 +170,11 @@ void Device::on_peer_failed(int peer, const char* why) {
   peer_failed_[static_cast<std::size_t>(peer)] = 1;
   failure_text_.assign(why, why + std::strlen(why) + 1);
   failed_peers_.fetch_add(1, std::memory_order_release);
+}
+
+int Device::check_refused(int peer) {
+  if (peer < 0 || peer >= size_ || !peer_refused_[static_cast<std::size_t>(peer)]) return 0;
+  return errors_.raise(ErrorClass::ProcFailed, "cannot send to rank %d: it was refused as failed", peer);
 }
 
 int Device::peer_failure_error() {

@@ -257,6 +257,7 @@ class Device final : private PacketSink {
   int check_peer(int rank, const Comm& comm, bool allow_any, const char* what);
   int check_tag(int tag, bool allow_any);
   int check_buffer(const void* buf, std::size_t count, const Datatype* type);
+  int check_refused(int peer);  // ERR_PROC_FAILED once peer sent a bad packet
 
   // send side
   void init_send(Request* r, const void* buf, std::size_t count, const Datatype* type, int dest, int tag,
@@ -296,9 +297,16 @@ class Device final : private PacketSink {
   static void on_cancel_ack(Device&, int, const PacketHeader&, const void*, std::size_t);
 
   bool pass(bool user);
+  Request* answered_send(int src, const PacketHeader& h, const char* what);
 
   // seams
+  // A packet from src broke the protocol: it is dropped, reported (stderr
+  // and the error log, naming src) and src is treated as failed.
   void refuse(int src, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
+  // A packet of an extension id this rank has not registered (yet): dropped
+  // and counted, the peer kept (registration is collective but not
+  // synchronizing, so a fast peer may be ahead).
+  void drop(int src, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
   bool run_hooks();
 
   // completion helpers
@@ -341,6 +349,7 @@ class Device final : private PacketSink {
   std::atomic<int> bsend_live_{0};  // size of bsends_, read without the lock
   std::atomic<int> failed_peers_{0};
   std::vector<uint8_t> peer_failed_;
+  std::vector<uint8_t> peer_refused_;  // sent a bad packet: nothing more is read from it
   std::vector<char> failure_text_;
   mutable std::mutex agent_mutex_;
   std::unique_ptr<Agent> agent_;  // stopped first in ~Device

@@ -83,14 +83,33 @@ bool Device::peer_idle(int peer) const {
   return p.q.empty();
 }
 
-void Device::refuse(int src, const char* fmt, ...) {
-  char why[160];
+void Device::drop(int src, const char* fmt, ...) {
+  char why[200];
   va_list ap;
   va_start(ap, fmt);
   std::vsnprintf(why, sizeof why, fmt, ap);
   va_end(ap);
   refused_.fetch_add(1, std::memory_order_relaxed);
   errors_.raise(ErrorClass::Intern, "rank %d refused a packet from rank %d: %s", rank_, src, why);
+}
+
+void Device::refuse(int src, const char* fmt, ...) {
+  char why[200];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(why, sizeof why, fmt, ap);
+  va_end(ap);
+  refused_.fetch_add(1, std::memory_order_relaxed);
+  errors_.raise(ErrorClass::Intern, "rank %d refused a packet from rank %d: %s", rank_, src, why);
+  if (src < 0 || src >= size_ || src == rank_ || peer_refused_[static_cast<std::size_t>(src)]) return;
+  // A peer that breaks the protocol cannot be trusted with anything more:
+  // it is failed for this rank, which goes on serving the others.
+  peer_refused_[static_cast<std::size_t>(src)] = 1;
+  char text[320];
+  std::snprintf(text, sizeof text, "rank %d is treated as failed: it sent a bad packet to rank %d (%s)", src, rank_,
+                why);
+  std::fprintf(stderr, "adi3: %s\n", text);
+  on_peer_failed(src, text);
 }
 
 // ---- progress hooks ----

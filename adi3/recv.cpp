@@ -118,6 +118,7 @@ void Device::deliver_eager(Request* r, const void* data, std::size_t bytes) {
 }
 
 void Device::start_rndv_recv(Request* r) {
+  r->set(Request::kRndv);  // data packets for it are expected now
   std::size_t cap = capacity(r);
   r->want = std::min(r->bytes, cap);
   r->done = 0;
@@ -144,6 +145,10 @@ void Device::start_rndv_recv(Request* r) {
 }
 
 void Device::on_eager(Device& d, int src, const PacketHeader& h, const void* payload, std::size_t bytes) {
+  if (h.bytes != bytes) {
+    d.refuse(src, "eager message says %llu bytes and carries %zu", static_cast<unsigned long long>(h.bytes), bytes);
+    return;
+  }
   bool sync = h.flags & kPacketSync;
   Request* r = d.matcher_.arrive({h.context, h.source, h.tag}, [&] {
     Request* u = d.pool_.get(&d, RequestKind::Recv);
@@ -197,8 +202,22 @@ void Device::on_rts(Device& d, int src, const PacketHeader& h, const void*, std:
   d.start_rndv_recv(r);
 }
 
-void Device::on_data(Device& d, int, const PacketHeader& h, const void* payload, std::size_t bytes) {
-  Request* r = Request::from_id(h.rreq);
+// Rendezvous data for the receive h.rreq, at offset h.addr: only a matched,
+// incomplete receive from src, and only bytes it asked for and has not got.
+void Device::on_data(Device& d, int src, const PacketHeader& h, const void* payload, std::size_t bytes) {
+  Request* r = d.pool_.lookup(h.rreq);
+  if (!r || (r->kind != RequestKind::Recv && r->kind != RequestKind::PersistentRecv) || r->peer != src ||
+      r->context != h.context || !r->has(Request::kRndv) || r->has(Request::kUnexpected) || r->complete()) {
+    d.refuse(src, "data for request id %#llx, which is no matched receive of this rank from rank %d",
+             static_cast<unsigned long long>(h.rreq), src);
+    return;
+  }
+  if (h.bytes != bytes || h.addr > r->want || bytes > r->want - h.addr || bytes > r->want - r->done) {
+    d.refuse(src, "data of %zu bytes (header: %llu) at offset %llu for a receive that wants %zu bytes and has %zu",
+             bytes, static_cast<unsigned long long>(h.bytes), static_cast<unsigned long long>(h.addr), r->want,
+             r->done);
+    return;
+  }
   d.unpack_at(r, h.addr, payload, bytes);
   r->done += bytes;
   if (r->done >= r->want) d.complete(r);

@@ -112,13 +112,15 @@ struct Request : QueueHook, BySrcHook, ByTagHook, ByCtxHook {
   const RequestClass* cls = nullptr;
   void* ext = nullptr;  // per-kind state beside the request
   Device* dev = nullptr;
+  uint64_t wire_id = 0;         // set by the pool
+  uint8_t cancels_pending = 0;  // CancelSend packets out, answers due
 
   bool complete() const { return cc.load(std::memory_order_acquire) == 0; }
   bool has(Flags f) const { return (flags.load(std::memory_order_relaxed) & f) != 0; }
   void set(Flags f) { flags.fetch_or(f, std::memory_order_relaxed); }
   void clear(Flags f) { flags.fetch_and(static_cast<uint8_t>(~f), std::memory_order_relaxed); }
-  uint64_t id() const { return reinterpret_cast<uintptr_t>(this); }
-  static Request* from_id(uint64_t id) { return reinterpret_cast<Request*>(static_cast<uintptr_t>(id)); }
+  // The request's name on the wire (RequestPool::lookup turns it back).
+  uint64_t id() const { return wire_id; }
 };
 
 }  // namespace adi3

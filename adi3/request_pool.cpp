@@ -8,44 +8,86 @@ namespace {
 constexpr std::size_t kSlot = (sizeof(Request) + 63) / 64 * 64;
 }
 
+RequestPool::RequestPool(bool thread_safe)
+    : thread_safe_(thread_safe), chunks_(new std::atomic<Chunk*>[kMaxChunks]()) {}
+
 RequestPool::~RequestPool() {
-  for (void* c : chunks_) ::operator delete (c, std::align_val_t{64});
+  for (std::size_t i = 0; i < nchunks_; ++i) {
+    Chunk* c = chunks_[i].load(std::memory_order_relaxed);
+    ::operator delete (c->slots, std::align_val_t{64});
+    delete[] c->gens;
+    delete c;
+  }
 }
 
 void RequestPool::grow() {
-  auto* chunk = static_cast<char*>(::operator new (kSlot* kChunk, std::align_val_t{64}));
-  chunks_.push_back(chunk);
+  if (nchunks_ == kMaxChunks) throw std::bad_alloc();
+  auto* c = new Chunk{nullptr, nullptr};
+  try {
+    c->slots = static_cast<char*>(::operator new (kSlot* kChunk, std::align_val_t{64}));
+    c->gens = new std::atomic<uint32_t>[kChunk]();
+  } catch (...) {
+    if (c->slots) ::operator delete (c->slots, std::align_val_t{64});
+    delete c;
+    throw;
+  }
+  const std::size_t base = nchunks_ * kChunk;
   for (std::size_t i = kChunk; i-- > 0;) {
-    auto* n = reinterpret_cast<FreeNode*>(chunk + i * kSlot);
+    auto* n = reinterpret_cast<FreeNode*>(c->slots + i * kSlot);
     n->next = free_;
+    n->index = base + i;
     free_ = n;
   }
+  chunks_[nchunks_].store(c, std::memory_order_release);
+  ++nchunks_;
 }
 
 Request* RequestPool::get(Device* dev, RequestKind kind) {
   void* mem;
+  uint64_t id;
   {
     MaybeLock g(lock_, thread_safe_.load(std::memory_order_relaxed));
     if (!free_) grow();
     mem = free_;
     free_ = free_->next;
     ++live_;
+    const std::size_t index = static_cast<FreeNode*>(mem)->index;
+    std::atomic<uint32_t>& slot_gen = chunks_[index / kChunk].load(std::memory_order_relaxed)->gens[index % kChunk];
+    const uint32_t gen = slot_gen.load(std::memory_order_relaxed) + 1;  // odd: live
+    slot_gen.store(gen, std::memory_order_release);
+    id = uint64_t{gen} << 32 | (index + 1);
   }
   auto* r = new (mem) Request();
   r->dev = dev;
   r->kind = kind;
+  r->wire_id = id;
   r->refs.store(1, std::memory_order_relaxed);
   r->cc.store(1, std::memory_order_relaxed);
   return r;
 }
 
 void RequestPool::put(Request* r) {
+  const uint64_t id = r->wire_id;
   r->~Request();
   MaybeLock g(lock_, thread_safe_.load(std::memory_order_relaxed));
+  const std::size_t index = static_cast<std::size_t>(id & 0xffffffffu) - 1;
+  chunks_[index / kChunk].load(std::memory_order_relaxed)->gens[index % kChunk].fetch_add(1, std::memory_order_release);
   auto* n = reinterpret_cast<FreeNode*>(r);
   n->next = free_;
+  n->index = index;  // the request overwrote it
   free_ = n;
   --live_;
+}
+
+Request* RequestPool::lookup(uint64_t id) const {
+  const uint64_t low = id & 0xffffffffu;
+  const auto gen = static_cast<uint32_t>(id >> 32);
+  if (low == 0 || !(gen & 1)) return nullptr;
+  const std::size_t index = static_cast<std::size_t>(low) - 1;
+  if (index / kChunk >= kMaxChunks) return nullptr;
+  Chunk* c = chunks_[index / kChunk].load(std::memory_order_acquire);
+  if (!c || c->gens[index % kChunk].load(std::memory_order_acquire) != gen) return nullptr;
+  return reinterpret_cast<Request*>(c->slots + (index % kChunk) * kSlot);
 }
 
 }  // namespace adi3

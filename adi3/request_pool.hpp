@@ -1,8 +1,16 @@
 // Per-device pool of requests: chunks carved once, a free list after, so
 // steady-state messaging does no malloc.
+//
+// Requests travel on the wire as ids, never as addresses: an id names a
+// slot of the pool and the generation of its current occupant (bumped at
+// every get and put, odd while live). lookup() answers only for a live
+// request of exactly that generation, so a forged, stale or reused id from
+// another process finds nothing instead of memory.
 #pragma once
 #include <atomic>
 #include <cstddef>
+#include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "adi3/request.hpp"
@@ -12,7 +20,7 @@ namespace adi3 {
 
 class RequestPool {
  public:
-  explicit RequestPool(bool thread_safe = false) : thread_safe_(thread_safe) {}
+  explicit RequestPool(bool thread_safe = false);
   // Takes its lock from now on (Device::enable_threads, while no other
   // thread uses it).
   void enable_threads() { thread_safe_.store(true, std::memory_order_relaxed); }
@@ -20,22 +28,33 @@ class RequestPool {
   RequestPool(const RequestPool&) = delete;
   RequestPool& operator=(const RequestPool&) = delete;
 
-  // A fresh request with refs = 1 and cc = 1.
+  // A fresh request with refs = 1 and cc = 1. Throws std::bad_alloc when
+  // the pool cannot grow (callers turn it into ERR_NO_MEM).
   Request* get(Device* dev, RequestKind kind);
   void put(Request* r);
   std::size_t live() const { return live_; }
+  // The live request an id from the wire names, or nullptr.
+  Request* lookup(uint64_t id) const;
 
  private:
   struct FreeNode {
     FreeNode* next;
+    std::size_t index;  // the slot's place in the pool
+  };
+  struct Chunk {
+    char* slots;                  // kChunk requests
+    std::atomic<uint32_t>* gens;  // their generations
   };
   static constexpr std::size_t kChunk = 64;
+  static constexpr std::size_t kMaxChunks = 16384;  // 1 Mi live requests
   void grow();
 
   std::atomic<bool> thread_safe_{false};
   SpinLock lock_;
   FreeNode* free_ = nullptr;
-  std::vector<void*> chunks_;
+  // Written once per chunk (under lock_), read by lookup without it.
+  std::unique_ptr<std::atomic<Chunk*>[]> chunks_;
+  std::size_t nchunks_ = 0;
   std::size_t live_ = 0;
 };
 

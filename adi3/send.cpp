@@ -23,6 +23,7 @@ int Device::send(const void* buf, std::size_t count, const Datatype* type, int d
   if (int e = check_peer(dest, comm, false, "destination")) return e;
   if (int e = check_tag(tag, comm.context == kInternalContext)) return e;
   if (dest == kProcNull) return 0;
+  if (int e = check_refused(comm.to_peer(dest))) return e;
   if (mode == SendMode::Buffered) return bsend(buf, count, type, dest, tag, comm, nullptr);
 
   // Fast path: a small message that can go out at once needs no request.
@@ -69,6 +70,9 @@ int Device::isend(const void* buf, std::size_t count, const Datatype* type, int 
   if (int e = check_buffer(buf, count, type)) return e;
   if (int e = check_peer(dest, comm, false, "destination")) return e;
   if (int e = check_tag(tag, comm.context == kInternalContext)) return e;
+  if (dest != kProcNull) {
+    if (int e = check_refused(comm.to_peer(dest))) return e;
+  }
   if (mode == SendMode::Buffered) return bsend(buf, count, type, dest, tag, comm, out);
   Request* r = pool_.get(this, RequestKind::Send);
   init_send(r, buf, count, type, dest, tag, comm, mode);
@@ -96,6 +100,9 @@ void Device::init_send(Request* r, const void* buf, std::size_t count, const Dat
 void Device::start_send(Request* r) {
   r->status = Status{};
   r->done = 0;
+  r->remote = 0;  // no answer from the receiver yet
+  r->clear(Request::kRndv);
+  r->clear(Request::kSync);
   if (r->peer == kProcNull) {
     r->cc.store(0, std::memory_order_release);
     return;
@@ -197,6 +204,7 @@ bool Device::emit(Request* r) {
 // A packet to peer now, or copied to the back of its queue when older items
 // wait there or the channel is busy: nothing overtakes, nothing is dropped.
 int Device::queue_packet(int peer, const void* hdr, std::size_t hdr_bytes, const Payload& payload) {
+  if (int e = check_refused(peer)) return e;
   Peer& p = peers_[static_cast<std::size_t>(peer)];
   {
     MaybeLock g(p.lock, threads_enabled());
@@ -251,21 +259,61 @@ bool Device::drain_sends() {
   return any;
 }
 
+// The send an answer from src names: a live, incomplete send of this rank to
+// src in the packet's context. Anything else is refused (src is then
+// treated as failed) and nullptr returned.
+Request* Device::answered_send(int src, const PacketHeader& h, const char* what) {
+  Request* r = pool_.lookup(h.sreq);
+  if (!r || (r->kind != RequestKind::Send && r->kind != RequestKind::PersistentSend) || r->peer != src ||
+      r->context != h.context || r->complete()) {
+    refuse(src, "%s for request id %#llx, which is no pending send of this rank to rank %d (context %u)", what,
+           static_cast<unsigned long long>(h.sreq), src, h.context);
+    return nullptr;
+  }
+  return r;
+}
+
+// Clear-to-send: stream h.bytes (at most the message) to the receive h.rreq.
 void Device::on_cts(Device& d, int src, const PacketHeader& h, const void*, std::size_t) {
-  Request* r = Request::from_id(h.sreq);
+  Request* r = d.answered_send(src, h, "clear-to-send");
+  if (!r) return;
+  if (!r->has(Request::kRndv) || r->phase != kIdle || r->remote != 0 || h.rreq == 0) {
+    d.refuse(src, "clear-to-send for a send that is not waiting for one (phase %d)", r->phase);
+    return;
+  }
+  if (h.bytes > r->bytes) {
+    d.refuse(src, "clear-to-send asks for %llu bytes of a message of %zu", static_cast<unsigned long long>(h.bytes),
+             r->bytes);
+    return;
+  }
   r->remote = h.rreq;
   r->want = h.bytes;
   r->done = 0;
-  (void)src;
   d.queue_or_emit(r, kDataOut);
 }
 
-void Device::on_fin(Device& d, int, const PacketHeader& h, const void*, std::size_t) {
-  d.complete(Request::from_id(h.sreq));
+// The receiver fetched the data itself (native get).
+void Device::on_fin(Device& d, int src, const PacketHeader& h, const void*, std::size_t) {
+  Request* r = d.answered_send(src, h, "fin");
+  if (!r) return;
+  if (!r->has(Request::kRndv) || r->phase != kIdle || r->remote != 0 || h.bytes > r->bytes) {
+    d.refuse(src, "fin (%llu bytes) for a send that is not waiting for one", static_cast<unsigned long long>(h.bytes));
+    return;
+  }
+  r->remote = h.rreq ? h.rreq : 1;  // answered: a second fin or clear-to-send is refused
+  d.complete(r);
 }
 
-void Device::on_sync_ack(Device& d, int, const PacketHeader& h, const void*, std::size_t) {
-  d.complete(Request::from_id(h.sreq));
+// A synchronous eager send was matched: its second and last part.
+void Device::on_sync_ack(Device& d, int src, const PacketHeader& h, const void*, std::size_t) {
+  Request* r = d.answered_send(src, h, "synchronous-send acknowledgement");
+  if (!r) return;
+  if (!r->has(Request::kSync) || r->has(Request::kRndv)) {
+    d.refuse(src, "acknowledgement for a send that waits for none");
+    return;
+  }
+  r->clear(Request::kSync);
+  d.complete(r);
 }
 
 }  // namespace adi3

@@ -45,11 +45,6 @@ void progress_until(Device& dev, Pred&& pred) {
   }
 }
 
-// Sends one packet, retrying a raw channel send until it is taken.
-void raw_send(Device& dev, int peer, const void* hdr, std::size_t hdr_bytes) {
-  while (dev.channel().send(peer, hdr, hdr_bytes, Payload{}) == adi3::SendResult::Busy) dev.progress();
-}
-
 TEST_P(Seams, RegistrationHandsOutDistinctIdsAndKeepsOwners) {
   run(1, [](Device& dev) {
     std::vector<PacketType> ids;
@@ -183,8 +178,10 @@ TEST_P(Seams, LongHeadersArriveWhole) {
   });
 }
 
-// Unknown ids, core ids with a wrong header size and ids beyond the table
-// are refused (counted, logged), and traffic goes on.
+// An extension id the receiver has not registered is refused (counted,
+// logged) and traffic with the sender goes on: registration is collective
+// but does not synchronize. (Malformed core packets make the receiver treat
+// the sender as failed: tests/core/wire_test.cpp.)
 struct Counter {
   int got = 0;
 };
@@ -206,19 +203,13 @@ TEST_P(Seams, BadPacketIdsAreRefused) {
       uint8_t hdr[64] = {};
       hdr[0] = b->byte();
       ASSERT_OK(dev, dev.send_packet(1, hdr, 9, Payload{}));  // not registered at rank 1
-      hdr[0] = static_cast<uint8_t>(PacketType::Eager);
-      raw_send(dev, 1, hdr, 5);  // a core id with a short header
-      hdr[0] = 77;
-      raw_send(dev, 1, hdr, 16);  // beyond the id table
-      hdr[0] = 12;
-      raw_send(dev, 1, hdr, 48);  // a free core id
       hdr[0] = a.byte();
       ASSERT_OK(dev, dev.send_packet(1, hdr, 3, Payload{}));
       await(dev, ctl, 1, kGo);
     } else {
       notify(dev, ctl, 0, kGo);
       progress_until(dev, [&] { return a_got.got == 1; });
-      EXPECT_EQ(dev.refused_packets() - refused_before, 4u) << "every bad packet came before the good one";
+      EXPECT_EQ(dev.refused_packets() - refused_before, 1u) << "the unregistered packet came before the good one";
       EXPECT_EQ(b_got.got, 0);
       // Point-to-point still works.
       send_int(dev, ctl, 0, 5);
