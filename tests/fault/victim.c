@@ -1,0 +1,159 @@
+/* fault_victim: an MPI job that runs one kind of traffic forever, checking
+ * every byte, until tests/fault/kill_test.sh kills one of its ranks with
+ * SIGKILL. Modes:
+ *   eager   ring exchange of 1 KiB messages (eager protocol)
+ *   rndv    ring exchange of 1 MiB messages (rendezvous)
+ *   coll    allreduce and bcast rounds
+ *   greq    the main thread waits on a generalized request that a helper
+ *           thread completes after each message from the left neighbour
+ * Every rank prints "READY <rank>" after its first round (rank 0 also
+ * "JOB <PMI_JOBID>"); a failed call prints "DETECTED <rank>: <error>" and
+ * exits 3. Errors return (MPI_ERRORS_RETURN) so each rank reports its own. */
+#include <mpi.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int rank, size;
+
+static void fail(const char* what, int err) {
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(err, text, &len);
+  printf("DETECTED %d: %s: %s\n", rank, what, text);
+  fflush(stdout);
+  exit(3);
+}
+
+static void fill(unsigned char* b, size_t n, unsigned seed) {
+  for (size_t i = 0; i < n; ++i) b[i] = (unsigned char)(i * 31u + seed * 7u);
+}
+static void check(const unsigned char* b, size_t n, unsigned seed) {
+  for (size_t i = 0; i < n; ++i) {
+    if (b[i] != (unsigned char)(i * 31u + seed * 7u)) {
+      printf("CORRUPT %d: byte %zu of a message with seed %u\n", rank, i, seed);
+      fflush(stdout);
+      exit(4);
+    }
+  }
+}
+
+static void ready(long round) {
+  if (round == 0) {
+    printf("READY %d\n", rank);
+    fflush(stdout);
+  }
+}
+
+static void ring(size_t n) {
+  unsigned char* out = malloc(n);
+  unsigned char* in = malloc(n);
+  int right = (rank + 1) % size, left = (rank + size - 1) % size;
+  for (long round = 0;; ++round) {
+    fill(out, n, (unsigned)(rank + round));
+    int e =
+        MPI_Sendrecv(out, (int)n, MPI_BYTE, right, 1, in, (int)n, MPI_BYTE, left, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    if (e) fail("MPI_Sendrecv", e);
+    check(in, n, (unsigned)(left + round));
+    ready(round);
+  }
+}
+
+static void coll(void) {
+  int v[1000], sum[1000];
+  for (long round = 0;; ++round) {
+    for (int i = 0; i < 1000; ++i) v[i] = rank + i + (int)round;
+    int e = MPI_Allreduce(v, sum, 1000, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (e) fail("MPI_Allreduce", e);
+    for (int i = 0; i < 1000; ++i) {
+      if (sum[i] != size * (i + (int)round) + size * (size - 1) / 2) {
+        printf("CORRUPT %d: allreduce element %d\n", rank, i);
+        exit(4);
+      }
+    }
+    e = MPI_Bcast(v, 1000, MPI_INT, (int)(round % size), MPI_COMM_WORLD);
+    if (e) fail("MPI_Bcast", e);
+    ready(round);
+  }
+}
+
+static int query_fn(void* extra, MPI_Status* st) {
+  (void)extra;
+  MPI_Status_set_elements(st, MPI_BYTE, 0);
+  MPI_Status_set_cancelled(st, 0);
+  st->MPI_SOURCE = MPI_UNDEFINED;
+  st->MPI_TAG = MPI_UNDEFINED;
+  return MPI_SUCCESS;
+}
+static int free_fn(void* extra) {
+  (void)extra;
+  return MPI_SUCCESS;
+}
+static int cancel_fn(void* extra, int complete) {
+  (void)extra;
+  (void)complete;
+  return MPI_SUCCESS;
+}
+
+struct helper {
+  MPI_Request greq;
+  int error;
+};
+
+/* Receives one message from the left neighbour, then completes the request. */
+static void* helper_main(void* p) {
+  struct helper* h = p;
+  int left = (rank + size - 1) % size;
+  int v = 0;
+  h->error = MPI_Recv(&v, 1, MPI_INT, left, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  MPI_Grequest_complete(h->greq);
+  return NULL;
+}
+
+static void greq(void) {
+  int right = (rank + 1) % size;
+  for (long round = 0;; ++round) {
+    struct helper h = {MPI_REQUEST_NULL, 0};
+    int e = MPI_Grequest_start(query_fn, free_fn, cancel_fn, NULL, &h.greq);
+    if (e) fail("MPI_Grequest_start", e);
+    pthread_t t;
+    pthread_create(&t, NULL, helper_main, &h);
+    int v = (int)round;
+    e = MPI_Send(&v, 1, MPI_INT, right, 2, MPI_COMM_WORLD);
+    if (e) fail("MPI_Send", e);
+    e = MPI_Wait(&h.greq, MPI_STATUS_IGNORE);
+    pthread_join(t, NULL);
+    if (e) fail("MPI_Wait on a generalized request", e);
+    if (h.error) fail("MPI_Recv completing a generalized request", h.error);
+    ready(round);
+  }
+}
+
+int main(int argc, char** argv) {
+  const char* mode = argc > 1 ? argv[1] : "";
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, strcmp(mode, "greq") == 0 ? MPI_THREAD_MULTIPLE : MPI_THREAD_SINGLE, &provided);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  if (rank == 0) {
+    const char* job = getenv("PMI_JOBID");
+    printf("JOB %s\n", job ? job : "?");
+    fflush(stdout);
+  }
+  if (strcmp(mode, "eager") == 0) {
+    ring(1024);
+  } else if (strcmp(mode, "rndv") == 0) {
+    ring(1 << 20);
+  } else if (strcmp(mode, "coll") == 0) {
+    coll();
+  } else if (strcmp(mode, "greq") == 0) {
+    greq();
+  } else {
+    fprintf(stderr, "usage: fault_victim eager|rndv|coll|greq\n");
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  MPI_Finalize();
+  return 0;
+}
