@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Soak (not in CI): 8 ranks run a random mix of point-to-point, collectives
+# and generalized requests for MINUTES minutes, checking every byte; each
+# rank reports its memory high-water mark.
+#
+#   scripts/soak.sh [MINUTES] [RANKS] [SEED]     (defaults 10, 8, 12345)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+minutes=${1:-10} np=${2:-8} seed=${3:-12345}
+bin=build/release/bin
+[ -x $bin/soak ] || cmake --build build/release --target soak mpiexec adi3_ch_shm
+secs=$(awk "BEGIN { print $minutes * 60 }")
+echo "soak: $np ranks for $minutes min (seed $seed, channel ${ADI3_CHANNEL:-shm})"
+start=$(date +%s)
+$bin/mpiexec -n "$np" --timeout $(( ${secs%.*} + 120 )) $bin/soak "$secs" "$seed"
+echo "soak: passed in $(( $(date +%s) - start )) s"
