@@ -22,6 +22,7 @@ trap 'rm -f "$out"' EXIT
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 for ((i = 0; i < runs; i++)); do
   mode=${modes[i % ${#modes[@]}]}
+  : >"$out"  # now, not in the background job: the wait below must not see the last run's lines
   "$mpiexec" -n "$np" --timeout 60 "$victim" "$mode" >"$out" 2>&1 &
   launcher=$!
   for ((w = 0; w < 500 && $(grep -c '^READY' "$out") < np; w++)); do sleep 0.02; done
