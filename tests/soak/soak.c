@@ -71,14 +71,15 @@ static void p2p_round(uint64_t round) {
     if (perm[i] == rank) from = i;
   const size_t n = pick_size();
   const int mode = (int)(next_rand() % 4), wildcard = (int)(next_rand() % 2);
-  const int tag = (int)(next_rand() % 1000);
+  /* A tag of its own per round: a wildcard receive must not take a later
+   * round's message of a rank that is already ahead. */
+  const int tag = (int)(round % 30000);
   unsigned char* out = malloc(n + 1);
   unsigned char* in = malloc(n + 1);
   fill(out, n, round * 131 + (uint64_t)rank);
   MPI_Request rr, sr;
   MPI_Status st;
-  CALL(MPI_Irecv(in, (int)n, MPI_BYTE, wildcard ? MPI_ANY_SOURCE : from, wildcard ? MPI_ANY_TAG : tag, MPI_COMM_WORLD,
-                 &rr));
+  CALL(MPI_Irecv(in, (int)n, MPI_BYTE, wildcard ? MPI_ANY_SOURCE : from, tag, MPI_COMM_WORLD, &rr));
   switch (mode) {
     case 0:
       CALL(MPI_Send(out, (int)n, MPI_BYTE, perm[rank], tag, MPI_COMM_WORLD));
@@ -201,7 +202,7 @@ static int c_fn(void* x, int c) {
 static void* helper_main(void* p) {
   struct helper* h = p;
   int left = (rank + size - 1) % size;
-  h->error = MPI_Recv(h->buf, (int)h->n, MPI_BYTE, left, 77, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  h->error = MPI_Recv(h->buf, (int)h->n, MPI_BYTE, left, 30001, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   MPI_Grequest_complete(h->greq);
   return NULL;
 }
@@ -214,7 +215,7 @@ static void greq_round(uint64_t round) {
   pthread_t t;
   pthread_create(&t, NULL, helper_main, &h);
   MPI_Request s;
-  CALL(MPI_Isend(out, (int)h.n, MPI_BYTE, (rank + 1) % size, 77, MPI_COMM_WORLD, &s));
+  CALL(MPI_Isend(out, (int)h.n, MPI_BYTE, (rank + 1) % size, 30001, MPI_COMM_WORLD, &s));
   CALL(MPI_Wait(&h.greq, MPI_STATUS_IGNORE));
   pthread_join(t, NULL);
   CALL(MPI_Wait(&s, MPI_STATUS_IGNORE));
