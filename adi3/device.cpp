@@ -210,7 +210,12 @@ int Device::finalize() {
       })) {
     return e;
   }
-  return barrier();
+  const int e = barrier();
+  // No progress after finalize: stop the agent, so that none of its passes is
+  // half-way (a completion that counted a request down but has not yet
+  // dropped its reference) when the caller looks at what is left.
+  stop_agent();
+  return e;
 }
 
 int Device::check_peer(int rank, const Comm& comm, bool allow_any, const char* what) {

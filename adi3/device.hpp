@@ -213,6 +213,9 @@ class Device final : private PacketSink {
   // first need; ADI3_ASYNC_PROGRESS=auto|on|off. Returns true if an agent
   // runs after the call.
   bool require_agent(const char* why);
+  // Joins the agent (finalize does; locks stay on). A later require_agent
+  // starts a new one.
+  void stop_agent();
   bool agent_running() const { return agent_on_.load(std::memory_order_acquire); }
   // Why the agent was started ("" when it does not run).
   std::string agent_reason() const;

@@ -184,6 +184,16 @@ bool Device::require_agent(const char* why) {
   return true;
 }
 
+void Device::stop_agent() {
+  std::unique_ptr<Agent> gone;
+  {
+    std::lock_guard<std::mutex> g(agent_mutex_);
+    agent_on_.store(false, std::memory_order_release);
+    gone = std::move(agent_);
+  }
+  gone.reset();  // joins the thread outside the lock
+}
+
 std::string Device::agent_reason() const {
   std::lock_guard<std::mutex> g(agent_mutex_);
   return agent_why_;
