@@ -73,6 +73,17 @@ class Device final : private PacketSink {
   int size() const { return size_; }
   const Comm& world() const { return world_; }
   Channel& channel() { return *channel_; }
+  // The channel that serves `peer` (a channel rank). Today every peer is
+  // served by the one channel; with a channel per peer (shm on the host,
+  // the network channel between hosts) this is the accessor to use: code
+  // that needs "the channel of peer p" (capabilities, one-sided access)
+  // must call it rather than channel().
+  Channel& channel_of(int /*peer*/) { return *channel_; }
+  const Channel& channel_of(int /*peer*/) const { return *channel_; }
+  // The capabilities of the channel serving `peer`.
+  const ChannelCaps& caps_of(int peer) const { return channel_of(peer).caps(); }
+  // native(t) for the channel serving `peer`.
+  bool native_to(int peer, CommType t) const { return !config_.force_emulation && (caps_of(peer).native & t); }
   const Config& config() const { return config_; }
   ErrorLog& errors() { return errors_; }
   std::size_t eager_limit() const { return eager_limit_; }
