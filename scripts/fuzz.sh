@@ -4,7 +4,7 @@
 # New inputs go to a temporary directory (the repo's corpus is only read);
 # a crash leaves its input in build/fuzz/findings/ and fails the script.
 #
-#   scripts/fuzz.sh [SECONDS_PER_TARGET]     (default ADI3_FUZZ_SECONDS or 25)
+#   scripts/fuzz.sh [SECONDS_PER_TARGET]     (default ADI3_FUZZ_SECONDS or 30)
 #   scripts/fuzz.sh --merge                  (adds what a long run found to the corpus)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,7 +19,7 @@ if [ "${1:-}" = --merge ]; then
   done
   exit 0
 fi
-secs=${1:-${ADI3_FUZZ_SECONDS:-25}}
+secs=${1:-${ADI3_FUZZ_SECONDS:-30}}
 status=0
 for t in $targets; do
   name=${t##*/fuzz_}
@@ -27,7 +27,12 @@ for t in $targets; do
   mkdir -p "$new" "tests/fuzz/corpus/$name"
   log=build/fuzz/$name.log
   echo "=== fuzz: $name for ${secs}s ==="
-  if "$t" -max_total_time="$secs" -print_final_stats=1 -artifact_prefix=build/fuzz/findings/"$name"- \
+  # The device target reports every refused packet on stderr, and leaves
+  # requests in flight at the end of an input (the device is destroyed
+  # without finalize): its stderr is closed and leaks are not checked.
+  opts=()
+  [ "$name" = packets ] && opts=(-close_fd_mask=2 -detect_leaks=0)
+  if "$t" -max_total_time="$secs" -print_final_stats=1 -artifact_prefix=build/fuzz/findings/"$name"- "${opts[@]}" \
       "$new" "tests/fuzz/corpus/$name" >"$log" 2>&1; then
     runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
     cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1)

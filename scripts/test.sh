@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds and runs every test: Release, then ASan+UBSan, then the threaded
 # suites under TSan, then the fuzz targets for a bounded time (clang,
-# ASan+UBSan; ADI3_FUZZ_SECONDS per target, default 25). Installs missing
+# ASan+UBSan; ADI3_FUZZ_SECONDS per target, default 30). Installs missing
 # Debian packages first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
