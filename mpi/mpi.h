@@ -393,7 +393,9 @@ typedef void MPI_Session_errhandler_function(MPI_Session* session, int* error_co
 
 /* ---- functions ---- */
 #include "mpi_proto.h"
+#include "mpi4_proto.h"
 #include "pmpi_proto.h"
+#include "pmpi4_proto.h"
 
 #ifdef __cplusplus
 }
