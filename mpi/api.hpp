@@ -16,6 +16,13 @@
   extern "C" ret MPI_##name params __attribute__((weak, alias("PMPI_" #name))); \
   extern "C" __attribute__((visibility("default"))) ret PMPI_##name params
 
+// MPI_name (int counts) and MPI_name_c (MPI_Count counts) from one shape:
+// SHAPE(fname, C, ...) defines the entry point fname whose counts have type C
+// (the extra arguments pass through to SHAPE).
+#define ADI3_MPI_COUNT_FORMS(SHAPE, name, ...) \
+  SHAPE(name, int, __VA_ARGS__)                \
+  SHAPE(name##_c, MPI_Count, __VA_ARGS__)
+
 // First statement of an entry point that needs MPI to be initialized:
 // binds `rt` or reports the call as erroneous.
 #define ADI3_MPI_ENTER()                             \
@@ -103,9 +110,27 @@ void set_status_bytes(MPI_Status* s, std::size_t bytes);
 int add_group(Runtime& rt, std::vector<int> ranks, MPI_Group* out);
 // A new info handle holding entries.
 int add_info(Runtime& rt, std::vector<std::pair<std::string, std::string>> entries, MPI_Info* out);
-// Communicator error handlers: a user handler is shared by reference.
-void set_comm_errhandler(Runtime& rt, CommObj& c, ErrhandlerObj* user, int builtin);
+// Error handlers of communicators and windows: a user handler is shared by
+// reference; builtin is the predefined handle when user is null.
 void release_errhandler(Runtime& rt, ErrhandlerObj* e);
+template <class Obj>
+void set_errhandler(Runtime& rt, Obj& o, ErrhandlerObj* user, int builtin) {
+  if (user) user->refs.fetch_add(1);
+  ErrhandlerObj* old = o.errh;
+  o.errh = user;
+  o.errh_builtin = user ? MPI_ERRHANDLER_NULL : builtin;
+  if (old) release_errhandler(rt, old);
+}
+// The handle MPI_X_get_errhandler gives (a user one gains a reference: the
+// caller frees it).
+template <class Obj>
+MPI_Errhandler errhandler_handle(Obj& o) {
+  if (!o.errh) return o.errh_builtin;
+  o.errh->refs.fetch_add(1);
+  return o.errh->handle;
+}
+// MPI_Comm/Win/Session_create_errhandler: a new user handler object.
+int new_errhandler(Runtime& rt, MPI_Comm_errhandler_function* fn, bool for_win, MPI_Errhandler* out);
 // A user error handler object (predefined handles are not objects).
 int get_errhandler(Runtime& rt, MPI_Errhandler h, ErrhandlerObj** out);
 

@@ -14,8 +14,6 @@ namespace {
 using std::size_t;
 size_t sz(MPI_Count n) { return static_cast<size_t>(n); }
 
-int need_request(MPI_Request* req) { return req ? 0 : raise(ErrorClass::Arg, "request is null"); }
-
 // count, type and op of a reduction, and its two buffers.
 int reduction(CollCall& k, const void* sbuf, void* rbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,
               const Datatype** t, coll::Op* o) {
@@ -239,193 +237,7 @@ int alltoallw(CollCall& k, const void* sbuf, const int* scounts, const int* sdis
       });
 }
 
-}  // namespace
-
-ADI3_MPI_API(int, Barrier, (MPI_Comm comm)) {
-  CollCall k(__func__, comm);
-  if (k.e) return k.e;
-  return k.done(barrier(k, nullptr));
-}
-
-ADI3_MPI_API(int, Ibarrier, (MPI_Comm comm, MPI_Request* request)) {
-  CollCall k(__func__, comm);
-  if (k.e) return k.e;
-  int e = need_request(request);
-  return k.done(e ? e : barrier(k, request));
-}
-
-ADI3_MPI_API(int, Allreduce,
-             (const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)) {
-  CollCall k(__func__, comm);
-  if (k.e) return k.e;
-  return k.done(allreduce(k, sendbuf, recvbuf, count, dt, op, nullptr));
-}
-
-ADI3_MPI_API(int, Iallreduce,
-             (const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
-              MPI_Request* request)) {
-  CollCall k(__func__, comm);
-  if (k.e) return k.e;
-  int e = need_request(request);
-  return k.done(e ? e : allreduce(k, sendbuf, recvbuf, count, dt, op, request));
-}
-
-ADI3_MPI_API(int, Scan, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)) {
-  CollCall k(__func__, comm);
-  if (k.e) return k.e;
-  return k.done(scan(k, false, sendbuf, recvbuf, count, dt, op, nullptr));
-}
-
-ADI3_MPI_API(int, Iscan,
-             (const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
-              MPI_Request* request)) {
-  CollCall k(__func__, comm);
-  if (k.e) return k.e;
-  int e = need_request(request);
-  return k.done(e ? e : scan(k, false, sendbuf, recvbuf, count, dt, op, request));
-}
-
-ADI3_MPI_API(int, Exscan, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)) {
-  CollCall k(__func__, comm);
-  if (k.e) return k.e;
-  return k.done(scan(k, true, sendbuf, recvbuf, count, dt, op, nullptr));
-}
-
-ADI3_MPI_API(int, Iexscan,
-             (const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
-              MPI_Request* request)) {
-  CollCall k(__func__, comm);
-  if (k.e) return k.e;
-  int e = need_request(request);
-  return k.done(e ? e : scan(k, true, sendbuf, recvbuf, count, dt, op, request));
-}
-
-ADI3_MPI_API(int, Reduce_scatter,
-             (const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype dt, MPI_Op op, MPI_Comm comm)) {
-  CollCall k(__func__, comm);
-  if (k.e) return k.e;
-  return k.done(reduce_scatter(k, sendbuf, recvbuf, recvcounts, dt, op, nullptr));
-}
-
-ADI3_MPI_API(int, Ireduce_scatter,
-             (const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
-              MPI_Request* request)) {
-  CollCall k(__func__, comm);
-  if (k.e) return k.e;
-  int e = need_request(request);
-  return k.done(e ? e : reduce_scatter(k, sendbuf, recvbuf, recvcounts, dt, op, request));
-}
-
-ADI3_MPI_API(int, Reduce_scatter_block,
-             (const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)) {
-  CollCall k(__func__, comm);
-  if (k.e) return k.e;
-  return k.done(reduce_scatter_block(k, sendbuf, recvbuf, recvcount, dt, op, nullptr));
-}
-
-ADI3_MPI_API(int, Ireduce_scatter_block,
-             (const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
-              MPI_Request* request)) {
-  CollCall k(__func__, comm);
-  if (k.e) return k.e;
-  int e = need_request(request);
-  return k.done(e ? e : reduce_scatter_block(k, sendbuf, recvbuf, recvcount, dt, op, request));
-}
-
-ADI3_MPI_API(int, Allgather,
-             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-              MPI_Datatype recvtype, MPI_Comm comm)) {
-  CollCall k(__func__, comm);
-  if (k.e) return k.e;
-  return k.done(allgather(k, false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, nullptr));
-}
-
-ADI3_MPI_API(int, Iallgather,
-             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request)) {
-  CollCall k(__func__, comm);
-  if (k.e) return k.e;
-  int e = need_request(request);
-  return k.done(e ? e : allgather(k, false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, request));
-}
-
-ADI3_MPI_API(int, Alltoall,
-             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-              MPI_Datatype recvtype, MPI_Comm comm)) {
-  CollCall k(__func__, comm);
-  if (k.e) return k.e;
-  return k.done(allgather(k, true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, nullptr));
-}
-
-ADI3_MPI_API(int, Ialltoall,
-             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request)) {
-  CollCall k(__func__, comm);
-  if (k.e) return k.e;
-  int e = need_request(request);
-  return k.done(e ? e : allgather(k, true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, request));
-}
-
-ADI3_MPI_API(int, Allgatherv,
-             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
-              const int displs[], MPI_Datatype recvtype, MPI_Comm comm)) {
-  CollCall k(__func__, comm);
-  if (k.e) return k.e;
-  return k.done(allgatherv(k, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, nullptr));
-}
-
-ADI3_MPI_API(int, Iallgatherv,
-             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
-              const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request)) {
-  CollCall k(__func__, comm);
-  if (k.e) return k.e;
-  int e = need_request(request);
-  return k.done(e ? e : allgatherv(k, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, request));
-}
-
-ADI3_MPI_API(int, Alltoallv,
-             (const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
-              const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)) {
-  CollCall k(__func__, comm);
-  if (k.e) return k.e;
-  return k.done(alltoallv(k, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, nullptr));
-}
-
-ADI3_MPI_API(int, Ialltoallv,
-             (const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
-              const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-              MPI_Request* request)) {
-  CollCall k(__func__, comm);
-  if (k.e) return k.e;
-  int e = need_request(request);
-  return k.done(
-      e ? e : alltoallv(k, sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, request));
-}
-
-ADI3_MPI_API(int, Alltoallw,
-             (const void* sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[],
-              void* recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[],
-              MPI_Comm comm)) {
-  CollCall k(__func__, comm);
-  if (k.e) return k.e;
-  return k.done(
-      alltoallw(k, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, nullptr));
-}
-
-ADI3_MPI_API(int, Ialltoallw,
-             (const void* sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[],
-              void* recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-              MPI_Request* request)) {
-  CollCall k(__func__, comm);
-  if (k.e) return k.e;
-  int e = need_request(request);
-  return k.done(
-      e ? e : alltoallw(k, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, request));
-}
-
-// ---- MPI-4: persistent (_init) and large-count (_c) forms ----
-namespace {
-
+// The counts and displacements arrays of the _c forms as int arrays.
 int peers(const CollCall& k) { return k.c->inter ? k.c->remote->size() : k.c->size(); }
 
 template <class C, class D>
@@ -468,70 +280,39 @@ int reduce_scatter_any(CollCall& k, const void* sbuf, void* rbuf, const C* rcoun
 
 }  // namespace
 
+ADI3_COLL_BLOCKING(Barrier, (MPI_Comm comm), barrier(k, request))
+ADI3_COLL_NONBLOCKING(Ibarrier, (MPI_Comm comm, MPI_Request* request), barrier(k, request))
 ADI3_COLL_PERSISTENT(Barrier_init, (MPI_Comm comm, MPI_Info info, MPI_Request* request), barrier(k, request))
 
-#define ADI3_REDUCE_ALL(C) const void *sendbuf, void *recvbuf, C count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm
-ADI3_COLL_PERSISTENT(Allreduce_init, (ADI3_REDUCE_ALL(int), MPI_Info info, MPI_Request* request),
-                     allreduce(k, sendbuf, recvbuf, count, dt, op, request))
-ADI3_COLL_BLOCKING(Allreduce_c, (ADI3_REDUCE_ALL(MPI_Count)), allreduce(k, sendbuf, recvbuf, count, dt, op, request))
-ADI3_COLL_NONBLOCKING(Iallreduce_c, (ADI3_REDUCE_ALL(MPI_Count), MPI_Request* request),
-                      allreduce(k, sendbuf, recvbuf, count, dt, op, request))
-ADI3_COLL_PERSISTENT(Allreduce_init_c, (ADI3_REDUCE_ALL(MPI_Count), MPI_Info info, MPI_Request* request),
-                     allreduce(k, sendbuf, recvbuf, count, dt, op, request))
-ADI3_COLL_PERSISTENT(Scan_init, (ADI3_REDUCE_ALL(int), MPI_Info info, MPI_Request* request),
-                     scan(k, false, sendbuf, recvbuf, count, dt, op, request))
-ADI3_COLL_BLOCKING(Scan_c, (ADI3_REDUCE_ALL(MPI_Count)), scan(k, false, sendbuf, recvbuf, count, dt, op, request))
-ADI3_COLL_NONBLOCKING(Iscan_c, (ADI3_REDUCE_ALL(MPI_Count), MPI_Request* request),
-                      scan(k, false, sendbuf, recvbuf, count, dt, op, request))
-ADI3_COLL_PERSISTENT(Scan_init_c, (ADI3_REDUCE_ALL(MPI_Count), MPI_Info info, MPI_Request* request),
-                     scan(k, false, sendbuf, recvbuf, count, dt, op, request))
-ADI3_COLL_PERSISTENT(Exscan_init, (ADI3_REDUCE_ALL(int), MPI_Info info, MPI_Request* request),
-                     scan(k, true, sendbuf, recvbuf, count, dt, op, request))
-ADI3_COLL_BLOCKING(Exscan_c, (ADI3_REDUCE_ALL(MPI_Count)), scan(k, true, sendbuf, recvbuf, count, dt, op, request))
-ADI3_COLL_NONBLOCKING(Iexscan_c, (ADI3_REDUCE_ALL(MPI_Count), MPI_Request* request),
-                      scan(k, true, sendbuf, recvbuf, count, dt, op, request))
-ADI3_COLL_PERSISTENT(Exscan_init_c, (ADI3_REDUCE_ALL(MPI_Count), MPI_Info info, MPI_Request* request),
-                     scan(k, true, sendbuf, recvbuf, count, dt, op, request))
-ADI3_COLL_PERSISTENT(Reduce_scatter_block_init, (ADI3_REDUCE_ALL(int), MPI_Info info, MPI_Request* request),
-                     reduce_scatter_block(k, sendbuf, recvbuf, count, dt, op, request))
-ADI3_COLL_BLOCKING(Reduce_scatter_block_c, (ADI3_REDUCE_ALL(MPI_Count)),
-                   reduce_scatter_block(k, sendbuf, recvbuf, count, dt, op, request))
-ADI3_COLL_NONBLOCKING(Ireduce_scatter_block_c, (ADI3_REDUCE_ALL(MPI_Count), MPI_Request* request),
-                      reduce_scatter_block(k, sendbuf, recvbuf, count, dt, op, request))
-ADI3_COLL_PERSISTENT(Reduce_scatter_block_init_c, (ADI3_REDUCE_ALL(MPI_Count), MPI_Info info, MPI_Request* request),
-                     reduce_scatter_block(k, sendbuf, recvbuf, count, dt, op, request))
+#define ADI3_REDUCE_ALL(C, D) const void *sendbuf, void *recvbuf, C count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm
+#define ADI3_REDUCE_ALL_ARGS sendbuf, recvbuf, count, dt, op, request
+ADI3_COLL_FAMILY(Allreduce, Iallreduce, ADI3_REDUCE_ALL, allreduce(k, ADI3_REDUCE_ALL_ARGS),
+                 allreduce(k, ADI3_REDUCE_ALL_ARGS))
+ADI3_COLL_FAMILY(Scan, Iscan, ADI3_REDUCE_ALL, scan(k, false, ADI3_REDUCE_ALL_ARGS),
+                 scan(k, false, ADI3_REDUCE_ALL_ARGS))
+ADI3_COLL_FAMILY(Exscan, Iexscan, ADI3_REDUCE_ALL, scan(k, true, ADI3_REDUCE_ALL_ARGS),
+                 scan(k, true, ADI3_REDUCE_ALL_ARGS))
+ADI3_COLL_FAMILY(Reduce_scatter_block, Ireduce_scatter_block, ADI3_REDUCE_ALL,
+                 reduce_scatter_block(k, ADI3_REDUCE_ALL_ARGS), reduce_scatter_block(k, ADI3_REDUCE_ALL_ARGS))
 #undef ADI3_REDUCE_ALL
+#undef ADI3_REDUCE_ALL_ARGS
 
-#define ADI3_REDUCE_SCATTER(C) \
+#define ADI3_REDUCE_SCATTER(C, D) \
   const void *sendbuf, void *recvbuf, const C recvcounts[], MPI_Datatype dt, MPI_Op op, MPI_Comm comm
-ADI3_COLL_PERSISTENT(Reduce_scatter_init, (ADI3_REDUCE_SCATTER(int), MPI_Info info, MPI_Request* request),
-                     reduce_scatter(k, sendbuf, recvbuf, recvcounts, dt, op, request))
-ADI3_COLL_BLOCKING(Reduce_scatter_c, (ADI3_REDUCE_SCATTER(MPI_Count)),
-                   reduce_scatter_any(k, sendbuf, recvbuf, recvcounts, dt, op, request))
-ADI3_COLL_NONBLOCKING(Ireduce_scatter_c, (ADI3_REDUCE_SCATTER(MPI_Count), MPI_Request* request),
-                      reduce_scatter_any(k, sendbuf, recvbuf, recvcounts, dt, op, request))
-ADI3_COLL_PERSISTENT(Reduce_scatter_init_c, (ADI3_REDUCE_SCATTER(MPI_Count), MPI_Info info, MPI_Request* request),
-                     reduce_scatter_any(k, sendbuf, recvbuf, recvcounts, dt, op, request))
+#define ADI3_REDUCE_SCATTER_ARGS sendbuf, recvbuf, recvcounts, dt, op, request
+ADI3_COLL_FAMILY(Reduce_scatter, Ireduce_scatter, ADI3_REDUCE_SCATTER, reduce_scatter(k, ADI3_REDUCE_SCATTER_ARGS),
+                 reduce_scatter_any(k, ADI3_REDUCE_SCATTER_ARGS))
 #undef ADI3_REDUCE_SCATTER
+#undef ADI3_REDUCE_SCATTER_ARGS
 
-#define ADI3_ALLGATHER(C)                                                                                     \
+#define ADI3_ALLGATHER(C, D)                                                                                  \
   const void *sendbuf, C sendcount, MPI_Datatype sendtype, void *recvbuf, C recvcount, MPI_Datatype recvtype, \
       MPI_Comm comm
 #define ADI3_ALLGATHER_ARGS sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, request
-ADI3_COLL_PERSISTENT(Allgather_init, (ADI3_ALLGATHER(int), MPI_Info info, MPI_Request* request),
-                     allgather(k, false, ADI3_ALLGATHER_ARGS))
-ADI3_COLL_BLOCKING(Allgather_c, (ADI3_ALLGATHER(MPI_Count)), allgather(k, false, ADI3_ALLGATHER_ARGS))
-ADI3_COLL_NONBLOCKING(Iallgather_c, (ADI3_ALLGATHER(MPI_Count), MPI_Request* request),
-                      allgather(k, false, ADI3_ALLGATHER_ARGS))
-ADI3_COLL_PERSISTENT(Allgather_init_c, (ADI3_ALLGATHER(MPI_Count), MPI_Info info, MPI_Request* request),
-                     allgather(k, false, ADI3_ALLGATHER_ARGS))
-ADI3_COLL_PERSISTENT(Alltoall_init, (ADI3_ALLGATHER(int), MPI_Info info, MPI_Request* request),
-                     allgather(k, true, ADI3_ALLGATHER_ARGS))
-ADI3_COLL_BLOCKING(Alltoall_c, (ADI3_ALLGATHER(MPI_Count)), allgather(k, true, ADI3_ALLGATHER_ARGS))
-ADI3_COLL_NONBLOCKING(Ialltoall_c, (ADI3_ALLGATHER(MPI_Count), MPI_Request* request),
-                      allgather(k, true, ADI3_ALLGATHER_ARGS))
-ADI3_COLL_PERSISTENT(Alltoall_init_c, (ADI3_ALLGATHER(MPI_Count), MPI_Info info, MPI_Request* request),
-                     allgather(k, true, ADI3_ALLGATHER_ARGS))
+ADI3_COLL_FAMILY(Allgather, Iallgather, ADI3_ALLGATHER, allgather(k, false, ADI3_ALLGATHER_ARGS),
+                 allgather(k, false, ADI3_ALLGATHER_ARGS))
+ADI3_COLL_FAMILY(Alltoall, Ialltoall, ADI3_ALLGATHER, allgather(k, true, ADI3_ALLGATHER_ARGS),
+                 allgather(k, true, ADI3_ALLGATHER_ARGS))
 #undef ADI3_ALLGATHER
 #undef ADI3_ALLGATHER_ARGS
 
@@ -539,13 +320,8 @@ ADI3_COLL_PERSISTENT(Alltoall_init_c, (ADI3_ALLGATHER(MPI_Count), MPI_Info info,
   const void *sendbuf, C sendcount, MPI_Datatype sendtype, void *recvbuf, const C recvcounts[], const D displs[], \
       MPI_Datatype recvtype, MPI_Comm comm
 #define ADI3_ALLGATHERV_ARGS sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, request
-ADI3_COLL_PERSISTENT(Allgatherv_init, (ADI3_ALLGATHERV(int, int), MPI_Info info, MPI_Request* request),
-                     allgatherv(k, ADI3_ALLGATHERV_ARGS))
-ADI3_COLL_BLOCKING(Allgatherv_c, (ADI3_ALLGATHERV(MPI_Count, MPI_Aint)), allgatherv_any(k, ADI3_ALLGATHERV_ARGS))
-ADI3_COLL_NONBLOCKING(Iallgatherv_c, (ADI3_ALLGATHERV(MPI_Count, MPI_Aint), MPI_Request* request),
-                      allgatherv_any(k, ADI3_ALLGATHERV_ARGS))
-ADI3_COLL_PERSISTENT(Allgatherv_init_c, (ADI3_ALLGATHERV(MPI_Count, MPI_Aint), MPI_Info info, MPI_Request* request),
-                     allgatherv_any(k, ADI3_ALLGATHERV_ARGS))
+ADI3_COLL_FAMILY(Allgatherv, Iallgatherv, ADI3_ALLGATHERV, allgatherv(k, ADI3_ALLGATHERV_ARGS),
+                 allgatherv_any(k, ADI3_ALLGATHERV_ARGS))
 #undef ADI3_ALLGATHERV
 #undef ADI3_ALLGATHERV_ARGS
 
@@ -553,13 +329,8 @@ ADI3_COLL_PERSISTENT(Allgatherv_init_c, (ADI3_ALLGATHERV(MPI_Count, MPI_Aint), M
   const void *sendbuf, const C sendcounts[], const D sdispls[], MPI_Datatype sendtype, void *recvbuf, \
       const C recvcounts[], const D rdispls[], MPI_Datatype recvtype, MPI_Comm comm
 #define ADI3_ALLTOALLV_ARGS sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, request
-ADI3_COLL_PERSISTENT(Alltoallv_init, (ADI3_ALLTOALLV(int, int), MPI_Info info, MPI_Request* request),
-                     alltoallv(k, ADI3_ALLTOALLV_ARGS))
-ADI3_COLL_BLOCKING(Alltoallv_c, (ADI3_ALLTOALLV(MPI_Count, MPI_Aint)), alltoallv_any(k, ADI3_ALLTOALLV_ARGS))
-ADI3_COLL_NONBLOCKING(Ialltoallv_c, (ADI3_ALLTOALLV(MPI_Count, MPI_Aint), MPI_Request* request),
-                      alltoallv_any(k, ADI3_ALLTOALLV_ARGS))
-ADI3_COLL_PERSISTENT(Alltoallv_init_c, (ADI3_ALLTOALLV(MPI_Count, MPI_Aint), MPI_Info info, MPI_Request* request),
-                     alltoallv_any(k, ADI3_ALLTOALLV_ARGS))
+ADI3_COLL_FAMILY(Alltoallv, Ialltoallv, ADI3_ALLTOALLV, alltoallv(k, ADI3_ALLTOALLV_ARGS),
+                 alltoallv_any(k, ADI3_ALLTOALLV_ARGS))
 #undef ADI3_ALLTOALLV
 #undef ADI3_ALLTOALLV_ARGS
 
@@ -567,12 +338,7 @@ ADI3_COLL_PERSISTENT(Alltoallv_init_c, (ADI3_ALLTOALLV(MPI_Count, MPI_Aint), MPI
   const void *sendbuf, const C sendcounts[], const D sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, \
       const C recvcounts[], const D rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm
 #define ADI3_ALLTOALLW_ARGS sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, request
-ADI3_COLL_PERSISTENT(Alltoallw_init, (ADI3_ALLTOALLW(int, int), MPI_Info info, MPI_Request* request),
-                     alltoallw(k, ADI3_ALLTOALLW_ARGS))
-ADI3_COLL_BLOCKING(Alltoallw_c, (ADI3_ALLTOALLW(MPI_Count, MPI_Aint)), alltoallw_any(k, ADI3_ALLTOALLW_ARGS))
-ADI3_COLL_NONBLOCKING(Ialltoallw_c, (ADI3_ALLTOALLW(MPI_Count, MPI_Aint), MPI_Request* request),
-                      alltoallw_any(k, ADI3_ALLTOALLW_ARGS))
-ADI3_COLL_PERSISTENT(Alltoallw_init_c, (ADI3_ALLTOALLW(MPI_Count, MPI_Aint), MPI_Info info, MPI_Request* request),
-                     alltoallw_any(k, ADI3_ALLTOALLW_ARGS))
+ADI3_COLL_FAMILY(Alltoallw, Ialltoallw, ADI3_ALLTOALLW, alltoallw(k, ADI3_ALLTOALLW_ARGS),
+                 alltoallw_any(k, ADI3_ALLTOALLW_ARGS))
 #undef ADI3_ALLTOALLW
 #undef ADI3_ALLTOALLW_ARGS

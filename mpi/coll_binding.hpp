@@ -99,4 +99,16 @@ class IntArray {
     return k.done(e ? e : __VA_ARGS__);         \
   }
 
+// The six entry points of one collective: blocking, nonblocking (iname) and
+// persistent (_init), each with int and large-count (_c) counts. PARAMS(C, D)
+// lists the parameters with count type C and displacement type D; `call`
+// serves the int forms and `call_c` the _c forms.
+#define ADI3_COLL_FAMILY(name, iname, PARAMS, call, call_c)                                         \
+  ADI3_COLL_BLOCKING(name, (PARAMS(int, int)), call)                                                \
+  ADI3_COLL_NONBLOCKING(iname, (PARAMS(int, int), MPI_Request * request), call)                     \
+  ADI3_COLL_PERSISTENT(name##_init, (PARAMS(int, int), MPI_Info info, MPI_Request * request), call) \
+  ADI3_COLL_BLOCKING(name##_c, (PARAMS(MPI_Count, MPI_Aint)), call_c)                               \
+  ADI3_COLL_NONBLOCKING(iname##_c, (PARAMS(MPI_Count, MPI_Aint), MPI_Request * request), call_c)    \
+  ADI3_COLL_PERSISTENT(name##_init_c, (PARAMS(MPI_Count, MPI_Aint), MPI_Info info, MPI_Request * request), call_c)
+
 }  // namespace adi3::mpi

@@ -169,111 +169,7 @@ int scatterv(CollCall& k, const void* sbuf, const int* scounts, const int* displ
       });
 }
 
-int need_request(MPI_Request* req) { return req ? 0 : raise(ErrorClass::Arg, "request is null"); }
-
-}  // namespace
-
-ADI3_MPI_API(int, Bcast, (void* buf, int count, MPI_Datatype dt, int root, MPI_Comm comm)) {
-  CollCall k(__func__, comm);
-  if (k.e) return k.e;
-  return k.done(bcast(k, buf, count, dt, root, nullptr));
-}
-
-ADI3_MPI_API(int, Ibcast, (void* buf, int count, MPI_Datatype dt, int root, MPI_Comm comm, MPI_Request* request)) {
-  CollCall k(__func__, comm);
-  if (k.e) return k.e;
-  int e = need_request(request);
-  return k.done(e ? e : bcast(k, buf, count, dt, root, request));
-}
-
-ADI3_MPI_API(int, Reduce,
-             (const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm)) {
-  CollCall k(__func__, comm);
-  if (k.e) return k.e;
-  return k.done(reduce(k, sendbuf, recvbuf, count, dt, op, root, nullptr));
-}
-
-ADI3_MPI_API(int, Ireduce,
-             (const void* sendbuf, void* recvbuf, int count, MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm,
-              MPI_Request* request)) {
-  CollCall k(__func__, comm);
-  if (k.e) return k.e;
-  int e = need_request(request);
-  return k.done(e ? e : reduce(k, sendbuf, recvbuf, count, dt, op, root, request));
-}
-
-ADI3_MPI_API(int, Gather,
-             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-              MPI_Datatype recvtype, int root, MPI_Comm comm)) {
-  CollCall k(__func__, comm);
-  if (k.e) return k.e;
-  return k.done(gather(k, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, nullptr));
-}
-
-ADI3_MPI_API(int, Igather,
-             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-              MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request)) {
-  CollCall k(__func__, comm);
-  if (k.e) return k.e;
-  int e = need_request(request);
-  return k.done(e ? e : gather(k, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, request));
-}
-
-ADI3_MPI_API(int, Gatherv,
-             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
-              const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm)) {
-  CollCall k(__func__, comm);
-  if (k.e) return k.e;
-  return k.done(gatherv(k, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, nullptr));
-}
-
-ADI3_MPI_API(int, Igatherv,
-             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
-              const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request)) {
-  CollCall k(__func__, comm);
-  if (k.e) return k.e;
-  int e = need_request(request);
-  return k.done(e ? e : gatherv(k, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, request));
-}
-
-ADI3_MPI_API(int, Scatter,
-             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-              MPI_Datatype recvtype, int root, MPI_Comm comm)) {
-  CollCall k(__func__, comm);
-  if (k.e) return k.e;
-  return k.done(scatter(k, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, nullptr));
-}
-
-ADI3_MPI_API(int, Iscatter,
-             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-              MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request)) {
-  CollCall k(__func__, comm);
-  if (k.e) return k.e;
-  int e = need_request(request);
-  return k.done(e ? e : scatter(k, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, request));
-}
-
-ADI3_MPI_API(int, Scatterv,
-             (const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void* recvbuf,
-              int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)) {
-  CollCall k(__func__, comm);
-  if (k.e) return k.e;
-  return k.done(scatterv(k, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, nullptr));
-}
-
-ADI3_MPI_API(int, Iscatterv,
-             (const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void* recvbuf,
-              int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request)) {
-  CollCall k(__func__, comm);
-  if (k.e) return k.e;
-  int e = need_request(request);
-  return k.done(e ? e
-                  : scatterv(k, sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, request));
-}
-
-// ---- MPI-4: persistent (_init) and large-count (_c) forms ----
-namespace {
-
+// The counts and displacements arrays of the _c forms as int arrays.
 // The root's arrays matter only at the root (MPI_ROOT on an intercommunicator).
 int root_peers(const CollCall& k, int root) {
   if (k.c->inter) return root == MPI_ROOT ? k.c->remote->size() : 0;
@@ -298,42 +194,24 @@ int scatterv_any(CollCall& k, const void* sbuf, const C* scounts, const D* displ
 
 }  // namespace
 
-#define ADI3_BCAST(C) void *buffer, C count, MPI_Datatype datatype, int root, MPI_Comm comm
-ADI3_COLL_PERSISTENT(Bcast_init, (ADI3_BCAST(int), MPI_Info info, MPI_Request* request),
-                     bcast(k, buffer, count, datatype, root, request))
-ADI3_COLL_BLOCKING(Bcast_c, (ADI3_BCAST(MPI_Count)), bcast(k, buffer, count, datatype, root, request))
-ADI3_COLL_NONBLOCKING(Ibcast_c, (ADI3_BCAST(MPI_Count), MPI_Request* request),
-                      bcast(k, buffer, count, datatype, root, request))
-ADI3_COLL_PERSISTENT(Bcast_init_c, (ADI3_BCAST(MPI_Count), MPI_Info info, MPI_Request* request),
-                     bcast(k, buffer, count, datatype, root, request))
+#define ADI3_BCAST(C, D) void *buffer, C count, MPI_Datatype datatype, int root, MPI_Comm comm
+ADI3_COLL_FAMILY(Bcast, Ibcast, ADI3_BCAST, bcast(k, buffer, count, datatype, root, request),
+                 bcast(k, buffer, count, datatype, root, request))
 #undef ADI3_BCAST
 
-#define ADI3_REDUCE(C) \
+#define ADI3_REDUCE(C, D) \
   const void *sendbuf, void *recvbuf, C count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm
 #define ADI3_REDUCE_ARGS sendbuf, recvbuf, count, datatype, op, root, request
-ADI3_COLL_PERSISTENT(Reduce_init, (ADI3_REDUCE(int), MPI_Info info, MPI_Request* request), reduce(k, ADI3_REDUCE_ARGS))
-ADI3_COLL_BLOCKING(Reduce_c, (ADI3_REDUCE(MPI_Count)), reduce(k, ADI3_REDUCE_ARGS))
-ADI3_COLL_NONBLOCKING(Ireduce_c, (ADI3_REDUCE(MPI_Count), MPI_Request* request), reduce(k, ADI3_REDUCE_ARGS))
-ADI3_COLL_PERSISTENT(Reduce_init_c, (ADI3_REDUCE(MPI_Count), MPI_Info info, MPI_Request* request),
-                     reduce(k, ADI3_REDUCE_ARGS))
+ADI3_COLL_FAMILY(Reduce, Ireduce, ADI3_REDUCE, reduce(k, ADI3_REDUCE_ARGS), reduce(k, ADI3_REDUCE_ARGS))
 #undef ADI3_REDUCE
 #undef ADI3_REDUCE_ARGS
 
-#define ADI3_GATHER(C)                                                                                        \
+#define ADI3_GATHER(C, D)                                                                                     \
   const void *sendbuf, C sendcount, MPI_Datatype sendtype, void *recvbuf, C recvcount, MPI_Datatype recvtype, \
       int root, MPI_Comm comm
 #define ADI3_GATHER_ARGS sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, request
-ADI3_COLL_PERSISTENT(Gather_init, (ADI3_GATHER(int), MPI_Info info, MPI_Request* request), gather(k, ADI3_GATHER_ARGS))
-ADI3_COLL_BLOCKING(Gather_c, (ADI3_GATHER(MPI_Count)), gather(k, ADI3_GATHER_ARGS))
-ADI3_COLL_NONBLOCKING(Igather_c, (ADI3_GATHER(MPI_Count), MPI_Request* request), gather(k, ADI3_GATHER_ARGS))
-ADI3_COLL_PERSISTENT(Gather_init_c, (ADI3_GATHER(MPI_Count), MPI_Info info, MPI_Request* request),
-                     gather(k, ADI3_GATHER_ARGS))
-ADI3_COLL_PERSISTENT(Scatter_init, (ADI3_GATHER(int), MPI_Info info, MPI_Request* request),
-                     scatter(k, ADI3_GATHER_ARGS))
-ADI3_COLL_BLOCKING(Scatter_c, (ADI3_GATHER(MPI_Count)), scatter(k, ADI3_GATHER_ARGS))
-ADI3_COLL_NONBLOCKING(Iscatter_c, (ADI3_GATHER(MPI_Count), MPI_Request* request), scatter(k, ADI3_GATHER_ARGS))
-ADI3_COLL_PERSISTENT(Scatter_init_c, (ADI3_GATHER(MPI_Count), MPI_Info info, MPI_Request* request),
-                     scatter(k, ADI3_GATHER_ARGS))
+ADI3_COLL_FAMILY(Gather, Igather, ADI3_GATHER, gather(k, ADI3_GATHER_ARGS), gather(k, ADI3_GATHER_ARGS))
+ADI3_COLL_FAMILY(Scatter, Iscatter, ADI3_GATHER, scatter(k, ADI3_GATHER_ARGS), scatter(k, ADI3_GATHER_ARGS))
 #undef ADI3_GATHER
 #undef ADI3_GATHER_ARGS
 
@@ -341,13 +219,7 @@ ADI3_COLL_PERSISTENT(Scatter_init_c, (ADI3_GATHER(MPI_Count), MPI_Info info, MPI
   const void *sendbuf, C sendcount, MPI_Datatype sendtype, void *recvbuf, const C recvcounts[], const D displs[], \
       MPI_Datatype recvtype, int root, MPI_Comm comm
 #define ADI3_GATHERV_ARGS sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, request
-ADI3_COLL_PERSISTENT(Gatherv_init, (ADI3_GATHERV(int, int), MPI_Info info, MPI_Request* request),
-                     gatherv(k, ADI3_GATHERV_ARGS))
-ADI3_COLL_BLOCKING(Gatherv_c, (ADI3_GATHERV(MPI_Count, MPI_Aint)), gatherv_any(k, ADI3_GATHERV_ARGS))
-ADI3_COLL_NONBLOCKING(Igatherv_c, (ADI3_GATHERV(MPI_Count, MPI_Aint), MPI_Request* request),
-                      gatherv_any(k, ADI3_GATHERV_ARGS))
-ADI3_COLL_PERSISTENT(Gatherv_init_c, (ADI3_GATHERV(MPI_Count, MPI_Aint), MPI_Info info, MPI_Request* request),
-                     gatherv_any(k, ADI3_GATHERV_ARGS))
+ADI3_COLL_FAMILY(Gatherv, Igatherv, ADI3_GATHERV, gatherv(k, ADI3_GATHERV_ARGS), gatherv_any(k, ADI3_GATHERV_ARGS))
 #undef ADI3_GATHERV
 #undef ADI3_GATHERV_ARGS
 
@@ -355,12 +227,7 @@ ADI3_COLL_PERSISTENT(Gatherv_init_c, (ADI3_GATHERV(MPI_Count, MPI_Aint), MPI_Inf
   const void *sendbuf, const C sendcounts[], const D displs[], MPI_Datatype sendtype, void *recvbuf, C recvcount, \
       MPI_Datatype recvtype, int root, MPI_Comm comm
 #define ADI3_SCATTERV_ARGS sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, request
-ADI3_COLL_PERSISTENT(Scatterv_init, (ADI3_SCATTERV(int, int), MPI_Info info, MPI_Request* request),
-                     scatterv(k, ADI3_SCATTERV_ARGS))
-ADI3_COLL_BLOCKING(Scatterv_c, (ADI3_SCATTERV(MPI_Count, MPI_Aint)), scatterv_any(k, ADI3_SCATTERV_ARGS))
-ADI3_COLL_NONBLOCKING(Iscatterv_c, (ADI3_SCATTERV(MPI_Count, MPI_Aint), MPI_Request* request),
-                      scatterv_any(k, ADI3_SCATTERV_ARGS))
-ADI3_COLL_PERSISTENT(Scatterv_init_c, (ADI3_SCATTERV(MPI_Count, MPI_Aint), MPI_Info info, MPI_Request* request),
-                     scatterv_any(k, ADI3_SCATTERV_ARGS))
+ADI3_COLL_FAMILY(Scatterv, Iscatterv, ADI3_SCATTERV, scatterv(k, ADI3_SCATTERV_ARGS),
+                 scatterv_any(k, ADI3_SCATTERV_ARGS))
 #undef ADI3_SCATTERV
 #undef ADI3_SCATTERV_ARGS

@@ -187,94 +187,67 @@ int imrecv_impl(const char* fn, void* buf, MPI_Count count, MPI_Datatype dt, MPI
 
 }  // namespace
 
-ADI3_MPI_API(int, Send, (const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)) {
-  return blocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Standard);
-}
-ADI3_MPI_API(int, Bsend, (const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)) {
-  return blocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Buffered);
-}
-ADI3_MPI_API(int, Ssend, (const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)) {
-  return blocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Synchronous);
-}
-ADI3_MPI_API(int, Rsend, (const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)) {
-  return blocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Ready);
-}
+#define ADI3_SEND(fname, C, mode)                                                                           \
+  ADI3_MPI_API(int, fname, (const void* buf, C count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)) { \
+    return blocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::mode);                        \
+  }
+ADI3_MPI_COUNT_FORMS(ADI3_SEND, Send, Standard)
+ADI3_MPI_COUNT_FORMS(ADI3_SEND, Bsend, Buffered)
+ADI3_MPI_COUNT_FORMS(ADI3_SEND, Ssend, Synchronous)
+ADI3_MPI_COUNT_FORMS(ADI3_SEND, Rsend, Ready)
+#undef ADI3_SEND
 
-ADI3_MPI_API(int, Isend,
-             (const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* request)) {
-  return nonblocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Standard, request, false);
-}
-ADI3_MPI_API(int, Ibsend,
-             (const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* request)) {
-  return nonblocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Buffered, request, false);
-}
-ADI3_MPI_API(int, Issend,
-             (const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* request)) {
-  return nonblocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Synchronous, request, false);
-}
-ADI3_MPI_API(int, Irsend,
-             (const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* request)) {
-  return nonblocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Ready, request, false);
-}
+// Nonblocking sends (persistent = false) and persistent ones (true).
+#define ADI3_ISEND(fname, C, mode, persistent)                                                                        \
+  ADI3_MPI_API(int, fname,                                                                                            \
+               (const void* buf, C count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* request)) { \
+    return nonblocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::mode, request, persistent);          \
+  }
+ADI3_MPI_COUNT_FORMS(ADI3_ISEND, Isend, Standard, false)
+ADI3_MPI_COUNT_FORMS(ADI3_ISEND, Ibsend, Buffered, false)
+ADI3_MPI_COUNT_FORMS(ADI3_ISEND, Issend, Synchronous, false)
+ADI3_MPI_COUNT_FORMS(ADI3_ISEND, Irsend, Ready, false)
+ADI3_MPI_COUNT_FORMS(ADI3_ISEND, Send_init, Standard, true)
+ADI3_MPI_COUNT_FORMS(ADI3_ISEND, Bsend_init, Buffered, true)
+ADI3_MPI_COUNT_FORMS(ADI3_ISEND, Ssend_init, Synchronous, true)
+ADI3_MPI_COUNT_FORMS(ADI3_ISEND, Rsend_init, Ready, true)
+#undef ADI3_ISEND
 
-ADI3_MPI_API(int, Send_init,
-             (const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* request)) {
-  return nonblocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Standard, request, true);
-}
-ADI3_MPI_API(int, Bsend_init,
-             (const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* request)) {
-  return nonblocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Buffered, request, true);
-}
-ADI3_MPI_API(int, Ssend_init,
-             (const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* request)) {
-  return nonblocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Synchronous, request, true);
-}
-ADI3_MPI_API(int, Rsend_init,
-             (const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* request)) {
-  return nonblocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Ready, request, true);
-}
+#define ADI3_IRECV(fname, C, persistent)                                                                          \
+  ADI3_MPI_API(int, fname,                                                                                        \
+               (void* buf, C count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Request* request)) { \
+    return receive_request(__func__, buf, count, dt, source, tag, comm, request, persistent);                     \
+  }
+ADI3_MPI_COUNT_FORMS(ADI3_IRECV, Irecv, false)
+ADI3_MPI_COUNT_FORMS(ADI3_IRECV, Recv_init, true)
+#undef ADI3_IRECV
 
-ADI3_MPI_API(int, Irecv,
-             (void* buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Request* request)) {
-  return receive_request(__func__, buf, count, dt, source, tag, comm, request, false);
-}
-ADI3_MPI_API(int, Recv_init,
-             (void* buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Request* request)) {
-  return receive_request(__func__, buf, count, dt, source, tag, comm, request, true);
-}
+#define ADI3_RECV(fname, C, ...)                                                                                \
+  ADI3_MPI_API(int, fname,                                                                                      \
+               (void* buf, C count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Status* status)) { \
+    return recv_impl(__func__, buf, count, dt, source, tag, comm, status);                                      \
+  }
+ADI3_MPI_COUNT_FORMS(ADI3_RECV, Recv)
+#undef ADI3_RECV
 
-ADI3_MPI_API(int, Recv,
-             (void* buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Status* status)) {
-  return recv_impl(__func__, buf, count, dt, source, tag, comm, status);
-}
-ADI3_MPI_API(int, Recv_c,
-             (void* buf, MPI_Count count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Status* status)) {
-  return recv_impl(__func__, buf, count, dt, source, tag, comm, status);
-}
+#define ADI3_SENDRECV(fname, C, ...)                                                                                  \
+  ADI3_MPI_API(int, fname,                                                                                            \
+               (const void* sendbuf, C sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,        \
+                C recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status* status)) {    \
+    return sendrecv_impl(__func__, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, \
+                         recvtag, comm, status);                                                                      \
+  }
+ADI3_MPI_COUNT_FORMS(ADI3_SENDRECV, Sendrecv)
+#undef ADI3_SENDRECV
 
-ADI3_MPI_API(int, Sendrecv,
-             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,
-              int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status* status)) {
-  return sendrecv_impl(__func__, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
-                       recvtag, comm, status);
-}
-ADI3_MPI_API(int, Sendrecv_c,
-             (const void* sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,
-              MPI_Count recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status* status)) {
-  return sendrecv_impl(__func__, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source,
-                       recvtag, comm, status);
-}
-
-ADI3_MPI_API(int, Sendrecv_replace,
-             (void* buf, int count, MPI_Datatype dt, int dest, int sendtag, int source, int recvtag, MPI_Comm comm,
-              MPI_Status* status)) {
-  return sendrecv_replace_impl(__func__, buf, count, dt, dest, sendtag, source, recvtag, comm, status);
-}
-ADI3_MPI_API(int, Sendrecv_replace_c,
-             (void* buf, MPI_Count count, MPI_Datatype dt, int dest, int sendtag, int source, int recvtag,
-              MPI_Comm comm, MPI_Status* status)) {
-  return sendrecv_replace_impl(__func__, buf, count, dt, dest, sendtag, source, recvtag, comm, status);
-}
+#define ADI3_SENDRECV_REPLACE(fname, C, ...)                                                                        \
+  ADI3_MPI_API(int, fname,                                                                                          \
+               (void* buf, C count, MPI_Datatype dt, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, \
+                MPI_Status* status)) {                                                                              \
+    return sendrecv_replace_impl(__func__, buf, count, dt, dest, sendtag, source, recvtag, comm, status);           \
+  }
+ADI3_MPI_COUNT_FORMS(ADI3_SENDRECV_REPLACE, Sendrecv_replace)
+#undef ADI3_SENDRECV_REPLACE
 
 ADI3_MPI_API(int, Probe, (int source, int tag, MPI_Comm comm, MPI_Status* status)) {
   ADI3_MPI_ENTER();
@@ -333,131 +306,50 @@ ADI3_MPI_API(int, Improbe, (int source, int tag, MPI_Comm comm, int* flag, MPI_M
   return comm_error(c, e, __func__);
 }
 
-ADI3_MPI_API(int, Mrecv, (void* buf, int count, MPI_Datatype dt, MPI_Message* message, MPI_Status* status)) {
-  return mrecv_impl(__func__, buf, count, dt, message, status);
-}
-ADI3_MPI_API(int, Mrecv_c, (void* buf, MPI_Count count, MPI_Datatype dt, MPI_Message* message, MPI_Status* status)) {
-  return mrecv_impl(__func__, buf, count, dt, message, status);
+#define ADI3_MRECV(fname, C, ...)                                                                             \
+  ADI3_MPI_API(int, fname, (void* buf, C count, MPI_Datatype dt, MPI_Message* message, MPI_Status* status)) { \
+    return mrecv_impl(__func__, buf, count, dt, message, status);                                             \
+  }
+ADI3_MPI_COUNT_FORMS(ADI3_MRECV, Mrecv)
+#undef ADI3_MRECV
+
+#define ADI3_IMRECV(fname, C, ...)                                                                              \
+  ADI3_MPI_API(int, fname, (void* buf, C count, MPI_Datatype dt, MPI_Message* message, MPI_Request* request)) { \
+    return imrecv_impl(__func__, buf, count, dt, message, request);                                             \
+  }
+ADI3_MPI_COUNT_FORMS(ADI3_IMRECV, Imrecv)
+#undef ADI3_IMRECV
+
+namespace {
+
+int buffer_attach(const char* fn, void* buffer, MPI_Count size) {
+  Runtime* rt = g_runtime;
+  if (!rt) return not_initialized(fn);
+  if (size < 0) return world_error(raise(ErrorClass::Arg, "invalid buffer size %lld", size), fn);
+  if (!buffer && size > 0) return world_error(raise(ErrorClass::Buffer, "the buffer is null"), fn);
+  return world_error(rt->dev().buffer_attach(buffer, static_cast<std::size_t>(size)), fn);
 }
 
-ADI3_MPI_API(int, Imrecv, (void* buf, int count, MPI_Datatype dt, MPI_Message* message, MPI_Request* request)) {
-  return imrecv_impl(__func__, buf, count, dt, message, request);
-}
-ADI3_MPI_API(int, Imrecv_c, (void* buf, MPI_Count count, MPI_Datatype dt, MPI_Message* message, MPI_Request* request)) {
-  return imrecv_impl(__func__, buf, count, dt, message, request);
-}
-
-ADI3_MPI_API(int, Buffer_attach, (void* buffer, int size)) {
-  ADI3_MPI_ENTER();
-  if (size < 0) return world_error(raise(ErrorClass::Arg, "invalid buffer size %d", size), __func__);
-  if (!buffer && size > 0) return world_error(raise(ErrorClass::Buffer, "the buffer is null"), __func__);
-  return world_error(rt->dev().buffer_attach(buffer, static_cast<std::size_t>(size)), __func__);
-}
-
-ADI3_MPI_API(int, Buffer_detach, (void* buffer_addr, int* size)) {
-  ADI3_MPI_ENTER();
-  if (!buffer_addr || !size) return world_error(raise(ErrorClass::Arg, "buffer_addr or size is null"), __func__);
+template <class C>
+int buffer_detach(const char* fn, void* buffer_addr, C* size) {
+  Runtime* rt = g_runtime;
+  if (!rt) return not_initialized(fn);
+  if (!buffer_addr || !size) return world_error(raise(ErrorClass::Arg, "buffer_addr or size is null"), fn);
   void* b = nullptr;
   std::size_t n = 0;
   int e = rt->dev().buffer_detach(&b, &n);
   if (!e) {
     *static_cast<void**>(buffer_addr) = b;
-    *size = static_cast<int>(n);
+    *size = static_cast<C>(n);
   }
-  return world_error(e, __func__);
+  return world_error(e, fn);
 }
 
-// ---- large-count (_c) forms of the send and receive calls ----
-ADI3_MPI_API(int, Send_c, (const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)) {
-  return blocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Standard);
-}
+}  // namespace
 
-ADI3_MPI_API(int, Bsend_c, (const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)) {
-  return blocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Buffered);
-}
-
-ADI3_MPI_API(int, Ssend_c, (const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)) {
-  return blocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Synchronous);
-}
-
-ADI3_MPI_API(int, Rsend_c, (const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)) {
-  return blocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Ready);
-}
-
-ADI3_MPI_API(int, Isend_c,
-             (const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-              MPI_Request* request)) {
-  return nonblocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Standard, request, false);
-}
-
-ADI3_MPI_API(int, Ibsend_c,
-             (const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-              MPI_Request* request)) {
-  return nonblocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Buffered, request, false);
-}
-
-ADI3_MPI_API(int, Issend_c,
-             (const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-              MPI_Request* request)) {
-  return nonblocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Synchronous, request, false);
-}
-
-ADI3_MPI_API(int, Irsend_c,
-             (const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-              MPI_Request* request)) {
-  return nonblocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Ready, request, false);
-}
-
-ADI3_MPI_API(int, Send_init_c,
-             (const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-              MPI_Request* request)) {
-  return nonblocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Standard, request, true);
-}
-
-ADI3_MPI_API(int, Bsend_init_c,
-             (const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-              MPI_Request* request)) {
-  return nonblocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Buffered, request, true);
-}
-
-ADI3_MPI_API(int, Ssend_init_c,
-             (const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-              MPI_Request* request)) {
-  return nonblocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Synchronous, request, true);
-}
-
-ADI3_MPI_API(int, Rsend_init_c,
-             (const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-              MPI_Request* request)) {
-  return nonblocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::Ready, request, true);
-}
-
-ADI3_MPI_API(int, Irecv_c,
-             (void* buf, MPI_Count count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Request* request)) {
-  return receive_request(__func__, buf, count, dt, source, tag, comm, request, false);
-}
-
-ADI3_MPI_API(int, Recv_init_c,
-             (void* buf, MPI_Count count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Request* request)) {
-  return receive_request(__func__, buf, count, dt, source, tag, comm, request, true);
-}
-
-ADI3_MPI_API(int, Buffer_attach_c, (void* buffer, MPI_Count size)) {
-  ADI3_MPI_ENTER();
-  if (size < 0) return world_error(raise(ErrorClass::Arg, "invalid buffer size %lld", size), __func__);
-  if (!buffer && size > 0) return world_error(raise(ErrorClass::Buffer, "the buffer is null"), __func__);
-  return world_error(rt->dev().buffer_attach(buffer, static_cast<std::size_t>(size)), __func__);
-}
-
+ADI3_MPI_API(int, Buffer_attach, (void* buffer, int size)) { return buffer_attach(__func__, buffer, size); }
+ADI3_MPI_API(int, Buffer_attach_c, (void* buffer, MPI_Count size)) { return buffer_attach(__func__, buffer, size); }
+ADI3_MPI_API(int, Buffer_detach, (void* buffer_addr, int* size)) { return buffer_detach(__func__, buffer_addr, size); }
 ADI3_MPI_API(int, Buffer_detach_c, (void* buffer_addr, MPI_Count* size)) {
-  ADI3_MPI_ENTER();
-  if (!buffer_addr || !size) return world_error(raise(ErrorClass::Arg, "buffer_addr or size is null"), __func__);
-  void* b = nullptr;
-  std::size_t n = 0;
-  int e = rt->dev().buffer_detach(&b, &n);
-  if (!e) {
-    *static_cast<void**>(buffer_addr) = b;
-    *size = static_cast<MPI_Count>(n);
-  }
-  return world_error(e, __func__);
+  return buffer_detach(__func__, buffer_addr, size);
 }
