@@ -25,7 +25,7 @@ int adi3::mpi::make_comm(Runtime& rt, GroupPtr group, uint32_t ctx, const CommOb
     return raise(ErrorClass::Intern, "too many communicators");
   }
   c->handle = make_handle(HandleClass::User, Kind::Comm, i);
-  set_comm_errhandler(rt, *c, parent.errh, parent.errh_builtin);
+  set_errhandler(rt, *c, parent.errh, parent.errh_builtin);
   *out = c->handle;
   return 0;
 }

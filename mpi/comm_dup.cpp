@@ -44,7 +44,7 @@ int dup_begin(Runtime& rt, CommObj& c, const Entries& info, DupPlan* p) {
   p->proto.cart = c.cart;
   p->proto.graph = c.graph;
   p->proto.dist = c.dist;
-  set_comm_errhandler(rt, p->proto, c.errh, c.errh_builtin);
+  set_errhandler(rt, p->proto, c.errh, c.errh_builtin);
   p->info = info;
   p->over = c.internal;
   if (int e = copy_attrs(rt, c.attrs, c.handle, &p->attrs)) {

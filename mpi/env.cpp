@@ -56,10 +56,10 @@ int init(int* argc, char*** argv, int required, int* provided, const char* fn) {
                        fn);
   }
   int level = std::clamp(required, MPI_THREAD_SINGLE, MPI_THREAD_MULTIPLE);
-  Config config = Config::from_env();
-  if (level == MPI_THREAD_MULTIPLE) config.thread_multiple = true;
   std::unique_ptr<Device> dev;
   try {
+    Config config = Config::from_env();  // throws on a bad setting
+    if (level == MPI_THREAD_MULTIPLE) config.thread_multiple = true;
     dev = init_process(config);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "MPI_Init: cannot start this process: %s\n", e.what());

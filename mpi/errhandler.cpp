@@ -11,12 +11,19 @@ void release_errhandler(Runtime& rt, ErrhandlerObj* e) {
   }
 }
 
-void set_comm_errhandler(Runtime& rt, CommObj& c, ErrhandlerObj* user, int builtin) {
-  if (user) user->refs.fetch_add(1);
-  ErrhandlerObj* old = c.errh;
-  c.errh = user;
-  c.errh_builtin = user ? MPI_ERRHANDLER_NULL : builtin;
-  if (old) release_errhandler(rt, old);
+int new_errhandler(Runtime& rt, MPI_Comm_errhandler_function* fn, bool for_win, MPI_Errhandler* out) {
+  if (!fn || !out) return raise(ErrorClass::Arg, "function or errhandler is null");
+  auto* e = new ErrhandlerObj;
+  e->fn = fn;
+  e->for_win = for_win;
+  int i = rt.errhandlers.add(e);
+  if (i < 0) {
+    delete e;
+    return raise(ErrorClass::Intern, "too many error handlers");
+  }
+  e->handle = make_handle(HandleClass::User, Kind::Errhandler, i);
+  *out = e->handle;
+  return 0;
 }
 
 }  // namespace adi3::mpi
@@ -46,17 +53,7 @@ int adi3::mpi::get_errhandler(Runtime& rt, MPI_Errhandler h, ErrhandlerObj** out
 
 ADI3_MPI_API(int, Comm_create_errhandler, (MPI_Comm_errhandler_function * fn, MPI_Errhandler* errhandler)) {
   ADI3_MPI_ENTER();
-  if (!fn || !errhandler) return world_error(raise(ErrorClass::Arg, "function or errhandler is null"), __func__);
-  auto* e = new ErrhandlerObj;
-  e->fn = fn;
-  int i = rt->errhandlers.add(e);
-  if (i < 0) {
-    delete e;
-    return world_error(raise(ErrorClass::Intern, "too many error handlers"), __func__);
-  }
-  e->handle = make_handle(HandleClass::User, Kind::Errhandler, i);
-  *errhandler = e->handle;
-  return MPI_SUCCESS;
+  return world_error(new_errhandler(*rt, fn, false, errhandler), __func__);
 }
 
 ADI3_MPI_API(int, Comm_set_errhandler, (MPI_Comm comm, MPI_Errhandler errhandler)) {
@@ -64,7 +61,7 @@ ADI3_MPI_API(int, Comm_set_errhandler, (MPI_Comm comm, MPI_Errhandler errhandler
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
   if (is_builtin_errhandler(errhandler)) {
-    set_comm_errhandler(*rt, *c, nullptr, errhandler);
+    set_errhandler(*rt, *c, nullptr, errhandler);
     return MPI_SUCCESS;
   }
   ErrhandlerObj* obj = nullptr;
@@ -75,7 +72,7 @@ ADI3_MPI_API(int, Comm_set_errhandler, (MPI_Comm comm, MPI_Errhandler errhandler
         raise(ErrorClass::Arg, "error handler 0x%x was made for windows (use MPI_Comm_create_errhandler)", errhandler),
         __func__);
   }
-  set_comm_errhandler(*rt, *c, obj, MPI_ERRHANDLER_NULL);
+  set_errhandler(*rt, *c, obj, MPI_ERRHANDLER_NULL);
   return MPI_SUCCESS;
 }
 
@@ -84,12 +81,7 @@ ADI3_MPI_API(int, Comm_get_errhandler, (MPI_Comm comm, MPI_Errhandler* errhandle
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
   if (!errhandler) return comm_error(c, raise(ErrorClass::Arg, "errhandler is null"), __func__);
-  if (c->errh) {
-    c->errh->refs.fetch_add(1);  // the user frees the handle it gets
-    *errhandler = c->errh->handle;
-  } else {
-    *errhandler = c->errh_builtin;
-  }
+  *errhandler = errhandler_handle(*c);
   return MPI_SUCCESS;
 }
 

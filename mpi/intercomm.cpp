@@ -113,7 +113,7 @@ int adi3::mpi::make_intercomm(Runtime& rt, GroupPtr local, GroupPtr remote, uint
     return raise(ErrorClass::Intern, "too many communicators");
   }
   c->handle = make_handle(HandleClass::User, Kind::Comm, i);
-  set_comm_errhandler(rt, *c, parent.errh, parent.errh_builtin);
+  set_errhandler(rt, *c, parent.errh, parent.errh_builtin);
   *out = c->handle;
   return 0;
 }
@@ -213,7 +213,7 @@ ADI3_MPI_API(int, Intercomm_merge, (MPI_Comm intercomm, int high, MPI_Comm* newi
     return comm_error(c, raise(ErrorClass::Intern, "too many communicators"), __func__);
   }
   n->handle = make_handle(HandleClass::User, Kind::Comm, i);
-  set_comm_errhandler(*rt, *n, c->errh, c->errh_builtin);
+  set_errhandler(*rt, *n, c->errh, c->errh_builtin);
   *newintracomm = n->handle;
   return MPI_SUCCESS;
 }

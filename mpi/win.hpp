@@ -45,6 +45,5 @@ int win_error(WinObj* w, int code, const char* fn);
   return ::adi3::mpi::world_error(e_, __func__)
 
 // Window error handlers (mpi/win_attr.cpp): a user one is shared by reference.
-void set_win_errhandler(Runtime& rt, WinObj& w, ErrhandlerObj* user, int builtin);
 
 }  // namespace adi3::mpi

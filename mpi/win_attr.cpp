@@ -3,18 +3,6 @@
 #include "mpi/attributes.hpp"
 #include "mpi/win.hpp"
 
-namespace adi3::mpi {
-
-void set_win_errhandler(Runtime& rt, WinObj& w, ErrhandlerObj* user, int builtin) {
-  if (user) user->refs.fetch_add(1);
-  ErrhandlerObj* old = w.errh;
-  w.errh = user;
-  w.errh_builtin = user ? MPI_ERRHANDLER_NULL : builtin;
-  if (old) release_errhandler(rt, old);
-}
-
-}  // namespace adi3::mpi
-
 using namespace adi3;
 using namespace adi3::mpi;
 
@@ -125,24 +113,16 @@ ADI3_MPI_API(int, Win_delete_attr, (MPI_Win win, int keyval)) {
 
 ADI3_MPI_API(int, Win_create_errhandler, (MPI_Win_errhandler_function * fn, MPI_Errhandler* errhandler)) {
   ADI3_MPI_ENTER();
-  if (!fn || !errhandler) return world_error(raise(ErrorClass::Arg, "function or errhandler is null"), __func__);
-  auto* e = new ErrhandlerObj;
-  e->fn = reinterpret_cast<MPI_Comm_errhandler_function*>(fn);
-  e->for_win = true;
-  int i = rt->errhandlers.add(e);
-  if (i < 0) {
-    delete e;
-    return world_error(raise(ErrorClass::Intern, "too many error handlers"), __func__);
-  }
-  e->handle = make_handle(HandleClass::User, Kind::Errhandler, i);
-  *errhandler = e->handle;
-  return MPI_SUCCESS;
+  // The object holds the function as a communicator handler's; for_win
+  // keeps it off communicators.
+  auto* f = reinterpret_cast<MPI_Comm_errhandler_function*>(fn);
+  return world_error(new_errhandler(*rt, f, true, errhandler), __func__);
 }
 
 ADI3_MPI_API(int, Win_set_errhandler, (MPI_Win win, MPI_Errhandler errhandler)) {
   ADI3_WIN_ENTER(win);
   if (errhandler == MPI_ERRORS_ARE_FATAL || errhandler == MPI_ERRORS_RETURN || errhandler == MPI_ERRORS_ABORT) {
-    set_win_errhandler(*rt, *w, nullptr, errhandler);
+    set_errhandler(*rt, *w, nullptr, errhandler);
     return MPI_SUCCESS;
   }
   ErrhandlerObj** obj = nullptr;
@@ -157,19 +137,14 @@ ADI3_MPI_API(int, Win_set_errhandler, (MPI_Win win, MPI_Errhandler errhandler)) 
                            "error handler 0x%x was made for communicators (use MPI_Win_create_errhandler)", errhandler),
                      __func__);
   }
-  set_win_errhandler(*rt, *w, *obj, MPI_ERRHANDLER_NULL);
+  set_errhandler(*rt, *w, *obj, MPI_ERRHANDLER_NULL);
   return MPI_SUCCESS;
 }
 
 ADI3_MPI_API(int, Win_get_errhandler, (MPI_Win win, MPI_Errhandler* errhandler)) {
   ADI3_WIN_ENTER(win);
   if (!errhandler) return win_error(w, raise(ErrorClass::Arg, "errhandler is null"), __func__);
-  if (w->errh) {
-    w->errh->refs.fetch_add(1);  // the user frees the handle it gets
-    *errhandler = w->errh->handle;
-  } else {
-    *errhandler = w->errh_builtin;
-  }
+  *errhandler = errhandler_handle(*w);
   return MPI_SUCCESS;
 }
 
