@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 
 namespace adi3 {
 namespace {
@@ -79,7 +80,8 @@ Config Config::from_env() {
   } else if (ap == "off" || ap == "0") {
     c.async_progress = AsyncProgress::Off;
   } else if (ap != "auto") {
-    std::fprintf(stderr, "adi3: ADI3_ASYNC_PROGRESS=%s is not auto, on or off; using auto\n", ap.c_str());
+    // As ADI3_PMI: a misspelt mode is an error, not a silent default.
+    throw std::runtime_error("ADI3_ASYNC_PROGRESS='" + ap + "' is not one of auto, on, off (or 1, 0)");
   }
   return c;
 }

@@ -44,6 +44,8 @@ struct Config {
   bool thread_multiple = false;
   AsyncProgress async_progress = AsyncProgress::Auto;
 
+  // From the ADI3_* environment; a mode knob with an unknown value
+  // (ADI3_ASYNC_PROGRESS) throws std::runtime_error naming it.
   static Config from_env();
 };
 

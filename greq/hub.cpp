@@ -6,7 +6,7 @@
 
 namespace adi3 {
 
-GreqHub::GreqHub(Device& dev) : dev_(dev), mt_(dev.config().thread_multiple) {
+GreqHub::GreqHub(Device& dev) : dev_(dev) {
   static constexpr RequestClass kDriver = [] {
     RequestClass c;
     c.poll = &GreqHub::drive;
@@ -50,7 +50,9 @@ void GreqHub::watch(Request* r) {
 }
 
 void GreqHub::drop_ref(Request* r) {
-  if (mt_) {
+  // Locks are on with MPI_THREAD_MULTIPLE and once an agent has started
+  // (either may turn them on after the hub was made).
+  if (dev_.threads_enabled()) {
     dev_.release(r);
     return;
   }

@@ -24,8 +24,8 @@ class GreqHub {
   // Calls r's poll function from the progress engine until r completes. The
   // caller has given the hub one reference and one hold of r's state.
   void watch(Request* r);
-  // Drops a reference from any thread. Without thread_multiple the pool is
-  // not locked, so a last reference dropped here is returned to the pool by
+  // Drops a reference from any thread. While the device's threads are off
+  // the pool is not locked, so a last reference dropped here is returned to the pool by
   // the device's own progress.
   void drop_ref(Request* r);
   // Sequence number of the next nonblocking barrier (tags its messages).
@@ -36,7 +36,6 @@ class GreqHub {
   void poll_all();
 
   Device& dev_;
-  const bool mt_;
   Request driver_;  // in the device's pollable list
   SpinLock lock_;   // always taken: completions come from any thread
   RequestList<QueueTag> polled_;

@@ -5,6 +5,9 @@
 // whose agent started mid-run (locks turned on at run time) stays correct
 // under traffic from the user thread and the agent at once (TSan suite).
 #include <chrono>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
 
 #include "emul/agent.hpp"
 #include "harness.hpp"
@@ -98,6 +101,27 @@ TEST_P(AgentTest, SettingDecidesWhetherItRuns) {
   Device lazy(fabric3.channel(0), automatic);
   EXPECT_FALSE(lazy.agent_running()) << "auto starts the agent only on need";
   EXPECT_EQ(lazy.threads_enabled(), automatic.thread_multiple);
+}
+
+// A misspelt mode is an error naming the value (as ADI3_PMI), not a silent
+// default.
+TEST(AgentSetting, UnknownAsyncProgressModeIsAnError) {
+  const char* old = std::getenv("ADI3_ASYNC_PROGRESS");
+  std::string saved = old ? old : "";
+  setenv("ADI3_ASYNC_PROGRESS", "sometimes", 1);
+  try {
+    (void)adi3::Config::from_env();
+    ADD_FAILURE() << "ADI3_ASYNC_PROGRESS=sometimes was accepted";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("'sometimes'"), std::string::npos) << e.what();
+  }
+  setenv("ADI3_ASYNC_PROGRESS", "off", 1);
+  EXPECT_EQ(adi3::Config::from_env().async_progress, adi3::AsyncProgress::Off);
+  if (old) {
+    setenv("ADI3_ASYNC_PROGRESS", saved.c_str(), 1);
+  } else {
+    unsetenv("ADI3_ASYNC_PROGRESS");
+  }
 }
 
 // Traffic of every size both ways while both agents run and the user
