@@ -49,8 +49,9 @@ void Device::reap_bsends() {
 }
 
 int Device::bsend(const void* buf, std::size_t count, const Datatype* type, int dest, int tag, const Comm& comm,
-                  Request** out) {
+                  Request** out, Request* link) {
   std::size_t bytes = count * type->size();
+  Request* inner = nullptr;
   if (dest != kProcNull) {
     void* block = nullptr;
     for (int attempt = 0; attempt < 2 && !block; ++attempt) {
@@ -75,9 +76,11 @@ int Device::bsend(const void* buf, std::size_t count, const Datatype* type, int 
     }
     Segment seg(const_cast<void*>(buf), count, type);
     seg.pack(0, bytes, block);
-    Request* inner = pool_.get(this, RequestKind::Send);
+    inner = pool_.get(this, RequestKind::Send);
     init_send(inner, block, bytes, Datatype::byte(), dest, tag, comm, SendMode::Standard);
     inner->tmp = block;
+    // The user's request keeps it (taken before it can complete and be reaped).
+    if (out || link) inner->refs.fetch_add(1, std::memory_order_relaxed);
     {
       MaybeLock g(bsend_lock_, threads_enabled());
       bsends_.push_back(*inner);
@@ -87,9 +90,16 @@ int Device::bsend(const void* buf, std::size_t count, const Datatype* type, int 
   }
   if (out) {
     // The user's request is complete: the data is already in the buffer.
-    Request* r = pool_.get(this, RequestKind::Send);
-    r->cc.store(0, std::memory_order_release);
-    *out = r;
+    link = pool_.get(this, RequestKind::Send);
+    link->mode = SendMode::Buffered;
+    link->cc.store(0, std::memory_order_release);
+    *out = link;
+  }
+  if (link) {
+    // It keeps this start's internal send so MPI_Cancel can reach it (a
+    // persistent request drops its previous start's).
+    if (link->buffered) release(link->buffered);
+    link->buffered = inner;
   }
   return 0;
 }

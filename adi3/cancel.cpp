@@ -20,7 +20,7 @@ int Device::cancel(Request* r) {
       return 0;
     case RequestKind::Send:
     case RequestKind::PersistentSend:
-      return cancel_send(r);
+      return r->mode == SendMode::Buffered ? cancel_buffered(r) : cancel_send(r);
     case RequestKind::Generalized:
       return r->cls && r->cls->cancel ? r->cls->cancel(*r, r->complete()) : 0;
     default:
@@ -28,7 +28,33 @@ int Device::cancel(Request* r) {
   }
 }
 
-int Device::cancel_send(Request* r) {
+// A buffered send's request completed when the data went into the attached
+// buffer; the message itself travels as an internal standard send. Cancel
+// withdraws that one and re-arms the user's request until the outcome is
+// known: then wait returns and MPI_Test_cancelled tells which it was.
+int Device::cancel_buffered(Request* u) {
+  Request* inner = u->buffered;
+  if (!inner) return 0;  // to MPI_PROC_NULL, or a persistent one never started
+  if (u->has(Request::kPersistent) && !u->has(Request::kActive)) return 0;
+  if (!u->complete()) return 0;  // its cancel is pending already
+  u->status.cancelled = false;
+  u->refs.fetch_add(1, std::memory_order_relaxed);  // released by its completion
+  u->cc.store(1, std::memory_order_release);
+  inner->buffered = u;
+  bool asked = false;
+  int e = cancel_send(inner, &asked);
+  if (!asked) resolve_buffered_cancel(inner);  // withdrawn here, or matched already
+  return e;
+}
+
+void Device::resolve_buffered_cancel(Request* inner) {
+  Request* u = inner->buffered;
+  inner->buffered = nullptr;
+  u->status.cancelled = inner->status.cancelled;
+  complete(u);
+}
+
+int Device::cancel_send(Request* r, bool* asked) {
   if (r->peer < 0) return 0;
   Peer& p = peers_[static_cast<std::size_t>(r->peer)];
   {
@@ -59,6 +85,7 @@ int Device::cancel_send(Request* r) {
   r->refs.fetch_add(1, std::memory_order_relaxed);
   ++r->cancels_pending;
   PacketHeader h{PacketType::CancelSend, 0, 0, r->context, r->source, r->tag, 0, r->id(), 0, 0};
+  if (asked) *asked = true;
   return send_control(r->peer, h);
 }
 
@@ -90,7 +117,8 @@ void Device::on_cancel_ack(Device& d, int src, const PacketHeader& h, const void
   } else if (rearmed) {
     d.complete(r);  // a receive took it: the send stands
   }
-  d.release(r);  // the reference cancel_send took
+  if (r->buffered) d.resolve_buffered_cancel(r);  // the internal send of an Ibsend or persistent bsend
+  d.release(r);                                   // the reference cancel_send took
 }
 
 }  // namespace adi3

@@ -72,6 +72,7 @@ void Device::release(Request* r) {
   if (r->tmp && r->has(Request::kUnexpected)) scratch_free(r->tmp);
   if (r->seg) delete r->seg;
   if (r->kind == RequestKind::PersistentSend && r->mode == SendMode::Buffered) delete static_cast<Comm*>(r->ext);
+  if (r->buffered) release(r->buffered);  // a buffered send's internal send (none pending: see cancel.cpp)
   if (r->type) r->type->release();
   pool_.put(r);
 }

@@ -284,10 +284,14 @@ class Device final : private PacketSink {
   int queue_packet(int peer, const void* hdr, std::size_t hdr_bytes, const Payload& payload);
   bool drain_peer(int peer);
   bool drain_sends();
+  // out: a new (complete) request for the caller (Ibsend); link: a
+  // persistent request to tie to this start's internal send (for cancel).
   int bsend(const void* buf, std::size_t count, const Datatype* type, int dest, int tag, const Comm& comm,
-            Request** out);
+            Request** out, Request* link = nullptr);
   void reap_bsends();
-  int cancel_send(Request* r);
+  int cancel_send(Request* r, bool* asked = nullptr);  // asked: a CancelSend went out
+  int cancel_buffered(Request* u);
+  void resolve_buffered_cancel(Request* inner);
 
   // receive side
   void init_recv(Request* r, void* buf, std::size_t count, const Datatype* type, int source, int tag, const Comm& comm);

@@ -54,7 +54,7 @@ int Device::start(Request* r) {
   if (r->mode == SendMode::Buffered) {
     // The data is copied into the attached buffer now; the request is done.
     const Comm& comm = *static_cast<Comm*>(r->ext);
-    int e = bsend(r->buf, r->count, r->type, static_cast<int>(r->remote), r->tag, comm, nullptr);
+    int e = bsend(r->buf, r->count, r->type, static_cast<int>(r->remote), r->tag, comm, nullptr, r);
     r->status.error = e;
     r->cc.store(0, std::memory_order_release);
     return e;

@@ -114,6 +114,10 @@ struct Request : QueueHook, BySrcHook, ByTagHook, ByCtxHook {
   Device* dev = nullptr;
   uint64_t wire_id = 0;         // set by the pool
   uint8_t cancels_pending = 0;  // CancelSend packets out, answers due
+  // Buffered mode: the user's request (Ibsend, persistent bsend) holds a
+  // reference to its internal send out of the attached buffer; that send
+  // points back while a cancel of the user's request is pending (cancel.cpp).
+  Request* buffered = nullptr;
 
   bool complete() const { return cc.load(std::memory_order_acquire) == 0; }
   bool has(Flags f) const { return (flags.load(std::memory_order_relaxed) & f) != 0; }
