@@ -40,7 +40,7 @@ namespace core_test {
 inline std::vector<Setup> setups() {
   const char* env = std::getenv("ADI3_CHANNEL");
   const std::string ch = env && *env ? env : "shm";
-  const std::string prefix = ch == "tcp" ? "Tcp" : "Shm";
+  const std::string prefix = ch == "tcp" ? "Tcp" : ch == "verbs" ? "Verbs" : "Shm";
   std::vector<Setup> v;
   adi3::Config base;
   v.push_back({prefix, base, 0});
@@ -77,6 +77,7 @@ class DeviceHolder : public ::testing::Environment {
       if (s.ring_bytes) {
         ::setenv("ADI3_SHM_RING_BYTES", std::to_string(s.ring_bytes).c_str(), 1);
         ::setenv("ADI3_TCP_PENDING_BYTES", std::to_string(s.ring_bytes).c_str(), 1);
+        ::setenv("ADI3_VERBS_SLOTS", "2", 1);  // the fewest credits
       }
       dev_ = adi3::init_process(s.config);
       setup_ = s.name;

@@ -1,0 +1,21 @@
+// ADI3_VERBS_* settings of the verbs channel.
+#pragma once
+#include <cstddef>
+#include <span>
+
+#include "adi3/config.hpp"
+#include "channels/verbs/verbs_device.hpp"
+
+namespace adi3::verbs {
+
+std::span<const Knob> verbs_knobs();
+
+struct VerbsSettings {
+  DeviceChoice device;
+  std::size_t slot_bytes = 0;   // one eager ring slot (a record)
+  unsigned slots = 0;           // slots of each per-peer ring
+  std::size_t cache_bytes = 0;  // idle registrations kept
+  static VerbsSettings from_env();
+};
+
+}  // namespace adi3::verbs

@@ -1,0 +1,116 @@
+// The verbs channel: point-to-point over RDMA (verbs_device.hpp).
+//
+// Eager: every rank owns, for each peer, a ring of `slots` fixed-size
+// slots registered for remote write. A packet is one record (record.hpp)
+// the sender builds in a staging slot and RDMA-writes with immediate into
+// the next slot of its ring at the receiver; the immediate names the slot,
+// and its receive completion says the bytes are there. A sender holds one
+// credit per free slot; the receiver returns them in the header of its own
+// records, or in a zero-length write with immediate once half the ring is
+// owed, so neither side ever writes into a slot still being read.
+//
+// Rendezvous: the core's request-to-send offers the sender's buffer; the
+// channel registers it (mr_cache.hpp) and adds its key to the record. The
+// receiver's get() RDMA-reads straight into the user's buffer; the
+// registration is released when the receiver's answer (Fin, or Cts when it
+// streams instead) arrives.
+#pragma once
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "channels/channel.hpp"
+#include "channels/plugin.hpp"
+#include "channels/verbs/mr_cache.hpp"
+#include "channels/verbs/record.hpp"
+#include "channels/verbs/settings.hpp"
+#include "channels/verbs/verbs_device.hpp"
+
+namespace adi3::verbs {
+
+class VerbsChannel final : public Channel {
+ public:
+  // Collective over the bootstrap's ranks. Throws std::runtime_error.
+  VerbsChannel(ChannelBootstrap& boot, const VerbsSettings& settings, std::unique_ptr<VerbsDevice> dev);
+  ~VerbsChannel() override;
+
+  const char* name() const override { return "verbs"; }
+  const ChannelCaps& caps() const override { return caps_; }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  SendResult send(int dest, const void* hdr, std::size_t hdr_bytes, const Payload& payload) override;
+  int poll(PacketSink& sink) override;
+  void wait(std::chrono::microseconds timeout) override;
+  void wake() override { dev_->wake(); }
+  int get(int peer, void* local, uint64_t remote, std::size_t len) override;
+
+  const VerbsDevice& device() const { return *dev_; }
+
+ private:
+  struct Offer {  // a rendezvous buffer a peer offered
+    uint64_t addr = 0, len = 0;
+    uint32_t rkey = 0;
+  };
+  struct Peer {
+    uint64_t ring = 0;  // its ring for us: address and key
+    uint32_t rkey = 0;
+    uint64_t sent = 0;      // records written to it
+    uint64_t written = 0;   // of those, completed (staging slots free)
+    uint32_t credits = 0;   // its slots we may fill
+    uint64_t received = 0;  // records from it consumed
+    uint32_t owed = 0;      // slots consumed and not yet returned
+    bool dead = false;
+    Offer offers[64];
+    unsigned next_offer = 0;
+  };
+  struct Arrived {
+    int peer;
+    const char* rec;
+  };
+  struct Failure {
+    int peer;
+    std::string why;
+  };
+
+  void exchange(ChannelBootstrap& boot);
+  // With mu_ held.
+  void handle(const Completion& c, std::vector<Arrived>& arrived);
+  bool accept(int peer, const Completion& c, std::vector<Arrived>& arrived);
+  void consumed(int peer);
+  void fail_peer(int peer, std::string why);
+  void offer_buffer(int dest, const void* hdr, std::size_t hdr_bytes, RecordHeader& h);
+  void answer_seen(int src, const void* hdr, std::size_t hdr_bytes);
+  char* slot(char* base, int peer, uint64_t n) const;
+
+  int rank_, size_;
+  VerbsSettings settings_;
+  ChannelCaps caps_;
+  std::unique_ptr<VerbsDevice> dev_;
+  std::mutex mu_;  // device, peers, cache; never held while calling the sink
+  std::vector<Peer> peers_;
+  std::vector<char> rings_mem_, stage_mem_;
+  char* rings_ = nullptr;  // [peer][slot]: records from peer
+  char* stage_ = nullptr;  // [peer][slot]: records to peer being written
+  Region rings_mr_, stage_mr_;
+  MrCache cache_;
+  std::map<std::pair<int, uint64_t>, Region> offered_;  // (peer, send request) -> our registration
+  std::deque<std::pair<int, uint64_t>> offered_order_;
+  std::deque<Completion> stash_;  // taken off the device by get()
+  std::atomic<bool> stash_nonempty_{false};
+  std::vector<Failure> failures_;
+  struct ReadState {
+    int pending = 0;
+    bool failed = false;
+  };
+  uint64_t read_token_ = 0;
+  std::map<uint64_t, ReadState> reads_;  // get() calls in progress
+  unsigned polls_ = 0;
+};
+
+}  // namespace adi3::verbs
