@@ -70,6 +70,9 @@ constexpr ClassInfo kClasses[] = {
     {"MPI_ERR_RMA_SHARED", "memory cannot be shared"},
     {"MPI_ERR_RMA_FLAVOR", "passed window has the wrong flavor for the called function"},
     {"MPI_ERR_PROC_FAILED", "a process in the operation has failed"},
+    {"MPI_ERR_SESSION", "invalid session argument"},
+    {"MPI_ERR_VALUE_TOO_LARGE", "value is too large to store"},
+    {"MPI_ERR_ERRHANDLER", "invalid errhandler argument"},
 };
 static_assert(sizeof(kClasses) / sizeof(kClasses[0]) == static_cast<size_t>(ErrorClass::LastCode));
 

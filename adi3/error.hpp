@@ -69,7 +69,10 @@ enum class ErrorClass : int {
   RmaAttach,
   RmaShared,
   RmaFlavor,
-  ProcFailed,  // a peer process died (MPI-4 / ULFM name)
+  ProcFailed,     // a peer process died (MPI-4 / ULFM name)
+  Session,        // MPI-4.1: invalid session
+  ValueTooLarge,  // MPI-4.1: a value does not fit its output argument
+  Errhandler,     // MPI-4.1: invalid error handler
   LastCode
 };
 

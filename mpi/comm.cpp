@@ -197,15 +197,36 @@ ADI3_MPI_API(int, Comm_split_type, (MPI_Comm comm, int split_type, int key, MPI_
   Entries entries;
   if (int e = info_entries(*rt, info, &entries)) return comm_error(c, e, __func__);
   if (int e = need_intra(*c, "MPI_Comm_split_type")) return comm_error(c, e, __func__);
-  if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED) {
-    return comm_error(
-        c, raise(ErrorClass::Arg, "unknown split_type %d (MPI_COMM_TYPE_SHARED or MPI_UNDEFINED)", split_type),
-        __func__);
+  if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_COMM_TYPE_HW_GUIDED &&
+      split_type != MPI_COMM_TYPE_HW_UNGUIDED && split_type != MPI_UNDEFINED) {
+    return comm_error(c,
+                      raise(ErrorClass::Arg,
+                            "unknown split_type %d (MPI_COMM_TYPE_SHARED, MPI_COMM_TYPE_HW_GUIDED, "
+                            "MPI_COMM_TYPE_HW_UNGUIDED or MPI_UNDEFINED)",
+                            split_type),
+                      __func__);
   }
+  // The one hardware level known here is the host (shared memory):
+  // HW_GUIDED takes "mpi_hw_resource_type" = "mpi_shared_memory" (any other
+  // value or none gives MPI_COMM_NULL); HW_UNGUIDED gives the host's ranks
+  // when they are a strict subset of comm, else MPI_COMM_NULL.
+  static constexpr const char* kHwKey = "mpi_hw_resource_type";
+  static constexpr const char* kShared = "mpi_shared_memory";
   int color = MPI_UNDEFINED;
   if (int e = host_color(*rt, *c, &color)) return comm_error(c, e, __func__);
   if (split_type == MPI_UNDEFINED) color = MPI_UNDEFINED;
-  return comm_error(c, split(*rt, *c, color, key, newcomm), __func__);
+  if (split_type == MPI_COMM_TYPE_HW_GUIDED) {
+    auto it = std::find_if(entries.begin(), entries.end(), [](const auto& kv) { return kv.first == kHwKey; });
+    if (it == entries.end() || it->second != kShared) color = MPI_UNDEFINED;
+  }
+  if (int e = split(*rt, *c, color, key, newcomm)) return comm_error(c, e, __func__);
+  if (*newcomm == MPI_COMM_NULL || split_type == MPI_COMM_TYPE_SHARED) return MPI_SUCCESS;
+  int n = 0;
+  PMPI_Comm_size(*newcomm, &n);
+  if (split_type == MPI_COMM_TYPE_HW_UNGUIDED && n == c->size()) return PMPI_Comm_free(newcomm);
+  CommObj* made = nullptr;
+  if (get_comm(*rt, *newcomm, &made) == 0) made->info = {{kHwKey, kShared}};
+  return MPI_SUCCESS;
 }
 
 ADI3_MPI_API(int, Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm)) {

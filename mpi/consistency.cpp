@@ -51,8 +51,10 @@ static_assert(class_is(MPI_ERR_PENDING, ErrorClass::Pending) && class_is(MPI_ERR
 static_assert(class_is(MPI_ERR_KEYVAL, ErrorClass::Keyval) && class_is(MPI_ERR_NO_MEM, ErrorClass::NoMem));
 static_assert(class_is(MPI_ERR_INFO_KEY, ErrorClass::InfoKey) && class_is(MPI_ERR_INFO, ErrorClass::Info));
 static_assert(class_is(MPI_ERR_WIN, ErrorClass::Win) && class_is(MPI_ERR_RMA_FLAVOR, ErrorClass::RmaFlavor));
-static_assert(class_is(MPI_ERR_PROC_FAILED, ErrorClass::ProcFailed) &&
-              class_is(MPI_ERR_LASTCODE, ErrorClass::LastCode));
+static_assert(class_is(MPI_ERR_PROC_FAILED, ErrorClass::ProcFailed) && class_is(MPI_ERR_SESSION, ErrorClass::Session));
+static_assert(class_is(MPI_ERR_VALUE_TOO_LARGE, ErrorClass::ValueTooLarge) &&
+              class_is(MPI_ERR_ERRHANDLER, ErrorClass::Errhandler));
+static_assert(class_is(MPI_ERR_LASTCODE, ErrorClass::LastCode));
 
 static_assert(MPI_ANY_SOURCE == kAnySource && MPI_PROC_NULL == kProcNull && MPI_ANY_TAG == kAnyTag);
 static_assert(MPI_UNDEFINED == kUndefined);

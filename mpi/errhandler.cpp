@@ -40,15 +40,15 @@ bool is_builtin_errhandler(MPI_Errhandler h) {
 }  // namespace
 
 int adi3::mpi::get_errhandler(Runtime& rt, MPI_Errhandler h, ErrhandlerObj** out) {
-  if (h == MPI_ERRHANDLER_NULL) return raise(ErrorClass::Arg, "the error handler is MPI_ERRHANDLER_NULL");
+  if (h == MPI_ERRHANDLER_NULL) return raise(ErrorClass::Errhandler, "the error handler is MPI_ERRHANDLER_NULL");
   if (is_kind(h, Kind::Errhandler, HandleClass::User)) {
     if (ErrhandlerObj** e = rt.errhandlers.get(handle_index(h))) {
       *out = *e;
       return 0;
     }
-    return raise(ErrorClass::Arg, "error handler 0x%x was freed or never created", h);
+    return raise(ErrorClass::Errhandler, "error handler 0x%x was freed or never created", h);
   }
-  return raise(ErrorClass::Arg, "0x%x is not an error handler", h);
+  return raise(ErrorClass::Errhandler, "0x%x is not an error handler", h);
 }
 
 ADI3_MPI_API(int, Comm_create_errhandler, (MPI_Comm_errhandler_function * fn, MPI_Errhandler* errhandler)) {
@@ -67,10 +67,10 @@ ADI3_MPI_API(int, Comm_set_errhandler, (MPI_Comm comm, MPI_Errhandler errhandler
   ErrhandlerObj* obj = nullptr;
   if (int e = get_errhandler(*rt, errhandler, &obj)) return comm_error(c, e, __func__);
   if (obj->for_win) {
-    return comm_error(
-        c,
-        raise(ErrorClass::Arg, "error handler 0x%x was made for windows (use MPI_Comm_create_errhandler)", errhandler),
-        __func__);
+    return comm_error(c,
+                      raise(ErrorClass::Errhandler,
+                            "error handler 0x%x was made for windows (use MPI_Comm_create_errhandler)", errhandler),
+                      __func__);
   }
   set_errhandler(*rt, *c, obj, MPI_ERRHANDLER_NULL);
   return MPI_SUCCESS;

@@ -45,6 +45,7 @@ bool valid_code(int code) {
   if (cls < MPI_ERR_LASTCODE) return !is_user_code(code) || rt;
   if (!rt) return false;
   std::lock_guard<std::mutex> g(rt->error_lock);
+  if (rt->removed_errors.count(code) || rt->removed_errors.count(cls)) return false;
   return cls > MPI_ERR_LASTCODE && cls <= rt->next_class && (code < 256 || is_user_code(code));
 }
 
@@ -150,7 +151,7 @@ ADI3_MPI_API(int, Add_error_code, (int errorclass, int* errorcode)) {
     next_class = rt->next_class;
   }
   bool predefined = errorclass > 0 && errorclass < MPI_ERR_LASTCODE;
-  if (!predefined && (errorclass <= MPI_ERR_LASTCODE || errorclass > next_class)) {
+  if (!predefined && (errorclass <= MPI_ERR_LASTCODE || errorclass > next_class || !valid_code(errorclass))) {
     return world_error(raise(ErrorClass::Arg, "%d is not an error class", errorclass), __func__);
   }
   std::lock_guard<std::mutex> g(rt->error_lock);
@@ -158,6 +159,7 @@ ADI3_MPI_API(int, Add_error_code, (int errorclass, int* errorcode)) {
     return world_error(raise(ErrorClass::Other, "no more error codes can be added"), __func__);
   }
   *errorcode = errorclass | ((kUserCodeBase + rt->user_codes++) << kErrorClassBits);
+  ++rt->codes_of_class[errorclass];
   rt->attr_lastusedcode = std::max(rt->attr_lastusedcode, *errorcode);
   return MPI_SUCCESS;
 }
@@ -174,5 +176,52 @@ ADI3_MPI_API(int, Add_error_string, (int errorcode, const char* string)) {
   }
   std::lock_guard<std::mutex> g(rt->error_lock);
   rt->error_strings[errorcode] = string;
+  return MPI_SUCCESS;
+}
+
+// MPI-4.1 9.5: what MPI_Add_error_class/code/string added can be removed
+// again; predefined classes and codes cannot. A removed class or code is no
+// longer valid (its number is not handed out again).
+ADI3_MPI_API(int, Remove_error_class, (int errorclass)) {
+  ADI3_MPI_ENTER();
+  if (errorclass <= MPI_ERR_LASTCODE || errorclass > 255 || !valid_code(errorclass)) {
+    return world_error(raise(ErrorClass::Arg, "%d is not an error class added by MPI_Add_error_class", errorclass),
+                       __func__);
+  }
+  std::lock_guard<std::mutex> g(rt->error_lock);
+  if (int n = rt->codes_of_class[errorclass]; n > 0) {
+    return world_error(
+        raise(ErrorClass::Arg, "error class %d still has %d error code(s) (remove them first)", errorclass, n),
+        __func__);
+  }
+  rt->codes_of_class.erase(errorclass);
+  rt->error_strings.erase(errorclass);
+  rt->removed_errors.insert(errorclass);
+  return MPI_SUCCESS;
+}
+
+ADI3_MPI_API(int, Remove_error_code, (int errorcode)) {
+  ADI3_MPI_ENTER();
+  if (!is_user_code(errorcode) || !valid_code(errorcode)) {
+    return world_error(raise(ErrorClass::Arg, "%d is not an error code added by MPI_Add_error_code", errorcode),
+                       __func__);
+  }
+  std::lock_guard<std::mutex> g(rt->error_lock);
+  --rt->codes_of_class[errorcode & 0xff];
+  rt->error_strings.erase(errorcode);
+  rt->removed_errors.insert(errorcode);
+  return MPI_SUCCESS;
+}
+
+ADI3_MPI_API(int, Remove_error_string, (int errorcode)) {
+  ADI3_MPI_ENTER();
+  if (!valid_code(errorcode) || ((errorcode & 0xff) <= MPI_ERR_LASTCODE && !is_user_code(errorcode))) {
+    return world_error(raise(ErrorClass::Arg, "%d is not a user-added error code or class", errorcode), __func__);
+  }
+  std::lock_guard<std::mutex> g(rt->error_lock);
+  if (rt->error_strings.erase(errorcode) == 0) {
+    return world_error(raise(ErrorClass::Arg, "error code %d has no string (MPI_Add_error_string)", errorcode),
+                       __func__);
+  }
   return MPI_SUCCESS;
 }

@@ -209,6 +209,8 @@ typedef struct MPI_Status {
 #define MPI_THREAD_MULTIPLE 3
 
 #define MPI_COMM_TYPE_SHARED 1
+#define MPI_COMM_TYPE_HW_GUIDED 2
+#define MPI_COMM_TYPE_HW_UNGUIDED 3
 
 /* ---- one-sided communication ---- */
 /* lock types (MPI_Win_lock) */
@@ -322,7 +324,10 @@ typedef struct MPI_Status {
 #define MPI_ERR_RMA_SHARED 56
 #define MPI_ERR_RMA_FLAVOR 57
 #define MPI_ERR_PROC_FAILED 58 /* MPI-4 fault tolerance: a peer died */
-#define MPI_ERR_LASTCODE 59
+#define MPI_ERR_SESSION 59
+#define MPI_ERR_VALUE_TOO_LARGE 60
+#define MPI_ERR_ERRHANDLER 61
+#define MPI_ERR_LASTCODE 62
 
 /* ---- callback types ---- */
 typedef void MPI_User_function(void* invec, void* inoutvec, int* len, MPI_Datatype* datatype);
@@ -383,8 +388,6 @@ typedef int MPI_Session;
 #define MPI_SESSION_NULL ((MPI_Session)0x34000000)
 #define MPI_MAX_PSET_NAME_LEN 256
 #define MPI_MAX_STRINGTAG_LEN 256
-/* No error class of its own yet: invalid sessions report MPI_ERR_ARG. */
-#define MPI_ERR_SESSION MPI_ERR_ARG
 typedef void MPI_Session_errhandler_function(MPI_Session* session, int* error_code, ...);
 /* MPI_Type_match_size */
 #define MPI_TYPECLASS_REAL 1

@@ -298,3 +298,20 @@ int MPI_Type_match_size(int typeclass, int size, MPI_Datatype* datatype);
 int MPI_Type_create_f90_integer(int r, MPI_Datatype* newtype);
 int MPI_Type_create_f90_real(int p, int r, MPI_Datatype* newtype);
 int MPI_Type_create_f90_complex(int p, int r, MPI_Datatype* newtype);
+
+/* ---- MPI-4.1: status fields, request status over arrays, error removal, misc ---- */
+int MPI_Status_get_source(MPI_Status* status, int* source);
+int MPI_Status_set_source(MPI_Status* status, int source);
+int MPI_Status_get_tag(MPI_Status* status, int* tag);
+int MPI_Status_set_tag(MPI_Status* status, int tag);
+int MPI_Status_get_error(MPI_Status* status, int* error);
+int MPI_Status_set_error(MPI_Status* status, int error);
+int MPI_Request_get_status_any(int count, MPI_Request array_of_requests[], int* index, int* flag, MPI_Status* status);
+int MPI_Request_get_status_all(int count, MPI_Request array_of_requests[], int* flag, MPI_Status array_of_statuses[]);
+int MPI_Request_get_status_some(int incount, MPI_Request array_of_requests[], int* outcount, int array_of_indices[],
+                                MPI_Status array_of_statuses[]);
+int MPI_Remove_error_class(int errorclass);
+int MPI_Remove_error_code(int errorcode);
+int MPI_Remove_error_string(int errorcode);
+int MPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type, MPI_Datatype* pair_type);
+int MPI_Get_hw_resource_info(MPI_Info* hw_info);

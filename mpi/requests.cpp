@@ -310,3 +310,123 @@ ADI3_MPI_API(int, Test_cancelled, (const MPI_Status* status, int* flag)) {
   *flag = status->adi3_cancelled != 0;
   return MPI_SUCCESS;
 }
+
+// ---- MPI-4.1: MPI_Request_get_status_any/all/some ----
+// Like their test forms, but no request is freed or made inactive. A
+// request takes part when active: not MPI_REQUEST_NULL and not an inactive
+// persistent request.
+namespace {
+
+struct Probe {
+  bool active = false;
+  bool done = false;
+  Status st;
+  MPI_Comm comm = MPI_COMM_WORLD;
+};
+
+int probe_requests(Runtime& rt, int n, const MPI_Request* reqs, std::vector<Probe>* out) {
+  if (n < 0) return raise(ErrorClass::Count, "invalid count %d of requests", n);
+  if (n > 0 && !reqs) return raise(ErrorClass::Arg, "array_of_requests is null");
+  out->resize(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) {
+    Probe& p = (*out)[static_cast<std::size_t>(i)];
+    if (reqs[i] == MPI_REQUEST_NULL) continue;
+    ReqSlot* s = nullptr;
+    if (int e = get_slot(rt, reqs[i], &s)) return e;
+    p.comm = s->comm;
+    Request* r = s->req;
+    if (!r || (r->has(Request::kPersistent) && !r->has(Request::kActive))) continue;
+    p.active = true;
+    if (int e = rt.dev().request_get_status(r, &p.done, &p.st)) return e;
+  }
+  return 0;
+}
+
+}  // namespace
+
+ADI3_MPI_API(int, Request_get_status_any,
+             (int count, MPI_Request array_of_requests[], int* index, int* flag, MPI_Status* status)) {
+  ADI3_MPI_ENTER();
+  if (!index || !flag) return world_error(raise(ErrorClass::Arg, "index or flag is null"), __func__);
+  std::vector<Probe> p;
+  if (int e = probe_requests(*rt, count, array_of_requests, &p)) return world_error(e, __func__);
+  bool any_active = false;
+  for (int i = 0; i < count; ++i) {
+    any_active |= p[static_cast<std::size_t>(i)].active;
+    if (!p[static_cast<std::size_t>(i)].done) continue;
+    const Probe& q = p[static_cast<std::size_t>(i)];
+    *index = i;
+    *flag = 1;
+    to_mpi(q.st, status, false);
+    return comm_error(q.comm, q.st.error, __func__);
+  }
+  *index = MPI_UNDEFINED;
+  *flag = !any_active;  // none active: true, with an empty status
+  if (!any_active) empty_status(status, false);
+  return MPI_SUCCESS;
+}
+
+ADI3_MPI_API(int, Request_get_status_all,
+             (int count, MPI_Request array_of_requests[], int* flag, MPI_Status array_of_statuses[])) {
+  ADI3_MPI_ENTER();
+  if (!flag) return world_error(raise(ErrorClass::Arg, "flag is null"), __func__);
+  std::vector<Probe> p;
+  if (int e = probe_requests(*rt, count, array_of_requests, &p)) return world_error(e, __func__);
+  *flag = 1;
+  for (const Probe& q : p) {
+    if (q.active && !q.done) *flag = 0;
+  }
+  if (!*flag) return MPI_SUCCESS;
+  MPI_Comm failed = MPI_COMM_NULL;
+  for (int i = 0; i < count; ++i) {
+    const Probe& q = p[static_cast<std::size_t>(i)];
+    if (q.st.error && failed == MPI_COMM_NULL) failed = q.comm;
+  }
+  if (array_of_statuses != MPI_STATUSES_IGNORE) {
+    for (int i = 0; i < count; ++i) {
+      const Probe& q = p[static_cast<std::size_t>(i)];
+      if (q.active)
+        to_mpi(q.st, &array_of_statuses[i], failed != MPI_COMM_NULL);
+      else
+        empty_status(&array_of_statuses[i], failed != MPI_COMM_NULL);
+    }
+  }
+  if (failed == MPI_COMM_NULL) return MPI_SUCCESS;
+  comm_error(failed, raise(ErrorClass::InStatus, "a request failed (see its status)"), __func__);
+  return MPI_ERR_IN_STATUS;
+}
+
+ADI3_MPI_API(int, Request_get_status_some,
+             (int incount, MPI_Request array_of_requests[], int* outcount, int array_of_indices[],
+              MPI_Status array_of_statuses[])) {
+  ADI3_MPI_ENTER();
+  if (!outcount) return world_error(raise(ErrorClass::Arg, "outcount is null"), __func__);
+  std::vector<Probe> p;
+  if (int e = probe_requests(*rt, incount, array_of_requests, &p)) return world_error(e, __func__);
+  bool any_active = false, failed = false;
+  int n = 0;
+  for (int i = 0; i < incount; ++i) {
+    const Probe& q = p[static_cast<std::size_t>(i)];
+    any_active |= q.active;
+    if (q.done) failed |= q.st.error != 0;
+  }
+  if (!any_active) {
+    *outcount = MPI_UNDEFINED;
+    return MPI_SUCCESS;
+  }
+  if (incount > 0 && !array_of_indices)
+    return world_error(raise(ErrorClass::Arg, "array_of_indices is null"), __func__);
+  MPI_Comm comm = MPI_COMM_WORLD;
+  for (int i = 0; i < incount; ++i) {
+    const Probe& q = p[static_cast<std::size_t>(i)];
+    if (!q.done) continue;
+    if (q.st.error) comm = q.comm;
+    array_of_indices[n] = i;
+    if (array_of_statuses != MPI_STATUSES_IGNORE) to_mpi(q.st, &array_of_statuses[n], failed);
+    ++n;
+  }
+  *outcount = n;
+  if (!failed) return MPI_SUCCESS;
+  comm_error(comm, raise(ErrorClass::InStatus, "a request failed (see its status)"), __func__);
+  return MPI_ERR_IN_STATUS;
+}

@@ -5,6 +5,7 @@
 #include <array>
 #include <atomic>
 #include <map>
+#include <set>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -168,6 +169,8 @@ class Runtime {
   int next_class = MPI_ERR_LASTCODE;
   int user_codes = 0;
   std::map<int, std::string> error_strings;
+  std::map<int, int> codes_of_class;  // user codes per class (MPI_Remove_error_class)
+  std::set<int> removed_errors;       // MPI_Remove_error_class/code: no longer valid
 
   // Extension objects without a free call (MPIX_Grequest_class): owned
   // here, released at MPI_Finalize.

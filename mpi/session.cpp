@@ -40,15 +40,15 @@ SessionStore& store() {
 constexpr Kind kSessionKind = static_cast<Kind>(13);
 
 int get_session(MPI_Session h, SessionObj** out) {
-  if (h == MPI_SESSION_NULL) return raise(ErrorClass::Arg, "the session is MPI_SESSION_NULL");
+  if (h == MPI_SESSION_NULL) return raise(ErrorClass::Session, "the session is MPI_SESSION_NULL");
   if (is_kind(h, kSessionKind, HandleClass::User)) {
     if (SessionObj** s = store().table.get(handle_index(h))) {
       *out = *s;
       return 0;
     }
-    return raise(ErrorClass::Arg, "session handle 0x%x was finalized or never created", h);
+    return raise(ErrorClass::Session, "session handle 0x%x was finalized or never created", h);
   }
-  return raise(ErrorClass::Arg, "0x%x is not a session handle", h);
+  return raise(ErrorClass::Session, "0x%x is not a session handle", h);
 }
 
 // Reports code through the session's error handler (code == 0 passes).

@@ -129,11 +129,12 @@ ADI3_MPI_API(int, Win_set_errhandler, (MPI_Win win, MPI_Errhandler errhandler)) 
   if (is_kind(errhandler, Kind::Errhandler, HandleClass::User)) obj = rt->errhandlers.get(handle_index(errhandler));
   if (!obj) {
     return win_error(
-        w, raise(ErrorClass::Arg, "0x%x is not an error handler (freed, null or never created)", errhandler), __func__);
+        w, raise(ErrorClass::Errhandler, "0x%x is not an error handler (freed, null or never created)", errhandler),
+        __func__);
   }
   if (!(*obj)->for_win) {
     return win_error(w,
-                     raise(ErrorClass::Arg,
+                     raise(ErrorClass::Errhandler,
                            "error handler 0x%x was made for communicators (use MPI_Win_create_errhandler)", errhandler),
                      __func__);
   }

@@ -143,7 +143,7 @@ static void test_argument_classes(void) {
   CHECK_CLASS(MPI_Info_free(&info), MPI_ERR_INFO);
   /* other arguments */
   CHECK_CLASS(MPI_Comm_split(MPI_COMM_WORLD, -5, 0, &nc), MPI_ERR_ARG);
-  CHECK_CLASS(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRHANDLER_NULL), MPI_ERR_ARG);
+  CHECK_CLASS(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRHANDLER_NULL), MPI_ERR_ERRHANDLER);
   CHECK_CLASS(MPI_Alloc_mem(-1, MPI_INFO_NULL, &ub), MPI_ERR_ARG);
   CHECK_CLASS(MPI_Error_class(-77, &sz), MPI_ERR_ARG);
   CHECK_CLASS(MPI_Comm_remote_size(MPI_COMM_WORLD, &sz), MPI_ERR_COMM);
