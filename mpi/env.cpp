@@ -34,6 +34,7 @@ const char* level_name(int level) {
 // MPI_INFO_ENV: how the program was started, as far as this process knows.
 void fill_env_info(Runtime& rt, int* argc, char*** argv) {
   auto& e = rt.env_info.entries;
+  e.clear();  // MPI_Init after MPI_Session_init fills it again, with argv
   if (argc && argv && *argv && *argc > 0) {
     e.emplace_back("command", (*argv)[0]);
     std::string args;
@@ -50,11 +51,30 @@ void fill_env_info(Runtime& rt, int* argc, char*** argv) {
 }
 
 int init(int* argc, char*** argv, int required, int* provided, const char* fn) {
-  if (g_state.load() != 0) {
-    return world_error(raise(ErrorClass::Other, g_state.load() == 1 ? "MPI is already initialized"
+  if (g_world.load() != 0) {
+    return world_error(raise(ErrorClass::Other, g_world.load() == 1 ? "MPI is already initialized"
                                                                     : "MPI cannot be initialized after MPI_Finalize"),
                        fn);
   }
+  if (g_state.load() == 2) {
+    return world_error(raise(ErrorClass::Other, "MPI cannot be initialized after the last MPI_Session_finalize"), fn);
+  }
+  int level = std::clamp(required, MPI_THREAD_SINGLE, MPI_THREAD_MULTIPLE);
+  if (g_state.load() == 1) {
+    // MPI_Session_init started the runtime: the World Model joins it, at
+    // the thread level it has.
+    if (provided) *provided = g_runtime->thread_level;
+  } else {
+    start_runtime(level, provided);
+  }
+  fill_env_info(*g_runtime, argc, argv);
+  g_world.store(1);
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
+int adi3::mpi::start_runtime(int required, int* provided) {
   int level = std::clamp(required, MPI_THREAD_SINGLE, MPI_THREAD_MULTIPLE);
   std::unique_ptr<Device> dev;
   try {
@@ -66,15 +86,21 @@ int init(int* argc, char*** argv, int required, int* provided, const char* fn) {
     std::fflush(stderr);
     std::_Exit(1);
   }
-  auto* rt = new Runtime(std::move(dev), level);
-  fill_env_info(*rt, argc, argv);
-  g_runtime = rt;
+  g_runtime = new Runtime(std::move(dev), level);
+  fill_env_info(*g_runtime, nullptr, nullptr);
   g_state.store(1);
   if (provided) *provided = level;
   return MPI_SUCCESS;
 }
 
-}  // namespace
+int adi3::mpi::stop_runtime(const char* fn) {
+  Runtime* rt = g_runtime;
+  if (int e = rt->dev().finalize()) return world_error(e, fn);
+  g_runtime = nullptr;
+  g_state.store(2);
+  delete rt;  // frees every object still in the tables, then the device
+  return MPI_SUCCESS;
+}
 
 ADI3_MPI_API(int, Init, (int* argc, char*** argv)) { return init(argc, argv, MPI_THREAD_SINGLE, nullptr, __func__); }
 
@@ -89,27 +115,26 @@ ADI3_MPI_API(int, Init_thread, (int* argc, char*** argv, int required, int* prov
 
 ADI3_MPI_API(int, Initialized, (int* flag)) {
   if (!flag) return world_error(raise(ErrorClass::Arg, "flag is null"), __func__);
-  *flag = g_state.load() >= 1;
+  *flag = g_world.load() >= 1;  // the World Model only (MPI-4.1 11.2.3)
   return MPI_SUCCESS;
 }
 
 ADI3_MPI_API(int, Finalized, (int* flag)) {
   if (!flag) return world_error(raise(ErrorClass::Arg, "flag is null"), __func__);
-  *flag = g_state.load() == 2;
+  *flag = g_world.load() == 2;
   return MPI_SUCCESS;
 }
 
 ADI3_MPI_API(int, Finalize, (void)) {
   ADI3_MPI_ENTER();
+  if (g_world.load() != 1) return world_error(raise(ErrorClass::Other, "MPI_Finalize without MPI_Init"), __func__);
   // MPI_COMM_SELF's attributes are deleted first (as if it were freed), so
   // libraries can clean up; then MPI_COMM_WORLD's, as MPICH does.
   if (int e = delete_all_attrs(*rt, rt->self.attrs, MPI_COMM_SELF)) return comm_error(&rt->self, e, __func__);
   if (int e = delete_all_attrs(*rt, rt->world.attrs, MPI_COMM_WORLD)) return comm_error(&rt->world, e, __func__);
-  if (int e = rt->dev().finalize()) return world_error(e, __func__);
-  g_runtime = nullptr;
-  g_state.store(2);
-  delete rt;  // frees every object still in the tables, then the device
-  return MPI_SUCCESS;
+  g_world.store(2);
+  if (sessions_keep_runtime()) return MPI_SUCCESS;  // the last session ends it
+  return stop_runtime(__func__);
 }
 
 ADI3_MPI_API(int, Abort, (MPI_Comm comm, int errorcode)) {

@@ -8,6 +8,7 @@ namespace adi3::mpi {
 
 Runtime* g_runtime = nullptr;
 std::atomic<int> g_state{0};
+std::atomic<int> g_world{0};
 
 int GroupData::rank_of(int r) const {
   auto it = std::find(ranks.begin(), ranks.end(), r);

@@ -183,8 +183,18 @@ class Runtime {
 
 // Null before MPI_Init and after MPI_Finalize.
 extern Runtime* g_runtime;
-// 0 before MPI_Init, 1 between Init and Finalize, 2 after Finalize.
+// The runtime (started by MPI_Init or the first MPI_Session_init): 0 before,
+// 1 while it runs, 2 after it ended.
 extern std::atomic<int> g_state;
+// The World Model: 0 before MPI_Init, 1 until MPI_Finalize, 2 after it
+// (what MPI_Initialized/MPI_Finalized report; sessions do not count).
+extern std::atomic<int> g_world;
+// env.cpp: starts the runtime (g_state 0 -> 1) or ends it (1 -> 2).
+int start_runtime(int required, int* provided);
+int stop_runtime(const char* fn);
+// session.cpp: with sessions still live, the last MPI_Session_finalize
+// ends the runtime instead of MPI_Finalize (true: it will).
+bool sessions_keep_runtime();
 
 // Sets up a CommObj's four core communicators from its group, the caller's
 // channel rank and a context index.

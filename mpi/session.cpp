@@ -118,6 +118,13 @@ const char* pset(const char* name) {
 
 }  // namespace
 
+bool adi3::mpi::sessions_keep_runtime() {
+  SessionStore& st = store();
+  if (st.live == 0) return false;
+  st.started_runtime = true;
+  return true;
+}
+
 ADI3_MPI_API(int, Session_init, (MPI_Info info, MPI_Errhandler errhandler, MPI_Session* session)) {
   if (!session) return world_error(raise(ErrorClass::Arg, "session is null"), __func__);
   auto* obj = new SessionObj;
@@ -127,15 +134,11 @@ ADI3_MPI_API(int, Session_init, (MPI_Info info, MPI_Errhandler errhandler, MPI_S
   }
   if (g_state.load() == 2) {
     delete obj;
-    return world_error(raise(ErrorClass::Other, "MPI_Session_init after MPI_Finalize"), __func__);
+    return world_error(raise(ErrorClass::Other, "MPI_Session_init after the runtime ended"), __func__);
   }
   SessionStore& st = store();
   if (g_state.load() == 0) {
-    int provided = 0;
-    if (int e = PMPI_Init_thread(nullptr, nullptr, thread_level(obj->info), &provided)) {
-      delete obj;
-      return e;
-    }
+    start_runtime(thread_level(obj->info), nullptr);
     st.started_runtime = true;
   }
   if (errhandler != MPI_ERRHANDLER_NULL) {
@@ -163,9 +166,11 @@ ADI3_MPI_API(int, Session_finalize, (MPI_Session * session)) {
   if (s->user) release_errhandler(*g_runtime, s->user);
   delete s;
   *session = MPI_SESSION_NULL;
-  if (--st.live == 0 && st.started_runtime) {
+  // The runtime ends with its last user: the last session, unless the
+  // World Model still runs.
+  if (--st.live == 0 && st.started_runtime && g_world.load() != 1) {
     st.started_runtime = false;
-    return PMPI_Finalize();
+    return stop_runtime(__func__);
   }
   return MPI_SUCCESS;
 }
