@@ -27,7 +27,9 @@ constexpr Knob kCoreKnobs[] = {
      "the channel's doorbell when idle). auto: started when something needs it (a window allowing passive "
      "target, a send cancel). on: started with the device. off: never (passive target and send cancel then "
      "progress only inside MPI calls)."},
-    {"ADI3_CHANNEL", "inproc for thread-ranks, shm for processes", "Channel plugin to load by name."},
+    {"ADI3_CHANNEL", "inproc for thread-ranks, shm for processes",
+     "Channel plugin to load by name, for every peer. Unset, processes use shm on one host, and across hosts "
+     "shm within a host and ADI3_NETMOD (tcp) between hosts."},
 };
 
 }  // namespace

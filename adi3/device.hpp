@@ -73,15 +73,15 @@ class Device final : private PacketSink {
   int size() const { return size_; }
   const Comm& world() const { return world_; }
   Channel& channel() { return *channel_; }
-  // The channel that serves `peer` (a channel rank). Today every peer is
-  // served by the one channel; with a channel per peer (shm on the host,
-  // the network channel between hosts) this is the accessor to use: code
-  // that needs "the channel of peer p" (capabilities, one-sided access)
-  // must call it rather than channel().
+  // The channel that serves `peer` (a channel rank), addressed by job
+  // rank. In a job across hosts the device's channel is a set (shm on the
+  // host, the network channel between hosts: adi3/channel_set.hpp) that
+  // routes each call by peer; code that needs "the channel of peer p"
+  // (capabilities, one-sided access) calls this rather than channel().
   Channel& channel_of(int /*peer*/) { return *channel_; }
   const Channel& channel_of(int /*peer*/) const { return *channel_; }
   // The capabilities of the channel serving `peer`.
-  const ChannelCaps& caps_of(int peer) const { return channel_of(peer).caps(); }
+  const ChannelCaps& caps_of(int peer) const { return channel_->caps_for(peer); }
   // native(t) for the channel serving `peer`.
   bool native_to(int peer, CommType t) const { return !config_.force_emulation && (caps_of(peer).native & t); }
   const Config& config() const { return config_; }

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "adi3/bootstrap/bootstrap.hpp"
+#include "adi3/channel_set.hpp"
 #include "adi3/topology.hpp"
 #include "channels/loader.hpp"
 
@@ -20,6 +21,9 @@ namespace {
 constexpr int kOversubscribedSpin = 20;
 
 constexpr Knob kProcessKnobs[] = {
+    {"ADI3_NETMOD", "tcp",
+     "Network channel between hosts of a job across hosts (shm serves the ranks of one host); ignored when "
+     "ADI3_CHANNEL forces one channel for every peer, or when the job runs on one host."},
     {"ADI3_JOB_ID", "(from the launcher)",
      "Job id of a singleton run (no launcher); names its shared-memory segments."},
     {"ADI3_OVERSUBSCRIBE", "auto",
@@ -68,6 +72,8 @@ class ProcessBootstrap final : public ChannelBootstrap {
   std::optional<std::string> get(std::string_view key) override { return boot_->get(key); }
   void barrier() override { boot_->barrier(); }
   std::size_t max_value_length() const override { return boot_->max_value_length(); }
+  std::optional<std::string> job_secret() const override { return boot_->job_secret(); }
+  int host_count() const override { return boot_->node_map().nodes; }
 
   Bootstrap& launcher() { return *boot_; }
 
@@ -75,6 +81,57 @@ class ProcessBootstrap final : public ChannelBootstrap {
   std::unique_ptr<Bootstrap> boot_;
   std::string job_id_;
 };
+
+// The launcher as seen by the on-host channel of a multi-host job: only
+// this host's ranks, renumbered 0..n-1, keys and segment names kept apart
+// per host. Fences and barriers stay job-wide: every rank of every host
+// builds its on-host channel at the same point, so they match up.
+class HostBootstrap final : public ChannelBootstrap {
+ public:
+  HostBootstrap(ProcessBootstrap& job, std::vector<int> ranks, int node) : job_(job), ranks_(std::move(ranks)) {
+    // Appended piecewise: GCC 12 -O3 warns (-Wrestrict, a false positive)
+    // on "h" + std::to_string(node).
+    prefix_.append("h").append(std::to_string(node)).append(".");
+    job_id_.append(job.job_id()).append("-h").append(std::to_string(node));
+    rank_ = static_cast<int>(std::find(ranks_.begin(), ranks_.end(), job.rank()) - ranks_.begin());
+  }
+  int rank() const override { return rank_; }
+  int size() const override { return static_cast<int>(ranks_.size()); }
+  const std::string& job_id() const override { return job_id_; }
+  void put(std::string_view key, std::string_view value) override { job_.put(prefix_ + std::string(key), value); }
+  void fence() override { job_.fence(); }
+  std::optional<std::string> get(std::string_view key) override { return job_.get(prefix_ + std::string(key)); }
+  void barrier() override { job_.barrier(); }
+  std::size_t max_value_length() const override { return job_.max_value_length(); }
+  std::optional<std::string> job_secret() const override { return job_.job_secret(); }
+
+ private:
+  ProcessBootstrap& job_;
+  std::vector<int> ranks_;
+  std::string prefix_, job_id_;
+  int rank_ = 0;
+};
+
+// ADI3_CHANNEL forces one channel for every peer; else a one-host job uses
+// shm alone, and a job across hosts a set: shm on the host, ADI3_NETMOD
+// between hosts.
+std::unique_ptr<Channel> make_channels(ProcessBootstrap& boot) {
+  std::string forced = env_string("ADI3_CHANNEL", "");
+  const NodeMap& map = boot.launcher().node_map();
+  if (!forced.empty() || map.nodes <= 1) {
+    return create_channel(load_channel_plugin(forced.empty() ? "shm" : forced), boot);
+  }
+  std::string netmod = env_string("ADI3_NETMOD", "tcp");
+  if (netmod == "shm")
+    throw ChannelLoadError("ADI3_NETMOD=shm: shm cannot connect hosts; choose a network channel (tcp)");
+  ChannelPluginInfo near_plugin = load_channel_plugin("shm");
+  ChannelPluginInfo far_plugin = load_channel_plugin(netmod);
+  std::vector<int> local = boot.launcher().local_ranks();
+  HostBootstrap host(boot, local, boot.launcher().node());
+  std::unique_ptr<Channel> near = create_channel(near_plugin, host);
+  std::unique_ptr<Channel> far = create_channel(far_plugin, boot);
+  return std::make_unique<ChannelSet>(boot.rank(), boot.size(), std::move(local), std::move(near), std::move(far));
+}
 
 // Owns what a process rank's channel needs beyond itself: the bootstrap
 // (hence the launcher connection), finalized after the channel is gone.
@@ -94,6 +151,7 @@ class ProcessChannel final : public Channel {
 
   const char* name() const override { return inner_->name(); }
   const ChannelCaps& caps() const override { return inner_->caps(); }
+  const ChannelCaps& caps_for(int peer) const override { return inner_->caps_for(peer); }
   int rank() const override { return inner_->rank(); }
   int size() const override { return inner_->size(); }
   SendResult send(int dest, const void* hdr, std::size_t hdr_bytes, const Payload& payload) override {
@@ -129,11 +187,9 @@ std::unique_ptr<Device> init_process(const Config& config) {
     throw std::runtime_error(std::string("adi3: cannot reach the launcher: ") + e.what());
   }
   auto boot = std::make_unique<ProcessBootstrap>(std::move(launcher));
-  std::string channel = env_string("ADI3_CHANNEL", "shm");
   try {
     Config tuned = tuned_for_host(config, boot->launcher(), read_host_topology());
-    ChannelPluginInfo plugin = load_channel_plugin(channel);
-    std::unique_ptr<Channel> inner = create_channel(plugin, *boot);
+    std::unique_ptr<Channel> inner = make_channels(*boot);
     auto ch = std::make_unique<ProcessChannel>(std::move(boot), std::move(inner));
     return std::make_unique<Device>(std::move(ch), tuned);
   } catch (const std::exception& e) {

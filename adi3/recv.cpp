@@ -129,7 +129,8 @@ void Device::start_rndv_recv(Request* r) {
                                     "holds %zu bytes",
                                     r->bytes, r->status.source, r->status.tag, cap);
   }
-  if (r->want > 0 && r->remote_addr && !r->seg && native(kActiveRma) && r->bytes >= channel_->caps().get_min) {
+  if (r->want > 0 && r->remote_addr && !r->seg && native_to(r->peer, kActiveRma) &&
+      r->bytes >= caps_of(r->peer).get_min) {
     // Single copy: fetch the sender's buffer, then tell it we are done.
     char* dst = static_cast<char*>(r->buf) + r->type->true_lb();
     if (channel_->get(r->peer, dst, r->remote_addr, r->want) == 0) {

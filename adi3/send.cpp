@@ -164,7 +164,7 @@ bool Device::emit(Request* r) {
     }
     case kRtsOut: {
       // Offer our buffer for a single-copy get when the data is contiguous.
-      uint64_t addr = contig && native(kActiveRma) ? reinterpret_cast<uintptr_t>(base) : 0;
+      uint64_t addr = contig && native_to(r->peer, kActiveRma) ? reinterpret_cast<uintptr_t>(base) : 0;
       PacketHeader h{PacketType::Rts, flags, 0, r->context, r->source, r->tag, r->bytes, r->id(), 0, addr};
       // Idle before the packet leaves: the answer may complete r at once.
       r->phase = kIdle;

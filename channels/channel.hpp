@@ -86,6 +86,10 @@ class Channel {
   // memory and an address the peer exposed. Return 0, or -1 if unsupported.
   virtual int get(int /*peer*/, void* /*local*/, uint64_t /*remote*/, std::size_t /*len*/) { return -1; }
   virtual int put(int /*peer*/, uint64_t /*remote*/, const void* /*local*/, std::size_t /*len*/) { return -1; }
+
+  // The capabilities that hold for traffic with `peer` (a channel set
+  // answers for the channel serving it; a single channel has one answer).
+  virtual const ChannelCaps& caps_for(int /*peer*/) const { return caps(); }
 };
 
 }  // namespace adi3

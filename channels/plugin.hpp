@@ -18,7 +18,7 @@
 
 namespace adi3 {
 
-inline constexpr uint32_t kChannelAbiVersion = 1;
+inline constexpr uint32_t kChannelAbiVersion = 2;
 
 // What a channel may use while it starts: who we are, and the launcher's
 // key-value space and barrier (PMI, or a local stand-in for a singleton).
@@ -37,6 +37,11 @@ class ChannelBootstrap {
   virtual void barrier() = 0;
   // Longest value put() accepts.
   virtual std::size_t max_value_length() const = 0;
+  // The job's shared secret when the launcher gave one (our mpiexec does);
+  // nullopt else. Network channels authenticate connections with it.
+  virtual std::optional<std::string> job_secret() const { return std::nullopt; }
+  // How many hosts the job spans (network channels pick their interface).
+  virtual int host_count() const { return 1; }
 
  protected:
   ~ChannelBootstrap() = default;

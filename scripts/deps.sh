@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages adi3 needs, only those missing. Idempotent.
 set -euo pipefail
-pkgs=(g++ clang cmake ninja-build libboost-dev libtbb-dev libgtest-dev libgmock-dev libbenchmark-dev libibverbs-dev clang-format libpmix-dev libhwloc-dev pkg-config)
+pkgs=(g++ clang cmake ninja-build libboost-dev libtbb-dev libgtest-dev libgmock-dev libbenchmark-dev libibverbs-dev clang-format libpmix-dev libhwloc-dev pkg-config libssl-dev)
 [ "${ADI3_WITH_PEERS:-0}" = 1 ] && pkgs+=(mpich libmpich-dev openmpi-bin libopenmpi-dev)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -1,200 +1,188 @@
+// The TCP channel's data path: sends (writev when nothing waits), frame
+// decoding on arrival, failures, and the epoll loop. Connection set-up
+// and authentication are in handshake.cpp.
 #include "channels/tcp/tcp_channel.hpp"
 
-#include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
 
+#include "channels/tcp/tags.hpp"
+
 namespace adi3::tcp {
 namespace {
 
-constexpr uint16_t kPacket = 0, kGoodbye = 1;
-constexpr uint32_t kWakeTag = UINT32_MAX;
 constexpr std::size_t kReadChunk = 256 * 1024;
-
-struct FrameHeader {
-  uint32_t payload_bytes;
-  uint16_t hdr_bytes;
-  uint16_t kind;
-};
 
 std::runtime_error sys_error(const std::string& what) {
   return std::runtime_error("tcp channel: " + what + ": " + std::strerror(errno));
 }
 
-std::string key_for(int rank) { return "adi3-tcp-" + std::to_string(rank); }
-
-void set_nonblocking(int fd) { fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK); }
-
-void write_all_blocking(int fd, const void* p, std::size_t n) {
-  const char* c = static_cast<const char*>(p);
-  while (n) {
-    ssize_t w = ::send(fd, c, n, MSG_NOSIGNAL);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) throw sys_error("send during start-up");
-    c += w;
-    n -= static_cast<std::size_t>(w);
-  }
-}
-
-void read_all_blocking(int fd, void* p, std::size_t n) {
-  char* c = static_cast<char*>(p);
-  while (n) {
-    ssize_t r = ::recv(fd, c, n, 0);
-    if (r < 0 && errno == EINTR) continue;
-    if (r <= 0) throw sys_error("recv during start-up");
-    c += r;
-    n -= static_cast<std::size_t>(r);
-  }
-}
-
 }  // namespace
 
 TcpChannel::TcpChannel(ChannelBootstrap& boot, const TcpSettings& settings)
-    : rank_(boot.rank()), size_(boot.size()), settings_(settings), peers_(static_cast<std::size_t>(size_)) {
+    : rank_(boot.rank()), size_(boot.size()), settings_(settings) {
   caps_.native = kPointToPoint;
   caps_.max_header = 128;
   caps_.max_payload = 256 * 1024;
   caps_.eager_limit = 65536;
+  limits_ = {caps_.max_header, caps_.max_payload};
+  peers_.reserve(static_cast<std::size_t>(size_));
+  for (int p = 0; p < size_; ++p) peers_.push_back(std::make_unique<Peer>());
   epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
   wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (epoll_fd_ < 0 || wake_fd_ < 0) throw sys_error("epoll/eventfd");
-  epoll_event ev{EPOLLIN, {}};
-  ev.data.u32 = kWakeTag;
-  epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, wake_fd_, &ev);
-  connect_all(boot);
+  if (epoll_fd_ < 0 || wake_fd_ < 0) {
+    if (epoll_fd_ >= 0) close(epoll_fd_);
+    if (wake_fd_ >= 0) close(wake_fd_);
+    throw sys_error("epoll/eventfd");
+  }
+  watch(wake_fd_, tag(Tag::Wake, 0), false);
+  try {
+    listen_and_publish(boot);
+  } catch (...) {
+    if (listen_fd_ >= 0) close(listen_fd_);
+    close(epoll_fd_);
+    close(wake_fd_);
+    throw;
+  }
 }
 
 TcpChannel::~TcpChannel() {
   // A goodbye tells each peer that the coming end of stream is no death.
-  for (int p = 0; p < size_; ++p) {
-    Peer& peer = peers_[static_cast<std::size_t>(p)];
-    if (peer.fd < 0) continue;
-    if (!peer.dead) {
+  for (int r = 0; r < size_; ++r) {
+    Peer& p = *peers_[static_cast<std::size_t>(r)];
+    std::lock_guard g(p.m);
+    if (p.dial) close(p.dial->fd);
+    if (p.fd < 0) continue;
+    if (p.state == State::Up) {
       timeval limit{1, 0};  // never hang in a destructor
-      setsockopt(peer.fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
-      fcntl(peer.fd, F_SETFL, fcntl(peer.fd, F_GETFL) & ~O_NONBLOCK);
-      append_frame(peer.out, kGoodbye, nullptr, 0, Payload{});
-      flush(p);
-      shutdown(peer.fd, SHUT_WR);
+      setsockopt(p.fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
+      fcntl(p.fd, F_SETFL, fcntl(p.fd, F_GETFL) & ~O_NONBLOCK);
+      append_frame(p.out, kFrameGoodbye, nullptr, 0, Payload{});
+      flush_locked(r, p);
+      shutdown(p.fd, SHUT_WR);
+      // Unread bytes at close() would make the kernel reset the stream,
+      // which the peer could see before our goodbye.
+      fcntl(p.fd, F_SETFL, fcntl(p.fd, F_GETFL) | O_NONBLOCK);
+      char sink[4096];
+      while (recv(p.fd, sink, sizeof sink, 0) > 0) {
+      }
     }
-    close(peer.fd);
+    close(p.fd);
   }
-  if (epoll_fd_ >= 0) close(epoll_fd_);
-  if (wake_fd_ >= 0) close(wake_fd_);
+  for (auto& [id, hs] : incoming_) close(hs->fd);
+  if (listen_fd_ >= 0) close(listen_fd_);
+  close(epoll_fd_);
+  close(wake_fd_);
 }
 
-// Every rank listens; each connects to the ranks below it and accepts the
-// ones above it. Connections complete in the listen backlog before the
-// accept, so the order cannot deadlock.
-void TcpChannel::connect_all(ChannelBootstrap& boot) {
-  int lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (lfd < 0) throw sys_error("socket");
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  if (inet_pton(AF_INET, settings_.address.c_str(), &addr.sin_addr) != 1) {
-    close(lfd);
-    throw std::runtime_error("tcp channel: ADI3_TCP_ADDRESS '" + settings_.address + "' is not an IPv4 address");
-  }
-  socklen_t len = sizeof addr;
-  if (bind(lfd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || listen(lfd, size_) != 0 ||
-      getsockname(lfd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-    int e = errno;
-    close(lfd);
-    errno = e;
-    throw sys_error("listen on " + settings_.address);
-  }
-  boot.put(key_for(rank_), settings_.address + ":" + std::to_string(ntohs(addr.sin_port)));
-  boot.fence();
+void TcpChannel::watch(int fd, uint64_t t, bool out) {
+  epoll_event ev{EPOLLIN | (out ? uint32_t{EPOLLOUT} : 0u), {}};
+  ev.data.u64 = t;
+  epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev);
+}
 
-  auto adopt = [&](int peer, int fd) {
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    set_nonblocking(fd);
-    peers_[static_cast<std::size_t>(peer)].fd = fd;
-    epoll_event ev{EPOLLIN, {}};
-    ev.data.u32 = static_cast<uint32_t>(peer);
-    epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev);
-  };
-  try {
-    for (int p = 0; p < rank_; ++p) {
-      std::optional<std::string> where = boot.get(key_for(p));
-      auto colon = where ? where->rfind(':') : std::string::npos;
-      if (colon == std::string::npos)
-        throw std::runtime_error("tcp channel: rank " + std::to_string(p) + " published no address");
-      sockaddr_in to{};
-      to.sin_family = AF_INET;
-      to.sin_port = htons(static_cast<uint16_t>(std::stoi(where->substr(colon + 1))));
-      inet_pton(AF_INET, where->substr(0, colon).c_str(), &to.sin_addr);
-      int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-      if (fd < 0 || connect(fd, reinterpret_cast<sockaddr*>(&to), sizeof to) != 0) {
-        if (fd >= 0) close(fd);
-        throw sys_error("connect to rank " + std::to_string(p) + " at " + *where);
-      }
-      int32_t me = rank_;
-      write_all_blocking(fd, &me, sizeof me);
-      adopt(p, fd);
-    }
-    for (int k = rank_ + 1; k < size_; ++k) {
-      int fd = accept4(lfd, nullptr, nullptr, SOCK_CLOEXEC);
-      if (fd < 0) throw sys_error("accept");
-      int32_t who = -1;
-      read_all_blocking(fd, &who, sizeof who);
-      if (who <= rank_ || who >= size_ || peers_[static_cast<std::size_t>(who)].fd >= 0) {
-        close(fd);
-        throw std::runtime_error("tcp channel: unexpected connection claiming rank " + std::to_string(who));
-      }
-      adopt(who, fd);
-    }
-  } catch (...) {
-    close(lfd);
-    throw;
-  }
-  close(lfd);
+void TcpChannel::rewatch(int fd, uint64_t t, bool out) {
+  epoll_event ev{EPOLLIN | (out ? uint32_t{EPOLLOUT} : 0u), {}};
+  ev.data.u64 = t;
+  epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, fd, &ev);
+}
+
+void TcpChannel::tune_connection(int fd) {
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  // A host that stops answering (crash, cable, netns gone) is noticed
+  // within timeout_ms: keepalive probes every second while idle, and
+  // unacknowledged data times out.
+  int secs = std::max(2, settings_.timeout_ms / 1000);
+  int idle = 1, interval = 1, count = secs - 1;
+  setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof one);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &count, sizeof count);
+  unsigned user_timeout = static_cast<unsigned>(settings_.timeout_ms);
+  setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout, sizeof user_timeout);
 }
 
 void TcpChannel::append_frame(std::vector<char>& buf, uint16_t kind, const void* hdr, std::size_t hdr_bytes,
                               const Payload& payload) {
-  FrameHeader f{static_cast<uint32_t>(payload.bytes), static_cast<uint16_t>(hdr_bytes), kind};
   std::size_t at = buf.size();
-  buf.resize(at + sizeof f + hdr_bytes + payload.bytes);
-  std::memcpy(buf.data() + at, &f, sizeof f);
-  if (hdr_bytes) std::memcpy(buf.data() + at + sizeof f, hdr, hdr_bytes);
-  payload.copy_to(buf.data() + at + sizeof f + hdr_bytes);
+  buf.resize(at + kFrameHeaderBytes + hdr_bytes + payload.bytes);
+  encode_frame_header(buf.data() + at, kind, hdr_bytes, payload.bytes);
+  if (hdr_bytes) std::memcpy(buf.data() + at + kFrameHeaderBytes, hdr, hdr_bytes);
+  payload.copy_to(buf.data() + at + kFrameHeaderBytes + hdr_bytes);
 }
 
 SendResult TcpChannel::send(int dest, const void* hdr, std::size_t hdr_bytes, const Payload& payload) {
+  if (dest < 0 || dest >= size_ || hdr_bytes == 0 || hdr_bytes > limits_.max_header ||
+      payload.bytes > limits_.max_payload) {
+    return SendResult::Failed;
+  }
   if (dest == rank_) {
-    append_frame(self_, kPacket, hdr, hdr_bytes, payload);
+    std::lock_guard g(self_mutex_);
+    append_frame(self_, kFramePacket, hdr, hdr_bytes, payload);
     local_work_.store(true, std::memory_order_release);
     return SendResult::Sent;
   }
-  Peer& p = peers_[static_cast<std::size_t>(dest)];
-  if (p.dead) return SendResult::Failed;
-  if (p.pending() >= settings_.pending_limit && (!flush(dest) || p.pending() >= settings_.pending_limit)) {
-    return p.dead ? SendResult::Failed : SendResult::Busy;
+  Peer& p = *peers_[static_cast<std::size_t>(dest)];
+  std::lock_guard g(p.m);
+  if (p.state == State::Idle) start_dial_locked(dest, p);
+  if (p.state == State::Dead) return SendResult::Failed;
+  if (p.pending() >= settings_.pending_limit) {
+    if (p.state == State::Up) flush_locked(dest, p);
+    if (p.state == State::Dead) return SendResult::Failed;
+    if (p.pending() >= settings_.pending_limit) return SendResult::Busy;
   }
-  append_frame(p.out, kPacket, hdr, hdr_bytes, payload);
-  flush(dest);
-  return SendResult::Sent;  // queued even if the connection just broke: poll() reports that
+  if (p.state == State::Up && p.pending() == 0 && !payload.seg) {
+    // The common case: frame header, packet header and payload in one
+    // system call, no copy; only what the socket refuses is buffered.
+    char fh[kFrameHeaderBytes];
+    encode_frame_header(fh, kFramePacket, hdr_bytes, payload.bytes);
+    iovec iov[3] = {
+        {fh, sizeof fh}, {const_cast<void*>(hdr), hdr_bytes}, {const_cast<void*>(payload.data), payload.bytes}};
+    msghdr msg{};
+    msg.msg_iov = iov;
+    msg.msg_iovlen = payload.bytes ? 3 : 2;
+    ssize_t w = sendmsg(p.fd, &msg, MSG_NOSIGNAL);
+    if (w < 0) {
+      if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+        lost_locked(dest, p, std::string("its connection broke (") + std::strerror(errno) + ")");
+        return SendResult::Sent;  // poll() reports the failure
+      }
+      w = 0;
+    }
+    std::size_t done = static_cast<std::size_t>(w);
+    for (std::size_t i = 0; i < msg.msg_iovlen; ++i) {
+      const char* base = static_cast<const char*>(iov[i].iov_base);
+      std::size_t skip = std::min(done, iov[i].iov_len);
+      done -= skip;
+      p.out.insert(p.out.end(), base + skip, base + iov[i].iov_len);
+    }
+    if (p.pending()) flush_locked(dest, p);  // (re)arms EPOLLOUT
+    return SendResult::Sent;
+  }
+  append_frame(p.out, kFramePacket, hdr, hdr_bytes, payload);
+  if (p.state == State::Up) flush_locked(dest, p);
+  return SendResult::Sent;  // queued until the connection is up
 }
 
-bool TcpChannel::flush(int peer) {
-  Peer& p = peers_[static_cast<std::size_t>(peer)];
+bool TcpChannel::flush_locked(int peer, Peer& p) {
   while (p.pending()) {
     ssize_t w = ::send(p.fd, p.out.data() + p.out_head, p.pending(), MSG_NOSIGNAL);
     if (w < 0 && errno == EINTR) continue;
     if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
     if (w < 0) {
-      lost(peer, std::string("its connection broke (") + std::strerror(errno) + ")");
+      lost_locked(peer, p, std::string("its connection broke (") + std::strerror(errno) + ")");
       return false;
     }
     p.out_head += static_cast<std::size_t>(w);
@@ -206,49 +194,58 @@ bool TcpChannel::flush(int peer) {
     p.out.erase(p.out.begin(), p.out.begin() + static_cast<std::ptrdiff_t>(p.out_head));
     p.out_head = 0;
   }
-  // Ask for EPOLLOUT only while bytes wait, so wait() wakes when they can go.
-  if (p.want_out != (p.pending() > 0) && !p.dead) {
+  // EPOLLOUT only while bytes wait, so wait() wakes when they can go.
+  if (p.state == State::Up && p.want_out != (p.pending() > 0)) {
     p.want_out = p.pending() > 0;
-    epoll_event ev{EPOLLIN | (p.want_out ? uint32_t{EPOLLOUT} : 0u), {}};
-    ev.data.u32 = static_cast<uint32_t>(peer);
-    epoll_ctl(epoll_fd_, EPOLL_CTL_MOD, p.fd, &ev);
+    rewatch(p.fd, tag(Tag::Conn, static_cast<uint64_t>(peer)), p.want_out);
   }
   return true;
 }
 
 int TcpChannel::read_from(int peer, PacketSink& sink) {
-  Peer& p = peers_[static_cast<std::size_t>(peer)];
-  if (p.in.size() - p.in_len < kReadChunk) p.in.resize(p.in_len + kReadChunk);
-  ssize_t r = ::recv(p.fd, p.in.data() + p.in_len, p.in.size() - p.in_len, 0);
-  if (r == 0) {
-    lost(peer, p.said_goodbye ? "" : "it closed its connection without a goodbye: its process is gone");
-    return 0;
+  Peer& p = *peers_[static_cast<std::size_t>(peer)];
+  int fd;
+  {
+    std::lock_guard g(p.m);
+    if (p.state != State::Up) return 0;
+    fd = p.fd;
   }
-  if (r < 0) {
-    if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
-      lost(peer, std::string("its connection broke (") + std::strerror(errno) + ")");
-    }
+  if (p.in.size() - p.in_len < kReadChunk) p.in.resize(p.in_len + kReadChunk);
+  ssize_t r = ::recv(fd, p.in.data() + p.in_len, p.in.size() - p.in_len, 0);
+  if (r <= 0) {
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return 0;
+    std::string why = r == 0 ? (p.said_goodbye ? "" : "it closed its connection without a goodbye: its process is gone")
+                             : std::string("its connection broke (") + std::strerror(errno) + ")";
+    std::lock_guard g(p.m);
+    lost_locked(peer, p, why);
     return 0;
   }
   p.in_len += static_cast<std::size_t>(r);
   int n = 0;
   std::size_t at = 0;
-  while (p.in_len - at >= sizeof(FrameHeader)) {
-    FrameHeader f;
-    std::memcpy(&f, p.in.data() + at, sizeof f);
-    std::size_t whole = sizeof f + f.hdr_bytes + f.payload_bytes;
-    if (p.in_len - at < whole) {
-      if (p.in.size() < whole) p.in.resize(whole + kReadChunk);  // room for the rest of a big frame
+  for (;;) {
+    Frame f;
+    std::string why;
+    FrameCheck c = decode_frame(p.in.data() + at, p.in_len - at, limits_, &f, &why);
+    if (c == FrameCheck::Bad) {
+      std::fprintf(stderr, "adi3 tcp: rank %d: rank %d sent %s; its connection is closed\n", rank_, peer, why.c_str());
+      std::lock_guard g(p.m);
+      lost_locked(peer, p, "it sent a malformed frame (" + why + ")");
+      p.in_len = 0;
+      return n;
+    }
+    if (c == FrameCheck::NeedMore) {
+      if (f.kind && p.in.size() < at + f.total()) p.in.resize(at + f.total() + kReadChunk);
       break;
     }
-    const char* body = p.in.data() + at + sizeof f;
-    if (f.kind == kGoodbye) {
+    const char* body = p.in.data() + at + kFrameHeaderBytes;
+    if (f.kind == kFrameGoodbye) {
       p.said_goodbye = true;
     } else {
       sink.on_packet(peer, body, f.hdr_bytes, body + f.hdr_bytes, f.payload_bytes);
       ++n;
     }
-    at += whole;
+    at += f.total();
   }
   if (at) {
     std::memmove(p.in.data(), p.in.data() + at, p.in_len - at);
@@ -260,52 +257,93 @@ int TcpChannel::read_from(int peer, PacketSink& sink) {
 int TcpChannel::deliver_self(PacketSink& sink) {
   // Handlers may send to this rank again: deliver what is here now.
   std::vector<char> now;
-  now.swap(self_);
+  {
+    std::lock_guard g(self_mutex_);
+    now.swap(self_);
+  }
   int n = 0;
   for (std::size_t at = 0; at < now.size();) {
-    FrameHeader f;
-    std::memcpy(&f, now.data() + at, sizeof f);
-    const char* body = now.data() + at + sizeof f;
+    Frame f;
+    decode_frame(now.data() + at, now.size() - at, limits_, &f, nullptr);  // our own frames
+    const char* body = now.data() + at + kFrameHeaderBytes;
     sink.on_packet(rank_, body, f.hdr_bytes, body + f.hdr_bytes, f.payload_bytes);
-    at += sizeof f + f.hdr_bytes + f.payload_bytes;
+    at += f.total();
     ++n;
   }
   return n;
 }
 
-void TcpChannel::lost(int peer, const std::string& how) {
-  Peer& p = peers_[static_cast<std::size_t>(peer)];
-  if (p.dead) return;
-  p.dead = true;
-  epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, p.fd, nullptr);
+void TcpChannel::lost_locked(int peer, Peer& p, const std::string& how) {
+  if (p.state == State::Dead) return;
+  if (p.state == State::Dialing || p.state == State::AwaitPeer) handshakes_.fetch_sub(1, std::memory_order_relaxed);
+  if (p.dial) {
+    epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, p.dial->fd, nullptr);
+    close(p.dial->fd);
+    p.dial.reset();
+  }
+  p.state = State::Dead;
+  if (p.fd >= 0) {
+    epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, p.fd, nullptr);
+    shutdown(p.fd, SHUT_RDWR);  // closed in the destructor: the number is never reused meanwhile
+  }
+  p.out.clear();
+  p.out_head = 0;
   if (!how.empty()) {
+    std::lock_guard g(failures_mutex_);
     failures_.emplace_back(peer, "rank " + std::to_string(peer) + ": " + how);
+    failures_pending_.store(true, std::memory_order_release);
     local_work_.store(true, std::memory_order_release);
   }
 }
 
+void TcpChannel::report_failures(PacketSink& sink) {
+  if (!failures_pending_.exchange(false, std::memory_order_acq_rel)) return;
+  std::vector<std::pair<int, std::string>> now;
+  {
+    std::lock_guard g(failures_mutex_);
+    now.swap(failures_);
+  }
+  for (auto& [peer, why] : now) sink.on_peer_failed(peer, why.c_str());
+}
+
 int TcpChannel::poll(PacketSink& sink) {
-  local_work_.store(false, std::memory_order_relaxed);
-  int n = self_.empty() ? 0 : deliver_self(sink);
-  epoll_event ev[16];
-  int ready = epoll_wait(epoll_fd_, ev, 16, 0);
+  int n = 0;
+  if (local_work_.exchange(false, std::memory_order_acq_rel)) n += deliver_self(sink);
+  epoll_event ev[32];
+  int ready = epoll_wait(epoll_fd_, ev, 32, 0);
   for (int i = 0; i < ready; ++i) {
-    uint32_t tag = ev[i].data.u32;
-    if (tag == kWakeTag) {
-      uint64_t drain;
-      while (read(wake_fd_, &drain, sizeof drain) > 0) {
+    const uint64_t id = tag_id(ev[i].data.u64);
+    const uint32_t events = ev[i].events;
+    switch (tag_kind(ev[i].data.u64)) {
+      case Tag::Wake: {
+        uint64_t drain;
+        while (read(wake_fd_, &drain, sizeof drain) > 0) {
+        }
+        break;
       }
-      continue;
+      case Tag::Listen:
+        accept_new();
+        break;
+      case Tag::Dial:
+        on_dial_event(static_cast<int>(id), events);
+        break;
+      case Tag::Incoming:
+        on_incoming_event(id, events);
+        break;
+      case Tag::Conn: {
+        int peer = static_cast<int>(id);
+        if (events & EPOLLOUT) {
+          Peer& p = *peers_[id];
+          std::lock_guard g(p.m);
+          if (p.state == State::Up) flush_locked(peer, p);
+        }
+        if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) n += read_from(peer, sink);
+        break;
+      }
     }
-    int peer = static_cast<int>(tag);
-    if (ev[i].events & EPOLLOUT) flush(peer);
-    if (ev[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)) n += read_from(peer, sink);
   }
-  if (!failures_.empty()) {
-    auto now = std::move(failures_);
-    failures_.clear();
-    for (auto& [peer, why] : now) sink.on_peer_failed(peer, why.c_str());
-  }
+  if (handshakes_.load(std::memory_order_relaxed) > 0) check_deadlines();
+  report_failures(sink);
   return n;
 }
 

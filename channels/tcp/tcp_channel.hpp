@@ -1,29 +1,56 @@
-// The TCP channel: ranks are processes connected pairwise by TCP sockets
-// (over loopback by default). Deliberately simple: a second, independent
-// process channel, so the plugin machinery and the core suites are shown to
-// work with more than shm. Packets are framed on the byte stream; sends
-// that the socket cannot take now wait in a per-peer buffer (Busy beyond a
-// limit). A peer that closes its socket without a goodbye frame died.
+// The TCP channel: ranks on any hosts, one authenticated TCP connection per
+// pair of ranks, set up on first use.
+//
+// Connections. Every rank listens (address.hpp) and publishes ip:port in
+// the key-value space. The first send to a peer dials it (nonblocking); the
+// handshake (wire.hpp) proves both sides hold the job's secret. When two
+// ranks dial each other at once, the connection dialled by the lower rank
+// wins: the acceptor answers 'R' to the other, which its dialler then
+// drops, so exactly one connection carries the pair's packets and nothing
+// was sent on the loser. Unauthenticated or malformed connections are
+// closed with a logged line and never reach the core; a bad frame from an
+// authenticated peer makes that peer failed (reported to the core).
+//
+// Data. Packets are frames (8-byte frame header, packet header, payload);
+// a frame goes out with one writev when nothing is queued, and what the
+// socket does not take waits in the peer's buffer (Busy beyond a limit).
+// One epoll set holds the listener, the handshakes, the connections and
+// an eventfd for wake().
+//
+// Threads (MPI_THREAD_MULTIPLE): the core serializes poll() and serializes
+// send() per destination, but send() and poll() run concurrently; each
+// peer's connection state and outgoing buffer are under the peer's mutex,
+// which both take.
+//
+// Peer death: a reset or end of stream without a goodbye, a handshake that
+// does not finish within ADI3_TCP_CONNECT_TIMEOUT, or (keepalive and
+// TCP_USER_TIMEOUT) a host that stops answering within ADI3_TCP_TIMEOUT.
 #pragma once
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <deque>
+#include <memory>
+#include <mutex>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "adi3/config.hpp"
 #include "channels/channel.hpp"
 #include "channels/plugin.hpp"
+#include "channels/tcp/wire.hpp"
 
 namespace adi3::tcp {
 
 std::span<const Knob> tcp_knobs();
 
 struct TcpSettings {
-  std::string address;        // IPv4 address to listen on and advertise
-  std::size_t pending_limit;  // queued outgoing bytes per peer before Busy
+  std::string interface;                // ADI3_TCP_IF
+  std::string address;                  // ADI3_TCP_ADDRESS
+  std::size_t pending_limit = 4 << 20;  // queued outgoing bytes per peer before Busy
+  int connect_timeout_ms = 10000;       // a handshake must finish by then
+  int timeout_ms = 5000;                // an unanswering peer is dead after this
   static TcpSettings from_env();
 };
 
@@ -42,36 +69,84 @@ class TcpChannel final : public Channel {
   void wait(std::chrono::microseconds timeout) override;
   void wake() override;
 
+  // For tests: this rank's advertised ip:port, and connections refused.
+  const std::string& address() const { return self_address_; }
+  std::size_t refused_connections() const { return refused_.load(std::memory_order_relaxed); }
+
  private:
-  struct Peer {
+  using Clock = std::chrono::steady_clock;
+  enum class State : uint8_t { Idle, Dialing, AwaitPeer, Up, Dead };
+  // A connection being authenticated (either side).
+  struct Handshake {
     int fd = -1;
+    bool dialer = false;
+    int peer = -1;  // dialer: whom we dial; acceptor: who claims to call (after Hello)
+    int step = 0;   // dialer: 0 connecting, 1 awaiting challenge, 2 awaiting verdict; acceptor: 0 hello, 1 proof
+    Nonce mine{}, theirs{};
+    char in[kChallengeBytes] = {};
+    std::size_t in_len = 0;
+    std::string remote;  // ip:port for messages
+    Clock::time_point deadline;
+  };
+  struct Peer {
+    std::mutex m;  // everything below but the read side
+    State state = State::Idle;
+    int fd = -1;  // the connection once Up (kept open until the destructor)
+    std::unique_ptr<Handshake> dial;
+    Clock::time_point await_deadline;
     std::vector<char> out;  // framed bytes not yet written, from out_head
     std::size_t out_head = 0;
-    std::vector<char> in;  // bytes read, not yet delivered
+    bool want_out = false;
+    std::string address;  // ip:port it listens on
+    // read side: poll() only
+    std::vector<char> in;
     std::size_t in_len = 0;
-    bool dead = false;
     bool said_goodbye = false;
-    bool want_out = false;  // EPOLLOUT registered
     std::size_t pending() const { return out.size() - out_head; }
   };
 
-  void connect_all(ChannelBootstrap& boot);
+  // tcp_channel.cpp
   void append_frame(std::vector<char>& buf, uint16_t kind, const void* hdr, std::size_t hdr_bytes,
                     const Payload& payload);
-  bool flush(int peer);  // false: the connection broke
+  bool flush_locked(int peer, Peer& p);  // false: the connection broke
   int read_from(int peer, PacketSink& sink);
   int deliver_self(PacketSink& sink);
-  void lost(int peer, const std::string& how);
+  void lost_locked(int peer, Peer& p, const std::string& how);
+  void report_failures(PacketSink& sink);
+  void watch(int fd, uint64_t tag, bool out);
+  void rewatch(int fd, uint64_t tag, bool out);
+  void tune_connection(int fd);
+
+  // handshake.cpp
+  void listen_and_publish(ChannelBootstrap& boot);
+  void start_dial_locked(int peer, Peer& p);
+  void on_dial_event(int peer, uint32_t events);
+  void accept_new();
+  void on_incoming_event(uint64_t id, uint32_t events);
+  void admit(std::unique_ptr<Handshake> hs);
+  void check_deadlines();
+  void refuse_connection(Handshake& hs, const std::string& why);
+  bool pump_out(int fd, const char* data, std::size_t n);
+  int read_some(Handshake& hs, std::size_t want);
 
   int rank_, size_;
   TcpSettings settings_;
   ChannelCaps caps_;
-  std::vector<Peer> peers_;
+  FrameLimits limits_;
+  Key key_;
+  std::string self_address_;
+  std::vector<std::unique_ptr<Peer>> peers_;
+  std::mutex self_mutex_;
   std::vector<char> self_;  // frames to this rank itself
-  int epoll_fd_ = -1;
-  int wake_fd_ = -1;                                   // eventfd: wake() ends a wait()
+  int epoll_fd_ = -1, wake_fd_ = -1, listen_fd_ = -1;
+  std::unordered_map<uint64_t, std::unique_ptr<Handshake>> incoming_;  // poll() only
+  uint64_t next_incoming_ = 1;
+  std::atomic<int> handshakes_{0};  // dials and incoming: deadlines to check
+  std::mutex failures_mutex_;
   std::vector<std::pair<int, std::string>> failures_;  // to report from poll()
-  std::atomic<bool> local_work_{false};                // self_ or failures_ wait: wait() must not sleep
+  std::atomic<bool> failures_pending_{false};
+  std::atomic<bool> local_work_{false};  // self_ or failures_ wait: wait() must not sleep
+  std::atomic<std::size_t> refused_{0};
 };
 
 }  // namespace adi3::tcp

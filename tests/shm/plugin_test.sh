@@ -37,7 +37,7 @@ done
 # and reports the unloadable one in ADI3_PLUGIN_PATH.
 run env ADI3_PLUGIN_PATH="$baddir" "$info"
 [ "$status" -eq 0 ] || fail "adi3_info failed: $out"
-for want in "shm      processes on one host" "tcp      processes connected" "native: point-to-point, active RMA" \
+for want in "shm      processes on one host" "tcp      processes on any hosts" "native: point-to-point, active RMA" \
             "ADI3_SHM_CMA_MIN" "ADI3_TCP_ADDRESS" "ADI3_EAGER_LIMIT" "ADI3_INPROC_RING_BYTES" "ADI3_PLUGIN_PATH" \
             "Not loadable: .*badabi.*ABI version"; do
   echo "$out" | grep -q "$want" || fail "adi3_info does not show '$want'"

@@ -52,7 +52,9 @@ struct Rank {
 class Job {
  public:
   explicit Job(const JobConfig& config)
-      : config_(config), server_(PmiServerConfig{config.nprocs, "adi3_kvs_" + config.job_id, 0, 0, 0}) {}
+      : config_(config), server_(PmiServerConfig{config.nprocs, "adi3_kvs_" + config.job_id, 0, 0, 0}) {
+    if (!config.process_mapping.empty()) server_.set_process_mapping(config.process_mapping);
+  }
 
   // Only reached with live ranks if the loop threw: never orphan them.
   ~Job() {
@@ -90,8 +92,21 @@ class Job {
       set_env(env, "PMI_RANK", std::to_string(r));
       set_env(env, "PMI_SIZE", std::to_string(config_.nprocs));
       set_env(env, "PMI_JOBID", config_.job_id);
-      set_env(env, "MPI_LOCALRANKID", std::to_string(r));
-      set_env(env, "MPI_LOCALNRANKS", std::to_string(config_.nprocs));
+      const auto ur = static_cast<std::size_t>(r);
+      const bool placed = ur < config_.local_rank.size();
+      set_env(env, "MPI_LOCALRANKID", std::to_string(placed ? config_.local_rank[ur] : r));
+      set_env(env, "MPI_LOCALNRANKS", std::to_string(placed ? config_.local_size[ur] : config_.nprocs));
+      std::string path = config_.program_path;
+      std::vector<std::string> argv = config_.argv;
+      if (ur < config_.rank_host.size() && !config_.rank_host[ur].empty()) {
+        // Another host: LAUNCHER... HOST program args (hosts.hpp).
+        set_env(env, "ADI3_HOST_ID", config_.rank_host[ur]);
+        argv = config_.launcher_prefix;
+        argv.push_back(config_.rank_host[ur]);
+        argv.push_back(config_.program_path);
+        argv.insert(argv.end(), config_.argv.begin() + 1, config_.argv.end());
+        path = config_.launcher_prefix.front();
+      }
       int stdin_fd = (r == 0 && share_stdin) ? STDIN_FILENO : devnull.get();
       std::string prefix;
       if (config_.tag_output) {
@@ -101,7 +116,7 @@ class Job {
       }
       try {
         const cpu_set_t* mask = config_.cpu_masks.empty() ? nullptr : &config_.cpu_masks[static_cast<std::size_t>(r)];
-        RankProcess proc = spawn_rank(config_.program_path, config_.argv, std::move(env), stdin_fd, mask);
+        RankProcess proc = spawn_rank(path, argv, std::move(env), stdin_fd, mask);
         ranks_.push_back(Rank{r, std::move(proc), {}, LineForwarder(prefix), LineForwarder(prefix), false});
       } catch (const std::exception& e) {
         fail(127);

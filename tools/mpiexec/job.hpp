@@ -18,6 +18,14 @@ struct JobConfig {
   std::vector<std::string> env;   // complete except the per-rank PMI_* variables
   std::string job_id;
   bool tag_output = false;
+  // Jobs across hosts (hosts.hpp): per rank its host ("" or this host:
+  // started directly), its index and count on that host; the exec prefix
+  // for other hosts ("ip netns exec"); the layout for PMI_process_mapping
+  // (empty: every rank on this host).
+  std::vector<std::string> rank_host;
+  std::vector<int> local_rank, local_size;
+  std::vector<std::string> launcher_prefix;
+  std::string process_mapping;
   // CPU mask per rank (from plan_binding); empty: ranks are not bound.
   std::vector<cpu_set_t> cpu_masks;
   std::optional<std::chrono::milliseconds> timeout;

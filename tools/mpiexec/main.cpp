@@ -3,12 +3,14 @@
 #include "binding.hpp"
 #include "environment.hpp"
 #include "job.hpp"
+#include "hosts.hpp"
 #include "options.hpp"
 #include "rank_process.hpp"
 #include "shm_cleanup.hpp"
 
 #include <cmath>
 #include <cstdio>
+#include <sstream>
 #include <cstdlib>
 #include <exception>
 
@@ -68,8 +70,50 @@ int run(int argc, char** argv) {
   config.job_id = make_job_id();
   set_env(config.env, "ADI3_JOB_SECRET", make_job_secret());
   config.tag_output = opts.tag_output;
+  bool remote_hosts = false;
+  if (opts.hosts || opts.hostfile) {
+    try {
+      std::vector<Host> hosts = opts.hosts ? parse_host_list(*opts.hosts) : read_hostfile(*opts.hostfile);
+      Placement place = place_ranks(opts.nprocs, hosts);
+      config.process_mapping = place.process_mapping;
+      config.local_rank = place.local_rank;
+      config.local_size = place.local_size;
+      for (int h : place.host_of) {
+        const std::string& name = hosts[static_cast<std::size_t>(h)].name;
+        // Every rank names its host, so ranks of one host agree even when
+        // they share the machine with others (network namespaces).
+        config.rank_host.push_back(is_this_host(name) && hosts.size() == 1 ? std::string() : name);
+        remote_hosts |= !is_this_host(name);
+      }
+      if (remote_hosts && opts.launcher == "ssh") {
+        throw UsageError(
+            "--launcher ssh is not supported yet (ranks reach mpiexec's PMI server through an inherited "
+            "socket); use --launcher-exec with a command that execs in place, or MPICH's mpiexec.hydra");
+      }
+      if (remote_hosts && !opts.launcher_exec) {
+        throw UsageError("ranks on other hosts need --launcher-exec CMD (e.g. \"ip netns exec\")");
+      }
+      std::stringstream words(opts.launcher_exec.value_or(""));
+      for (std::string w; words >> w;) config.launcher_prefix.push_back(w);
+      if (!config.launcher_prefix.empty())
+        config.launcher_prefix.front() = find_program(config.launcher_prefix.front());
+      // A rank on this machine under its own host name still goes through
+      // the prefix; one on this host by name is started directly.
+      for (std::size_t r = 0; r < config.rank_host.size(); ++r) {
+        if (is_this_host(config.rank_host[r]) || config.launcher_prefix.empty()) config.rank_host[r].clear();
+      }
+    } catch (const UsageError& e) {
+      std::fprintf(stderr, "mpiexec: %s\n", e.what());
+      return 2;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "mpiexec: --launcher-exec: %s\n", e.what());
+      return 2;
+    }
+  }
   try {
     BindRequest request;
+    // Hosts are other machines: this machine's cores mean nothing there.
+    if (remote_hosts) request.bind_to = BindLevel::None;
     if (opts.bind_to) request.bind_to = parse_bind_level(*opts.bind_to);
     request.map_by = parse_bind_level(opts.map_by).value_or(BindLevel::Core);
     BindPlan plan = plan_binding(opts.nprocs, request);

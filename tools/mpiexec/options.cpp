@@ -112,6 +112,18 @@ Options parse_options(const std::vector<std::string>& args, const char* timeout_
       if (!level || *level == BindLevel::None) {
         throw UsageError("--map-by expects core, l3cache, numa or socket, got '" + opts.map_by + "'");
       }
+    } else if (opt == "--hosts" || opt == "-hosts" || opt == "-host" || opt == "--host") {
+      opts.hosts = next_value(opt, inline_value);
+    } else if (opt == "--hostfile" || opt == "-f" || opt == "-hostfile") {
+      opts.hostfile = next_value(opt, inline_value);
+    } else if (opt == "--launcher" || opt == "-launcher") {
+      opts.launcher = next_value(opt, inline_value);
+      if (opts.launcher != "exec" && opts.launcher != "ssh") {
+        throw UsageError("--launcher expects exec or ssh, got '" + opts.launcher + "'");
+      }
+    } else if (opt == "--launcher-exec" || opt == "-launcher-exec") {
+      opts.launcher_exec = next_value(opt, inline_value);
+      if (opts.launcher_exec->empty()) throw UsageError("--launcher-exec needs a command");
     } else if (opt == "--report-bindings" || opt == "-report-bindings") {
       opts.report_bindings = true;
     } else if (opt == "-h" || opt == "--help") {
@@ -149,6 +161,11 @@ std::string usage_text() {
          "  --map-by LEVEL         deal ranks round robin over cores (default), l3cache,\n"
          "                         numa or socket objects\n"
          "  --report-bindings      print where each rank was bound\n"
+         "  --hosts H[:N],...      place ranks on hosts, N slots each (filled in order)\n"
+         "  --hostfile FILE        hosts from FILE, one per line: name, name:N, name slots=N\n"
+         "  --launcher-exec CMD    start ranks on another host as 'CMD HOST prog args'\n"
+         "                         (e.g. \"ip netns exec\"; the command must exec in place)\n"
+         "  --launcher exec|ssh    exec (default) uses --launcher-exec; ssh is not supported yet\n"
          "  -h, --help             show this help\n";
 }
 

@@ -18,6 +18,10 @@ struct Options {
   std::optional<std::string> bind_to;                     // --bind-to (validated); unset: core unless oversubscribed
   std::string map_by = "core";                            // --map-by
   bool report_bindings = false;                           // --report-bindings
+  std::optional<std::string> hosts;                       // --hosts a:2,b:2
+  std::optional<std::string> hostfile;                    // --hostfile F
+  std::string launcher = "exec";                          // --launcher exec|ssh
+  std::optional<std::string> launcher_exec;               // --launcher-exec "ip netns exec"
   bool help = false;
   std::vector<std::string> command;  // program and its arguments
 };

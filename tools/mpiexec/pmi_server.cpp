@@ -31,9 +31,10 @@ std::optional<std::string> PmiServer::lookup(const std::string& key) const {
   if (auto it = kvs_.find(key); it != kvs_.end()) {
     return it->second.value;
   }
-  // MPICH-derived clients read the node layout from this key; every
-  // rank of ours runs on this one node.
+  // MPICH-derived clients read the node layout from this key; without
+  // --hosts every rank of ours runs on this one node.
   if (key == "PMI_process_mapping") {
+    if (!process_mapping_.empty()) return process_mapping_;
     return "(vector,(0,1," + std::to_string(config_.size) + "))";
   }
   return std::nullopt;

@@ -37,6 +37,9 @@ struct PmiOutcome {
 class PmiServer {
  public:
   explicit PmiServer(PmiServerConfig config);
+  // The node layout served as PMI_process_mapping (jobs across hosts);
+  // unset: every rank on one node.
+  void set_process_mapping(std::string mapping) { process_mapping_ = std::move(mapping); }
 
   PmiOutcome handle_line(int rank, std::string_view line);
 
@@ -64,6 +67,7 @@ class PmiServer {
   std::optional<std::string> lookup(const std::string& key) const;
 
   PmiServerConfig config_;
+  std::string process_mapping_;
   std::size_t key_max_;
   std::size_t value_max_;
   std::vector<RankState> ranks_;

@@ -1,0 +1,67 @@
+// A channel per peer: the on-host channel (shm) for ranks of this host,
+// the network channel (ADI3_NETMOD, tcp) for the others, behind the one
+// Channel interface the Device drives, in the job's rank numbering.
+//
+// The near channel runs over this host's ranks only (its own numbering,
+// translated here); the network channel spans the job but is only used
+// for ranks of other hosts (it connects lazily, so it never touches a
+// same-host peer). A one-host job never builds a set (process.cpp picks
+// the on-host channel alone), so it pays nothing for the network.
+//
+// Capabilities: caps() is what holds for every peer (native types that
+// both channels do, the smaller size limits); caps_for(peer) is the
+// channel serving that peer. Progress polls both; the network channel
+// is polled every pass while it is busy, else every kFarEvery passes.
+// Sleeping: on the near channel's doorbell, for at most kFarSlice (the
+// network channel's arrivals cannot ring that doorbell), so a rank asleep
+// in a multi-host job looks at the network every millisecond.
+#pragma once
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "channels/channel.hpp"
+
+namespace adi3 {
+
+class ChannelSet final : public Channel {
+ public:
+  static constexpr int kFarEvery = 4;
+  static constexpr std::chrono::microseconds kFarSlice{1000};
+
+  // local_ranks: this host's ranks, ascending (the near channel's rank i is
+  // local_ranks[i]); near has local_ranks.size() ranks, far has `size`.
+  ChannelSet(int rank, int size, std::vector<int> local_ranks, std::unique_ptr<Channel> near,
+             std::unique_ptr<Channel> far);
+  ~ChannelSet() override;
+
+  const char* name() const override { return name_.c_str(); }
+  const ChannelCaps& caps() const override { return caps_; }
+  const ChannelCaps& caps_for(int peer) const override;
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  SendResult send(int dest, const void* hdr, std::size_t hdr_bytes, const Payload& payload) override;
+  int poll(PacketSink& sink) override;
+  void wait(std::chrono::microseconds timeout) override;
+  void wake() override;
+  int get(int peer, void* local, uint64_t remote, std::size_t len) override;
+  int put(int peer, uint64_t remote, const void* local, std::size_t len) override;
+
+  // True when `peer` is served by the on-host channel.
+  bool on_host(int peer) const { return peer >= 0 && peer < size_ && near_index_[static_cast<std::size_t>(peer)] >= 0; }
+
+ private:
+  class Translate;
+  int rank_, size_;
+  std::vector<int> local_ranks_;  // near rank -> job rank
+  std::vector<int> near_index_;   // job rank -> near rank, or -1
+  std::unique_ptr<Channel> near_, far_;
+  std::unique_ptr<Translate> translate_;
+  ChannelCaps caps_;
+  std::string name_;
+  unsigned tick_ = 0;
+  bool far_busy_ = true;  // poll() only: the last network poll found work
+};
+
+}  // namespace adi3

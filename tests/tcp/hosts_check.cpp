@@ -1,0 +1,62 @@
+// One job across two hosts (tests/tcp/hosts_test.sh: 2 ranks per host):
+// checks that peers on this host are served by shm and the others by the
+// network channel, then sends eager and rendezvous messages both ways
+// between every pair and checks every byte.
+//   hosts_check [cut]   cut: after the first exchange, wait for a message
+//                       that the other host will never send (its link goes
+//                       down): the wait must fail with an error.
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "adi3/process.hpp"
+
+int main(int argc, char** argv) {
+  auto dev = adi3::init_process();
+  const int me = dev->rank(), n = dev->size();
+  auto* boot = adi3::process_bootstrap(*dev);
+  int failures = 0;
+  auto fail = [&](const std::string& what) {
+    std::fprintf(stderr, "rank %d: FAIL: %s\n", me, what.c_str());
+    ++failures;
+  };
+  if (boot->node_map().nodes != 2) fail("the job spans " + std::to_string(boot->node_map().nodes) + " hosts, not 2");
+  if (std::strcmp(dev->channel().name(), "shm+tcp") != 0) fail(std::string("channel is ") + dev->channel().name());
+  const adi3::ChannelCaps* own = &dev->caps_of(me);
+  for (int p = 0; p < n; ++p) {
+    const bool same_host = boot->node_map().node_of[p] == boot->node();
+    if ((&dev->caps_of(p) == own) != same_host) fail("peer " + std::to_string(p) + " is served by the wrong channel");
+  }
+  const adi3::Datatype* byte = adi3::Datatype::byte();
+  for (std::size_t bytes : {std::size_t{0}, std::size_t{100}, std::size_t{70000}, std::size_t{3} << 20}) {
+    for (int p = 0; p < n; ++p) {
+      if (p == me) continue;
+      std::vector<unsigned char> out(bytes), in(bytes, 0);
+      for (std::size_t i = 0; i < bytes; ++i) out[i] = static_cast<unsigned char>(me * 31 + p * 7 + i);
+      adi3::Request* r = nullptr;
+      dev->irecv(in.data(), bytes, byte, p, 5, dev->world(), &r);
+      if (dev->send(out.data(), bytes, byte, p, 5, dev->world()) != 0) fail("send to " + std::to_string(p));
+      if (dev->wait(&r, nullptr) != 0) fail("receive from " + std::to_string(p));
+      for (std::size_t i = 0; i < bytes; ++i) {
+        if (in[i] != static_cast<unsigned char>(p * 31 + me * 7 + i)) {
+          fail("byte " + std::to_string(i) + " of " + std::to_string(bytes) + " from " + std::to_string(p));
+          break;
+        }
+      }
+    }
+  }
+  if (argc > 1 && std::strcmp(argv[1], "cut") == 0) {
+    // Wait for the other host; its link goes down meanwhile.
+    int peer = (me + 2) % n;
+    char c;
+    int e = dev->recv(&c, 1, byte, peer, 9, dev->world(), nullptr);
+    std::fprintf(stderr, "rank %d: waiting on rank %d ended: %s\n", me, peer,
+                 e ? dev->errors().message(e).c_str() : "a message came?");
+    return e ? 3 : 1;
+  }
+  if (dev->finalize() != 0) fail("finalize");
+  if (me == 0 && !failures)
+    std::printf("hosts_check: passed on %d ranks over %d hosts (%s)\n", n, 2, dev->channel().name());
+  return failures ? 1 : 0;
+}

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Runs one job on two "hosts": network namespaces a and b, each with an
+# eth0 on a bridge in the root namespace, 2 ranks each. Ranks of one
+# namespace talk over shm, across namespaces over tcp. Needs root and
+# ip(8); otherwise the test is skipped (exit 77) with the reason. The
+# namespaces and the bridge are removed on exit.
+#
+#   hosts_test.sh [--kill-host] [--hydra] [--ppn N] MPIEXEC PROGRAM [ARGS...]
+# --ppn N: ranks per host (default 2; 1 puts a 2-rank suite across hosts).
+# Started by our mpiexec with --launcher-exec "ip netns exec", or with
+# --hydra by MPICH's mpiexec.hydra (-launcher rsh through netns_rsh.sh;
+# MPIEXEC is then ignored).
+# --kill-host: cuts host b off mid-job (its link goes down; its ranks keep
+# running, unreachable) and expects the job to end with an error, not hang.
+set -uo pipefail
+kill_host=0 hydra=0 ppn=2
+while :; do
+  case "${1:-}" in
+    --ppn) ppn=$2; shift 2 ;;
+    --kill-host) kill_host=1; shift ;;
+    --hydra) hydra=1; shift ;;
+    *) break ;;
+  esac
+done
+mpiexec=$1
+shift
+here=$(cd "$(dirname "$0")" && pwd)
+skip() { echo "SKIP: $*"; exit 77; }
+[ "$(id -u)" = 0 ] || skip "needs root to create network namespaces (CI runs as root)"
+command -v ip >/dev/null || skip "ip (iproute2) is not installed"
+if [ $hydra = 1 ]; then command -v mpiexec.hydra >/dev/null || skip "mpiexec.hydra (Debian: mpich) is not installed"; fi
+a=adi3a$$
+b=adi3b$$
+br=adi3br$$
+net=10.77.$(( $$ % 250 ))
+cleanup() {
+  ip netns del "$a" 2>/dev/null
+  ip netns del "$b" 2>/dev/null
+  ip link del "$br" 2>/dev/null
+}
+trap cleanup EXIT
+ip netns add "$a" 2>/dev/null || skip "cannot create a network namespace here (ip netns add failed)"
+ip netns add "$b" || skip "cannot create a second network namespace"
+ip link add "$br" type bridge || skip "cannot create a bridge"
+ip addr add "$net.254/24" dev "$br"
+ip link set "$br" up
+i=1
+for ns in "$a" "$b"; do
+  ip link add "${ns}h" type veth peer name eth0 netns "$ns" || skip "cannot create a veth pair"
+  ip link set "${ns}h" master "$br" up
+  ip -n "$ns" addr add "$net.$i/24" dev eth0
+  ip -n "$ns" link set eth0 up
+  ip -n "$ns" link set lo up
+  i=$((i + 1))
+done
+
+run() {
+  if [ $hydra = 1 ]; then
+    mpiexec.hydra -n $((2 * ppn)) -hosts "$a:$ppn,$b:$ppn" -launcher rsh -launcher-exec "$here/netns_rsh.sh" -iface "$br" "$@"
+  else
+    "$mpiexec" -n $((2 * ppn)) --hosts "$a:$ppn,$b:$ppn" --launcher-exec "ip netns exec" --timeout 120 "$@"
+  fi
+}
+
+if [ $kill_host = 1 ]; then
+  # The link goes down while the ranks of a wait for b, which then
+  # cannot answer (hosts_check cut).
+  ( sleep 3; ip link set "${b}h" down ) &
+  start=$(date +%s)
+  MPIEXEC_TIMEOUT=60 run "$@"
+  status=$?
+  took=$(( $(date +%s) - start ))
+  wait
+  if [ $status = 0 ]; then echo "FAIL: the job succeeded though host b was cut off"; exit 1; fi
+  if [ $status = 124 ]; then echo "FAIL: the job hung until the launcher's timeout"; exit 1; fi
+  echo "PASS: the job ended with status $status after ${took}s once host b was cut off"
+  exit 0
+fi
+run "$@"
