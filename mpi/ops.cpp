@@ -30,6 +30,16 @@ int get_op(Runtime& rt, MPI_Op h, coll::Op* out) {
     if (OpObj* o = rt.ops.get(handle_index(h))) {
       MPI_User_function* fn = o->fn;
       // The user function sees the handle of the datatype it was given.
+      if (MPI_User_function_c* fn_c = o->fn_c) {
+        *out = coll::Op::user(
+            [fn_c](const void* in, void* inout, int count, const Datatype* type) {
+              MPI_Datatype dt = g_runtime ? type_handle(*g_runtime, type) : MPI_DATATYPE_NULL;
+              MPI_Count len = count;
+              fn_c(const_cast<void*>(in), inout, &len, &dt);
+            },
+            o->commute);
+        return 0;
+      }
       *out = coll::Op::user(
           [fn](const void* in, void* inout, int count, const Datatype* type) {
             MPI_Datatype dt = g_runtime ? type_handle(*g_runtime, type) : MPI_DATATYPE_NULL;
@@ -102,6 +112,15 @@ ADI3_MPI_API(int, Op_create, (MPI_User_function * user_fn, int commute, MPI_Op* 
   ADI3_MPI_ENTER();
   if (!user_fn || !op) return world_error(raise(ErrorClass::Arg, "user_fn or op is null"), __func__);
   int i = rt->ops.add(OpObj{user_fn, commute != 0});
+  if (i < 0) return world_error(raise(ErrorClass::Intern, "too many operations"), __func__);
+  *op = make_handle(HandleClass::User, Kind::Op, i);
+  return MPI_SUCCESS;
+}
+
+ADI3_MPI_API(int, Op_create_c, (MPI_User_function_c * user_fn, int commute, MPI_Op* op)) {
+  ADI3_MPI_ENTER();
+  if (!user_fn || !op) return world_error(raise(ErrorClass::Arg, "user_fn or op is null"), __func__);
+  int i = rt->ops.add(OpObj{nullptr, commute != 0, user_fn});
   if (i < 0) return world_error(raise(ErrorClass::Intern, "too many operations"), __func__);
   *op = make_handle(HandleClass::User, Kind::Op, i);
   return MPI_SUCCESS;

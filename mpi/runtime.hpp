@@ -112,6 +112,7 @@ HandleTable<InfoObj*>& info_table();
 struct OpObj {
   MPI_User_function* fn = nullptr;
   bool commute = true;
+  MPI_User_function_c* fn_c = nullptr;  // MPI_Op_create_c: takes an MPI_Count length
 };
 
 // What an MPI_Request names: a core request and what the binding needs to
