@@ -10,20 +10,22 @@
 # Started by our mpiexec with --launcher-exec "ip netns exec", or with
 # --hydra by MPICH's mpiexec.hydra (-launcher rsh through netns_rsh.sh;
 # MPIEXEC is then ignored).
+# --shell: runs "$@" as a command instead of a job, with HOST_A, HOST_B,
+# HOST_BRIDGE and HOST_RSH (netns_rsh.sh) exported (bench/tcp/run.sh).
 # --kill-host: cuts host b off mid-job (its link goes down; its ranks keep
 # running, unreachable) and expects the job to end with an error, not hang.
 set -uo pipefail
-kill_host=0 hydra=0 ppn=2
+kill_host=0 hydra=0 ppn=2 shell=0
 while :; do
   case "${1:-}" in
     --ppn) ppn=$2; shift 2 ;;
     --kill-host) kill_host=1; shift ;;
     --hydra) hydra=1; shift ;;
+    --shell) shell=1; shift ;;
     *) break ;;
   esac
 done
-mpiexec=$1
-shift
+[ $shell = 1 ] || { mpiexec=$1; shift; }
 here=$(cd "$(dirname "$0")" && pwd)
 skip() { echo "SKIP: $*"; exit 77; }
 [ "$(id -u)" = 0 ] || skip "needs root to create network namespaces (CI runs as root)"
@@ -53,6 +55,12 @@ for ns in "$a" "$b"; do
   ip -n "$ns" link set lo up
   i=$((i + 1))
 done
+
+if [ $shell = 1 ]; then
+  export HOST_A=$a HOST_B=$b HOST_BRIDGE=$br HOST_RSH=$here/netns_rsh.sh
+  "$@"
+  exit
+fi
 
 run() {
   if [ $hydra = 1 ]; then
