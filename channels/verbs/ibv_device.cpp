@@ -229,6 +229,14 @@ class IbvDevice final : public VerbsDevice {
     wr.wr.rdma.rkey = rkey;
     return post(peer, wr);
   }
+  bool write(int peer, uint64_t wr_id, const void* local, std::size_t len, uint32_t lkey, uint64_t remote,
+             uint32_t rkey) override {
+    ibv_sge sge{reinterpret_cast<uintptr_t>(local), static_cast<uint32_t>(len), lkey};
+    ibv_send_wr wr = base(wr_id, Op::Write, IBV_WR_RDMA_WRITE, len ? &sge : nullptr);
+    wr.wr.rdma.remote_addr = remote;
+    wr.wr.rdma.rkey = rkey;
+    return post(peer, wr);
+  }
   bool read(int peer, uint64_t wr_id, void* local, std::size_t len, uint32_t lkey, uint64_t remote,
             uint32_t rkey) override {
     ibv_sge sge{reinterpret_cast<uintptr_t>(local), static_cast<uint32_t>(len), lkey};

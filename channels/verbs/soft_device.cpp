@@ -123,6 +123,14 @@ class SoftDevice final : public VerbsDevice {
     return complete(p, peer, wr_id, Op::WriteImm, s);
   }
 
+  bool write(int peer, uint64_t wr_id, const void* local, std::size_t len, uint32_t, uint64_t remote,
+             uint32_t rkey) override {
+    Peer& p = at(peer);
+    Status s = check(p, remote, len, rkey, kRemoteWrite);
+    if (s == Status::Success && len && !shm::cma_write(p.pid, remote, local, len)) s = Status::RemoteAccess;
+    return complete(p, peer, wr_id, Op::Write, s);
+  }
+
   bool read(int peer, uint64_t wr_id, void* local, std::size_t len, uint32_t, uint64_t remote, uint32_t rkey) override {
     Peer& p = at(peer);
     Status s = check(p, remote, len, rkey, kRemoteRead);

@@ -44,7 +44,7 @@ struct Region {
   void* handle = nullptr;  // the implementation's (ibv_mr*, table slot)
 };
 
-enum class Op : uint8_t { WriteImm, Read, FetchAdd, CompareSwap, RecvImm };
+enum class Op : uint8_t { WriteImm, Read, FetchAdd, CompareSwap, RecvImm, Write };
 
 enum class Status : uint8_t {
   Success,
@@ -90,6 +90,9 @@ class VerbsDevice {
   virtual bool post_recv(int peer, uint64_t wr_id) = 0;
   virtual bool write_imm(int peer, uint64_t wr_id, const void* local, std::size_t len, uint32_t lkey, uint64_t remote,
                          uint32_t rkey, uint32_t imm) = 0;
+  // A plain RDMA write: no receive is consumed, the target sees nothing.
+  virtual bool write(int peer, uint64_t wr_id, const void* local, std::size_t len, uint32_t lkey, uint64_t remote,
+                     uint32_t rkey) = 0;
   virtual bool read(int peer, uint64_t wr_id, void* local, std::size_t len, uint32_t lkey, uint64_t remote,
                     uint32_t rkey) = 0;
   // *result receives the old value (8 bytes, registered with lkey).

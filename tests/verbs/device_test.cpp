@@ -149,6 +149,19 @@ TEST(SoftDevice, DeregisteredKeyIsRefused) {
   EXPECT_EQ(dst, 0u);
 }
 
+TEST(SoftDevice, PlainWriteConsumesNoReceive) {
+  auto d = job(2);
+  std::vector<char> dst(4096, 0), src(4096, 'z');
+  Region t = d[1]->reg(dst.data(), dst.size(), kRemoteWrite);
+  ASSERT_TRUE(d[0]->write(1, 5, src.data(), src.size(), 0, t.addr, t.rkey));
+  auto c = drain(*d[0], 1);
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].op, Op::Write);
+  EXPECT_EQ(c[0].status, Status::Success);
+  EXPECT_EQ(dst, src);
+  EXPECT_TRUE(drain(*d[1], 1).empty());
+}
+
 TEST(SoftDevice, ReadFetchesRemoteBytes) {
   auto d = job(3);
   std::vector<char> src(100000), dst(100000, 0);

@@ -33,6 +33,7 @@ class CountingDevice final : public VerbsDevice {
   bool write_imm(int, uint64_t, const void*, std::size_t, uint32_t, uint64_t, uint32_t, uint32_t) override {
     return false;
   }
+  bool write(int, uint64_t, const void*, std::size_t, uint32_t, uint64_t, uint32_t) override { return false; }
   bool read(int, uint64_t, void*, std::size_t, uint32_t, uint64_t, uint32_t) override { return false; }
   bool fetch_add(int, uint64_t, uint64_t*, uint32_t, uint64_t, uint32_t, uint64_t) override { return false; }
   bool compare_swap(int, uint64_t, uint64_t*, uint32_t, uint64_t, uint32_t, uint64_t, uint64_t) override {
