@@ -178,16 +178,19 @@ class SoftDevice final : public VerbsDevice {
 
   int dead_peer(std::string& why) override {
     int64_t now = now_ns();
-    if (now < next_check_ns_.load(std::memory_order_relaxed)) return -1;
-    next_check_ns_.store(now + kCheckEveryNs, std::memory_order_relaxed);
-    int found = -1;
-    watch_.check([&](int r, pid_t pid) {
-      if (found >= 0) return;  // the next call reports the next one
-      found = r;
-      why = "rank " + std::to_string(r) + " (pid " + std::to_string(pid) +
-            ") exited (noticed by the software verbs device of rank " + std::to_string(rank_) + ")";
-    });
-    return found;
+    if (dead_.empty() && now >= next_check_ns_.load(std::memory_order_relaxed)) {
+      next_check_ns_.store(now + kCheckEveryNs, std::memory_order_relaxed);
+      watch_.check([&](int r, pid_t pid) {
+        dead_.push_back({r, "rank " + std::to_string(r) + " (pid " + std::to_string(pid) +
+                                ") exited (noticed by the software verbs device of rank " + std::to_string(rank_) +
+                                ")"});
+      });
+    }
+    if (dead_.empty()) return -1;
+    auto [r, text] = dead_.front();
+    dead_.pop_front();
+    why = text;
+    return r;
   }
 
  private:
@@ -280,6 +283,7 @@ class SoftDevice final : public VerbsDevice {
   std::atomic<std::size_t> cq_size_{0};
   int next_ = 0;
   shm::PeerWatch watch_;
+  std::deque<std::pair<int, std::string>> dead_;  // found, not yet reported
   std::atomic<int64_t> next_check_ns_{0};
 };
 

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <stdexcept>
 
+#include <unistd.h>
+
 #include "adi3/packet.hpp"
 #include "channels/verbs/record.hpp"
 
@@ -48,6 +50,7 @@ VerbsChannel::VerbsChannel(ChannelBootstrap& boot, const VerbsSettings& settings
   caps_.max_payload = settings_.slot_bytes - sizeof(RecordHeader) - kMaxHeader;
   caps_.eager_limit = std::min(kEagerLimit, caps_.max_payload);
   caps_.get_min = 0;
+  launcher_ = getppid();
 }
 
 VerbsChannel::~VerbsChannel() {
@@ -189,11 +192,7 @@ int VerbsChannel::poll(PacketSink& sink) {
     Completion cs[kBatch];
     int n = dev_->poll(cs, kBatch);
     for (int i = 0; i < n; ++i) handle(cs[i], arrived);
-    if (++polls_ % kPollsPerLivenessCheck == 0) {
-      std::string why;
-      int dead = dev_->dead_peer(why);
-      if (dead >= 0) fail_peer(dead, why);
-    }
+    if (++polls_ % kPollsPerLivenessCheck == 0) check_liveness();
     failures.swap(failures_);
   }
   // Slots stay ours until consumed() returns them: deliver without the lock
@@ -296,8 +295,30 @@ void VerbsChannel::fail_peer(int peer, std::string why) {
 }
 
 void VerbsChannel::wait(std::chrono::microseconds timeout) {
+  {
+    std::unique_lock g(mu_, std::try_to_lock);
+    if (g) {
+      check_liveness();
+      if (!failures_.empty()) return;  // poll() reports them
+    }
+  }
   if (stash_nonempty_.load(std::memory_order_relaxed)) return;
   dev_->wait(timeout);
+}
+
+// With mu_ held. Peers the device found dead; and without our launcher
+// (mpiexec, a proxy) the job can neither finish nor be stopped, so every
+// peer is as good as gone and waits should fail rather than hang.
+void VerbsChannel::check_liveness() {
+  std::string why;
+  for (int dead = dev_->dead_peer(why); dead >= 0; dead = dev_->dead_peer(why)) fail_peer(dead, why);
+  if (orphaned_ || size_ == 1 || getppid() == launcher_) return;
+  orphaned_ = true;
+  for (int p = 0; p < size_; ++p) {
+    if (p != rank_)
+      fail_peer(p, "rank " + std::to_string(p) + " is unreachable: the launcher (pid " + std::to_string(launcher_) +
+                       ") of rank " + std::to_string(rank_) + " is gone");
+  }
 }
 
 // Rendezvous: RDMA-read the buffer the peer offered straight into ours.

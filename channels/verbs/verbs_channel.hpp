@@ -15,6 +15,8 @@
 // registration is released when the receiver's answer (Fin, or Cts when it
 // streams instead) arrives.
 #pragma once
+#include <sys/types.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -84,6 +86,7 @@ class VerbsChannel final : public Channel {
   bool accept(int peer, const Completion& c, std::vector<Arrived>& arrived);
   void consumed(int peer);
   void fail_peer(int peer, std::string why);
+  void check_liveness();
   void offer_buffer(int dest, const void* hdr, std::size_t hdr_bytes, RecordHeader& h);
   void answer_seen(int src, const void* hdr, std::size_t hdr_bytes);
   char* slot(char* base, int peer, uint64_t n) const;
@@ -111,6 +114,8 @@ class VerbsChannel final : public Channel {
   uint64_t read_token_ = 0;
   std::map<uint64_t, ReadState> reads_;  // get() calls in progress
   unsigned polls_ = 0;
+  pid_t launcher_ = 0;  // our parent at start
+  bool orphaned_ = false;
 };
 
 }  // namespace adi3::verbs
