@@ -74,6 +74,7 @@ int Device::cancel_send(Request* r, bool* asked) {
     if ((r->phase == kEagerOut || r->phase == kRtsOut) && p.q.remove(r)) {
       // Still queued here: nothing left, cancel locally.
       pending_peers_.fetch_sub(1, std::memory_order_relaxed);
+      if (r->phase == kEagerOut) credits_.untake(r->peer, r->bytes);  // it never left
       r->phase = kIdle;
       r->status.cancelled = true;
       for (int parts = r->cc.load(std::memory_order_acquire); parts > 0; --parts) complete(r);
@@ -91,7 +92,12 @@ int Device::cancel_send(Request* r, bool* asked) {
 
 void Device::on_cancel_send(Device& d, int src, const PacketHeader& h, const void*, std::size_t) {
   Request* u = d.matcher_.withdraw({h.context, h.source, h.tag}, src, h.sreq);
-  if (u) d.release(u);
+  if (u) {
+    const bool eager = !u->has(Request::kRndv);
+    const std::size_t bytes = u->bytes;
+    d.release(u);
+    if (eager) d.eager_consumed(src, bytes);  // its credit goes back
+  }
   PacketHeader ack{PacketType::CancelAck, 0, 0, h.context, 0, 0, u ? 1u : 0u, h.sreq, 0, 0};
   d.send_control(src, ack);
 }

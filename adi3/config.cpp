@@ -27,6 +27,12 @@ constexpr Knob kCoreKnobs[] = {
      "the channel's doorbell when idle). auto: started when something needs it (a window allowing passive "
      "target, a send cancel). on: started with the device. off: never (passive target and send cancel then "
      "progress only inside MPI calls)."},
+    {"ADI3_UNEXPECTED_BYTES", "64M",
+     "Budget of eager bytes a rank holds unexpected (arrived before their receive), counting each message's "
+     "bytes plus its request slot (256 B). Each sender gets an equal share as credit; a send that lacks "
+     "credit goes by rendezvous instead (only its envelope waits at the receiver), and credit comes back as "
+     "messages are received. 0: no limit. Must be the same on every rank (a sender exceeding its share is "
+     "refused as failed)."},
     {"ADI3_CHANNEL", "inproc for thread-ranks, shm for processes",
      "Channel plugin to load by name, for every peer. Unset, processes use shm on one host, and across hosts "
      "shm within a host and ADI3_NETMOD (tcp) between hosts."},
@@ -76,6 +82,8 @@ Config Config::from_env() {
   c.yield_count = static_cast<int>(env_int("ADI3_YIELD_COUNT", c.yield_count));
   c.sleep_us = static_cast<int>(env_int("ADI3_SLEEP_US", c.sleep_us));
   c.force_emulation = env_int("ADI3_FORCE_EMULATION", 0) != 0;
+  const int64_t ub = env_int("ADI3_UNEXPECTED_BYTES", static_cast<int64_t>(c.unexpected_bytes));
+  c.unexpected_bytes = ub > 0 ? static_cast<std::size_t>(ub) : 0;
   std::string ap = env_string("ADI3_ASYNC_PROGRESS", "auto");
   if (ap == "on" || ap == "1") {
     c.async_progress = AsyncProgress::On;

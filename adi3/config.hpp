@@ -43,6 +43,9 @@ struct Config {
   // MPI_THREAD_MULTIPLE: take the (otherwise skipped) locks.
   bool thread_multiple = false;
   AsyncProgress async_progress = AsyncProgress::Auto;
+  // Unexpected eager bytes a rank may hold (0: no limit): each sender gets
+  // an equal share as credit and sends by rendezvous when it runs out.
+  std::size_t unexpected_bytes = std::size_t{64} << 20;
 
   // From the ADI3_* environment; a mode knob with an unknown value
   // (ADI3_ASYNC_PROGRESS) throws std::runtime_error naming it.

@@ -16,6 +16,7 @@ Device::Device(std::unique_ptr<Channel> channel, const Config& config)
       config_(config),
       rank_(channel_->rank()),
       size_(channel_->size()),
+      credits_(config_.unexpected_bytes, size_),
       peers_(static_cast<std::size_t>(size_)),
       max_header_(channel_->caps().max_header),
       peer_failed_(static_cast<std::size_t>(size_), 0),
@@ -36,6 +37,7 @@ Device::Device(std::unique_ptr<Channel> channel, const Config& config)
   set_handler(PacketType::SyncAck, &Device::on_sync_ack);
   set_handler(PacketType::CancelSend, &Device::on_cancel_send);
   set_handler(PacketType::CancelAck, &Device::on_cancel_ack);
+  set_handler(PacketType::Credit, &Device::on_credit);
   if (config_.thread_multiple) enable_threads();
   if (config_.async_progress == AsyncProgress::On) require_agent("ADI3_ASYNC_PROGRESS=on");
 }

@@ -16,6 +16,7 @@
 #include "adi3/config.hpp"
 #include "adi3/error.hpp"
 #include "adi3/extension.hpp"
+#include "adi3/flow.hpp"
 #include "adi3/matcher.hpp"
 #include "adi3/packet.hpp"
 #include "adi3/request.hpp"
@@ -241,6 +242,10 @@ class Device final : private PacketSink {
   Agent* agent() { return agent_.get(); }
   // Arrivals refused since the device started (unknown id, bad header size).
   std::size_t refused_packets() const { return refused_.load(std::memory_order_relaxed); }
+  // Eager flow control (ADI3_UNEXPECTED_BYTES): this rank's credit toward
+  // peer, and the share each sender gets (0: no limit).
+  int64_t eager_credit(int peer) const { return credits_.credit(peer); }
+  int64_t eager_share() const { return credits_.share(); }
 
  private:
   struct Peer {
@@ -313,6 +318,10 @@ class Device final : private PacketSink {
   static void on_sync_ack(Device&, int, const PacketHeader&, const void*, std::size_t);
   static void on_cancel_send(Device&, int, const PacketHeader&, const void*, std::size_t);
   static void on_cancel_ack(Device&, int, const PacketHeader&, const void*, std::size_t);
+  static void on_credit(Device&, int, const PacketHeader&, const void*, std::size_t);
+  // An eager message of src was delivered or withdrawn: its credit goes
+  // back to src (flow.cpp).
+  void eager_consumed(int src, std::size_t bytes);
 
   bool pass(bool user);
   Request* answered_send(int src, const PacketHeader& h, const char* what);
@@ -344,6 +353,7 @@ class Device final : private PacketSink {
   ErrorLog errors_;
   RequestPool pool_;
   Matcher matcher_;
+  EagerCredits credits_;  // ADI3_UNEXPECTED_BYTES (flow.hpp)
   std::vector<Peer> peers_;
   std::atomic<int> pending_peers_{0};
   SpinLock poll_lock_;

@@ -16,6 +16,7 @@ enum class PacketType : uint8_t {
   SyncAck,              // a synchronous send matched
   CancelSend,           // withdraw an unmatched message (MPI_Cancel of a send)
   CancelAck,            // the answer: bytes = 1 when it was withdrawn
+  Credit,               // eager credit given back: bytes (adi3/flow.hpp)
   FirstExtension = 16,  // rma/, emul/, greq/ register from here on
   Count = 64,
 };

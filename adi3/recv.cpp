@@ -95,7 +95,10 @@ void Device::matched(Request* r, Request* u) {
     start_rndv_recv(r);
   } else {
     deliver_eager(r, u->tmp, u->bytes);
+    const int src = u->peer;
+    const std::size_t bytes = u->bytes;
     release(u);
+    eager_consumed(src, bytes);
   }
 }
 
@@ -150,6 +153,13 @@ void Device::on_eager(Device& d, int src, const PacketHeader& h, const void* pay
     d.refuse(src, "eager message says %llu bytes and carries %zu", static_cast<unsigned long long>(h.bytes), bytes);
     return;
   }
+  if (!d.credits_.arrived(src, bytes)) {
+    d.refuse(src,
+             "eager message of %zu bytes beyond its credit: rank %d already holds its share of %lld unexpected "
+             "bytes (ADI3_UNEXPECTED_BYTES)",
+             bytes, d.rank_, static_cast<long long>(d.credits_.share()));
+    return;
+  }
   bool sync = h.flags & kPacketSync;
   Request* r = d.matcher_.arrive({h.context, h.source, h.tag}, [&] {
     Request* u = d.pool_.get(&d, RequestKind::Recv);
@@ -177,6 +187,7 @@ void Device::on_eager(Device& d, int src, const PacketHeader& h, const void* pay
     r->remote = h.sreq;
   }
   d.deliver_eager(r, payload, bytes);
+  d.eager_consumed(src, bytes);
 }
 
 void Device::on_rts(Device& d, int src, const PacketHeader& h, const void*, std::size_t) {

@@ -59,9 +59,17 @@ SendResult Device::try_send_now(const void* buf, std::size_t count, const Dataty
                  0};
   MaybeLock g(p.lock, threads_enabled());
   if (!p.q.empty()) return SendResult::Busy;
-  if (contiguous(type)) return channel_->send(peer, &h, sizeof h, Payload{base_of(buf, type), bytes, nullptr, 0});
-  Segment seg(const_cast<void*>(buf), count, type);
-  return channel_->send(peer, &h, sizeof h, Payload{nullptr, bytes, &seg, 0});
+  // Without credit toward the peer the message goes by rendezvous (isend).
+  if (!credits_.take(peer, bytes)) return SendResult::Busy;
+  SendResult res;
+  if (contiguous(type)) {
+    res = channel_->send(peer, &h, sizeof h, Payload{base_of(buf, type), bytes, nullptr, 0});
+  } else {
+    Segment seg(const_cast<void*>(buf), count, type);
+    res = channel_->send(peer, &h, sizeof h, Payload{nullptr, bytes, &seg, 0});
+  }
+  if (res != SendResult::Sent) credits_.untake(peer, bytes);
+  return res;
 }
 
 int Device::isend(const void* buf, std::size_t count, const Datatype* type, int dest, int tag, const Comm& comm,
@@ -111,7 +119,8 @@ void Device::start_send(Request* r) {
   r->refs.fetch_add(1, std::memory_order_relaxed);
   if (!contiguous(r->type) && !r->seg) r->seg = new Segment(r->buf, r->count, r->type);
   bool sync = r->mode == SendMode::Synchronous;
-  if (r->bytes <= eager_limit_) {
+  // Eager when small and the receiver has room for it unexpected (flow.hpp).
+  if (r->bytes <= eager_limit_ && credits_.take(r->peer, r->bytes)) {
     // A synchronous eager send also waits for the receiver's acknowledgement.
     r->cc.store(sync ? 2 : 1, std::memory_order_relaxed);
     if (sync) r->set(Request::kSync);

@@ -130,6 +130,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
   config.spin_count = 1;
   config.yield_count = 0;
   config.sleep_us = 1;
+  config.unexpected_bytes = 48 * 1024;  // small shares: eager beyond credit, credit returns and refusals
   auto dev = std::make_unique<Device>(std::move(owned), config);
   const Datatype* byte = Datatype::byte();
   std::vector<UserRecv> recvs;
@@ -149,7 +150,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
           for (auto& b : p.hdr) b = in.byte();
         } else {
           PacketHeader h{};
-          h.type = static_cast<PacketType>(t % 10);
+          h.type = static_cast<PacketType>(t % 10);  // 8: Credit, 9: unknown
           h.flags = in.byte() & 3;
           h.context = in.byte() & 1;
           h.source = static_cast<int32_t>(in.byte() % 4) - 1;
