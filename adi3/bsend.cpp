@@ -51,6 +51,13 @@ void Device::reap_bsends() {
 int Device::bsend(const void* buf, std::size_t count, const Datatype* type, int dest, int tag, const Comm& comm,
                   Request** out, Request* link) {
   std::size_t bytes = count * type->size();
+  // The user's handle first: when it cannot be had, nothing was sent.
+  Request* handle = nullptr;
+  if (out && !(handle = pool_.get(this, RequestKind::Send))) return no_request("a buffered send", dest);
+  auto fail = [&](int e) {
+    if (handle) pool_.put(handle);
+    return e;
+  };
   Request* inner = nullptr;
   if (dest != kProcNull) {
     void* block = nullptr;
@@ -61,22 +68,29 @@ int Device::bsend(const void* buf, std::size_t count, const Datatype* type, int 
       }
       MaybeLock g(bsend_lock_, threads_enabled());
       if (!bsend_.attached()) {
-        return errors_.raise(ErrorClass::Buffer,
-                             "buffered send of %zu bytes to rank %d: no buffer is attached "
-                             "(call MPI_Buffer_attach)",
-                             bytes, dest);
+        return fail(errors_.raise(ErrorClass::Buffer,
+                                  "buffered send of %zu bytes to rank %d: no buffer is attached "
+                                  "(call MPI_Buffer_attach)",
+                                  bytes, dest));
       }
       block = bsend_.allocate(bytes);
       if (!block && attempt) {
-        return errors_.raise(ErrorClass::Buffer,
-                             "buffered send of %zu bytes to rank %d (tag %d) does not fit: the largest free block of "
-                             "the attached buffer is %zu bytes (each message also needs %zu bytes of overhead)",
-                             bytes, dest, tag, bsend_.largest_free(), BsendBuffer::kOverhead);
+        return fail(
+            errors_.raise(ErrorClass::Buffer,
+                          "buffered send of %zu bytes to rank %d (tag %d) does not fit: the largest free block of "
+                          "the attached buffer is %zu bytes (each message also needs %zu bytes of overhead)",
+                          bytes, dest, tag, bsend_.largest_free(), BsendBuffer::kOverhead));
       }
+    }
+    if (!(inner = pool_.get(this, RequestKind::Send))) {
+      {
+        MaybeLock g(bsend_lock_, threads_enabled());
+        bsend_.release(block);
+      }
+      return fail(no_request("a buffered send", dest));
     }
     Segment seg(const_cast<void*>(buf), count, type);
     seg.pack(0, bytes, block);
-    inner = pool_.get(this, RequestKind::Send);
     init_send(inner, block, bytes, Datatype::byte(), dest, tag, comm, SendMode::Standard);
     inner->tmp = block;
     // The user's request keeps it (taken before it can complete and be reaped).
@@ -90,7 +104,7 @@ int Device::bsend(const void* buf, std::size_t count, const Datatype* type, int 
   }
   if (out) {
     // The user's request is complete: the data is already in the buffer.
-    link = pool_.get(this, RequestKind::Send);
+    link = handle;
     link->mode = SendMode::Buffered;
     link->cc.store(0, std::memory_order_release);
     *out = link;

@@ -33,6 +33,11 @@ constexpr Knob kCoreKnobs[] = {
      "credit goes by rendezvous instead (only its envelope waits at the receiver), and credit comes back as "
      "messages are received. 0: no limit. Must be the same on every rank (a sender exceeding its share is "
      "refused as failed)."},
+    {"ADI3_MAX_REQUESTS", "1048576",
+     "Most requests (nonblocking operations, unexpected messages, persistent requests) live at once per rank "
+     "(rounded up to a multiple of 64; at most the default). A call that needs one more fails with "
+     "MPI_ERR_NO_MEM naming the cap; a message arriving when none is left ends the conversation with its "
+     "sender (its waits fail with MPI_ERR_NO_MEM)."},
     {"ADI3_CHANNEL", "inproc for thread-ranks, shm for processes",
      "Channel plugin to load by name, for every peer. Unset, processes use shm on one host, and across hosts "
      "shm within a host and ADI3_NETMOD (tcp) between hosts."},
@@ -84,6 +89,8 @@ Config Config::from_env() {
   c.force_emulation = env_int("ADI3_FORCE_EMULATION", 0) != 0;
   const int64_t ub = env_int("ADI3_UNEXPECTED_BYTES", static_cast<int64_t>(c.unexpected_bytes));
   c.unexpected_bytes = ub > 0 ? static_cast<std::size_t>(ub) : 0;
+  const int64_t mr = env_int("ADI3_MAX_REQUESTS", static_cast<int64_t>(c.max_requests));
+  if (mr > 0 && static_cast<std::size_t>(mr) < c.max_requests) c.max_requests = static_cast<std::size_t>(mr);
   std::string ap = env_string("ADI3_ASYNC_PROGRESS", "auto");
   if (ap == "on" || ap == "1") {
     c.async_progress = AsyncProgress::On;

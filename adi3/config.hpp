@@ -46,6 +46,9 @@ struct Config {
   // Unexpected eager bytes a rank may hold (0: no limit): each sender gets
   // an equal share as credit and sends by rendezvous when it runs out.
   std::size_t unexpected_bytes = std::size_t{64} << 20;
+  // Most requests live at once (the pool's cap; rounded up to 64, at most
+  // 1 Mi); beyond it calls fail with ERR_NO_MEM.
+  std::size_t max_requests = std::size_t{1} << 20;
 
   // From the ADI3_* environment; a mode knob with an unknown value
   // (ADI3_ASYNC_PROGRESS) throws std::runtime_error naming it.

@@ -16,6 +16,7 @@ Device::Device(std::unique_ptr<Channel> channel, const Config& config)
       config_(config),
       rank_(channel_->rank()),
       size_(channel_->size()),
+      pool_(false, config_.max_requests),
       credits_(config_.unexpected_bytes, size_),
       peers_(static_cast<std::size_t>(size_)),
       max_header_(channel_->caps().max_header),
@@ -172,6 +173,7 @@ void Device::on_peer_failed(int peer, const char* why) {
   if (peer < 0 || peer >= size_ || peer_failed_[static_cast<std::size_t>(peer)]) return;
   peer_failed_[static_cast<std::size_t>(peer)] = 1;
   failure_text_.assign(why, why + std::strlen(why) + 1);
+  failure_class_ = ErrorClass::ProcFailed;
   failed_peers_.fetch_add(1, std::memory_order_release);
 }
 
@@ -181,12 +183,18 @@ int Device::check_refused(int peer) {
 }
 
 int Device::peer_failure_error() {
-  return errors_.raise(ErrorClass::ProcFailed, "rank %d cannot complete: %s", rank_,
+  return errors_.raise(failure_class_, "rank %d cannot complete: %s", rank_,
                        failure_text_.empty() ? "a peer process failed" : failure_text_.data());
 }
 
 int Device::send_control(int peer, const PacketHeader& h, const void* payload, std::size_t bytes) {
-  return queue_packet(peer, &h, sizeof h, Payload{payload, bytes, nullptr, 0});
+  const int e = queue_packet(peer, &h, sizeof h, Payload{payload, bytes, nullptr, 0});
+  // A control packet that cannot be queued would leave peer waiting for
+  // ever: the conversation is over, and said so on both sides' waits.
+  if (e && error_class_of(e) == ErrorClass::NoMem) {
+    lost_to_memory(peer, "a control packet (id %d) to rank %d could not be queued", static_cast<int>(h.type), peer);
+  }
+  return e;
 }
 
 int Device::barrier() {

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <string>
 #include <thread>
 #include <vector>
@@ -153,7 +154,12 @@ class Device final : private PacketSink {
   int finalize();
 
   // ---- for the layers above (greq/, rma/, emul/, collectives) ----
-  Request* new_request(RequestKind kind) { return pool_.get(this, kind); }
+  // Throws std::bad_alloc when the pool is exhausted (ADI3_MAX_REQUESTS).
+  Request* new_request(RequestKind kind) {
+    Request* r = pool_.get(this, kind);
+    if (!r) throw std::bad_alloc();
+    return r;
+  }
   void complete(Request* r);      // one part of r done
   void release(Request* r);       // drop one reference
   void add_pollable(Request* r);  // progress() calls r->cls->poll
@@ -277,6 +283,16 @@ class Device final : private PacketSink {
   int check_tag(int tag, bool allow_any);
   int check_buffer(const void* buf, std::size_t count, const Datatype* type);
   int check_refused(int peer);  // ERR_PROC_FAILED once peer sent a bad packet
+  // Out of memory on a call path: an ERR_NO_MEM code saying what could not
+  // be allocated (and, for requests, how many are live of the cap).
+  int no_memory(const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+  int no_request(const char* what, int rank);
+  // Out of memory in the progress engine: a message or control packet of
+  // peer's could not be kept, so the conversation with peer is broken: peer
+  // is treated as failed and waits on it end with ERR_NO_MEM (adi3/nomem.cpp).
+  void lost_to_memory(int peer, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
+  // A Segment for a noncontiguous buffer, or nullptr when memory ran out.
+  static Segment* make_segment(const void* buf, std::size_t count, const Datatype* type) noexcept;
 
   // send side
   void init_send(Request* r, const void* buf, std::size_t count, const Datatype* type, int dest, int tag,
@@ -379,6 +395,7 @@ class Device final : private PacketSink {
   std::vector<uint8_t> peer_failed_;
   std::vector<uint8_t> peer_refused_;  // sent a bad packet: nothing more is read from it
   std::vector<char> failure_text_;
+  ErrorClass failure_class_ = ErrorClass::ProcFailed;  // NoMem: lost_to_memory
   mutable std::mutex agent_mutex_;
   std::unique_ptr<Agent> agent_;  // stopped first in ~Device
   std::string agent_why_;

@@ -6,6 +6,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <new>
 #include <vector>
 
 #include "adi3/request.hpp"
@@ -37,8 +38,15 @@ class HashedFifo {
 
   HashedFifo() : buckets_(kInitialBuckets) {}
 
-  void push(Request* r) {
-    if (size_ >= buckets_.size() * 2) rehash(buckets_.size() * 2);
+  void push(Request* r) noexcept {
+    if (size_ >= buckets_.size() * 2) {
+      // Without memory for more buckets the chains just grow longer (the
+      // old table is untouched until the new one exists).
+      try {
+        rehash(buckets_.size() * 2);
+      } catch (const std::bad_alloc&) {
+      }
+    }
     bucket(KeyOf{}(*r)).push_back(*r);
     ++size_;
   }

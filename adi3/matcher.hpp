@@ -29,7 +29,8 @@ class Matcher {
 
   // An arrival with envelope k: the oldest matching posted receive (removed
   // from the queue), or, when none, the request make_unexpected() returns,
-  // which is filed as unexpected. Atomic.
+  // which is filed as unexpected (nothing when it returns nullptr: memory
+  // ran out). Atomic.
   template <class MakeUnexpected>
   Request* arrive(const MatchKey& k, MakeUnexpected&& make_unexpected) {
     MaybeLock g(lock_, thread_safe_.load(std::memory_order_relaxed));
@@ -37,8 +38,7 @@ class Matcher {
       posted_erase(r);
       return r;
     }
-    Request* u = make_unexpected();
-    file_unexpected(u);
+    if (Request* u = make_unexpected()) file_unexpected(u);
     return nullptr;
   }
 

@@ -11,13 +11,20 @@ int Device::send_init(const void* buf, std::size_t count, const Datatype* type, 
   if (int e = check_peer(dest, comm, false, "destination")) return e;
   if (int e = check_tag(tag, false)) return e;
   Request* r = pool_.get(this, RequestKind::PersistentSend);
+  if (!r) return no_request("a persistent send", dest);
   init_send(r, buf, count, type, dest, tag, comm, mode);
   r->set(Request::kPersistent);
   r->cc.store(0, std::memory_order_release);
   if (mode == SendMode::Buffered) {
     // Each start copies into the attached buffer: keep comm and dest.
-    r->ext = new Comm(comm);
     r->remote = static_cast<uint64_t>(dest);
+    if (!(r->ext = new (std::nothrow) Comm(comm))) {
+      release(r);
+      return no_memory("the communicator copy of a persistent buffered send to rank %d", dest);
+    }
+  } else if (!type->is_contiguous() && dest != kProcNull && !(r->seg = make_segment(buf, count, type))) {
+    release(r);
+    return no_memory("the segment of a noncontiguous persistent send to rank %d", dest);
   }
   *out = r;
   return 0;
@@ -30,7 +37,12 @@ int Device::recv_init(void* buf, std::size_t count, const Datatype* type, int so
   if (int e = check_peer(source, comm, true, "source")) return e;
   if (int e = check_tag(tag, true)) return e;
   Request* r = pool_.get(this, RequestKind::PersistentRecv);
+  if (!r) return no_request("a persistent receive", source);
   init_recv(r, buf, count, type, source, tag, comm);
+  if (!type->is_contiguous() && source != kProcNull && !(r->seg = make_segment(buf, count, type))) {
+    release(r);
+    return no_memory("the segment of a noncontiguous persistent receive from rank %d", source);
+  }
   r->set(Request::kPersistent);
   r->cc.store(0, std::memory_order_release);
   *out = r;

@@ -28,7 +28,12 @@ int Device::irecv(void* buf, std::size_t count, const Datatype* type, int source
   if (int e = check_peer(source, comm, true, "source")) return e;
   if (int e = check_tag(tag, true)) return e;
   Request* r = pool_.get(this, RequestKind::Recv);
+  if (!r) return no_request("a receive", source);
   init_recv(r, buf, count, type, source, tag, comm);
+  if (!type->is_contiguous() && source != kProcNull && !(r->seg = make_segment(buf, count, type))) {
+    release(r);
+    return no_memory("the segment of a noncontiguous receive from rank %d", source);
+  }
   start_recv(r);
   *out = r;
   return 0;
@@ -161,8 +166,16 @@ void Device::on_eager(Device& d, int src, const PacketHeader& h, const void* pay
     return;
   }
   bool sync = h.flags & kPacketSync;
-  Request* r = d.matcher_.arrive({h.context, h.source, h.tag}, [&] {
+  bool lost = false;
+  Request* r = d.matcher_.arrive({h.context, h.source, h.tag}, [&]() -> Request* {
     Request* u = d.pool_.get(&d, RequestKind::Recv);
+    void* copy = bytes ? scratch_alloc(bytes) : nullptr;
+    if (!u || (bytes && !copy)) {
+      if (u) d.pool_.put(u);
+      if (copy) scratch_free(copy);
+      lost = true;
+      return nullptr;
+    }
     u->set(Request::kUnexpected);
     u->context = h.context;
     u->source = h.source;
@@ -170,7 +183,7 @@ void Device::on_eager(Device& d, int src, const PacketHeader& h, const void* pay
     u->peer = src;
     u->bytes = bytes;
     if (bytes) {
-      u->tmp = scratch_alloc(bytes);
+      u->tmp = copy;
       std::memcpy(u->tmp, payload, bytes);
     }
     // The sender's request: a cancel names the message by it.
@@ -178,6 +191,11 @@ void Device::on_eager(Device& d, int src, const PacketHeader& h, const void* pay
     if (sync) u->set(Request::kNeedsAck);
     return u;
   });
+  if (lost) {
+    d.lost_to_memory(src, "an unexpected message of %zu bytes from rank %d (tag %d) could not be kept", bytes, src,
+                     h.tag);
+    return;
+  }
   if (!r) return;
   r->status.source = h.source;
   r->status.tag = h.tag;
@@ -191,8 +209,13 @@ void Device::on_eager(Device& d, int src, const PacketHeader& h, const void* pay
 }
 
 void Device::on_rts(Device& d, int src, const PacketHeader& h, const void*, std::size_t) {
-  Request* r = d.matcher_.arrive({h.context, h.source, h.tag}, [&] {
+  bool lost = false;
+  Request* r = d.matcher_.arrive({h.context, h.source, h.tag}, [&]() -> Request* {
     Request* u = d.pool_.get(&d, RequestKind::Recv);
+    if (!u) {
+      lost = true;
+      return nullptr;
+    }
     u->set(Request::kUnexpected);
     u->set(Request::kRndv);
     u->context = h.context;
@@ -204,6 +227,11 @@ void Device::on_rts(Device& d, int src, const PacketHeader& h, const void*, std:
     u->remote_addr = h.addr;
     return u;
   });
+  if (lost) {
+    d.lost_to_memory(src, "the request-to-send of a message of %llu bytes from rank %d (tag %d) could not be kept",
+                     static_cast<unsigned long long>(h.bytes), src, h.tag);
+    return;
+  }
   if (!r) return;
   r->status.source = h.source;
   r->status.tag = h.tag;
@@ -289,6 +317,12 @@ int Device::imrecv(void* buf, std::size_t count, const Datatype* type, Request**
   if (int e = check_buffer(buf, count, type)) return e;
   Request* u = *message;
   Request* r = pool_.get(this, RequestKind::Recv);
+  if (!r) return no_request("a matched receive", u ? u->source : kProcNull);
+  Segment* seg = nullptr;
+  if (u && !type->is_contiguous() && !(seg = make_segment(buf, count, type))) {
+    pool_.put(r);
+    return no_memory("the segment of a noncontiguous matched receive from rank %d", u->source);
+  }
   r->buf = buf;
   r->count = count;
   r->type = type;
@@ -303,7 +337,7 @@ int Device::imrecv(void* buf, std::size_t count, const Datatype* type, Request**
   r->source = u->source;
   r->tag = u->tag;
   r->refs.fetch_add(1, std::memory_order_relaxed);
-  if (!type->is_contiguous()) r->seg = new Segment(buf, count, type);
+  r->seg = seg;
   *message = nullptr;
   *out = r;
   matched(r, u);
@@ -340,6 +374,7 @@ int Device::sendrecv_replace(void* buf, std::size_t count, const Datatype* type,
   // The outgoing data is packed aside so the receive can reuse the buffer.
   std::size_t bytes = count * type->size();
   auto* packed = static_cast<char*>(scratch_alloc(bytes ? bytes : 1));
+  if (!packed) return no_memory("%zu bytes to hold the outgoing message of a sendrecv_replace", bytes);
   Segment seg(buf, count, type);
   seg.pack(0, bytes, packed);
   int e = sendrecv(packed, bytes, Datatype::byte(), dest, stag, buf, count, type, source, rtag, comm, status);

@@ -1,5 +1,6 @@
 #include "adi3/request_pool.hpp"
 
+#include <algorithm>
 #include <new>
 
 namespace adi3 {
@@ -8,8 +9,10 @@ namespace {
 constexpr std::size_t kSlot = (sizeof(Request) + 63) / 64 * 64;
 }
 
-RequestPool::RequestPool(bool thread_safe)
-    : thread_safe_(thread_safe), chunks_(new std::atomic<Chunk*>[kMaxChunks]()) {}
+RequestPool::RequestPool(bool thread_safe, std::size_t max_requests)
+    : thread_safe_(thread_safe),
+      chunks_(new std::atomic<Chunk*>[kMaxChunks]()),
+      max_chunks_(std::clamp<std::size_t>((max_requests + kChunk - 1) / kChunk, 1, kMaxChunks)) {}
 
 RequestPool::~RequestPool() {
   for (std::size_t i = 0; i < nchunks_; ++i) {
@@ -20,16 +23,17 @@ RequestPool::~RequestPool() {
   }
 }
 
-void RequestPool::grow() {
-  if (nchunks_ == kMaxChunks) throw std::bad_alloc();
-  auto* c = new Chunk{nullptr, nullptr};
-  try {
-    c->slots = static_cast<char*>(::operator new (kSlot* kChunk, std::align_val_t{64}));
-    c->gens = new std::atomic<uint32_t>[kChunk]();
-  } catch (...) {
+bool RequestPool::grow() noexcept {
+  if (nchunks_ == max_chunks_) return false;
+  auto* c = new (std::nothrow) Chunk{nullptr, nullptr};
+  if (!c) return false;
+  c->slots = static_cast<char*>(::operator new (kSlot* kChunk, std::align_val_t{64}, std::nothrow));
+  c->gens = new (std::nothrow) std::atomic<uint32_t>[kChunk]();
+  if (!c->slots || !c->gens) {
     if (c->slots) ::operator delete (c->slots, std::align_val_t{64});
+    delete[] c->gens;
     delete c;
-    throw;
+    return false;
   }
   const std::size_t base = nchunks_ * kChunk;
   for (std::size_t i = kChunk; i-- > 0;) {
@@ -40,14 +44,15 @@ void RequestPool::grow() {
   }
   chunks_[nchunks_].store(c, std::memory_order_release);
   ++nchunks_;
+  return true;
 }
 
-Request* RequestPool::get(Device* dev, RequestKind kind) {
+Request* RequestPool::get(Device* dev, RequestKind kind) noexcept {
   void* mem;
   uint64_t id;
   {
     MaybeLock g(lock_, thread_safe_.load(std::memory_order_relaxed));
-    if (!free_) grow();
+    if (!free_ && !grow()) return nullptr;
     mem = free_;
     free_ = free_->next;
     ++live_;

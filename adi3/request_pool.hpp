@@ -20,7 +20,9 @@ namespace adi3 {
 
 class RequestPool {
  public:
-  explicit RequestPool(bool thread_safe = false);
+  // At most max_requests live (rounded up to a multiple of 64, capped at
+  // 1 Mi): ADI3_MAX_REQUESTS.
+  explicit RequestPool(bool thread_safe = false, std::size_t max_requests = kMaxChunks * kChunk);
   // Takes its lock from now on (Device::enable_threads, while no other
   // thread uses it).
   void enable_threads() { thread_safe_.store(true, std::memory_order_relaxed); }
@@ -28,9 +30,12 @@ class RequestPool {
   RequestPool(const RequestPool&) = delete;
   RequestPool& operator=(const RequestPool&) = delete;
 
-  // A fresh request with refs = 1 and cc = 1. Throws std::bad_alloc when
-  // the pool cannot grow (callers turn it into ERR_NO_MEM).
-  Request* get(Device* dev, RequestKind kind);
+  // A fresh request with refs = 1 and cc = 1, or nullptr when the pool is
+  // at its cap or memory for a new chunk cannot be had (callers turn it
+  // into ERR_NO_MEM). Never throws.
+  Request* get(Device* dev, RequestKind kind) noexcept;
+  // The most requests that can be live at once.
+  std::size_t capacity() const { return max_chunks_ * kChunk; }
   void put(Request* r);
   std::size_t live() const { return live_; }
   // The live request an id from the wire names, or nullptr.
@@ -47,7 +52,7 @@ class RequestPool {
   };
   static constexpr std::size_t kChunk = 64;
   static constexpr std::size_t kMaxChunks = 16384;  // 1 Mi live requests
-  void grow();
+  bool grow() noexcept;
 
   std::atomic<bool> thread_safe_{false};
   SpinLock lock_;
@@ -55,6 +60,7 @@ class RequestPool {
   // Written once per chunk (under lock_), read by lookup without it.
   std::unique_ptr<std::atomic<Chunk*>[]> chunks_;
   std::size_t nchunks_ = 0;
+  std::size_t max_chunks_ = kMaxChunks;
   std::size_t live_ = 0;
 };
 

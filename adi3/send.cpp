@@ -83,7 +83,12 @@ int Device::isend(const void* buf, std::size_t count, const Datatype* type, int 
   }
   if (mode == SendMode::Buffered) return bsend(buf, count, type, dest, tag, comm, out);
   Request* r = pool_.get(this, RequestKind::Send);
+  if (!r) return no_request("a send", dest);
   init_send(r, buf, count, type, dest, tag, comm, mode);
+  if (!contiguous(type) && dest != kProcNull && !(r->seg = make_segment(buf, count, type))) {
+    release(r);
+    return no_memory("the segment of a noncontiguous send to rank %d", dest);
+  }
   start_send(r);
   *out = r;
   return 0;
@@ -141,7 +146,15 @@ void Device::queue_or_emit(Request* r, uint8_t phase) {
     MaybeLock g(p.lock, threads_enabled());
     r->phase = phase;
     if (p.q.empty() && emit(r)) return;
-    p.q.push_back({r, nullptr});
+    if (!p.q.push_back({r, nullptr})) {
+      // The queue could not grow: the send fails here, whole (nothing of
+      // it is queued), rather than the process.
+      if (r->phase == kEagerOut) credits_.untake(r->peer, r->bytes);
+      r->phase = kIdle;
+      r->status.error = no_memory("a send-queue slot for a message to rank %d", r->peer);
+      for (int parts = r->cc.load(std::memory_order_acquire); parts > 0; --parts) complete(r);
+      return;
+    }
   }
   pending_peers_.fetch_add(1, std::memory_order_relaxed);
 }
@@ -224,7 +237,12 @@ int Device::queue_packet(int peer, const void* hdr, std::size_t hdr_bytes, const
         return errors_.raise(ErrorClass::ProcFailed, "cannot send to rank %d: its process is gone", peer);
       }
     }
-    p.q.push_back({nullptr, OutPacket::make(hdr, hdr_bytes, payload)});
+    OutPacket* copy = OutPacket::make(hdr, hdr_bytes, payload);
+    if (!copy || !p.q.push_back({nullptr, copy})) {
+      if (copy) OutPacket::destroy(copy);
+      return no_memory("a copy of a packet of %zu + %zu bytes for rank %d (the channel is busy)", hdr_bytes,
+                       payload.bytes, peer);
+    }
   }
   pending_peers_.fetch_add(1, std::memory_order_relaxed);
   return 0;

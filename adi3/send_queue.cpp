@@ -10,7 +10,7 @@ namespace adi3 {
 OutPacket* OutPacket::make(const void* hdr, std::size_t hdr_bytes, const Payload& payload) {
   std::size_t hdr_room = (hdr_bytes + 7) & ~std::size_t{7};
   void* mem = scratch_alloc(sizeof(OutPacket) + hdr_room + payload.bytes);
-  if (!mem) throw std::bad_alloc();
+  if (!mem) return nullptr;
   auto* p = new (mem) OutPacket{static_cast<uint32_t>(hdr_bytes), static_cast<uint32_t>(payload.bytes)};
   std::memcpy(const_cast<char*>(p->hdr()), hdr, hdr_bytes);
   payload.copy_to(const_cast<char*>(p->payload()));
@@ -26,9 +26,14 @@ SendQueue::~SendQueue() {
   }
 }
 
-void SendQueue::push_back(OutItem item) {
+bool SendQueue::push_back(OutItem item) noexcept {
   if (size() == slots_.size()) {
-    std::vector<OutItem> bigger(slots_.empty() ? 16 : slots_.size() * 2);
+    std::vector<OutItem> bigger;
+    try {
+      bigger.resize(slots_.empty() ? 16 : slots_.size() * 2);
+    } catch (const std::bad_alloc&) {
+      return false;
+    }
     std::size_t n = size();
     for (std::size_t i = 0; i < n; ++i) bigger[i] = slots_[(head_ + i) & (slots_.size() - 1)];
     slots_.swap(bigger);
@@ -36,6 +41,7 @@ void SendQueue::push_back(OutItem item) {
     tail_ = n;
   }
   slots_[tail_++ & (slots_.size() - 1)] = item;
+  return true;
 }
 
 bool SendQueue::remove(const Request* r) {

@@ -20,6 +20,7 @@ struct OutPacket {
   uint32_t payload_bytes;
   const char* hdr() const { return reinterpret_cast<const char*>(this + 1); }
   const char* payload() const { return hdr() + ((hdr_bytes + 7) & ~7u); }
+  // nullptr when memory ran out.
   static OutPacket* make(const void* hdr, std::size_t hdr_bytes, const Payload& payload);
   static void destroy(OutPacket* p);
 };
@@ -39,7 +40,8 @@ class SendQueue {
   std::size_t size() const { return tail_ - head_; }
   OutItem& front() { return slots_[head_ & (slots_.size() - 1)]; }
   void pop_front() { ++head_; }
-  void push_back(OutItem item);
+  // False (nothing queued) when the queue could not grow.
+  [[nodiscard]] bool push_back(OutItem item) noexcept;
   // Takes r out wherever it is, keeping the others' order (MPI_Cancel of
   // a send that has not left). False when r is not queued.
   bool remove(const Request* r);

@@ -1,0 +1,59 @@
+// Out of memory is an error, never a crash: a call that cannot get a
+// request, a segment or a copy buffer returns ERR_NO_MEM saying what could
+// not be allocated; the progress engine, which cannot return an error to
+// anyone, ends the conversation with the peer whose message it could not
+// keep (a lost message must not pass unnoticed), so waits on that peer fail
+// with ERR_NO_MEM instead of hanging.
+#include <cstdarg>
+#include <cstdio>
+
+#include "adi3/device.hpp"
+#include "segment/segment.hpp"
+
+namespace adi3 {
+
+int Device::no_memory(const char* fmt, ...) {
+  char what[240];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(what, sizeof what, fmt, ap);
+  va_end(ap);
+  return errors_.raise(ErrorClass::NoMem, "out of memory: cannot allocate %s", what);
+}
+
+int Device::no_request(const char* what, int rank) {
+  const std::size_t live = pool_.live(), cap = pool_.capacity();
+  if (live >= cap) {
+    return no_memory("a request for %s (rank %d): all %zu requests of the pool are live (ADI3_MAX_REQUESTS)", what,
+                     rank, cap);
+  }
+  return no_memory("a request for %s (rank %d): the system refused memory for more (%zu live)", what, rank, live);
+}
+
+void Device::lost_to_memory(int peer, const char* fmt, ...) {
+  char why[240];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(why, sizeof why, fmt, ap);
+  va_end(ap);
+  char text[400];
+  std::snprintf(text, sizeof text, "rank %d ran out of memory (%zu of at most %zu requests live): %s", rank_,
+                pool_.live(), pool_.capacity(), why);
+  errors_.raise(ErrorClass::NoMem, "%s", text);
+  if (peer < 0 || peer >= size_ || peer_failed_[static_cast<std::size_t>(peer)]) return;
+  std::fprintf(stderr, "adi3: %s; rank %d is treated as failed\n", text, peer);
+  // Nothing more is read from it: what follows would be out of order.
+  peer_refused_[static_cast<std::size_t>(peer)] = 1;
+  on_peer_failed(peer, text);
+  failure_class_ = ErrorClass::NoMem;
+}
+
+Segment* Device::make_segment(const void* buf, std::size_t count, const Datatype* type) noexcept {
+  try {
+    return new Segment(const_cast<void*>(buf), count, type);
+  } catch (const std::bad_alloc&) {
+    return nullptr;
+  }
+}
+
+}  // namespace adi3
