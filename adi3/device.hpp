@@ -145,7 +145,8 @@ class Device final : private PacketSink {
   void notify() { channel_->wake(); }
   // Spins, then yields, then sleeps on the channel's wakeup until done().
   // Returns an ERR_PROC_FAILED code instead of hanging when a peer died and
-  // nothing progressed for ~100 ms.
+  // nothing progressed for ~100 ms. done() is also checked inside the sleep
+  // (Channel::wait_until), so it must be idempotent once true.
   template <class Done>
   int block_until(Done&& done);
   // A barrier over all ranks of the device (used by finalize and tests).
@@ -356,6 +357,11 @@ class Device final : private PacketSink {
   int finish(Request** slot, Status* status, int* callback_error);
   bool poll_pollables();
   void sleep_once();
+  // One sleep that ends at once when `done` holds (checked under the
+  // channel's doorbell: no lost wakeup).
+  void sleep_until(const WaitCondition& done) {
+    channel_->wait_until(std::chrono::microseconds(config_.sleep_us), done);
+  }
   int failure_patience() const { return 100000 / (config_.sleep_us > 0 ? config_.sleep_us : 1) + 1; }
   int peer_failure_error();
 
@@ -423,7 +429,7 @@ int Device::block_until(Done&& done) {
     } else if (idle < config_.spin_count + config_.yield_count) {
       sched_yield();
     } else {
-      sleep_once();
+      sleep_until(WaitCondition::of(done));
       // A peer died and nothing has moved for a while: the wait may depend
       // on it, so fail rather than hang.
       if (failed_peers_.load(std::memory_order_acquire) && ++idle_after_failure > failure_patience()) {

@@ -159,6 +159,9 @@ class ProcessChannel final : public Channel {
   }
   int poll(PacketSink& sink) override { return inner_->poll(sink); }
   void wait(std::chrono::microseconds timeout) override { inner_->wait(timeout); }
+  void wait_until(std::chrono::microseconds timeout, const WaitCondition& done) override {
+    inner_->wait_until(timeout, done);
+  }
   void wake() override { inner_->wake(); }
   int get(int peer, void* local, uint64_t remote, std::size_t len) override {
     return inner_->get(peer, local, remote, len);

@@ -289,8 +289,11 @@ int Device::probe_once(int source, int tag, const Comm& comm, bool* flag, Reques
 int Device::probe_blocking(int source, int tag, const Comm& comm, Request** message, Status* status) {
   bool flag = false;
   int err = 0;
+  // Probes until found; once found (or failed) it is not probed again: the
+  // condition is also checked inside the sleep, and an mprobe must not take
+  // a second message.
   int failed = block_until([&] {
-    err = probe_once(source, tag, comm, &flag, message, status);
+    if (!err && !flag) err = probe_once(source, tag, comm, &flag, message, status);
     return err || flag;
   });
   return err ? err : failed;

@@ -53,6 +53,19 @@ struct Payload {
 
 enum class SendResult { Sent, Busy, Failed };
 
+// What a sleeper waits for (Channel::wait_until): a function and its
+// context, so the virtual call needs neither a template nor an allocation.
+struct WaitCondition {
+  bool (*fn)(void*) = nullptr;
+  void* ctx = nullptr;
+  bool operator()() const { return fn && fn(ctx); }
+  template <class F>
+  static WaitCondition of(F& f) {
+    return {[](void* c) { return static_cast<bool>((*static_cast<F*>(c))()); },
+            const_cast<void*>(static_cast<const void*>(&f))};
+  }
+};
+
 // Where poll() delivers packets. Payload memory is valid during the call.
 class PacketSink {
  public:
@@ -81,6 +94,17 @@ class Channel {
   virtual void wait(std::chrono::microseconds timeout) = 0;
   // Ends a wait() of this rank early (called by another thread of the rank).
   virtual void wake() = 0;
+  // wait() that never sleeps past `done` (the lost wakeup): a completion
+  // published by another thread, which then calls wake(), between the
+  // caller's last check and the sleep must not cost a whole timeout. A
+  // channel whose wake() rings only announced sleepers (a doorbell) checks
+  // done after the announcement, under the doorbell. done may be called
+  // more than once, on the sleeping thread. The default checks it once
+  // before wait(), which leaves the window open for such channels (fine
+  // for one whose wakeups persist until consumed, such as an eventfd).
+  virtual void wait_until(std::chrono::microseconds timeout, const WaitCondition& done) {
+    if (!done()) wait(timeout);
+  }
 
   // Native one-sided access (kActiveRma / kPassiveRma): copy between local
   // memory and an address the peer exposed. Return 0, or -1 if unsupported.

@@ -11,7 +11,10 @@ namespace adi3 {
 class Doorbell {
  public:
   // The sleeper: announce, re-check for work (`idle` returns true when there
-  // is none), then sleep until rung or timeout.
+  // is none), then sleep until rung or timeout. Whatever a waker publishes
+  // before ring() is visible to `idle` (both sides order through sleepers_
+  // with seq_cst read-modify-writes), so a condition checked in `idle` (a
+  // request's completion, see Channel::wait_until) cannot be missed.
   template <class Idle>
   void sleep_if(Idle&& idle, std::chrono::microseconds timeout) {
     sleepers_.fetch_add(1, std::memory_order_seq_cst);

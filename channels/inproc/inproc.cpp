@@ -85,13 +85,15 @@ class InprocChannel final : public Channel {
     return total;
   }
 
-  void wait(std::chrono::microseconds timeout) override {
+  void wait(std::chrono::microseconds timeout) override { wait_until(timeout, WaitCondition{}); }
+  void wait_until(std::chrono::microseconds timeout, const WaitCondition& done) override {
+    // done after the announcement (see Channel::wait_until).
     s_->ranks[static_cast<std::size_t>(rank_)].bell.sleep_if(
         [&] {
           for (int src = 0; src < s_->n; ++src) {
             if (!s_->pair(src, rank_).ring.empty()) return false;
           }
-          return true;
+          return !done();
         },
         timeout);
   }

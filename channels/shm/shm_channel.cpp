@@ -198,13 +198,17 @@ bool ShmChannel::room_appeared() const {
   return false;
 }
 
-void ShmChannel::wait(std::chrono::microseconds timeout) {
+void ShmChannel::wait(std::chrono::microseconds timeout) { wait_until(timeout, WaitCondition{}); }
+
+void ShmChannel::wait_until(std::chrono::microseconds timeout, const WaitCondition& done) {
   check_peers_if_due();
   if (failures_pending_.load(std::memory_order_acquire)) return;  // poll() reports them
   // Never sleep past the next liveness check.
   auto until_check = std::chrono::microseconds((next_check_ns_.load(std::memory_order_relaxed) - now_ns()) / 1000);
   if (until_check < timeout) timeout = std::max(until_check, std::chrono::microseconds(1));
-  my_bell_->sleep_if([&] { return inbox_idle(); }, timeout);
+  // done is checked after the announcement: a completer that rang before
+  // it is seen here, one that rings after it wakes the futex.
+  my_bell_->sleep_if([&] { return inbox_idle() && !done(); }, timeout);
 }
 
 void ShmChannel::check_peers_if_due() {

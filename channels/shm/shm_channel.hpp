@@ -37,6 +37,7 @@ class ShmChannel final : public Channel {
   SendResult send(int dest, const void* hdr, std::size_t hdr_bytes, const Payload& payload) override;
   int poll(PacketSink& sink) override;
   void wait(std::chrono::microseconds timeout) override;
+  void wait_until(std::chrono::microseconds timeout, const WaitCondition& done) override;
   // A system call only when a thread of this rank sleeps (the core calls
   // wake() at every completion in MPI_THREAD_MULTIPLE mode).
   void wake() override { my_bell_->ring(); }
