@@ -1,7 +1,7 @@
 #!/bin/bash
 # kill_test.sh MPIEXEC FAULT_VICTIM [RUNS] [RANKS] [MODES]
 # Fault injection: RUNS jobs of RANKS ranks (default 8 and 4), cycling over
-# MODES (default "eager rndv coll greq"). In each, once every rank has done
+# MODES (default "eager rndv coll greq"; also "fence lock": RMA epochs). In each, once every rank has done
 # a round, one random rank is killed with SIGKILL at a random moment (0-300
 # ms later) in the middle of its traffic. Each run must:
 #  - end (mpiexec exits) within 2 s of the kill, with a non-zero status;

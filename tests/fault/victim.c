@@ -6,6 +6,10 @@
  *   coll    allreduce and bcast rounds
  *   greq    the main thread waits on a generalized request that a helper
  *           thread completes after each message from the left neighbour
+ *   fence   active-target RMA epochs: put a block into the right
+ *           neighbour's window and get one from the left's, between fences
+ *   lock    passive-target RMA epochs: lock the right neighbour's window,
+ *           put a block, get it back, add to a counter there, unlock
  * Every rank prints "READY <rank>" after its first round (rank 0 also
  * "JOB <PMI_JOBID>"); a failed call prints "DETECTED <rank>: <error>" and
  * exits 3. Errors return (MPI_ERRORS_RETURN) so each rank reports its own. */
@@ -130,6 +134,91 @@ static void greq(void) {
   }
 }
 
+enum { kWinInts = 4096 };
+
+static void win_fail(MPI_Win win, const char* what, int err) {
+  (void)win;
+  fail(what, err);
+}
+
+static MPI_Win new_window(int** base) {
+  MPI_Win win;
+  int e = MPI_Win_allocate((MPI_Aint)(kWinInts + 1) * (MPI_Aint)sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD,
+                           base, &win);
+  if (e) fail("MPI_Win_allocate", e);
+  MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+  memset(*base, 0, (kWinInts + 1) * sizeof(int));
+  e = MPI_Barrier(MPI_COMM_WORLD); /* zeroed everywhere before any access */
+  if (e) fail("MPI_Barrier", e);
+  return win;
+}
+
+/* Every round: between two fences, put a block into the right neighbour's
+ * window and get the left neighbour's own block from its window; after the
+ * closing fence both are checked. */
+static void fence(void) {
+  int* base = NULL;
+  MPI_Win win = new_window(&base);
+  int right = (rank + 1) % size, left = (rank + size - 1) % size;
+  int* out = malloc(kWinInts / 2 * sizeof(int));
+  int* got = malloc(kWinInts / 2 * sizeof(int));
+  for (long round = 0;; ++round) {
+    for (int i = 0; i < kWinInts / 2; ++i) {
+      out[i] = (int)(rank * 7919 + round * 31 + i);
+      base[kWinInts / 2 + i] = (int)(rank * 104729 + round + i); /* my own block, read by the right */
+    }
+    int e = MPI_Win_fence(0, win);
+    if (e) win_fail(win, "MPI_Win_fence (open)", e);
+    e = MPI_Put(out, kWinInts / 2, MPI_INT, right, 0, kWinInts / 2, MPI_INT, win);
+    if (e) win_fail(win, "MPI_Put", e);
+    e = MPI_Get(got, kWinInts / 2, MPI_INT, left, kWinInts / 2, kWinInts / 2, MPI_INT, win);
+    if (e) win_fail(win, "MPI_Get", e);
+    e = MPI_Win_fence(0, win);
+    if (e) win_fail(win, "MPI_Win_fence (close)", e);
+    for (int i = 0; i < kWinInts / 2; ++i) {
+      if (base[i] != (int)(left * 7919 + round * 31 + i) || got[i] != (int)(left * 104729 + round + i)) {
+        printf("CORRUPT %d: element %d of round %ld\n", rank, i, round);
+        fflush(stdout);
+        exit(4);
+      }
+    }
+    ready(round);
+  }
+}
+
+/* Every round: an exclusive lock on the right neighbour's window, a put,
+ * a get of the same block (flushed in between), a fetch-and-add on its
+ * counter, unlock; the block read back must be the one written. */
+static void lock(void) {
+  int* base = NULL;
+  MPI_Win win = new_window(&base);
+  int right = (rank + 1) % size;
+  int* out = malloc(kWinInts * sizeof(int));
+  int* got = malloc(kWinInts * sizeof(int));
+  for (long round = 0;; ++round) {
+    for (int i = 0; i < kWinInts; ++i) out[i] = (int)(rank * 7919 + round * 31 + i);
+    int e = MPI_Win_lock(MPI_LOCK_EXCLUSIVE, right, 0, win);
+    if (e) win_fail(win, "MPI_Win_lock", e);
+    e = MPI_Put(out, kWinInts, MPI_INT, right, 0, kWinInts, MPI_INT, win);
+    if (e) win_fail(win, "MPI_Put", e);
+    e = MPI_Win_flush(right, win);
+    if (e) win_fail(win, "MPI_Win_flush", e);
+    e = MPI_Get(got, kWinInts, MPI_INT, right, 0, kWinInts, MPI_INT, win);
+    if (e) win_fail(win, "MPI_Get", e);
+    int one = 1, old = 0;
+    e = MPI_Fetch_and_op(&one, &old, MPI_INT, right, kWinInts, MPI_SUM, win);
+    if (e) win_fail(win, "MPI_Fetch_and_op", e);
+    e = MPI_Win_unlock(right, win);
+    if (e) win_fail(win, "MPI_Win_unlock", e);
+    if (memcmp(out, got, kWinInts * sizeof(int)) != 0 || old != (int)round) {
+      printf("CORRUPT %d: round %ld read back other data (counter %d)\n", rank, round, old);
+      fflush(stdout);
+      exit(4);
+    }
+    ready(round);
+  }
+}
+
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "";
   int provided = 0;
@@ -150,8 +239,12 @@ int main(int argc, char** argv) {
     coll();
   } else if (strcmp(mode, "greq") == 0) {
     greq();
+  } else if (strcmp(mode, "fence") == 0) {
+    fence();
+  } else if (strcmp(mode, "lock") == 0) {
+    lock();
   } else {
-    fprintf(stderr, "usage: fault_victim eager|rndv|coll|greq\n");
+    fprintf(stderr, "usage: fault_victim eager|rndv|coll|greq|fence|lock\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   MPI_Finalize();
