@@ -76,6 +76,11 @@ int ChannelSet::poll(PacketSink& sink) {
 
 void ChannelSet::wait(std::chrono::microseconds timeout) { near_->wait(std::min(timeout, kFarSlice)); }
 
+// The condition goes to the channel that sleeps (no lost wakeup there).
+void ChannelSet::wait_until(std::chrono::microseconds timeout, const WaitCondition& done) {
+  near_->wait_until(std::min(timeout, kFarSlice), done);
+}
+
 void ChannelSet::wake() {
   near_->wake();
   far_->wake();
