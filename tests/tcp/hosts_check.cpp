@@ -5,12 +5,59 @@
 //   hosts_check [cut]   cut: after the first exchange, wait for a message
 //                       that the other host will never send (its link goes
 //                       down): the wait must fail with an error.
+//   hosts_check attack  any layout, tcp between every pair (ADI3_CHANNEL=tcp
+//                       on one host): first each rank connects to the next
+//                       rank's port without the secret (garbage, then a
+//                       hello claiming a rank with a made-up proof); the job
+//                       must still pass every check.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "adi3/process.hpp"
+
+namespace {
+
+// Connects to ip:port and writes bytes; the rank there must close it.
+void intrude(const std::string& where, const std::string& bytes) {
+  auto colon = where.rfind(':');
+  if (colon == std::string::npos) return;
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(std::stoi(where.substr(colon + 1))));
+  inet_pton(AF_INET, where.substr(0, colon).c_str(), &a.sin_addr);
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd >= 0 && connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
+    ssize_t w = send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    (void)w;
+  }
+  if (fd >= 0) close(fd);
+}
+
+void attack(adi3::Bootstrap& boot, int target, int claim) {
+  std::optional<std::string> where = boot.get("adi3-tcp-" + std::to_string(target));
+  if (!where) return;
+  intrude(*where, std::string(300, '\x5a'));
+  // A hello (magic, claimed rank, target rank, nonce) and a made-up proof.
+  std::string hello = "ADI3TCP1";
+  for (int v : {claim, target}) {
+    for (int i = 0; i < 4; ++i) hello += static_cast<char>((v >> (8 * i)) & 0xff);
+  }
+  char noise[64];
+  if (getrandom(noise, sizeof noise, 0) != sizeof noise) std::memset(noise, 7, sizeof noise);
+  hello.append(noise, sizeof noise);  // nonce + proof
+  intrude(*where, hello);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   auto dev = adi3::init_process();
@@ -21,12 +68,17 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "rank %d: FAIL: %s\n", me, what.c_str());
     ++failures;
   };
-  if (boot->node_map().nodes != 2) fail("the job spans " + std::to_string(boot->node_map().nodes) + " hosts, not 2");
-  if (std::strcmp(dev->channel().name(), "shm+tcp") != 0) fail(std::string("channel is ") + dev->channel().name());
-  const adi3::ChannelCaps* own = &dev->caps_of(me);
-  for (int p = 0; p < n; ++p) {
-    const bool same_host = boot->node_map().node_of[p] == boot->node();
-    if ((&dev->caps_of(p) == own) != same_host) fail("peer " + std::to_string(p) + " is served by the wrong channel");
+  const bool attacking = argc > 1 && std::strcmp(argv[1], "attack") == 0;
+  if (attacking) {
+    if (n > 1) attack(*boot, (me + 1) % n, (me + 2) % n);
+  } else {
+    if (boot->node_map().nodes != 2) fail("the job spans " + std::to_string(boot->node_map().nodes) + " hosts, not 2");
+    if (std::strcmp(dev->channel().name(), "shm+tcp") != 0) fail(std::string("channel is ") + dev->channel().name());
+    const adi3::ChannelCaps* own = &dev->caps_of(me);
+    for (int p = 0; p < n; ++p) {
+      const bool same_host = boot->node_map().node_of[p] == boot->node();
+      if ((&dev->caps_of(p) == own) != same_host) fail("peer " + std::to_string(p) + " is served by the wrong channel");
+    }
   }
   const adi3::Datatype* byte = adi3::Datatype::byte();
   for (std::size_t bytes : {std::size_t{0}, std::size_t{100}, std::size_t{70000}, std::size_t{3} << 20}) {
