@@ -20,8 +20,9 @@ constexpr Knob kCoreKnobs[] = {
      "Longest sleep (microseconds) of a blocking wait between checks; senders "
      "wake a sleeping rank at once, so this only bounds missed wakeups."},
     {"ADI3_FORCE_EMULATION", "0",
-     "1: ignore native channel capabilities (e.g. single-copy get) and use the "
-     "emulated protocols, so both paths can be tested."},
+     "1 (or all): ignore native channel capabilities (e.g. single-copy get, shared-memory windows) and use "
+     "the emulated protocols, so both paths can be tested. A comma list of local, active, passive forces "
+     "only those communication types (local completion, active-target RMA, passive-target RMA)."},
     {"ADI3_ASYNC_PROGRESS", "auto",
      "Progress agent (a thread per rank that progresses the device while the program computes, sleeping on "
      "the channel's doorbell when idle). auto: started when something needs it (a window allowing passive "
@@ -44,6 +45,39 @@ constexpr Knob kCoreKnobs[] = {
 };
 
 }  // namespace
+
+void parse_force_emulation(const std::string& v, Config* c) {
+  c->force_emulation = false;
+  c->force_types = 0;
+  if (v.empty() || v == "0" || v == "none") return;
+  if (v == "1" || v == "all") {
+    c->force_emulation = true;
+    return;
+  }
+  // Bits as in channels/channel.hpp's CommType (not included here: the
+  // configuration knows nothing of channels).
+  std::size_t at = 0;
+  while (at <= v.size()) {
+    std::size_t end = v.find(',', at);
+    if (end == std::string::npos) end = v.size();
+    const std::string w = v.substr(at, end - at);
+    if (w == "local") {
+      c->force_types |= 1u << 1;
+    } else if (w == "active") {
+      c->force_types |= 1u << 2;
+    } else if (w == "passive") {
+      c->force_types |= 1u << 3;
+    } else if (!w.empty()) {
+      std::fprintf(stderr,
+                   "adi3: ADI3_FORCE_EMULATION=%s: '%s' is not 0, 1, all or a list of local, active, passive; "
+                   "forcing every emulation\n",
+                   v.c_str(), w.c_str());
+      c->force_emulation = true;
+      return;
+    }
+    at = end + 1;
+  }
+}
 
 std::span<const Knob> core_knobs() { return kCoreKnobs; }
 
@@ -86,7 +120,7 @@ Config Config::from_env() {
   c.spin_count = static_cast<int>(env_int("ADI3_SPIN_COUNT", c.spin_count));
   c.yield_count = static_cast<int>(env_int("ADI3_YIELD_COUNT", c.yield_count));
   c.sleep_us = static_cast<int>(env_int("ADI3_SLEEP_US", c.sleep_us));
-  c.force_emulation = env_int("ADI3_FORCE_EMULATION", 0) != 0;
+  parse_force_emulation(env_string("ADI3_FORCE_EMULATION", "0"), &c);
   const int64_t ub = env_int("ADI3_UNEXPECTED_BYTES", static_cast<int64_t>(c.unexpected_bytes));
   c.unexpected_bytes = ub > 0 ? static_cast<std::size_t>(ub) : 0;
   const int64_t mr = env_int("ADI3_MAX_REQUESTS", static_cast<int64_t>(c.max_requests));

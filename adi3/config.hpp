@@ -40,6 +40,9 @@ struct Config {
   int sleep_us = 1000;
   // Ignore native channel capabilities and use the emulations (tests both).
   bool force_emulation = false;
+  // Force single communication types (CommType bits of channels/channel.hpp)
+  // to their emulation: ADI3_FORCE_EMULATION=local,active,passive.
+  uint32_t force_types = 0;
   // MPI_THREAD_MULTIPLE: take the (otherwise skipped) locks.
   bool thread_multiple = false;
   AsyncProgress async_progress = AsyncProgress::Auto;
@@ -53,6 +56,13 @@ struct Config {
   // From the ADI3_* environment; a mode knob with an unknown value
   // (ADI3_ASYNC_PROGRESS) throws std::runtime_error naming it.
   static Config from_env();
+  // Whether type t (a CommType bit) must take its emulation.
+  bool forced(uint32_t t) const { return force_emulation || (force_types & t); }
 };
+
+// Parses ADI3_FORCE_EMULATION ("0", "1", "all", or "local,active,passive")
+// into force_emulation / force_types; a bad word forces everything and says
+// so on stderr.
+void parse_force_emulation(const std::string& value, Config* c);
 
 }  // namespace adi3

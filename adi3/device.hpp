@@ -85,11 +85,11 @@ class Device final : private PacketSink {
   // The capabilities of the channel serving `peer`.
   const ChannelCaps& caps_of(int peer) const { return channel_->caps_for(peer); }
   // native(t) for the channel serving `peer`.
-  bool native_to(int peer, CommType t) const { return !config_.force_emulation && (caps_of(peer).native & t); }
+  bool native_to(int peer, CommType t) const { return !config_.forced(t) && (caps_of(peer).native & t); }
   const Config& config() const { return config_; }
   ErrorLog& errors() { return errors_; }
   std::size_t eager_limit() const { return eager_limit_; }
-  bool native(CommType t) const { return !config_.force_emulation && (channel_->caps().native & t); }
+  bool native(CommType t) const { return !config_.forced(t) && (channel_->caps().native & t); }
 
   // ---- point-to-point (buffers of any datatype) ----
   int send(const void* buf, std::size_t count, const Datatype* type, int dest, int tag, const Comm& comm,

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "channels/onesided.hpp"
 #include "segment/segment.hpp"
 
 namespace adi3 {
@@ -114,6 +115,11 @@ class Channel {
   // The capabilities that hold for traffic with `peer` (a channel set
   // answers for the channel serving it; a single channel has one answer).
   virtual const ChannelCaps& caps_for(int /*peer*/) const { return caps(); }
+
+  // The one-sided part (channels/onesided.hpp): regions with keys and
+  // nonblocking operations on them; nullptr when the channel has none (the
+  // core then emulates every window operation over packets).
+  virtual OneSided* onesided() { return nullptr; }
 };
 
 }  // namespace adi3

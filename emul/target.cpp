@@ -15,6 +15,8 @@
 #include "adi3/device.hpp"
 #include "coll/op.hpp"
 #include "emul/emul.hpp"
+#include "rma/atomic_acc.hpp"
+#include "rma/native.hpp"
 #include "rma/hub.hpp"
 #include "rma/type_desc.hpp"
 
@@ -118,6 +120,13 @@ void combine(WindowState& w, char* addr, uint64_t count, const Datatype* t, std:
   // The operand may sit anywhere in the packet: give the kernels aligned data.
   const void* a = in;
   if (op != coll::OpKind::NoOp && reinterpret_cast<uintptr_t>(in) % 16) a = std::memcpy(scratch(w, 1, n), in, n);
+  if (w.native_usable) {
+    // Origins may accumulate into this memory natively at the same time:
+    // the same element-wise atomics as theirs (rma/atomic_acc.hpp).
+    rma::AccTarget tgt{w.native->ctl, static_cast<char*>(w.base), false};
+    rma::combine_atomic(tgt, addr, count, t, first, n, a, op, e, old_out);
+    return;
+  }
   // A plain run of aligned elements: combine in place.
   char* run = addr + t->true_lb() + first;
   if (t->is_contiguous() && es == static_cast<std::size_t>(et->extent()) &&
@@ -240,9 +249,16 @@ void apply_op(WindowState& w, int o, const Header& h, const void* payload, std::
   void* buf = scratch(w, 2, h.len);
   if (h.kind == Msg::Cas) {
     const auto* p = static_cast<const char*>(payload);
-    Segment seg(addr, 1, t);
-    seg.pack(0, es, buf);
-    if (std::memcmp(buf, p + es, es) == 0) seg.unpack(0, es, p);
+    if (w.native_usable) {
+      alignas(16) char sw[64], cmp[64];
+      std::memcpy(sw, p, es);
+      std::memcpy(cmp, p + es, es);
+      rma::native::cas_element(w.native->ctl, static_cast<char*>(w.base), addr + t->true_lb(), e, sw, cmp, buf);
+    } else {
+      Segment seg(addr, 1, t);
+      seg.pack(0, es, buf);
+      if (std::memcmp(buf, p + es, es) == 0) seg.unpack(0, es, p);
+    }
   } else {
     combine(w, addr, h.count, t, h.first, h.len, payload, op, e, buf);
   }

@@ -99,7 +99,9 @@ int Window::fence(int assert) {
                                   "Win_fence on rank %d: MPI_MODE_NOPRECEDE asserted but %llu operations precede it",
                                   w.comm.rank, static_cast<unsigned long long>(w.fence_ops));
     }
-    if (!(assert& kModeNoStore)) w.memory_fence();
+    // Our native stores into the peers' memory are ordered before the
+    // fence packets whatever NOSTORE says (it only speaks of local stores).
+    if (!(assert& kModeNoStore) || w.native_usable) w.memory_fence();
     w.fence_ops = 0;
     if (noprecede && nosucceed) {
       // Neither completes nor opens anything: every rank asserts the same.
@@ -121,6 +123,8 @@ int Window::fence(int assert) {
       return true;
     });
     if (e) return e;
+    std::lock_guard<std::mutex> g(w.mu);
+    for (Target& t : w.targets) t.emul_inflight = false;
   }
   return finish(w);
 }
@@ -194,7 +198,14 @@ int Window::complete() {
     group = std::move(w.start_group);
     w.start_group.clear();
     w.access = A::None;
-    for (int r : group) push_sync(w, r, Msg::Complete, w.targets[static_cast<std::size_t>(r)].epoch_gate);
+    if (w.native_usable) w.memory_fence();  // native stores before the Complete packets
+    for (int r : group) {
+      Target& t = w.targets[static_cast<std::size_t>(r)];
+      push_sync(w, r, Msg::Complete, t.epoch_gate);
+      // The target's next Post comes after it applied everything: the next
+      // epoch's operations cannot overtake these.
+      t.emul_inflight = false;
+    }
   }
   if (int e = wait_for(w, [&] {
         for (int r : group) {
@@ -299,6 +310,7 @@ int Window::lock(LockType type, int rank, int assert) {
   if (int e = check_rank(w, "Win_lock", rank)) return e;
   const auto kind = type == LockType::Exclusive ? rma::LockKind::Exclusive : rma::LockKind::Shared;
   uint64_t need = 0;
+  bool take_native = false;
   {
     std::lock_guard<std::mutex> g(w.mu);
     if (w.info.no_locks) return sync_error(w, "Win_lock", "the window was created with no_locks=true");
@@ -310,10 +322,17 @@ int Window::lock(LockType type, int rank, int assert) {
     }
     w.access = A::Lock;
     ++w.locks_held;
-    lock_target(w, rank, kind, assert& kModeNoCheck);
+    if (rma::route_passive(w).path == rma::Path::Native) {
+      // The target's lock word; emulated operations (forced ones) then go
+      // without a lock request of their own.
+      lock_target(w, rank, kind, true);
+      take_native = !(assert& kModeNoCheck);
+    } else {
+      lock_target(w, rank, kind, assert& kModeNoCheck);
+    }
     // Our own memory: the caller will load and store it directly after
     // this returns, so the lock must really be held.
-    if (rank == w.comm.rank && !(assert& kModeNoCheck)) {
+    if (rank == w.comm.rank && !(assert& kModeNoCheck) && !take_native) {
       Target& t = w.targets[static_cast<std::size_t>(rank)];
       t.lock_pending = false;
       t.lock_epoch = ++t.lock_reqs;
@@ -327,8 +346,29 @@ int Window::lock(LockType type, int rank, int assert) {
   if (need) {
     if (int e = wait_for(w, [&] { return w.targets[static_cast<std::size_t>(rank)].grants >= need; })) return e;
   }
+  if (take_native) {
+    const bool excl = kind == rma::LockKind::Exclusive;
+    if (int e = rma::native::lock(w, rank, excl)) return e;
+    std::lock_guard<std::mutex> g(w.mu);
+    w.native->held[static_cast<std::size_t>(rank)] = excl ? 2 : 1;
+  }
   return 0;
 }
+
+namespace {
+// After the emulated part of an unlock: every native operation finished
+// when it returned; a release fence orders them before the lock word.
+void release_native(WindowState& w, int rank) {
+  std::lock_guard<std::mutex> g(w.mu);
+  Target& t = w.targets[static_cast<std::size_t>(rank)];
+  t.emul_inflight = false;
+  if (!w.native) return;
+  int8_t& h = w.native->held[static_cast<std::size_t>(rank)];
+  w.memory_fence();
+  if (h) rma::native::unlock(w, rank, h == 2);
+  h = 0;
+}
+}  // namespace
 
 int Window::unlock(int rank) {
   WindowState& w = *st_;
@@ -346,17 +386,32 @@ int Window::unlock(int rank) {
   }
   Target& t = w.targets[static_cast<std::size_t>(rank)];
   if (int e = wait_for(w, [&] { return t.acked >= seq && locally_done(t); })) return e;
+  release_native(w, rank);
   return finish(w);
 }
 
 int Window::lock_all(int assert) {
   WindowState& w = *st_;
   if (int e = bad_assert(w, "Win_lock_all", assert, kModeNoCheck)) return e;
-  std::lock_guard<std::mutex> g(w.mu);
-  if (w.info.no_locks) return sync_error(w, "Win_lock_all", "the window was created with no_locks=true");
-  if (!access_free(w)) return sync_error(w, "Win_lock_all", "another access epoch is open");
-  w.access = A::LockAll;
-  for (int r = 0; r < w.comm.size; ++r) lock_target(w, r, rma::LockKind::Shared, assert& kModeNoCheck);
+  bool take_native;
+  {
+    std::lock_guard<std::mutex> g(w.mu);
+    if (w.info.no_locks) return sync_error(w, "Win_lock_all", "the window was created with no_locks=true");
+    if (!access_free(w)) return sync_error(w, "Win_lock_all", "another access epoch is open");
+    w.access = A::LockAll;
+    const bool native = rma::route_passive(w).path == rma::Path::Native;
+    for (int r = 0; r < w.comm.size; ++r) {
+      lock_target(w, r, rma::LockKind::Shared, native || (assert& kModeNoCheck));
+    }
+    take_native = native && !(assert& kModeNoCheck);
+  }
+  if (!take_native) return 0;
+  // Shared locks on every target, in rank order.
+  for (int r = 0; r < w.comm.size; ++r) {
+    if (int e = rma::native::lock(w, r, false)) return e;
+    std::lock_guard<std::mutex> g(w.mu);
+    w.native->held[static_cast<std::size_t>(r)] = 1;
+  }
   return 0;
 }
 
@@ -378,6 +433,7 @@ int Window::unlock_all() {
       })) {
     return e;
   }
+  for (int r = 0; r < w.comm.size; ++r) release_native(w, r);
   return finish(w);
 }
 
@@ -426,6 +482,17 @@ int flush_some(WindowState& w, const char* call, int only, bool local) {
         return true;
       })) {
     return e;
+  }
+  {
+    // Native operations completed when they returned: a fence orders them
+    // before whatever follows; the emulated ones were acknowledged.
+    std::lock_guard<std::mutex> g(w.mu);
+    if (w.native_usable) w.memory_fence();
+    if (!local) {
+      for (int r = 0; r < w.comm.size; ++r) {
+        if (only == -1 || r == only) w.targets[static_cast<std::size_t>(r)].emul_inflight = false;
+      }
+    }
   }
   return finish(w);
 }

@@ -58,6 +58,50 @@ std::string ordering_text(uint8_t bits) {
   return s;
 }
 
+// "all", "none", or a comma list of operation names: bits 1 << rma::Msg
+// (Put, Acc, Get, GetAcc, Fop, Cas: the order of the names below).
+bool parse_ops(const std::string& v, uint32_t* out) {
+  static const char* const kNames[] = {"put",          "accumulate",      "get", "get_accumulate",
+                                       "fetch_and_op", "compare_and_swap"};
+  if (v == "none") {
+    *out = 0;
+    return true;
+  }
+  if (v == "all") {
+    *out = 0x3f;
+    return true;
+  }
+  uint32_t bits = 0;
+  std::stringstream in(v);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    bool found = false;
+    for (int i = 0; i < 6; ++i) {
+      if (item == kNames[i]) {
+        bits |= 1u << i;
+        found = true;
+      }
+    }
+    if (!found) return false;
+  }
+  *out = bits;
+  return true;
+}
+
+std::string ops_text(uint32_t bits) {
+  static const char* const kNames[] = {"put",          "accumulate",      "get", "get_accumulate",
+                                       "fetch_and_op", "compare_and_swap"};
+  if (!bits) return "none";
+  std::string s;
+  for (int i = 0; i < 6; ++i) {
+    if (bits & (1u << i)) {
+      if (!s.empty()) s += ',';
+      s += kNames[i];
+    }
+  }
+  return s;
+}
+
 }  // namespace
 
 bool WinInfo::set(const std::string& key, const std::string& value) {
@@ -65,6 +109,8 @@ bool WinInfo::set(const std::string& key, const std::string& value) {
   if (key == "same_size") return parse_bool(value, &same_size);
   if (key == "same_disp_unit") return parse_bool(value, &same_disp_unit);
   if (key == "accumulate_ordering") return parse_ordering(value, &accumulate_ordering);
+  if (key == "alloc_shared_noncontig") return parse_bool(value, &alloc_shared_noncontig);
+  if (key == "adi3_emulate_ops") return parse_ops(value, &emulate_ops);
   if (key == "accumulate_ops") {
     if (value == "same_op_no_op") {
       accumulate_ops = AccOps::SameOpNoOp;
@@ -79,13 +125,17 @@ bool WinInfo::set(const std::string& key, const std::string& value) {
 }
 
 std::vector<std::pair<std::string, std::string>> WinInfo::pairs() const {
-  return {
+  std::vector<std::pair<std::string, std::string>> v = {
       {"no_locks", no_locks ? "true" : "false"},
       {"accumulate_ordering", ordering_text(accumulate_ordering)},
       {"accumulate_ops", accumulate_ops == AccOps::SameOp ? "same_op" : "same_op_no_op"},
       {"same_size", same_size ? "true" : "false"},
       {"same_disp_unit", same_disp_unit ? "true" : "false"},
+      {"alloc_shared_noncontig", alloc_shared_noncontig ? "true" : "false"},
+      {"adi3_emulate_ops", ops_text(emulate_ops)},
   };
+  if (passive_progress >= 0) v.emplace_back("adi3_passive_progress", passive_progress ? "true" : "false");
+  return v;
 }
 
 }  // namespace adi3

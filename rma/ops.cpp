@@ -5,6 +5,7 @@
 #include "adi3/device.hpp"
 #include "emul/emul.hpp"
 #include "rma/check.hpp"
+#include "rma/native.hpp"
 #include "rma/route.hpp"
 #include "rma/window_state.hpp"
 
@@ -76,8 +77,14 @@ int issue(WindowState& w, const OpArgs& a) {
     if (a.req) *a.req = new_rma_request(dev, true);
     return 0;
   }
-  Route route = route_op(w, a.kind, a.target, a.ttype);
-  (void)route;  // every path is the emulation for now
+  if (route_op(w, a, c, gate).path == Path::Native) {
+    ++w.native_ops;
+    const int e = native::run(w, a, c);
+    if (a.req && !e) *a.req = new_rma_request(dev, true);
+    return e;
+  }
+  ++w.emulated_ops;
+  w.targets[static_cast<std::size_t>(a.target)].emul_inflight = true;
 
   Item it;
   it.kind = a.kind;

@@ -1,31 +1,73 @@
 // Routing of RMA traffic: native where the channel and window allow it,
-// else the emulations. No channel offers a native path to windows yet, so
-// every route says why it is emulated.
+// else the emulations; every answer says why.
 #include "rma/route.hpp"
 
 #include "adi3/device.hpp"
+#include "rma/check.hpp"
+#include "rma/native.hpp"
 #include "rma/window_state.hpp"
 
 namespace adi3::rma {
 namespace {
 
-Route emulated(const WindowState& w, CommType type) {
-  if (!w.dev.native(type))
-    return {Path::Emulated, "the channel does not do this type natively (or emulation is forced)"};
-  return {Path::Emulated, "no native window path on this channel yet"};
+bool passive_epoch(const WindowState& w) {
+  return w.access == WindowState::Access::Lock || w.access == WindowState::Access::LockAll;
+}
+
+bool gate_open(const Target& t, const Gate& g) {
+  switch (g.kind) {
+    case Gate::None:
+      return true;
+    case Gate::Post:
+      return t.posts >= g.n;
+    case Gate::Fence:
+      return t.fences >= g.n;
+    case Gate::Lock:
+      return false;  // an emulated lock: its operations follow the grant
+  }
+  return false;
 }
 
 }  // namespace
 
-Route route_op(const WindowState& w, Msg, int, const Datatype*) {
-  return emulated(
-      w, w.access == WindowState::Access::Lock || w.access == WindowState::Access::LockAll ? kPassiveRma : kActiveRma);
+Route route_op(const WindowState& w, const OpArgs& a, const Checked& c, const Gate& gate) {
+  if (!w.native_usable) return {Path::Emulated, "the window is not in memory the channel reaches one-sidedly"};
+  if (passive_epoch(w)) {
+    if (!w.native->passive) return {Path::Emulated, "passive target is emulated on this window"};
+  } else if (w.dev.config().forced(kActiveRma)) {
+    return {Path::Emulated, "active target is forced to the emulation (ADI3_FORCE_EMULATION)"};
+  }
+  if (w.info.emulate_ops & (1u << static_cast<unsigned>(a.kind))) {
+    return {Path::Emulated, "adi3_emulate_ops forces this operation to the emulation"};
+  }
+  const Target& t = w.targets[static_cast<std::size_t>(a.target)];
+  if (t.emul_inflight)
+    return {Path::Emulated, "emulated operations to this target are in flight: it stays behind them"};
+  if (!gate_open(t, gate)) return {Path::Emulated, "the target's post or fence has not arrived: it waits in the queue"};
+  const bool contiguous = !c.derived || a.ttype->is_contiguous();
+  if (!native::can(w, a.kind, a.target, contiguous)) {
+    return {Path::Emulated, "the target's region does not take this operation natively"};
+  }
+  return {Path::Native, "the target's memory is reached one-sidedly"};
 }
 
-Route route_active(const WindowState& w) { return emulated(w, kActiveRma); }
+Route route_active(const WindowState&) {
+  return {Path::Emulated, "synchronization packets (native operations complete before they leave)"};
+}
 
-Route route_passive(const WindowState& w) { return emulated(w, kPassiveRma); }
+Route route_passive(const WindowState& w) {
+  if (w.native_usable && w.native->passive) return {Path::Native, "the lock words of the window's control blocks"};
+  if (!w.dev.native(kPassiveRma)) {
+    return {Path::Emulated, "the channel does not do passive target natively (or emulation is forced)"};
+  }
+  return {Path::Emulated, "the window is not in memory every rank reaches one-sidedly"};
+}
 
-bool passive_needs_agent(const WindowState& w) { return route_passive(w).path == Path::Emulated; }
+bool passive_needs_agent(const WindowState& w) {
+  if (route_passive(w).path == Path::Emulated) return true;
+  // Operations some rank forces to the emulation are packets, even under a
+  // native lock.
+  return w.native->others_emulate;
+}
 
 }  // namespace adi3::rma

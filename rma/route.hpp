@@ -1,26 +1,27 @@
 // The one place that decides how RMA traffic travels: per window, per
-// operation and per target, it asks the channel's capabilities
-// (Device::native, which ADI3_FORCE_EMULATION turns off) and the window's
-// properties, and answers which path carries it. Today every answer is an
-// emulation (emul/); the native paths of shared memory are added here,
-// beside them, so each operation falls back alone when the native path
-// cannot take it (a derived target datatype, a window not in shared memory).
+// operation and per target, it asks the channel's capabilities (its
+// one-sided part, Device::native, which ADI3_FORCE_EMULATION turns off per
+// communication type) and the window's properties, and answers which path
+// carries it: the channel's native one-sided operations (rma/native*) or
+// the emulation over packets (emul/). Each operation falls back alone when
+// the native path cannot take it (a derived target datatype on a region
+// reached by cross-memory attach, an operation forced by adi3_emulate_ops,
+// emulated operations to the same target still in flight).
 #pragma once
 #include <cstdint>
 
 #include "rma/protocol.hpp"
 
-namespace adi3 {
-class Datatype;
-}
-
 namespace adi3::rma {
 
 class WindowState;
+struct OpArgs;
+struct Checked;
+struct Gate;
 
 enum class Path : uint8_t {
   Emulated,  // packets applied by the target's progress engine / agent
-  Native,    // the channel's own one-sided operations (next issue)
+  Native,    // the channel's own one-sided operations
 };
 
 struct Route {
@@ -28,14 +29,18 @@ struct Route {
   const char* why = "";  // for logs and tests: why this path
 };
 
-// An operation (Put ... Cas) to target (comm rank) with target type t.
-Route route_op(const WindowState& w, Msg kind, int target, const Datatype* t);
-// Active-target synchronization (fence, post/start/complete/wait).
+// A checked operation in the current epoch, whose items would wait at gate.
+Route route_op(const WindowState& w, const OpArgs& a, const Checked& c, const Gate& gate);
+// Active-target synchronization (fence, post/start/complete/wait): the
+// emulation's packets (they carry the counts of emulated operations and are
+// the barrier; native operations are complete before they leave).
 Route route_active(const WindowState& w);
-// Passive-target synchronization (lock, unlock, flush).
+// Passive-target synchronization (lock, unlock, flush): native when every
+// rank of the window agreed at creation (the lock words of the control
+// blocks), else the emulation's lock queue.
 Route route_passive(const WindowState& w);
-// Whether passive target on this window needs the agent thread (true for
-// the emulation: lock requests are packets someone must serve).
+// Whether passive target on this window needs the agent thread (the
+// emulation's lock requests and operations are packets someone must serve).
 bool passive_needs_agent(const WindowState& w);
 
 }  // namespace adi3::rma

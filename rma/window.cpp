@@ -51,22 +51,37 @@ struct Card {
   int32_t disp_unit;
   uint64_t base;
   int64_t size;
+  rma::NativeCard native;
 };
 
+// alloc_base: an allocate window, whose memory is made here: in shared
+// memory when the channel offers it (peers then reach it with loads and
+// stores), else from the heap.
 int make_window(Device& dev, void* base, std::ptrdiff_t size, int disp_unit, const WinInfo& info, const Comm& comm,
-                WinFlavor flavor, void* owned, std::shared_ptr<rma::WindowState>* out) {
+                WinFlavor flavor, void* owned, std::shared_ptr<rma::WindowState>* out, void** alloc_base = nullptr) {
   auto st = std::make_shared<rma::WindowState>(dev, comm, flavor, info);
   st->base = base;
   st->size = size;
   st->disp_unit = disp_unit;
   st->owned = owned;
+  Card mine{};
+  // Native memory first: an allocate window's memory may come from it.
+  if (flavor != WinFlavor::Dynamic) {
+    void* nb = nullptr;
+    if (rma::native::prepare(*st, alloc_base != nullptr, static_cast<std::size_t>(size), base, &nb, &mine.native) &&
+        alloc_base) {
+      st->base = base = nb;
+    }
+  }
+  if (alloc_base && !base) {
+    const std::size_t bytes = (static_cast<std::size_t>(size) + 63) / 64 * 64;
+    base = std::aligned_alloc(64, bytes ? bytes : 64);
+    if (!base) return dev.errors().raise(ErrorClass::NoMem, "Win_allocate: cannot allocate %td bytes", size);
+    std::memset(base, 0, bytes ? bytes : 64);
+    st->base = st->owned = base;
+  }
   rma::Hub& hub = rma::Hub::of(dev);
   hub.add(st);
-  // Passive target needs someone to serve lock requests while the target
-  // computes: the agent (type 2 over type 1), unless the path is native.
-  if (!info.no_locks)
-    st->agent = rma::passive_needs_agent(*st) ? dev.require_agent("rma: window allows passive target") : true;
-  Card mine{};
   mine.pkt = hub.packet_id();
   mine.win = st->slot;
   mine.gen = st->gen;
@@ -77,9 +92,9 @@ int make_window(Device& dev, void* base, std::ptrdiff_t size, int disp_unit, con
   if (int e =
           coll::allgather(dev, &mine, sizeof mine, Datatype::byte(), all.data(), sizeof mine, Datatype::byte(), comm)) {
     hub.remove(*st);
-    st->owned = nullptr;
     return e;
   }
+  std::vector<rma::NativeCard> firsts(all.size()), seconds(all.size());
   {
     std::lock_guard<std::mutex> g(st->mu);
     st->comm_of_peer.assign(static_cast<std::size_t>(dev.size()), -1);
@@ -94,15 +109,26 @@ int make_window(Device& dev, void* base, std::ptrdiff_t size, int disp_unit, con
       p.size = c.size;
       p.disp_unit = c.disp_unit;
       if (p.peer >= 0 && p.peer < dev.size()) st->comm_of_peer[static_cast<std::size_t>(p.peer)] = r;
+      firsts[static_cast<std::size_t>(r)] = c.native;
     }
   }
-  // Nobody sends to the window before every rank knows all the others:
-  // until then an arrival could not be answered.
-  if (int e = coll::barrier(dev, comm)) {
+  // Every rank attaches every other's regions, then says whether that
+  // worked: the second exchange is also the barrier after which anyone may
+  // send to the window (until then an arrival could not be answered).
+  rma::NativeCard second;
+  rma::native::attach(*st, firsts, &second);
+  if (int e = coll::allgather(dev, &second, sizeof second, Datatype::byte(), seconds.data(), sizeof second,
+                              Datatype::byte(), comm)) {
     hub.remove(*st);
-    st->owned = nullptr;
     return e;
   }
+  rma::native::agree(*st, firsts, seconds);
+  // Passive target needs someone to serve lock requests while the target
+  // computes: the agent (type 2 over type 1), unless the path is native.
+  if (!info.no_locks) {
+    st->agent = rma::passive_needs_agent(*st) ? dev.require_agent("rma: window allows passive target") : true;
+  }
+  if (alloc_base) *alloc_base = st->base;
   *out = std::move(st);
   return 0;
 }
@@ -139,15 +165,9 @@ int Window::allocate(Device& dev, std::ptrdiff_t size, int disp_unit, const WinI
                      void** base, Window** out) {
   if (int e = check_create(dev, size, disp_unit, comm, "Win_allocate")) return e;
   if (!out || !base) return dev.errors().raise(ErrorClass::Arg, "Win_allocate: a result argument is null");
-  const std::size_t bytes = (static_cast<std::size_t>(size) + 63) / 64 * 64;
-  void* mem = std::aligned_alloc(64, bytes ? bytes : 64);
-  if (!mem) return dev.errors().raise(ErrorClass::NoMem, "Win_allocate: cannot allocate %td bytes", size);
-  std::memset(mem, 0, bytes ? bytes : 64);
   std::shared_ptr<rma::WindowState> st;
-  if (int e = make_window(dev, mem, size, disp_unit, info, comm, WinFlavor::Allocate, mem, &st)) {
-    std::free(mem);
-    return e;
-  }
+  void* mem = nullptr;
+  if (int e = make_window(dev, nullptr, size, disp_unit, info, comm, WinFlavor::Allocate, nullptr, &st, &mem)) return e;
   *base = mem;
   *out = new Window(std::move(st));
   return 0;
@@ -243,15 +263,20 @@ const Comm& Window::comm() const { return st_->comm; }
 Device& Window::device() const { return st_->dev; }
 WinInfo Window::info() const {
   std::lock_guard<std::mutex> g(st_->mu);
-  return st_->info;
+  WinInfo i = st_->info;
+  i.passive_progress = !i.no_locks && st_->agent ? 1 : 0;
+  return i;
 }
 int Window::set_info(const WinInfo& info) {
   std::lock_guard<std::mutex> g(st_->mu);
   // Hints that change how peers treat us are fixed at creation: no_locks
   // may only be relaxed in our own view.
   const bool no_locks = st_->info.no_locks;
+  const bool noncontig = st_->info.alloc_shared_noncontig;
   st_->info = info;
   st_->info.no_locks = no_locks;
+  st_->info.alloc_shared_noncontig = noncontig;
+  st_->info.passive_progress = -1;
   return 0;
 }
 bool Window::passive_progress() const { return !st_->info.no_locks && st_->agent; }

@@ -66,6 +66,18 @@ struct WinInfo {
   AccOps accumulate_ops = AccOps::SameOpNoOp;
   bool same_size = false;
   bool same_disp_unit = false;
+  // adi3_emulate_ops (this rank only): operations forced to the emulation
+  // even where the native path could take them, as a comma list of put,
+  // get, accumulate, get_accumulate, fetch_and_op, compare_and_swap (or
+  // "all", "none"); bit (1 << rma::Msg) of each. For tests and comparisons.
+  uint32_t emulate_ops = 0;
+  // alloc_shared_noncontig (MPI_Win_allocate_shared): each rank's part may
+  // start on its own page instead of following the previous rank's.
+  bool alloc_shared_noncontig = false;
+  // adi3_passive_progress (read only, filled in by Window::info()): 1 when
+  // passive-target operations progress while the target computes without
+  // calling the library, 0 when they need its calls, -1 unknown.
+  int8_t passive_progress = -1;
 
   // Applies one (key, value) pair from an MPI_Info. Unknown keys are
   // ignored and return true (MPI says implementations ignore them); a known

@@ -17,6 +17,7 @@
 
 #include "adi3/types.hpp"
 #include "emul/lock_queue.hpp"
+#include "rma/native.hpp"
 #include "rma/protocol.hpp"
 #include "rma/window.hpp"
 #include "segment/segment.hpp"
@@ -93,6 +94,9 @@ struct Target {
   uint64_t lock_epoch = 0;  // grants needed for the current lock
   // active target
   Gate epoch_gate;  // gate of this epoch's items (fence/PSCW)
+  // Emulated operations to it may still be in flight (since its last
+  // completion): later ones stay emulated too, so none overtakes them.
+  bool emul_inflight = false;
 };
 
 // A reply the target owes an origin, in order: data of a get (streamed),
@@ -163,6 +167,13 @@ class WindowState {
   std::vector<uint64_t> scratch[3];  // aligned buffers for accumulates (used under mu)
   // the first error a target reported for this origin's operations
   int deferred_error = 0;
+
+  // The native part (rma/native.hpp): null when the channel has none or
+  // the window cannot use it; usable once every rank attached every region.
+  std::unique_ptr<NativeWin> native;
+  bool native_usable = false;
+  // Operations issued per path (the core always knows the path it took).
+  uint64_t native_ops = 0, emulated_ops = 0;
 
   // A full memory fence: a seq_cst read-modify-write (which TSan models;
   // std::atomic_thread_fence it does not).

@@ -26,8 +26,8 @@ extern "C" __attribute__((visibility("default"))) const adi3_channel_plugin* ADI
       adi3::kChannelAbiVersion,
       "shm",
       "processes on one host: lock-free shared-memory rings, doorbell sleep, single-copy CMA for large "
-      "messages when the kernel permits process_vm_readv",
-      adi3::kPointToPoint | adi3::kActiveRma,
+      "messages when the kernel permits process_vm_readv, windows in shared memory (native passive target)",
+      adi3::kPointToPoint | adi3::kActiveRma | adi3::kPassiveRma,
       adi3::shm::shm_knobs().data(),
       adi3::shm::shm_knobs().size(),
       &create,

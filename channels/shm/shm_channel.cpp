@@ -62,7 +62,15 @@ ShmChannel::ShmChannel(ChannelBootstrap& boot, const ShmSettings& settings)
   boot.barrier();
   mine.unlink();
 
-  caps_.native = kPointToPoint | (cma_ok_ ? kActiveRma : 0u);
+  {
+    std::vector<pid_t> pids(static_cast<std::size_t>(size_));
+    for (int p = 0; p < size_; ++p)
+      pids[static_cast<std::size_t>(p)] = p == rank_ ? getpid() : out_[static_cast<std::size_t>(p)].pid;
+    onesided_ = std::make_unique<ShmOneSided>(boot.job_id(), rank_, std::move(pids), cma_ok_);
+  }
+  // Windows in shared memory are reached with loads, stores and atomics,
+  // whatever the target does: passive target is native.
+  caps_.native = kPointToPoint | kPassiveRma | (cma_ok_ ? kActiveRma : 0u);
   caps_.max_payload = std::min(settings_.chunk_bytes, settings_.ring_bytes / 2 - caps_.max_header - 128);
   caps_.eager_limit = std::min(kEagerLimit, caps_.max_payload);
   caps_.get_min = cma_ok_ ? settings_.cma_min : SIZE_MAX;

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "channels/shm/inbox.hpp"
 #include "channels/shm/peer_watch.hpp"
 #include "channels/shm/settings.hpp"
+#include "channels/shm/shm_onesided.hpp"
 #include "channels/shm/shm_segment.hpp"
 
 namespace adi3::shm {
@@ -43,6 +45,8 @@ class ShmChannel final : public Channel {
   void wake() override { my_bell_->ring(); }
   int get(int peer, void* local, uint64_t remote, std::size_t len) override;
   int put(int peer, uint64_t remote, const void* local, std::size_t len) override;
+
+  OneSided* onesided() override { return onesided_.get(); }
 
   // Whether the start-up probe found CMA usable (tests, adi3_info).
   bool cma_permitted() const { return cma_ok_; }
@@ -81,6 +85,7 @@ class ShmChannel final : public Channel {
   // Read by peers through CMA to prove it works; never changes.
   const uint64_t cma_cookie_;
   bool cma_ok_ = false;
+  std::unique_ptr<ShmOneSided> onesided_;
 
   std::vector<ShmSegment> segments_;  // [rank]: that rank's inbox
   std::vector<In> in_;                // [sender]: rings of my inbox

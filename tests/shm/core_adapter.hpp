@@ -48,6 +48,13 @@ inline std::vector<Setup> setups() {
     adi3::Config emu = base;
     emu.force_emulation = true;  // no single-copy get: data streams through the rings
     v.push_back({prefix + "Emulated", emu, 0});
+    // One communication type forced at a time (ADI3_FORCE_EMULATION=active
+    // or passive): the RMA suites run each so (native windows otherwise).
+    adi3::Config active = base, passive = base;
+    active.force_types = adi3::kActiveRma;
+    passive.force_types = adi3::kPassiveRma;
+    v.push_back({prefix + "ForceActive", active, 0});
+    v.push_back({prefix + "ForcePassive", passive, 0});
   }
   adi3::Config small = base;
   small.eager_limit = 256;

@@ -1,0 +1,258 @@
+#include "channels/shm/shm_onesided.hpp"
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+
+#include "channels/shm/cma.hpp"
+#include "channels/shm/shm_segment.hpp"
+
+namespace adi3::shm {
+namespace {
+
+constexpr uint32_t kKeyMagic = 0x4f534b31;  // "OSK1"
+enum KeyKind : uint8_t { kSegment = 1, kUser = 2 };
+
+// The key peers exchange. Every field is checked by attach().
+struct Key {
+  uint32_t magic;
+  uint8_t kind;
+  uint8_t pad[3];
+  uint64_t offset;  // kSegment: of the region in the segment
+  uint64_t bytes;
+  int32_t pid;  // kUser: the owner's process
+  uint32_t pad2;
+  uint64_t addr;  // kUser: the region's address there
+  char name[56];  // kSegment: NUL-terminated segment name
+};
+static_assert(sizeof(Key) == kMaxKeyBytes);
+
+struct LocalRegion final : Region {
+  ShmSegment seg;  // empty for exposed user memory
+};
+
+struct Remote final : RemoteRegion {
+  ShmSegment seg;  // the peer's segment, mapped (kSegment)
+  pid_t pid = 0;   // kUser
+  uint64_t addr = 0;
+};
+
+// A segment name we would have made: "/adi3-" then [A-Za-z0-9_-] only.
+bool good_name(const char* n, std::size_t cap) {
+  const void* end = std::memchr(n, 0, cap);
+  if (!end || std::strncmp(n, "/adi3-", 6) != 0) return false;
+  for (const char* p = n + 6; p < static_cast<const char*>(end); ++p) {
+    const char c = *p;
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '-'))
+      return false;
+  }
+  return static_cast<const char*>(end) > n + 6;
+}
+
+bool in_range(const RemoteRegion& r, uint64_t offset, std::size_t len) {
+  if (offset > r.bytes || len > r.bytes - offset) {
+    errno = ERANGE;
+    return false;
+  }
+  return true;
+}
+
+template <class T>
+std::atomic_ref<T> word(RemoteRegion& r, uint64_t offset) {
+  return std::atomic_ref<T>(*reinterpret_cast<T*>(static_cast<char*>(r.direct) + offset));
+}
+
+bool atomic_ok(const RemoteRegion& r, uint64_t offset, std::size_t width) {
+  if (!r.direct) {
+    errno = ENOTSUP;
+    return false;
+  }
+  if ((width != 4 && width != 8) || offset % width || !in_range(r, offset, width)) {
+    if (errno != ERANGE) errno = EINVAL;
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+ShmOneSided::ShmOneSided(std::string job_id, int rank, std::vector<pid_t> pids, bool cma)
+    : job_id_(std::move(job_id)), rank_(rank), pids_(std::move(pids)), cma_(cma) {
+  caps_.native_ops = kOsPut | kOsGet | kOsFetchAdd | kOsCompareSwap | kOsLoadStore;
+  caps_.atomic_widths = (1u << 2) | (1u << 3);
+  caps_.progress_without_target = true;
+}
+
+Region* ShmOneSided::allocate(std::size_t bytes) {
+  auto* r = new LocalRegion;
+  try {
+    // Whole pages: peers map the segment whole.
+    r->seg = ShmSegment::create(job_id_, ((bytes ? bytes : 1) + 4095) / 4096 * 4096);
+  } catch (const std::exception&) {
+    delete r;
+    errno = ENOMEM;
+    return nullptr;
+  }
+  r->base = r->seg.base();
+  r->bytes = bytes;
+  Key k{};
+  k.magic = kKeyMagic;
+  k.kind = kSegment;
+  k.offset = 0;
+  k.bytes = bytes;
+  if (r->seg.name().size() >= sizeof k.name) {
+    delete r;
+    errno = ENAMETOOLONG;
+    return nullptr;
+  }
+  std::snprintf(k.name, sizeof k.name, "%s", r->seg.name().c_str());
+  std::memcpy(r->key, &k, sizeof k);
+  r->key_bytes = sizeof k;
+  return r;
+}
+
+Region* ShmOneSided::expose(void* base, std::size_t bytes) {
+  auto* r = new LocalRegion;
+  r->base = base;
+  r->bytes = bytes;
+  Key k{};
+  k.magic = kKeyMagic;
+  k.kind = kUser;
+  k.bytes = bytes;
+  k.pid = static_cast<int32_t>(pids_[static_cast<std::size_t>(rank_)]);
+  k.addr = reinterpret_cast<uintptr_t>(base);
+  std::memcpy(r->key, &k, sizeof k);
+  r->key_bytes = sizeof k;
+  return r;
+}
+
+void ShmOneSided::release(Region* r) { delete static_cast<LocalRegion*>(r); }
+
+void ShmOneSided::seal(Region* r) {
+  if (r) static_cast<LocalRegion*>(r)->seg.unlink();
+}
+
+RemoteRegion* ShmOneSided::attach(int peer, const void* key, std::size_t key_bytes) {
+  if (peer < 0 || static_cast<std::size_t>(peer) >= pids_.size() || key_bytes != sizeof(Key)) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  Key k;
+  std::memcpy(&k, key, sizeof k);
+  if (k.magic != kKeyMagic) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  auto* r = new Remote;
+  r->peer = peer;
+  r->bytes = k.bytes;
+  if (k.kind == kSegment) {
+    if (!good_name(k.name, sizeof k.name)) {
+      delete r;
+      errno = EINVAL;
+      return nullptr;
+    }
+    try {
+      r->seg = ShmSegment::open(k.name);
+    } catch (const std::exception&) {
+      delete r;
+      errno = ENOENT;
+      return nullptr;
+    }
+    // The key may not claim more than the segment really holds.
+    if (k.offset > r->seg.size() || k.bytes > r->seg.size() - k.offset) {
+      delete r;
+      errno = EINVAL;
+      return nullptr;
+    }
+    r->direct = r->seg.base() + k.offset;
+    r->ops = kOsPut | kOsGet | kOsFetchAdd | kOsCompareSwap | kOsLoadStore;
+    return r;
+  }
+  if (k.kind == kUser) {
+    // The key must name the peer's own process, nobody else's.
+    if (k.pid != pids_[static_cast<std::size_t>(peer)]) {
+      delete r;
+      errno = EINVAL;
+      return nullptr;
+    }
+    r->pid = k.pid;
+    r->addr = k.addr;
+    if (peer == rank_) {
+      r->direct = reinterpret_cast<void*>(static_cast<uintptr_t>(k.addr));
+      r->ops = kOsPut | kOsGet | kOsFetchAdd | kOsCompareSwap | kOsLoadStore;
+    } else {
+      r->ops = cma_ ? kOsPut | kOsGet : 0u;
+    }
+    return r;
+  }
+  delete r;
+  errno = EINVAL;
+  return nullptr;
+}
+
+void ShmOneSided::detach(RemoteRegion* r) { delete static_cast<Remote*>(r); }
+
+int ShmOneSided::put(RemoteRegion& r, uint64_t offset, const void* src, std::size_t len) {
+  if (!in_range(r, offset, len)) return -1;
+  if (r.direct) {
+    std::memcpy(static_cast<char*>(r.direct) + offset, src, len);
+    return 0;
+  }
+  if (!(r.ops & kOsPut)) {
+    errno = ENOTSUP;
+    return -1;
+  }
+  auto& x = static_cast<Remote&>(r);
+  return cma_write(x.pid, x.addr + offset, src, len) ? 0 : -1;
+}
+
+int ShmOneSided::get(RemoteRegion& r, uint64_t offset, void* dst, std::size_t len) {
+  if (!in_range(r, offset, len)) return -1;
+  if (r.direct) {
+    std::memcpy(dst, static_cast<const char*>(r.direct) + offset, len);
+    return 0;
+  }
+  if (!(r.ops & kOsGet)) {
+    errno = ENOTSUP;
+    return -1;
+  }
+  auto& x = static_cast<Remote&>(r);
+  return cma_read(x.pid, dst, x.addr + offset, len) ? 0 : -1;
+}
+
+int ShmOneSided::fetch_add(RemoteRegion& r, uint64_t offset, uint64_t operand, uint64_t* result, std::size_t width) {
+  if (!atomic_ok(r, offset, width)) return -1;
+  if (width == 8) {
+    *result = word<uint64_t>(r, offset).fetch_add(operand, std::memory_order_acq_rel);
+  } else {
+    *result = word<uint32_t>(r, offset).fetch_add(static_cast<uint32_t>(operand), std::memory_order_acq_rel);
+  }
+  return 0;
+}
+
+int ShmOneSided::compare_swap(RemoteRegion& r, uint64_t offset, uint64_t compare, uint64_t swap, uint64_t* result,
+                              std::size_t width) {
+  if (!atomic_ok(r, offset, width)) return -1;
+  if (width == 8) {
+    uint64_t c = compare;
+    word<uint64_t>(r, offset).compare_exchange_strong(c, swap, std::memory_order_acq_rel);
+    *result = c;
+  } else {
+    auto c = static_cast<uint32_t>(compare);
+    word<uint32_t>(r, offset).compare_exchange_strong(c, static_cast<uint32_t>(swap), std::memory_order_acq_rel);
+    *result = c;
+  }
+  return 0;
+}
+
+int ShmOneSided::flush(int) {
+  // Copies and atomics finished when they returned; order them before
+  // whatever follows (a seq_cst read-modify-write: TSan models it).
+  fence_.fetch_add(0, std::memory_order_seq_cst);
+  return 0;
+}
+
+}  // namespace adi3::shm

@@ -1,0 +1,53 @@
+// The shm channel's one-sided part (channels/onesided.hpp).
+//
+// Two kinds of region:
+//  - allocated: a POSIX shared-memory segment of its own; its key is the
+//    segment's name, an offset and a size. A peer maps the segment, so
+//    every operation is a load, a store or a hardware atomic (kOsLoadStore).
+//  - exposed user memory: its key is the process id, the address and the
+//    size; a peer reaches it with cross-memory attach (put and get only,
+//    when the kernel permits it), never with the owner's help.
+// Copies are synchronous, so flush() is a full memory fence.
+#pragma once
+#include <sys/types.h>
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "channels/onesided.hpp"
+
+namespace adi3::shm {
+
+class ShmOneSided final : public OneSided {
+ public:
+  // pids: each rank's process id (from the inbox headers, which the channel
+  // checked); cma: whether the start-up probe found cross-memory attach
+  // usable.
+  ShmOneSided(std::string job_id, int rank, std::vector<pid_t> pids, bool cma);
+  ~ShmOneSided() = default;
+
+  const OneSidedCaps& caps() const override { return caps_; }
+  Region* allocate(std::size_t bytes) override;
+  Region* expose(void* base, std::size_t bytes) override;
+  void release(Region* r) override;
+  void seal(Region* r) override;
+  RemoteRegion* attach(int peer, const void* key, std::size_t key_bytes) override;
+  void detach(RemoteRegion* r) override;
+  int put(RemoteRegion& r, uint64_t offset, const void* src, std::size_t len) override;
+  int get(RemoteRegion& r, uint64_t offset, void* dst, std::size_t len) override;
+  int fetch_add(RemoteRegion& r, uint64_t offset, uint64_t operand, uint64_t* result, std::size_t width) override;
+  int compare_swap(RemoteRegion& r, uint64_t offset, uint64_t compare, uint64_t swap, uint64_t* result,
+                   std::size_t width) override;
+  int flush(int peer) override;
+
+ private:
+  std::string job_id_;
+  int rank_;
+  std::vector<pid_t> pids_;
+  bool cma_;
+  OneSidedCaps caps_;
+  std::atomic<int> fence_{0};
+};
+
+}  // namespace adi3::shm

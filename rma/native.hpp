@@ -1,0 +1,100 @@
+// Native windows: the part of a window the channel's one-sided interface
+// (channels/onesided.hpp) carries without the emulation.
+//
+// Every rank of a native window exposes a region holding its control block
+// (rma/native_sync.hpp: the passive-target lock word and the accumulate
+// locks) followed, for windows from allocate, by the window memory itself,
+// in shared memory; a window from create exposes the user's memory as a
+// second region (cross-memory attach on shm: put and get only). The keys
+// travel in the creation exchange; every rank attaches every other rank's
+// regions, and the window is native for passive target only when every rank
+// succeeded and none forces it to the emulation (one agreement, so all ranks
+// take the same lock path). Operations are routed one by one (rma/route.*).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "channels/onesided.hpp"
+#include "rma/check.hpp"
+#include "rma/native_sync.hpp"
+
+namespace adi3 {
+class Datatype;
+struct Request;
+}  // namespace adi3
+
+namespace adi3::rma {
+
+class WindowState;
+
+// What a rank adds to the creation exchange.
+struct NativeCard {
+  enum Flags : uint32_t {
+    kOffered = 1,        // regions exposed: the keys are valid
+    kEmulatesOps = 2,    // this rank forces some operations to the emulation (adi3_emulate_ops)
+    kPassiveForced = 4,  // this rank forces passive target to the emulation
+    kAttached = 8,       // second round: this rank attached every peer's regions
+  };
+  uint32_t flags = 0;
+  uint32_t ctl_len = 0, data_len = 0;
+  uint32_t pad = 0;
+  uint8_t ctl_key[kMaxKeyBytes] = {};
+  uint8_t data_key[kMaxKeyBytes] = {};
+};
+
+struct NativePeer {
+  RemoteRegion* ctl = nullptr;   // its control block
+  RemoteRegion* data = nullptr;  // its window memory
+  Control* control() const { return ctl ? static_cast<Control*>(ctl->direct) : nullptr; }
+  char* base() const { return data ? static_cast<char*>(data->direct) : nullptr; }
+};
+
+class NativeWin {
+ public:
+  explicit NativeWin(OneSided& o) : os(o) {}
+  ~NativeWin();
+  NativeWin(const NativeWin&) = delete;
+  NativeWin& operator=(const NativeWin&) = delete;
+
+  OneSided& os;
+  Region* mine = nullptr;  // control block (+ the memory of an allocate window)
+  Region* user = nullptr;  // exposed user memory (create)
+  Control* ctl = nullptr;
+  std::vector<NativePeer> peers;  // by comm rank
+  bool passive = false;           // every rank agreed: locks are the control blocks' words
+  bool others_emulate = false;    // some rank forces operations to the emulation
+  std::vector<int8_t> held;       // per target: native lock held (0 none, 1 shared, 2 exclusive)
+};
+
+namespace native {
+
+// Before the creation exchange. alloc: the window memory is allocated here
+// (bytes; *base receives it); else user memory base/bytes is exposed.
+// Returns false (and leaves the card empty) when the channel has no
+// one-sided part or it failed: the window is then emulated throughout.
+bool prepare(WindowState& w, bool alloc, std::size_t bytes, void* user_base, void** base, NativeCard* card);
+// After the first exchange: attaches every rank's regions; sets kAttached
+// in *second when all worked.
+void attach(WindowState& w, const std::vector<NativeCard>& cards, NativeCard* second);
+// After the second exchange: agrees on the passive path and seals the
+// regions (their names go: nothing is left behind by a crash).
+void agree(WindowState& w, const std::vector<NativeCard>& firsts, const std::vector<NativeCard>& seconds);
+
+// ---- operations (native_ops.cpp; with the window's mutex held) ----
+// Whether the peer's regions allow kind with this target type natively.
+bool can(const WindowState& w, Msg kind, int target, bool contiguous_target);
+// Runs one checked operation to completion (copies and atomics are
+// synchronous on shared memory); returns 0 or an error code.
+int run(WindowState& w, const OpArgs& a, const Checked& c);
+
+// ---- passive target (native_ops.cpp; without the mutex: they may wait) ----
+// Takes the target's lock word (waits in the device's blocking wait).
+int lock(WindowState& w, int target, bool exclusive);
+void unlock(WindowState& w, int target, bool exclusive);
+// Compare-and-swap at p (one element of type e) atomic with respect to
+// combine_atomic on the same element.
+void cas_element(Control* ctl, char* data, char* p, Builtin e, const void* swap, const void* compare, void* old);
+
+}  // namespace native
+}  // namespace adi3::rma

@@ -1,0 +1,202 @@
+// Native operations on a window in shared memory: puts and gets are copies
+// between the origin buffer and the target's memory mapped here (through a
+// bounded bounce buffer when both sides are noncontiguous: no
+// whole-message temporary), accumulates are element-wise atomics
+// (rma/atomic_acc.*), and passive-target locks are the target's lock word.
+// Everything completes before the call returns: flush has nothing to wait
+// for but a fence. Regions reached by cross-memory attach take puts and
+// gets of contiguous target data only (the router sends the rest to the
+// emulation).
+#include <algorithm>
+#include <cstring>
+
+#include "adi3/device.hpp"
+#include "rma/atomic_acc.hpp"
+#include "rma/native.hpp"
+#include "rma/window_state.hpp"
+
+namespace adi3::rma::native {
+namespace {
+
+constexpr std::size_t kBounce = 64 * 1024;
+
+// The target memory of the operation.
+struct Where {
+  NativePeer* peer;
+  const Datatype* t;  // target type (derived or predefined)
+  uint64_t count;
+  char* addr;  // mapped (nullptr for a region without loads/stores)
+};
+
+Where where(WindowState& w, const OpArgs& a, const Checked& c) {
+  NativePeer& p = w.native->peers[static_cast<std::size_t>(a.target)];
+  Where x{&p, c.derived ? a.ttype : Datatype::builtin(c.elem), c.count, nullptr};
+  if (p.data && p.data->direct) x.addr = p.base() + (p.data == p.ctl ? kControlBytes : 0) + c.disp_bytes;
+  return x;
+}
+
+// Pointer to count elements of t at buf if they are one run, else nullptr.
+char* run_of(const void* buf, std::size_t count, const Datatype* t) {
+  if (!t->is_contiguous() && count > 0) return nullptr;
+  return const_cast<char*>(static_cast<const char*>(buf)) + t->true_lb();
+}
+
+// Copies the packed stream of src into dst (same size), through a bounce
+// buffer when neither is one run.
+void stream_copy(const void* sbuf, std::size_t scount, const Datatype* st, void* dbuf, std::size_t dcount,
+                 const Datatype* dt, std::size_t bytes) {
+  char* s = run_of(sbuf, scount, st);
+  char* d = run_of(dbuf, dcount, dt);
+  if (s && d) {
+    std::memmove(d, s, bytes);
+    return;
+  }
+  if (s) {
+    Segment(dbuf, dcount, dt).unpack(0, bytes, s);
+    return;
+  }
+  if (d) {
+    Segment(const_cast<void*>(sbuf), scount, st).pack(0, bytes, d);
+    return;
+  }
+  Segment src(const_cast<void*>(sbuf), scount, st), dst(dbuf, dcount, dt);
+  std::vector<char> tmp(std::min(bytes, kBounce));
+  for (std::size_t at = 0; at < bytes; at += tmp.size()) {
+    const std::size_t n = std::min(tmp.size(), bytes - at);
+    src.pack(at, at + n, tmp.data());
+    dst.unpack(at, at + n, tmp.data());
+  }
+}
+
+// Put/get through the interface (cross-memory attach): contiguous target.
+int copy_remote(WindowState& w, const OpArgs& a, const Checked& c, bool put) {
+  NativePeer& p = w.native->peers[static_cast<std::size_t>(a.target)];
+  const Datatype* t = c.derived ? a.ttype : Datatype::builtin(c.elem);
+  const uint64_t off = c.disp_bytes + static_cast<uint64_t>(t->true_lb());
+  void* obuf = put ? const_cast<void*>(a.origin) : a.result;
+  char* o = run_of(obuf, static_cast<std::size_t>(a.ocount), a.otype);
+  auto fail = [&] {
+    return w.dev.errors().raise(ErrorClass::Other, "%s to rank %d: the one-sided %s failed: %s", a.name, a.target,
+                                put ? "put" : "get", std::strerror(errno));
+  };
+  if (o) {
+    int rc = put ? w.native->os.put(*p.data, off, o, c.bytes) : w.native->os.get(*p.data, off, o, c.bytes);
+    return rc == 0 ? 0 : fail();
+  }
+  Segment seg(obuf, static_cast<std::size_t>(a.ocount), a.otype);
+  std::vector<char> tmp(std::min(c.bytes, kBounce));
+  for (std::size_t at = 0; at < c.bytes; at += tmp.size()) {
+    const std::size_t n = std::min(tmp.size(), c.bytes - at);
+    if (put) {
+      seg.pack(at, at + n, tmp.data());
+      if (w.native->os.put(*p.data, off + at, tmp.data(), n)) return fail();
+    } else {
+      if (w.native->os.get(*p.data, off + at, tmp.data(), n)) return fail();
+      seg.unpack(at, at + n, tmp.data());
+    }
+  }
+  return w.native->os.flush(p.data->peer) == 0 ? 0 : fail();
+}
+
+// Accumulate family into mapped memory, chunk by chunk (whole elements).
+void accumulate(WindowState& w, const OpArgs& a, const Checked& c, const Where& x) {
+  const std::size_t es = Datatype::builtin(c.elem)->size();
+  const coll::OpKind op = a.op ? a.op->kind() : coll::OpKind::Replace;
+  const bool fetch = a.kind == Msg::GetAcc || a.kind == Msg::Fop;
+  AccTarget tgt{x.peer->control(), x.peer->base() + (x.peer->data == x.peer->ctl ? kControlBytes : 0),
+                w.native->held[static_cast<std::size_t>(a.target)] == 2};
+  const bool has_in = op != coll::OpKind::NoOp;
+  const std::size_t chunk = std::max(es, kBounce / es * es);
+  std::vector<uint64_t> in((std::min(c.bytes, chunk) + 7) / 8), old(fetch ? in.size() : 0);
+  Segment src, dst;
+  if (has_in)
+    src = Segment(const_cast<void*>(a.origin), a.kind == Msg::Fop ? 1 : static_cast<std::size_t>(a.ocount),
+                  a.kind == Msg::Fop ? a.ttype : a.otype);
+  if (fetch)
+    dst = Segment(a.result, a.kind == Msg::Fop ? 1 : static_cast<std::size_t>(a.rcount),
+                  a.kind == Msg::Fop ? a.ttype : a.rtype);
+  for (std::size_t at = 0; at < c.bytes; at += chunk) {
+    const std::size_t n = std::min(chunk, c.bytes - at);
+    if (has_in) src.pack(at, at + n, in.data());
+    combine_atomic(tgt, x.addr, x.count, x.t, at, n, in.data(), op, c.elem, fetch ? old.data() : nullptr);
+    if (fetch) dst.unpack(at, at + n, old.data());
+  }
+}
+
+}  // namespace
+
+bool can(const WindowState& w, Msg kind, int target, bool contiguous_target) {
+  const NativePeer& p = w.native->peers[static_cast<std::size_t>(target)];
+  if (!p.data) return false;
+  if (p.data->direct) return true;  // loads, stores, atomics: anything
+  if (kind == Msg::Put) return (p.data->ops & kOsPut) && contiguous_target;
+  if (kind == Msg::Get) return (p.data->ops & kOsGet) && contiguous_target;
+  return false;  // accumulates need the target's memory mapped
+}
+
+int run(WindowState& w, const OpArgs& a, const Checked& c) {
+  const Where x = where(w, a, c);
+  if (!x.addr) return copy_remote(w, a, c, a.kind == Msg::Put);
+  switch (a.kind) {
+    case Msg::Put:
+      stream_copy(a.origin, static_cast<std::size_t>(a.ocount), a.otype, x.addr, x.count, x.t, c.bytes);
+      return 0;
+    case Msg::Get:
+      stream_copy(x.addr, x.count, x.t, a.result, static_cast<std::size_t>(a.ocount), a.otype, c.bytes);
+      return 0;
+    case Msg::Cas: {
+      const std::size_t es = x.t->size();
+      alignas(16) char sw[64], cmp[64], old[64];
+      Segment(const_cast<void*>(a.origin), 1, a.ttype).pack(0, es, sw);
+      Segment(const_cast<void*>(a.compare), 1, a.ttype).pack(0, es, cmp);
+      char* data = x.peer->base() + (x.peer->data == x.peer->ctl ? kControlBytes : 0);
+      cas_element(x.peer->control(), data, x.addr + x.t->true_lb(), c.elem, sw, cmp, old);
+      Segment(a.result, 1, a.ttype).unpack(0, es, old);
+      return 0;
+    }
+    default:
+      accumulate(w, a, c, x);
+      return 0;
+  }
+}
+
+void cas_element(Control* ctl, char* data, char* p, Builtin e, const void* swap, const void* compare, void* old) {
+  const std::size_t es = Datatype::builtin(e)->size();
+  if ((es == 8 || es == 4) && reinterpret_cast<uintptr_t>(p) % es == 0) {
+    if (es == 8) {
+      uint64_t c, s;
+      std::memcpy(&c, compare, 8);
+      std::memcpy(&s, swap, 8);
+      std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(p))
+          .compare_exchange_strong(c, s, std::memory_order_acq_rel);
+      std::memcpy(old, &c, 8);
+    } else {
+      uint32_t c, s;
+      std::memcpy(&c, compare, 4);
+      std::memcpy(&s, swap, 4);
+      std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(p))
+          .compare_exchange_strong(c, s, std::memory_order_acq_rel);
+      std::memcpy(old, &c, 4);
+    }
+    return;
+  }
+  uint32_t& s = stripe_of(*ctl, static_cast<std::size_t>(p - data));
+  stripe_lock(s);
+  std::memcpy(old, p, es);
+  if (std::memcmp(old, compare, es) == 0) std::memcpy(p, swap, es);
+  stripe_unlock(s);
+}
+
+int lock(WindowState& w, int target, bool exclusive) {
+  Control* c = w.native->peers[static_cast<std::size_t>(target)].control();
+  const uint32_t ticket = lock_ticket(*c);
+  if (int e = w.dev.block_until([&] { return lock_held(*c, exclusive, ticket); })) return e;
+  lock_entered(*c, exclusive);
+  return 0;
+}
+
+void unlock(WindowState& w, int target, bool exclusive) {
+  lock_release(*w.native->peers[static_cast<std::size_t>(target)].control(), exclusive);
+}
+
+}  // namespace adi3::rma::native

@@ -1,0 +1,72 @@
+// The control block at the head of every rank's part of a native window
+// (in shared memory, so every rank of the window reaches it with loads,
+// stores and atomics): the passive-target lock word and the locks of
+// accumulates that hardware atomics cannot do.
+//
+// The lock is a reader-writer ticket lock: every locker takes a ticket,
+// and the tickets are served in order, readers together, so neither kind
+// starves (a stream of shared locks never keeps a writer out). Its words
+// are written by other processes: a corrupt value can only make a locker
+// wait (blocked waits still notice dead peers), never make anyone write
+// outside the block.
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "adi3/spin_lock.hpp"
+
+namespace adi3::rma {
+
+inline constexpr uint32_t kControlMagic = 0x57494e31;  // "WIN1"
+inline constexpr std::size_t kStripes = 512;
+
+struct Control {
+  uint32_t magic;
+  uint32_t pad0[15];
+  // reader-writer ticket lock (own cache line)
+  uint32_t users;    // next ticket
+  uint32_t readers;  // a reader with this ticket may enter
+  uint32_t writers;  // a writer with this ticket may enter
+  uint32_t pad1[13];
+  // accumulate locks: stripe (byte offset / 64) % kStripes
+  uint32_t stripe[kStripes];
+};
+inline constexpr std::size_t kControlBytes = 4096;
+static_assert(sizeof(Control) <= kControlBytes);
+
+inline std::atomic_ref<uint32_t> at(uint32_t& w) { return std::atomic_ref<uint32_t>(w); }
+
+// Takes a ticket; the lock is held once held(c, kind, ticket) is true.
+inline uint32_t lock_ticket(Control& c) { return at(c.users).fetch_add(1, std::memory_order_acq_rel); }
+inline bool lock_held(Control& c, bool exclusive, uint32_t ticket) {
+  return at(exclusive ? c.writers : c.readers).load(std::memory_order_acquire) == ticket;
+}
+// A reader that entered lets the next ticket (a reader) in at once.
+inline void lock_entered(Control& c, bool exclusive) {
+  if (!exclusive) at(c.readers).fetch_add(1, std::memory_order_acq_rel);
+}
+inline void lock_release(Control& c, bool exclusive) {
+  if (exclusive) at(c.readers).fetch_add(1, std::memory_order_acq_rel);
+  at(c.writers).fetch_add(1, std::memory_order_acq_rel);
+}
+
+// The accumulate lock of the element at byte offset `off` of the window.
+inline uint32_t& stripe_of(Control& c, std::size_t off) { return c.stripe[(off / 64) % kStripes]; }
+inline void stripe_lock(uint32_t& s) {
+  for (;;) {
+    uint32_t z = 0;
+    if (at(s).compare_exchange_weak(z, 1, std::memory_order_acquire)) return;
+    // The holder may be preempted (more ranks than cores): yield soon.
+    for (int i = 0; at(s).load(std::memory_order_relaxed); ++i) {
+      if (i < 64) {
+        cpu_relax();
+      } else {
+        sched_yield();
+      }
+    }
+  }
+}
+inline void stripe_unlock(uint32_t& s) { at(s).store(0, std::memory_order_release); }
+
+}  // namespace adi3::rma

@@ -1,0 +1,209 @@
+// Native windows (issue 11): which path each operation takes, and that the
+// paths mix on one window with accumulates still exact. Over thread-ranks
+// (inproc: no one-sided part, everything emulated) and as processes over
+// shm (native unless the setup forces the emulation).
+#include <algorithm>
+#include <cstring>
+
+#include "adi3/device.hpp"
+#include "rma/window_state.hpp"
+#include "tests/rma/rma_harness.hpp"
+
+namespace {
+
+using namespace rma_test;
+using adi3::LockType;
+using adi3::coll::Op;
+using adi3::coll::OpKind;
+
+class RmaNative : public core_test::CoreTest {};
+
+adi3::Comm ctl(Device& dev) { return core_test::ctl_comm(dev, 0x6500); }
+
+// Whether this device takes native paths for windows at all.
+bool native_expected(Device& dev, uint32_t type) {
+  return dev.channel().onesided() != nullptr && !dev.config().forced(type);
+}
+
+// Sums v over the ranks at rank 0 (point-to-point on the control comm).
+int64_t sum_at_root(Device& dev, int64_t v) {
+  adi3::Comm c = ctl(dev);
+  if (dev.rank() != 0) {
+    EXPECT_EQ(dev.send(&v, sizeof v, adi3::Datatype::byte(), 0, 3, c), 0);
+    return 0;
+  }
+  int64_t total = v;
+  for (int r = 1; r < dev.size(); ++r) {
+    int64_t x = 0;
+    EXPECT_EQ(dev.recv(&x, sizeof x, adi3::Datatype::byte(), r, 3, c, nullptr), 0);
+    total += x;
+  }
+  return total;
+}
+
+// Every operation kind under lock_all and under fence, on an allocate
+// window: the results are right and the path is the expected one.
+void paths(Device& dev) {
+  const int n = dev.size(), me = dev.rank();
+  void* base = nullptr;
+  Window* win = nullptr;
+  int e = Window::allocate(dev, 16 * sizeof(int64_t), sizeof(int64_t), {}, win_comm(dev), &base, &win);
+  ASSERT_EQ(e, 0) << why(dev, e);
+  auto* mem = static_cast<int64_t*>(base);
+  const auto* i64 = dt(adi3::Builtin::kInt64);
+  const Op sum(OpKind::Sum);
+  const int right = (me + 1) % n;
+  ASSERT_EQ(dev.barrier(), 0);
+  // passive target
+  ASSERT_EQ(win->lock_all(0), 0);
+  const int64_t v = 1000 + me, one = 1;
+  int64_t got = -1, old = -1, cmp = 0, swp = 7;
+  ASSERT_EQ(win->put(&v, 1, i64, right, 0, 1, i64), 0);
+  ASSERT_EQ(win->flush(right), 0);
+  ASSERT_EQ(win->get(&got, 1, i64, right, 0, 1, i64), 0);
+  ASSERT_EQ(win->flush(right), 0);
+  EXPECT_EQ(got, v);
+  ASSERT_EQ(win->accumulate(&one, 1, i64, 0, 1, 1, i64, sum), 0);
+  ASSERT_EQ(win->fetch_and_op(&one, &old, i64, 0, 2, sum), 0);
+  ASSERT_EQ(win->compare_and_swap(&swp, &cmp, &old, i64, right, 3), 0);
+  ASSERT_EQ(win->unlock_all(), 0);
+  ASSERT_EQ(dev.barrier(), 0);
+  EXPECT_EQ(mem[0], 1000 + (me + n - 1) % n);
+  EXPECT_EQ(mem[3], 7);
+  if (me == 0) {
+    EXPECT_EQ(mem[1], n);
+    EXPECT_EQ(mem[2], n);
+  }
+  // active target
+  ASSERT_EQ(win->fence(0), 0);
+  ASSERT_EQ(win->put(&v, 1, i64, right, 4, 1, i64), 0);
+  ASSERT_EQ(win->accumulate(&one, 1, i64, 0, 5, 1, i64, sum), 0);
+  ASSERT_EQ(win->fence(0), 0);
+  EXPECT_EQ(mem[4], 1000 + (me + n - 1) % n);
+  if (me == 0) {
+    EXPECT_EQ(mem[5], n);
+  }
+  ASSERT_EQ(win->fence(adi3::kModeNoSucceed), 0);
+  adi3::rma::WindowState& st = win->state();
+  const bool native = native_expected(dev, adi3::kPassiveRma) && native_expected(dev, adi3::kActiveRma);
+  EXPECT_EQ(st.native_usable, dev.channel().onesided() != nullptr && !dev.config().force_emulation);
+  if (native) {
+    EXPECT_EQ(st.emulated_ops, 0u);
+    EXPECT_EQ(st.native_ops, 7u);
+    // No agent thread is needed for passive target to progress.
+    EXPECT_TRUE(win->passive_progress());
+    EXPECT_EQ(win->info().passive_progress, 1);
+  } else if (!dev.channel().onesided() || dev.config().force_emulation) {
+    EXPECT_EQ(st.native_ops, 0u);
+    EXPECT_EQ(st.emulated_ops, 7u);
+  }
+  ASSERT_EQ(Window::free(&win), 0);
+}
+
+TEST_P(RmaNative, PathsNp2) { run(2, paths); }
+TEST_P(RmaNative, PathsNp3) { run(3, paths); }
+
+// Some ranks force their accumulates to the emulation (adi3_emulate_ops)
+// while the others accumulate natively into the same elements: sums of
+// int64 (hardware fetch-add), double (compare-and-swap loop) and int16
+// (the stripe lock) stay exact, and fetch_and_op sees every value once.
+void mixed(Device& dev) {
+  const int n = dev.size(), me = dev.rank();
+  constexpr int kIters = 200;
+  adi3::WinInfo info;
+  if (me % 2 == 0) {
+    ASSERT_TRUE(info.set("adi3_emulate_ops", "accumulate,get_accumulate"));
+  }
+  void* base = nullptr;
+  Window* win = nullptr;
+  int e = Window::allocate(dev, 64, 1, info, win_comm(dev), &base, &win);
+  ASSERT_EQ(e, 0) << why(dev, e);
+  auto* mem = static_cast<char*>(base);
+  const auto* i64 = dt(adi3::Builtin::kInt64);
+  const auto* f64 = dt(adi3::Builtin::kDouble);
+  const auto* i16 = dt(adi3::Builtin::kInt16);
+  const Op sum(OpKind::Sum);
+  ASSERT_EQ(dev.barrier(), 0);
+  const int64_t one = 1;
+  const double half = 0.5;
+  const int16_t two = 2;
+  std::vector<int64_t> seen(kIters);
+  ASSERT_EQ(win->lock_all(0), 0);
+  for (int i = 0; i < kIters; ++i) {
+    ASSERT_EQ(win->accumulate(&one, 1, i64, 0, 0, 1, i64, sum), 0);
+    ASSERT_EQ(win->accumulate(&half, 1, f64, 0, 8, 1, f64, sum), 0);
+    ASSERT_EQ(win->accumulate(&two, 1, i16, 0, 18, 1, i16, sum), 0);
+    int64_t prev = 0;
+    ASSERT_EQ(win->get_accumulate(&one, 1, i64, &prev, 1, i64, 0, 24, 1, i64, sum), 0);
+    ASSERT_EQ(win->fetch_and_op(&one, &seen[static_cast<std::size_t>(i)], i64, 0, 32, sum), 0);
+    if (i % 50 == 49) {
+      ASSERT_EQ(win->flush(0), 0);
+    }
+  }
+  ASSERT_EQ(win->unlock_all(), 0);
+  adi3::rma::WindowState& st = win->state();
+  if (native_expected(dev, adi3::kPassiveRma)) {
+    EXPECT_GT(st.native_ops, 0u);  // fetch_and_op at least
+    if (me % 2 == 0) {
+      EXPECT_GT(st.emulated_ops, 0u);
+    }
+  }
+  ASSERT_EQ(dev.barrier(), 0);
+  if (me == 0) {
+    int64_t a, g, f;
+    double d;
+    int16_t s;
+    std::memcpy(&a, mem, 8);
+    std::memcpy(&d, mem + 8, 8);
+    std::memcpy(&s, mem + 18, 2);
+    std::memcpy(&g, mem + 24, 8);
+    std::memcpy(&f, mem + 32, 8);
+    EXPECT_EQ(a, n * kIters);
+    EXPECT_EQ(d, 0.5 * n * kIters);
+    EXPECT_EQ(s, 2 * n * kIters);
+    EXPECT_EQ(g, n * kIters);
+    EXPECT_EQ(f, n * kIters);
+  }
+  // Every fetched value is distinct: sum of them is 0 + 1 + ... + nk - 1.
+  int64_t mine = 0;
+  for (int64_t x : seen) mine += x;
+  const int64_t total = sum_at_root(dev, mine);
+  if (me == 0) {
+    const int64_t k = int64_t{n} * kIters;
+    EXPECT_EQ(total, k * (k - 1) / 2);
+  }
+  ASSERT_EQ(Window::free(&win), 0);
+}
+
+TEST_P(RmaNative, MixedPathsExactNp2) { run(2, mixed); }
+TEST_P(RmaNative, MixedPathsExactNp3) { run(3, mixed); }
+
+// Exclusive locks exclude across the lock word: each rank increments a
+// plain (non-atomic) counter with get + put under an exclusive lock.
+void exclusive(Device& dev) {
+  constexpr int kIters = 100;
+  IntWin w(dev, 4);
+  ASSERT_EQ(dev.barrier(), 0);
+  if (dev.rank() == 0) w.mem[0] = 0;
+  ASSERT_EQ(dev.barrier(), 0);
+  for (int i = 0; i < kIters; ++i) {
+    ASSERT_EQ(w.win->lock(LockType::Exclusive, 0, 0), 0);
+    int x = 0;
+    ASSERT_EQ(w.win->get(&x, 1, int_t(), 0, 0, 1, int_t()), 0);
+    ASSERT_EQ(w.win->flush(0), 0);
+    ++x;
+    ASSERT_EQ(w.win->put(&x, 1, int_t(), 0, 0, 1, int_t()), 0);
+    ASSERT_EQ(w.win->unlock(0), 0);
+  }
+  ASSERT_EQ(dev.barrier(), 0);
+  if (dev.rank() == 0) {
+    EXPECT_EQ(w.mem[0], dev.size() * kIters);
+  }
+  ASSERT_EQ(dev.barrier(), 0);
+}
+
+TEST_P(RmaNative, ExclusiveGetPutNp3) { run(3, exclusive); }
+
+INSTANTIATE_TEST_SUITE_P(Rma, RmaNative, ::testing::ValuesIn(core_test::setups()), core_test::SetupName());
+
+}  // namespace
