@@ -169,6 +169,7 @@ class ProcessChannel final : public Channel {
   int put(int peer, uint64_t remote, const void* local, std::size_t len) override {
     return inner_->put(peer, remote, local, len);
   }
+  OneSided* onesided() override { return inner_->onesided(); }
 
   ProcessBootstrap& bootstrap() { return *boot_; }
 

@@ -125,6 +125,41 @@ ADI3_MPI_API(int, Win_allocate,
   return MPI_SUCCESS;
 }
 
+ADI3_MPI_API(int, Win_allocate_shared,
+             (MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr, MPI_Win* win)) {
+  ADI3_MPI_ENTER();
+  CommObj* c = nullptr;
+  if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
+  WinInfo hints;
+  if (int e = creation_args(*rt, *c, info, win, "MPI_Win_allocate_shared", &hints)) return comm_error(c, e, __func__);
+  if (size < 0) return comm_error(c, raise(ErrorClass::Size, "invalid window size %td: must be >= 0", size), __func__);
+  if (disp_unit <= 0) {
+    return comm_error(c, raise(ErrorClass::Disp, "invalid disp_unit %d: must be positive", disp_unit), __func__);
+  }
+  if (!baseptr) return comm_error(c, raise(ErrorClass::Arg, "baseptr is null"), __func__);
+  Window* wp = nullptr;
+  void* base = nullptr;
+  if (int e = Window::allocate_shared(rt->dev(), size, disp_unit, hints, c->coll, &base, &wp)) {
+    return comm_error(c, e, __func__);
+  }
+  if (int e = add_win(*rt, *c, wp, win)) return comm_error(c, e, __func__);
+  *static_cast<void**>(baseptr) = base;
+  return MPI_SUCCESS;
+}
+
+ADI3_MPI_API(int, Win_shared_query, (MPI_Win win, int rank, MPI_Aint* size, int* disp_unit, void* baseptr)) {
+  ADI3_WIN_ENTER(win);
+  if (!baseptr) return win_error(w, raise(ErrorClass::Arg, "baseptr is null"), __func__);
+  std::ptrdiff_t sz = 0;
+  void* base = nullptr;
+  if (int e = w->win->shared_query(rank == MPI_PROC_NULL ? kProcNull : rank, &sz, disp_unit, &base)) {
+    return win_error(w, e, __func__);
+  }
+  if (size) *size = sz;
+  *static_cast<void**>(baseptr) = base;
+  return MPI_SUCCESS;
+}
+
 ADI3_MPI_API(int, Win_create_dynamic, (MPI_Info info, MPI_Comm comm, MPI_Win* win)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;

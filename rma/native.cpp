@@ -8,11 +8,18 @@
 
 namespace adi3::rma {
 
-NativeWin::~NativeWin() {
-  for (NativePeer& p : peers) {
-    if (p.data && p.data != p.ctl) os.detach(p.data);
-    if (p.ctl) os.detach(p.ctl);
+namespace {
+void detach_all(NativeWin& nw) {
+  for (NativePeer& p : nw.peers) {
+    if (p.mem_r && p.owns_mem_r) nw.os.detach(p.mem_r);
+    if (p.ctl_r) nw.os.detach(p.ctl_r);
+    p = NativePeer{};
   }
+}
+}  // namespace
+
+NativeWin::~NativeWin() {
+  detach_all(*this);
   if (user) os.release(user);
   if (mine) os.release(mine);
 }
@@ -25,9 +32,19 @@ void put_key(const Region* r, uint8_t* key, uint32_t* len) {
   *len = static_cast<uint32_t>(r->key_bytes);
 }
 
+// The control block at p, if it is one (its magic is set by its owner
+// before the key leaves).
+Control* control_at(char* p) {
+  auto* c = reinterpret_cast<Control*>(p);
+  return std::atomic_ref<uint32_t>(c->magic).load(std::memory_order_acquire) == kControlMagic ? c : nullptr;
+}
+
+std::size_t round_page(std::size_t n) { return (n + 4095) / 4096 * 4096; }
+
 }  // namespace
 
-bool prepare(WindowState& w, bool alloc, std::size_t bytes, void* user_base, void** base, NativeCard* card) {
+bool prepare(WindowState& w, bool alloc, std::size_t bytes, void* user_base, void** base, NativeCard* card,
+             const std::vector<int64_t>* shared_sizes) {
   *card = NativeCard{};
   if (w.dev.config().force_emulation) return false;
   // One channel serves every rank today; with a channel per peer, a window
@@ -37,69 +54,123 @@ bool prepare(WindowState& w, bool alloc, std::size_t bytes, void* user_base, voi
   for (int r = 0; r < w.comm.size; ++r) {
     if (w.dev.channel_of(w.comm.to_peer(r)).onesided() != os) return false;
   }
+  if (bytes > SIZE_MAX / 4) return false;
   auto nw = std::make_unique<NativeWin>(*os);
-  // Control block first, then (allocate) the memory, page aligned.
-  const std::size_t head = kControlBytes;
-  if (bytes > SIZE_MAX / 2) return false;
-  nw->mine = os->allocate(alloc ? head + bytes : head);
-  if (!nw->mine) return false;
-  nw->ctl = static_cast<Control*>(nw->mine->base);
-  nw->ctl->magic = kControlMagic;
-  if (alloc) {
-    *base = static_cast<char*>(nw->mine->base) + head;
-  } else if (user_base || bytes == 0) {
-    nw->user = os->expose(user_base, bytes);
-    if (!nw->user) return false;
+  const auto n = static_cast<std::size_t>(w.comm.size);
+  const bool contig = shared_sizes && !w.info.alloc_shared_noncontig;
+  if (contig) {
+    card->flags = NativeCard::kSharedContig;
+    if (w.comm.rank == 0) {
+      // Every rank's control block, then every rank's part, back to back.
+      std::size_t total = n * kControlBytes;
+      for (int64_t s : *shared_sizes) {
+        if (s < 0 || static_cast<uint64_t>(s) > SIZE_MAX / 4 - total) return false;
+        total += static_cast<std::size_t>(s);
+      }
+      nw->mine = os->allocate(total);
+      if (!nw->mine) return false;
+      for (std::size_t r = 0; r < n; ++r) {
+        reinterpret_cast<Control*>(static_cast<char*>(nw->mine->base) + r * kControlBytes)->magic = kControlMagic;
+      }
+      put_key(nw->mine, card->ctl_key, &card->ctl_len);
+    }
+  } else {
+    // Control block first, then (allocate) the memory, page aligned.
+    nw->mine = os->allocate(alloc ? kControlBytes + round_page(bytes) : kControlBytes);
+    if (!nw->mine) return false;
+    nw->ctl = static_cast<Control*>(nw->mine->base);
+    nw->ctl->magic = kControlMagic;
+    if (alloc) {
+      *base = static_cast<char*>(nw->mine->base) + kControlBytes;
+    } else {
+      nw->user = os->expose(user_base, bytes);
+      if (!nw->user) return false;
+      put_key(nw->user, card->data_key, &card->data_len);
+    }
+    put_key(nw->mine, card->ctl_key, &card->ctl_len);
   }
-  card->flags = NativeCard::kOffered;
+  card->flags |= NativeCard::kOffered;
   if (w.info.emulate_ops) card->flags |= NativeCard::kEmulatesOps;
   if (w.dev.config().forced(kPassiveRma) || !w.dev.native(kPassiveRma)) card->flags |= NativeCard::kPassiveForced;
-  put_key(nw->mine, card->ctl_key, &card->ctl_len);
-  if (nw->user) {
-    put_key(nw->user, card->data_key, &card->data_len);
-  } else {
-    card->data_len = 0;  // the memory follows the control block in the same region
-  }
-  nw->peers.resize(static_cast<std::size_t>(w.comm.size));
-  nw->held.assign(static_cast<std::size_t>(w.comm.size), 0);
+  nw->peers.resize(n);
+  nw->held.assign(n, 0);
   w.native = std::move(nw);
   return true;
 }
+
+namespace {
+
+// allocate_shared, contiguous: one region of rank 0 holds everything.
+bool attach_contig(WindowState& w, const std::vector<NativeCard>& cards) {
+  NativeWin& nw = *w.native;
+  const NativeCard& c0 = cards[0];
+  if (!(c0.flags & NativeCard::kSharedContig) || c0.ctl_len > kMaxKeyBytes) return false;
+  RemoteRegion* r = nw.os.attach(w.comm.to_peer(0), c0.ctl_key, c0.ctl_len);
+  if (!r) return false;
+  const auto n = static_cast<std::size_t>(w.comm.size);
+  nw.peers[0].ctl_r = r;  // detached once, through rank 0's entry
+  // The parts follow the control blocks; the region must hold them all.
+  std::size_t at = n * kControlBytes;
+  if (!r->direct || r->bytes < at) return false;
+  for (std::size_t i = 0; i < n; ++i) {
+    NativePeer& p = nw.peers[i];
+    const auto size = static_cast<std::size_t>(w.peers[i].size);
+    if (size > r->bytes - at) return false;
+    p.ctl = control_at(static_cast<char*>(r->direct) + i * kControlBytes);
+    if (!p.ctl) return false;
+    p.mem_r = r;
+    p.mem_off = at;
+    p.mem = static_cast<char*>(r->direct) + at;
+    at += size;
+  }
+  return true;
+}
+
+bool attach_one(WindowState& w, int rank, const NativeCard& c) {
+  NativeWin& nw = *w.native;
+  NativePeer& p = nw.peers[static_cast<std::size_t>(rank)];
+  if (!(c.flags & NativeCard::kOffered) || (c.flags & NativeCard::kSharedContig) || c.ctl_len > kMaxKeyBytes ||
+      c.data_len > kMaxKeyBytes) {
+    return false;
+  }
+  const int peer = w.comm.to_peer(rank);
+  p.ctl_r = nw.os.attach(peer, c.ctl_key, c.ctl_len);
+  // The control block must be there, whole, and one (a key pointing at
+  // anything else is refused).
+  if (!p.ctl_r || !p.ctl_r->direct || p.ctl_r->bytes < kControlBytes) return false;
+  p.ctl = control_at(static_cast<char*>(p.ctl_r->direct));
+  if (!p.ctl) return false;
+  const auto size = static_cast<std::size_t>(w.peers[static_cast<std::size_t>(rank)].size);
+  if (c.data_len) {
+    p.mem_r = nw.os.attach(peer, c.data_key, c.data_len);
+    if (!p.mem_r || p.mem_r->bytes < size) return false;
+    p.owns_mem_r = true;
+    p.mem = static_cast<char*>(p.mem_r->direct);
+  } else {
+    // Memory after the control block: the region's size must cover it.
+    if (p.ctl_r->bytes - kControlBytes < size) return false;
+    p.mem_r = p.ctl_r;
+    p.mem_off = kControlBytes;
+    p.mem = static_cast<char*>(p.ctl_r->direct) + kControlBytes;
+  }
+  return true;
+}
+
+}  // namespace
 
 void attach(WindowState& w, const std::vector<NativeCard>& cards, NativeCard* second) {
   *second = NativeCard{};
   if (!w.native) return;
   NativeWin& nw = *w.native;
   bool all = true;
-  for (int r = 0; r < w.comm.size && all; ++r) {
-    const NativeCard& c = cards[static_cast<std::size_t>(r)];
-    const PeerWin& pw = w.peers[static_cast<std::size_t>(r)];
-    NativePeer& p = nw.peers[static_cast<std::size_t>(r)];
-    if (!(c.flags & NativeCard::kOffered) || c.ctl_len > kMaxKeyBytes || c.data_len > kMaxKeyBytes) {
-      all = false;
-      break;
+  if (cards[static_cast<std::size_t>(w.comm.rank)].flags & NativeCard::kSharedContig) {
+    all = attach_contig(w, cards);
+    if (all) {
+      nw.ctl = nw.peers[static_cast<std::size_t>(w.comm.rank)].ctl;
+      w.base = nw.peers[static_cast<std::size_t>(w.comm.rank)].mem;
     }
-    const int peer = w.comm.to_peer(r);
-    p.ctl = nw.os.attach(peer, c.ctl_key, c.ctl_len);
-    // The control block must be there, whole and ours (a key pointing at
-    // anything else is refused).
-    if (!p.ctl || !p.ctl->direct || p.ctl->bytes < kControlBytes ||
-        std::atomic_ref<uint32_t>(p.control()->magic).load(std::memory_order_acquire) != kControlMagic) {
-      all = false;
-      break;
-    }
-    const auto size = static_cast<std::size_t>(pw.size);
-    if (c.data_len) {
-      p.data = nw.os.attach(peer, c.data_key, c.data_len);
-      if (!p.data || p.data->bytes < size) all = false;
-    } else {
-      // Memory after the control block: the key's size must cover it.
-      if (p.ctl->bytes - kControlBytes < size) {
-        all = false;
-      } else {
-        p.data = p.ctl;
-      }
-    }
+  } else {
+    for (int r = 0; r < w.comm.size && all; ++r) all = attach_one(w, r, cards[static_cast<std::size_t>(r)]);
   }
   if (all) second->flags = NativeCard::kAttached;
 }
@@ -114,16 +185,12 @@ void agree(WindowState& w, const std::vector<NativeCard>& firsts, const std::vec
     if (f.flags & NativeCard::kPassiveForced) passive = false;
     if (f.flags & NativeCard::kEmulatesOps) nw.others_emulate = true;
   }
-  nw.os.seal(nw.mine);
+  if (nw.mine) nw.os.seal(nw.mine);
   if (nw.user) nw.os.seal(nw.user);
   if (!all) {
     // Someone could not reach everyone: the window is emulated throughout
     // (the memory of an allocate window stays where it is).
-    for (NativePeer& p : nw.peers) {
-      if (p.data && p.data != p.ctl) nw.os.detach(p.data);
-      if (p.ctl) nw.os.detach(p.ctl);
-      p = NativePeer{};
-    }
+    detach_all(nw);
     nw.passive = false;
     w.native_usable = false;
     return;

@@ -35,6 +35,7 @@ struct NativeCard {
     kEmulatesOps = 2,    // this rank forces some operations to the emulation (adi3_emulate_ops)
     kPassiveForced = 4,  // this rank forces passive target to the emulation
     kAttached = 8,       // second round: this rank attached every peer's regions
+    kSharedContig = 16,  // allocate_shared: rank 0's one region holds every rank's part
   };
   uint32_t flags = 0;
   uint32_t ctl_len = 0, data_len = 0;
@@ -44,10 +45,12 @@ struct NativeCard {
 };
 
 struct NativePeer {
-  RemoteRegion* ctl = nullptr;   // its control block
-  RemoteRegion* data = nullptr;  // its window memory
-  Control* control() const { return ctl ? static_cast<Control*>(ctl->direct) : nullptr; }
-  char* base() const { return data ? static_cast<char*>(data->direct) : nullptr; }
+  RemoteRegion* ctl_r = nullptr;  // the region of its control block (detached here)
+  RemoteRegion* mem_r = nullptr;  // the region of its window memory (detached here unless it is ctl_r or shared)
+  uint64_t mem_off = 0;           // offset of its window memory in mem_r
+  bool owns_mem_r = false;
+  Control* ctl = nullptr;  // its control block, mapped
+  char* mem = nullptr;     // its window memory, mapped (nullptr: not load/store reachable)
 };
 
 class NativeWin {
@@ -73,7 +76,11 @@ namespace native {
 // (bytes; *base receives it); else user memory base/bytes is exposed.
 // Returns false (and leaves the card empty) when the channel has no
 // one-sided part or it failed: the window is then emulated throughout.
-bool prepare(WindowState& w, bool alloc, std::size_t bytes, void* user_base, void** base, NativeCard* card);
+// shared_sizes (allocate_shared): every rank's size; without
+// alloc_shared_noncontig rank 0 allocates one region for all of them (the
+// control blocks, then the parts one after the other, contiguous).
+bool prepare(WindowState& w, bool alloc, std::size_t bytes, void* user_base, void** base, NativeCard* card,
+             const std::vector<int64_t>* shared_sizes = nullptr);
 // After the first exchange: attaches every rank's regions; sets kAttached
 // in *second when all worked.
 void attach(WindowState& w, const std::vector<NativeCard>& cards, NativeCard* second);

@@ -31,7 +31,7 @@ struct Where {
 Where where(WindowState& w, const OpArgs& a, const Checked& c) {
   NativePeer& p = w.native->peers[static_cast<std::size_t>(a.target)];
   Where x{&p, c.derived ? a.ttype : Datatype::builtin(c.elem), c.count, nullptr};
-  if (p.data && p.data->direct) x.addr = p.base() + (p.data == p.ctl ? kControlBytes : 0) + c.disp_bytes;
+  if (p.mem) x.addr = p.mem + c.disp_bytes;
   return x;
 }
 
@@ -72,7 +72,7 @@ void stream_copy(const void* sbuf, std::size_t scount, const Datatype* st, void*
 int copy_remote(WindowState& w, const OpArgs& a, const Checked& c, bool put) {
   NativePeer& p = w.native->peers[static_cast<std::size_t>(a.target)];
   const Datatype* t = c.derived ? a.ttype : Datatype::builtin(c.elem);
-  const uint64_t off = c.disp_bytes + static_cast<uint64_t>(t->true_lb());
+  const uint64_t off = p.mem_off + c.disp_bytes + static_cast<uint64_t>(t->true_lb());
   void* obuf = put ? const_cast<void*>(a.origin) : a.result;
   char* o = run_of(obuf, static_cast<std::size_t>(a.ocount), a.otype);
   auto fail = [&] {
@@ -80,7 +80,7 @@ int copy_remote(WindowState& w, const OpArgs& a, const Checked& c, bool put) {
                                 put ? "put" : "get", std::strerror(errno));
   };
   if (o) {
-    int rc = put ? w.native->os.put(*p.data, off, o, c.bytes) : w.native->os.get(*p.data, off, o, c.bytes);
+    int rc = put ? w.native->os.put(*p.mem_r, off, o, c.bytes) : w.native->os.get(*p.mem_r, off, o, c.bytes);
     return rc == 0 ? 0 : fail();
   }
   Segment seg(obuf, static_cast<std::size_t>(a.ocount), a.otype);
@@ -89,13 +89,13 @@ int copy_remote(WindowState& w, const OpArgs& a, const Checked& c, bool put) {
     const std::size_t n = std::min(tmp.size(), c.bytes - at);
     if (put) {
       seg.pack(at, at + n, tmp.data());
-      if (w.native->os.put(*p.data, off + at, tmp.data(), n)) return fail();
+      if (w.native->os.put(*p.mem_r, off + at, tmp.data(), n)) return fail();
     } else {
-      if (w.native->os.get(*p.data, off + at, tmp.data(), n)) return fail();
+      if (w.native->os.get(*p.mem_r, off + at, tmp.data(), n)) return fail();
       seg.unpack(at, at + n, tmp.data());
     }
   }
-  return w.native->os.flush(p.data->peer) == 0 ? 0 : fail();
+  return w.native->os.flush(p.mem_r->peer) == 0 ? 0 : fail();
 }
 
 // Accumulate family into mapped memory, chunk by chunk (whole elements).
@@ -103,8 +103,7 @@ void accumulate(WindowState& w, const OpArgs& a, const Checked& c, const Where& 
   const std::size_t es = Datatype::builtin(c.elem)->size();
   const coll::OpKind op = a.op ? a.op->kind() : coll::OpKind::Replace;
   const bool fetch = a.kind == Msg::GetAcc || a.kind == Msg::Fop;
-  AccTarget tgt{x.peer->control(), x.peer->base() + (x.peer->data == x.peer->ctl ? kControlBytes : 0),
-                w.native->held[static_cast<std::size_t>(a.target)] == 2};
+  AccTarget tgt{x.peer->ctl, x.peer->mem, w.native->held[static_cast<std::size_t>(a.target)] == 2};
   const bool has_in = op != coll::OpKind::NoOp;
   const std::size_t chunk = std::max(es, kBounce / es * es);
   std::vector<uint64_t> in((std::min(c.bytes, chunk) + 7) / 8), old(fetch ? in.size() : 0);
@@ -127,10 +126,10 @@ void accumulate(WindowState& w, const OpArgs& a, const Checked& c, const Where& 
 
 bool can(const WindowState& w, Msg kind, int target, bool contiguous_target) {
   const NativePeer& p = w.native->peers[static_cast<std::size_t>(target)];
-  if (!p.data) return false;
-  if (p.data->direct) return true;  // loads, stores, atomics: anything
-  if (kind == Msg::Put) return (p.data->ops & kOsPut) && contiguous_target;
-  if (kind == Msg::Get) return (p.data->ops & kOsGet) && contiguous_target;
+  if (p.mem) return true;  // loads, stores, atomics: anything
+  if (!p.mem_r) return false;
+  if (kind == Msg::Put) return (p.mem_r->ops & kOsPut) && contiguous_target;
+  if (kind == Msg::Get) return (p.mem_r->ops & kOsGet) && contiguous_target;
   return false;  // accumulates need the target's memory mapped
 }
 
@@ -149,8 +148,7 @@ int run(WindowState& w, const OpArgs& a, const Checked& c) {
       alignas(16) char sw[64], cmp[64], old[64];
       Segment(const_cast<void*>(a.origin), 1, a.ttype).pack(0, es, sw);
       Segment(const_cast<void*>(a.compare), 1, a.ttype).pack(0, es, cmp);
-      char* data = x.peer->base() + (x.peer->data == x.peer->ctl ? kControlBytes : 0);
-      cas_element(x.peer->control(), data, x.addr + x.t->true_lb(), c.elem, sw, cmp, old);
+      cas_element(x.peer->ctl, x.peer->mem, x.addr + x.t->true_lb(), c.elem, sw, cmp, old);
       Segment(a.result, 1, a.ttype).unpack(0, es, old);
       return 0;
     }
@@ -188,7 +186,7 @@ void cas_element(Control* ctl, char* data, char* p, Builtin e, const void* swap,
 }
 
 int lock(WindowState& w, int target, bool exclusive) {
-  Control* c = w.native->peers[static_cast<std::size_t>(target)].control();
+  Control* c = w.native->peers[static_cast<std::size_t>(target)].ctl;
   const uint32_t ticket = lock_ticket(*c);
   if (int e = w.dev.block_until([&] { return lock_held(*c, exclusive, ticket); })) return e;
   lock_entered(*c, exclusive);
@@ -196,7 +194,7 @@ int lock(WindowState& w, int target, bool exclusive) {
 }
 
 void unlock(WindowState& w, int target, bool exclusive) {
-  lock_release(*w.native->peers[static_cast<std::size_t>(target)].control(), exclusive);
+  lock_release(*w.native->peers[static_cast<std::size_t>(target)].ctl, exclusive);
 }
 
 }  // namespace adi3::rma::native

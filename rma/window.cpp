@@ -65,15 +65,28 @@ int make_window(Device& dev, void* base, std::ptrdiff_t size, int disp_unit, con
   st->disp_unit = disp_unit;
   st->owned = owned;
   Card mine{};
-  // Native memory first: an allocate window's memory may come from it.
-  if (flavor != WinFlavor::Dynamic) {
-    void* nb = nullptr;
-    if (rma::native::prepare(*st, alloc_base != nullptr, static_cast<std::size_t>(size), base, &nb, &mine.native) &&
-        alloc_base) {
-      st->base = base = nb;
+  // allocate_shared: every rank's size first (rank 0 may lay them out).
+  std::vector<int64_t> sizes;
+  if (flavor == WinFlavor::Shared) {
+    sizes.resize(static_cast<std::size_t>(comm.size));
+    const int64_t s = size;
+    if (int e = coll::allgather(dev, &s, sizeof s, Datatype::byte(), sizes.data(), sizeof s, Datatype::byte(), comm)) {
+      return e;
     }
   }
-  if (alloc_base && !base) {
+  // Native memory first: an allocate window's memory may come from it.
+  bool prepared = false;
+  if (flavor != WinFlavor::Dynamic) {
+    void* nb = nullptr;
+    prepared = rma::native::prepare(*st, alloc_base != nullptr, static_cast<std::size_t>(size), base, &nb, &mine.native,
+                                    flavor == WinFlavor::Shared ? &sizes : nullptr);
+    if (prepared && alloc_base) st->base = base = nb;
+  }
+  if (flavor == WinFlavor::Shared) {
+    base = nullptr;  // known after the attach (contiguous: inside rank 0's region)
+    if (!prepared) st->native.reset();
+  }
+  if (alloc_base && !base && flavor != WinFlavor::Shared) {
     const std::size_t bytes = (static_cast<std::size_t>(size) + 63) / 64 * 64;
     base = std::aligned_alloc(64, bytes ? bytes : 64);
     if (!base) return dev.errors().raise(ErrorClass::NoMem, "Win_allocate: cannot allocate %td bytes", size);
@@ -123,6 +136,14 @@ int make_window(Device& dev, void* base, std::ptrdiff_t size, int disp_unit, con
     return e;
   }
   rma::native::agree(*st, firsts, seconds);
+  if (flavor == WinFlavor::Shared && !st->native_usable) {
+    hub.remove(*st);
+    return dev.errors().raise(ErrorClass::RmaShared,
+                              "Win_allocate_shared on rank %d: the ranks of the communicator cannot share memory "
+                              "(the channel has no shared-memory one-sided part, emulation is forced, or a rank "
+                              "could not map another's memory)",
+                              comm.rank);
+  }
   // Passive target needs someone to serve lock requests while the target
   // computes: the agent (type 2 over type 1), unless the path is native.
   if (!info.no_locks) {
@@ -170,6 +191,50 @@ int Window::allocate(Device& dev, std::ptrdiff_t size, int disp_unit, const WinI
   if (int e = make_window(dev, nullptr, size, disp_unit, info, comm, WinFlavor::Allocate, nullptr, &st, &mem)) return e;
   *base = mem;
   *out = new Window(std::move(st));
+  return 0;
+}
+
+int Window::allocate_shared(Device& dev, std::ptrdiff_t size, int disp_unit, const WinInfo& info, const Comm& comm,
+                            void** base, Window** out) {
+  if (int e = check_create(dev, size, disp_unit, comm, "Win_allocate_shared")) return e;
+  if (!out || !base) return dev.errors().raise(ErrorClass::Arg, "Win_allocate_shared: a result argument is null");
+  std::shared_ptr<rma::WindowState> st;
+  void* mem = nullptr;
+  if (int e = make_window(dev, nullptr, size, disp_unit, info, comm, WinFlavor::Shared, nullptr, &st, &mem)) return e;
+  *base = mem;
+  *out = new Window(std::move(st));
+  return 0;
+}
+
+int Window::shared_query(int rank, std::ptrdiff_t* size, int* disp_unit, void** base) const {
+  rma::WindowState& w = *st_;
+  if (!size || !disp_unit || !base) {
+    return w.dev.errors().raise(ErrorClass::Arg, "Win_shared_query: a result argument is null");
+  }
+  if (rank != kProcNull && (rank < 0 || rank >= w.comm.size)) {
+    return w.dev.errors().raise(ErrorClass::Rank, "Win_shared_query on rank %d: rank %d is not a rank of the window",
+                                w.comm.rank, rank);
+  }
+  std::lock_guard<std::mutex> g(w.mu);
+  if (rank == kProcNull) {
+    rank = 0;
+    for (int r = 0; r < w.comm.size; ++r) {
+      if (w.peers[static_cast<std::size_t>(r)].size > 0) {
+        rank = r;
+        break;
+      }
+    }
+  }
+  const rma::PeerWin& p = w.peers[static_cast<std::size_t>(rank)];
+  *disp_unit = p.disp_unit;
+  char* mem = nullptr;
+  if (rank == w.comm.rank) {
+    mem = static_cast<char*>(w.base);
+  } else if (w.native_usable) {
+    mem = w.native->peers[static_cast<std::size_t>(rank)].mem;
+  }
+  *size = mem || rank == w.comm.rank ? static_cast<std::ptrdiff_t>(p.size) : 0;
+  *base = mem;
   return 0;
 }
 

@@ -107,6 +107,16 @@ class Window {
   // returns them in *base; they are freed by free().
   static int allocate(Device& dev, std::ptrdiff_t size, int disp_unit, const WinInfo& info, const Comm& comm,
                       void** base, Window** out);
+  // MPI_Win_allocate_shared: like allocate, in memory every rank of comm
+  // can load and store (RmaShared when the channel cannot share memory
+  // among them). Contiguous across ranks unless info.alloc_shared_noncontig.
+  static int allocate_shared(Device& dev, std::ptrdiff_t size, int disp_unit, const WinInfo& info, const Comm& comm,
+                             void** base, Window** out);
+  // MPI_Win_shared_query: rank's part as mapped here (rank kProcNull: the
+  // first rank with a nonzero size). On a window whose memory is not
+  // shared (create, dynamic, an emulated allocate) *size is 0 and *base
+  // nullptr for every rank but this one.
+  int shared_query(int rank, std::ptrdiff_t* size, int* disp_unit, void** base) const;
   // MPI_Win_create_dynamic: no memory until attach().
   static int create_dynamic(Device& dev, const WinInfo& info, const Comm& comm, Window** out);
   // MPI_Win_free: collective; refused (RmaSync) while an access or exposure

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# run.sh [--repeat N] [--target S] [--only RE (put|get|acc|fop|cas)] [--impls "adi3 mpich openmpi"]
+# run.sh [--repeat N] [--target S] [--only RE (put|get|acc|fop|cas)] [--impls "adi3 adi3emul mpich openmpi"]
 #        [--no-build] [BUILD_DIR]
 # Builds rmabench with adi3's mpicc, mpicc.mpich and mpicc.openmpi (CMake
 # target rmabench), runs the three alternately (2 ranks, each pinned to
 # its own core by the program), N times (default 5), and prints per figure
+# (adi3emul: adi3's binary with ADI3_FORCE_EMULATION=1, the emulated paths;
+# adi3: its native paths where the channel has them)
 # the median of each implementation, adi3's ratio to the best peer (>1:
 # adi3 faster) and each one's spread ((max - min) / median, percent).
 # Each operation group (put, get, acc, fop, cas) is a separate launch, so
@@ -21,7 +23,7 @@ while [ $# -gt 0 ]; do
     --only) only=$2; shift 2 ;;
     --impls) impls=$2; shift 2 ;;
     --no-build) build=no; shift ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     -*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
     *) break ;;
   esac
@@ -36,6 +38,7 @@ fi
 if [ -z "$impls" ]; then
   impls=
   for i in adi3 mpich openmpi; do [ -x "$bin/rmabench_$i" ] && impls="$impls $i"; done
+  [ -x "$bin/rmabench_adi3" ] && impls="${impls/adi3/adi3 adi3emul}"
 fi
 read -r -a impls <<<"$impls"
 [ ${#impls[@]} -gt 0 ] || { echo "run.sh: no rmabench binaries in $bin" >&2; exit 2; }
@@ -54,10 +57,12 @@ for ((r = 1; r <= repeat; r++)); do
       impl=${impls[$(((k + r) % n))]}
       case "$impl" in
         adi3) cmd=("$bin/mpiexec" -n 2) ;;
+        adi3emul) cmd=(env ADI3_FORCE_EMULATION=1 "$bin/mpiexec" -n 2) ;;
         mpich) cmd=(mpiexec.mpich -n 2) ;;
         openmpi) cmd=(mpirun.openmpi --bind-to none -n 2) ;;
       esac
-      if ! o=$(timeout 300 "${cmd[@]}" "$bin/rmabench_$impl" --target "$target" --only "^${g}_" 2>"$out/err"); then
+      exe=$bin/rmabench_${impl%emul}
+      if ! o=$(timeout 300 "${cmd[@]}" "$exe" --target "$target" --only "^${g}_" 2>"$out/err"); then
         echo "# $impl $g repeat $r failed: $(grep -v '^\[' "$out/err" | tail -n 1)" >&2
       fi
       awk -v i="$impl" -v r="$r" 'NF == 4 && !/^#/ { print i, r, $1, $2, $3, $4 }' <<<"$o" >>"$raw"
@@ -93,7 +98,7 @@ awk -v impls="${impls[*]}" '
         k = im[i] SUBSEP key; m[i] = med(k)
         line = line " " (m[i] == "" ? "-" : sprintf("%.4g", m[i])) " |"
         spread = spread (i > 1 ? " / " : "") (m[i] == "" || m[i] == 0 ? "-" : sprintf("%.0f", 100 * (hi[k] - lo[k]) / m[i]))
-        if (im[i] != "adi3" && m[i] != "") {
+        if (im[i] !~ /^adi3/ && m[i] != "") {
           if (best == "" || (u == "us" && m[i] < best) || (u != "us" && m[i] > best)) best = m[i]
         }
       }
