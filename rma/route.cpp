@@ -66,8 +66,13 @@ Route route_passive(const WindowState& w) {
 bool passive_needs_agent(const WindowState& w) {
   if (route_passive(w).path == Path::Emulated) return true;
   // Operations some rank forces to the emulation are packets, even under a
-  // native lock.
-  return w.native->others_emulate;
+  // native lock; so are accumulates to memory not mapped here (a window
+  // from create reached by cross-memory attach), in both directions.
+  if (w.native->others_emulate) return true;
+  for (const NativePeer& p : w.native->peers) {
+    if (!p.mem) return true;
+  }
+  return false;
 }
 
 }  // namespace adi3::rma
