@@ -132,13 +132,15 @@ void mixed(Device& dev) {
   const double half = 0.5;
   const int16_t two = 2;
   std::vector<int64_t> seen(kIters);
+  // Results land when the epoch completes them (flush or unlock), not when
+  // the call returns: they must outlive the loop body.
+  std::vector<int64_t> prev(kIters);
   ASSERT_EQ(win->lock_all(0), 0);
   for (int i = 0; i < kIters; ++i) {
     ASSERT_EQ(win->accumulate(&one, 1, i64, 0, 0, 1, i64, sum), 0);
     ASSERT_EQ(win->accumulate(&half, 1, f64, 0, 8, 1, f64, sum), 0);
     ASSERT_EQ(win->accumulate(&two, 1, i16, 0, 18, 1, i16, sum), 0);
-    int64_t prev = 0;
-    ASSERT_EQ(win->get_accumulate(&one, 1, i64, &prev, 1, i64, 0, 24, 1, i64, sum), 0);
+    ASSERT_EQ(win->get_accumulate(&one, 1, i64, &prev[static_cast<std::size_t>(i)], 1, i64, 0, 24, 1, i64, sum), 0);
     ASSERT_EQ(win->fetch_and_op(&one, &seen[static_cast<std::size_t>(i)], i64, 0, 32, sum), 0);
     if (i % 50 == 49) {
       ASSERT_EQ(win->flush(0), 0);
@@ -172,13 +174,15 @@ void mixed(Device& dev) {
     EXPECT_EQ(g, n * kIters);
     EXPECT_EQ(f, n * kIters);
   }
-  // Every fetched value is distinct: sum of them is 0 + 1 + ... + nk - 1.
+  // Every fetched value is distinct: for fetch_and_op and for
+  // get_accumulate alike, their sum is 0 + 1 + ... + nk - 1.
   int64_t mine = 0;
   for (int64_t x : seen) mine += x;
+  for (int64_t x : prev) mine += x;
   const int64_t total = sum_at_root(dev, mine);
   if (me == 0) {
     const int64_t k = int64_t{n} * kIters;
-    EXPECT_EQ(total, k * (k - 1) / 2);
+    EXPECT_EQ(total, k * (k - 1));
   }
   ASSERT_EQ(Window::free(&win), 0);
 }
