@@ -135,7 +135,12 @@ int make_window(Device& dev, void* base, std::ptrdiff_t size, int disp_unit, con
     hub.remove(*st);
     return e;
   }
-  rma::native::agree(*st, firsts, seconds);
+  {
+    // Peers may send to the window from here on; the agent handles their
+    // packets under st->mu and reads what agree() settles.
+    std::lock_guard<std::mutex> g(st->mu);
+    rma::native::agree(*st, firsts, seconds);
+  }
   if (flavor == WinFlavor::Shared && !st->native_usable) {
     hub.remove(*st);
     return dev.errors().raise(ErrorClass::RmaShared,
@@ -147,7 +152,9 @@ int make_window(Device& dev, void* base, std::ptrdiff_t size, int disp_unit, con
   // Passive target needs someone to serve lock requests while the target
   // computes: the agent (type 2 over type 1), unless the path is native.
   if (!info.no_locks) {
-    st->agent = rma::passive_needs_agent(*st) ? dev.require_agent("rma: window allows passive target") : true;
+    const bool agent = rma::passive_needs_agent(*st) ? dev.require_agent("rma: window allows passive target") : true;
+    std::lock_guard<std::mutex> g(st->mu);  // the agent reads it (notify_waiters)
+    st->agent = agent;
   }
   if (alloc_base) *alloc_base = st->base;
   *out = std::move(st);
