@@ -22,20 +22,6 @@ using rma::WindowState;
 
 namespace {
 
-bool gate_open(const Target& t, const Gate& g) {
-  switch (g.kind) {
-    case Gate::None:
-      return true;
-    case Gate::Post:
-      return t.posts >= g.n;
-    case Gate::Fence:
-      return t.fences >= g.n;
-    case Gate::Lock:
-      return t.grants >= g.n;
-  }
-  return false;
-}
-
 void record_error(WindowState& w, int code) {
   if (code && !w.deferred_error) w.deferred_error = code;
 }

@@ -14,20 +14,6 @@ bool passive_epoch(const WindowState& w) {
   return w.access == WindowState::Access::Lock || w.access == WindowState::Access::LockAll;
 }
 
-bool gate_open(const Target& t, const Gate& g) {
-  switch (g.kind) {
-    case Gate::None:
-      return true;
-    case Gate::Post:
-      return t.posts >= g.n;
-    case Gate::Fence:
-      return t.fences >= g.n;
-    case Gate::Lock:
-      return false;  // an emulated lock: its operations follow the grant
-  }
-  return false;
-}
-
 }  // namespace
 
 Route route_op(const WindowState& w, const OpArgs& a, const Checked& c, const Gate& gate) {
@@ -43,7 +29,9 @@ Route route_op(const WindowState& w, const OpArgs& a, const Checked& c, const Ga
   const Target& t = w.targets[static_cast<std::size_t>(a.target)];
   if (t.emul_inflight)
     return {Path::Emulated, "emulated operations to this target are in flight: it stays behind them"};
-  if (!gate_open(t, gate)) return {Path::Emulated, "the target's post or fence has not arrived: it waits in the queue"};
+  // Under an emulated lock the operations follow the grant through the queue.
+  if (gate.kind == Gate::Lock || !gate_open(t, gate))
+    return {Path::Emulated, "the target's post or fence has not arrived: it waits in the queue"};
   const bool contiguous = !c.derived || a.ttype->is_contiguous();
   if (!native::can(w, a.kind, a.target, contiguous)) {
     return {Path::Emulated, "the target's region does not take this operation natively"};

@@ -99,6 +99,22 @@ struct Target {
   bool emul_inflight = false;
 };
 
+// Whether the synchronization an operation waits for has arrived from its
+// target (post, fence count, or the grant of an emulated lock).
+inline bool gate_open(const Target& t, const Gate& g) {
+  switch (g.kind) {
+    case Gate::None:
+      return true;
+    case Gate::Post:
+      return t.posts >= g.n;
+    case Gate::Fence:
+      return t.fences >= g.n;
+    case Gate::Lock:
+      return t.grants >= g.n;
+  }
+  return false;
+}
+
 // A reply the target owes an origin, in order: data of a get (streamed),
 // a lock grant, the acknowledgement of an unlock or flush.
 struct Reply {
