@@ -34,18 +34,35 @@ if [ $hydra = 1 ]; then command -v mpiexec.hydra >/dev/null || skip "mpiexec.hyd
 a=adi3a$$
 b=adi3b$$
 br=adi3br$$
-net=10.77.$(( $$ % 250 ))
 cleanup() {
-  ip netns del "$a" 2>/dev/null
-  ip netns del "$b" 2>/dev/null
+  for ns in "$a" "$b"; do
+    # Ranks or Hydra proxies left inside would keep the namespace alive.
+    ip netns pids "$ns" 2>/dev/null | xargs -r kill -9 2>/dev/null
+    ip netns del "$ns" 2>/dev/null
+  done
   ip link del "$br" 2>/dev/null
 }
 trap cleanup EXIT
+trap 'exit 143' TERM INT HUP
+# A subnet no other bridge routes: two bridges with one subnet (a run
+# killed before its cleanup, or pids equal mod 250) make SYN-ACKs leave
+# through the wrong bridge and the job hangs in connect. Chosen and
+# claimed (the bridge gets its address) under one lock.
+exec 9>/tmp/adi3-hosts-test.lock
+flock 9
+net=
+for k in $(seq 0 249); do
+  cand=10.77.$(( ($$ + k) % 250 ))
+  if [ -z "$(ip route show "$cand.0/24" 2>/dev/null)" ]; then net=$cand; break; fi
+done
+[ -n "$net" ] || skip "no free 10.77.x.0/24 subnet for the test bridge"
 ip netns add "$a" 2>/dev/null || skip "cannot create a network namespace here (ip netns add failed)"
 ip netns add "$b" || skip "cannot create a second network namespace"
 ip link add "$br" type bridge || skip "cannot create a bridge"
 ip addr add "$net.254/24" dev "$br"
 ip link set "$br" up
+flock -u 9
+exec 9>&-
 i=1
 for ns in "$a" "$b"; do
   ip link add "${ns}h" type veth peer name eth0 netns "$ns" || skip "cannot create a veth pair"
@@ -64,7 +81,7 @@ fi
 
 run() {
   if [ $hydra = 1 ]; then
-    mpiexec.hydra -n $((2 * ppn)) -hosts "$a:$ppn,$b:$ppn" -launcher rsh -launcher-exec "$here/netns_rsh.sh" -iface "$br" "$@"
+    MPIEXEC_TIMEOUT=${MPIEXEC_TIMEOUT:-120} mpiexec.hydra -n $((2 * ppn)) -hosts "$a:$ppn,$b:$ppn" -launcher rsh -launcher-exec "$here/netns_rsh.sh" -iface "$br" "$@"
   else
     "$mpiexec" -n $((2 * ppn)) --hosts "$a:$ppn,$b:$ppn" --launcher-exec "ip netns exec" --timeout 120 "$@"
   fi
