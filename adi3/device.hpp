@@ -120,9 +120,20 @@ class Device final : private PacketSink {
   int start(Request* r);
   int startall(int n, Request* const* reqs);
 
-  // ---- buffered mode ----
-  int buffer_attach(void* buf, std::size_t bytes);
-  int buffer_detach(void** buf, std::size_t* bytes);
+  // ---- buffered mode: the process buffer, or (MPI-4.1) one a
+  // communicator or session owns (a Comm's `buffers` name those) ----
+  int buffer_attach(void* buf, std::size_t bytes) { return buffer_attach(*bsend_, buf, bytes); }
+  int buffer_detach(void** buf, std::size_t* bytes) { return buffer_detach(*bsend_, buf, bytes); }
+  int buffer_attach(BsendBuffer& b, void* buf, std::size_t bytes);
+  // MPI_BUFFER_AUTOMATIC: each message gets heap space; detach gives back tag.
+  int buffer_attach_automatic(BsendBuffer& b, void* tag);
+  int buffer_detach(BsendBuffer& b, void** buf, std::size_t* bytes);
+  const std::shared_ptr<BsendBuffer>& process_buffer() const { return bsend_; }
+  // Flush: every message in b when it is called has left b (the buffer
+  // stays attached). mark/flushed are its nonblocking halves.
+  int buffer_flush(BsendBuffer& b);
+  uint64_t buffer_mark(BsendBuffer& b);
+  bool buffer_flushed(BsendBuffer& b, uint64_t mark);
 
   // ---- completion: requests are set to nullptr when freed ----
   int wait(Request** r, Status* status);
@@ -393,8 +404,11 @@ class Device final : private PacketSink {
   SpinLock pollable_lock_;
   RequestList<ByTagTag> pollables_;
   std::atomic<int> pollable_count_{0};
-  BsendBuffer bsend_;
-  RequestList<ByCtxTag> bsends_;  // internal sends out of the attached buffer
+  std::shared_ptr<BsendBuffer> bsend_ = std::make_shared<BsendBuffer>();  // the process buffer
+  // Buffers with messages in flight: kept alive until those leave (a freed
+  // communicator's buffer outlives it that long).
+  std::vector<std::shared_ptr<BsendBuffer>> bsend_busy_;
+  RequestList<ByCtxTag> bsends_;  // internal sends out of the attached buffers
   SpinLock bsend_lock_;
   std::atomic<int> bsend_live_{0};  // size of bsends_, read without the lock
   std::atomic<int> failed_peers_{0};

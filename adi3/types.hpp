@@ -2,6 +2,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace adi3 {
@@ -23,6 +24,8 @@ struct Status {
   std::size_t bytes = 0;  // bytes received
 };
 
+struct BsendChain;  // adi3/bsend_buffer.hpp
+
 // What the core needs of a communicator: its context id, the caller's rank
 // and how comm ranks map to channel ranks. The MPI layer owns the rest.
 struct Comm {
@@ -30,6 +33,8 @@ struct Comm {
   int rank = 0;
   int size = 0;
   std::vector<int> peers;  // comm rank -> channel rank; empty means identity
+  // Buffered mode's buffers before the process one (MPI-4.1); null: none.
+  std::shared_ptr<const BsendChain> buffers;
 
   int to_peer(int comm_rank) const { return peers.empty() ? comm_rank : peers[static_cast<std::size_t>(comm_rank)]; }
 };

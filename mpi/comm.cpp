@@ -18,6 +18,8 @@ using namespace adi3::mpi;
 int adi3::mpi::make_comm(Runtime& rt, GroupPtr group, uint32_t ctx, const CommObj& parent, MPI_Comm* out) {
   auto* c = new CommObj;
   init_comm(*c, std::move(group), ctx, rt.dev().rank());
+  // A session's communicators beget communicators of that session.
+  if (!session_buffer(*c)) init_buffers(*c, session_buffer(parent));
   int i = rt.comms.add(c);
   if (i < 0) {
     rt.contexts.release(static_cast<int>(ctx));
@@ -285,6 +287,9 @@ ADI3_MPI_API(int, Comm_free, (MPI_Comm * comm)) {
     return comm_error(c, raise(ErrorClass::Comm, "predefined communicators cannot be freed"), __func__);
   }
   if (int e = delete_all_attrs(*rt, c->attrs, c->handle)) return comm_error(c, e, __func__);
+  // Its buffered messages leave first: the program may reuse an attached
+  // buffer once this returns (it cannot detach it any more).
+  if (int e = rt->dev().buffer_flush(*c->pt2pt.buffers->comm)) return comm_error(c, e, __func__);
   destroy_comm(*rt, c);
   *comm = MPI_COMM_NULL;
   return MPI_SUCCESS;

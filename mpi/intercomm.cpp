@@ -92,6 +92,7 @@ int adi3::mpi::make_intercomm(Runtime& rt, GroupPtr local, GroupPtr remote, uint
   c->pt2pt = base;
   c->coll = base;
   c->coll.context += 1;
+  init_buffers(*c, session_buffer(parent));
   std::vector<int> u = union_order(*local, *remote);
   c->internal.context = base.context + 2;
   c->internal.size = static_cast<int>(u.size());
@@ -206,6 +207,7 @@ ADI3_MPI_API(int, Intercomm_merge, (MPI_Comm intercomm, int high, MPI_Comm* newi
   // An intracommunicator over g (comm_split's constructor path).
   auto* n = new CommObj;
   init_comm(*n, g, ctx, rt->dev().rank());
+  init_buffers(*n, session_buffer(*c));
   int i = rt->comms.add(n);
   if (i < 0) {
     rt->contexts.release(static_cast<int>(ctx));

@@ -180,6 +180,8 @@ typedef struct MPI_Status {
 #define MPI_BSEND_OVERHEAD 64
 #define MPI_BOTTOM ((void*)0)
 #define MPI_IN_PLACE ((void*)-1)
+/* MPI-4.1: buffered sends take heap space as they need it. */
+#define MPI_BUFFER_AUTOMATIC ((void*)-2)
 #define MPI_STATUS_IGNORE ((MPI_Status*)1)
 #define MPI_STATUSES_IGNORE ((MPI_Status*)1)
 #define MPI_ERRCODES_IGNORE ((int*)0)

@@ -1,5 +1,5 @@
 // MPI-4 odds and ends on top of existing calls: MPI_Comm_disconnect,
-// MPI_Info_create_env, MPI_Buffer_flush/iflush, and the MPI-3.1 type
+// MPI_Info_create_env, and the MPI-3.1 type
 // matching calls (MPI_Type_match_size, MPI_Type_create_f90_*).
 #include <cfloat>
 #include <climits>
@@ -11,19 +11,6 @@
 
 using namespace adi3;
 using namespace adi3::mpi;
-
-namespace {
-
-// A request that is already complete (calls done before they return).
-int done_request(Runtime& rt, MPI_Comm comm, MPI_Request* request) {
-  Request* g = nullptr;
-  int e = grequest_start(rt.dev(), nullptr, nullptr, nullptr, nullptr, &g);
-  if (!e) e = grequest_complete(g);
-  if (!e) e = new_request(rt, g, comm, false, request);
-  return e;
-}
-
-}  // namespace
 
 // Without dynamic processes every communicator is local to the job: wait
 // until all members are here (all their communication is complete and
@@ -63,25 +50,6 @@ ADI3_MPI_API(int, Info_create_env, (int argc, char* argv[], MPI_Info* info)) {
     if (int err = PMPI_Info_set(*info, k.c_str(), v.c_str())) return err;
   }
   return MPI_SUCCESS;
-}
-
-// MPI_Buffer_flush: every buffered message of the process's buffer is
-// delivered (detach waits for that), and the buffer stays attached.
-ADI3_MPI_API(int, Buffer_flush, (void)) {
-  ADI3_MPI_ENTER();
-  void* b = nullptr;
-  std::size_t n = 0;
-  int e = rt->dev().buffer_detach(&b, &n);
-  if (!e && b) e = rt->dev().buffer_attach(b, n);
-  return world_error(e, __func__);
-}
-
-// Done before returning (a flush behind a completed request).
-ADI3_MPI_API(int, Buffer_iflush, (MPI_Request * request)) {
-  ADI3_MPI_ENTER();
-  if (!request) return world_error(raise(ErrorClass::Arg, "request is null"), __func__);
-  if (int e = PMPI_Buffer_flush()) return e;
-  return world_error(done_request(*rt, MPI_COMM_WORLD, request), __func__);
 }
 
 // ---- matching language types by size (MPI-3.1 17.2.5, C types here) ----

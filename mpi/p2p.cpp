@@ -319,37 +319,3 @@ ADI3_MPI_COUNT_FORMS(ADI3_MRECV, Mrecv)
   }
 ADI3_MPI_COUNT_FORMS(ADI3_IMRECV, Imrecv)
 #undef ADI3_IMRECV
-
-namespace {
-
-int buffer_attach(const char* fn, void* buffer, MPI_Count size) {
-  Runtime* rt = g_runtime;
-  if (!rt) return not_initialized(fn);
-  if (size < 0) return world_error(raise(ErrorClass::Arg, "invalid buffer size %lld", size), fn);
-  if (!buffer && size > 0) return world_error(raise(ErrorClass::Buffer, "the buffer is null"), fn);
-  return world_error(rt->dev().buffer_attach(buffer, static_cast<std::size_t>(size)), fn);
-}
-
-template <class C>
-int buffer_detach(const char* fn, void* buffer_addr, C* size) {
-  Runtime* rt = g_runtime;
-  if (!rt) return not_initialized(fn);
-  if (!buffer_addr || !size) return world_error(raise(ErrorClass::Arg, "buffer_addr or size is null"), fn);
-  void* b = nullptr;
-  std::size_t n = 0;
-  int e = rt->dev().buffer_detach(&b, &n);
-  if (!e) {
-    *static_cast<void**>(buffer_addr) = b;
-    *size = static_cast<C>(n);
-  }
-  return world_error(e, fn);
-}
-
-}  // namespace
-
-ADI3_MPI_API(int, Buffer_attach, (void* buffer, int size)) { return buffer_attach(__func__, buffer, size); }
-ADI3_MPI_API(int, Buffer_attach_c, (void* buffer, MPI_Count size)) { return buffer_attach(__func__, buffer, size); }
-ADI3_MPI_API(int, Buffer_detach, (void* buffer_addr, int* size)) { return buffer_detach(__func__, buffer_addr, size); }
-ADI3_MPI_API(int, Buffer_detach_c, (void* buffer_addr, MPI_Count* size)) {
-  return buffer_detach(__func__, buffer_addr, size);
-}

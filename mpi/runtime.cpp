@@ -30,8 +30,13 @@ void init_comm(CommObj& c, GroupPtr group, uint32_t ctx_index, int my_channel_ra
   c.internal.context += 2;
   c.grouped = base;
   c.grouped.context += 3;
+  init_buffers(c, group->session_buffer);
   c.group = std::move(group);
   c.ctx_index = ctx_index;
+}
+
+void init_buffers(CommObj& c, std::shared_ptr<BsendBuffer> session) {
+  c.pt2pt.buffers = std::make_shared<const BsendChain>(BsendChain{std::make_shared<BsendBuffer>(), std::move(session)});
 }
 
 Runtime::Runtime(std::unique_ptr<Device> dev, int level) : thread_level(level), dev_(std::move(dev)) {

@@ -29,6 +29,9 @@ struct GroupData {
   int size() const { return static_cast<int>(ranks.size()); }
   // Group rank of channel rank r, or MPI_UNDEFINED.
   int rank_of(int r) const;
+  // A session's process set: its communicators use the session's buffer
+  // for buffered mode (MPI-4.1). Null in the World Model.
+  std::shared_ptr<BsendBuffer> session_buffer;
 };
 using GroupPtr = std::shared_ptr<const GroupData>;
 
@@ -200,5 +203,11 @@ bool sessions_keep_runtime();
 // Sets up a CommObj's four core communicators from its group, the caller's
 // channel rank and a context index.
 void init_comm(CommObj& c, GroupPtr group, uint32_t ctx_index, int my_channel_rank);
+// Buffered mode's buffers of c (MPI-4.1): one of its own, then session's
+// (null: the World Model's communicators have none).
+void init_buffers(CommObj& c, std::shared_ptr<BsendBuffer> session);
+inline std::shared_ptr<BsendBuffer> session_buffer(const CommObj& c) {
+  return c.pt2pt.buffers ? c.pt2pt.buffers->session : nullptr;
+}
 
 }  // namespace adi3::mpi

@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "mpi/api.hpp"
+#include "mpi/buffers.hpp"
 
 using namespace adi3;
 using namespace adi3::mpi;
@@ -21,6 +22,8 @@ struct SessionObj {
   std::vector<std::pair<std::string, std::string>> info;
   MPI_Errhandler errh = MPI_ERRORS_ARE_FATAL;  // a predefined or user handle
   ErrhandlerObj* user = nullptr;               // a user handler (holds a reference)
+  // Buffered mode on the session's communicators (MPI-4.1).
+  std::shared_ptr<BsendBuffer> buffer = std::make_shared<BsendBuffer>();
 };
 
 struct SessionStore {
@@ -161,6 +164,8 @@ ADI3_MPI_API(int, Session_init, (MPI_Info info, MPI_Errhandler errhandler, MPI_S
 ADI3_MPI_API(int, Session_finalize, (MPI_Session * session)) {
   if (!session) return world_error(raise(ErrorClass::Arg, "session is null"), __func__);
   ADI3_SESSION(*session);
+  // Its buffered messages leave before the user may reuse the buffer.
+  if (int e = g_runtime->dev().buffer_flush(*s->buffer)) return session_error(*session, s, e, __func__);
   SessionStore& st = store();
   st.table.remove(handle_index(*session));
   if (s->user) release_errhandler(*g_runtime, s->user);
@@ -231,7 +236,15 @@ ADI3_MPI_API(int, Group_from_session_pset, (MPI_Session session, const char* pse
     return session_error(session, s, raise(ErrorClass::Arg, "unknown process set \"%s\"", pset_name ? pset_name : ""),
                          __func__);
   }
-  return PMPI_Comm_group(std::strcmp(p, "mpi://WORLD") == 0 ? MPI_COMM_WORLD : MPI_COMM_SELF, newgroup);
+  // A group of its own that names the session (its communicators use the
+  // session's buffer).
+  const CommObj& from = std::strcmp(p, "mpi://WORLD") == 0 ? g_runtime->world : g_runtime->self;
+  auto g = std::make_shared<GroupData>(*from.group);
+  g->session_buffer = s->buffer;
+  int i = g_runtime->groups.add(std::move(g));
+  if (i < 0) return session_error(session, s, raise(ErrorClass::Intern, "too many groups"), __func__);
+  *newgroup = make_handle(HandleClass::User, Kind::Group, i);
+  return MPI_SUCCESS;
 }
 
 // Collective over the group's members, which pass the same string tag.
@@ -277,6 +290,35 @@ ADI3_MPI_API(int, Session_call_errhandler, (MPI_Session session, int errorcode))
   ADI3_SESSION(session);
   session_error(session, s, errorcode, __func__);
   return MPI_SUCCESS;  // the handler ran (unless it was fatal)
+}
+
+// ---- the session's buffer (MPI-4.1) ----
+
+#define ADI3_SESSION_ATTACH(fname, C, ...)                                                           \
+  ADI3_MPI_API(int, fname, (MPI_Session session, void* buffer, C size)) {                            \
+    ADI3_SESSION(session);                                                                           \
+    return session_error(session, s, attach_buffer(*g_runtime, *s->buffer, buffer, size), __func__); \
+  }
+ADI3_MPI_COUNT_FORMS(ADI3_SESSION_ATTACH, Session_attach_buffer)
+#undef ADI3_SESSION_ATTACH
+
+#define ADI3_SESSION_DETACH(fname, C, ...)                                                                \
+  ADI3_MPI_API(int, fname, (MPI_Session session, void* buffer_addr, C* size)) {                           \
+    ADI3_SESSION(session);                                                                                \
+    return session_error(session, s, detach_buffer(*g_runtime, *s->buffer, buffer_addr, size), __func__); \
+  }
+ADI3_MPI_COUNT_FORMS(ADI3_SESSION_DETACH, Session_detach_buffer)
+#undef ADI3_SESSION_DETACH
+
+ADI3_MPI_API(int, Session_flush_buffer, (MPI_Session session)) {
+  ADI3_SESSION(session);
+  return session_error(session, s, g_runtime->dev().buffer_flush(*s->buffer), __func__);
+}
+
+// The request's errors go to MPI_COMM_WORLD's handler (a request has no session).
+ADI3_MPI_API(int, Session_iflush_buffer, (MPI_Session session, MPI_Request* request)) {
+  ADI3_SESSION(session);
+  return session_error(session, s, iflush_buffer(*g_runtime, s->buffer, MPI_COMM_WORLD, request), __func__);
 }
 
 ADI3_MPI_API(MPI_Fint, Session_c2f, (MPI_Session session)) { return session; }
