@@ -153,6 +153,8 @@ int make_intercomm(Runtime& rt, GroupPtr local, GroupPtr remote, uint32_t ctx, c
 int inter_split(Runtime& rt, CommObj& c, int color, int key, MPI_Comm* out);
 int inter_create(Runtime& rt, CommObj& c, const GroupData& g, MPI_Comm* out);
 
+// The slot of a non-null request handle.
+int get_slot(Runtime& rt, MPI_Request h, ReqSlot** out);
 // Communicator of a new MPI request handle (0 and *out, or an error).
 int new_request(Runtime& rt, Request* r, MPI_Comm comm, bool persistent, MPI_Request* out);
 

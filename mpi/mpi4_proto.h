@@ -294,6 +294,14 @@ int MPI_Comm_disconnect(MPI_Comm* comm);
 int MPI_Info_create_env(int argc, char* argv[], MPI_Info* info);
 int MPI_Buffer_flush(void);
 int MPI_Buffer_iflush(MPI_Request* request);
+int MPI_Psend_init(const void* buf, int partitions, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                   MPI_Comm comm, MPI_Info info, MPI_Request* request);
+int MPI_Precv_init(void* buf, int partitions, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                   MPI_Comm comm, MPI_Info info, MPI_Request* request);
+int MPI_Pready(int partition, MPI_Request request);
+int MPI_Pready_range(int partition_low, int partition_high, MPI_Request request);
+int MPI_Pready_list(int length, const int array_of_partitions[], MPI_Request request);
+int MPI_Parrived(MPI_Request request, int partition, int* flag);
 int MPI_Comm_attach_buffer(MPI_Comm comm, void* buffer, int size);
 int MPI_Comm_attach_buffer_c(MPI_Comm comm, void* buffer, MPI_Count size);
 int MPI_Comm_detach_buffer(MPI_Comm comm, void* buffer_addr, int* size);

@@ -8,6 +8,17 @@
 using namespace adi3;
 using namespace adi3::mpi;
 
+int adi3::mpi::get_slot(Runtime& rt, MPI_Request h, ReqSlot** out) {
+  if (is_kind(h, Kind::Request, HandleClass::User)) {
+    if (ReqSlot* s = rt.requests.get(handle_index(h))) {
+      *out = s;
+      return 0;
+    }
+    return raise(ErrorClass::Request, "request handle 0x%x was freed or never created", h);
+  }
+  return raise(ErrorClass::Request, "0x%x is not a request handle", h);
+}
+
 namespace {
 
 // Arrays for a call over n requests, on the stack when small.
@@ -24,18 +35,6 @@ class Scratch {
   std::vector<T> heap_;
   T* p_;
 };
-
-// The slot of a non-null request handle.
-int get_slot(Runtime& rt, MPI_Request h, ReqSlot** out) {
-  if (is_kind(h, Kind::Request, HandleClass::User)) {
-    if (ReqSlot* s = rt.requests.get(handle_index(h))) {
-      *out = s;
-      return 0;
-    }
-    return raise(ErrorClass::Request, "request handle 0x%x was freed or never created", h);
-  }
-  return raise(ErrorClass::Request, "0x%x is not a request handle", h);
-}
 
 // Core requests of an array of handles (null handles give nullptr).
 int gather(Runtime& rt, int n, const MPI_Request* reqs, Request** out, MPI_Comm* comms) {

@@ -154,6 +154,8 @@ class Runtime {
   HandleTable<WinObj*> wins;
   ContextIds contexts;
   InfoObj env_info;
+  // The next data tag of a partitioned send (partitioned.cpp).
+  std::atomic<uint32_t> partition_tags{0};
 
   // Handles of derived datatypes by object (for user reduction functions).
   std::mutex type_lock;
