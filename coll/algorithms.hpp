@@ -78,13 +78,18 @@ void fold_out(Schedule& s, const Reducer& r, const Fold& f, std::byte* acc, std:
 
 // Rabenseifner's recursive-halving reduce-scatter over pof2 near-equal
 // blocks of n elements; the returned steps let the allgather or gather
-// phase walk back up.
+// phase walk back up. With `src` (a rank that did not fold, src != acc),
+// acc holds nothing yet and src is the rank's read-only input: the first
+// step sends its half from src, receives the partner's half straight into
+// acc and combines src into it, which saves copying the whole input into
+// acc first (the op is commutative here). tmp is used only from the second
+// step on (or for every step without src).
 struct HalvingStep {
   int peer, mask;
   std::size_t keep_first, keep_n, give_first, give_n;
 };
 std::vector<HalvingStep> halve(Schedule& s, const Reducer& r, const Fold& f, std::byte* acc, std::byte* tmp,
-                               std::size_t n);
+                               std::size_t n, const std::byte* src = nullptr);
 void unhalve_allgather(Schedule& s, const Reducer& r, const std::vector<HalvingStep>& steps, std::byte* acc);
 void unhalve_gather(Schedule& s, const Reducer& r, const Fold& f, const std::vector<HalvingStep>& steps, std::byte* acc,
                     int newroot);

@@ -36,12 +36,14 @@ std::byte* recursive_doubling(Schedule& s, const Reducer& r, std::byte* acc) {
   return acc;
 }
 
-void rabenseifner(Schedule& s, const Reducer& r, std::byte* acc) {
+// src: the rank's input read in place by the first halving step (see
+// halve), or null when acc already holds it.
+void rabenseifner(Schedule& s, const Reducer& r, std::byte* acc, const std::byte* src) {
   std::size_t n = r.elems();
-  std::byte* tmp = r.temp(s, n);
   Fold f(s.rank(), s.size());
+  std::byte* tmp = src && f.pof2 == 2 ? nullptr : r.temp(s, n);
   fold_in(s, r, f, acc, tmp, n);
-  auto steps = halve(s, r, f, acc, tmp, n);
+  auto steps = halve(s, r, f, acc, tmp, n, src);
   unhalve_allgather(s, r, steps, acc);
   fold_out(s, r, f, acc, n);
 }
@@ -82,22 +84,33 @@ int build_allreduce(Schedule& s, const void* sbuf, void* rbuf, std::size_t count
   const Reducer& r = s.own(std::move(made));
   int p = s.size();
   std::size_t n = r.elems();
+  AllreduceAlgo a = AllreduceAlgo::RecursiveDoubling;
+  if (p > 1) {
+    bool big_ok = r.commutative() && n >= static_cast<std::size_t>(pof2_floor(p));
+    a = t.allreduce;
+    if (a == AllreduceAlgo::Auto || !r.commutative() || (a == AllreduceAlgo::Rabenseifner && !big_ok)) {
+      a = big_ok && r.bytes() > t.allreduce_short ? AllreduceAlgo::Rabenseifner : AllreduceAlgo::RecursiveDoubling;
+    }
+  }
   // The result accumulates in the receive buffer when the work form allows.
+  // Rabenseifner on a rank that does not fold reads the send buffer in
+  // place instead of copying it there first.
   std::byte* acc;
+  const std::byte* src = nullptr;
   if (r.layout()) {
     acc = static_cast<std::byte*>(rbuf);
-    if (!in_place(sbuf)) s.local([&r, sbuf, rbuf, n] { r.copy_now(sbuf, rbuf, 0, n); });
+    Fold f(s.rank(), p);
+    if (!in_place(sbuf) && a == AllreduceAlgo::Rabenseifner && s.rank() >= 2 * f.rem) {
+      src = static_cast<const std::byte*>(sbuf);
+    } else if (!in_place(sbuf)) {
+      s.local([&r, sbuf, rbuf, n] { r.copy_now(sbuf, rbuf, 0, n); });
+    }
   } else {
     acc = r.copy_in(s, in_place(sbuf) ? rbuf : sbuf);
   }
   if (p > 1) {
-    bool big_ok = r.commutative() && n >= static_cast<std::size_t>(pof2_floor(p));
-    AllreduceAlgo a = t.allreduce;
-    if (a == AllreduceAlgo::Auto || !r.commutative() || (a == AllreduceAlgo::Rabenseifner && !big_ok)) {
-      a = big_ok && r.bytes() > t.allreduce_short ? AllreduceAlgo::Rabenseifner : AllreduceAlgo::RecursiveDoubling;
-    }
     if (a == AllreduceAlgo::Rabenseifner) {
-      rabenseifner(s, r, acc);
+      rabenseifner(s, r, acc, src);
     } else if (a == AllreduceAlgo::Ring) {
       ring(s, r, acc);
     } else {

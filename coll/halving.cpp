@@ -40,7 +40,7 @@ void fold_out(Schedule& s, const Reducer& r, const Fold& f, std::byte* acc, std:
 }
 
 std::vector<HalvingStep> halve(Schedule& s, const Reducer& r, const Fold& f, std::byte* acc, std::byte* tmp,
-                               std::size_t n) {
+                               std::size_t n, const std::byte* src) {
   std::vector<HalvingStep> steps;
   if (f.newrank < 0) return steps;
   // Block b covers elements [first(b), first(b + 1)).
@@ -57,10 +57,17 @@ std::vector<HalvingStep> halve(Schedule& s, const Reducer& r, const Fold& f, std
     int klo = f.newrank < newdst ? lo : mid, khi = f.newrank < newdst ? mid : hi;
     int glo = f.newrank < newdst ? mid : lo, ghi = f.newrank < newdst ? hi : mid;
     HalvingStep st{f.real(newdst), mask, first(klo), first(khi) - first(klo), first(glo), first(ghi) - first(glo)};
-    r.send(s, acc, st.give_first, st.give_n, st.peer);
-    r.recv(s, tmp, st.keep_first, st.keep_n, st.peer);
-    s.fence();
-    r.combine(s, tmp, acc, st.keep_first, st.keep_n);
+    if (src && src != acc && mask == 1) {
+      r.send(s, src, st.give_first, st.give_n, st.peer);
+      r.recv(s, acc, st.keep_first, st.keep_n, st.peer);
+      s.fence();
+      r.combine(s, src, acc, st.keep_first, st.keep_n);
+    } else {
+      r.send(s, acc, st.give_first, st.give_n, st.peer);
+      r.recv(s, tmp, st.keep_first, st.keep_n, st.peer);
+      s.fence();
+      r.combine(s, tmp, acc, st.keep_first, st.keep_n);
+    }
     steps.push_back(st);
     lo = klo;
     hi = khi;

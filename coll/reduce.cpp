@@ -56,24 +56,40 @@ std::byte* reduce_tree(Schedule& s, const Reducer& r, std::byte* input, bool wri
 namespace {
 
 // Rabenseifner: fold to 2^k ranks, recursive-halving reduce-scatter, then
-// the halving steps walked back as a gather to the root's stand-in.
+// the halving steps walked back as a gather to the root's stand-in. The
+// root accumulates in its receive buffer when the work form allows, and a
+// rank that does not fold reads its input in place (halve's src), so a
+// long vector is not copied on entry or exit.
 void reduce_scatter_gather(Schedule& s, const Reducer& r, const void* input, void* rbuf, int root) {
   int me = s.rank(), p = s.size();
   std::size_t n = r.elems();
-  std::byte* acc = r.copy_in(s, input);
-  std::byte* tmp = r.temp(s, n);
   Fold f(me, p);
-  fold_in(s, r, f, acc, tmp, n);
-  auto steps = halve(s, r, f, acc, tmp, n);
+  std::byte* src = r.view(s, input);
+  // A packed view is already a schedule-owned copy: it serves as acc.
+  std::byte* acc = me == root && r.layout() ? static_cast<std::byte*>(rbuf) : r.layout() ? nullptr : src;
   int newroot = root < 2 * f.rem ? root / 2 : root - f.rem;
-  unhalve_gather(s, r, f, steps, acc, newroot);
-  // An even root below 2*rem sat out: its odd neighbour holds the result.
   int holder = f.real(newroot);
+  if (f.newrank < 0) {
+    r.send(s, src, 0, n, me + 1);  // fold_in's half for a rank that sits out
+    s.fence();
+  } else {
+    const bool direct = me >= 2 * f.rem && acc != src;
+    if (!acc) acc = r.temp(s, n);
+    std::byte* tmp = direct && f.pof2 == 2 ? nullptr : r.temp(s, n);
+    if (!direct) {
+      r.copy(s, src, acc, 0, n);
+      fold_in(s, r, f, acc, tmp, n);
+    }
+    auto steps = halve(s, r, f, acc, tmp, n, direct ? src : nullptr);
+    unhalve_gather(s, r, f, steps, acc, newroot);
+  }
+  // An even root below 2*rem sat out: its odd neighbour holds the result.
   if (holder != root) {
     if (me == holder) {
       r.send(s, acc, 0, n, root);
       s.fence();
     } else if (me == root) {
+      if (!acc) acc = r.temp(s, n);
       r.recv(s, acc, 0, n, holder);
       s.fence();
     }

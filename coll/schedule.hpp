@@ -98,7 +98,11 @@ class Schedule {
   int tag_;
   std::vector<Step> steps_;
   std::vector<std::function<void()>> fns_;
-  std::vector<std::unique_ptr<std::byte[]>> scratch_;
+  struct Scratch {
+    void* p;
+    bool pooled;  // from scratch_alloc, else operator new[]
+  };
+  std::vector<Scratch> scratch_;
   std::vector<const Datatype*> kept_;
   std::vector<std::shared_ptr<void>> owned_;
   std::vector<Request*> inflight_;

@@ -63,6 +63,49 @@ TEST_P(Reduce, ReduceAndAllreduce) {
   });
 }
 
+// Vectors long enough that the work buffers come from the pooled large
+// allocator and the halving algorithms read the input in place (odd
+// counts, so blocks differ in length); a few kinds keep it quick.
+TEST_P(Reduce, LongVectors) {
+  int n = GetParam();
+  std::vector<Tuning> rt(3), at(3);
+  rt[1].reduce = ReduceAlgo::Binomial;
+  rt[2].reduce = ReduceAlgo::ReduceScatterGather;
+  at[1].allreduce = AllreduceAlgo::RecursiveDoubling;
+  at[2].allreduce = AllreduceAlgo::Rabenseifner;
+  const std::vector<std::size_t> counts{20011};
+  run(n, [&](Device& dev, const Comm& c) {
+    int me = c.rank, salt = 100;
+    for (const Kind& k : kinds.all) {
+      if (k.name != "int sum" && k.name != "strided double min" && k.name != "user affine (non-commutative)") continue;
+      for (std::size_t count : counts) {
+        ++salt;
+        Typed want = fold(k, count, 0, n - 1, salt);
+        Typed mine(k.type, count);
+        mine.set(input(k, count, me, salt));
+        for (std::size_t ti = 0; ti < rt.size(); ++ti) {
+          for (bool inplace : {false, true}) {
+            int root = static_cast<int>((ti + inplace) % static_cast<std::size_t>(n));
+            Typed out(k.type, count);
+            if (inplace && me == root) out.set(input(k, count, me, salt));
+            const void* sb = inplace && me == root ? kInPlace : mine.ptr();
+            ASSERT_EQ(reduce(dev, sb, out.ptr(), count, k.type, k.op, root, c, &rt[ti]), 0);
+            if (me == root) expect_same(out.raw(), want.raw(), where("reduce", n, me, what(k, count, ti, inplace)));
+          }
+        }
+        for (std::size_t ti = 0; ti < at.size(); ++ti) {
+          for (bool inplace : {false, true}) {
+            Typed out(k.type, count);
+            if (inplace) out.set(input(k, count, me, salt));
+            ASSERT_EQ(allreduce(dev, inplace ? kInPlace : mine.ptr(), out.ptr(), count, k.type, k.op, c, &at[ti]), 0);
+            expect_same(out.raw(), want.raw(), where("allreduce", n, me, what(k, count, ti, inplace)));
+          }
+        }
+      }
+    }
+  });
+}
+
 TEST_P(Reduce, ReduceScatter) {
   int n = GetParam();
   std::vector<Tuning> tt(4);
