@@ -29,15 +29,14 @@ int check_remote_root(CollCall& k, int root) {
 
 // One intercommunicator collective as one schedule: phases on the
 // remote-group Comm (`coll`) and the local group's (`grouped`), run to the
-// end (blocking) or advanced by the progress engine (nonblocking), so ranks
+// end (blocking) or advanced by the progress engine (nonblocking and
+// persistent), so ranks
 // of both groups may start it in any interleaving with other work. Every
 // process takes exactly one sequence number per call, whatever its part.
 class Plan {
  public:
   Plan(CollCall& k, MPI_Request* req)
-      : k_(k),
-        req_(req),
-        s_(std::make_unique<coll::Schedule>(k.dev(), k.c->coll, req ? sequence(*k.c).next_tag() : kTag)) {}
+      : k_(k), req_(req), s_(std::make_unique<coll::Schedule>(k.dev(), k.c->coll, req ? k.seq().next_tag() : kTag)) {}
   coll::Schedule& s() { return *s_; }
   // Scratch for count elements of t (the address of element 0).
   void* temp(int count, const Datatype* t) {
@@ -52,8 +51,12 @@ class Plan {
     if (e) return e;
     if (!req_) return s_->run();
     Request* r = nullptr;
-    if (int err = coll::launch(k_.dev(), std::move(s_), &r)) return err;
-    return new_request(*k_.rt, r, k_.c->handle, false, req_);
+    // A persistent one (MPI_X_init) is the same schedule, restarted by each
+    // MPI_Start.
+    int err = k_.persistent ? coll::launch_persistent(k_.dev(), std::move(s_), &r)
+                            : coll::launch(k_.dev(), std::move(s_), &r);
+    if (err) return err;
+    return new_request(*k_.rt, r, k_.c->handle, k_.persistent, req_);
   }
 
  private:

@@ -88,10 +88,6 @@ int CollCall::init(MPI_Info info, MPI_Request* req) {
     InfoObj* i = nullptr;
     if (int e = get_info(*rt, info, &i)) return e;
   }
-  if (c->inter) {
-    return raise(ErrorClass::UnsupportedOperation,
-                 "persistent collectives on intercommunicators are not implemented (communicator 0x%x)", c->handle);
-  }
   persistent = true;
   once = coll::Sequence::persistent(sequence(*c).next_tag());
   return 0;
