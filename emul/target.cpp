@@ -123,7 +123,7 @@ void combine(WindowState& w, char* addr, uint64_t count, const Datatype* t, std:
   if (w.native_usable) {
     // Origins may accumulate into this memory natively at the same time:
     // the same element-wise atomics as theirs (rma/atomic_acc.hpp).
-    rma::AccTarget tgt{w.native->ctl, static_cast<char*>(w.base), false};
+    rma::AccTarget tgt{w.native->ctl, static_cast<char*>(w.base), false, w.native->nic_self.get()};
     rma::combine_atomic(tgt, addr, count, t, first, n, a, op, e, old_out);
     return;
   }
@@ -253,7 +253,8 @@ void apply_op(WindowState& w, int o, const Header& h, const void* payload, std::
       alignas(16) char sw[64], cmp[64];
       std::memcpy(sw, p, es);
       std::memcpy(cmp, p + es, es);
-      rma::native::cas_element(w.native->ctl, static_cast<char*>(w.base), addr + t->true_lb(), e, sw, cmp, buf);
+      rma::native::cas_element(w.native->ctl, static_cast<char*>(w.base), addr + t->true_lb(), e, sw, cmp, buf,
+                               w.native->nic_self.get());
     } else {
       Segment seg(addr, 1, t);
       seg.pack(0, es, buf);

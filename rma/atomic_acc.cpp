@@ -63,7 +63,21 @@ void element_locked(const AccTarget& t, char* p, std::size_t es, const char* in,
 }
 
 // m elements laid es apart from p.
-void run(const AccTarget& t, char* p, std::size_t m, std::size_t es, const char* in, OpKind op, Builtin e, char* old) {
+bool run(const AccTarget& t, char* p, std::size_t m, std::size_t es, const char* in, OpKind op, Builtin e, char* old) {
+  if (t.nic && es == 8) {
+    // Windows the NIC updates: its elements never take the CPU's atomics.
+    bool ok = true;
+    for (std::size_t i = 0; i < m; ++i) {
+      char* q = p + i * es;
+      char* o = old ? old + i * es : nullptr;
+      if (reinterpret_cast<uintptr_t>(q) % 8 == 0) {
+        ok = nic_element(*t.nic, reinterpret_cast<uintptr_t>(q), in + i * es, op, e, o) && ok;
+      } else {
+        element_locked(t, q, es, in + i * es, op, e, o);
+      }
+    }
+    return ok;
+  }
   if (t.exclusive) {
     // Nobody else may touch the window now: bulk kernels.
     if (old) std::memcpy(old, p, m * es);
@@ -81,7 +95,7 @@ void run(const AccTarget& t, char* p, std::size_t m, std::size_t es, const char*
         }
       }
     }
-    return;
+    return true;
   }
   const bool int_class = coll::type_class(e) == coll::TypeClass::CInteger;
   for (std::size_t i = 0; i < m; ++i) {
@@ -96,20 +110,46 @@ void run(const AccTarget& t, char* p, std::size_t m, std::size_t es, const char*
       element_locked(t, q, es, x, op, e, o);
     }
   }
+  return true;
 }
 
 }  // namespace
 
-void combine_atomic(const AccTarget& tgt, char* addr, uint64_t count, const Datatype* t, std::size_t first,
+bool nic_element(NicAtomics& nic, uint64_t at, const void* in, OpKind op, Builtin e, void* old) {
+  uint64_t v = 0, prev = 0;
+  if (op != OpKind::NoOp) std::memcpy(&v, in, 8);
+  const bool int_class = coll::type_class(e) == coll::TypeClass::CInteger;
+  bool ok;
+  if (op == OpKind::NoOp || (op == OpKind::Sum && int_class)) {
+    ok = nic.fetch_add(at, op == OpKind::NoOp ? 0 : v, &prev);
+  } else {
+    ok = nic.fetch_add(at, 0, &prev);
+    while (ok) {
+      uint64_t next = prev;
+      if (op == OpKind::Replace) {
+        next = v;
+      } else {
+        coll::apply(op, e, &v, &next, 1, 8);
+      }
+      uint64_t seen = 0;
+      ok = nic.compare_swap(at, prev, next, &seen);
+      if (!ok || seen == prev) break;
+      prev = seen;
+    }
+  }
+  if (ok && old) std::memcpy(old, &prev, 8);
+  return ok;
+}
+
+bool combine_atomic(const AccTarget& tgt, char* addr, uint64_t count, const Datatype* t, std::size_t first,
                     std::size_t n, const void* in, coll::OpKind op, Builtin e, void* old_out) {
   const Datatype* et = Datatype::builtin(e);
   const std::size_t es = et->size();
-  if (es == 0 || n == 0) return;
+  if (es == 0 || n == 0) return true;
   const char* x = static_cast<const char*>(in);
   char* old = static_cast<char*>(old_out);
   if (t->is_contiguous() && es == static_cast<std::size_t>(et->extent())) {
-    run(tgt, addr + t->true_lb() + first, n / es, es, x, op, e, old);
-    return;
+    return run(tgt, addr + t->true_lb() + first, n / es, es, x, op, e, old);
   }
   // Any other layout: the runs of the range, each a whole number of
   // elements (padded pairs are split by their padding: one at a time).
@@ -117,12 +157,13 @@ void combine_atomic(const AccTarget& tgt, char* addr, uint64_t count, const Data
   const bool whole_runs = es == static_cast<std::size_t>(et->extent());
   std::size_t pos = first;
   const std::size_t end = first + n;
+  bool ok = true;
   while (pos < end) {
     iovec iov[16];
     std::size_t k = 0;
     const std::size_t step = whole_runs ? end - pos : es;
     const std::size_t got = seg.to_iov(pos, pos + step, iov, 16, &k);
-    if (got == 0 || k == 0) return;  // cannot happen for a checked range
+    if (got == 0 || k == 0) return ok;  // cannot happen for a checked range
     if (!whole_runs) {
       // One padded pair: its first piece starts the element.
       alignas(16) char buf[64];
@@ -145,11 +186,13 @@ void combine_atomic(const AccTarget& tgt, char* addr, uint64_t count, const Data
     }
     for (std::size_t j = 0; j < k; ++j) {
       const std::size_t len = iov[j].iov_len;
-      run(tgt, static_cast<char*>(iov[j].iov_base), len / es, es, x + (pos - first), op, e,
-          old ? old + (pos - first) : nullptr);
+      ok = run(tgt, static_cast<char*>(iov[j].iov_base), len / es, es, x + (pos - first), op, e,
+               old ? old + (pos - first) : nullptr) &&
+           ok;
       pos += len;
     }
   }
+  return ok;
 }
 
 }  // namespace adi3::rma

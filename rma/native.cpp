@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "adi3/device.hpp"
+#include "rma/atomic_acc.hpp"
 #include "rma/window_state.hpp"
 
 namespace adi3::rma {
@@ -19,6 +20,7 @@ void detach_all(NativeWin& nw) {
 }  // namespace
 
 NativeWin::~NativeWin() {
+  nic_self.reset();  // it uses our own entry of peers
   detach_all(*this);
   if (user) os.release(user);
   if (mine) os.release(mine);
@@ -55,7 +57,12 @@ bool prepare(WindowState& w, bool alloc, std::size_t bytes, void* user_base, voi
     if (w.dev.channel_of(w.comm.to_peer(r)).onesided() != os) return false;
   }
   if (bytes > SIZE_MAX / 4) return false;
+  // Regions that are not mapped (verbs) make a NIC window; it cannot be
+  // shared memory.
+  const bool nic = !(os->caps().native_ops & kOsLoadStore);
+  if (nic && (shared_sizes || !(os->caps().atomic_widths & 8u))) return false;
   auto nw = std::make_unique<NativeWin>(*os);
+  nw->nic = nic;
   const auto n = static_cast<std::size_t>(w.comm.size);
   const bool contig = shared_sizes && !w.info.alloc_shared_noncontig;
   if (contig) {
@@ -135,6 +142,23 @@ bool attach_one(WindowState& w, int rank, const NativeCard& c) {
   }
   const int peer = w.comm.to_peer(rank);
   p.ctl_r = nw.os.attach(peer, c.ctl_key, c.ctl_len);
+  if (nw.nic) {
+    // Nothing is mapped: the regions must take every operation the NIC
+    // window uses, and be as large as the exchange says.
+    constexpr uint32_t kNeed = kOsPut | kOsGet | kOsFetchAdd | kOsCompareSwap;
+    if (!p.ctl_r || (p.ctl_r->ops & kNeed) != kNeed || p.ctl_r->bytes < kControlBytes) return false;
+    const auto size = static_cast<std::size_t>(w.peers[static_cast<std::size_t>(rank)].size);
+    if (c.data_len) {
+      p.mem_r = nw.os.attach(peer, c.data_key, c.data_len);
+      if (!p.mem_r || (p.mem_r->ops & kNeed) != kNeed || p.mem_r->bytes < size) return false;
+      p.owns_mem_r = true;
+    } else {
+      if (p.ctl_r->bytes - kControlBytes < size) return false;
+      p.mem_r = p.ctl_r;
+      p.mem_off = kControlBytes;
+    }
+    return true;
+  }
   // The control block must be there, whole, and one (a key pointing at
   // anything else is refused).
   if (!p.ctl_r || !p.ctl_r->direct || p.ctl_r->bytes < kControlBytes) return false;
@@ -171,6 +195,7 @@ void attach(WindowState& w, const std::vector<NativeCard>& cards, NativeCard* se
     }
   } else {
     for (int r = 0; r < w.comm.size && all; ++r) all = attach_one(w, r, cards[static_cast<std::size_t>(r)]);
+    if (all && nw.nic) nw.nic_self = make_nic_self(w);
   }
   if (all) second->flags = NativeCard::kAttached;
 }

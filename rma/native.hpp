@@ -10,12 +10,21 @@
 // regions, and the window is native for passive target only when every rank
 // succeeded and none forces it to the emulation (one agreement, so all ranks
 // take the same lock path). Operations are routed one by one (rma/route.*).
+//
+// A channel whose regions are not mapped (no kOsLoadStore: verbs) makes a
+// *NIC window* (native_nic.cpp): every rank's control block and memory are
+// reached through the interface only, its own included; locks are NIC
+// atomics on the control block, puts and gets RDMA, and accumulates on
+// 8-byte elements NIC atomics (rma/atomic_acc.hpp says why the target's own
+// accumulates take the NIC too).
 #pragma once
+#include <memory>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
 #include "channels/onesided.hpp"
+#include "rma/atomic_acc.hpp"
 #include "rma/check.hpp"
 #include "rma/native_sync.hpp"
 
@@ -64,10 +73,12 @@ class NativeWin {
   Region* mine = nullptr;  // control block (+ the memory of an allocate window)
   Region* user = nullptr;  // exposed user memory (create)
   Control* ctl = nullptr;
-  std::vector<NativePeer> peers;  // by comm rank
-  bool passive = false;           // every rank agreed: locks are the control blocks' words
-  bool others_emulate = false;    // some rank forces operations to the emulation
-  std::vector<int8_t> held;       // per target: native lock held (0 none, 1 shared, 2 exclusive)
+  std::vector<NativePeer> peers;         // by comm rank
+  bool passive = false;                  // every rank agreed: locks are the control blocks' words
+  bool others_emulate = false;           // some rank forces operations to the emulation
+  bool nic = false;                      // a NIC window: nothing is mapped, the interface reaches everything
+  std::unique_ptr<NicAtomics> nic_self;  // NIC windows: atomics on our own memory (loopback)
+  std::vector<int8_t> held;              // per target: native lock held (0 none, 1 shared, 2 exclusive)
 };
 
 namespace native {
@@ -100,8 +111,22 @@ int run(WindowState& w, const OpArgs& a, const Checked& c);
 int lock(WindowState& w, int target, bool exclusive);
 void unlock(WindowState& w, int target, bool exclusive);
 // Compare-and-swap at p (one element of type e) atomic with respect to
-// combine_atomic on the same element.
-void cas_element(Control* ctl, char* data, char* p, Builtin e, const void* swap, const void* compare, void* old);
+// combine_atomic on the same element (given the same nic).
+void cas_element(Control* ctl, char* data, char* p, Builtin e, const void* swap, const void* compare, void* old,
+                 NicAtomics* nic = nullptr);
+
+// ---- NIC windows (native_nic.cpp) ----
+// Whether the operation goes through the NIC: puts and gets of contiguous
+// target data; accumulates, fetch_and_op and compare_and_swap whose target
+// elements are all 8 bytes on their alignment (the rest take the emulation,
+// applied by the target's CPU).
+bool nic_can(const WindowState& w, const OpArgs& a, const Checked& c);
+// Runs it to completion (posts, then flushes the target).
+int nic_run(WindowState& w, const OpArgs& a, const Checked& c);
+int nic_lock(WindowState& w, int target, bool exclusive);
+void nic_unlock(WindowState& w, int target, bool exclusive);
+// The loopback atomics of this rank's own memory (after attach).
+std::unique_ptr<NicAtomics> make_nic_self(WindowState& w);
 
 }  // namespace native
 }  // namespace adi3::rma

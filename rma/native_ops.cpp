@@ -125,6 +125,7 @@ void accumulate(WindowState& w, const OpArgs& a, const Checked& c, const Where& 
 }  // namespace
 
 bool can(const WindowState& w, Msg kind, int target, bool contiguous_target) {
+  if (w.native->nic) return false;  // route_op asks nic_can
   const NativePeer& p = w.native->peers[static_cast<std::size_t>(target)];
   if (p.mem) return true;  // loads, stores, atomics: anything
   if (!p.mem_r) return false;
@@ -134,6 +135,7 @@ bool can(const WindowState& w, Msg kind, int target, bool contiguous_target) {
 }
 
 int run(WindowState& w, const OpArgs& a, const Checked& c) {
+  if (w.native->nic) return nic_run(w, a, c);
   const Where x = where(w, a, c);
   if (!x.addr) return copy_remote(w, a, c, a.kind == Msg::Put);
   switch (a.kind) {
@@ -158,8 +160,18 @@ int run(WindowState& w, const OpArgs& a, const Checked& c) {
   }
 }
 
-void cas_element(Control* ctl, char* data, char* p, Builtin e, const void* swap, const void* compare, void* old) {
+void cas_element(Control* ctl, char* data, char* p, Builtin e, const void* swap, const void* compare, void* old,
+                 NicAtomics* nic) {
   const std::size_t es = Datatype::builtin(e)->size();
+  if (nic && es == 8 && reinterpret_cast<uintptr_t>(p) % 8 == 0) {
+    uint64_t c, s, o = 0;
+    std::memcpy(&c, compare, 8);
+    std::memcpy(&s, swap, 8);
+    nic->compare_swap(reinterpret_cast<uintptr_t>(p), c, s,
+                      &o);  // a failure leaves the element (the device reported it)
+    std::memcpy(old, &o, 8);
+    return;
+  }
   if ((es == 8 || es == 4) && reinterpret_cast<uintptr_t>(p) % es == 0) {
     if (es == 8) {
       uint64_t c, s;
@@ -186,6 +198,7 @@ void cas_element(Control* ctl, char* data, char* p, Builtin e, const void* swap,
 }
 
 int lock(WindowState& w, int target, bool exclusive) {
+  if (w.native->nic) return nic_lock(w, target, exclusive);
   Control* c = w.native->peers[static_cast<std::size_t>(target)].ctl;
   const uint32_t ticket = lock_ticket(*c);
   if (int e = w.dev.block_until([&] { return lock_held(*c, exclusive, ticket); })) return e;
@@ -194,6 +207,7 @@ int lock(WindowState& w, int target, bool exclusive) {
 }
 
 void unlock(WindowState& w, int target, bool exclusive) {
+  if (w.native->nic) return nic_unlock(w, target, exclusive);
   lock_release(*w.native->peers[static_cast<std::size_t>(target)].ctl, exclusive);
 }
 

@@ -33,7 +33,7 @@ Route route_op(const WindowState& w, const OpArgs& a, const Checked& c, const Ga
   if (gate.kind == Gate::Lock || !gate_open(t, gate))
     return {Path::Emulated, "the target's post or fence has not arrived: it waits in the queue"};
   const bool contiguous = !c.derived || a.ttype->is_contiguous();
-  if (!native::can(w, a.kind, a.target, contiguous)) {
+  if (w.native->nic ? !native::nic_can(w, a, c) : !native::can(w, a.kind, a.target, contiguous)) {
     return {Path::Emulated, "the target's region does not take this operation natively"};
   }
   return {Path::Native, "the target's memory is reached one-sidedly"};

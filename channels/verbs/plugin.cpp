@@ -32,7 +32,7 @@ extern "C" __attribute__((visibility("default"))) const adi3_channel_plugin* ADI
       "verbs",
       "RDMA (InfiniBand, RoCE) through libibverbs: per-peer eager rings written with RDMA write with immediate, "
       "rendezvous by RDMA read into the receive buffer; ADI3_VERBS_DEVICE=soft for a software device on one host",
-      adi3::kPointToPoint | adi3::kActiveRma,
+      adi3::kPointToPoint | adi3::kActiveRma | adi3::kPassiveRma,
       adi3::verbs::verbs_knobs().data(),
       adi3::verbs::verbs_knobs().size(),
       &create,

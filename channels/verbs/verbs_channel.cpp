@@ -22,7 +22,7 @@ constexpr int kBatch = 32;
 constexpr unsigned kPollsPerLivenessCheck = 256;
 
 // wr_id: kind in the low 2 bits, a peer or token above.
-enum WrKind : uint64_t { kData = 0, kCredit = 1, kRead = 2 };
+enum WrKind : uint64_t { kData = 0, kCredit = 1, kRead = 2 };  // 3: VerbsOneSided::kWrKind
 uint64_t wr(WrKind k, uint64_t v) { return v << 2 | k; }
 
 std::string key_for(int from, int to) { return "adi3-verbs-" + std::to_string(from) + "-" + std::to_string(to); }
@@ -45,15 +45,19 @@ VerbsChannel::VerbsChannel(ChannelBootstrap& boot, const VerbsSettings& settings
   stage_mr_ = dev_->reg(stage_, per_peer * static_cast<std::size_t>(size_), kLocalWrite);
   exchange(boot);
 
-  caps_.native = kPointToPoint | kActiveRma;  // RDMA read serves the rendezvous
+  // RDMA read serves the rendezvous; windows are registered memory that
+  // RDMA reads, writes and atomics reach with no call by the target.
+  caps_.native = kPointToPoint | kActiveRma | kPassiveRma;
   caps_.max_header = kMaxHeader;
   caps_.max_payload = settings_.slot_bytes - sizeof(RecordHeader) - kMaxHeader;
   caps_.eager_limit = std::min(kEagerLimit, caps_.max_payload);
   caps_.get_min = 0;
   launcher_ = getppid();
+  os_ = std::make_unique<VerbsOneSided>(*this);
 }
 
 VerbsChannel::~VerbsChannel() {
+  os_.reset();
   for (auto& [key, r] : offered_) cache_.release(r);
   dev_->dereg(rings_mr_);
   dev_->dereg(stage_mr_);
@@ -216,6 +220,7 @@ int VerbsChannel::poll(PacketSink& sink) {
 void VerbsChannel::handle(const Completion& c, std::vector<Arrived>& arrived) {
   if (c.peer < 0 || c.peer >= size_) return;
   Peer& p = peers_[static_cast<std::size_t>(c.peer)];
+  if (c.op != Op::RecvImm && (c.wr_id & 3) == VerbsOneSided::kWrKind && os_) os_->completed(c.wr_id >> 2, c);
   if (c.op == Op::Read) {
     auto it = reads_.find(c.wr_id >> 2);
     if (it != reads_.end()) {
@@ -321,6 +326,22 @@ void VerbsChannel::check_liveness() {
   }
 }
 
+void VerbsChannel::drive(std::unique_lock<std::mutex>& g) {
+  g.unlock();
+  g.lock();
+  Completion cs[kBatch];
+  const int k = dev_->poll(cs, kBatch);
+  for (int i = 0; i < k; ++i) {
+    if (cs[i].op == Op::RecvImm && cs[i].status == Status::Success) {
+      stash_.push_back(cs[i]);  // delivered by poll(), in order
+    } else {
+      std::vector<Arrived> none;
+      handle(cs[i], none);  // no delivery: counts and errors
+    }
+  }
+  if (!stash_.empty()) stash_nonempty_.store(true, std::memory_order_relaxed);
+}
+
 // Rendezvous: RDMA-read the buffer the peer offered straight into ours.
 // Declines (-1) when the peer offered no such buffer: the core streams.
 int VerbsChannel::get(int peer, void* local, uint64_t remote, std::size_t len) {
@@ -342,21 +363,7 @@ int VerbsChannel::get(int peer, void* local, uint64_t remote, std::size_t len) {
   const uint64_t token = ++read_token_;
   ReadState& st = reads_[token];
   // Another thread may poll meanwhile: handle() counts our completions too.
-  auto progress = [&] {
-    g.unlock();
-    g.lock();
-    Completion cs[kBatch];
-    int k = dev_->poll(cs, kBatch);
-    for (int i = 0; i < k; ++i) {
-      if (cs[i].op == Op::Read || cs[i].status != Status::Success) {
-        std::vector<Arrived> none;
-        handle(cs[i], none);  // reads and errors need no delivery
-      } else {
-        stash_.push_back(cs[i]);
-      }
-    }
-    if (!stash_.empty()) stash_nonempty_.store(true, std::memory_order_relaxed);
-  };
+  auto progress = [&] { drive(g); };
   for (std::size_t at = 0; at < len && !st.failed; at += kReadChunk) {
     std::size_t n = std::min(kReadChunk, len - at);
     while (

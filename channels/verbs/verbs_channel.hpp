@@ -33,6 +33,7 @@
 #include "channels/verbs/record.hpp"
 #include "channels/verbs/settings.hpp"
 #include "channels/verbs/verbs_device.hpp"
+#include "channels/verbs/verbs_onesided.hpp"
 
 namespace adi3::verbs {
 
@@ -51,10 +52,13 @@ class VerbsChannel final : public Channel {
   void wait(std::chrono::microseconds timeout) override;
   void wake() override { dev_->wake(); }
   int get(int peer, void* local, uint64_t remote, std::size_t len) override;
+  OneSided* onesided() override { return os_.get(); }
 
   const VerbsDevice& device() const { return *dev_; }
 
  private:
+  friend class VerbsOneSided;  // posts on dev_ under mu_; drive() completes its requests
+
   struct Offer {  // a rendezvous buffer a peer offered
     uint64_t addr = 0, len = 0;
     uint32_t rkey = 0;
@@ -90,6 +94,10 @@ class VerbsChannel final : public Channel {
   void offer_buffer(int dest, const void* hdr, std::size_t hdr_bytes, RecordHeader& h);
   void answer_seen(int src, const void* hdr, std::size_t hdr_bytes);
   char* slot(char* base, int peer, uint64_t n) const;
+  // With mu_ held in g: lets other threads in, then takes one batch of
+  // completions off the device. Those of reads, one-sided requests and
+  // errors are handled here; arrived records wait in stash_ for poll().
+  void drive(std::unique_lock<std::mutex>& g);
 
   int rank_, size_;
   VerbsSettings settings_;
@@ -116,6 +124,7 @@ class VerbsChannel final : public Channel {
   unsigned polls_ = 0;
   pid_t launcher_ = 0;  // our parent at start
   bool orphaned_ = false;
+  std::unique_ptr<VerbsOneSided> os_;  // last: its requests refer to the members above
 };
 
 }  // namespace adi3::verbs

@@ -198,6 +198,34 @@ TEST(SoftDevice, AtomicsReturnTheOldValue) {
   EXPECT_EQ(c[0].status, Status::RemoteAccess);
 }
 
+// An atomic with an unknown key, past the end, or without atomic access is
+// a completion error (not a crash), the queue pair is then in error, and
+// the target's word is untouched.
+TEST(SoftDevice, BadAtomicIsACompletionError) {
+  struct Case {
+    const char* what;
+    uint64_t at;
+    uint32_t key_delta;
+    uint32_t access;
+  };
+  for (const Case& k : {Case{"unknown key", 0, 1, kRemoteAtomic}, Case{"past the end", 16, 0, kRemoteAtomic},
+                        Case{"no atomic permission", 0, 0, kRemoteRead | kRemoteWrite}}) {
+    auto d = job(2);
+    alignas(8) uint64_t word[2] = {5, 6};
+    Region w = d[1]->reg(word, sizeof word, k.access);
+    uint64_t old = 99;
+    ASSERT_TRUE(d[0]->fetch_add(1, 1, &old, 0, w.addr + k.at, w.rkey + k.key_delta, 1));
+    ASSERT_TRUE(d[0]->compare_swap(1, 2, &old, 0, w.addr, w.rkey, 5, 7));
+    auto c = drain(*d[0], 2);
+    ASSERT_EQ(c.size(), 2u) << k.what;
+    EXPECT_EQ(c[0].status, Status::RemoteAccess) << k.what;
+    EXPECT_EQ(c[1].status, Status::Flushed) << k.what;
+    EXPECT_EQ(old, 99u) << k.what;
+    EXPECT_EQ(word[0], 5u) << k.what;
+    EXPECT_EQ(word[1], 6u) << k.what;
+  }
+}
+
 // Two processes and the owner hammer one counter with fetch_add: every
 // increment lands, and compare_swap sees a consistent value.
 TEST(SoftDevice, AtomicsAreAtomicAcrossProcesses) {

@@ -1,0 +1,290 @@
+#include "channels/verbs/verbs_onesided.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+
+#include "channels/verbs/verbs_channel.hpp"
+
+namespace adi3::verbs {
+namespace {
+
+constexpr uint32_t kKeyMagic = 0x564f4b31;  // "VOK1"
+constexpr uint32_t kWindowAccess = kLocalWrite | kRemoteRead | kRemoteWrite | kRemoteAtomic;
+constexpr std::size_t kChunk = std::size_t{1} << 30;  // below the 2 GiB message limit
+constexpr int kResultSlots = 256;
+
+// The key peers exchange; attach() checks every field it can (the rest, the
+// rkey and the range, the target's device checks at every access).
+struct Key {
+  uint32_t magic;
+  int32_t owner;  // the rank whose memory it is
+  uint32_t rkey;
+  uint32_t pad;
+  uint64_t addr;
+  uint64_t bytes;
+};
+static_assert(sizeof(Key) <= kMaxKeyBytes);
+
+struct Local final : adi3::Region {
+  verbs::Region mr{};
+  bool owned = false;  // allocate(): the memory is ours to free
+};
+
+struct Remote final : RemoteRegion {
+  uint64_t addr = 0;
+  uint32_t rkey = 0;
+};
+
+std::size_t round_page(std::size_t n) {
+  const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  return (n + page - 1) / page * page;
+}
+
+bool in_range(const RemoteRegion& r, uint64_t offset, std::size_t len) {
+  if (offset > r.bytes || len > r.bytes - offset) {
+    errno = ERANGE;
+    return false;
+  }
+  return true;
+}
+
+bool atomic_ok(const RemoteRegion& r, uint64_t offset, std::size_t width) {
+  if (width != 8) {
+    errno = ENOTSUP;  // the NIC's atomics are 8 bytes wide
+    return false;
+  }
+  if (!in_range(r, offset, width)) return false;
+  if ((static_cast<const Remote&>(r).addr + offset) % 8) {
+    errno = EINVAL;
+    return false;
+  }
+  return true;
+}
+
+void fill_key(adi3::Region& r, int owner, uint32_t rkey) {
+  Key k{};
+  k.magic = kKeyMagic;
+  k.owner = owner;
+  k.rkey = rkey;
+  k.addr = reinterpret_cast<uintptr_t>(r.base);
+  k.bytes = r.bytes;
+  std::memcpy(r.key, &k, sizeof k);
+  r.key_bytes = sizeof k;
+}
+
+uint64_t wr(uint64_t token) { return token << 2 | VerbsOneSided::kWrKind; }
+
+}  // namespace
+
+VerbsOneSided::VerbsOneSided(VerbsChannel& ch)
+    : ch_(ch),
+      windows_(*ch.dev_, kWindowAccess, ch.settings_.cache_bytes),
+      slots_mem_(kResultSlots),
+      outstanding_(static_cast<std::size_t>(ch.size_), 0),
+      errors_(static_cast<std::size_t>(ch.size_), Status::Success) {
+  caps_.native_ops = kOsPut | kOsGet | kOsFetchAdd | kOsCompareSwap;
+  caps_.atomic_widths = 1u << 3;
+  caps_.progress_without_target = true;
+  slots_mr_ = ch_.dev_->reg(slots_mem_.data(), slots_mem_.size() * sizeof(uint64_t), kLocalWrite);
+  for (int i = kResultSlots - 1; i >= 0; --i) free_slots_.push_back(i);
+}
+
+VerbsOneSided::~VerbsOneSided() {
+  for (auto& [token, p] : pending_) {
+    if (p.local.handle) ch_.cache_.release(p.local);
+  }
+  ch_.dev_->dereg(slots_mr_);
+}
+
+adi3::Region* VerbsOneSided::allocate(std::size_t bytes) {
+  const std::size_t n = round_page(bytes ? bytes : 1);
+  void* mem = std::aligned_alloc(static_cast<std::size_t>(sysconf(_SC_PAGESIZE)), n);
+  if (!mem) {
+    errno = ENOMEM;
+    return nullptr;
+  }
+  std::memset(mem, 0, n);
+  auto* r = new Local;
+  r->base = mem;
+  r->bytes = bytes;
+  r->owned = true;
+  try {
+    std::lock_guard g(ch_.mu_);
+    r->mr = ch_.dev_->reg(mem, n, kWindowAccess);
+  } catch (const std::exception&) {
+    std::free(mem);
+    delete r;
+    errno = ENOMEM;
+    return nullptr;
+  }
+  fill_key(*r, ch_.rank_, r->mr.rkey);
+  return r;
+}
+
+adi3::Region* VerbsOneSided::expose(void* base, std::size_t bytes) {
+  auto* r = new Local;
+  r->base = base;
+  r->bytes = bytes;
+  if (bytes) {
+    try {
+      std::lock_guard g(ch_.mu_);
+      r->mr = windows_.acquire(base, bytes);
+    } catch (const std::exception&) {
+      delete r;
+      errno = EFAULT;  // e.g. read-only or unmapped memory
+      return nullptr;
+    }
+  }
+  fill_key(*r, ch_.rank_, r->mr.rkey);
+  return r;
+}
+
+void VerbsOneSided::release(adi3::Region* region) {
+  auto* r = static_cast<Local*>(region);
+  if (!r) return;
+  {
+    std::lock_guard g(ch_.mu_);
+    if (r->owned) {
+      ch_.dev_->dereg(r->mr);
+    } else if (r->mr.handle) {
+      windows_.release(r->mr);
+      // The window goes: its memory may be freed and mapped again.
+      windows_.invalidate(r->base, r->bytes);
+    }
+  }
+  if (r->owned) std::free(r->base);
+  delete r;
+}
+
+RemoteRegion* VerbsOneSided::attach(int peer, const void* key, std::size_t key_bytes) {
+  if (peer < 0 || peer >= ch_.size_ || key_bytes != sizeof(Key)) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  Key k;
+  std::memcpy(&k, key, sizeof k);
+  // The key must be ours and name the peer's own memory; the target's
+  // device checks the rkey and the range at every access.
+  if (k.magic != kKeyMagic || k.owner != peer || k.addr + k.bytes < k.addr || (k.bytes && k.rkey == 0)) {
+    errno = EINVAL;
+    return nullptr;
+  }
+  auto* r = new Remote;
+  r->peer = peer;
+  r->bytes = k.bytes;
+  r->ops = kOsPut | kOsGet | kOsFetchAdd | kOsCompareSwap;
+  r->addr = k.addr;
+  r->rkey = k.rkey;
+  return r;
+}
+
+void VerbsOneSided::detach(RemoteRegion* r) { delete static_cast<Remote*>(r); }
+
+template <class Post>
+void VerbsOneSided::submit(std::unique_lock<std::mutex>& g, const Pending& p, Post&& post) {
+  const uint64_t token = ++next_token_;
+  while (!post(wr(token))) ch_.drive(g);  // send queue full: completions make room
+  pending_[token] = p;
+  ++outstanding_[static_cast<std::size_t>(p.peer)];
+}
+
+// put and get: one request per chunk, each holding the registration of its
+// part of the local buffer until it completes.
+int VerbsOneSided::transfer(RemoteRegion& r, uint64_t offset, void* local, std::size_t len, bool write) {
+  if (!in_range(r, offset, len)) return -1;
+  auto& x = static_cast<Remote&>(r);
+  std::unique_lock g(ch_.mu_);
+  for (std::size_t at = 0; at < len; at += kChunk) {
+    const std::size_t n = std::min(kChunk, len - at);
+    char* l = static_cast<char*>(local) + at;
+    Pending p;
+    p.peer = x.peer;
+    try {
+      p.local = ch_.cache_.acquire(l, n);
+    } catch (const std::exception&) {
+      errno = EFAULT;  // the device cannot register the local buffer
+      return -1;
+    }
+    const uint64_t remote = x.addr + offset + at;
+    submit(g, p, [&](uint64_t id) {
+      return write ? ch_.dev_->write(x.peer, id, l, n, p.local.lkey, remote, x.rkey)
+                   : ch_.dev_->read(x.peer, id, l, n, p.local.lkey, remote, x.rkey);
+    });
+  }
+  return 0;
+}
+
+int VerbsOneSided::put(RemoteRegion& r, uint64_t offset, const void* src, std::size_t len) {
+  return transfer(r, offset, const_cast<void*>(src), len, true);
+}
+
+int VerbsOneSided::get(RemoteRegion& r, uint64_t offset, void* dst, std::size_t len) {
+  return transfer(r, offset, dst, len, false);
+}
+
+template <class Post>
+int VerbsOneSided::atomic(RemoteRegion& r, uint64_t offset, uint64_t* result, Post&& post) {
+  auto& x = static_cast<Remote&>(r);
+  std::unique_lock g(ch_.mu_);
+  while (free_slots_.empty()) ch_.drive(g);  // every result slot waits for its completion
+  Pending p;
+  p.peer = x.peer;
+  p.slot = free_slots_.back();
+  free_slots_.pop_back();
+  p.result = result;
+  uint64_t* slot = &slots_mem_[static_cast<std::size_t>(p.slot)];
+  submit(g, p, [&](uint64_t id) { return post(id, slot, x.addr + offset, x.rkey); });
+  return 0;
+}
+
+int VerbsOneSided::fetch_add(RemoteRegion& r, uint64_t offset, uint64_t operand, uint64_t* result, std::size_t width) {
+  if (!atomic_ok(r, offset, width)) return -1;
+  return atomic(r, offset, result, [&](uint64_t id, uint64_t* slot, uint64_t remote, uint32_t rkey) {
+    return ch_.dev_->fetch_add(r.peer, id, slot, slots_mr_.lkey, remote, rkey, operand);
+  });
+}
+
+int VerbsOneSided::compare_swap(RemoteRegion& r, uint64_t offset, uint64_t compare, uint64_t swap, uint64_t* result,
+                                std::size_t width) {
+  if (!atomic_ok(r, offset, width)) return -1;
+  return atomic(r, offset, result, [&](uint64_t id, uint64_t* slot, uint64_t remote, uint32_t rkey) {
+    return ch_.dev_->compare_swap(r.peer, id, slot, slots_mr_.lkey, remote, rkey, compare, swap);
+  });
+}
+
+void VerbsOneSided::completed(uint64_t token, const Completion& c) {
+  auto it = pending_.find(token);
+  if (it == pending_.end()) return;
+  Pending& p = it->second;
+  if (p.slot >= 0) {
+    if (c.status == Status::Success && p.result) *p.result = slots_mem_[static_cast<std::size_t>(p.slot)];
+    free_slots_.push_back(p.slot);
+  }
+  if (p.local.handle) ch_.cache_.release(p.local);
+  const auto i = static_cast<std::size_t>(p.peer);
+  --outstanding_[i];
+  if (c.status != Status::Success && errors_[i] == Status::Success) errors_[i] = c.status;
+  pending_.erase(it);
+}
+
+int VerbsOneSided::flush(int peer) {
+  if (peer < 0 || peer >= ch_.size_) {
+    errno = EINVAL;
+    return -1;
+  }
+  const auto i = static_cast<std::size_t>(peer);
+  std::unique_lock g(ch_.mu_);
+  while (outstanding_[i] > 0) ch_.drive(g);
+  const Status s = errors_[i];
+  errors_[i] = Status::Success;
+  if (s == Status::Success) return 0;
+  // A bad key or range at the target (RemoteAccess) or a broken queue pair.
+  errno = s == Status::RemoteAccess ? EACCES : EIO;
+  return -1;
+}
+
+}  // namespace adi3::verbs
