@@ -129,6 +129,8 @@ class Device final : private PacketSink {
   int buffer_attach_automatic(BsendBuffer& b, void* tag);
   int buffer_detach(BsendBuffer& b, void** buf, std::size_t* bytes);
   const std::shared_ptr<BsendBuffer>& process_buffer() const { return bsend_; }
+  // Buffered messages not yet transmitted, over every buffer.
+  int buffered_in_flight() const { return bsend_live_.load(std::memory_order_relaxed); }
   // Flush: every message in b when it is called has left b (the buffer
   // stays attached). mark/flushed are its nonblocking halves.
   int buffer_flush(BsendBuffer& b);

@@ -73,6 +73,25 @@ enum class ErrorClass : int {
   Session,        // MPI-4.1: invalid session
   ValueTooLarge,  // MPI-4.1: a value does not fit its output argument
   Errhandler,     // MPI-4.1: invalid error handler
+  // The tools information interface (MPI_T_ERR_*, mpi/tools*.cpp).
+  TCannotInit,
+  TNotAccessible,
+  TNotInitialized,
+  TNotSupported,
+  TMemory,
+  TInvalid,
+  TInvalidIndex,
+  TInvalidItem,
+  TInvalidSession,
+  TInvalidHandle,
+  TInvalidName,
+  TOutOfHandles,
+  TOutOfSessions,
+  TCvarSetNotNow,
+  TCvarSetNever,
+  TPvarNoWrite,
+  TPvarNoStartstop,
+  TPvarNoAtomic,
   LastCode
 };
 

@@ -54,6 +54,8 @@ static_assert(class_is(MPI_ERR_WIN, ErrorClass::Win) && class_is(MPI_ERR_RMA_FLA
 static_assert(class_is(MPI_ERR_PROC_FAILED, ErrorClass::ProcFailed) && class_is(MPI_ERR_SESSION, ErrorClass::Session));
 static_assert(class_is(MPI_ERR_VALUE_TOO_LARGE, ErrorClass::ValueTooLarge) &&
               class_is(MPI_ERR_ERRHANDLER, ErrorClass::Errhandler));
+static_assert(class_is(MPI_T_ERR_CANNOT_INIT, ErrorClass::TCannotInit) &&
+              class_is(MPI_T_ERR_PVAR_NO_ATOMIC, ErrorClass::TPvarNoAtomic));
 static_assert(class_is(MPI_ERR_LASTCODE, ErrorClass::LastCode));
 
 static_assert(MPI_ANY_SOURCE == kAnySource && MPI_PROC_NULL == kProcNull && MPI_ANY_TAG == kAnyTag);

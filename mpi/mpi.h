@@ -329,7 +329,25 @@ typedef struct MPI_Status {
 #define MPI_ERR_SESSION 59
 #define MPI_ERR_VALUE_TOO_LARGE 60
 #define MPI_ERR_ERRHANDLER 61
-#define MPI_ERR_LASTCODE 62
+#define MPI_T_ERR_CANNOT_INIT 62
+#define MPI_T_ERR_NOT_ACCESSIBLE 63
+#define MPI_T_ERR_NOT_INITIALIZED 64
+#define MPI_T_ERR_NOT_SUPPORTED 65
+#define MPI_T_ERR_MEMORY 66
+#define MPI_T_ERR_INVALID 67
+#define MPI_T_ERR_INVALID_INDEX 68
+#define MPI_T_ERR_INVALID_ITEM 69
+#define MPI_T_ERR_INVALID_SESSION 70
+#define MPI_T_ERR_INVALID_HANDLE 71
+#define MPI_T_ERR_INVALID_NAME 72
+#define MPI_T_ERR_OUT_OF_HANDLES 73
+#define MPI_T_ERR_OUT_OF_SESSIONS 74
+#define MPI_T_ERR_CVAR_SET_NOT_NOW 75
+#define MPI_T_ERR_CVAR_SET_NEVER 76
+#define MPI_T_ERR_PVAR_NO_WRITE 77
+#define MPI_T_ERR_PVAR_NO_STARTSTOP 78
+#define MPI_T_ERR_PVAR_NO_ATOMIC 79
+#define MPI_ERR_LASTCODE 80
 
 /* ---- callback types ---- */
 typedef void MPI_User_function(void* invec, void* inoutvec, int* len, MPI_Datatype* datatype);
@@ -398,6 +416,70 @@ typedef void MPI_Session_errhandler_function(MPI_Session* session, int* error_co
 #define MPI_TYPECLASS_COMPLEX 3
 
 /* ---- functions ---- */
+/* ---- MPI_T: the tools information interface ---- */
+typedef struct adi3_T_enum_s* MPI_T_enum;
+typedef struct adi3_T_cvar_s* MPI_T_cvar_handle;
+typedef struct adi3_T_pvar_s* MPI_T_pvar_handle;
+typedef struct adi3_T_session_s* MPI_T_pvar_session;
+typedef struct adi3_T_registration_s* MPI_T_event_registration;
+typedef struct adi3_T_instance_s* MPI_T_event_instance;
+#define MPI_T_ENUM_NULL ((MPI_T_enum)0)
+#define MPI_T_CVAR_HANDLE_NULL ((MPI_T_cvar_handle)0)
+#define MPI_T_PVAR_HANDLE_NULL ((MPI_T_pvar_handle)0)
+#define MPI_T_PVAR_ALL_HANDLES ((MPI_T_pvar_handle)-1)
+#define MPI_T_PVAR_SESSION_NULL ((MPI_T_pvar_session)0)
+#define MPI_T_VERBOSITY_USER_BASIC 221
+#define MPI_T_VERBOSITY_USER_DETAIL 222
+#define MPI_T_VERBOSITY_USER_ALL 223
+#define MPI_T_VERBOSITY_TUNER_BASIC 224
+#define MPI_T_VERBOSITY_TUNER_DETAIL 225
+#define MPI_T_VERBOSITY_TUNER_ALL 226
+#define MPI_T_VERBOSITY_MPIDEV_BASIC 227
+#define MPI_T_VERBOSITY_MPIDEV_DETAIL 228
+#define MPI_T_VERBOSITY_MPIDEV_ALL 229
+#define MPI_T_BIND_NO_OBJECT 9700
+#define MPI_T_BIND_MPI_COMM 9701
+#define MPI_T_BIND_MPI_DATATYPE 9702
+#define MPI_T_BIND_MPI_ERRHANDLER 9703
+#define MPI_T_BIND_MPI_FILE 9704
+#define MPI_T_BIND_MPI_GROUP 9705
+#define MPI_T_BIND_MPI_OP 9706
+#define MPI_T_BIND_MPI_REQUEST 9707
+#define MPI_T_BIND_MPI_WIN 9708
+#define MPI_T_BIND_MPI_MESSAGE 9709
+#define MPI_T_BIND_MPI_INFO 9710
+#define MPI_T_BIND_MPI_SESSION 9711
+#define MPI_T_SCOPE_CONSTANT 60438
+#define MPI_T_SCOPE_READONLY 60439
+#define MPI_T_SCOPE_LOCAL 60440
+#define MPI_T_SCOPE_GROUP 60441
+#define MPI_T_SCOPE_GROUP_EQ 60442
+#define MPI_T_SCOPE_ALL 60443
+#define MPI_T_SCOPE_ALL_EQ 60444
+#define MPI_T_PVAR_CLASS_STATE 240
+#define MPI_T_PVAR_CLASS_LEVEL 241
+#define MPI_T_PVAR_CLASS_SIZE 242
+#define MPI_T_PVAR_CLASS_PERCENTAGE 243
+#define MPI_T_PVAR_CLASS_HIGHWATERMARK 244
+#define MPI_T_PVAR_CLASS_LOWWATERMARK 245
+#define MPI_T_PVAR_CLASS_COUNTER 246
+#define MPI_T_PVAR_CLASS_AGGREGATE 247
+#define MPI_T_PVAR_CLASS_TIMER 248
+#define MPI_T_PVAR_CLASS_GENERIC 249
+typedef enum MPI_T_cb_safety {
+  MPI_T_CB_REQUIRE_NONE = 0,
+  MPI_T_CB_REQUIRE_MPI_RESTRICTED,
+  MPI_T_CB_REQUIRE_THREAD_SAFE,
+  MPI_T_CB_REQUIRE_ASYNC_SIGNAL_SAFE
+} MPI_T_cb_safety;
+typedef enum MPI_T_source_order { MPI_T_SOURCE_ORDERED = 0, MPI_T_SOURCE_UNORDERED } MPI_T_source_order;
+typedef void MPI_T_event_cb_function(MPI_T_event_instance event_instance, MPI_T_event_registration event_registration,
+                                     MPI_T_cb_safety cb_safety, void* user_data);
+typedef void MPI_T_event_free_cb_function(MPI_T_event_registration event_registration, MPI_T_cb_safety cb_safety,
+                                          void* user_data);
+typedef void MPI_T_event_dropped_cb_function(MPI_Count count, MPI_T_event_registration event_registration,
+                                             int source_index, MPI_T_cb_safety cb_safety, void* user_data);
+
 #include "mpi_proto.h"
 #include "mpi4_proto.h"
 #include "pmpi_proto.h"

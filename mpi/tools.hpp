@@ -1,0 +1,63 @@
+// The MPI tools information interface (MPI_T): what its two files share.
+// MPI_T may be used before MPI_Init and after MPI_Finalize, so its state
+// belongs to the process (made on first use), like info objects.
+#pragma once
+#include <cstring>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <mpi.h>
+
+// MPI_T_name as a weak alias of PMPI_T_name (as ADI3_MPI_API does).
+#define ADI3_T_API(name, params)                                                    \
+  extern "C" int MPI_T_##name params __attribute__((weak, alias("PMPI_T_" #name))); \
+  extern "C" __attribute__((visibility("default"))) int PMPI_T_##name params
+// The start of a call that needs MPI_T initialized: the error, or the lock.
+#define ADI3_T_ENTER()                                      \
+  if (int e_ = ::adi3::mpi::tools::check_init()) return e_; \
+  std::lock_guard g_(::adi3::mpi::tools::state().lock)
+
+namespace adi3::mpi::tools {
+
+// A performance variable: its value now (0 while MPI is not running).
+struct Pvar {
+  const char* name;
+  const char* desc;
+  int var_class;  // MPI_T_PVAR_CLASS_*
+  unsigned long long (*read)();
+};
+
+struct Handle;  // tools_pvar.cpp
+
+struct State {
+  std::mutex lock;
+  int inits = 0;  // MPI_T_init_thread calls not yet finalized
+  // Live handles and sessions (their addresses are the MPI_T handles).
+  std::set<const void*> cvar_handles, pvar_sessions, pvar_handles;
+};
+State& state();
+
+// The pvar table (tools_pvar.cpp).
+const std::vector<Pvar>& pvars();
+// The last MPI_T_finalize: sessions and their handles go (lock held).
+void drop_pvar_sessions();
+
+// MPI_T_ERR_NOT_INITIALIZED unless between init and finalize (takes the lock).
+int check_init();
+
+// Copies s into out (at most *len bytes with the terminator) as the
+// standard's (name, name_len) pairs want; *len becomes strlen(s) + 1.
+inline void put_string(const char* s, char* out, int* len) {
+  if (!len) return;
+  const int need = static_cast<int>(std::strlen(s)) + 1;
+  if (out && *len > 0) {
+    const int n = std::min(*len, need) - 1;
+    std::memcpy(out, s, static_cast<std::size_t>(n));
+    out[n] = '\0';
+  }
+  *len = need;
+}
+
+}  // namespace adi3::mpi::tools
