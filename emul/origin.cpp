@@ -154,8 +154,13 @@ bool pump(WindowState& w, int to) {
 bool pump_all(WindowState& w) {
   std::lock_guard<std::mutex> g(w.mu);
   bool any = false;
+  const bool counters = w.native_usable && w.native->active;
   for (std::size_t i = 0; i < w.targets.size(); ++i) {
-    if (!w.targets[i].q.empty()) any |= pump(w, static_cast<int>(i));
+    if (!w.targets[i].q.empty()) {
+      // Native active target: the gates open on the control blocks' counts.
+      if (counters) rma::native::refresh(w, static_cast<int>(i));
+      any |= pump(w, static_cast<int>(i));
+    }
     if (!w.origins[i].out.empty()) any |= pump_replies(w, static_cast<int>(i));
   }
   return any;

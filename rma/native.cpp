@@ -99,6 +99,7 @@ bool prepare(WindowState& w, bool alloc, std::size_t bytes, void* user_base, voi
   card->flags |= NativeCard::kOffered;
   if (w.info.emulate_ops) card->flags |= NativeCard::kEmulatesOps;
   if (w.dev.config().forced(kPassiveRma) || !w.dev.native(kPassiveRma)) card->flags |= NativeCard::kPassiveForced;
+  if (w.dev.config().forced(kActiveRma)) card->flags |= NativeCard::kActiveForced;
   nw->peers.resize(n);
   nw->held.assign(n, 0);
   w.native = std::move(nw);
@@ -203,11 +204,12 @@ void attach(WindowState& w, const std::vector<NativeCard>& cards, NativeCard* se
 void agree(WindowState& w, const std::vector<NativeCard>& firsts, const std::vector<NativeCard>& seconds) {
   if (!w.native) return;
   NativeWin& nw = *w.native;
-  bool all = true, passive = true;
+  bool all = true, passive = true, active = static_cast<std::size_t>(w.comm.size) <= kActiveRanks;
   for (int r = 0; r < w.comm.size; ++r) {
     const NativeCard& f = firsts[static_cast<std::size_t>(r)];
     if (!(seconds[static_cast<std::size_t>(r)].flags & NativeCard::kAttached)) all = false;
     if (f.flags & NativeCard::kPassiveForced) passive = false;
+    if (f.flags & NativeCard::kActiveForced) active = false;
     if (f.flags & NativeCard::kEmulatesOps) nw.others_emulate = true;
   }
   if (nw.mine) nw.os.seal(nw.mine);
@@ -217,11 +219,13 @@ void agree(WindowState& w, const std::vector<NativeCard>& firsts, const std::vec
     // (the memory of an allocate window stays where it is).
     detach_all(nw);
     nw.passive = false;
+    nw.active = false;
     w.native_usable = false;
     return;
   }
   w.native_usable = true;
   nw.passive = passive && !w.info.no_locks;
+  nw.active = active && !nw.nic;  // the counters are loads and stores: NIC windows keep the packets
 }
 
 }  // namespace native

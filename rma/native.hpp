@@ -45,6 +45,7 @@ struct NativeCard {
     kPassiveForced = 4,  // this rank forces passive target to the emulation
     kAttached = 8,       // second round: this rank attached every peer's regions
     kSharedContig = 16,  // allocate_shared: rank 0's one region holds every rank's part
+    kActiveForced = 32,  // this rank forces active target to the emulation
   };
   uint32_t flags = 0;
   uint32_t ctl_len = 0, data_len = 0;
@@ -75,6 +76,7 @@ class NativeWin {
   Control* ctl = nullptr;
   std::vector<NativePeer> peers;         // by comm rank
   bool passive = false;                  // every rank agreed: locks are the control blocks' words
+  bool active = false;                   // every rank agreed: fence and PSCW are the control blocks' counters
   bool others_emulate = false;           // some rank forces operations to the emulation
   bool nic = false;                      // a NIC window: nothing is mapped, the interface reaches everything
   std::unique_ptr<NicAtomics> nic_self;  // NIC windows: atomics on our own memory (loopback)
@@ -98,6 +100,24 @@ void attach(WindowState& w, const std::vector<NativeCard>& cards, NativeCard* se
 // After the second exchange: agrees on the passive path and seals the
 // regions (their names go: nothing is left behind by a crash).
 void agree(WindowState& w, const std::vector<NativeCard>& firsts, const std::vector<NativeCard>& seconds);
+
+// ---- active target (native_active.cpp; with the window's mutex held) ----
+// Folds what the control blocks say of comm rank r into the window's
+// state: r's fences and posts to us (the origin's gates), r's completions
+// at us and the count of emulated operations it announced (the target's
+// wait conditions).
+void refresh(WindowState& w, int r);
+void refresh_all(WindowState& w);
+// Tells rank r how many operations we sent it through the emulation so far
+// (before a fence or a completion counts: r waits until it applied them).
+void announce(WindowState& w, int r);
+// Enters fence number k: announces to every rank, then counts the fence
+// (a release store: our stores to the window come before it).
+void enter_fence(WindowState& w, uint64_t k);
+// Counts an exposure epoch opened to origin r / an access epoch completed
+// at target r.
+void post_to(WindowState& w, int r);
+void complete_at(WindowState& w, int r);
 
 // ---- operations (native_ops.cpp; with the window's mutex held) ----
 // Whether the peer's regions allow kind with this target type natively.

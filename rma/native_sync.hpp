@@ -1,7 +1,8 @@
 // The control block at the head of every rank's part of a native window
 // (in shared memory, so every rank of the window reaches it with loads,
-// stores and atomics): the passive-target lock word and the locks of
-// accumulates that hardware atomics cannot do.
+// stores and atomics): the passive-target lock word, the locks of
+// accumulates that hardware atomics cannot do, and the counters of active
+// target (fence and post/start/complete/wait without packets).
 //
 // The lock is a reader-writer ticket lock: every locker takes a ticket,
 // and the tickets are served in order, readers together, so neither kind
@@ -20,6 +21,9 @@ namespace adi3::rma {
 
 inline constexpr uint32_t kControlMagic = 0x57494e31;  // "WIN1"
 inline constexpr std::size_t kStripes = 512;
+// Ranks a window may have for native active target (its per-pair counters
+// live in the block); larger windows keep the emulation's packets for it.
+inline constexpr std::size_t kActiveRanks = 512;
 
 struct Control {
   uint32_t magic;
@@ -31,11 +35,23 @@ struct Control {
   uint32_t pad1[13];
   // accumulate locks: stripe (byte offset / 64) % kStripes
   uint32_t stripe[kStripes];
+  // Active target (rma/native_active.cpp). Every count is cumulative over
+  // the window's life (64 bits: they never wrap), so no word is ever reset
+  // and no epoch can be mistaken for another.
+  uint64_t fences;  // fences the owner entered (written by the owner only; own cache line)
+  uint64_t pad2[7];
+  uint64_t posts[kActiveRanks];      // [t]: exposure epochs rank t opened to the owner (written by t)
+  uint64_t completes[kActiveRanks];  // [o]: access epochs rank o completed at the owner (written by o)
+  // [o]: operations rank o sent the owner through the emulation so far
+  // (written by o before it counts a fence or a completion: the owner waits
+  // until it applied that many).
+  uint64_t announced[kActiveRanks];
 };
-inline constexpr std::size_t kControlBytes = 4096;
+inline constexpr std::size_t kControlBytes = 16384;
 static_assert(sizeof(Control) <= kControlBytes);
 
 inline std::atomic_ref<uint32_t> at(uint32_t& w) { return std::atomic_ref<uint32_t>(w); }
+inline std::atomic_ref<uint64_t> at(uint64_t& w) { return std::atomic_ref<uint64_t>(w); }
 
 // Takes a ticket; the lock is held once held(c, kind, ticket) is true.
 inline uint32_t lock_ticket(Control& c) { return at(c.users).fetch_add(1, std::memory_order_acq_rel); }

@@ -77,6 +77,12 @@ int issue(WindowState& w, const OpArgs& a) {
     if (a.req) *a.req = new_rma_request(dev, true);
     return 0;
   }
+  // Native active target: the target's post or fence count may have come
+  // since we last looked (it is in its control block, no packet says so).
+  if (gate.kind != Gate::None && gate.kind != Gate::Lock && w.native_usable && w.native->active &&
+      !gate_open(w.targets[static_cast<std::size_t>(a.target)], gate)) {
+    native::refresh(w, a.target);
+  }
   if (route_op(w, a, c, gate).path == Path::Native) {
     ++w.native_ops;
     const int e = native::run(w, a, c);

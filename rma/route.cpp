@@ -39,8 +39,12 @@ Route route_op(const WindowState& w, const OpArgs& a, const Checked& c, const Ga
   return {Path::Native, "the target's memory is reached one-sidedly"};
 }
 
-Route route_active(const WindowState&) {
-  return {Path::Emulated, "synchronization packets (native operations complete before they leave)"};
+Route route_active(const WindowState& w) {
+  if (w.native_usable && w.native->active) return {Path::Native, "the counters of the window's control blocks"};
+  if (w.dev.config().forced(kActiveRma)) {
+    return {Path::Emulated, "active target is forced to the emulation (ADI3_FORCE_EMULATION)"};
+  }
+  return {Path::Emulated, "synchronization packets (the window is not in memory every rank reaches one-sidedly)"};
 }
 
 Route route_passive(const WindowState& w) {

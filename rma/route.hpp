@@ -31,9 +31,10 @@ struct Route {
 
 // A checked operation in the current epoch, whose items would wait at gate.
 Route route_op(const WindowState& w, const OpArgs& a, const Checked& c, const Gate& gate);
-// Active-target synchronization (fence, post/start/complete/wait): the
-// emulation's packets (they carry the counts of emulated operations and are
-// the barrier; native operations are complete before they leave).
+// Active-target synchronization (fence, post/start/complete/wait): native
+// when every rank of the window agreed at creation (the counters of the
+// control blocks, rma/native_active.cpp), else the emulation's packets
+// (they carry the counts of emulated operations and are the barrier).
 Route route_active(const WindowState& w);
 // Passive-target synchronization (lock, unlock, flush): native when every
 // rank of the window agreed at creation (the lock words of the control

@@ -1,0 +1,104 @@
+// MPI_Win_fence and MPI_Win_sync.
+//  - Emulated: one Fence packet to every rank, carrying the count of
+//    operations sent to it; a rank leaves when every rank's fence packet
+//    arrived and everything they announced is applied, and its own gets
+//    have their data.
+//  - Native (every rank agreed at creation): the same conditions read from
+//    the control blocks' counters (rma/native_active.cpp), no packet.
+// NOPRECEDE skips the wait (the next operations wait for the peers' fence
+// instead), NOPRECEDE|NOSUCCEED skips the fence entirely, NOSTORE skips the
+// memory fence of local stores.
+#include "rma/sync.hpp"
+
+namespace adi3 {
+
+using namespace rma::sync;
+using rma::Target;
+using rma::WindowState;
+
+namespace {
+
+constexpr int kFenceAsserts = kModeNoStore | kModeNoPut | kModeNoPrecede | kModeNoSucceed;
+
+// Fence k is complete here: every rank entered it, what they announced is
+// applied, our gets have their data and we owe no replies.
+bool fence_done(WindowState& w, uint64_t k, bool native) {
+  if (native) rma::native::refresh_all(w);
+  for (int r = 0; r < w.comm.size; ++r) {
+    const Target& t = w.targets[static_cast<std::size_t>(r)];
+    const rma::Origin& o = w.origins[static_cast<std::size_t>(r)];
+    if (!t.q.empty() || t.replies || t.fences < k || o.applied < o.announced || !o.out.empty()) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int Window::fence(int assert) {
+  WindowState& w = *st_;
+  if (int e = bad_assert(w, "Win_fence", assert, kFenceAsserts)) return e;
+  const bool noprecede = assert &kModeNoPrecede, nosucceed = assert &kModeNoSucceed;
+  uint64_t k;
+  bool native;
+  {
+    std::lock_guard<std::mutex> g(w.mu);
+    if (w.access != A::None && w.access != A::Fence) {
+      return sync_error(w, "Win_fence", "a start, lock or lock_all epoch is open");
+    }
+    if (w.exposed) return sync_error(w, "Win_fence", "a post epoch is open (call Win_wait first)");
+    if (noprecede && w.fence_ops) {
+      return w.dev.errors().raise(ErrorClass::RmaSync,
+                                  "Win_fence on rank %d: MPI_MODE_NOPRECEDE asserted but %llu operations precede it",
+                                  w.comm.rank, static_cast<unsigned long long>(w.fence_ops));
+    }
+    // Our native stores into the peers' memory are ordered before the
+    // fence whatever NOSTORE says (it only speaks of local stores).
+    if (!(assert& kModeNoStore) || w.native_usable) w.memory_fence();
+    w.fence_ops = 0;
+    if (noprecede && nosucceed) {
+      // Neither completes nor opens anything: every rank asserts the same.
+      w.access = A::None;
+      return w.take_error();
+    }
+    k = ++w.fence_no;
+    native = native_active(w);
+    if (!native) {
+      for (int r = 0; r < w.comm.size; ++r) push_sync(w, r, rma::Msg::Fence, rma::Gate{});
+    } else if (noprecede) {
+      rma::native::enter_fence(w, k);  // nothing precedes it: count at once
+    }
+    w.access = nosucceed ? A::None : A::Fence;
+    w.fence_lazy = noprecede;
+  }
+  if (noprecede) return finish(w);
+  if (native) {
+    // Our emulated operations (forced ones, or ones that waited for a
+    // gate) leave first, so the count we announce is final.
+    if (int e = wait_for(w, [&] {
+          for (const Target& t : w.targets) {
+            if (!t.q.empty()) return false;
+          }
+          return true;
+        })) {
+      return e;
+    }
+    std::lock_guard<std::mutex> g(w.mu);
+    rma::native::enter_fence(w, k);
+  }
+  if (int e = wait_for(w, [&] { return fence_done(w, k, native); })) return e;
+  {
+    std::lock_guard<std::mutex> g(w.mu);
+    for (Target& t : w.targets) t.emul_inflight = false;
+  }
+  return finish(w);
+}
+
+int Window::sync() {
+  // One copy of the memory (unified model): a full memory fence makes our
+  // stores and the agent's visible to each other.
+  st_->memory_fence();
+  st_->dev.progress();
+  return 0;
+}
+
+}  // namespace adi3

@@ -1,0 +1,73 @@
+// Native active target: fence and post/start/complete/wait through counters
+// in the ranks' control blocks (shared memory), no packets.
+//
+//  - fence k: every rank announces to every other how many operations it
+//    sent it through the emulation (forced or fallen-back ones), then
+//    release-stores k into its own `fences`; a rank leaves fence k when
+//    every rank's `fences` reached k, it applied every emulated operation
+//    announced to it and its gets have their data. With NOPRECEDE it only
+//    counts: the next operations to a target wait for the target's count.
+//  - post: adds one to posts[me] in each origin's block (release, after the
+//    memory fence of our stores); an origin's operations wait until it saw
+//    as many posts from the target as it started epochs towards it.
+//  - complete: once its emulated operations left and its gets arrived, the
+//    origin announces its count, then adds one to completes[me] in each
+//    target's block; wait/test end when completes reached the posts made
+//    and the announced operations are applied.
+// Counts are cumulative over the window's life and 64-bit, so no word is
+// reset and a late reader never confuses epochs. The acquire loads here
+// pair with the release stores of the writers; a count written by another
+// process can only make us wait (a dead peer fails the wait), never write.
+#include <algorithm>
+
+#include "rma/native.hpp"
+#include "rma/window_state.hpp"
+
+namespace adi3::rma::native {
+namespace {
+inline uint64_t load(uint64_t& x) { return at(x).load(std::memory_order_acquire); }
+}  // namespace
+
+void refresh(WindowState& w, int r) {
+  NativeWin& nw = *w.native;
+  const auto i = static_cast<std::size_t>(r);
+  Control& mine = *nw.ctl;
+  Target& t = w.targets[i];
+  Origin& o = w.origins[i];
+  // The counts first, then what their writer stored before them.
+  t.fences = std::max(t.fences, load(nw.peers[i].ctl->fences));
+  t.posts = std::max(t.posts, load(mine.posts[i]));
+  o.completes = std::max(o.completes, load(mine.completes[i]));
+  o.announced = std::max(o.announced, load(mine.announced[i]));
+}
+
+void refresh_all(WindowState& w) {
+  for (int r = 0; r < w.comm.size; ++r) refresh(w, r);
+}
+
+void announce(WindowState& w, int r) {
+  const auto i = static_cast<std::size_t>(r);
+  uint64_t& a = w.native->peers[i].ctl->announced[static_cast<std::size_t>(w.comm.rank)];
+  const uint64_t sent = w.targets[i].sent_ops;
+  // Only this rank writes its slot: skip the store (and its cache miss)
+  // when nothing changed.
+  if (at(a).load(std::memory_order_relaxed) != sent) at(a).store(sent, std::memory_order_release);
+}
+
+void enter_fence(WindowState& w, uint64_t k) {
+  for (int r = 0; r < w.comm.size; ++r) announce(w, r);
+  at(w.native->ctl->fences).store(k, std::memory_order_release);
+}
+
+void post_to(WindowState& w, int r) {
+  Control& c = *w.native->peers[static_cast<std::size_t>(r)].ctl;
+  at(c.posts[static_cast<std::size_t>(w.comm.rank)]).fetch_add(1, std::memory_order_acq_rel);
+}
+
+void complete_at(WindowState& w, int r) {
+  announce(w, r);
+  Control& c = *w.native->peers[static_cast<std::size_t>(r)].ctl;
+  at(c.completes[static_cast<std::size_t>(w.comm.rank)]).fetch_add(1, std::memory_order_acq_rel);
+}
+
+}  // namespace adi3::rma::native

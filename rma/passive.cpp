@@ -1,0 +1,267 @@
+// Passive target: MPI_Win_lock / unlock, lock_all / unlock_all, flush,
+// flush_all, flush_local, flush_local_all.
+//  - Emulated: the lock request leaves with the first operation (a lock
+//    with no operation sends nothing), Unlock and Flush carry the count and
+//    are answered by an Ack once the target applied everything.
+//  - Native (every rank agreed at creation): the target's lock word in its
+//    control block (rma/native_sync.hpp); flush is a memory fence, plus
+//    the emulated flush when emulated operations are pending.
+#include <vector>
+
+#include "rma/native.hpp"
+#include "rma/route.hpp"
+#include "rma/sync.hpp"
+
+namespace adi3 {
+
+using namespace rma::sync;
+using rma::Gate;
+using rma::Item;
+using rma::Msg;
+using rma::Target;
+using rma::WindowState;
+
+namespace {
+
+int lock_target(WindowState& w, int rank, rma::LockKind kind, bool nocheck) {
+  Target& t = w.targets[static_cast<std::size_t>(rank)];
+  t.locked = true;
+  t.lock_nocheck = nocheck;
+  t.lock_kind = kind;
+  // Lazy: the request leaves with the first item to this target.
+  t.lock_pending = !nocheck;
+  return 0;
+}
+
+// Queues the unlock of one target; returns the sequence number to wait
+// for, or 0 when nothing was ever sent (no operation: no traffic at all).
+uint64_t unlock_target(WindowState& w, int rank) {
+  Target& t = w.targets[static_cast<std::size_t>(rank)];
+  uint64_t seq = 0;
+  if (!t.lock_pending && !(t.lock_nocheck && t.queued_ops == t.flushed_ops)) {
+    seq = ++t.sync_seq;
+    push_sync(w, rank, Msg::Unlock, t.lock_nocheck ? Gate{} : Gate{Gate::Lock, t.lock_epoch}, seq,
+              t.lock_nocheck ? rma::kNoCheck : 0);
+  }
+  t.locked = false;
+  t.lock_pending = false;
+  t.lock_nocheck = false;
+  t.flushed_ops = t.queued_ops;
+  return seq;
+}
+
+}  // namespace
+
+int Window::lock(LockType type, int rank, int assert) {
+  WindowState& w = *st_;
+  if (int e = bad_assert(w, "Win_lock", assert, kModeNoCheck)) return e;
+  if (type != LockType::Exclusive && type != LockType::Shared) {
+    return w.dev.errors().raise(
+        ErrorClass::Locktype, "Win_lock on rank %d: lock type %d is neither exclusive (%d) nor shared (%d)",
+        w.comm.rank, static_cast<int>(type), static_cast<int>(LockType::Exclusive), static_cast<int>(LockType::Shared));
+  }
+  if (rank == kProcNull) return 0;
+  if (int e = check_rank(w, "Win_lock", rank)) return e;
+  const auto kind = type == LockType::Exclusive ? rma::LockKind::Exclusive : rma::LockKind::Shared;
+  uint64_t need = 0;
+  bool take_native = false;
+  {
+    std::lock_guard<std::mutex> g(w.mu);
+    if (w.info.no_locks) return sync_error(w, "Win_lock", "the window was created with no_locks=true");
+    if (w.access == A::LockAll) return sync_error(w, "Win_lock", "the window is in a lock_all epoch");
+    if (w.access != A::Lock && !access_free(w)) return sync_error(w, "Win_lock", "a fence or start epoch is open");
+    if (w.targets[static_cast<std::size_t>(rank)].locked) {
+      return w.dev.errors().raise(ErrorClass::RmaSync, "Win_lock on rank %d: rank %d is already locked by this rank",
+                                  w.comm.rank, rank);
+    }
+    w.access = A::Lock;
+    ++w.locks_held;
+    if (rma::route_passive(w).path == rma::Path::Native) {
+      // The target's lock word; emulated operations (forced ones) then go
+      // without a lock request of their own.
+      lock_target(w, rank, kind, true);
+      take_native = !(assert& kModeNoCheck);
+    } else {
+      lock_target(w, rank, kind, assert& kModeNoCheck);
+    }
+    // Our own memory: the caller will load and store it directly after
+    // this returns, so the lock must really be held.
+    if (rank == w.comm.rank && !(assert& kModeNoCheck) && !take_native) {
+      Target& t = w.targets[static_cast<std::size_t>(rank)];
+      t.lock_pending = false;
+      t.lock_epoch = ++t.lock_reqs;
+      Item req;
+      req.kind = Msg::LockReq;
+      req.op = static_cast<uint8_t>(kind);
+      emul::push(w, rank, std::move(req));
+      need = t.lock_epoch;
+    }
+  }
+  if (need) {
+    if (int e = wait_for(w, [&] { return w.targets[static_cast<std::size_t>(rank)].grants >= need; })) return e;
+  }
+  if (take_native) {
+    const bool excl = kind == rma::LockKind::Exclusive;
+    if (int e = rma::native::lock(w, rank, excl)) return e;
+    std::lock_guard<std::mutex> g(w.mu);
+    w.native->held[static_cast<std::size_t>(rank)] = excl ? 2 : 1;
+  }
+  return 0;
+}
+
+namespace {
+// After the emulated part of an unlock: every native operation finished
+// when it returned; a release fence orders them before the lock word.
+void release_native(WindowState& w, int rank) {
+  std::lock_guard<std::mutex> g(w.mu);
+  Target& t = w.targets[static_cast<std::size_t>(rank)];
+  t.emul_inflight = false;
+  if (!w.native) return;
+  int8_t& h = w.native->held[static_cast<std::size_t>(rank)];
+  w.memory_fence();
+  if (h) rma::native::unlock(w, rank, h == 2);
+  h = 0;
+}
+}  // namespace
+
+int Window::unlock(int rank) {
+  WindowState& w = *st_;
+  if (rank == kProcNull) return 0;
+  if (int e = check_rank(w, "Win_unlock", rank)) return e;
+  uint64_t seq;
+  {
+    std::lock_guard<std::mutex> g(w.mu);
+    if (w.access != A::Lock || !w.targets[static_cast<std::size_t>(rank)].locked) {
+      return w.dev.errors().raise(ErrorClass::RmaSync, "Win_unlock on rank %d: rank %d is not locked by Win_lock",
+                                  w.comm.rank, rank);
+    }
+    seq = unlock_target(w, rank);
+    if (--w.locks_held == 0) w.access = A::None;
+  }
+  Target& t = w.targets[static_cast<std::size_t>(rank)];
+  if (int e = wait_for(w, [&] { return t.acked >= seq && locally_done(t); })) return e;
+  release_native(w, rank);
+  return finish(w);
+}
+
+int Window::lock_all(int assert) {
+  WindowState& w = *st_;
+  if (int e = bad_assert(w, "Win_lock_all", assert, kModeNoCheck)) return e;
+  bool take_native;
+  {
+    std::lock_guard<std::mutex> g(w.mu);
+    if (w.info.no_locks) return sync_error(w, "Win_lock_all", "the window was created with no_locks=true");
+    if (!access_free(w)) return sync_error(w, "Win_lock_all", "another access epoch is open");
+    w.access = A::LockAll;
+    const bool native = rma::route_passive(w).path == rma::Path::Native;
+    for (int r = 0; r < w.comm.size; ++r) {
+      lock_target(w, r, rma::LockKind::Shared, native || (assert& kModeNoCheck));
+    }
+    take_native = native && !(assert& kModeNoCheck);
+  }
+  if (!take_native) return 0;
+  // Shared locks on every target, in rank order.
+  for (int r = 0; r < w.comm.size; ++r) {
+    if (int e = rma::native::lock(w, r, false)) return e;
+    std::lock_guard<std::mutex> g(w.mu);
+    w.native->held[static_cast<std::size_t>(r)] = 1;
+  }
+  return 0;
+}
+
+int Window::unlock_all() {
+  WindowState& w = *st_;
+  std::vector<uint64_t> seqs(static_cast<std::size_t>(w.comm.size));
+  {
+    std::lock_guard<std::mutex> g(w.mu);
+    if (w.access != A::LockAll) return sync_error(w, "Win_unlock_all", "no Win_lock_all epoch is open");
+    for (int r = 0; r < w.comm.size; ++r) seqs[static_cast<std::size_t>(r)] = unlock_target(w, r);
+    w.access = A::None;
+  }
+  if (int e = wait_for(w, [&] {
+        for (int r = 0; r < w.comm.size; ++r) {
+          const Target& t = w.targets[static_cast<std::size_t>(r)];
+          if (t.acked < seqs[static_cast<std::size_t>(r)] || !locally_done(t)) return false;
+        }
+        return true;
+      })) {
+    return e;
+  }
+  for (int r = 0; r < w.comm.size; ++r) release_native(w, r);
+  return finish(w);
+}
+
+namespace {
+
+// Queues a flush of one locked target; 0 when nothing needs one.
+uint64_t flush_target(WindowState& w, int rank) {
+  Target& t = w.targets[static_cast<std::size_t>(rank)];
+  if (t.lock_pending || t.queued_ops == t.flushed_ops) return 0;
+  t.flushed_ops = t.queued_ops;
+  uint64_t seq = ++t.sync_seq;
+  push_sync(w, rank, Msg::Flush, t.lock_nocheck ? Gate{} : Gate{Gate::Lock, t.lock_epoch}, seq);
+  return seq;
+}
+
+int passive_check(WindowState& w, const char* call, int rank) {
+  if (w.access != A::Lock && w.access != A::LockAll) return sync_error(w, call, "no passive-target epoch is open");
+  if (rank >= 0 && !w.targets[static_cast<std::size_t>(rank)].locked) {
+    return w.dev.errors().raise(ErrorClass::RmaSync, "%s on rank %d: rank %d is not locked", call, w.comm.rank, rank);
+  }
+  return 0;
+}
+
+int flush_some(WindowState& w, const char* call, int only, bool local) {
+  if (only != -1) {
+    if (int e = check_rank(w, call, only)) return e;
+  }
+  std::vector<uint64_t> seqs(static_cast<std::size_t>(w.comm.size));
+  {
+    std::lock_guard<std::mutex> g(w.mu);
+    if (int e = passive_check(w, call, only)) return e;
+    if (!local) {
+      for (int r = 0; r < w.comm.size; ++r) {
+        if ((only == -1 || r == only) && w.targets[static_cast<std::size_t>(r)].locked) {
+          seqs[static_cast<std::size_t>(r)] = flush_target(w, r);
+        }
+      }
+    }
+  }
+  if (int e = wait_for(w, [&] {
+        for (int r = 0; r < w.comm.size; ++r) {
+          if (only != -1 && r != only) continue;
+          const Target& t = w.targets[static_cast<std::size_t>(r)];
+          if (t.acked < seqs[static_cast<std::size_t>(r)] || !locally_done(t)) return false;
+        }
+        return true;
+      })) {
+    return e;
+  }
+  {
+    // Native operations completed when they returned: a fence orders them
+    // before whatever follows; the emulated ones were acknowledged.
+    std::lock_guard<std::mutex> g(w.mu);
+    if (w.native_usable) w.memory_fence();
+    if (!local) {
+      for (int r = 0; r < w.comm.size; ++r) {
+        if (only == -1 || r == only) w.targets[static_cast<std::size_t>(r)].emul_inflight = false;
+      }
+    }
+  }
+  return finish(w);
+}
+
+}  // namespace
+
+int Window::flush(int rank) {
+  if (rank == kProcNull) return 0;
+  return flush_some(*st_, "Win_flush", rank, false);
+}
+int Window::flush_all() { return flush_some(*st_, "Win_flush_all", -1, false); }
+int Window::flush_local(int rank) {
+  if (rank == kProcNull) return 0;
+  return flush_some(*st_, "Win_flush_local", rank, true);
+}
+int Window::flush_local_all() { return flush_some(*st_, "Win_flush_local_all", -1, true); }
+
+}  // namespace adi3

@@ -1,0 +1,75 @@
+// What the synchronization calls share (rma/fence.cpp, rma/pscw.cpp,
+// rma/passive.cpp): argument checks, the wait without the window's mutex,
+// and the origin's view of a target being locally done.
+#pragma once
+#include <mutex>
+
+#include "adi3/device.hpp"
+#include "emul/emul.hpp"
+#include "rma/window_state.hpp"
+
+namespace adi3::rma::sync {
+
+using A = WindowState::Access;
+
+inline int bad_assert(WindowState& w, const char* call, int assert, int allowed) {
+  if (assert & ~allowed) {
+    return w.dev.errors().raise(ErrorClass::Assert, "%s on rank %d: assertion %#x is not valid here (allowed: %#x)",
+                                call, w.comm.rank, assert, allowed);
+  }
+  return 0;
+}
+
+inline int sync_error(WindowState& w, const char* call, const char* why) {
+  return w.dev.errors().raise(ErrorClass::RmaSync, "%s on rank %d: %s", call, w.comm.rank, why);
+}
+
+inline int check_rank(WindowState& w, const char* call, int rank) {
+  if (rank < 0 || rank >= w.comm.size) {
+    return w.dev.errors().raise(ErrorClass::Rank, "%s on rank %d: rank %d is not a rank of the window (0..%d)", call,
+                                w.comm.rank, rank, w.comm.size - 1);
+  }
+  return 0;
+}
+
+// Waits (without the mutex) until done() holds (checked with it).
+template <class Done>
+int wait_for(WindowState& w, Done&& done) {
+  return w.dev.block_until([&] {
+    std::lock_guard<std::mutex> g(w.mu);
+    return done();
+  });
+}
+
+// Operations to t have left (the origin buffers are free) and the gets
+// have their data.
+inline bool locally_done(const Target& t) {
+  for (const Item& it : t.q) {
+    if (it.is_op()) return false;
+  }
+  return t.replies == 0;
+}
+
+inline void push_sync(WindowState& w, int to, Msg kind, Gate gate, uint64_t token = 0, uint8_t flags = 0) {
+  Item it;
+  it.kind = kind;
+  it.gate = gate;
+  it.token = token;
+  it.flags = flags;
+  emul::push(w, to, std::move(it));
+}
+
+// A fence epoch that issued nothing ends quietly when another kind starts.
+inline bool access_free(const WindowState& w) {
+  return w.access == A::None || (w.access == A::Fence && w.fence_ops == 0);
+}
+
+// Fence and PSCW through the control blocks' counters (rma/native_active.cpp).
+inline bool native_active(const WindowState& w) { return w.native_usable && w.native->active; }
+
+inline int finish(WindowState& w) {
+  std::lock_guard<std::mutex> g(w.mu);
+  return w.take_error();
+}
+
+}  // namespace adi3::rma::sync
