@@ -1,6 +1,7 @@
 #include "coll/small.hpp"
 
 #include <cstring>
+#include <memory>
 
 #include "coll/algorithms.hpp"
 #include "coll/copy.hpp"
@@ -19,6 +20,17 @@ int exchange(Device& dev, const void* sbuf, void* rbuf, std::size_t count, const
   if (int e = dev.isend(sbuf, count, type, to, tag, comm, SendMode::Standard, &sent)) return e;
   Status st;
   int e = dev.recv(rbuf, count, type, from, tag, comm, &st);
+  int w = dev.wait(&sent, &st);
+  return e ? e : w;
+}
+
+// exchange() with different counts each way.
+int exchange2(Device& dev, const void* sbuf, std::size_t scount, void* rbuf, std::size_t rcount, const Datatype* type,
+              int peer, int tag, const Comm& comm) {
+  Request* sent = nullptr;
+  if (int e = dev.isend(sbuf, scount, type, peer, tag, comm, SendMode::Standard, &sent)) return e;
+  Status st;
+  int e = dev.recv(rbuf, rcount, type, peer, tag, comm, &st);
   int w = dev.wait(&sent, &st);
   return e ? e : w;
 }
@@ -104,8 +116,48 @@ bool small_allreduce(Device& dev, const void* sbuf, void* rbuf, std::size_t coun
   return allreduce_tagged(dev, sbuf, rbuf, count, type, op, comm, t, static_cast<int>(Tag::Allreduce), err);
 }
 
-// Reduce_scatter of a short vector: the whole vector is allreduced (one
-// round at 2 ranks) and each rank keeps its part.
+namespace {
+
+// Two ranks: one exchange (my copy of the peer's block for its copy of
+// mine), then one combine into recvbuf, the lower rank's block first (exact
+// for non-commutative ops). Half the bytes of the allreduce below, and no
+// schedule up to kPairMax.
+constexpr std::size_t kPairMax = 65536;
+
+bool pair_reduce_scatter(Device& dev, const void* sbuf, void* rbuf, std::size_t before, std::size_t mine,
+                         std::size_t theirs, std::size_t theirs_at, const Datatype* type, const Op& op,
+                         const Comm& comm, int* err) {
+  const int me = comm.rank, peer = 1 - me;
+  const auto extent = static_cast<std::size_t>(type->extent());
+  const auto* in = static_cast<const std::byte*>(sbuf);
+  alignas(64) std::byte stack[kMaxSmall];
+  std::unique_ptr<std::byte[]> heap;
+  std::byte* got = stack;
+  if (mine * extent > kMaxSmall) {
+    heap.reset(new std::byte[mine * extent]);
+    got = heap.get();
+  }
+  *err = exchange2(dev, in + theirs_at * extent, theirs, got, mine, type, peer, static_cast<int>(Tag::ReduceScatter),
+                   comm);
+  if (*err || mine == 0) return true;
+  if (!rbuf) return true;  // the binding checks buffers; nothing to write to
+  if (me == 1 || op.commutative()) {
+    // recvbuf = rank 0's block op mine
+    std::memcpy(rbuf, in + before * extent, mine * extent);
+    *err = reduce_local(dev, got, rbuf, mine, type, op);
+  } else {
+    // mine op rank 1's block, computed in got
+    *err = reduce_local(dev, in + before * extent, got, mine, type, op);
+    std::memcpy(rbuf, got, mine * extent);
+  }
+  return true;
+}
+
+}  // namespace
+
+// Reduce_scatter of a short vector: at 2 ranks one exchange of the halves
+// (above); else the whole vector is allreduced and each rank keeps its
+// part.
 bool small_reduce_scatter(Device& dev, const void* sbuf, void* rbuf, const int* counts, std::size_t same,
                           const Datatype* type, const Op& op, const Comm& comm, const Tuning& t, int* err) {
   const int me = comm.rank, p = comm.size;
@@ -117,7 +169,14 @@ bool small_reduce_scatter(Device& dev, const void* sbuf, void* rbuf, const int* 
     total += c;
     if (i < me) before += c;
   }
-  if (!plain(type, total, &bytes) || bytes > t.small_max || bytes > kMaxSmall) return false;
+  if (!plain(type, total, &bytes)) return false;
+  if (p == 2 && t.small_max > 0 && bytes <= kPairMax) {
+    if (check_op(dev.errors(), op, type) != 0) return false;  // reported by the scheduled path
+    const std::size_t mine = counts ? static_cast<std::size_t>(counts[me]) : same;
+    const std::size_t theirs = total - mine, theirs_at = me == 0 ? mine : 0;
+    return pair_reduce_scatter(dev, sbuf, rbuf, before, mine, theirs, theirs_at, type, op, comm, err);
+  }
+  if (bytes > t.small_max || bytes > kMaxSmall) return false;
   alignas(64) std::byte all[kMaxSmall];
   if (!allreduce_tagged(dev, sbuf, all, total, type, op, comm, t, static_cast<int>(Tag::ReduceScatter), err)) {
     return false;

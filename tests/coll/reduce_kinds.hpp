@@ -46,6 +46,12 @@ inline void strided_sum(const void* in, void* inout, int count, const Datatype* 
   }
 }
 
+// a op b = a: associative, not commutative; on a predefined type, so the
+// paths for predefined types meet a non-commutative op too.
+inline void take_left(const void* in, void* inout, int count, const Datatype* type) {
+  std::memcpy(inout, in, static_cast<std::size_t>(count) * static_cast<std::size_t>(type->extent()));
+}
+
 enum class Elem { Int, Double, DoubleInt, ShortInt, Bool, Complex, U32 };
 
 struct Kind {
@@ -153,6 +159,7 @@ struct Kinds {
         {"user affine (non-commutative)", aff, Op::user(affine, false), Elem::U32},
         {"user affine strided (non-commutative)", affvec, Op::user(affine, false), Elem::U32},
         {"user strided sum (commutative)", ivec, Op::user(strided_sum, true), Elem::Int},
+        {"user take-left int (non-commutative)", B(Builtin::kInt), Op::user(take_left, false), Elem::Int},
     };
   }
 };
