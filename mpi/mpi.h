@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-#define MPI_VERSION 3
+#define MPI_VERSION 4
 #define MPI_SUBVERSION 1
 #define ADI3_MPI 1
 

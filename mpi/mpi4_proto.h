@@ -284,6 +284,9 @@ int MPI_Session_get_info(MPI_Session session, MPI_Info* info_used);
 int MPI_Group_from_session_pset(MPI_Session session, const char* pset_name, MPI_Group* newgroup);
 int MPI_Comm_create_from_group(MPI_Group group, const char* stringtag, MPI_Info info, MPI_Errhandler errhandler,
                                MPI_Comm* newcomm);
+int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader, MPI_Group remote_group, int remote_leader,
+                                     const char* stringtag, MPI_Info info, MPI_Errhandler errhandler,
+                                     MPI_Comm* newintercomm);
 int MPI_Session_create_errhandler(MPI_Session_errhandler_function* session_errhandler_fn, MPI_Errhandler* errhandler);
 int MPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler);
 int MPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler* errhandler);

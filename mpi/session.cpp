@@ -247,6 +247,28 @@ ADI3_MPI_API(int, Group_from_session_pset, (MPI_Session session, const char* pse
   return MPI_SUCCESS;
 }
 
+namespace {
+
+// The tag every member derives from the string tag (FNV-1a, folded into the
+// tags every implementation allows).
+int tag_of(const char* stringtag) {
+  std::uint32_t h = 2166136261u;
+  for (const char* c = stringtag; *c; ++c) h = (h ^ static_cast<unsigned char>(*c)) * 16777619u;
+  return static_cast<int>(h % 32768u);
+}
+
+// What MPI_Comm_create_from_group and the intercommunicator form set on the
+// new communicator.
+int adopt(MPI_Comm comm, MPI_Info info, MPI_Errhandler errhandler) {
+  if (errhandler != MPI_ERRHANDLER_NULL) {
+    if (int e = PMPI_Comm_set_errhandler(comm, errhandler)) return e;
+  }
+  if (info != MPI_INFO_NULL) return PMPI_Comm_set_info(comm, info);
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
 // Collective over the group's members, which pass the same string tag.
 ADI3_MPI_API(int, Comm_create_from_group,
              (MPI_Group group, const char* stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm* newcomm)) {
@@ -254,17 +276,38 @@ ADI3_MPI_API(int, Comm_create_from_group,
   (void)rt;
   if (!stringtag) return world_error(raise(ErrorClass::Arg, "stringtag is null"), __func__);
   if (!newcomm) return world_error(raise(ErrorClass::Arg, "newcomm is null"), __func__);
-  // FNV-1a of the tag, folded into the tags every implementation allows.
-  std::uint32_t h = 2166136261u;
-  for (const char* c = stringtag; *c; ++c) h = (h ^ static_cast<unsigned char>(*c)) * 16777619u;
-  int tag = static_cast<int>(h % 32768u);
-  if (int e = PMPI_Comm_create_group(MPI_COMM_WORLD, group, tag, newcomm)) return e;
+  if (int e = PMPI_Comm_create_group(MPI_COMM_WORLD, group, tag_of(stringtag), newcomm)) return e;
   if (*newcomm == MPI_COMM_NULL) return MPI_SUCCESS;
-  if (errhandler != MPI_ERRHANDLER_NULL) {
-    if (int e = PMPI_Comm_set_errhandler(*newcomm, errhandler)) return e;
+  return adopt(*newcomm, info, errhandler);
+}
+
+// MPI-4.0: both groups' members call it with the same string tag; each
+// group makes its communicator, whose leaders then meet over
+// MPI_COMM_WORLD (every group is a subset of it: no dynamic processes).
+ADI3_MPI_API(int, Intercomm_create_from_groups,
+             (MPI_Group local_group, int local_leader, MPI_Group remote_group, int remote_leader, const char* stringtag,
+              MPI_Info info, MPI_Errhandler errhandler, MPI_Comm* newintercomm)) {
+  ADI3_MPI_ENTER();
+  if (!stringtag) return world_error(raise(ErrorClass::Arg, "stringtag is null"), __func__);
+  if (!newintercomm) return world_error(raise(ErrorClass::Arg, "newintercomm is null"), __func__);
+  GroupPtr remote;
+  if (int e = get_group(*rt, remote_group, &remote)) return world_error(e, __func__);
+  if (remote_leader < 0 || remote_leader >= remote->size()) {
+    return world_error(raise(ErrorClass::Rank, "invalid remote_leader %d: the remote group has %d members",
+                             remote_leader, remote->size()),
+                       __func__);
   }
-  if (info != MPI_INFO_NULL) return PMPI_Comm_set_info(*newcomm, info);
-  return MPI_SUCCESS;
+  MPI_Comm local = MPI_COMM_NULL;
+  if (int e = PMPI_Comm_create_group(MPI_COMM_WORLD, local_group, tag_of(stringtag), &local)) return e;
+  if (local == MPI_COMM_NULL) {
+    return world_error(raise(ErrorClass::Group, "the calling process is not in local_group"), __func__);
+  }
+  int e =
+      PMPI_Intercomm_create(local, local_leader, MPI_COMM_WORLD, remote->ranks[static_cast<std::size_t>(remote_leader)],
+                            tag_of(stringtag), newintercomm);
+  PMPI_Comm_free(&local);
+  if (e) return e;
+  return adopt(*newintercomm, info, errhandler);
 }
 
 ADI3_MPI_API(int, Session_create_errhandler, (MPI_Session_errhandler_function * fn, MPI_Errhandler* errhandler)) {

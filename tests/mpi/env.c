@@ -10,13 +10,13 @@ static void test_before_init(void) {
   CHECK_OK(MPI_Finalized(&flag));
   CHECK_EQ(flag, 0);
   CHECK_OK(MPI_Get_version(&v, &sv));
-  CHECK_EQ(v, 3);
+  CHECK_EQ(v, 4);
   CHECK_EQ(sv, 1);
-  CHECK_EQ(MPI_VERSION, 3);
+  CHECK_EQ(MPI_VERSION, 4);
   CHECK_EQ(MPI_SUBVERSION, 1);
   char lib[MPI_MAX_LIBRARY_VERSION_STRING];
   CHECK_OK(MPI_Get_library_version(lib, &len));
-  CHECK(len > 0 && strstr(lib, "adi3") != NULL);
+  CHECK(len > 0 && strstr(lib, "adi3") != NULL && strstr(lib, "MPI 4.1") != NULL);
 }
 
 static void test_env(void) {

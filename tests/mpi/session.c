@@ -90,6 +90,39 @@ int main(void) {
   CHECK(MPI_Session_get_info(session, &used) == MPI_SUCCESS);
   MPI_Info_free(&used);
 
+  /* MPI-4.0 MPI_Intercomm_create_from_groups: even ranks against odd ones. */
+  if (gsize >= 2) {
+    int wr = -1;
+    MPI_Group_rank(world_group, &wr);
+    int evens[16], odds[16], ne = 0, no = 0;
+    for (int r = 0; r < gsize && r < 16; ++r) {
+      if (r % 2)
+        odds[no++] = r;
+      else
+        evens[ne++] = r;
+    }
+    MPI_Group even_g, odd_g;
+    MPI_Group_incl(world_group, ne, evens, &even_g);
+    MPI_Group_incl(world_group, no, odds, &odd_g);
+    MPI_Comm inter;
+    int mine_even = wr % 2 == 0;
+    CHECK(MPI_Intercomm_create_from_groups(mine_even ? even_g : odd_g, 0, mine_even ? odd_g : even_g, 0,
+                                           "org.adi3.inter", MPI_INFO_NULL, MPI_ERRORS_RETURN, &inter) == MPI_SUCCESS);
+    int is_inter = 0, rsize = 0, lsize = 0, got = -1;
+    MPI_Comm_test_inter(inter, &is_inter);
+    MPI_Comm_remote_size(inter, &rsize);
+    MPI_Comm_size(inter, &lsize);
+    CHECK(is_inter && rsize == (mine_even ? no : ne) && lsize == (mine_even ? ne : no));
+    /* The other group's sum of world ranks. */
+    CHECK(MPI_Allreduce(&wr, &got, 1, MPI_INT, MPI_SUM, inter) == MPI_SUCCESS);
+    int want = 0;
+    for (int k = 0; k < (mine_even ? no : ne); ++k) want += mine_even ? odds[k] : evens[k];
+    CHECK(got == want);
+    MPI_Comm_free(&inter);
+    MPI_Group_free(&even_g);
+    MPI_Group_free(&odd_g);
+  }
+
   MPI_Group_free(&world_group);
   MPI_Group_free(&self_group);
   MPI_Comm_free(&self);
