@@ -11,7 +11,7 @@ constexpr Knob kKnobs[] = {
      "Bcast: bytes below which scatter + recursive-doubling allgather is used (power-of-two rank counts); "
      "larger messages use scatter + ring allgather."},
     {"ADI3_COLL_BCAST_MIN_PROCS", "8", "Bcast: with fewer ranks the binomial tree is always used."},
-    {"ADI3_COLL_REDUCE_SHORT_MSG", "2048",
+    {"ADI3_COLL_REDUCE_SHORT_MSG", "65536",
      "Reduce: bytes above which a predefined op uses reduce-scatter + gather (Rabenseifner)."},
     {"ADI3_COLL_ALLREDUCE_SHORT_MSG", "2048",
      "Allreduce: bytes above which a predefined op uses Rabenseifner's reduce-scatter + allgather."},

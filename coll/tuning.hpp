@@ -22,7 +22,7 @@ struct Tuning {
   std::size_t bcast_short = 12288;      // bytes below which bcast is a binomial tree
   std::size_t bcast_long = 524288;      // below: scatter + recursive doubling (2^k ranks)
   int bcast_min_procs = 8;              // fewer ranks: always binomial
-  std::size_t reduce_short = 2048;      // above (commutative): reduce-scatter + gather
+  std::size_t reduce_short = 65536;     // above (commutative): reduce-scatter + gather
   std::size_t allreduce_short = 2048;   // above (commutative): Rabenseifner
   std::size_t allgather_short = 81920;  // total bytes below which Bruck is used (any rank count)
   std::size_t allgather_long = 524288;  // total bytes below which recursive doubling is used (2^k ranks)
