@@ -114,12 +114,7 @@ ADI3_T_API(finalize, (void)) {
 
 // ---- control variables ----
 
-ADI3_T_API(cvar_get_num, (int* num_cvar)) {
-  ADI3_T_ENTER();
-  if (!num_cvar) return MPI_ERR_ARG;
-  *num_cvar = static_cast<int>(cvars().size());
-  return MPI_SUCCESS;
-}
+ADI3_T_NUMBER(cvar_get_num, cvars().size())
 
 ADI3_T_API(cvar_get_info, (int cvar_index, char* name, int* name_len, int* verbosity, MPI_Datatype* datatype,
                            MPI_T_enum* enumtype, char* desc, int* desc_len, int* bind, int* scope)) {
@@ -139,15 +134,7 @@ ADI3_T_API(cvar_get_info, (int cvar_index, char* name, int* name_len, int* verbo
 
 ADI3_T_API(cvar_get_index, (const char* name, int* cvar_index)) {
   ADI3_T_ENTER();
-  if (!name || !cvar_index) return MPI_ERR_ARG;
-  const auto& v = cvars();
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (std::strcmp(v[i].knob->name, name) == 0) {
-      *cvar_index = static_cast<int>(i);
-      return MPI_SUCCESS;
-    }
-  }
-  return MPI_T_ERR_INVALID_NAME;
+  return find_index(cvars(), name, cvar_index, [](const Cvar& c) { return c.knob->name; });
 }
 
 ADI3_T_API(cvar_handle_alloc, (int cvar_index, void* obj_handle, MPI_T_cvar_handle* handle, int* count)) {
@@ -223,12 +210,7 @@ ADI3_T_API(enum_get_item, (MPI_T_enum enumtype, int indx, int* value, char* name
 
 // ---- categories ----
 
-ADI3_T_API(category_get_num, (int* num_cat)) {
-  ADI3_T_ENTER();
-  if (!num_cat) return MPI_ERR_ARG;
-  *num_cat = static_cast<int>(categories().size());
-  return MPI_SUCCESS;
-}
+ADI3_T_NUMBER(category_get_num, categories().size())
 
 ADI3_T_API(category_get_info, (int cat_index, char* name, int* name_len, char* desc, int* desc_len, int* num_cvars,
                                int* num_pvars, int* num_categories)) {
@@ -254,15 +236,7 @@ ADI3_T_API(category_get_num_events, (int cat_index, int* num_events)) {
 
 ADI3_T_API(category_get_index, (const char* name, int* cat_index)) {
   ADI3_T_ENTER();
-  if (!name || !cat_index) return MPI_ERR_ARG;
-  const auto& c = categories();
-  for (std::size_t i = 0; i < c.size(); ++i) {
-    if (std::strcmp(c[i].name, name) == 0) {
-      *cat_index = static_cast<int>(i);
-      return MPI_SUCCESS;
-    }
-  }
-  return MPI_T_ERR_INVALID_NAME;
+  return find_index(categories(), name, cat_index, [](const Category& c) { return c.name; });
 }
 
 namespace {
@@ -317,21 +291,11 @@ ADI3_T_API(category_get_events, (int cat_index, int len, int indices[])) {
   return list(cat_index, len, indices, no_member);
 }
 
-ADI3_T_API(category_changed, (int* update_number)) {
-  ADI3_T_ENTER();
-  if (!update_number) return MPI_ERR_ARG;
-  *update_number = 0;  // the tables never change
-  return MPI_SUCCESS;
-}
+ADI3_T_NUMBER(category_changed, 0)  // the tables never change
 
 // ---- sources: one monotonic clock ----
 
-ADI3_T_API(source_get_num, (int* num_sources)) {
-  ADI3_T_ENTER();
-  if (!num_sources) return MPI_ERR_ARG;
-  *num_sources = 1;
-  return MPI_SUCCESS;
-}
+ADI3_T_NUMBER(source_get_num, 1)
 
 ADI3_T_API(source_get_info,
            (int source_index, char* name, int* name_len, char* desc, int* desc_len, MPI_T_source_order* ordering,
@@ -359,12 +323,7 @@ ADI3_T_API(source_get_timestamp, (int source_index, MPI_Count* timestamp)) {
 
 // ---- events: none exist, so no registration or instance does either ----
 
-ADI3_T_API(event_get_num, (int* num_events)) {
-  ADI3_T_ENTER();
-  if (!num_events) return MPI_ERR_ARG;
-  *num_events = 0;
-  return MPI_SUCCESS;
-}
+ADI3_T_NUMBER(event_get_num, 0)
 
 ADI3_T_API(event_get_info,
            (int, char*, int*, int*, MPI_Datatype*, MPI_Aint*, int*, MPI_T_enum*, MPI_Info*, char*, int*, int*)) {

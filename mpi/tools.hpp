@@ -2,6 +2,7 @@
 // MPI_T may be used before MPI_Init and after MPI_Finalize, so its state
 // belongs to the process (made on first use), like info objects.
 #pragma once
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 #include <set>
@@ -18,6 +19,15 @@
 #define ADI3_T_ENTER()                                      \
   if (int e_ = ::adi3::mpi::tools::check_init()) return e_; \
   std::lock_guard g_(::adi3::mpi::tools::state().lock)
+
+// The calls that report one number (how many variables, categories ...).
+#define ADI3_T_NUMBER(name, value)  \
+  ADI3_T_API(name, (int* out)) {    \
+    ADI3_T_ENTER();                 \
+    if (!out) return MPI_ERR_ARG;   \
+    *out = static_cast<int>(value); \
+    return MPI_SUCCESS;             \
+  }
 
 namespace adi3::mpi::tools {
 
@@ -58,6 +68,21 @@ inline void put_string(const char* s, char* out, int* len) {
     out[n] = '\0';
   }
   *len = need;
+}
+
+// The *_get_index calls: the index of the entry whose name_of is name
+// (name_of may give null to skip an entry).
+template <class Table, class NameOf>
+int find_index(const Table& t, const char* name, int* index, NameOf&& name_of) {
+  if (!name || !index) return MPI_ERR_ARG;
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    const char* n = name_of(t[i]);
+    if (n && std::strcmp(n, name) == 0) {
+      *index = static_cast<int>(i);
+      return MPI_SUCCESS;
+    }
+  }
+  return MPI_T_ERR_INVALID_NAME;
 }
 
 }  // namespace adi3::mpi::tools

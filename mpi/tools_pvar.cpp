@@ -49,6 +49,19 @@ int handle_of(MPI_T_pvar_session s, MPI_T_pvar_handle h, Session** sess, PvarHan
   return (*out)->session == *sess ? MPI_SUCCESS : MPI_T_ERR_INVALID_HANDLE;
 }
 
+// A call on one handle with a value buffer (read, write, readreset); a
+// counter's handle only when `counter`.
+int one_handle(MPI_T_pvar_session s, MPI_T_pvar_handle h, const void* buf, bool counter, PvarHandle** out) {
+  Session* sess = nullptr;
+  if (int e = handle_of(s, h, &sess, out)) return e;
+  if (!*out) return MPI_T_ERR_INVALID_HANDLE;  // these take one handle
+  if (!buf) return MPI_ERR_ARG;
+  if (counter && !is_counter((*out)->index)) return MPI_T_ERR_PVAR_NO_WRITE;
+  return MPI_SUCCESS;
+}
+
+unsigned long long now_of(const PvarHandle& h) { return pvars()[static_cast<std::size_t>(h.index)].read(); }
+
 unsigned long long value(const PvarHandle& h) { return pvars()[static_cast<std::size_t>(h.index)].read() - h.base; }
 
 }  // namespace
@@ -76,12 +89,7 @@ void adi3::mpi::tools::drop_pvar_sessions() {
   state().pvar_handles.clear();
 }
 
-ADI3_T_API(pvar_get_num, (int* num_pvar)) {
-  ADI3_T_ENTER();
-  if (!num_pvar) return MPI_ERR_ARG;
-  *num_pvar = static_cast<int>(pvars().size());
-  return MPI_SUCCESS;
-}
+ADI3_T_NUMBER(pvar_get_num, pvars().size())
 
 ADI3_T_API(pvar_get_info,
            (int pvar_index, char* name, int* name_len, int* verbosity, int* var_class, MPI_Datatype* datatype,
@@ -104,15 +112,8 @@ ADI3_T_API(pvar_get_info,
 
 ADI3_T_API(pvar_get_index, (const char* name, int var_class, int* pvar_index)) {
   ADI3_T_ENTER();
-  if (!name || !pvar_index) return MPI_ERR_ARG;
-  const auto& v = pvars();
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    if (v[i].var_class == var_class && std::strcmp(v[i].name, name) == 0) {
-      *pvar_index = static_cast<int>(i);
-      return MPI_SUCCESS;
-    }
-  }
-  return MPI_T_ERR_INVALID_NAME;
+  return find_index(pvars(), name, pvar_index,
+                    [&](const Pvar& p) { return p.var_class == var_class ? p.name : nullptr; });
 }
 
 ADI3_T_API(pvar_session_create, (MPI_T_pvar_session * session)) {
@@ -183,25 +184,18 @@ ADI3_T_STARTSTOP(pvar_stop)
 
 ADI3_T_API(pvar_read, (MPI_T_pvar_session session, MPI_T_pvar_handle handle, void* buf)) {
   ADI3_T_ENTER();
-  Session* s = nullptr;
   PvarHandle* h = nullptr;
-  if (int e = handle_of(session, handle, &s, &h)) return e;
-  if (!h) return MPI_T_ERR_INVALID_HANDLE;  // reads take one handle
-  if (!buf) return MPI_ERR_ARG;
+  if (int e = one_handle(session, handle, buf, false, &h)) return e;
   *static_cast<unsigned long long*>(buf) = value(*h);
   return MPI_SUCCESS;
 }
 
 ADI3_T_API(pvar_write, (MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void* buf)) {
   ADI3_T_ENTER();
-  Session* s = nullptr;
   PvarHandle* h = nullptr;
-  if (int e = handle_of(session, handle, &s, &h)) return e;
-  if (!h) return MPI_T_ERR_INVALID_HANDLE;
-  if (!buf) return MPI_ERR_ARG;
-  if (!is_counter(h->index)) return MPI_T_ERR_PVAR_NO_WRITE;
+  if (int e = one_handle(session, handle, buf, true, &h)) return e;
   // The handle reads the written value from now on, counting up from it.
-  h->base = pvars()[static_cast<std::size_t>(h->index)].read() - *static_cast<const unsigned long long*>(buf);
+  h->base = now_of(*h) - *static_cast<const unsigned long long*>(buf);
   return MPI_SUCCESS;
 }
 
@@ -212,24 +206,20 @@ ADI3_T_API(pvar_reset, (MPI_T_pvar_session session, MPI_T_pvar_handle handle)) {
   if (int e = handle_of(session, handle, &s, &h)) return e;
   if (!h) {  // every handle of the session that can be reset
     for (PvarHandle* x : s->handles) {
-      if (is_counter(x->index)) x->base = pvars()[static_cast<std::size_t>(x->index)].read();
+      if (is_counter(x->index)) x->base = now_of(*x);
     }
     return MPI_SUCCESS;
   }
   if (!is_counter(h->index)) return MPI_T_ERR_PVAR_NO_WRITE;
-  h->base = pvars()[static_cast<std::size_t>(h->index)].read();
+  h->base = now_of(*h);
   return MPI_SUCCESS;
 }
 
 ADI3_T_API(pvar_readreset, (MPI_T_pvar_session session, MPI_T_pvar_handle handle, void* buf)) {
   ADI3_T_ENTER();
-  Session* s = nullptr;
   PvarHandle* h = nullptr;
-  if (int e = handle_of(session, handle, &s, &h)) return e;
-  if (!h) return MPI_T_ERR_INVALID_HANDLE;
-  if (!buf) return MPI_ERR_ARG;
-  if (!is_counter(h->index)) return MPI_T_ERR_PVAR_NO_WRITE;
-  const unsigned long long now = pvars()[static_cast<std::size_t>(h->index)].read();
+  if (int e = one_handle(session, handle, buf, true, &h)) return e;
+  const unsigned long long now = now_of(*h);
   *static_cast<unsigned long long*>(buf) = now - h->base;
   h->base = now;
   return MPI_SUCCESS;
