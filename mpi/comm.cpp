@@ -289,7 +289,9 @@ ADI3_MPI_API(int, Comm_free, (MPI_Comm * comm)) {
   if (int e = delete_all_attrs(*rt, c->attrs, c->handle)) return comm_error(c, e, __func__);
   // Its buffered messages leave first: the program may reuse an attached
   // buffer once this returns (it cannot detach it any more).
-  if (int e = rt->dev().buffer_flush(*c->pt2pt.buffers->comm)) return comm_error(c, e, __func__);
+  if (c->pt2pt.buffers) {
+    if (int e = rt->dev().buffer_flush(*c->pt2pt.buffers->comm)) return comm_error(c, e, __func__);
+  }
   destroy_comm(*rt, c);
   *comm = MPI_COMM_NULL;
   return MPI_SUCCESS;
