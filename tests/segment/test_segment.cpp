@@ -108,6 +108,37 @@ TEST(Segment, MpiPackPositions) {
   EXPECT_EQ(pack(ints, 1, nullptr, buf.data(), 64, &pos), ErrorClass::Type);
 }
 
+// Runs of the fixed-size copy widths (64 bytes: blocks of 8 doubles),
+// gathered and scattered, odd run counts so the unrolled loop's tail runs
+// too; the gaps stay untouched on unpack.
+TEST(Segment, FixedWidthRunsPackAndUnpack) {
+  for (int width : {8, 16, 32, 64}) {
+    for (int blocks : {1, 5, 17}) {
+      TypeRef t;
+      ASSERT_EQ(type_vector(blocks, width, 2 * width, B(Builtin::kByte), t.out()), ErrorClass::Success);
+      ASSERT_EQ(type_commit(t.get()), ErrorClass::Success);
+      std::vector<unsigned char> mem(static_cast<std::size_t>(2 * width * blocks)), out(mem.size() / 2);
+      std::iota(mem.begin(), mem.end(), 0);
+      std::size_t pos = 0;
+      ASSERT_EQ(pack(mem.data(), 1, t.get(), out.data(), out.size(), &pos), ErrorClass::Success);
+      ASSERT_EQ(pos, out.size());
+      for (int b = 0; b < blocks; ++b) {
+        for (int i = 0; i < width; ++i) {
+          ASSERT_EQ(out[static_cast<std::size_t>(b * width + i)], mem[static_cast<std::size_t>(2 * b * width + i)])
+              << "width " << width << " block " << b;
+        }
+      }
+      std::vector<unsigned char> back(mem.size(), 0xee);
+      std::size_t in = 0;
+      ASSERT_EQ(unpack(out.data(), out.size(), &in, back.data(), 1, t.get()), ErrorClass::Success);
+      for (std::size_t i = 0; i < back.size(); ++i) {
+        const bool data = (i / static_cast<std::size_t>(width)) % 2 == 0;
+        ASSERT_EQ(back[i], data ? mem[i] : 0xee) << "width " << width << " byte " << i;
+      }
+    }
+  }
+}
+
 TEST(GetElements, PartialElements) {
   int bl[2] = {1, 1};
   std::ptrdiff_t d[2] = {0, 8};
