@@ -35,7 +35,8 @@ constexpr Knob kCoreKnobs[] = {
      "messages are received. 0: no limit. Must be the same on every rank (a sender exceeding its share is "
      "refused as failed)."},
     {"ADI3_MAX_REQUESTS", "1048576",
-     "Most requests (nonblocking operations, unexpected messages, persistent requests) live at once per rank "
+     "Most requests (nonblocking point-to-point, unexpected messages, persistent requests, nonblocking and "
+     "persistent collectives, generalized requests, request-based RMA, MPI_Comm_idup) live at once per rank "
      "(rounded up to a multiple of 64; at most the default). A call that needs one more fails with "
      "MPI_ERR_NO_MEM naming the cap; a message arriving when none is left ends the conversation with its "
      "sender (its waits fail with MPI_ERR_NO_MEM)."},

@@ -168,11 +168,15 @@ class Device final : private PacketSink {
   int finalize();
 
   // ---- for the layers above (greq/, rma/, emul/, collectives) ----
-  // Throws std::bad_alloc when the pool is exhausted (ADI3_MAX_REQUESTS).
-  Request* new_request(RequestKind kind) {
-    Request* r = pool_.get(this, kind);
-    if (!r) throw std::bad_alloc();
-    return r;
+  // A fresh request (refs = 1, cc = 1) in *out, or, when the pool is at its
+  // cap (ADI3_MAX_REQUESTS) or the system refuses memory, *out = nullptr and
+  // an ERR_NO_MEM code naming `what` ("a nonblocking collective on
+  // communicator 5"). Never throws: the caller returns the code before it
+  // changes any state. A request never handed out goes back with release().
+  [[nodiscard]] int new_request(RequestKind kind, const char* what, Request** out) noexcept {
+    if ((*out = pool_.get(this, kind))) [[likely]]
+      return 0;
+    return no_request(what, -1);
   }
   void complete(Request* r);      // one part of r done
   void release(Request* r);       // drop one reference

@@ -23,11 +23,12 @@ int Device::no_memory(const char* fmt, ...) {
 
 int Device::no_request(const char* what, int rank) {
   const std::size_t live = pool_.live(), cap = pool_.capacity();
+  char whom[24] = "";
+  if (rank >= 0) std::snprintf(whom, sizeof whom, " (rank %d)", rank);  // the peer, when there is one
   if (live >= cap) {
-    return no_memory("a request for %s (rank %d): all %zu requests of the pool are live (ADI3_MAX_REQUESTS)", what,
-                     rank, cap);
+    return no_memory("a request for %s%s: all %zu requests of the pool are live (ADI3_MAX_REQUESTS)", what, whom, cap);
   }
-  return no_memory("a request for %s (rank %d): the system refused memory for more (%zu live)", what, rank, live);
+  return no_memory("a request for %s%s: the system refused memory for more (%zu live)", what, whom, live);
 }
 
 void Device::lost_to_memory(int peer, const char* fmt, ...) {

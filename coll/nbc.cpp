@@ -1,5 +1,7 @@
 #include "coll/nbc.hpp"
 
+#include <cstdio>
+
 #include "adi3/device.hpp"
 
 namespace adi3::coll {
@@ -66,6 +68,15 @@ int free_persistent(Request& r) {
 
 const RequestClass kPersistentClass{nullptr, &free_persistent, nullptr, &poll_persistent, nullptr, &start_persistent};
 
+// Out of requests: an ERR_NO_MEM code naming the collective; the schedule,
+// built but not started (nothing was sent), is dropped by the caller.
+int collective_request(Device& dev, const Schedule& s, const char* form, Request** r) {
+  char what[96];
+  std::snprintf(what, sizeof what, "a %s collective on context %u (rank %d of %d)", form, s.comm().context, s.rank(),
+                s.size());
+  return dev.new_request(RequestKind::Collective, what, r);
+}
+
 }  // namespace
 
 Sequence Sequence::persistent(int tag) {
@@ -82,7 +93,9 @@ int Sequence::next_tag() {
 }
 
 int launch(Device& dev, std::unique_ptr<Schedule> s, Request** out) {
-  Request* r = dev.new_request(RequestKind::Collective);
+  *out = nullptr;
+  Request* r = nullptr;
+  if (int e = collective_request(dev, *s, "nonblocking", &r)) return e;
   r->refs.fetch_add(1, std::memory_order_relaxed);  // the user's handle + the schedule
   r->cls = &kCollectiveClass;
   Schedule* raw = s.release();
@@ -97,7 +110,9 @@ int launch(Device& dev, std::unique_ptr<Schedule> s, Request** out) {
 }
 
 int launch_persistent(Device& dev, std::unique_ptr<Schedule> s, Request** out) {
-  Request* r = dev.new_request(RequestKind::Collective);  // one reference: the user's handle
+  *out = nullptr;
+  Request* r = nullptr;  // one reference: the user's handle
+  if (int e = collective_request(dev, *s, "persistent", &r)) return e;
   r->cls = &kPersistentClass;
   r->set(Request::kPersistent);
   r->cc.store(0, std::memory_order_release);

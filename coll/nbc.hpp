@@ -54,7 +54,8 @@ class Sequence {
 };
 
 // Wraps s in a Collective request: completes it at once if s has nothing
-// to wait for, else registers it with the progress engine.
+// to wait for, else registers it with the progress engine. Out of requests
+// (ADI3_MAX_REQUESTS) it returns ERR_NO_MEM, *out null and s dropped unstarted.
 int launch(Device& dev, std::unique_ptr<Schedule> s, Request** out);
 // Wraps s in an inactive persistent Collective request; Device::start
 // restarts the schedule, the progress engine advances it, wait/test make the

@@ -74,12 +74,14 @@ int greq_start(Device& dev, GreqClass* shared, const GreqCallbacks& fns, void* e
   // Made now, on a thread that may call into the device, so that
   // grequest_complete from any thread finds it.
   GreqHub& hub = GreqHub::of(dev);
+  // The request first: out of them, nothing is made and no callback runs.
+  Request* r = nullptr;
+  if (int e = dev.new_request(RequestKind::Generalized, "a generalized request", &r)) return e;
   auto* st = new GreqState(shared ? GreqCallbacks{} : fns);
   st->klass = shared ? shared : &st->own;
   if (shared) shared->retain();
   st->extra = extra_state;
   st->hub = &hub;
-  Request* r = dev.new_request(RequestKind::Generalized);
   r->refs.store(2, std::memory_order_relaxed);  // the user's handle and the operation
   r->cls = &st->klass->core;
   r->ext = st;

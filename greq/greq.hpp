@@ -38,7 +38,9 @@ using GreqWaitFn = int(int count, void** extra_states, double timeout, Status* s
 
 // ---- the standard interface ----
 
-// MPI_Grequest_start. Null callbacks do nothing and return success.
+// MPI_Grequest_start. Null callbacks do nothing and return success. Out of
+// requests (ADI3_MAX_REQUESTS): ERR_NO_MEM, *out null, no callback called
+// (the caller still owns extra_state); so for every start below.
 int grequest_start(Device& dev, GreqQueryFn* query, GreqFreeFn* free, GreqCancelFn* cancel, void* extra_state,
                    Request** out);
 // MPI_Grequest_complete. May be called from any thread. Returns free_fn's

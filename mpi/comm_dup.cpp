@@ -115,15 +115,21 @@ int poll(Request& r, Status&) {
 const RequestClass kIdupClass{nullptr, nullptr, nullptr, &poll, nullptr};
 
 int idup(Runtime& rt, CommObj& c, const Entries& info, MPI_Comm* newcomm, MPI_Request* request) {
+  Device& dev = rt.dev();
+  // The request first: out of them (ADI3_MAX_REQUESTS), no attribute is
+  // copied and no tag taken.
+  Request* r = nullptr;
+  if (int e = dev.new_request(RequestKind::Collective, "MPI_Comm_idup", &r)) return e;
   auto x = std::make_unique<Idup>();
   x->rt = &rt;
   x->out = newcomm;
-  if (int e = dup_begin(rt, c, info, &x->plan)) return e;
+  if (int e = dup_begin(rt, c, info, &x->plan)) {
+    dev.release(r);
+    return e;
+  }
   // Every member takes the same number from the parent's sequence, so the
   // n-th idup (or nonblocking collective) of a communicator has one tag.
   x->agree = std::make_unique<Agreement>(rt, x->plan.over, sequence(c).next_tag());
-  Device& dev = rt.dev();
-  Request* r = dev.new_request(RequestKind::Collective);
   r->refs.fetch_add(1, std::memory_order_relaxed);  // the user's handle + the agreement
   r->cls = &kIdupClass;
   Idup* raw = x.release();

@@ -98,13 +98,28 @@ int pair_cancel(void* p, int complete) {
   return complete ? 0 : x->dev->cancel(x->recv);
 }
 
-int start_pair(Runtime& rt, Pair* x, MPI_Comm comm, MPI_Request* request) {
-  Request* g = nullptr;
-  int e = grequest_start_polled(rt.dev(), pair_query, pair_free, pair_cancel, pair_poll, nullptr, x, &g);
-  if (e) {
-    pair_free(x);
-    return e;
+// The generalized request is taken before the send and the receive start:
+// out of requests (ADI3_MAX_REQUESTS) nothing has started and x is deleted.
+// Until finish_pair sets self, polls leave it incomplete.
+int begin_pair(Runtime& rt, Pair* x, Request** g) {
+  int e = grequest_start_polled(rt.dev(), pair_query, pair_free, pair_cancel, pair_poll, nullptr, x, g);
+  if (e) delete x;
+  return e;
+}
+
+// The send or the receive could not start: the receive, if posted, is
+// withdrawn and the request completed and freed at once (pair_free deletes x).
+void abandon_pair(Runtime& rt, Pair* x, Request* g) {
+  if (x->recv) {
+    rt.dev().cancel(x->recv);
+    Status s;
+    rt.dev().wait(&x->recv, &s);
   }
+  grequest_complete(g);
+  rt.dev().request_free(&g);
+}
+
+int finish_pair(Runtime& rt, Pair* x, Request* g, MPI_Comm comm, MPI_Request* request) {
   x->self.store(g, std::memory_order_release);
   return new_request(rt, g, comm, false, request);
 }
@@ -157,21 +172,18 @@ ADI3_MPI_API(int, Isendrecv,
   if (e) return comm_error(c, e, __func__);
   auto* x = new Pair;
   x->dev = &rt->dev();
+  Request* g = nullptr;
+  if (int ge = begin_pair(*rt, x, &g)) return comm_error(c, ge, __func__);
   e = rt->dev().irecv(recvbuf, static_cast<std::size_t>(recvcount), rtype, source, recvtag, c->pt2pt, &x->recv);
   if (!e) {
     e = rt->dev().isend(sendbuf, static_cast<std::size_t>(sendcount), st, dest, sendtag, c->pt2pt, SendMode::Standard,
                         &x->send);
   }
   if (e) {
-    if (x->recv) {
-      rt->dev().cancel(x->recv);
-      Status s;
-      rt->dev().wait(&x->recv, &s);
-    }
-    delete x;
+    abandon_pair(*rt, x, g);
     return comm_error(c, e, __func__);
   }
-  return comm_error(c, start_pair(*rt, x, comm, request), __func__);
+  return comm_error(c, finish_pair(*rt, x, g, comm, request), __func__);
 }
 
 ADI3_MPI_API(int, Isendrecv_replace,
@@ -185,6 +197,8 @@ ADI3_MPI_API(int, Isendrecv_replace,
   if (int e = side(*rt, buf, count, dt, &t)) return comm_error(c, e, __func__);
   auto* x = new Pair;
   x->dev = &rt->dev();
+  Request* g = nullptr;
+  if (int ge = begin_pair(*rt, x, &g)) return comm_error(c, ge, __func__);
   // The outgoing data is copied first: the receive overwrites buf.
   std::size_t bytes = 0, pos = 0;
   (void)pack_size(static_cast<std::size_t>(count), t, &bytes);
@@ -200,15 +214,10 @@ ADI3_MPI_API(int, Isendrecv_replace,
                         SendMode::Standard, &x->send);
   }
   if (e) {
-    if (x->recv) {
-      rt->dev().cancel(x->recv);
-      Status s;
-      rt->dev().wait(&x->recv, &s);
-    }
-    delete x;
+    abandon_pair(*rt, x, g);
     return comm_error(c, e, __func__);
   }
-  return comm_error(c, start_pair(*rt, x, comm, request), __func__);
+  return comm_error(c, finish_pair(*rt, x, g, comm, request), __func__);
 }
 
 // ---- MPIX_Grequest_*: MPICH's classes with poll and wait functions ----

@@ -2,6 +2,8 @@
 // epoch and the target's window, routed (rma/route.cpp), and queued to its
 // target as one item (emul/origin.cpp), which leaves at once when its gate
 // is open and the data fits a packet.
+#include <cstdio>
+
 #include "adi3/device.hpp"
 #include "emul/emul.hpp"
 #include "rma/check.hpp"
@@ -50,14 +52,25 @@ int epoch_gate(WindowState& w, const OpArgs& a, Gate* g) {
                    a.name, w.comm.rank);
 }
 
-Request* new_rma_request(Device& dev, bool done) {
-  Request* r = dev.new_request(RequestKind::Rma);
-  if (done) {
-    r->cc.store(0, std::memory_order_relaxed);
+// A request-based operation's request, taken before anything is issued:
+// out of requests (ADI3_MAX_REQUESTS) the call fails with ERR_NO_MEM and
+// nothing was started.
+int rma_request(WindowState& w, const OpArgs& a, Request** out) {
+  char what[96];
+  std::snprintf(what, sizeof what, "%s on rank %d to rank %d", a.name, w.comm.rank, a.target);
+  return w.dev.new_request(RequestKind::Rma, what, out);
+}
+
+// A request-based operation that ended in the call (done, or failed with e).
+int finish_now(Device& dev, Request* req, Request** out, int e) {
+  if (!req) return e;
+  if (e) {
+    dev.release(req);
   } else {
-    r->refs.store(2, std::memory_order_relaxed);  // the user's handle and the operation
+    req->cc.store(0, std::memory_order_relaxed);
+    *out = req;
   }
-  return r;
+  return e;
 }
 
 int issue(WindowState& w, const OpArgs& a) {
@@ -66,17 +79,15 @@ int issue(WindowState& w, const OpArgs& a) {
   std::lock_guard<std::mutex> g(w.mu);
   Checked c;
   if (int e = check_op(w, a, &c)) return e;
-  if (a.target == kProcNull) {
-    if (a.req) *a.req = new_rma_request(dev, true);
-    return 0;
+  Request* req = nullptr;
+  if (a.req) {
+    if (int e = rma_request(w, a, &req)) return e;
   }
+  if (a.target == kProcNull) return finish_now(dev, req, a.req, 0);
   Gate gate;
-  if (int e = epoch_gate(w, a, &gate)) return e;
+  if (int e = epoch_gate(w, a, &gate)) return finish_now(dev, req, a.req, e);
   if (w.access == A::Fence) ++w.fence_ops;
-  if (c.bytes == 0) {
-    if (a.req) *a.req = new_rma_request(dev, true);
-    return 0;
-  }
+  if (c.bytes == 0) return finish_now(dev, req, a.req, 0);
   // Native active target: the target's post or fence count may have come
   // since we last looked (it is in its control block, no packet says so).
   if (gate.kind != Gate::None && gate.kind != Gate::Lock && w.native_usable && w.native->active &&
@@ -85,10 +96,9 @@ int issue(WindowState& w, const OpArgs& a) {
   }
   if (route_op(w, a, c, gate).path == Path::Native) {
     ++w.native_ops;
-    const int e = native::run(w, a, c);
-    if (a.req && !e) *a.req = new_rma_request(dev, true);
-    return e;
+    return finish_now(dev, req, a.req, native::run(w, a, c));
   }
+  if (req) req->refs.store(2, std::memory_order_relaxed);  // the user's handle and the operation
   ++w.emulated_ops;
   w.targets[static_cast<std::size_t>(a.target)].emul_inflight = true;
 
@@ -117,7 +127,6 @@ int issue(WindowState& w, const OpArgs& a) {
   } else if (a.kind != Msg::Get && !no_op) {
     it.src = Segment(const_cast<void*>(a.origin), static_cast<std::size_t>(a.ocount), a.otype);
   }
-  Request* req = a.req ? new_rma_request(dev, false) : nullptr;
   if (fetches) {
     auto p = std::make_unique<Pending>();
     p->target = a.target;

@@ -26,7 +26,8 @@ TEST(Wakeup, CompletionBetweenTheCheckAndTheSleepIsNotLost) {
   c.sleep_us = 1000000;
   Device dev(fabric->channel(0), c);
   for (int round = 0; round < 20; ++round) {
-    Request* r = dev.new_request(RequestKind::Generalized);
+    Request* r = nullptr;
+    ASSERT_EQ(dev.new_request(RequestKind::Generalized, "the test's request", &r), 0);
     r->refs.fetch_add(1, std::memory_order_relaxed);  // the completer's
     std::atomic<int> stage{0};                        // 1: complete now, 2: completed and woken
     std::thread completer([&] {
