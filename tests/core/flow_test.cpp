@@ -10,30 +10,15 @@ namespace {
 
 using namespace core_test;
 using adi3::EagerCredits;
-using adi3::error_class_of;
-using adi3::ErrorClass;
-using adi3::PacketHeader;
-using adi3::PacketType;
-using adi3::Payload;
-using adi3::Request;
-using adi3::SendMode;
-using adi3::Status;
 
 constexpr std::size_t kBudget = 96 * 1024;  // 3 ranks: a 32 KiB share each
+// The 2-rank tests share one budget: run as processes (tests/shm), a job's
+// device keeps the configuration of its first test.
+constexpr std::size_t kPairBudget = 2 * 16384;
 
 Setup with_budget(Setup s, std::size_t budget = kBudget) {
   s.config.unexpected_bytes = budget;
   return s;
-}
-
-template <class Pred>
-bool progress_until(Device& dev, Pred&& pred, std::chrono::seconds limit = std::chrono::seconds(20)) {
-  const auto end = std::chrono::steady_clock::now() + limit;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > end) return false;
-    if (!dev.progress()) std::this_thread::yield();
-  }
-  return true;
 }
 
 // Progress for a while; true if the unexpected queue did not change.
@@ -96,7 +81,7 @@ TEST_P(Flow, SendersWithoutCreditFallBackToRendezvous) {
 // receive mixed: everything matched in order while the credit runs out.
 constexpr int kMixed = 120;
 TEST_P(Flow, MixedModesKeepTheirOrder) {
-  run_ranks(with_budget(GetParam(), 3 * 8192), 2, [](Device& dev) {
+  run_ranks(with_budget(GetParam(), kPairBudget), 2, [](Device& dev) {
     auto size_of = [](int k) { return static_cast<std::size_t>(k) * 97 % 1500; };
     if (dev.rank() == 1) {
       std::vector<std::vector<unsigned char>> bufs(kMixed);
@@ -134,7 +119,7 @@ TEST_P(Flow, MixedModesKeepTheirOrder) {
 // that sends and cancels more than its share, one message at a time, keeps
 // sending eagerly (the receiver never holds more than one of them).
 TEST_P(Flow, CancelledMessagesReturnTheirCredit) {
-  run_ranks(with_budget(GetParam(), 2 * 16384), 2, [](Device& dev) {
+  run_ranks(with_budget(GetParam(), kPairBudget), 2, [](Device& dev) {
     adi3::Comm ctl = ctl_comm(dev);
     if (dev.rank() == 1) {
       std::vector<unsigned char> out(4000, 0x5a);
@@ -161,24 +146,6 @@ CORE_INSTANTIATE(Flow);
 
 // ---- a peer that ignores the protocol (no harness finalize: the job ends
 // with a refused rank) ----
-
-void run_job(int n, const adi3::Config& config, const std::function<void(Device&)>& body) {
-  auto fabric = std::make_shared<adi3::InprocFabric>(n);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < n; ++r) {
-    threads.emplace_back([&, r] {
-      Device dev(fabric->channel(r), config);
-      body(dev);
-    });
-  }
-  for (auto& t : threads) t.join();
-}
-
-void raw_send(Device& dev, int peer, const PacketHeader& h, const void* payload = nullptr, std::size_t bytes = 0) {
-  while (dev.channel().send(peer, &h, sizeof h, Payload{payload, bytes, nullptr, 0}) == adi3::SendResult::Busy) {
-    dev.progress();
-  }
-}
 
 // Rank 1 forges eager messages past its share (never received), or a
 // credit it was never owed: rank 0 refuses it, holds no more than the share

@@ -31,7 +31,15 @@
 
 namespace core_test {
 
+// The names every suite uses.
 using adi3::Device;
+using adi3::error_class_of;
+using adi3::ErrorClass;
+using adi3::PacketHeader;
+using adi3::PacketType;
+using adi3::Request;
+using adi3::SendMode;
+using adi3::Status;
 
 // ---------------------------------------------------------------------------
 // Configurations
@@ -194,6 +202,25 @@ inline void run_ranks(const Setup& s, int n, const std::function<void(Device&)>&
   for (auto& t : threads) t.join();
 }
 
+// Runs body on n thread-ranks over inproc with no finalize: for jobs that
+// end with a refused or failed rank (tests of the untrusted wire), where the
+// finalize barrier of run_ranks, which needs every rank, cannot complete.
+inline void run_job(int n, const adi3::Config& config, const std::function<void(Device&)>& body) {
+  auto fabric = std::make_shared<adi3::InprocFabric>(n);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < n; ++r) {
+    threads.emplace_back([&, r] {
+      Device dev(fabric->channel(r), config);
+      try {
+        body(dev);
+      } catch (const std::exception& e) {
+        ADD_FAILURE() << "rank " << r << " threw: " << e.what();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+}
+
 // Fixture of the suites parameterized by configuration only.
 class CoreTest : public ::testing::TestWithParam<Setup> {
  protected:
@@ -276,6 +303,31 @@ inline ::testing::AssertionResult all_bytes(const void* buf, std::size_t from, s
     }
   }
   return ::testing::AssertionSuccess();
+}
+
+// A packet straight into the channel, past the device's own checks and send
+// queue: how the wire tests play a peer that breaks the protocol.
+inline void raw_send(Device& dev, int peer, const void* hdr, std::size_t hdr_bytes, const void* payload = nullptr,
+                     std::size_t bytes = 0) {
+  while (dev.channel().send(peer, hdr, hdr_bytes, adi3::Payload{payload, bytes, nullptr, 0}) ==
+         adi3::SendResult::Busy) {
+    dev.progress();
+  }
+}
+inline void raw_send(Device& dev, int peer, const adi3::PacketHeader& h, const void* payload = nullptr,
+                     std::size_t bytes = 0) {
+  raw_send(dev, peer, &h, sizeof h, payload, bytes);
+}
+
+// Drives progress until pred() holds; false after `limit`.
+template <class Pred>
+bool progress_until(Device& dev, Pred&& pred, std::chrono::seconds limit = std::chrono::seconds(20)) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (!pred()) {
+    if (std::chrono::steady_clock::now() > end) return false;
+    if (!dev.progress()) std::this_thread::yield();
+  }
+  return true;
 }
 
 // Requests the calling rank owns or has in flight: live requests less the

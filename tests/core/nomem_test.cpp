@@ -9,11 +9,6 @@
 namespace {
 
 using namespace core_test;
-using adi3::error_class_of;
-using adi3::ErrorClass;
-using adi3::Request;
-using adi3::SendMode;
-using adi3::Status;
 
 constexpr std::size_t kCap = 64;  // one chunk of the pool
 

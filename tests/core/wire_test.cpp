@@ -12,54 +12,12 @@
 namespace {
 
 using namespace core_test;
-using adi3::error_class_of;
-using adi3::ErrorClass;
-using adi3::PacketHeader;
-using adi3::PacketType;
-using adi3::Payload;
-using adi3::Request;
-using adi3::SendMode;
-using adi3::Status;
-
-// Thread-ranks over inproc, each with its own Device; no finalize.
-void run_job(int n, const adi3::Config& config, const std::function<void(Device&)>& body) {
-  auto fabric = std::make_shared<adi3::InprocFabric>(n);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < n; ++r) {
-    threads.emplace_back([&, r] {
-      Device dev(fabric->channel(r), config);
-      try {
-        body(dev);
-      } catch (const std::exception& e) {
-        ADD_FAILURE() << "rank " << r << " threw: " << e.what();
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
-}
 
 adi3::Config plain() { return adi3::Config{}; }
 adi3::Config streamed() {  // rendezvous by clear-to-send and data, never a native get
   adi3::Config c;
   c.force_emulation = true;
   return c;
-}
-
-void raw_send(Device& dev, int peer, const void* hdr, std::size_t hdr_bytes, const void* payload = nullptr,
-              std::size_t bytes = 0) {
-  while (dev.channel().send(peer, hdr, hdr_bytes, Payload{payload, bytes, nullptr, 0}) == adi3::SendResult::Busy) {
-    dev.progress();
-  }
-}
-
-template <class Pred>
-bool progress_until(Device& dev, Pred&& pred, std::chrono::seconds limit = std::chrono::seconds(20)) {
-  const auto end = std::chrono::steady_clock::now() + limit;
-  while (!pred()) {
-    if (std::chrono::steady_clock::now() > end) return false;
-    if (!dev.progress()) std::this_thread::yield();
-  }
-  return true;
 }
 
 constexpr int kGo = 61, kDone = 62;
