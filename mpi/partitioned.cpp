@@ -262,8 +262,11 @@ int part_init(Runtime& rt, CommObj& c, bool sender, const void* buf, int partiti
               int peer, int tag, MPI_Request* request) {
   const Datatype* type = nullptr;
   if (int e = check_part_args(rt, c, buf, partitions, count, dt, peer, !sender, tag, request, &type)) return e;
-  auto p = std::make_unique<Part>();
   Device& dev = rt.dev();
+  // The request first: out of them (ADI3_MAX_REQUESTS), nothing has started.
+  Request* r = nullptr;
+  if (int e = dev.new_request(RequestKind::Collective, sender ? "MPI_Psend_init" : "MPI_Precv_init", &r)) return e;
+  auto p = std::make_unique<Part>();
   p->dev = &dev;
   p->sender = sender;
   p->buf = static_cast<char*>(const_cast<void*>(buf));
@@ -289,13 +292,15 @@ int part_init(Runtime& rt, CommObj& c, bool sender, const void* buf, int partiti
       p->hello = {p->parts, p->bytes, take_tags(rt, static_cast<uint32_t>(partitions))};
       if (int e = dev.isend(&p->hello, sizeof p->hello, Datatype::byte(), peer, tag, setup, SendMode::Standard,
                             &p->setup)) {
+        dev.release(r);
         return e;
       }
     } else if (int e = dev.irecv(&p->hello, sizeof p->hello, Datatype::byte(), peer, tag, setup, &p->setup)) {
+      dev.release(r);
       return e;
     }
   }
-  Request* r = dev.new_request(RequestKind::Collective);  // one reference: the user's handle
+  // r has one reference: the user's handle.
   r->cls = &kPartitioned;
   r->set(Request::kPersistent);
   r->cc.store(0, std::memory_order_release);

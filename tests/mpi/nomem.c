@@ -3,10 +3,11 @@
  * Each rank fills its pool with receives that nothing matches, then every
  * call below must fail with MPI_ERR_NO_MEM saying what it was starting,
  * having started nothing: nonblocking and persistent collectives, Comm_idup,
- * generalized requests, Isendrecv, and the request-based RMA calls on an
- * allocated and a created window. Then the receives are withdrawn and the
- * same calls succeed with every value checked, and the pool holds as many
- * requests as before (the failures leaked none). */
+ * generalized requests, Isendrecv, partitioned requests, and the
+ * request-based RMA calls on an allocated and a created window. Then the
+ * receives are withdrawn and the same calls succeed with every value
+ * checked, and the pool holds as many requests as before (the failures
+ * leaked none). */
 #include <stdint.h>
 
 #include "mpitest.h"
@@ -138,6 +139,8 @@ static void at_the_cap(struct windows* w) {
   CHECK_EQ(freed, 0);
   EXPECT_NOMEM(MPI_Isendrecv(in, 4, MPI_INT, right, 5, out, 4, MPI_INT, left, 5, MPI_COMM_WORLD, &r),
                "a generalized request", r);
+  EXPECT_NOMEM(MPI_Psend_init(in, 2, 2, MPI_INT, right, 6, MPI_COMM_WORLD, MPI_INFO_NULL, &r), "MPI_Psend_init", r);
+  EXPECT_NOMEM(MPI_Precv_init(out, 2, 2, MPI_INT, left, 6, MPI_COMM_WORLD, MPI_INFO_NULL, &r), "MPI_Precv_init", r);
   for (int k = 0; k < 2; ++k) {
     EXPECT_NOMEM(MPI_Rput(in, 4, MPI_INT, right, 0, 4, MPI_INT, w->win[k], &r), "Rput", r);
     EXPECT_NOMEM(MPI_Rget(out, 4, MPI_INT, right, 0, 4, MPI_INT, w->win[k], &r), "Rget", r);
@@ -184,6 +187,16 @@ static void after(struct windows* w) {
   CHECK_OK(MPI_Isendrecv(in, 4, MPI_INT, right, 5, out, 4, MPI_INT, left, 5, MPI_COMM_WORLD, &r));
   CHECK_OK(MPI_Wait(&r, MPI_STATUS_IGNORE));
   for (int i = 0; i < 4; ++i) CHECK_EQ(out[i], left * 10 + i);
+  MPI_Request part[2];
+  for (int i = 0; i < 4; ++i) out[i] = -1;
+  CHECK_OK(MPI_Psend_init(in, 2, 2, MPI_INT, right, 6, MPI_COMM_WORLD, MPI_INFO_NULL, &part[0]));
+  CHECK_OK(MPI_Precv_init(out, 2, 2, MPI_INT, left, 6, MPI_COMM_WORLD, MPI_INFO_NULL, &part[1]));
+  CHECK_OK(MPI_Startall(2, part));
+  CHECK_OK(MPI_Pready_range(0, 1, part[0]));
+  CHECK_OK(MPI_Waitall(2, part, MPI_STATUSES_IGNORE));
+  for (int i = 0; i < 4; ++i) CHECK_EQ(out[i], left * 10 + i);
+  CHECK_OK(MPI_Request_free(&part[0]));
+  CHECK_OK(MPI_Request_free(&part[1]));
   for (int k = 0; k < 2; ++k) {
     int one = 1, res = -1;
     CHECK_OK(MPI_Rput(in, 4, MPI_INT, right, 4 * k, 4, MPI_INT, w->win[k], &r));
