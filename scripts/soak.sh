@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Soak (not in CI): 8 ranks run a random mix of point-to-point, collectives
-# and generalized requests for MINUTES minutes, checking every byte; each
-# rank reports its memory high-water mark.
+# Soak (not in CI): 8 ranks run a random mix of point-to-point, collectives,
+# generalized requests and RMA (fence, PSCW, lock/unlock with flushes,
+# lock_all; puts, gets, accumulates and atomics on a created and an
+# allocated window) for MINUTES minutes, checking every byte; each rank
+# reports its operation counts and memory high-water mark (VmHWM).
 #
 #   scripts/soak.sh [MINUTES] [RANKS] [SEED]     (defaults 10, 8, 12345)
 set -euo pipefail

@@ -1,41 +1,37 @@
 /* soak: a random mix of point-to-point (every mode, wildcards, sizes from
- * 0 to 2 MiB), collectives (blocking and nonblocking) and generalized
- * requests on every rank for a given time, checking every byte received.
+ * 0 to 2 MiB), collectives (blocking and nonblocking), generalized
+ * requests and one-sided communication (soak_rma.c) on every rank for a
+ * given time, checking every byte received.
  * All ranks draw the same plan from a seeded generator, so each round is
  * a valid program. At the end each rank prints its memory high-water mark
  * (VmHWM) and how many operations and bytes it checked.
  *
  *   mpiexec -n 8 soak SECONDS [SEED]       (scripts/soak.sh runs it) */
-#include <mpi.h>
 #include <pthread.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int rank, size;
-static uint64_t ops, bytes_checked;
+#include "soak.h"
+
+int rank, size;
+uint64_t ops, bytes_checked;
 
 static uint64_t rng_state;
-static uint64_t next_rand(void) {
+uint64_t next_rand(void) {
   rng_state ^= rng_state << 13;
   rng_state ^= rng_state >> 7;
   rng_state ^= rng_state << 17;
   return rng_state;
 }
 
-static void die(const char* what, int e) {
+void die(const char* what, int e) {
   char text[MPI_MAX_ERROR_STRING];
   int len = 0;
   MPI_Error_string(e, text, &len);
   fprintf(stderr, "soak rank %d: %s: %s\n", rank, what, text);
   MPI_Abort(MPI_COMM_WORLD, 1);
 }
-#define CALL(x)          \
-  do {                   \
-    int e_ = (x);        \
-    if (e_) die(#x, e_); \
-  } while (0)
 
 static unsigned char byte_at(size_t i, uint64_t seed) { return (unsigned char)((i * 2654435761u) >> 13 ^ seed); }
 static void fill(unsigned char* b, size_t n, uint64_t seed) {
@@ -243,12 +239,13 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   const double seconds = argc > 1 ? atof(argv[1]) : 10;
   const uint64_t seed = argc > 2 ? strtoull(argv[2], NULL, 10) : 12345;
+  rma_setup();
   const double start = MPI_Wtime();
   uint64_t round = 0;
   long hwm_after_warmup = -1;
   for (int go = 1; go; ++round) {
     rng_state = seed * 0x9e3779b97f4a7c15ull + round * 0xbf58476d1ce4e5b9ull + 1;
-    switch (next_rand() % 6) {
+    switch (next_rand() % 7) {
       case 0:
         p2p_round(round);
         break;
@@ -264,8 +261,11 @@ int main(int argc, char** argv) {
       case 4:
         alltoallv_round(round);
         break;
-      default:
+      case 5:
         greq_round(round);
+        break;
+      default:
+        rma_round(round);
         break;
     }
     if (round == 200) hwm_after_warmup = vm_hwm_kib();
@@ -274,9 +274,12 @@ int main(int argc, char** argv) {
       CALL(MPI_Bcast(&go, 1, MPI_INT, 0, MPI_COMM_WORLD));
     }
   }
-  printf("soak rank %d: %llu rounds, %llu operations, %llu bytes checked, VmHWM %ld KiB (%ld KiB after 200 rounds)\n",
-         rank, (unsigned long long)round, (unsigned long long)ops, (unsigned long long)bytes_checked, vm_hwm_kib(),
-         hwm_after_warmup);
+  rma_teardown();
+  printf(
+      "soak rank %d: %llu rounds, %llu checks (%llu RMA calls), %llu bytes checked, VmHWM %ld KiB (%ld KiB after 200 "
+      "rounds)\n",
+      rank, (unsigned long long)round, (unsigned long long)ops, (unsigned long long)rma_ops,
+      (unsigned long long)bytes_checked, vm_hwm_kib(), hwm_after_warmup);
   fflush(stdout);
   MPI_Finalize();
   return 0;
