@@ -10,22 +10,29 @@
  *           neighbour's window and get one from the left's, between fences
  *   lock    passive-target RMA epochs: lock the right neighbour's window,
  *           put a block, get it back, add to a counter there, unlock
+ *   pscw    post-start-complete-wait epochs: expose to the left neighbour,
+ *           access the right one: put a block and accumulate a counter
+ *   flush   one lock_all epoch held open: put, flush, get back, flush,
+ *           fetch-and-add, again and again (the kill lands mid-flush)
  * Every rank prints "READY <rank>" after its first round (rank 0 also
- * "JOB <PMI_JOBID>"); a failed call prints "DETECTED <rank>: <error>" and
- * exits 3. Errors return (MPI_ERRORS_RETURN) so each rank reports its own. */
+ * "JOB <PMI_JOBID>"); a failed call prints "DETECTED <rank> at <wall-clock
+ * ms>: <error>" and exits 3. Errors return (MPI_ERRORS_RETURN) so each rank reports its own. */
 #include <mpi.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int rank, size;
 
 static void fail(const char* what, int err) {
   char text[MPI_MAX_ERROR_STRING];
   int len = 0;
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
   MPI_Error_string(err, text, &len);
-  printf("DETECTED %d: %s: %s\n", rank, what, text);
+  printf("DETECTED %d at %lld: %s: %s\n", rank, (long long)now.tv_sec * 1000 + now.tv_nsec / 1000000, what, text);
   fflush(stdout);
   exit(3);
 }
@@ -219,6 +226,76 @@ static void lock(void) {
   }
 }
 
+/* Every round: exposed to the left neighbour, accessing the right one, put
+ * a block there and add one to its counter; after the wait, the block from
+ * the left is checked and the counter counts the rounds. */
+static void pscw(void) {
+  int* base = NULL;
+  MPI_Win win = new_window(&base);
+  int right = (rank + 1) % size, left = (rank + size - 1) % size;
+  MPI_Group world, to_left, to_right;
+  MPI_Comm_group(MPI_COMM_WORLD, &world);
+  MPI_Group_incl(world, 1, &left, &to_left);
+  MPI_Group_incl(world, 1, &right, &to_right);
+  int* out = malloc(kWinInts * sizeof(int));
+  for (long round = 0;; ++round) {
+    for (int i = 0; i < kWinInts; ++i) out[i] = (int)(rank * 7919 + round * 31 + i);
+    int e = MPI_Win_post(to_left, 0, win);
+    if (e) win_fail(win, "MPI_Win_post", e);
+    e = MPI_Win_start(to_right, 0, win);
+    if (e) win_fail(win, "MPI_Win_start", e);
+    e = MPI_Put(out, kWinInts, MPI_INT, right, 0, kWinInts, MPI_INT, win);
+    if (e) win_fail(win, "MPI_Put", e);
+    int one = 1;
+    e = MPI_Accumulate(&one, 1, MPI_INT, right, kWinInts, 1, MPI_INT, MPI_SUM, win);
+    if (e) win_fail(win, "MPI_Accumulate", e);
+    e = MPI_Win_complete(win);
+    if (e) win_fail(win, "MPI_Win_complete", e);
+    e = MPI_Win_wait(win);
+    if (e) win_fail(win, "MPI_Win_wait", e);
+    for (int i = 0; i < kWinInts; ++i) {
+      if (base[i] != (int)(left * 7919 + round * 31 + i) || base[kWinInts] != (int)round + 1) {
+        printf("CORRUPT %d: element %d of round %ld (counter %d)\n", rank, i, round, base[kWinInts]);
+        fflush(stdout);
+        exit(4);
+      }
+    }
+    ready(round);
+  }
+}
+
+/* One passive epoch on every rank, never closed: put a block into the
+ * right neighbour's window, flush, read it back, flush, take a ticket. */
+static void flush(void) {
+  int* base = NULL;
+  MPI_Win win = new_window(&base);
+  int right = (rank + 1) % size;
+  int* out = malloc(kWinInts * sizeof(int));
+  int* got = malloc(kWinInts * sizeof(int));
+  int e = MPI_Win_lock_all(0, win);
+  if (e) win_fail(win, "MPI_Win_lock_all", e);
+  for (long round = 0;; ++round) {
+    for (int i = 0; i < kWinInts; ++i) out[i] = (int)(rank * 7919 + round * 31 + i);
+    e = MPI_Put(out, kWinInts, MPI_INT, right, 0, kWinInts, MPI_INT, win);
+    if (e) win_fail(win, "MPI_Put", e);
+    e = MPI_Win_flush(right, win);
+    if (e) win_fail(win, "MPI_Win_flush", e);
+    e = MPI_Get(got, kWinInts, MPI_INT, right, 0, kWinInts, MPI_INT, win);
+    if (e) win_fail(win, "MPI_Get", e);
+    int one = 1, old = 0;
+    e = MPI_Fetch_and_op(&one, &old, MPI_INT, right, kWinInts, MPI_SUM, win);
+    if (e) win_fail(win, "MPI_Fetch_and_op", e);
+    e = MPI_Win_flush_all(win);
+    if (e) win_fail(win, "MPI_Win_flush_all", e);
+    if (memcmp(out, got, kWinInts * sizeof(int)) != 0 || old != (int)round) {
+      printf("CORRUPT %d: round %ld read back other data (counter %d)\n", rank, round, old);
+      fflush(stdout);
+      exit(4);
+    }
+    ready(round);
+  }
+}
+
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "";
   int provided = 0;
@@ -243,8 +320,12 @@ int main(int argc, char** argv) {
     fence();
   } else if (strcmp(mode, "lock") == 0) {
     lock();
+  } else if (strcmp(mode, "pscw") == 0) {
+    pscw();
+  } else if (strcmp(mode, "flush") == 0) {
+    flush();
   } else {
-    fprintf(stderr, "usage: fault_victim eager|rndv|coll|greq|fence|lock\n");
+    fprintf(stderr, "usage: fault_victim eager|rndv|coll|greq|fence|lock|pscw|flush\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   MPI_Finalize();
