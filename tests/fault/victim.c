@@ -193,39 +193,6 @@ static void fence(void) {
   }
 }
 
-/* Every round: an exclusive lock on the right neighbour's window, a put,
- * a get of the same block (flushed in between), a fetch-and-add on its
- * counter, unlock; the block read back must be the one written. */
-static void lock(void) {
-  int* base = NULL;
-  MPI_Win win = new_window(&base);
-  int right = (rank + 1) % size;
-  int* out = malloc(kWinInts * sizeof(int));
-  int* got = malloc(kWinInts * sizeof(int));
-  for (long round = 0;; ++round) {
-    for (int i = 0; i < kWinInts; ++i) out[i] = (int)(rank * 7919 + round * 31 + i);
-    int e = MPI_Win_lock(MPI_LOCK_EXCLUSIVE, right, 0, win);
-    if (e) win_fail(win, "MPI_Win_lock", e);
-    e = MPI_Put(out, kWinInts, MPI_INT, right, 0, kWinInts, MPI_INT, win);
-    if (e) win_fail(win, "MPI_Put", e);
-    e = MPI_Win_flush(right, win);
-    if (e) win_fail(win, "MPI_Win_flush", e);
-    e = MPI_Get(got, kWinInts, MPI_INT, right, 0, kWinInts, MPI_INT, win);
-    if (e) win_fail(win, "MPI_Get", e);
-    int one = 1, old = 0;
-    e = MPI_Fetch_and_op(&one, &old, MPI_INT, right, kWinInts, MPI_SUM, win);
-    if (e) win_fail(win, "MPI_Fetch_and_op", e);
-    e = MPI_Win_unlock(right, win);
-    if (e) win_fail(win, "MPI_Win_unlock", e);
-    if (memcmp(out, got, kWinInts * sizeof(int)) != 0 || old != (int)round) {
-      printf("CORRUPT %d: round %ld read back other data (counter %d)\n", rank, round, old);
-      fflush(stdout);
-      exit(4);
-    }
-    ready(round);
-  }
-}
-
 /* Every round: exposed to the left neighbour, accessing the right one, put
  * a block there and add one to its counter; after the wait, the block from
  * the left is checked and the counter counts the rounds. */
@@ -264,18 +231,23 @@ static void pscw(void) {
   }
 }
 
-/* One passive epoch on every rank, never closed: put a block into the
- * right neighbour's window, flush, read it back, flush, take a ticket. */
-static void flush(void) {
+/* Passive target. lock: every round an exclusive lock on the right
+ * neighbour's window, a put, a flush, a get of the same block, a
+ * fetch-and-add on its counter, unlock. flush (held = 1): one lock_all
+ * epoch on every rank, never closed, the same round ended by a flush_all.
+ * The block read back must be the one written, the counter count rounds. */
+static void passive(int held) {
   int* base = NULL;
   MPI_Win win = new_window(&base);
   int right = (rank + 1) % size;
   int* out = malloc(kWinInts * sizeof(int));
   int* got = malloc(kWinInts * sizeof(int));
-  int e = MPI_Win_lock_all(0, win);
+  int e = held ? MPI_Win_lock_all(0, win) : 0;
   if (e) win_fail(win, "MPI_Win_lock_all", e);
   for (long round = 0;; ++round) {
     for (int i = 0; i < kWinInts; ++i) out[i] = (int)(rank * 7919 + round * 31 + i);
+    e = held ? 0 : MPI_Win_lock(MPI_LOCK_EXCLUSIVE, right, 0, win);
+    if (e) win_fail(win, "MPI_Win_lock", e);
     e = MPI_Put(out, kWinInts, MPI_INT, right, 0, kWinInts, MPI_INT, win);
     if (e) win_fail(win, "MPI_Put", e);
     e = MPI_Win_flush(right, win);
@@ -285,8 +257,8 @@ static void flush(void) {
     int one = 1, old = 0;
     e = MPI_Fetch_and_op(&one, &old, MPI_INT, right, kWinInts, MPI_SUM, win);
     if (e) win_fail(win, "MPI_Fetch_and_op", e);
-    e = MPI_Win_flush_all(win);
-    if (e) win_fail(win, "MPI_Win_flush_all", e);
+    e = held ? MPI_Win_flush_all(win) : MPI_Win_unlock(right, win);
+    if (e) win_fail(win, held ? "MPI_Win_flush_all" : "MPI_Win_unlock", e);
     if (memcmp(out, got, kWinInts * sizeof(int)) != 0 || old != (int)round) {
       printf("CORRUPT %d: round %ld read back other data (counter %d)\n", rank, round, old);
       fflush(stdout);
@@ -319,11 +291,11 @@ int main(int argc, char** argv) {
   } else if (strcmp(mode, "fence") == 0) {
     fence();
   } else if (strcmp(mode, "lock") == 0) {
-    lock();
+    passive(0);
   } else if (strcmp(mode, "pscw") == 0) {
     pscw();
   } else if (strcmp(mode, "flush") == 0) {
-    flush();
+    passive(1);
   } else {
     fprintf(stderr, "usage: fault_victim eager|rndv|coll|greq|fence|lock|pscw|flush\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
