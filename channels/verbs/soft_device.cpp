@@ -171,8 +171,13 @@ class SoftDevice final : public VerbsDevice {
     return n;
   }
 
-  void wait(std::chrono::microseconds timeout) override {
-    Layout::header(mine_.base())->bell.sleep_if([&] { return idle(); }, timeout);
+  void wait(std::chrono::microseconds timeout) override { wait_until(timeout, WaitCondition{}); }
+  // done is checked after the doorbell's announcement: a completer that
+  // published and rang before it is seen here, one that rings after it
+  // ends the sleep. (Checked before the announcement, a ring in between
+  // advanced the bell before the sleeper read it: a whole timeout lost.)
+  void wait_until(std::chrono::microseconds timeout, const WaitCondition& done) override {
+    Layout::header(mine_.base())->bell.sleep_if([&] { return idle() && !done(); }, timeout);
   }
   void wake() override { Layout::header(mine_.base())->bell.ring_always(); }
 

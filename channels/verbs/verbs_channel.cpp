@@ -299,7 +299,7 @@ void VerbsChannel::fail_peer(int peer, std::string why) {
   failures_.push_back({peer, std::move(why)});
 }
 
-void VerbsChannel::wait(std::chrono::microseconds timeout) {
+void VerbsChannel::wait_until(std::chrono::microseconds timeout, const WaitCondition& done) {
   {
     std::unique_lock g(mu_, std::try_to_lock);
     if (g) {
@@ -308,7 +308,7 @@ void VerbsChannel::wait(std::chrono::microseconds timeout) {
     }
   }
   if (stash_nonempty_.load(std::memory_order_relaxed)) return;
-  dev_->wait(timeout);
+  dev_->wait_until(timeout, done);
 }
 
 // With mu_ held. Peers the device found dead; and without our launcher

@@ -49,7 +49,8 @@ class VerbsChannel final : public Channel {
   int size() const override { return size_; }
   SendResult send(int dest, const void* hdr, std::size_t hdr_bytes, const Payload& payload) override;
   int poll(PacketSink& sink) override;
-  void wait(std::chrono::microseconds timeout) override;
+  void wait(std::chrono::microseconds timeout) override { wait_until(timeout, WaitCondition{}); }
+  void wait_until(std::chrono::microseconds timeout, const WaitCondition& done) override;
   void wake() override { dev_->wake(); }
   int get(int peer, void* local, uint64_t remote, std::size_t len) override;
   OneSided* onesided() override { return os_.get(); }

@@ -26,6 +26,8 @@
 #include <memory>
 #include <string>
 
+#include "channels/channel.hpp"  // WaitCondition
+
 namespace adi3::verbs {
 
 enum Access : uint32_t {
@@ -105,6 +107,13 @@ class VerbsDevice {
   virtual int poll(Completion* out, int max) = 0;
   // Sleeps until a completion may be ready, wake() was called, or timeout.
   virtual void wait(std::chrono::microseconds timeout) = 0;
+  // wait() that never sleeps past `done` (Channel::wait_until): a device
+  // whose wake() rings only a sleep that is already announced must check
+  // done after the announcement. The default checks it once first (enough
+  // for a device whose wakeups persist until consumed: an eventfd).
+  virtual void wait_until(std::chrono::microseconds timeout, const WaitCondition& done) {
+    if (!done()) wait(timeout);
+  }
   virtual void wake() = 0;
   // A peer the device knows to be dead (its process exited): -1 if none
   // newly found; `why` says how it was noticed.

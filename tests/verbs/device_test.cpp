@@ -7,8 +7,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstring>
 #include <memory>
+#include <thread>
 #include <string>
 #include <vector>
 
@@ -262,6 +265,49 @@ TEST(SoftDevice, AtomicsAreAtomicAcrossProcesses) {
     EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
   }
   EXPECT_EQ(counter, 3u * kEach);
+}
+
+// The lost wakeup: the condition a sleeper waits for is published, and
+// wake() rung, after the sleeper last checked it and before it sleeps (here:
+// inside its first check). The sleep must end at once, not at the timeout.
+TEST(SoftDevice, WaitUntilSeesAWakeBeforeTheSleep) {
+  auto d = job(1);
+  std::string why;
+  EXPECT_EQ(d[0]->dead_peer(why), -1);  // the next liveness check is due later: the device may sleep
+  bool published = false;
+  int checks = 0;
+  auto done = [&] {
+    if (checks++ == 0) {
+      published = true;  // a completer, between the check and the sleep
+      d[0]->wake();
+      return false;
+    }
+    return published;
+  };
+  const auto t0 = std::chrono::steady_clock::now();
+  d[0]->wait_until(std::chrono::seconds(5), WaitCondition::of(done));
+  const auto waited = std::chrono::steady_clock::now() - t0;
+  EXPECT_LT(waited, std::chrono::seconds(1)) << "slept through a wakeup rung before the sleep";
+  EXPECT_GE(checks, 1);
+}
+
+// With nothing published, the wait sleeps until wake() from another thread.
+TEST(SoftDevice, WaitUntilWakesOnWake) {
+  auto d = job(1);
+  std::string why;
+  d[0]->dead_peer(why);
+  std::atomic<bool> published{false};
+  std::thread waker([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    published.store(true);
+    d[0]->wake();
+  });
+  auto done = [&] { return published.load(); };
+  const auto t0 = std::chrono::steady_clock::now();
+  while (!done() && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5))
+    d[0]->wait_until(std::chrono::seconds(5), WaitCondition::of(done));
+  waker.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
 }
 
 TEST(IbvDevice, NoDeviceSaysSo) {
