@@ -9,6 +9,8 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <exception>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -71,3 +73,33 @@ typedef const adi3_channel_plugin* (*adi3_channel_plugin_entry)();
 // independent of abi_version (which versions the descriptor's contents).
 #define ADI3_CHANNEL_PLUGIN_ENTRY adi3_channel_plugin_v1
 #define ADI3_CHANNEL_PLUGIN_ENTRY_NAME "adi3_channel_plugin_v1"
+
+namespace adi3 {
+
+// A plugin's create(): runs make(boot), which may throw; the exception's
+// message becomes the error the loader reports (create() must not throw).
+template <Channel* (*Make)(ChannelBootstrap&)>
+Channel* plugin_create(ChannelBootstrap* boot, char* error, std::size_t error_bytes) noexcept {
+  try {
+    return Make(*boot);
+  } catch (const std::exception& e) {
+    std::snprintf(error, error_bytes, "%s", e.what());
+  } catch (...) {
+    std::snprintf(error, error_bytes, "unknown exception");
+  }
+  return nullptr;
+}
+
+}  // namespace adi3
+
+// Defines a plugin's entry point (once per plugin, at namespace scope):
+// its name, one-line description, the CommType bits it can do natively,
+// its knobs (a std::span<const adi3::Knob>) and its factory, a function
+// adi3::Channel* (adi3::ChannelBootstrap&) that throws on failure.
+#define ADI3_DEFINE_CHANNEL_PLUGIN(NAME, DESCRIPTION, NATIVE, KNOBS, MAKE)                                   \
+  extern "C" __attribute__((visibility("default"))) const adi3_channel_plugin* ADI3_CHANNEL_PLUGIN_ENTRY() { \
+    static const adi3_channel_plugin kPlugin = {                                                             \
+        adi3::kChannelAbiVersion,  NAME, DESCRIPTION, NATIVE, (KNOBS).data(), (KNOBS).size(),                \
+        &adi3::plugin_create<MAKE>};                                                                         \
+    return &kPlugin;                                                                                         \
+  }

@@ -1,7 +1,5 @@
 // The tcp plugin's entry point: descriptor, knobs and factory.
 #include <algorithm>
-#include <cstdio>
-#include <exception>
 
 #include "channels/plugin.hpp"
 #include "channels/tcp/tcp_channel.hpp"
@@ -26,16 +24,7 @@ constexpr Knob kTcpKnobs[] = {
      "failed."},
 };
 
-adi3::Channel* create(adi3::ChannelBootstrap* boot, char* error, std::size_t error_bytes) {
-  try {
-    return new TcpChannel(*boot, TcpSettings::from_env());
-  } catch (const std::exception& e) {
-    std::snprintf(error, error_bytes, "%s", e.what());
-  } catch (...) {
-    std::snprintf(error, error_bytes, "unknown exception");
-  }
-  return nullptr;
-}
+Channel* make(ChannelBootstrap& boot) { return new TcpChannel(boot, TcpSettings::from_env()); }
 
 }  // namespace
 
@@ -55,15 +44,7 @@ TcpSettings TcpSettings::from_env() {
 
 }  // namespace adi3::tcp
 
-extern "C" __attribute__((visibility("default"))) const adi3_channel_plugin* ADI3_CHANNEL_PLUGIN_ENTRY() {
-  static const adi3_channel_plugin kPlugin = {
-      adi3::kChannelAbiVersion,
-      "tcp",
-      "processes on any hosts, one authenticated TCP connection per pair made on first use; no single-copy",
-      adi3::kPointToPoint,
-      adi3::tcp::tcp_knobs().data(),
-      adi3::tcp::tcp_knobs().size(),
-      &adi3::tcp::create,
-  };
-  return &kPlugin;
-}
+ADI3_DEFINE_CHANNEL_PLUGIN("tcp",
+                           "processes on any hosts, one authenticated TCP connection per pair made on first use; no "
+                           "single-copy",
+                           adi3::kPointToPoint, adi3::tcp::tcp_knobs(), adi3::tcp::make)
