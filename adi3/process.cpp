@@ -129,7 +129,19 @@ std::unique_ptr<Channel> make_channels(ProcessBootstrap& boot) {
   std::vector<int> local = boot.launcher().local_ranks();
   HostBootstrap host(boot, local, boot.launcher().node());
   std::unique_ptr<Channel> near = create_channel(near_plugin, host);
-  std::unique_ptr<Channel> far = create_channel(far_plugin, boot);
+  std::unique_ptr<Channel> far;
+  try {
+    far = create_channel(far_plugin, boot);
+  } catch (const ChannelLoadError& e) {
+    // A network the job cannot use anywhere (every rank agreed: no RDMA
+    // device, say): tcp between hosts instead, said once.
+    if (!e.unavailable() || netmod == "tcp") throw;
+    if (boot.rank() == 0) {
+      std::fprintf(stderr, "adi3: warning: ADI3_NETMOD=%s: %s; falling back to tcp between hosts\n", netmod.c_str(),
+                   e.what());
+    }
+    far = create_channel(load_channel_plugin("tcp"), boot);
+  }
   return std::make_unique<ChannelSet>(boot.rank(), boot.size(), std::move(local), std::move(near), std::move(far));
 }
 

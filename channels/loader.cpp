@@ -157,8 +157,10 @@ std::unique_ptr<Channel> create_channel(const ChannelPluginInfo& info, ChannelBo
   char error[512] = {};
   Channel* ch = info.plugin->create(&boot, error, sizeof error);
   if (!ch) {
-    throw ChannelLoadError("channel '" + std::string(info.plugin->name) +
-                           "' failed to start: " + (error[0] ? std::string(error) : std::string("no reason given")));
+    std::string why = error[0] ? std::string(error) : std::string("no reason given");
+    const bool unavailable = why.starts_with(kChannelUnavailable);
+    if (unavailable) why.erase(0, kChannelUnavailable.size());
+    throw ChannelLoadError("channel '" + std::string(info.plugin->name) + "' failed to start: " + why, unavailable);
   }
   return std::unique_ptr<Channel>(ch);
 }

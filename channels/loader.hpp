@@ -39,6 +39,13 @@ PluginScan scan_channel_plugins();
 class ChannelLoadError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+  ChannelLoadError(const std::string& what, bool unavailable) : std::runtime_error(what), unavailable_(unavailable) {}
+  // The channel cannot run in this job, and every rank agreed so
+  // (kChannelUnavailable): falling back to another channel is safe.
+  bool unavailable() const { return unavailable_; }
+
+ private:
+  bool unavailable_ = false;
 };
 
 // The plugin named `name`. Throws ChannelLoadError saying what is wrong

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <exception>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -48,6 +49,42 @@ class ChannelBootstrap {
  protected:
   ~ChannelBootstrap() = default;
 };
+
+// A create() error that begins with this says the channel cannot run in
+// this job at all, and that every rank reached that conclusion at the same
+// collective point (agree_available): the process may then fall back to
+// another channel (ADI3_NETMOD) without the ranks disagreeing.
+inline constexpr std::string_view kChannelUnavailable = "unavailable: ";
+
+// Every rank says whether it could open what the channel needs (`why`
+// empty: it could); when any could not, every rank throws the same
+// kChannelUnavailable error naming the first such rank and its reason.
+// Collective: one fence, before any other exchange of the channel.
+inline void agree_available(ChannelBootstrap& boot, std::string_view channel, const std::string& why) {
+  // The reason travels hex-encoded: any PMI wire carries [0-9a-f].
+  static constexpr char kHex[] = "0123456789abcdef";
+  const std::string key = "adi3-" + std::string(channel) + "-avail-";
+  std::string value = why.empty() ? std::string("ok") : std::string("no:");
+  for (std::size_t i = 0; i < why.size() && value.size() + 2 <= boot.max_value_length(); ++i) {
+    const auto c = static_cast<unsigned char>(why[i]);
+    value += kHex[c >> 4];
+    value += kHex[c & 15];
+  }
+  boot.put(key + std::to_string(boot.rank()), value);
+  boot.fence();
+  for (int r = 0; r < boot.size(); ++r) {
+    std::optional<std::string> v = boot.get(key + std::to_string(r));
+    if (v && *v == "ok") continue;
+    std::string text;
+    auto nibble = [](char c) { return c >= 'a' ? c - 'a' + 10 : c - '0'; };
+    for (std::size_t i = 3; v && i + 1 < v->size(); i += 2) {
+      const char c = static_cast<char>(nibble((*v)[i]) << 4 | nibble((*v)[i + 1]));
+      text += c >= ' ' && c != 127 ? c : ' ';  // another rank's bytes: printable only
+    }
+    throw std::runtime_error(std::string(kChannelUnavailable) + "rank " + std::to_string(r) + ": " +
+                             (text.empty() ? std::string("no device") : text));
+  }
+}
 
 }  // namespace adi3
 

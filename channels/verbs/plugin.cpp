@@ -6,11 +6,22 @@
 namespace adi3::verbs {
 namespace {
 
+// The device is opened first, alone; then every rank says whether it got
+// one (a rank without any must not leave the others waiting in the
+// exchange): if any did not, every rank fails alike and a job across hosts
+// falls back to tcp (adi3/process.cpp).
 Channel* make(ChannelBootstrap& boot) {
   VerbsSettings s = VerbsSettings::from_env();
   DeviceParams p{boot.rank(), boot.size(), boot.job_id(), static_cast<int>(s.slots) + 8};
-  std::unique_ptr<VerbsDevice> dev =
-      s.device.kind == DeviceChoice::Soft ? open_soft_device(p) : open_ibv_device(p, s.device);
+  std::unique_ptr<VerbsDevice> dev;
+  std::string why;
+  try {
+    dev = s.device.kind == DeviceChoice::Soft ? open_soft_device(p) : open_ibv_device(p, s.device);
+  } catch (const std::exception& e) {
+    why = e.what();
+  }
+  if (!dev && why.empty()) why = "the verbs device could not be opened";
+  agree_available(boot, "verbs", why);
   return new VerbsChannel(boot, s, std::move(dev));
 }
 
