@@ -74,7 +74,9 @@ int Device::wait(Request** slot, Status* status) {
     set_empty(status);
     return 0;
   }
-  if (int e = class_wait(1, slot)) return e;
+  if (r->cls) {
+    if (int e = class_wait(1, slot)) return e;
+  }
   if (int e = block_until([&] { return r->complete(); })) return e;
   return finish(slot, status, nullptr);
 }

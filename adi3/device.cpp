@@ -13,6 +13,7 @@ namespace adi3 {
 
 Device::Device(std::unique_ptr<Channel> channel, const Config& config)
     : channel_(std::move(channel)),
+      io_(channel_->data_path()),
       config_(config),
       rank_(channel_->rank()),
       size_(channel_->size()),
@@ -120,7 +121,7 @@ bool Device::pass(bool user) {
   bool any = false;
   const bool mt = threads_enabled();
   if (!mt || poll_lock_.try_lock()) {
-    any = channel_->poll(*this) > 0;
+    any = io_->poll(*this) > 0;
     if (mt) poll_lock_.unlock();
   }
   if (pending_peers_.load(std::memory_order_relaxed) > 0) any |= drain_sends();
@@ -177,7 +178,7 @@ void Device::on_peer_failed(int peer, const char* why) {
   failed_peers_.fetch_add(1, std::memory_order_release);
 }
 
-int Device::check_refused(int peer) {
+int Device::check_refused_slow(int peer) {
   if (peer < 0 || peer >= size_ || !peer_refused_[static_cast<std::size_t>(peer)]) return 0;
   return errors_.raise(ErrorClass::ProcFailed, "cannot send to rank %d: it was refused as failed", peer);
 }
@@ -229,7 +230,7 @@ int Device::finalize() {
   return e;
 }
 
-int Device::check_peer(int rank, const Comm& comm, bool allow_any, const char* what) {
+int Device::check_peer_slow(int rank, const Comm& comm, bool allow_any, const char* what) {
   if (rank == kProcNull || (allow_any && rank == kAnySource)) return 0;
   if (rank < 0 || rank >= comm.size) {
     return errors_.raise(ErrorClass::Rank, "invalid %s rank %d: the communicator has %d ranks (0..%d)%s", what, rank,
@@ -238,7 +239,7 @@ int Device::check_peer(int rank, const Comm& comm, bool allow_any, const char* w
   return 0;
 }
 
-int Device::check_tag(int tag, bool allow_any) {
+int Device::check_tag_slow(int tag, bool allow_any) {
   if (allow_any && tag == kAnyTag) return 0;
   if (tag < 0 || tag > kTagUb) {
     return errors_.raise(ErrorClass::Tag, "invalid tag %d: tags run from 0 to %d%s", tag, kTagUb,
@@ -247,7 +248,7 @@ int Device::check_tag(int tag, bool allow_any) {
   return 0;
 }
 
-int Device::check_buffer(const void* buf, std::size_t count, const Datatype* type) {
+int Device::check_buffer_slow(const void* buf, std::size_t count, const Datatype* type) {
   if (!type) return errors_.raise(ErrorClass::Type, "datatype is null");
   if (!type->is_committed()) return errors_.raise(ErrorClass::Type, "datatype is not committed");
   if (static_cast<long long>(count) < 0) {

@@ -297,10 +297,37 @@ class Device final : private PacketSink {
   void on_peer_failed(int peer, const char* why) override;
 
   // checks (error codes name the bad value)
-  int check_peer(int rank, const Comm& comm, bool allow_any, const char* what);
-  int check_tag(int tag, bool allow_any);
-  int check_buffer(const void* buf, std::size_t count, const Datatype* type);
-  int check_refused(int peer);  // ERR_PROC_FAILED once peer sent a bad packet
+  // Each check is inline for the common good case (every message makes
+  // them); the rest, and the error message, are out of line.
+  int check_peer(int rank, const Comm& comm, bool allow_any, const char* what) {
+    if (static_cast<unsigned>(rank) < static_cast<unsigned>(comm.size)) [[likely]]
+      return 0;
+    return check_peer_slow(rank, comm, allow_any, what);
+  }
+  int check_tag(int tag, bool allow_any) {
+    if (static_cast<unsigned>(tag) <= static_cast<unsigned>(kTagUb)) [[likely]]
+      return 0;
+    return check_tag_slow(tag, allow_any);
+  }
+  int check_buffer(const void* buf, std::size_t count, const Datatype* type) {
+    // Small enough that neither count * size nor the span can overflow.
+    constexpr std::size_t kSmall = std::size_t{1} << 31;
+    if (buf && type && type->is_committed() && count < kSmall && type->size() < kSmall &&
+        static_cast<std::size_t>(type->extent() + static_cast<std::ptrdiff_t>(kSmall)) < 2 * kSmall &&
+        static_cast<std::size_t>(type->true_extent()) < kSmall) [[likely]]
+      return 0;
+    return check_buffer_slow(buf, count, type);
+  }
+  // ERR_PROC_FAILED once peer sent a bad packet
+  int check_refused(int peer) {
+    if (refused_peers_.load(std::memory_order_relaxed) == 0) [[likely]]
+      return 0;
+    return check_refused_slow(peer);
+  }
+  int check_peer_slow(int rank, const Comm& comm, bool allow_any, const char* what);
+  int check_tag_slow(int tag, bool allow_any);
+  int check_buffer_slow(const void* buf, std::size_t count, const Datatype* type);
+  int check_refused_slow(int peer);
   // Out of memory on a call path: an ERR_NO_MEM code saying what could not
   // be allocated (and, for requests, how many are live of the cap).
   int no_memory(const char* fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -383,6 +410,7 @@ class Device final : private PacketSink {
   int peer_failure_error();
 
   std::unique_ptr<Channel> channel_;
+  Channel* io_;  // channel_->data_path(): send and poll
   Config config_;
   std::atomic<bool> threads_{false};  // take the locks (see enable_threads)
   int rank_, size_;
@@ -420,6 +448,7 @@ class Device final : private PacketSink {
   std::atomic<int> failed_peers_{0};
   std::vector<uint8_t> peer_failed_;
   std::vector<uint8_t> peer_refused_;  // sent a bad packet: nothing more is read from it
+  std::atomic<int> refused_peers_{0};  // how many peer_refused_ entries are set
   std::vector<char> failure_text_;
   ErrorClass failure_class_ = ErrorClass::ProcFailed;  // NoMem: lost_to_memory
   mutable std::mutex agent_mutex_;

@@ -104,6 +104,7 @@ void Device::refuse(int src, const char* fmt, ...) {
   // A peer that breaks the protocol cannot be trusted with anything more:
   // it is failed for this rank, which goes on serving the others.
   peer_refused_[static_cast<std::size_t>(src)] = 1;
+  refused_peers_.fetch_add(1, std::memory_order_relaxed);  // check_refused looks from now on
   char text[320];
   std::snprintf(text, sizeof text, "rank %d is treated as failed: it sent a bad packet to rank %d (%s)", src, rank_,
                 why);
@@ -165,6 +166,7 @@ void Device::enable_threads() {
   if (threads_enabled()) return;
   pool_.enable_threads();
   matcher_.enable_threads();
+  credits_.enable_threads();
   threads_.store(true, std::memory_order_release);
 }
 

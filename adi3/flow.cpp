@@ -18,10 +18,9 @@ bool EagerCredits::returned(int peer, uint64_t amount) {
   if (!enabled()) return amount == 0;
   if (amount == 0 || amount > static_cast<uint64_t>(share_)) return false;
   std::atomic<int64_t>& credit = peers_[static_cast<std::size_t>(peer)].credit;
-  const int64_t now =
-      credit.fetch_add(static_cast<int64_t>(amount), std::memory_order_relaxed) + static_cast<int64_t>(amount);
+  const int64_t now = add(credit, static_cast<int64_t>(amount));
   if (now > share_) {
-    credit.fetch_sub(static_cast<int64_t>(amount), std::memory_order_relaxed);
+    add(credit, -static_cast<int64_t>(amount));
     return false;
   }
   return true;
@@ -31,17 +30,19 @@ bool EagerCredits::arrived(int src, std::size_t bytes) {
   if (!enabled()) return true;
   std::atomic<int64_t>& used = peers_[static_cast<std::size_t>(src)].used;
   const auto c = static_cast<int64_t>(charge(bytes));
-  return used.fetch_add(c, std::memory_order_relaxed) + c <= share_;
+  return add(used, c) <= share_;
 }
 
 uint64_t EagerCredits::consumed(int src, std::size_t bytes) {
   if (!enabled()) return 0;
   PerPeer& p = peers_[static_cast<std::size_t>(src)];
   const auto c = static_cast<int64_t>(charge(bytes));
-  if (p.owed.fetch_add(c, std::memory_order_relaxed) + c < share_ / 2) return 0;
-  const int64_t back = p.owed.exchange(0, std::memory_order_relaxed);
+  if (add(p.owed, c) < share_ / 2) return 0;
+  const int64_t back =
+      threaded() ? p.owed.exchange(0, std::memory_order_relaxed) : p.owed.load(std::memory_order_relaxed);
+  if (!threaded()) p.owed.store(0, std::memory_order_relaxed);
   if (back <= 0) return 0;  // another thread took it
-  p.used.fetch_sub(back, std::memory_order_relaxed);
+  add(p.used, -back);
   return static_cast<uint64_t>(back);
 }
 

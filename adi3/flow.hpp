@@ -33,6 +33,9 @@ class EagerCredits {
   // budget 0: no limit (no accounting, no Credit packets).
   EagerCredits(std::size_t budget, int ranks);
   bool enabled() const { return share_ > 0; }
+  // Until called, one thread uses the accounts: no locked instructions
+  // (Device::enable_threads calls it while no other thread runs).
+  void enable_threads() { threaded_.store(true, std::memory_order_relaxed); }
   // Each sender's credit toward this rank (and ours toward each peer).
   int64_t share() const { return share_; }
 
@@ -44,6 +47,11 @@ class EagerCredits {
     const auto c = static_cast<int64_t>(charge(bytes));
     std::atomic<int64_t>& credit = peers_[static_cast<std::size_t>(peer)].credit;
     int64_t have = credit.load(std::memory_order_relaxed);
+    if (!threaded()) {
+      if (have < c) return false;
+      credit.store(have - c, std::memory_order_relaxed);
+      return true;
+    }
     do {
       if (have < c) return false;
     } while (!credit.compare_exchange_weak(have, have - c, std::memory_order_relaxed));
@@ -51,7 +59,7 @@ class EagerCredits {
   }
   // Gives back what take() spent on a message that did not leave.
   void untake(int peer, std::size_t bytes) {
-    if (enabled()) peers_[static_cast<std::size_t>(peer)].credit.fetch_add(charge(bytes), std::memory_order_relaxed);
+    if (enabled()) add(peers_[static_cast<std::size_t>(peer)].credit, static_cast<int64_t>(charge(bytes)));
   }
   // peer returned `amount`; false when that is more than it was given.
   bool returned(int peer, uint64_t amount);
@@ -73,7 +81,19 @@ class EagerCredits {
     std::atomic<int64_t> used{0};    // the peer's: arrived and not yet returned
     std::atomic<int64_t> owed{0};    // the peer's: consumed and not yet returned
   };
+  bool threaded() const { return threaded_.load(std::memory_order_relaxed); }
+  // v += d, returning the new value: a plain load and store single-threaded.
+  int64_t add(std::atomic<int64_t>& v, int64_t d) {
+    if (!threaded()) {
+      const int64_t now = v.load(std::memory_order_relaxed) + d;
+      v.store(now, std::memory_order_relaxed);
+      return now;
+    }
+    return v.fetch_add(d, std::memory_order_relaxed) + d;
+  }
+
   int64_t share_ = 0;
+  std::atomic<bool> threaded_{false};
   std::unique_ptr<PerPeer[]> peers_;
 };
 

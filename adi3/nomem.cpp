@@ -45,6 +45,7 @@ void Device::lost_to_memory(int peer, const char* fmt, ...) {
   std::fprintf(stderr, "adi3: %s; rank %d is treated as failed\n", text, peer);
   // Nothing more is read from it: what follows would be out of order.
   peer_refused_[static_cast<std::size_t>(peer)] = 1;
+  refused_peers_.fetch_add(1, std::memory_order_relaxed);  // check_refused looks from now on
   on_peer_failed(peer, text);
   failure_class_ = ErrorClass::NoMem;
 }

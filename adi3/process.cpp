@@ -182,6 +182,7 @@ class ProcessChannel final : public Channel {
     return inner_->put(peer, remote, local, len);
   }
   OneSided* onesided() override { return inner_->onesided(); }
+  Channel* data_path() override { return inner_->data_path(); }
 
   ProcessBootstrap& bootstrap() { return *boot_; }
 

@@ -63,10 +63,10 @@ SendResult Device::try_send_now(const void* buf, std::size_t count, const Dataty
   if (!credits_.take(peer, bytes)) return SendResult::Busy;
   SendResult res;
   if (contiguous(type)) {
-    res = channel_->send(peer, &h, sizeof h, Payload{base_of(buf, type), bytes, nullptr, 0});
+    res = io_->send(peer, &h, sizeof h, Payload{base_of(buf, type), bytes, nullptr, 0});
   } else {
     Segment seg(const_cast<void*>(buf), count, type);
-    res = channel_->send(peer, &h, sizeof h, Payload{nullptr, bytes, &seg, 0});
+    res = io_->send(peer, &h, sizeof h, Payload{nullptr, bytes, &seg, 0});
   }
   if (res != SendResult::Sent) credits_.untake(peer, bytes);
   return res;
@@ -174,7 +174,7 @@ bool Device::emit(Request* r) {
   switch (r->phase) {
     case kEagerOut: {
       PacketHeader h{PacketType::Eager, flags, 0, r->context, r->source, r->tag, r->bytes, r->id(), 0, 0};
-      SendResult res = channel_->send(r->peer, &h, sizeof h, payload(0, r->bytes));
+      SendResult res = io_->send(r->peer, &h, sizeof h, payload(0, r->bytes));
       if (res == SendResult::Busy) return false;
       r->phase = kIdle;
       if (res == SendResult::Failed) {
@@ -190,7 +190,7 @@ bool Device::emit(Request* r) {
       PacketHeader h{PacketType::Rts, flags, 0, r->context, r->source, r->tag, r->bytes, r->id(), 0, addr};
       // Idle before the packet leaves: the answer may complete r at once.
       r->phase = kIdle;
-      SendResult res = channel_->send(r->peer, &h, sizeof h, Payload{});
+      SendResult res = io_->send(r->peer, &h, sizeof h, Payload{});
       if (res == SendResult::Busy) {
         r->phase = kRtsOut;
         return false;
@@ -205,7 +205,7 @@ bool Device::emit(Request* r) {
       while (r->done < r->want) {
         std::size_t n = std::min(chunk_, r->want - r->done);
         PacketHeader h{PacketType::Data, 0, 0, r->context, r->source, r->tag, n, r->id(), r->remote, r->done};
-        SendResult res = channel_->send(r->peer, &h, sizeof h, payload(r->done, n));
+        SendResult res = io_->send(r->peer, &h, sizeof h, payload(r->done, n));
         if (res == SendResult::Busy) return false;
         if (res == SendResult::Failed) {
           r->status.error = errors_.raise(ErrorClass::ProcFailed, "send to rank %d failed after %zu of %zu bytes",
@@ -231,7 +231,7 @@ int Device::queue_packet(int peer, const void* hdr, std::size_t hdr_bytes, const
   {
     MaybeLock g(p.lock, threads_enabled());
     if (p.q.empty()) {
-      SendResult res = channel_->send(peer, hdr, hdr_bytes, payload);
+      SendResult res = io_->send(peer, hdr, hdr_bytes, payload);
       if (res == SendResult::Sent) return 0;
       if (res == SendResult::Failed) {
         return errors_.raise(ErrorClass::ProcFailed, "cannot send to rank %d: its process is gone", peer);
@@ -260,8 +260,8 @@ bool Device::drain_peer(int peer) {
       // its address, which is not read again.
       if (!emit(it.req)) return any;
     } else {
-      SendResult res = channel_->send(peer, it.pkt->hdr(), it.pkt->hdr_bytes,
-                                      Payload{it.pkt->payload(), it.pkt->payload_bytes, nullptr, 0});
+      SendResult res = io_->send(peer, it.pkt->hdr(), it.pkt->hdr_bytes,
+                                 Payload{it.pkt->payload(), it.pkt->payload_bytes, nullptr, 0});
       if (res == SendResult::Busy) return any;
       // Failed: the peer is gone; its failure is reported to waits on it.
       OutPacket::destroy(it.pkt);

@@ -120,6 +120,12 @@ class Channel {
   // nonblocking operations on them; nullptr when the channel has none (the
   // core then emulates every window operation over packets).
   virtual OneSided* onesided() { return nullptr; }
+
+  // The channel that moves the packets, when this one only wraps another
+  // (the process channel adds the launcher's bootstrap): the core sends
+  // and polls through it directly, one virtual call per packet instead of
+  // two. Everything else still goes through the wrapper.
+  virtual Channel* data_path() { return this; }
 };
 
 }  // namespace adi3

@@ -115,7 +115,7 @@ int add_type(Runtime& rt, Datatype* t, MPI_Datatype* out) {
   return 0;
 }
 
-int check_count(MPI_Count count, const char* what) {
+int check_count_slow(MPI_Count count, const char* what) {
   if (count < 0) return raise(ErrorClass::Count, "invalid %s %lld: must be non-negative", what, count);
   return 0;
 }
@@ -143,7 +143,7 @@ int check_extent(MPI_Count count, const Datatype* t) {
   return 0;
 }
 
-int check_buffer(const void* buf, MPI_Count count, const Datatype* t) {
+int check_buffer_slow(const void* buf, MPI_Count count, const Datatype* t) {
   if (int e = check_extent(count, t)) return e;
   if (!buf && count > 0 && t->size() > 0 && t->true_lb() == 0) {
     return raise(ErrorClass::Buffer, "null buffer for %lld elements of %zu bytes", count, t->size());

@@ -86,13 +86,26 @@ int add_type(Runtime& rt, Datatype* t, MPI_Datatype* out);
 MPI_Datatype type_handle(Runtime& rt, const Datatype* t);
 
 // ---- argument checks ----
-int check_count(MPI_Count count, const char* what = "count");
-// A null buffer is an error only when it would be accessed.
+// The checks every message makes are inline for the good case; the rest
+// (and the message naming the bad value) out of line.
+int check_count_slow(MPI_Count count, const char* what);
+inline int check_count(MPI_Count count, const char* what = "count") {
+  return count >= 0 ? 0 : check_count_slow(count, what);
+}
 // A sum or product of int counts that an int count must hold (ERR_COUNT naming it).
 int check_total(long long total, const char* what);
 // count * size and the memory count elements span must not overflow (ERR_COUNT naming them).
 int check_extent(MPI_Count count, const Datatype* t);
-int check_buffer(const void* buf, MPI_Count count, const Datatype* t);
+// A null buffer is an error only when it would be accessed.
+int check_buffer_slow(const void* buf, MPI_Count count, const Datatype* t);
+inline int check_buffer(const void* buf, MPI_Count count, const Datatype* t) {
+  // Small enough that neither count * size nor the span can overflow.
+  constexpr MPI_Count kSmall = MPI_Count{1} << 31;
+  if (buf && count < kSmall && t->size() < static_cast<std::size_t>(kSmall) && t->extent() < kSmall &&
+      t->extent() > -kSmall && t->true_extent() < kSmall) [[likely]]
+    return 0;
+  return check_buffer_slow(buf, count, t);
+}
 int check_root(const CommObj& c, int root);
 
 // ---- statuses ----

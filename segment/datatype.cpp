@@ -11,21 +11,7 @@
 
 namespace adi3 {
 
-std::size_t Datatype::size() const { return size_; }
-std::ptrdiff_t Datatype::extent() const { return extent_; }
-std::ptrdiff_t Datatype::lb() const { return lb_; }
-std::ptrdiff_t Datatype::true_extent() const { return true_extent_; }
-std::ptrdiff_t Datatype::true_lb() const { return true_lb_; }
-bool Datatype::is_contiguous() const { return size_ == 0 || (dense_ && extent_ == static_cast<std::ptrdiff_t>(size_)); }
-bool Datatype::is_committed() const { return committed_.load(std::memory_order_acquire); }
-bool Datatype::is_predefined() const { return predefined_; }
-
-void Datatype::retain() const {
-  if (!predefined_) refs_.fetch_add(1, std::memory_order_relaxed);
-}
-
-void Datatype::release() const {
-  if (predefined_) return;
+void Datatype::release_derived() const {
   if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
 }
 

@@ -47,21 +47,26 @@ enum class Combiner : int {
 class Datatype {
  public:
   // Bytes of data in one element (the size of the type signature).
-  std::size_t size() const;
+  // (The queries are inline: every message asks several of them.)
+  std::size_t size() const { return size_; }
   // MPI extent, lb, true extent and true lb, in bytes.
-  std::ptrdiff_t extent() const;
-  std::ptrdiff_t lb() const;
-  std::ptrdiff_t true_extent() const;
-  std::ptrdiff_t true_lb() const;
+  std::ptrdiff_t extent() const { return extent_; }
+  std::ptrdiff_t lb() const { return lb_; }
+  std::ptrdiff_t true_extent() const { return true_extent_; }
+  std::ptrdiff_t true_lb() const { return true_lb_; }
   // True when `count` elements starting at buf + true_lb() form one run of
   // count * size() bytes (so the core can skip the packer entirely).
-  bool is_contiguous() const;
-  bool is_committed() const;
-  bool is_predefined() const;
+  bool is_contiguous() const { return size_ == 0 || (dense_ && extent_ == static_cast<std::ptrdiff_t>(size_)); }
+  bool is_committed() const { return committed_.load(std::memory_order_acquire); }
+  bool is_predefined() const { return predefined_; }
   // Reference counting: a type freed while a request uses it stays valid.
   // No-ops for predefined types.
-  void retain() const;
-  void release() const;
+  void retain() const {
+    if (!predefined_) refs_.fetch_add(1, std::memory_order_relaxed);
+  }
+  void release() const {
+    if (!predefined_) release_derived();
+  }
 
   // The predefined MPI_BYTE type (the core's default).
   static const Datatype* byte();
@@ -107,6 +112,7 @@ class Datatype {
 
   Datatype() = default;
   ~Datatype();
+  void release_derived() const;
 
   // Layout (the compiler and the reference of every query).
   Shape shape_ = Shape::kBasic;

@@ -187,7 +187,13 @@ class RingConsumer {
       // the peer must not change it in between. The payload is only copied.
       const char* body = reinterpret_cast<const char*>(r) + kRecordHeader;
       alignas(16) char hdr[kMaxHeader];
-      std::memcpy(hdr, body, hdr_bytes);
+      // A fixed-size copy for the core's headers (a record spans at least
+      // a line, so 48 bytes after its 16-byte head are inside it).
+      if (hdr_bytes <= 48) {
+        std::memcpy(hdr, body, 48);
+      } else {
+        std::memcpy(hdr, body, hdr_bytes);
+      }
       f(static_cast<const void*>(hdr), hdr_bytes, static_cast<const void*>(body + round_up(hdr_bytes, 8)),
         payload_bytes);
       head_ += need;
