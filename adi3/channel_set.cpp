@@ -1,6 +1,7 @@
 #include "adi3/channel_set.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <stdexcept>
 #include <string>
 
@@ -28,6 +29,56 @@ class ChannelSet::Translate final : public PacketSink {
   const std::vector<int>& ranks_;
 };
 
+// The near channel's one-sided part, addressed by job rank. Its remote
+// regions carry the job rank in `peer` (the near channel keeps what it
+// needs of the peer in its own region type).
+class ChannelSet::NearOneSided final : public OneSided {
+ public:
+  NearOneSided(const ChannelSet& set, OneSided& inner) : set_(set), inner_(inner) {}
+  ~NearOneSided() = default;
+
+  const OneSidedCaps& caps() const override { return inner_.caps(); }
+  Region* allocate(std::size_t bytes) override { return inner_.allocate(bytes); }
+  Region* expose(void* base, std::size_t bytes) override { return inner_.expose(base, bytes); }
+  void release(Region* r) override { inner_.release(r); }
+  void seal(Region* r) override { inner_.seal(r); }
+  bool reaches(int peer) const override { return set_.on_host(peer); }
+  RemoteRegion* attach(int peer, const void* key, std::size_t key_bytes) override {
+    if (!set_.on_host(peer)) {
+      errno = EHOSTUNREACH;
+      return nullptr;
+    }
+    RemoteRegion* r = inner_.attach(set_.near_index_[static_cast<std::size_t>(peer)], key, key_bytes);
+    if (r) r->peer = peer;
+    return r;
+  }
+  void detach(RemoteRegion* r) override { inner_.detach(r); }
+  int put(RemoteRegion& r, uint64_t offset, const void* src, std::size_t len) override {
+    return inner_.put(r, offset, src, len);
+  }
+  int get(RemoteRegion& r, uint64_t offset, void* dst, std::size_t len) override {
+    return inner_.get(r, offset, dst, len);
+  }
+  int fetch_add(RemoteRegion& r, uint64_t offset, uint64_t operand, uint64_t* result, std::size_t width) override {
+    return inner_.fetch_add(r, offset, operand, result, width);
+  }
+  int compare_swap(RemoteRegion& r, uint64_t offset, uint64_t compare, uint64_t swap, uint64_t* result,
+                   std::size_t width) override {
+    return inner_.compare_swap(r, offset, compare, swap, result, width);
+  }
+  int flush(int peer) override {
+    if (!set_.on_host(peer)) {
+      errno = EHOSTUNREACH;
+      return -1;
+    }
+    return inner_.flush(set_.near_index_[static_cast<std::size_t>(peer)]);
+  }
+
+ private:
+  const ChannelSet& set_;
+  OneSided& inner_;
+};
+
 ChannelSet::ChannelSet(int rank, int size, std::vector<int> local_ranks, std::unique_ptr<Channel> near,
                        std::unique_ptr<Channel> far)
     : rank_(rank),
@@ -50,6 +101,7 @@ ChannelSet::ChannelSet(int rank, int size, std::vector<int> local_ranks, std::un
   caps_.eager_limit = std::min(a.eager_limit, b.eager_limit);
   caps_.get_min = std::max(a.get_min, b.get_min);
   name_ = std::string(near_->name()) + "+" + far_->name();
+  if (OneSided* os = near_->onesided()) onesided_ = std::make_unique<NearOneSided>(*this, *os);
 }
 
 ChannelSet::~ChannelSet() = default;
@@ -95,5 +147,7 @@ int ChannelSet::put(int peer, uint64_t remote, const void* local, std::size_t le
   if (!on_host(peer)) return -1;
   return near_->put(near_index_[static_cast<std::size_t>(peer)], remote, local, len);
 }
+
+OneSided* ChannelSet::onesided() { return onesided_.get(); }
 
 }  // namespace adi3

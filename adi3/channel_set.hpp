@@ -10,7 +10,11 @@
 //
 // Capabilities: caps() is what holds for every peer (native types that
 // both channels do, the smaller size limits); caps_for(peer) is the
-// channel serving that peer. Progress polls both; the network channel
+// channel serving that peer. onesided() is the near channel's one-sided
+// part in job ranks: it reaches this host's ranks only (reaches(peer);
+// attach to another host's rank fails with EHOSTUNREACH), so a window
+// spanning hosts is native to same-host targets and emulated to the others
+// (rma/native.cpp, docs/rma.md). Progress polls both; the network channel
 // is polled every pass while it is busy, else every kFarEvery passes.
 // Sleeping: on the near channel's doorbell, for at most kFarSlice (the
 // network channel's arrivals cannot ring that doorbell), so a rank asleep
@@ -48,17 +52,20 @@ class ChannelSet final : public Channel {
   void wake() override;
   int get(int peer, void* local, uint64_t remote, std::size_t len) override;
   int put(int peer, uint64_t remote, const void* local, std::size_t len) override;
+  OneSided* onesided() override;
 
   // True when `peer` is served by the on-host channel.
   bool on_host(int peer) const { return peer >= 0 && peer < size_ && near_index_[static_cast<std::size_t>(peer)] >= 0; }
 
  private:
   class Translate;
+  class NearOneSided;
   int rank_, size_;
   std::vector<int> local_ranks_;  // near rank -> job rank
   std::vector<int> near_index_;   // job rank -> near rank, or -1
   std::unique_ptr<Channel> near_, far_;
   std::unique_ptr<Translate> translate_;
+  std::unique_ptr<NearOneSided> onesided_;  // nullptr: the near channel has no one-sided part
   ChannelCaps caps_;
   std::string name_;
   unsigned tick_ = 0;

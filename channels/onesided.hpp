@@ -110,6 +110,12 @@ class OneSided {
   // Completes every operation issued to peer at the target.
   virtual int flush(int peer) = 0;
 
+  // Whether this channel reaches peer's memory at all. A channel set (shm
+  // on the host, a network channel across: adi3/channel_set.hpp) reaches
+  // its own host's ranks only; attach() to any other fails with
+  // EHOSTUNREACH, and the core emulates the operations to that peer.
+  virtual bool reaches(int /*peer*/) const { return true; }
+
  protected:
   ~OneSided() = default;  // owned by its channel
 };

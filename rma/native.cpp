@@ -49,13 +49,22 @@ bool prepare(WindowState& w, bool alloc, std::size_t bytes, void* user_base, voi
              const std::vector<int64_t>* shared_sizes) {
   *card = NativeCard{};
   if (w.dev.config().force_emulation) return false;
-  // One channel serves every rank today; with a channel per peer, a window
-  // is native only where every member's channel is the same one-sided one.
+  // Per peer: the one-sided part may reach only some members (a channel
+  // set reaches this host's ranks). The others are left out of the native
+  // part of the window: operations to them are emulated (route.cpp).
   OneSided* os = w.dev.channel_of(w.comm.to_peer(w.comm.rank)).onesided();
   if (!os) return false;
+  bool all_reached = true, all_passive = true;
   for (int r = 0; r < w.comm.size; ++r) {
-    if (w.dev.channel_of(w.comm.to_peer(r)).onesided() != os) return false;
+    const int peer = w.comm.to_peer(r);
+    if (w.dev.channel_of(peer).onesided() != os || !os->reaches(peer)) {
+      all_reached = false;
+    } else if (!w.dev.native_to(peer, kPassiveRma)) {
+      all_passive = false;
+    }
   }
+  // A shared window is memory every member loads and stores.
+  if (shared_sizes && !all_reached) return false;
   if (bytes > SIZE_MAX / 4) return false;
   // Regions that are not mapped (verbs) make a NIC window; it cannot be
   // shared memory.
@@ -98,8 +107,15 @@ bool prepare(WindowState& w, bool alloc, std::size_t bytes, void* user_base, voi
   }
   card->flags |= NativeCard::kOffered;
   if (w.info.emulate_ops) card->flags |= NativeCard::kEmulatesOps;
-  if (w.dev.config().forced(kPassiveRma) || !w.dev.native(kPassiveRma)) card->flags |= NativeCard::kPassiveForced;
-  if (w.dev.config().forced(kActiveRma)) card->flags |= NativeCard::kActiveForced;
+  // Passive target is native only when every origin reaches every target's
+  // lock word: one lock path per window (a member on another host cannot
+  // take a word in this host's memory, so then every lock goes through the
+  // emulation's queue at the target). Each rank sees the same reachability
+  // (hosts are one partition), so each sets this flag alike.
+  if (w.dev.config().forced(kPassiveRma) || !all_reached || !all_passive) card->flags |= NativeCard::kPassiveForced;
+  // So are fence and PSCW through the control blocks' counters: every rank
+  // must reach every control block.
+  if (w.dev.config().forced(kActiveRma) || !all_reached) card->flags |= NativeCard::kActiveForced;
   nw->peers.resize(n);
   nw->held.assign(n, 0);
   w.native = std::move(nw);
@@ -129,6 +145,7 @@ bool attach_contig(WindowState& w, const std::vector<NativeCard>& cards) {
     p.mem_r = r;
     p.mem_off = at;
     p.mem = static_cast<char*>(r->direct) + at;
+    p.reached = true;
     at += size;
   }
   return true;
@@ -142,6 +159,7 @@ bool attach_one(WindowState& w, int rank, const NativeCard& c) {
     return false;
   }
   const int peer = w.comm.to_peer(rank);
+  if (!nw.os.reaches(peer)) return true;  // another host: emulated, not a failure
   p.ctl_r = nw.os.attach(peer, c.ctl_key, c.ctl_len);
   if (nw.nic) {
     // Nothing is mapped: the regions must take every operation the NIC
@@ -158,6 +176,7 @@ bool attach_one(WindowState& w, int rank, const NativeCard& c) {
       p.mem_r = p.ctl_r;
       p.mem_off = kControlBytes;
     }
+    p.reached = true;
     return true;
   }
   // The control block must be there, whole, and one (a key pointing at
@@ -178,6 +197,7 @@ bool attach_one(WindowState& w, int rank, const NativeCard& c) {
     p.mem_off = kControlBytes;
     p.mem = static_cast<char*>(p.ctl_r->direct) + kControlBytes;
   }
+  p.reached = true;
   return true;
 }
 
@@ -226,6 +246,14 @@ void agree(WindowState& w, const std::vector<NativeCard>& firsts, const std::vec
   w.native_usable = true;
   nw.passive = passive && !w.info.no_locks;
   nw.active = active && !nw.nic;  // the counters are loads and stores: NIC windows keep the packets
+  for (const NativePeer& p : nw.peers) {
+    if (!p.reached) nw.partial = true;
+  }
+}
+
+bool reaches(const WindowState& w, int target) {
+  return w.native_usable && target >= 0 && static_cast<std::size_t>(target) < w.native->peers.size() &&
+         w.native->peers[static_cast<std::size_t>(target)].reached;
 }
 
 }  // namespace native

@@ -7,9 +7,13 @@
 // in shared memory; a window from create exposes the user's memory as a
 // second region (cross-memory attach on shm: put and get only). The keys
 // travel in the creation exchange; every rank attaches every other rank's
-// regions, and the window is native for passive target only when every rank
-// succeeded and none forces it to the emulation (one agreement, so all ranks
-// take the same lock path). Operations are routed one by one (rma/route.*).
+// regions it reaches (its channel's one-sided part may reach only some: a
+// channel set reaches the ranks of this host), and the window is native
+// when every rank attached every rank it reaches; it is native for passive
+// target only when, moreover, every rank reaches every rank and none forces
+// it to the emulation (one agreement, so all ranks take the same lock
+// path). Operations are routed one by one (rma/route.*): native to the
+// targets reached, emulated to the others, on one window.
 //
 // A channel whose regions are not mapped (no kOsLoadStore: verbs) makes a
 // *NIC window* (native_nic.cpp): every rank's control block and memory are
@@ -61,6 +65,7 @@ struct NativePeer {
   bool owns_mem_r = false;
   Control* ctl = nullptr;  // its control block, mapped
   char* mem = nullptr;     // its window memory, mapped (nullptr: not load/store reachable)
+  bool reached = false;    // attached: the channel reaches it (else every operation to it is emulated)
 };
 
 class NativeWin {
@@ -79,6 +84,7 @@ class NativeWin {
   bool active = false;                   // every rank agreed: fence and PSCW are the control blocks' counters
   bool others_emulate = false;           // some rank forces operations to the emulation
   bool nic = false;                      // a NIC window: nothing is mapped, the interface reaches everything
+  bool partial = false;                  // some members are not reached (other hosts): emulated to them
   std::unique_ptr<NicAtomics> nic_self;  // NIC windows: atomics on our own memory (loopback)
   std::vector<int8_t> held;              // per target: native lock held (0 none, 1 shared, 2 exclusive)
 };
@@ -100,6 +106,13 @@ void attach(WindowState& w, const std::vector<NativeCard>& cards, NativeCard* se
 // After the second exchange: agrees on the passive path and seals the
 // regions (their names go: nothing is left behind by a crash).
 void agree(WindowState& w, const std::vector<NativeCard>& firsts, const std::vector<NativeCard>& seconds);
+// Whether operations to target may take the native path at all: the
+// window is native and this rank attached the target's regions (false for
+// a target on another host). Every origin that reaches a target and the
+// target's own application of emulated packets then use the same
+// element-wise atomics (rma/atomic_acc.hpp: the target's window is native
+// too), so accumulates stay atomic whatever mix of paths the origins take.
+bool reaches(const WindowState& w, int target);
 
 // ---- active target (native_active.cpp; with the window's mutex held) ----
 // Folds what the control blocks say of comm rank r into the window's

@@ -18,6 +18,8 @@ bool passive_epoch(const WindowState& w) {
 
 Route route_op(const WindowState& w, const OpArgs& a, const Checked& c, const Gate& gate) {
   if (!w.native_usable) return {Path::Emulated, "the window is not in memory the channel reaches one-sidedly"};
+  if (!native::reaches(w, a.target))
+    return {Path::Emulated, "the target is on another host: the channel does not reach its memory"};
   if (passive_epoch(w)) {
     if (!w.native->passive) return {Path::Emulated, "passive target is emulated on this window"};
   } else if (w.dev.config().forced(kActiveRma)) {
@@ -49,6 +51,9 @@ Route route_active(const WindowState& w) {
 
 Route route_passive(const WindowState& w) {
   if (w.native_usable && w.native->passive) return {Path::Native, "the lock words of the window's control blocks"};
+  if (w.native_usable && w.native->partial) {
+    return {Path::Emulated, "some ranks of the window are on other hosts: every lock goes through the target's queue"};
+  }
   if (!w.dev.native(kPassiveRma)) {
     return {Path::Emulated, "the channel does not do passive target natively (or emulation is forced)"};
   }

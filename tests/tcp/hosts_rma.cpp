@@ -1,0 +1,256 @@
+// One-sided communication across two hosts (tests/tcp/hosts_test.sh, 2 x 2
+// ranks): on one window, operations to same-host targets take the native
+// path (shared memory) and those to the other host's ranks the emulation
+// (packets over tcp), and accumulates stay exact while both kinds of
+// origin hit one target at once. Checks, on every rank:
+//  - a world window from allocate, fence epochs: puts (also with a vector
+//    target type), gets, and int64 / double / int16 sum accumulates (the
+//    three kinds of atomics: fetch-add, compare-and-swap loop, stripe lock)
+//    from every rank into every rank; the counters of the paths taken
+//    match the host layout exactly;
+//  - the same window under lock_all: every lock goes through the target's
+//    queue (one lock path per window), so every operation is emulated;
+//  - a window over this host's ranks only: native throughout, passive
+//    target included, and it progresses without an agent;
+//  - allocate_shared over the world fails with RMA_SHARED (the hosts
+//    share no memory), over this host's ranks it works.
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "adi3/device.hpp"
+#include "adi3/error.hpp"
+#include "adi3/process.hpp"
+#include "coll/op.hpp"
+#include "rma/native.hpp"
+#include "rma/window.hpp"
+#include "rma/window_state.hpp"
+#include "segment/type_create.hpp"
+
+namespace {
+
+using adi3::Datatype;
+using adi3::Window;
+using adi3::coll::Op;
+using adi3::coll::OpKind;
+
+constexpr int kIters = 300;  // accumulates per origin, target and kind
+
+int failures = 0;
+int me = 0;
+
+void fail(const std::string& what) {
+  std::fprintf(stderr, "rank %d: FAIL: %s\n", me, what.c_str());
+  ++failures;
+}
+
+void check(bool ok, const std::string& what) {
+  if (!ok) fail(what);
+}
+
+const Datatype* dt(adi3::Builtin b) { return Datatype::builtin(b); }
+
+// The world window's layout per rank (bytes): n int64 put slots, then a
+// vector target (n blocks of 1 int64, stride 2), then the accumulators.
+struct Layout {
+  int n;
+  std::size_t puts() const { return 0; }
+  std::size_t vec() const { return 8 * static_cast<std::size_t>(n); }
+  std::size_t acc_i64() const { return vec() + 16 * static_cast<std::size_t>(n); }
+  std::size_t acc_f64() const { return acc_i64() + 8; }
+  std::size_t acc_i16() const { return acc_f64() + 8; }
+  std::size_t fop() const { return acc_i64() + 64; }
+  std::size_t bytes() const { return fop() + 8; }
+};
+
+void world_window(adi3::Device& dev, const adi3::NodeMap& map, int node) {
+  const int n = dev.size();
+  const Layout L{n};
+  int same = 0;
+  for (int p = 0; p < n; ++p) same += map.node_of[static_cast<std::size_t>(p)] == node;
+  const int other = n - same;
+  adi3::Comm comm = dev.world();
+  comm.context = 0x6e00;
+  void* base = nullptr;
+  Window* win = nullptr;
+  int e = Window::allocate(dev, static_cast<std::ptrdiff_t>(L.bytes()), 1, {}, comm, &base, &win);
+  if (e) return fail("allocate: " + dev.errors().message(e));
+  char* mem = static_cast<char*>(base);
+  adi3::rma::WindowState& st = win->state();
+  check(st.native_usable, "the world window is not native at all (same-host targets should be)");
+  check(st.native_usable && st.native->partial, "the world window does not know some ranks are on another host");
+  for (int p = 0; p < n; ++p) {
+    const bool near = map.node_of[static_cast<std::size_t>(p)] == node;
+    if (adi3::rma::native::reaches(st, p) != near)
+      fail("rank " + std::to_string(p) + (near ? " (this host) is not reached" : " (other host) is reached"));
+  }
+  const Datatype* i64 = dt(adi3::Builtin::kInt64);
+  const Datatype* f64 = dt(adi3::Builtin::kDouble);
+  const Datatype* i16 = dt(adi3::Builtin::kInt16);
+  Datatype* vec = nullptr;
+  if (adi3::type_vector(n, 1, 2, i64, &vec) != adi3::ErrorClass::Success) return fail("type_vector");
+  vec->commit();
+  const Op sum(OpKind::Sum);
+
+  // Fence epoch: puts, vector puts, and the three accumulate kinds.
+  if ((e = win->fence(0))) fail("fence: " + dev.errors().message(e));
+  std::vector<int64_t> row(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) row[static_cast<std::size_t>(i)] = 1000 * me + i;
+  const int64_t v = 100 * me + 1, one = 1;
+  const double half = 0.5;
+  const int16_t one16 = 1;
+  uint64_t ops = 0;
+  for (int t = 0; t < n; ++t) {
+    const int s = (me + t) % n;  // everybody starts at a different target
+    e = win->put(&v, 1, i64, s, static_cast<std::ptrdiff_t>(L.puts() + 8 * static_cast<std::size_t>(me)), 1, i64);
+    check(e == 0, "put");
+    ++ops;
+  }
+  // The vector target: rank 1 writes every other int64 at rank 0..n-1.
+  if (me == 1) {
+    for (int t = 0; t < n; ++t) {
+      e = win->put(row.data(), n, i64, t, static_cast<std::ptrdiff_t>(L.vec()), 1, vec);
+      check(e == 0, "vector put");
+      ++ops;
+    }
+  }
+  for (int k = 0; k < kIters; ++k) {
+    for (int t = 0; t < n; ++t) {
+      const int s = (me + t + k) % n;
+      check(win->accumulate(&one, 1, i64, s, static_cast<std::ptrdiff_t>(L.acc_i64()), 1, i64, sum) == 0, "acc i64");
+      check(win->accumulate(&half, 1, f64, s, static_cast<std::ptrdiff_t>(L.acc_f64()), 1, f64, sum) == 0, "acc f64");
+      check(win->accumulate(&one16, 1, i16, s, static_cast<std::ptrdiff_t>(L.acc_i16()), 1, i16, sum) == 0, "acc i16");
+      ops += 3;
+    }
+  }
+  if ((e = win->fence(0))) fail("fence: " + dev.errors().message(e));
+  // Counted per target kind: 1 put, (rank 1) 1 vector put, 3 * kIters accumulates each.
+  const uint64_t per_target = 1 + (me == 1 ? 1 : 0) + 3 * kIters;
+  check(ops == per_target * static_cast<uint64_t>(n), "ops counted");
+  if (st.native_ops != per_target * static_cast<uint64_t>(same) ||
+      st.emulated_ops != per_target * static_cast<uint64_t>(other)) {
+    fail("fence epoch paths: native " + std::to_string(st.native_ops) + " emulated " + std::to_string(st.emulated_ops) +
+         ", want " + std::to_string(per_target * same) + " and " + std::to_string(per_target * other));
+  }
+  for (int p = 0; p < n; ++p) {
+    int64_t got;
+    std::memcpy(&got, mem + L.puts() + 8 * static_cast<std::size_t>(p), 8);
+    check(got == 100 * p + 1, "put slot " + std::to_string(p) + " holds " + std::to_string(got));
+    std::memcpy(&got, mem + L.vec() + 16 * static_cast<std::size_t>(p), 8);
+    check(got == 1000 + p, "vector slot " + std::to_string(p) + " holds " + std::to_string(got));
+  }
+  int64_t ai;
+  double af;
+  int16_t as;
+  std::memcpy(&ai, mem + L.acc_i64(), 8);
+  std::memcpy(&af, mem + L.acc_f64(), 8);
+  std::memcpy(&as, mem + L.acc_i16(), 2);
+  check(ai == int64_t{n} * kIters, "int64 sum is " + std::to_string(ai) + ", want " + std::to_string(n * kIters));
+  check(af == 0.5 * n * kIters, "double sum is " + std::to_string(af));
+  check(as == n * kIters, "int16 sum is " + std::to_string(as));
+
+  // Gets and fetch_and_op in a fence epoch: reads back what the others wrote.
+  const uint64_t nat0 = st.native_ops, emu0 = st.emulated_ops;
+  std::vector<int64_t> back(static_cast<std::size_t>(n), -1), old(static_cast<std::size_t>(n), -1);
+  for (int t = 0; t < n; ++t) {
+    check(win->get(&back[static_cast<std::size_t>(t)], 1, i64, t,
+                   static_cast<std::ptrdiff_t>(L.puts() + 8 * static_cast<std::size_t>(me)), 1, i64) == 0,
+          "get");
+    check(win->fetch_and_op(&one, &old[static_cast<std::size_t>(t)], i64, t, static_cast<std::ptrdiff_t>(L.fop()),
+                            sum) == 0,
+          "fetch_and_op");
+  }
+  if ((e = win->fence(0))) fail("fence: " + dev.errors().message(e));
+  for (int t = 0; t < n; ++t) {
+    check(back[static_cast<std::size_t>(t)] == 100 * me + 1, "get from " + std::to_string(t));
+    check(old[static_cast<std::size_t>(t)] >= 0 && old[static_cast<std::size_t>(t)] < n, "fetch_and_op old value");
+  }
+  check(st.native_ops - nat0 == 2u * static_cast<uint64_t>(same) &&
+            st.emulated_ops - emu0 == 2u * static_cast<uint64_t>(other),
+        "get epoch paths");
+
+  // Passive target on the mixed window: one lock path, the target's queue.
+  const uint64_t nat1 = st.native_ops, emu1 = st.emulated_ops;
+  check(!st.native->passive, "passive target is native on a window spanning hosts");
+  if ((e = win->lock_all(0))) fail("lock_all: " + dev.errors().message(e));
+  for (int t = 0; t < n; ++t) {
+    check(win->accumulate(&one, 1, i64, t, static_cast<std::ptrdiff_t>(L.acc_i64()), 1, i64, sum) == 0,
+          "acc under lock_all");
+  }
+  if ((e = win->unlock_all())) fail("unlock_all: " + dev.errors().message(e));
+  check(st.native_ops == nat1 && st.emulated_ops - emu1 == static_cast<uint64_t>(n),
+        "lock_all epoch: every operation should be emulated");
+  if ((e = win->fence(0))) fail("fence: " + dev.errors().message(e));
+  std::memcpy(&ai, mem + L.acc_i64(), 8);
+  check(ai == int64_t{n} * (kIters + 1), "int64 sum after lock_all is " + std::to_string(ai));
+  if ((e = win->fence(adi3::kModeNoSucceed))) fail("fence: " + dev.errors().message(e));
+  (void)adi3::type_free(&vec);
+  if ((e = Window::free(&win))) fail("free: " + dev.errors().message(e));
+
+  // allocate_shared over hosts that share no memory: a clear RMA_SHARED.
+  Window* sh = nullptr;
+  comm.context = 0x6e10;
+  e = Window::allocate_shared(dev, 64, 1, {}, comm, &base, &sh);
+  check(e != 0 && adi3::error_class_of(e) == adi3::ErrorClass::RmaShared,
+        "allocate_shared across hosts did not fail with RMA_SHARED");
+  if (!e) Window::free(&sh);
+}
+
+// A window over this host's ranks only: native, passive target included.
+void host_window(adi3::Device& dev, const adi3::NodeMap& map, int node) {
+  adi3::Comm comm;
+  comm.context = 0x6e20 + static_cast<uint32_t>(node) * 4;
+  comm.peers = map.ranks_on(node);
+  comm.size = static_cast<int>(comm.peers.size());
+  for (int i = 0; i < comm.size; ++i) {
+    if (comm.peers[static_cast<std::size_t>(i)] == dev.rank()) comm.rank = i;
+  }
+  void* base = nullptr;
+  Window* win = nullptr;
+  int e = Window::allocate(dev, 64, 8, {}, comm, &base, &win);
+  if (e) return fail("host window: " + dev.errors().message(e));
+  adi3::rma::WindowState& st = win->state();
+  check(st.native_usable && !st.native->partial && st.native->passive, "the host window is not native throughout");
+  check(win->passive_progress(), "the host window does not progress without target calls");
+  const Datatype* i64 = dt(adi3::Builtin::kInt64);
+  const Op sum(OpKind::Sum);
+  const int64_t one = 1;
+  if ((e = win->lock_all(0))) fail("host lock_all: " + dev.errors().message(e));
+  for (int k = 0; k < kIters; ++k) {
+    for (int t = 0; t < comm.size; ++t) check(win->accumulate(&one, 1, i64, t, 0, 1, i64, sum) == 0, "host acc");
+  }
+  if ((e = win->unlock_all())) fail("host unlock_all: " + dev.errors().message(e));
+  check(st.emulated_ops == 0 && st.native_ops == static_cast<uint64_t>(kIters * comm.size),
+        "host window paths: native " + std::to_string(st.native_ops) + " emulated " + std::to_string(st.emulated_ops));
+  if ((e = win->fence(0))) fail("host fence: " + dev.errors().message(e));
+  int64_t got;
+  std::memcpy(&got, base, 8);
+  check(got == int64_t{kIters} * comm.size, "host window sum is " + std::to_string(got));
+  if ((e = win->fence(adi3::kModeNoSucceed))) fail("host fence: " + dev.errors().message(e));
+  if ((e = Window::free(&win))) fail("host free: " + dev.errors().message(e));
+
+  Window* sh = nullptr;
+  comm.context += 2;
+  e = Window::allocate_shared(dev, 64, 1, {}, comm, &base, &sh);
+  check(e == 0, "allocate_shared on one host: " + (e ? dev.errors().message(e) : std::string()));
+  if (!e) Window::free(&sh);
+}
+
+}  // namespace
+
+int main() {
+  auto dev = adi3::init_process();
+  me = dev->rank();
+  auto* boot = adi3::process_bootstrap(*dev);
+  const adi3::NodeMap& map = boot->node_map();
+  if (map.nodes != 2) fail("the job spans " + std::to_string(map.nodes) + " hosts, not 2");
+  if (std::strcmp(dev->channel().name(), "shm+tcp") != 0) fail(std::string("channel is ") + dev->channel().name());
+  if (!failures) {
+    world_window(*dev, map, boot->node());
+    host_window(*dev, map, boot->node());
+  }
+  if (dev->finalize() != 0) fail("finalize");
+  if (me == 0 && !failures) std::printf("hosts_rma: passed on %d ranks over 2 hosts\n", dev->size());
+  return failures ? 1 : 0;
+}
