@@ -13,7 +13,9 @@
 # --shell: runs "$@" as a command instead of a job, with HOST_A, HOST_B,
 # HOST_BRIDGE and HOST_RSH (netns_rsh.sh) exported (bench/tcp/run.sh).
 # --kill-host: cuts host b off mid-job (its link goes down; its ranks keep
-# running, unreachable) and expects the job to end with an error, not hang.
+# running, unreachable) and expects the job to end with an error, not hang
+# (with --hydra: every rank reports an error within 40 s; Hydra itself
+# waits for its cut-off proxy and is stopped by the script).
 set -uo pipefail
 kill_host=0 hydra=0 ppn=2 shell=0
 while :; do
@@ -87,6 +89,32 @@ run() {
   fi
 }
 
+if [ $kill_host = 1 ] && [ $hydra = 1 ]; then
+  # Hydra cannot end the job: its proxy on b is cut off too, and it waits
+  # for it. What matters is that every rank fails with an error within
+  # seconds: each writes its verdict to a file (b's output cannot reach
+  # Hydra either), and once all have, Hydra is stopped.
+  results=$(mktemp -d)
+  export ADI3_HOSTS_RESULTS=$results
+  ( sleep 3; ip link set "${b}h" down ) &
+  MPIEXEC_TIMEOUT=60 run "$@" >"$results/out" 2>&1 &
+  hydra_pid=$!
+  n=$((2 * ppn))
+  for _ in $(seq 1 40); do
+    sleep 1
+    [ "$(ls "$results" | grep -c '^rank')" -ge $n ] && break
+  done
+  kill "$hydra_pid" 2>/dev/null
+  cat "$results"/rank* 2>/dev/null | sed 's/^/  /'
+  got=$(cat "$results"/rank* 2>/dev/null | grep -c '^error after')
+  rm -rf "$results"
+  if [ "$got" -lt $n ]; then
+    echo "FAIL: only $got of $n ranks failed with an error within 40 s of the cut"
+    exit 1
+  fi
+  echo "PASS: every rank failed with an error once host b was cut off (Hydra itself waits for b's proxy)"
+  exit 0
+fi
 if [ $kill_host = 1 ]; then
   # The link goes down while the ranks of a wait for b, which then
   # cannot answer (hosts_check cut).
