@@ -1,5 +1,6 @@
 #include "adi3/bootstrap/pmi_client.hpp"
 
+#include "adi3/bootstrap/pmi_auth.hpp"
 #include "adi3/bootstrap/pmi_wire.hpp"
 
 #include <cerrno>
@@ -11,6 +12,10 @@
 #include <string>
 
 #include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -36,11 +41,106 @@ std::optional<int> env_int(const char* name) {
   return value;
 }
 
+// One line from fd (without its newline), at most max bytes, within the
+// deadline; throws with what went wrong.
+std::string read_line(int fd, std::size_t max, int timeout_ms, const char* what) {
+  std::string line;
+  for (;;) {
+    pollfd p{fd, POLLIN, 0};
+    int n = ::poll(&p, 1, timeout_ms);
+    if (n < 0 && errno == EINTR) continue;
+    if (n == 0) throw pmi_error(std::string(what) + ": no answer within " + std::to_string(timeout_ms) + " ms");
+    char c;
+    ssize_t got = ::read(fd, &c, 1);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) throw pmi_error(std::string(what) + ": the connection closed");
+    if (c == '\n') return line;
+    if (line.size() >= max) throw pmi_error(std::string(what) + ": line longer than " + std::to_string(max) + " bytes");
+    line += c;
+  }
+}
+
+void write_text(int fd, const std::string& text, const char* what) {
+  std::size_t at = 0;
+  while (at < text.size()) {
+    ssize_t n = ::send(fd, text.data() + at, text.size() - at, MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) throw pmi_error(std::string(what) + ": " + errno_text(errno));
+    at += static_cast<std::size_t>(n);
+  }
+}
+
+// ADI3_PMI_PORT=host:port (mpiexec --launcher ssh): connects, proves this
+// rank holds the job's secret and checks that the server does too
+// (adi3/bootstrap/pmi_auth.hpp). The secret is ADI3_JOB_SECRET, or the
+// first line of standard input with ADI3_JOB_SECRET_STDIN=1 (mpiexec
+// writes it there, so it appears on no command line); it is put back
+// into ADI3_JOB_SECRET for the bootstrap, which takes it from there.
+int connect_port(const std::string& where, int rank) {
+  std::string secret;
+  if (const char* s = std::getenv("ADI3_JOB_SECRET"); s && *s) {
+    secret = s;
+  } else if (const char* in = std::getenv("ADI3_JOB_SECRET_STDIN"); in && std::strcmp(in, "1") == 0) {
+    secret = read_line(STDIN_FILENO, 256, 30000, "reading the job secret from standard input");
+    ::setenv("ADI3_JOB_SECRET", secret.c_str(), 1);
+  }
+  ::unsetenv("ADI3_JOB_SECRET_STDIN");
+  if (secret.empty()) throw pmi_error("ADI3_PMI_PORT is set but this rank was given no job secret");
+  const auto colon = where.rfind(':');
+  if (colon == std::string::npos || colon == 0) throw pmi_error("ADI3_PMI_PORT='" + where + "' is not host:port");
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  if (int rc = ::getaddrinfo(where.substr(0, colon).c_str(), where.substr(colon + 1).c_str(), &hints, &res)) {
+    throw pmi_error("cannot resolve ADI3_PMI_PORT='" + where + "': " + gai_strerror(rc));
+  }
+  int fd = -1, err = 0;
+  for (addrinfo* a = res; a && fd < 0; a = a->ai_next) {
+    fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    int one = 1;  // PMI is request and reply: no Nagle delay
+    if (fd >= 0) ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (fd >= 0 && ::connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
+      err = errno;
+      ::close(fd);
+      fd = -1;
+    }
+  }
+  ::freeaddrinfo(res);
+  if (fd < 0) throw pmi_error("cannot connect to ADI3_PMI_PORT='" + where + "': " + errno_text(err));
+  try {
+    auto challenge = pmi::WireCommand::parse(read_line(fd, 512, 30000, "PMI port challenge"));
+    auto nonce = challenge.get("nonce");
+    if (challenge.name() != "adi3_challenge" || !nonce || nonce->size() != 2 * pmi_auth::kNonceBytes) {
+      throw pmi_error("the server at " + where + " did not send an adi3 challenge (not our mpiexec?)");
+    }
+    const std::string cnonce = pmi_auth::random_nonce();
+    write_text(fd,
+               pmi::WireCommand("adi3_auth")
+                   .add("rank", rank)
+                   .add("cnonce", cnonce)
+                   .add("proof", pmi_auth::proof(secret, pmi_auth::kClient, *nonce, cnonce, rank))
+                   .format(),
+               "PMI port authentication");
+    auto ok = pmi::WireCommand::parse(read_line(fd, 512, 30000, "PMI port authentication"));
+    auto proof = ok.get("proof");
+    if (ok.name() != "adi3_auth_ok" || !proof ||
+        !pmi_auth::same(*proof, pmi_auth::proof(secret, pmi_auth::kServer, *nonce, cnonce, rank))) {
+      throw pmi_error("the server at " + where + " refused this rank or could not prove it holds the job secret");
+    }
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  return fd;
+}
+
 }  // namespace
 
 std::unique_ptr<PmiClient> PmiClient::from_environment() {
   auto fd = env_int("PMI_FD");
-  if (!fd) {
+  const char* port = std::getenv("ADI3_PMI_PORT");
+  if (!fd && !port) {
     if (std::getenv("PMI_PORT") != nullptr) {
       throw pmi_error("PMI_PORT is set but only PMI_FD launchers are supported");
     }
@@ -49,11 +149,12 @@ std::unique_ptr<PmiClient> PmiClient::from_environment() {
   auto rank = env_int("PMI_RANK");
   auto size = env_int("PMI_SIZE");
   if (!rank || !size) {
-    throw pmi_error("PMI_FD is set but PMI_RANK or PMI_SIZE is missing");
+    throw pmi_error(std::string(fd ? "PMI_FD" : "ADI3_PMI_PORT") + " is set but PMI_RANK or PMI_SIZE is missing");
   }
   if (*size < 1 || *rank >= *size) {
     throw pmi_error("PMI_RANK=" + std::to_string(*rank) + " is out of range for PMI_SIZE=" + std::to_string(*size));
   }
+  if (!fd) return std::make_unique<PmiClient>(connect_port(port, *rank), *rank, *size);
   // Programs this rank execs must not inherit the launcher's socket.
   if (::fcntl(*fd, F_SETFD, FD_CLOEXEC) != 0) {
     throw pmi_error("PMI_FD=" + std::to_string(*fd) + " is not an open descriptor: " + errno_text(errno));

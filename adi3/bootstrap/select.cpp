@@ -29,6 +29,12 @@ constexpr Knob kBootstrapKnobs[] = {
     {"ADI3_JOB_SECRET", "(set by mpiexec)",
      "The job's shared secret (64 hex digits, fresh per job), handed to the ranks by our mpiexec; the "
      "runtime takes it out of its environment at start-up. Not a user setting."},
+    {"ADI3_PMI_PORT", "(set by mpiexec)",
+     "host:port of our mpiexec's PMI server for ranks started by --launcher ssh (PMI-1 over TCP, "
+     "authenticated by the job secret both ways). Not a user setting."},
+    {"ADI3_JOB_SECRET_STDIN", "(set by mpiexec)",
+     "1: the job secret is the first line of standard input (ranks started by --launcher ssh: the secret "
+     "never appears on a command line). Not a user setting."},
 };
 
 bool has(const char* name) {
@@ -92,7 +98,8 @@ std::string detect_wire() {
   }
   if (has("PMIX_RANK") && has("PMIX_NAMESPACE")) return "pmix";
   if (has("PMI_FD")) return env_string("SLURM_MPI_TYPE", "") == "pmi2" ? "pmi2" : "pmi1";
-  if (has("PMI_PORT")) return "pmi2";  // PMI-2 reaches a port launcher; our PMI-1 client needs PMI_FD
+  if (has("ADI3_PMI_PORT")) return "pmi1";  // our mpiexec --launcher ssh: PMI-1 over an authenticated port
+  if (has("PMI_PORT")) return "pmi2";       // PMI-2 reaches a port launcher; our PMI-1 client needs PMI_FD
   return "singleton";
 }
 

@@ -5,6 +5,8 @@
 //   hosts_check [cut]   cut: after the first exchange, wait for a message
 //                       that the other host will never send (its link goes
 //                       down): the wait must fail with an error.
+//   hosts_check pmi_attack  (mpiexec --launcher ssh) ranks started remotely
+//                       first connect to the PMI port without the secret.
 //   hosts_check attack  any layout, tcp between every pair (ADI3_CHANNEL=tcp
 //                       on one host): first each rank connects to the next
 //                       rank's port without the secret (garbage, then a
@@ -59,6 +61,35 @@ void attack(adi3::Bootstrap& boot, int target, int claim) {
   intrude(*where, hello);
 }
 
+// mpiexec --launcher ssh: connects to the PMI port without the secret
+// (a garbage line, then an authentication with a made-up proof); mpiexec
+// must refuse both and log it, and the job go on.
+void attack_pmi_port(int me) {
+  const char* where = std::getenv("ADI3_PMI_PORT");
+  if (!where) return;
+  intrude(where, std::string(200, 'Z') + "\n");
+  const std::string w(where);
+  auto colon = w.rfind(':');
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(std::stoi(w.substr(colon + 1))));
+  inet_pton(AF_INET, w.substr(0, colon).c_str(), &a.sin_addr);
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  timeval tv{5, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  if (fd >= 0 && connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
+    char buf[256];
+    ssize_t n = recv(fd, buf, sizeof buf, 0);  // the challenge
+    (void)n;
+    std::string fake = "cmd=adi3_auth rank=" + std::to_string(me) + " cnonce=" + std::string(64, 'a') +
+                       " proof=" + std::string(64, '0') + "\n";
+    n = send(fd, fake.data(), fake.size(), MSG_NOSIGNAL);
+    n = recv(fd, buf, sizeof buf, 0);  // nothing: the server closes
+    if (n > 0) std::fprintf(stderr, "rank %d: FAIL: the PMI port answered a made-up proof\n", me);
+  }
+  if (fd >= 0) close(fd);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -71,6 +102,7 @@ int main(int argc, char** argv) {
     ++failures;
   };
   const bool attacking = argc > 1 && std::strcmp(argv[1], "attack") == 0;
+  if (argc > 1 && std::strcmp(argv[1], "pmi_attack") == 0) attack_pmi_port(me);
   if (attacking) {
     if (n > 1) attack(*boot, (me + 1) % n, (me + 2) % n);
   } else {

@@ -10,6 +10,9 @@
 # Started by our mpiexec with --launcher-exec "ip netns exec", or with
 # --hydra by MPICH's mpiexec.hydra (-launcher rsh through netns_rsh.sh;
 # MPIEXEC is then ignored).
+# --ssh: our mpiexec with --launcher ssh (through netns_rsh.sh, which runs
+# its arguments as one shell command as ssh does): ranks in the namespaces
+# reach the PMI port over TCP. --want REGEX: the job's output must match.
 # --shell: runs "$@" as a command instead of a job, with HOST_A, HOST_B,
 # HOST_BRIDGE and HOST_RSH (netns_rsh.sh) exported (bench/tcp/run.sh).
 # --kill-host: cuts host b off mid-job (its link goes down; its ranks keep
@@ -17,10 +20,12 @@
 # (with --hydra: every rank reports an error within 40 s; Hydra itself
 # waits for its cut-off proxy and is stopped by the script).
 set -uo pipefail
-kill_host=0 hydra=0 ppn=2 shell=0
+kill_host=0 hydra=0 ppn=2 shell=0 ssh=0 wants=()
 while :; do
   case "${1:-}" in
     --ppn) ppn=$2; shift 2 ;;
+    --ssh) ssh=1; shift ;;
+    --want) wants+=("$2"); shift 2 ;;
     --kill-host) kill_host=1; shift ;;
     --hydra) hydra=1; shift ;;
     --shell) shell=1; shift ;;
@@ -84,6 +89,11 @@ fi
 run() {
   if [ $hydra = 1 ]; then
     MPIEXEC_TIMEOUT=${MPIEXEC_TIMEOUT:-120} mpiexec.hydra -n $((2 * ppn)) -hosts "$a:$ppn,$b:$ppn" -launcher rsh -launcher-exec "$here/netns_rsh.sh" -iface "$br" "$@"
+  elif [ $ssh = 1 ]; then
+    # --launcher ssh semantics (one shell command per rank, no inherited
+    # socket: PMI over TCP with the job secret) through netns_rsh.sh.
+    "$mpiexec" -n $((2 * ppn)) --hosts "$a:$ppn,$b:$ppn" --launcher ssh --launcher-exec "$here/netns_rsh.sh" \
+      --iface "$br" --timeout 120 "$@"
   else
     "$mpiexec" -n $((2 * ppn)) --hosts "$a:$ppn,$b:$ppn" --launcher-exec "ip netns exec" --timeout 120 "$@"
   fi
@@ -128,5 +138,16 @@ if [ $kill_host = 1 ]; then
   if [ $status = 124 ]; then echo "FAIL: the job hung until the launcher's timeout"; exit 1; fi
   echo "PASS: the job ended with status $status after ${took}s once host b was cut off"
   exit 0
+fi
+if [ ${#wants[@]} -gt 0 ]; then
+  out=$(mktemp)
+  run "$@" >"$out" 2>&1
+  status=$?
+  cat "$out"
+  for w in "${wants[@]}"; do
+    grep -Eq -- "$w" "$out" || { echo "FAIL: the output does not match: $w"; rm -f "$out"; exit 1; }
+  done
+  rm -f "$out"
+  exit $status
 fi
 run "$@"

@@ -26,6 +26,15 @@ struct JobConfig {
   std::vector<int> local_rank, local_size;
   std::vector<std::string> launcher_prefix;
   std::string process_mapping;
+  // --launcher ssh: ranks on other hosts get no inherited socket; they run
+  // as `PREFIX HOST 'exec env VAR=... prog args'` (one shell command, as
+  // ssh passes it), reach the PMI server's TCP port on pmi_iface's address
+  // (pmi_port.hpp) and read the job secret from their standard input.
+  // remote_env: the variables of env they get besides the per-rank ones
+  // (everything ADI3_* but the secret, and -genv's).
+  bool pmi_over_tcp = false;
+  std::string pmi_iface;
+  std::vector<std::string> remote_env;
   // CPU mask per rank (from plan_binding); empty: ranks are not bound.
   std::vector<cpu_set_t> cpu_masks;
   std::optional<std::chrono::milliseconds> timeout;

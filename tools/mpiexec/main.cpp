@@ -85,15 +85,23 @@ int run(int argc, char** argv) {
         config.rank_host.push_back(is_this_host(name) && hosts.size() == 1 ? std::string() : name);
         remote_hosts |= !is_this_host(name);
       }
-      if (remote_hosts && opts.launcher == "ssh") {
-        throw UsageError(
-            "--launcher ssh is not supported yet (ranks reach mpiexec's PMI server through an inherited "
-            "socket); use --launcher-exec with a command that execs in place, or MPICH's mpiexec.hydra");
+      const bool ssh = opts.launcher == "ssh";
+      if (remote_hosts && !ssh && !opts.launcher_exec) {
+        throw UsageError("ranks on other hosts need --launcher ssh, or --launcher-exec CMD (e.g. \"ip netns exec\")");
       }
-      if (remote_hosts && !opts.launcher_exec) {
-        throw UsageError("ranks on other hosts need --launcher-exec CMD (e.g. \"ip netns exec\")");
+      if (ssh && remote_hosts) {
+        // Ranks there reach the PMI server over TCP (job.hpp, pmi_port.hpp).
+        config.pmi_over_tcp = true;
+        config.pmi_iface = opts.iface.value_or("");
+        for (const auto& e : config.env) {
+          const std::string name = e.substr(0, e.find('='));
+          if (name.rfind("ADI3_", 0) == 0 && name != "ADI3_JOB_SECRET") config.remote_env.push_back(name);
+        }
+        for (const auto& [name, value] : opts.genv) {
+          if (name.rfind("ADI3_", 0) != 0) config.remote_env.push_back(name);
+        }
       }
-      std::stringstream words(opts.launcher_exec.value_or(""));
+      std::stringstream words(opts.launcher_exec.value_or(ssh ? "ssh -x -o BatchMode=yes" : ""));
       for (std::string w; words >> w;) config.launcher_prefix.push_back(w);
       if (!config.launcher_prefix.empty())
         config.launcher_prefix.front() = find_program(config.launcher_prefix.front());

@@ -121,6 +121,9 @@ Options parse_options(const std::vector<std::string>& args, const char* timeout_
       if (opts.launcher != "exec" && opts.launcher != "ssh") {
         throw UsageError("--launcher expects exec or ssh, got '" + opts.launcher + "'");
       }
+    } else if (opt == "--iface" || opt == "-iface") {
+      opts.iface = next_value(opt, inline_value);
+      if (opts.iface->empty()) throw UsageError("--iface needs an interface name");
     } else if (opt == "--launcher-exec" || opt == "-launcher-exec") {
       opts.launcher_exec = next_value(opt, inline_value);
       if (opts.launcher_exec->empty()) throw UsageError("--launcher-exec needs a command");
@@ -165,7 +168,9 @@ std::string usage_text() {
          "  --hostfile FILE        hosts from FILE, one per line: name, name:N, name slots=N\n"
          "  --launcher-exec CMD    start ranks on another host as 'CMD HOST prog args'\n"
          "                         (e.g. \"ip netns exec\"; the command must exec in place)\n"
-         "  --launcher exec|ssh    exec (default) uses --launcher-exec; ssh is not supported yet\n"
+         "  --launcher exec|ssh    exec (default): CMD HOST prog, execing in place with the PMI socket;\n"
+         "                         ssh: CMD (default ssh) HOST 'command', PMI over TCP with the job secret\n"
+         "  --iface IF             --launcher ssh: remote ranks reach the PMI port on IF's address\n"
          "  -h, --help             show this help\n";
 }
 

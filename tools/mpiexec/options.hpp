@@ -22,6 +22,7 @@ struct Options {
   std::optional<std::string> hostfile;                    // --hostfile F
   std::string launcher = "exec";                          // --launcher exec|ssh
   std::optional<std::string> launcher_exec;               // --launcher-exec "ip netns exec"
+  std::optional<std::string> iface;                       // --iface: the PMI port's interface (--launcher ssh)
   bool help = false;
   std::vector<std::string> command;  // program and its arguments
 };

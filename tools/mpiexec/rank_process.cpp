@@ -60,7 +60,7 @@ std::vector<char*> c_strings(std::vector<std::string>& strings) {
   ::signal(SIGTERM, SIG_DFL);
 
   bool ok = ::dup2(stdin_fd, STDIN_FILENO) >= 0 && ::dup2(out_fd, STDOUT_FILENO) >= 0 &&
-            ::dup2(err_fd, STDERR_FILENO) >= 0 && ::fcntl(pmi_fd, F_SETFD, 0) == 0;
+            ::dup2(err_fd, STDERR_FILENO) >= 0 && (pmi_fd < 0 || ::fcntl(pmi_fd, F_SETFD, 0) == 0);
   if (ok) {
     ::execve(path, argv, envp);
   }
@@ -97,18 +97,21 @@ std::string find_program(const std::string& name) {
 }
 
 RankProcess spawn_rank(const std::string& path, const std::vector<std::string>& argv, std::vector<std::string> env,
-                       int stdin_fd, const cpu_set_t* cpu_mask) {
-  int pair[2];
-  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
-    throw sys_error("socketpair", errno);
+                       int stdin_fd, const cpu_set_t* cpu_mask, bool pmi_socket) {
+  UniqueFd pmi_parent, pmi_child;
+  if (pmi_socket) {
+    int pair[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) {
+      throw sys_error("socketpair", errno);
+    }
+    pmi_parent = UniqueFd(pair[0]);
+    pmi_child = UniqueFd(pair[1]);
   }
-  UniqueFd pmi_parent(pair[0]);
-  UniqueFd pmi_child(pair[1]);
   auto [out_r, out_w] = make_pipe();
   auto [err_r, err_w] = make_pipe();
   auto [status_r, status_w] = make_pipe();
 
-  env.push_back("PMI_FD=" + std::to_string(pmi_child.get()));
+  if (pmi_socket) env.push_back("PMI_FD=" + std::to_string(pmi_child.get()));
   std::vector<std::string> args = argv;
   std::string exec_path = path;
   auto c_argv = c_strings(args);

@@ -30,8 +30,10 @@ std::string find_program(const std::string& name);
 // whole and does not see the terminal's Ctrl-C directly. Throws
 // std::runtime_error if exec fails.
 // With cpu_mask, the child binds itself to it before exec.
+// pmi_socket false: no PMI socketpair and no PMI_FD (a rank that reaches
+// the server over TCP); rank.pmi is then invalid.
 RankProcess spawn_rank(const std::string& path, const std::vector<std::string>& argv, std::vector<std::string> env,
-                       int stdin_fd, const cpu_set_t* cpu_mask = nullptr);
+                       int stdin_fd, const cpu_set_t* cpu_mask = nullptr, bool pmi_socket = true);
 
 // Sends sig to the rank's process group (its helpers too) and the rank.
 void signal_rank(pid_t pid, int sig);
