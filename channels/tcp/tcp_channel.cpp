@@ -143,16 +143,32 @@ SendResult TcpChannel::send(int dest, const void* hdr, std::size_t hdr_bytes, co
     if (p.state == State::Dead) return SendResult::Failed;
     if (p.pending() >= settings_.pending_limit) return SendResult::Busy;
   }
-  if (p.state == State::Up && p.pending() == 0 && !payload.seg) {
-    // The common case: frame header, packet header and payload in one
-    // system call, no copy; only what the socket refuses is buffered.
-    char fh[kFrameHeaderBytes];
+  // The common case: frame header, packet header and payload in one
+  // system call, no copy; only what the socket refuses is buffered. A
+  // noncontiguous payload goes as the Segment's own pieces (its iovec) when
+  // they are few enough; else it is packed into the queue below.
+  char fh[kFrameHeaderBytes];
+  iovec iov[kMaxSendIov];
+  std::size_t niov = 0;
+  if (p.state == State::Up && p.pending() == 0) {
+    iov[0] = {fh, sizeof fh};
+    iov[1] = {const_cast<void*>(hdr), hdr_bytes};
+    niov = 2;
+    if (payload.seg && payload.bytes) {
+      std::size_t pieces = 0;
+      const std::size_t described =
+          payload.seg->to_iov(payload.first, payload.first + payload.bytes, iov + 2, kMaxSendIov - 2, &pieces);
+      niov = described == payload.bytes ? 2 + pieces : 0;
+      if (niov) iov_sends_.fetch_add(1, std::memory_order_relaxed);
+    } else if (payload.bytes) {
+      iov[niov++] = {const_cast<void*>(payload.data), payload.bytes};
+    }
+  }
+  if (niov) {
     encode_frame_header(fh, kFramePacket, hdr_bytes, payload.bytes);
-    iovec iov[3] = {
-        {fh, sizeof fh}, {const_cast<void*>(hdr), hdr_bytes}, {const_cast<void*>(payload.data), payload.bytes}};
     msghdr msg{};
     msg.msg_iov = iov;
-    msg.msg_iovlen = payload.bytes ? 3 : 2;
+    msg.msg_iovlen = niov;
     ssize_t w = sendmsg(p.fd, &msg, MSG_NOSIGNAL);
     if (w < 0) {
       if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {

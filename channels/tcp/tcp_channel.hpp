@@ -72,6 +72,11 @@ class TcpChannel final : public Channel {
   // For tests: this rank's advertised ip:port, and connections refused.
   const std::string& address() const { return self_address_; }
   std::size_t refused_connections() const { return refused_.load(std::memory_order_relaxed); }
+  // Sends whose noncontiguous payload went straight from the user's
+  // buffer as the Segment's iovec (no packing).
+  std::size_t iov_sends() const { return iov_sends_.load(std::memory_order_relaxed); }
+  // Pieces of a noncontiguous payload one sendmsg takes (beyond: packed).
+  static constexpr std::size_t kMaxSendIov = 64;
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -147,6 +152,7 @@ class TcpChannel final : public Channel {
   std::atomic<bool> failures_pending_{false};
   std::atomic<bool> local_work_{false};  // self_ or failures_ wait: wait() must not sleep
   std::atomic<std::size_t> refused_{0};
+  std::atomic<std::size_t> iov_sends_{0};
 };
 
 }  // namespace adi3::tcp
