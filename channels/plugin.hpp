@@ -5,7 +5,7 @@
 // descriptor. The loader checks abi_version before touching anything else,
 // so a plugin built against another layout of this header is refused with
 // a clear message instead of crashing. Bump kChannelAbiVersion whenever
-// this header, channel.hpp, packet.hpp or Knob change layout.
+// this header, channel.hpp, onesided.hpp, packet.hpp or Knob change layout.
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -21,7 +21,8 @@
 
 namespace adi3 {
 
-inline constexpr uint32_t kChannelAbiVersion = 2;
+// 3: OneSided gained a virtual (reaches: channel sets reach only their host).
+inline constexpr uint32_t kChannelAbiVersion = 3;
 
 // What a channel may use while it starts: who we are, and the launcher's
 // key-value space and barrier (PMI, or a local stand-in for a singleton).
