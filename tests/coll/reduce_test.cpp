@@ -78,6 +78,7 @@ TEST_P(Reduce, LongVectors) {
     int me = c.rank, salt = 100;
     for (const Kind& k : kinds.all) {
       if (k.name != "int sum" && k.name != "strided double min" && k.name != "user affine (non-commutative)") continue;
+      if (n > 4 && k.name != "int sum") continue;  // sanitizer presets: 8 thread-ranks share 2 cores
       for (std::size_t count : counts) {
         ++salt;
         Typed want = fold(k, count, 0, n - 1, salt);
