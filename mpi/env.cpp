@@ -10,6 +10,7 @@
 #include <string>
 
 #include "adi3/process.hpp"
+#include "rma/memory.hpp"
 #include "mpi/api.hpp"
 #include "mpi/attributes.hpp"
 
@@ -205,16 +206,17 @@ ADI3_MPI_API(int, Alloc_mem, (MPI_Aint size, MPI_Info info, void* baseptr)) {
     if (int e = get_info(*rt, info, &i)) return world_error(e, __func__);
   }
   if (!baseptr) return world_error(raise(ErrorClass::Arg, "baseptr is null"), __func__);
-  void* p = std::malloc(size > 0 ? static_cast<std::size_t>(size) : 1);
-  if (!p) return world_error(raise(ErrorClass::NoMem, "cannot allocate %td bytes", size), __func__);
+  // Shared memory where the channel has a one-sided part (a window later
+  // created over it is served like one from Win_allocate), else the heap.
+  void* p = nullptr;
+  if (int e = adi3::alloc_mem(rt->dev(), static_cast<std::size_t>(size), &p)) return world_error(e, __func__);
   *static_cast<void**>(baseptr) = p;
   return MPI_SUCCESS;
 }
 
 ADI3_MPI_API(int, Free_mem, (void* base)) {
   ADI3_MPI_ENTER();
-  std::free(base);
-  return MPI_SUCCESS;
+  return world_error(adi3::free_mem(rt->dev(), base), __func__);
 }
 
 ADI3_MPI_API(int, Pcontrol, (const int level, ...)) {

@@ -3,6 +3,7 @@
 // this file checks the MPI arguments and keeps the handle's bookkeeping.
 #include "mpi/win.hpp"
 
+#include <climits>
 #include <cstring>
 
 #include "mpi/attributes.hpp"
@@ -103,61 +104,86 @@ ADI3_MPI_API(int, Win_create, (void* base, MPI_Aint size, int disp_unit, MPI_Inf
   return comm_error(c, add_win(*rt, *c, wp, win), __func__);
 }
 
-ADI3_MPI_API(int, Win_allocate,
-             (MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr, MPI_Win* win)) {
-  ADI3_MPI_ENTER();
+namespace {
+
+// MPI_Win_allocate and MPI_Win_allocate_shared (and their _c forms, whose
+// disp_unit is an MPI_Aint): one body, the window kind aside.
+int allocate_window(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr, MPI_Win* win,
+                    bool shared, const char* fn) {
+  Runtime* rt = g_runtime;
+  if (!rt) [[unlikely]]
+    return not_initialized(fn);
   CommObj* c = nullptr;
-  if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
+  if (int e = get_comm(*rt, comm, &c)) return world_error(e, fn);
   WinInfo hints;
-  if (int e = creation_args(*rt, *c, info, win, "MPI_Win_allocate", &hints)) return comm_error(c, e, __func__);
-  if (size < 0) return comm_error(c, raise(ErrorClass::Size, "invalid window size %td: must be >= 0", size), __func__);
+  const char* call = shared ? "MPI_Win_allocate_shared" : "MPI_Win_allocate";
+  if (int e = creation_args(*rt, *c, info, win, call, &hints)) return comm_error(c, e, fn);
+  if (size < 0) return comm_error(c, raise(ErrorClass::Size, "invalid window size %td: must be >= 0", size), fn);
   if (disp_unit <= 0) {
-    return comm_error(c, raise(ErrorClass::Disp, "invalid disp_unit %d: must be positive", disp_unit), __func__);
+    return comm_error(c, raise(ErrorClass::Disp, "invalid disp_unit %td: must be positive", disp_unit), fn);
   }
-  if (!baseptr) return comm_error(c, raise(ErrorClass::Arg, "baseptr is null"), __func__);
+  if (disp_unit > INT_MAX) {
+    return comm_error(
+        c, raise(ErrorClass::Disp, "disp_unit %td is larger than this implementation takes (%d)", disp_unit, INT_MAX),
+        fn);
+  }
+  if (!baseptr) return comm_error(c, raise(ErrorClass::Arg, "baseptr is null"), fn);
   Window* wp = nullptr;
   void* base = nullptr;
-  if (int e = Window::allocate(rt->dev(), size, disp_unit, hints, c->coll, &base, &wp)) {
-    return comm_error(c, e, __func__);
-  }
-  if (int e = add_win(*rt, *c, wp, win)) return comm_error(c, e, __func__);
+  const int unit = static_cast<int>(disp_unit);
+  const int e = shared ? Window::allocate_shared(rt->dev(), size, unit, hints, c->coll, &base, &wp)
+                       : Window::allocate(rt->dev(), size, unit, hints, c->coll, &base, &wp);
+  if (e) return comm_error(c, e, fn);
+  if (int e2 = add_win(*rt, *c, wp, win)) return comm_error(c, e2, fn);
   *static_cast<void**>(baseptr) = base;
   return MPI_SUCCESS;
+}
+
+int shared_query(MPI_Win win, int rank, MPI_Aint* size, MPI_Aint* disp_unit, void* baseptr, const char* fn) {
+  Runtime* rt = g_runtime;
+  if (!rt) [[unlikely]]
+    return not_initialized(fn);
+  WinObj* w = nullptr;
+  if (int e = get_win(*rt, win, &w)) return world_error(e, fn);
+  if (!baseptr || !disp_unit) return win_error(w, raise(ErrorClass::Arg, "baseptr or disp_unit is null"), fn);
+  std::ptrdiff_t sz = 0;
+  int unit = 0;
+  void* base = nullptr;
+  if (int e = w->win->shared_query(rank == MPI_PROC_NULL ? kProcNull : rank, &sz, &unit, &base)) {
+    return win_error(w, e, fn);
+  }
+  if (size) *size = sz;
+  *disp_unit = unit;
+  *static_cast<void**>(baseptr) = base;
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
+ADI3_MPI_API(int, Win_allocate,
+             (MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr, MPI_Win* win)) {
+  return allocate_window(size, disp_unit, info, comm, baseptr, win, false, __func__);
 }
 
 ADI3_MPI_API(int, Win_allocate_shared,
              (MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr, MPI_Win* win)) {
-  ADI3_MPI_ENTER();
-  CommObj* c = nullptr;
-  if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
-  WinInfo hints;
-  if (int e = creation_args(*rt, *c, info, win, "MPI_Win_allocate_shared", &hints)) return comm_error(c, e, __func__);
-  if (size < 0) return comm_error(c, raise(ErrorClass::Size, "invalid window size %td: must be >= 0", size), __func__);
-  if (disp_unit <= 0) {
-    return comm_error(c, raise(ErrorClass::Disp, "invalid disp_unit %d: must be positive", disp_unit), __func__);
-  }
-  if (!baseptr) return comm_error(c, raise(ErrorClass::Arg, "baseptr is null"), __func__);
-  Window* wp = nullptr;
-  void* base = nullptr;
-  if (int e = Window::allocate_shared(rt->dev(), size, disp_unit, hints, c->coll, &base, &wp)) {
-    return comm_error(c, e, __func__);
-  }
-  if (int e = add_win(*rt, *c, wp, win)) return comm_error(c, e, __func__);
-  *static_cast<void**>(baseptr) = base;
-  return MPI_SUCCESS;
+  return allocate_window(size, disp_unit, info, comm, baseptr, win, true, __func__);
+}
+
+ADI3_MPI_API(int, Win_allocate_shared_c,
+             (MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr, MPI_Win* win)) {
+  return allocate_window(size, disp_unit, info, comm, baseptr, win, true, __func__);
 }
 
 ADI3_MPI_API(int, Win_shared_query, (MPI_Win win, int rank, MPI_Aint* size, int* disp_unit, void* baseptr)) {
-  ADI3_WIN_ENTER(win);
-  if (!baseptr) return win_error(w, raise(ErrorClass::Arg, "baseptr is null"), __func__);
-  std::ptrdiff_t sz = 0;
-  void* base = nullptr;
-  if (int e = w->win->shared_query(rank == MPI_PROC_NULL ? kProcNull : rank, &sz, disp_unit, &base)) {
-    return win_error(w, e, __func__);
-  }
-  if (size) *size = sz;
-  *static_cast<void**>(baseptr) = base;
-  return MPI_SUCCESS;
+  MPI_Aint unit = 0;
+  const int e = shared_query(win, rank, size, disp_unit ? &unit : nullptr, baseptr, __func__);
+  if (e == MPI_SUCCESS) *disp_unit = static_cast<int>(unit);
+  return e;
+}
+
+ADI3_MPI_API(int, Win_shared_query_c, (MPI_Win win, int rank, MPI_Aint* size, MPI_Aint* disp_unit, void* baseptr)) {
+  return shared_query(win, rank, size, disp_unit, baseptr, __func__);
 }
 
 ADI3_MPI_API(int, Win_create_dynamic, (MPI_Info info, MPI_Comm comm, MPI_Win* win)) {

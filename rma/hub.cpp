@@ -48,6 +48,25 @@ void Hub::remove(const WindowState& w) {
   }
 }
 
+void Hub::add_memory(Region* r, OneSided* os) {
+  std::lock_guard<std::mutex> g(mem_mu_);
+  memory_.push_back({r, os});
+}
+
+bool Hub::release_memory(void* base) {
+  Memory m{};
+  {
+    std::lock_guard<std::mutex> g(mem_mu_);
+    auto it = memory_.begin();
+    while (it != memory_.end() && it->region->base != base) ++it;
+    if (it == memory_.end()) return false;
+    m = *it;
+    memory_.erase(it);
+  }
+  m.os->release(m.region);
+  return true;
+}
+
 std::shared_ptr<WindowState> Hub::find(uint32_t slot, uint32_t gen) {
   std::lock_guard<std::mutex> g(mu_);
   if (slot >= slots_.size() || slots_[slot].gen != gen) return nullptr;

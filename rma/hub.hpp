@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "adi3/packet.hpp"
+#include "channels/onesided.hpp"
 
 namespace adi3 {
 class Device;
@@ -36,6 +37,10 @@ class Hub {
   void remove(const WindowState& w);
   // Something was queued: the hook has work.
   void poke() { work_.store(true, std::memory_order_release); }
+  // MPI_Alloc_mem's shared regions (rma/memory.cpp): recorded here until
+  // release_memory(base) gives them back to os (false: not one of ours).
+  void add_memory(Region* r, OneSided* os);
+  bool release_memory(void* base);
 
  private:
   struct Slot {
@@ -53,6 +58,12 @@ class Hub {
   std::mutex mu_;
   std::vector<Slot> slots_;
   std::atomic<bool> work_{false};
+  struct Memory {
+    Region* region;
+    OneSided* os;
+  };
+  std::mutex mem_mu_;
+  std::vector<Memory> memory_;
   std::atomic<int> live_{0};
 };
 

@@ -110,6 +110,8 @@ Region* ShmOneSided::allocate(std::size_t bytes) {
   std::snprintf(k.name, sizeof k.name, "%s", r->seg.name().c_str());
   std::memcpy(r->key, &k, sizeof k);
   r->key_bytes = sizeof k;
+  std::lock_guard<std::mutex> g(mu_);
+  allocated_.push_back(r);
   return r;
 }
 
@@ -117,6 +119,24 @@ Region* ShmOneSided::expose(void* base, std::size_t bytes) {
   auto* r = new LocalRegion;
   r->base = base;
   r->bytes = bytes;
+  {
+    // Inside a segment of ours whose name still exists (not sealed): the
+    // key names the segment at an offset, so peers map it.
+    std::lock_guard<std::mutex> g(mu_);
+    const auto a = reinterpret_cast<uintptr_t>(base);
+    for (Region* x : allocated_) {
+      auto* l = static_cast<LocalRegion*>(x);
+      const auto b = reinterpret_cast<uintptr_t>(l->base);
+      if (!l->seg.linked() || a < b || a - b > l->bytes || bytes > l->bytes - (a - b)) continue;
+      Key k;
+      std::memcpy(&k, l->key, sizeof k);
+      k.offset = a - b;
+      k.bytes = bytes;
+      std::memcpy(r->key, &k, sizeof k);
+      r->key_bytes = sizeof k;
+      return r;
+    }
+  }
   Key k{};
   k.magic = kKeyMagic;
   k.kind = kUser;
@@ -128,9 +148,21 @@ Region* ShmOneSided::expose(void* base, std::size_t bytes) {
   return r;
 }
 
-void ShmOneSided::release(Region* r) { delete static_cast<LocalRegion*>(r); }
+void ShmOneSided::release(Region* r) {
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    for (auto it = allocated_.begin(); it != allocated_.end(); ++it) {
+      if (*it == r) {
+        allocated_.erase(it);
+        break;
+      }
+    }
+  }
+  delete static_cast<LocalRegion*>(r);
+}
 
 void ShmOneSided::seal(Region* r) {
+  std::lock_guard<std::mutex> g(mu_);  // expose() reads linked()
   if (r) static_cast<LocalRegion*>(r)->seg.unlink();
 }
 

@@ -6,12 +6,15 @@
 //    every operation is a load, a store or a hardware atomic (kOsLoadStore).
 //  - exposed user memory: its key is the process id, the address and the
 //    size; a peer reaches it with cross-memory attach (put and get only,
-//    when the kernel permits it), never with the owner's help.
+//    when the kernel permits it), never with the owner's help. Memory that
+//    lies inside a live allocated region (MPI_Alloc_mem hands those out)
+//    is exposed as that segment at an offset instead: peers map it.
 // Copies are synchronous, so flush() is a full memory fence.
 #pragma once
 #include <sys/types.h>
 
 #include <atomic>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -48,6 +51,9 @@ class ShmOneSided final : public OneSided {
   bool cma_;
   OneSidedCaps caps_;
   std::atomic<int> fence_{0};
+  // Live allocated regions (expose() looks for the one holding its memory).
+  std::mutex mu_;
+  std::vector<Region*> allocated_;
 };
 
 }  // namespace adi3::shm

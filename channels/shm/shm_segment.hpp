@@ -26,6 +26,8 @@ class ShmSegment {
   const std::string& name() const { return name_; }
   // Removes the name (the mapping stays). Idempotent.
   void unlink();
+  // We created it and its name still exists (peers can still open it).
+  bool linked() const { return owner_linked_; }
 
  private:
   void release();
