@@ -124,6 +124,7 @@ void combine(WindowState& w, char* addr, uint64_t count, const Datatype* t, std:
     // Origins may accumulate into this memory natively at the same time:
     // the same element-wise atomics as theirs (rma/atomic_acc.hpp).
     rma::AccTarget tgt{w.native->ctl, static_cast<char*>(w.base), false, w.native->nic_self.get()};
+    tgt.locks_only = w.native->cma_acc;
     rma::combine_atomic(tgt, addr, count, t, first, n, a, op, e, old_out);
     return;
   }
@@ -254,7 +255,7 @@ void apply_op(WindowState& w, int o, const Header& h, const void* payload, std::
       std::memcpy(sw, p, es);
       std::memcpy(cmp, p + es, es);
       rma::native::cas_element(w.native->ctl, static_cast<char*>(w.base), addr + t->true_lb(), e, sw, cmp, buf,
-                               w.native->nic_self.get());
+                               w.native->nic_self.get(), w.native->cma_acc);
     } else {
       Segment seg(addr, 1, t);
       seg.pack(0, es, buf);

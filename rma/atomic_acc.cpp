@@ -102,7 +102,9 @@ bool run(const AccTarget& t, char* p, std::size_t m, std::size_t es, const char*
     char* q = p + i * es;
     char* o = old ? old + i * es : nullptr;
     const char* x = in + i * es;
-    if (es == 8 && reinterpret_cast<uintptr_t>(q) % 8 == 0) {
+    if (t.locks_only) {
+      element_locked(t, q, es, x, op, e, o);
+    } else if (es == 8 && reinterpret_cast<uintptr_t>(q) % 8 == 0) {
       element_hw<uint64_t>(q, x, op, e, int_class, o);
     } else if (es == 4 && reinterpret_cast<uintptr_t>(q) % 4 == 0) {
       element_hw<uint32_t>(q, x, op, e, int_class, o);

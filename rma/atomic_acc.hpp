@@ -41,6 +41,10 @@ struct AccTarget {
   char* data = nullptr;       // the start of the target's window memory (stripe offsets count from it)
   bool exclusive = false;     // the caller holds the exclusive lock: plain kernels suffice
   NicAtomics* nic = nullptr;  // set: 8-byte aligned elements go through the NIC only
+  // Some rank reaches this window's memory by cross-memory attach (it reads,
+  // combines and writes back under the stripes): every element takes its
+  // stripe, hardware atomics alone would not exclude that.
+  bool locks_only = false;
 };
 
 // One 8-byte element through the NIC: old = [at]; [at] = in op old

@@ -218,7 +218,12 @@ void attach(WindowState& w, const std::vector<NativeCard>& cards, NativeCard* se
     for (int r = 0; r < w.comm.size && all; ++r) all = attach_one(w, r, cards[static_cast<std::size_t>(r)]);
     if (all && nw.nic) nw.nic_self = make_nic_self(w);
   }
-  if (all) second->flags = NativeCard::kAttached;
+  if (all) {
+    second->flags = NativeCard::kAttached;
+    bool mapped = true;
+    for (const NativePeer& p : nw.peers) mapped = mapped && p.mem;
+    if (mapped) second->flags |= NativeCard::kMappedAll;
+  }
 }
 
 void agree(WindowState& w, const std::vector<NativeCard>& firsts, const std::vector<NativeCard>& seconds) {
@@ -228,6 +233,7 @@ void agree(WindowState& w, const std::vector<NativeCard>& firsts, const std::vec
   for (int r = 0; r < w.comm.size; ++r) {
     const NativeCard& f = firsts[static_cast<std::size_t>(r)];
     if (!(seconds[static_cast<std::size_t>(r)].flags & NativeCard::kAttached)) all = false;
+    if (!(seconds[static_cast<std::size_t>(r)].flags & NativeCard::kMappedAll)) nw.cma_acc = true;
     if (f.flags & NativeCard::kPassiveForced) passive = false;
     if (f.flags & NativeCard::kActiveForced) active = false;
     if (f.flags & NativeCard::kEmulatesOps) nw.others_emulate = true;

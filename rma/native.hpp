@@ -50,6 +50,7 @@ struct NativeCard {
     kAttached = 8,       // second round: this rank attached every peer's regions
     kSharedContig = 16,  // allocate_shared: rank 0's one region holds every rank's part
     kActiveForced = 32,  // this rank forces active target to the emulation
+    kMappedAll = 64,     // second round: this rank maps every peer's window memory
   };
   uint32_t flags = 0;
   uint32_t ctl_len = 0, data_len = 0;
@@ -79,9 +80,13 @@ class NativeWin {
   Region* mine = nullptr;  // control block (+ the memory of an allocate window)
   Region* user = nullptr;  // exposed user memory (create)
   Control* ctl = nullptr;
-  std::vector<NativePeer> peers;         // by comm rank
-  bool passive = false;                  // every rank agreed: locks are the control blocks' words
-  bool active = false;                   // every rank agreed: fence and PSCW are the control blocks' counters
+  std::vector<NativePeer> peers;  // by comm rank
+  bool passive = false;           // every rank agreed: locks are the control blocks' words
+  bool active = false;            // every rank agreed: fence and PSCW are the control blocks' counters
+  // Some rank reaches some window memory by cross-memory attach: its
+  // accumulates read, combine and write back under the stripes, so every
+  // accumulate on this window takes them (AccTarget::locks_only).
+  bool cma_acc = false;
   bool others_emulate = false;           // some rank forces operations to the emulation
   bool nic = false;                      // a NIC window: nothing is mapped, the interface reaches everything
   bool partial = false;                  // some members are not reached (other hosts): emulated to them
@@ -143,10 +148,10 @@ int run(WindowState& w, const OpArgs& a, const Checked& c);
 // Takes the target's lock word (waits in the device's blocking wait).
 int lock(WindowState& w, int target, bool exclusive);
 void unlock(WindowState& w, int target, bool exclusive);
-// Compare-and-swap at p (one element of type e) atomic with respect to
-// combine_atomic on the same element (given the same nic).
+// combine_atomic on the same element (given the same nic and locks_only,
+// as AccTarget's).
 void cas_element(Control* ctl, char* data, char* p, Builtin e, const void* swap, const void* compare, void* old,
-                 NicAtomics* nic = nullptr);
+                 NicAtomics* nic = nullptr, bool locks_only = false);
 
 // ---- NIC windows (native_nic.cpp) ----
 // Whether the operation goes through the NIC: puts and gets of contiguous

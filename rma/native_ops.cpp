@@ -98,15 +98,89 @@ int copy_remote(WindowState& w, const OpArgs& a, const Checked& c, bool put) {
   return w.native->os.flush(p.mem_r->peer) == 0 ? 0 : fail();
 }
 
-// Accumulate family into mapped memory, chunk by chunk (whole elements).
-void accumulate(WindowState& w, const OpArgs& a, const Checked& c, const Where& x) {
+// The accumulate stripes covering window bytes [off, off + n): at most two
+// runs of indices, locked in increasing order (every multi-stripe locker
+// does, and single-element lockers hold one at a time: no deadlock).
+struct Stripes {
+  Control* c = nullptr;
+  std::size_t a0 = 0, a1 = 0, b0 = 0, b1 = 0;  // [a0, a1) then [b0, b1)
+  void lock() const {
+    for (std::size_t i = a0; i < a1; ++i) stripe_lock(c->stripe[i]);
+    for (std::size_t i = b0; i < b1; ++i) stripe_lock(c->stripe[i]);
+  }
+  void unlock() const {
+    for (std::size_t i = a0; i < a1; ++i) stripe_unlock(c->stripe[i]);
+    for (std::size_t i = b0; i < b1; ++i) stripe_unlock(c->stripe[i]);
+  }
+};
+
+Stripes stripes_for(Control* c, std::size_t off, std::size_t n) {
+  Stripes s{c};
+  const std::size_t first = off / 64, last = (off + n - 1) / 64;
+  if (last - first + 1 >= kStripes) {
+    s.a1 = kStripes;
+    return s;
+  }
+  const std::size_t f = first % kStripes, l = last % kStripes;
+  if (f <= l) {
+    s.a0 = f;
+    s.a1 = l + 1;
+  } else {
+    s.a1 = l + 1;
+    s.b0 = f;
+    s.b1 = kStripes;
+  }
+  return s;
+}
+
+// The accumulate family into memory reached by cross-memory attach (a
+// window from create): read, combine here, write back, under the stripes
+// of the target's control block, which every other path to that memory
+// takes too on such a window (AccTarget::locks_only), so accumulates stay
+// atomic per element whoever applies them. Under our exclusive lock nobody
+// else may touch the memory: no stripes.
+int acc_remote(WindowState& w, const OpArgs& a, const Checked& c) {
+  NativeWin& nw = *w.native;
+  NativePeer& p = nw.peers[static_cast<std::size_t>(a.target)];
+  const Datatype* t = c.derived ? a.ttype : Datatype::builtin(c.elem);
+  const std::size_t woff = c.disp_bytes + static_cast<std::size_t>(t->true_lb());
+  const uint64_t off = p.mem_off + woff;
   const std::size_t es = Datatype::builtin(c.elem)->size();
   const coll::OpKind op = a.op ? a.op->kind() : coll::OpKind::Replace;
+  const bool excl = nw.held[static_cast<std::size_t>(a.target)] == 2;
+  OneSided& os = nw.os;
+  auto fail = [&] {
+    return w.dev.errors().raise(ErrorClass::Other, "%s to rank %d: the one-sided read-modify-write failed: %s", a.name,
+                                a.target, std::strerror(errno));
+  };
+  if (a.kind == Msg::Cas) {
+    alignas(16) char sw[64], cmp[64], cur[64];
+    Segment(const_cast<void*>(a.origin), 1, a.ttype).pack(0, es, sw);
+    Segment(const_cast<void*>(a.compare), 1, a.ttype).pack(0, es, cmp);
+    const Stripes s = stripes_for(p.ctl, woff, es);
+    if (!excl) s.lock();
+    int rc = os.get(*p.mem_r, off, cur, es);
+    if (rc == 0 && std::memcmp(cur, cmp, es) == 0) rc = os.put(*p.mem_r, off, sw, es);
+    if (!excl) s.unlock();
+    if (rc) return fail();
+    Segment(a.result, 1, a.ttype).unpack(0, es, cur);
+    return 0;
+  }
   const bool fetch = a.kind == Msg::GetAcc || a.kind == Msg::Fop;
-  AccTarget tgt{x.peer->ctl, x.peer->mem, w.native->held[static_cast<std::size_t>(a.target)] == 2};
   const bool has_in = op != coll::OpKind::NoOp;
   const std::size_t chunk = std::max(es, kBounce / es * es);
-  std::vector<uint64_t> in((std::min(c.bytes, chunk) + 7) / 8), old(fetch ? in.size() : 0);
+  const std::size_t words = (std::min(c.bytes, chunk) + 7) / 8;
+  // Small operations (the common 8-byte case) stay on the stack.
+  alignas(16) uint64_t small_in[8], small_cur[8];
+  std::vector<uint64_t> big_in, big_cur;
+  uint64_t* in = small_in;
+  uint64_t* cur = small_cur;
+  if (words > 8) {
+    big_in.resize(words);
+    big_cur.resize(words);
+    in = big_in.data();
+    cur = big_cur.data();
+  }
   Segment src, dst;
   if (has_in)
     src = Segment(const_cast<void*>(a.origin), a.kind == Msg::Fop ? 1 : static_cast<std::size_t>(a.ocount),
@@ -116,9 +190,57 @@ void accumulate(WindowState& w, const OpArgs& a, const Checked& c, const Where& 
                   a.kind == Msg::Fop ? a.ttype : a.rtype);
   for (std::size_t at = 0; at < c.bytes; at += chunk) {
     const std::size_t n = std::min(chunk, c.bytes - at);
-    if (has_in) src.pack(at, at + n, in.data());
-    combine_atomic(tgt, x.addr, x.count, x.t, at, n, in.data(), op, c.elem, fetch ? old.data() : nullptr);
-    if (fetch) dst.unpack(at, at + n, old.data());
+    if (has_in) src.pack(at, at + n, in);
+    const Stripes s = stripes_for(p.ctl, woff + at, n);
+    if (!excl) s.lock();
+    int rc = 0;
+    if (fetch || (op != coll::OpKind::Replace && has_in)) rc = os.get(*p.mem_r, off + at, cur, n);
+    if (rc == 0 && fetch) dst.unpack(at, at + n, cur);
+    if (rc == 0 && op == coll::OpKind::Replace) {
+      rc = os.put(*p.mem_r, off + at, in, n);
+    } else if (rc == 0 && has_in) {
+      coll::apply(op, c.elem, in, cur, n / es, es);
+      rc = os.put(*p.mem_r, off + at, cur, n);
+    }
+    if (!excl) s.unlock();
+    if (rc) return fail();
+  }
+  return 0;
+}
+
+// Accumulate family into mapped memory, chunk by chunk (whole elements).
+void accumulate(WindowState& w, const OpArgs& a, const Checked& c, const Where& x) {
+  const std::size_t es = Datatype::builtin(c.elem)->size();
+  const coll::OpKind op = a.op ? a.op->kind() : coll::OpKind::Replace;
+  const bool fetch = a.kind == Msg::GetAcc || a.kind == Msg::Fop;
+  AccTarget tgt{x.peer->ctl, x.peer->mem, w.native->held[static_cast<std::size_t>(a.target)] == 2};
+  tgt.locks_only = w.native->cma_acc;
+  const bool has_in = op != coll::OpKind::NoOp;
+  const std::size_t chunk = std::max(es, kBounce / es * es);
+  const std::size_t words = (std::min(c.bytes, chunk) + 7) / 8;
+  // Small operations (fetch_and_op, 8-byte accumulates) stay on the stack.
+  alignas(16) uint64_t small_in[8], small_old[8];
+  std::vector<uint64_t> big_in, big_old;
+  uint64_t* in = small_in;
+  uint64_t* old = small_old;
+  if (words > 8) {
+    big_in.resize(words);
+    big_old.resize(fetch ? words : 0);
+    in = big_in.data();
+    old = big_old.data();
+  }
+  Segment src, dst;
+  if (has_in)
+    src = Segment(const_cast<void*>(a.origin), a.kind == Msg::Fop ? 1 : static_cast<std::size_t>(a.ocount),
+                  a.kind == Msg::Fop ? a.ttype : a.otype);
+  if (fetch)
+    dst = Segment(a.result, a.kind == Msg::Fop ? 1 : static_cast<std::size_t>(a.rcount),
+                  a.kind == Msg::Fop ? a.ttype : a.rtype);
+  for (std::size_t at = 0; at < c.bytes; at += chunk) {
+    const std::size_t n = std::min(chunk, c.bytes - at);
+    if (has_in) src.pack(at, at + n, in);
+    combine_atomic(tgt, x.addr, x.count, x.t, at, n, in, op, c.elem, fetch ? old : nullptr);
+    if (fetch) dst.unpack(at, at + n, old);
   }
 }
 
@@ -131,13 +253,17 @@ bool can(const WindowState& w, Msg kind, int target, bool contiguous_target) {
   if (!p.mem_r) return false;
   if (kind == Msg::Put) return (p.mem_r->ops & kOsPut) && contiguous_target;
   if (kind == Msg::Get) return (p.mem_r->ops & kOsGet) && contiguous_target;
-  return false;  // accumulates need the target's memory mapped
+  // Accumulates: read, combine, write back under the target's stripes.
+  return w.native->cma_acc && (p.mem_r->ops & (kOsGet | kOsPut)) == (kOsGet | kOsPut) && contiguous_target;
 }
 
 int run(WindowState& w, const OpArgs& a, const Checked& c) {
   if (w.native->nic) return nic_run(w, a, c);
   const Where x = where(w, a, c);
-  if (!x.addr) return copy_remote(w, a, c, a.kind == Msg::Put);
+  if (!x.addr) {
+    if (a.kind == Msg::Put || a.kind == Msg::Get) return copy_remote(w, a, c, a.kind == Msg::Put);
+    return acc_remote(w, a, c);
+  }
   switch (a.kind) {
     case Msg::Put:
       stream_copy(a.origin, static_cast<std::size_t>(a.ocount), a.otype, x.addr, x.count, x.t, c.bytes);
@@ -150,7 +276,7 @@ int run(WindowState& w, const OpArgs& a, const Checked& c) {
       alignas(16) char sw[64], cmp[64], old[64];
       Segment(const_cast<void*>(a.origin), 1, a.ttype).pack(0, es, sw);
       Segment(const_cast<void*>(a.compare), 1, a.ttype).pack(0, es, cmp);
-      cas_element(x.peer->ctl, x.peer->mem, x.addr + x.t->true_lb(), c.elem, sw, cmp, old);
+      cas_element(x.peer->ctl, x.peer->mem, x.addr + x.t->true_lb(), c.elem, sw, cmp, old, nullptr, w.native->cma_acc);
       Segment(a.result, 1, a.ttype).unpack(0, es, old);
       return 0;
     }
@@ -161,7 +287,7 @@ int run(WindowState& w, const OpArgs& a, const Checked& c) {
 }
 
 void cas_element(Control* ctl, char* data, char* p, Builtin e, const void* swap, const void* compare, void* old,
-                 NicAtomics* nic) {
+                 NicAtomics* nic, bool locks_only) {
   const std::size_t es = Datatype::builtin(e)->size();
   if (nic && es == 8 && reinterpret_cast<uintptr_t>(p) % 8 == 0) {
     uint64_t c, s, o = 0;
@@ -172,7 +298,7 @@ void cas_element(Control* ctl, char* data, char* p, Builtin e, const void* swap,
     std::memcpy(old, &o, 8);
     return;
   }
-  if ((es == 8 || es == 4) && reinterpret_cast<uintptr_t>(p) % es == 0) {
+  if (!locks_only && (es == 8 || es == 4) && reinterpret_cast<uintptr_t>(p) % es == 0) {
     if (es == 8) {
       uint64_t c, s;
       std::memcpy(&c, compare, 8);

@@ -112,8 +112,7 @@ int Window::lock(LockType type, int rank, int assert) {
 namespace {
 // After the emulated part of an unlock: every native operation finished
 // when it returned; a release fence orders them before the lock word.
-void release_native(WindowState& w, int rank) {
-  std::lock_guard<std::mutex> g(w.mu);
+void release_native_locked(WindowState& w, int rank) {
   Target& t = w.targets[static_cast<std::size_t>(rank)];
   t.emul_inflight = false;
   if (!w.native) return;
@@ -121,6 +120,10 @@ void release_native(WindowState& w, int rank) {
   w.memory_fence();
   if (h) rma::native::unlock(w, rank, h == 2);
   h = 0;
+}
+void release_native(WindowState& w, int rank) {
+  std::lock_guard<std::mutex> g(w.mu);
+  release_native_locked(w, rank);
 }
 }  // namespace
 
@@ -137,6 +140,12 @@ int Window::unlock(int rank) {
     }
     seq = unlock_target(w, rank);
     if (--w.locks_held == 0) w.access = A::None;
+    // Nothing went through the emulation (the native path's usual case):
+    // release the word now, without another round on the mutex.
+    if (seq == 0 && locally_done(w.targets[static_cast<std::size_t>(rank)])) {
+      release_native_locked(w, rank);
+      return w.take_error();
+    }
   }
   Target& t = w.targets[static_cast<std::size_t>(rank)];
   if (int e = wait_for(w, [&] { return t.acked >= seq && locally_done(t); })) return e;
@@ -203,6 +212,16 @@ uint64_t flush_target(WindowState& w, int rank) {
   return seq;
 }
 
+// No emulated operation to `only` (every target: -1) since its last flush.
+bool quiet(const WindowState& w, int only) {
+  auto idle = [](const Target& t) { return t.queued_ops == t.flushed_ops && t.q.empty() && t.replies == 0; };
+  if (only != -1) return idle(w.targets[static_cast<std::size_t>(only)]);
+  for (const Target& t : w.targets) {
+    if (!idle(t)) return false;
+  }
+  return true;
+}
+
 int passive_check(WindowState& w, const char* call, int rank) {
   if (w.access != A::Lock && w.access != A::LockAll) return sync_error(w, call, "no passive-target epoch is open");
   if (rank >= 0 && !w.targets[static_cast<std::size_t>(rank)].locked) {
@@ -215,10 +234,17 @@ int flush_some(WindowState& w, const char* call, int only, bool local) {
   if (only != -1) {
     if (int e = check_rank(w, call, only)) return e;
   }
-  std::vector<uint64_t> seqs(static_cast<std::size_t>(w.comm.size));
+  std::vector<uint64_t> seqs;
   {
     std::lock_guard<std::mutex> g(w.mu);
     if (int e = passive_check(w, call, only)) return e;
+    // Native operations completed when they returned: with none pending in
+    // the emulation, completion is a memory fence (one lock, no allocation).
+    if (w.native_usable && quiet(w, only)) {
+      w.memory_fence();
+      return w.take_error();
+    }
+    seqs.resize(static_cast<std::size_t>(w.comm.size));
     if (!local) {
       for (int r = 0; r < w.comm.size; ++r) {
         if ((only == -1 || r == only) && w.targets[static_cast<std::size_t>(r)].locked) {

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "adi3/device.hpp"
+#include "rma/memory.hpp"
 #include "rma/window_state.hpp"
 #include "tests/rma/rma_harness.hpp"
 
@@ -118,7 +119,10 @@ TEST_P(RmaNative, PathsNp3) { run(3, paths); }
 // while the others accumulate natively into the same elements: sums of
 // int64 (hardware fetch-add), double (compare-and-swap loop) and int16
 // (the stripe lock) stay exact, and fetch_and_op sees every value once.
-void mixed(Device& dev) {
+// On a window from create (memory reached by cross-memory attach) the
+// native accumulates read, combine and write back under the target's
+// stripes, and the emulated ones the target applies take the same stripes.
+void mixed(Device& dev, bool create) {
   const int n = dev.size(), me = dev.rank();
   constexpr int kIters = 200;
   adi3::WinInfo info;
@@ -127,9 +131,11 @@ void mixed(Device& dev) {
   }
   void* base = nullptr;
   Window* win = nullptr;
-  int e = Window::allocate(dev, 64, 1, info, win_comm(dev), &base, &win);
+  std::vector<int64_t> own(8, 0);  // create: the window's memory
+  int e = create ? Window::create(dev, own.data(), 64, 1, info, win_comm(dev), &win)
+                 : Window::allocate(dev, 64, 1, info, win_comm(dev), &base, &win);
   ASSERT_EQ(e, 0) << why(dev, e);
-  auto* mem = static_cast<char*>(base);
+  auto* mem = create ? reinterpret_cast<char*>(own.data()) : static_cast<char*>(base);
   const auto* i64 = dt(adi3::Builtin::kInt64);
   const auto* f64 = dt(adi3::Builtin::kDouble);
   const auto* i16 = dt(adi3::Builtin::kInt16);
@@ -157,11 +163,19 @@ void mixed(Device& dev) {
   adi3::rma::WindowState& st = win->state();
   // A NIC window takes int16 accumulates through the emulation (and what
   // follows them to the same target): only the results are checked there.
+  // Cross-memory attach reaches rank 0's memory (the kernel may forbid it).
+  const adi3::RemoteRegion* r0 = st.native_usable ? st.native->peers[0].mem_r : nullptr;
+  const bool cma = r0 && (r0->ops & (adi3::kOsGet | adi3::kOsPut)) == (adi3::kOsGet | adi3::kOsPut);
+  if (create && st.native_usable && loads_stores(dev)) {
+    EXPECT_TRUE(st.native->cma_acc) << "every accumulate on a create window takes the stripes";
+  }
   if (native_expected(dev, adi3::kPassiveRma) && loads_stores(dev)) {
     if (me % 2 == 0) {
       // Forced accumulates go first after every flush, so the operations
       // behind them follow them through the emulation (ordering).
       EXPECT_GT(st.emulated_ops, 0u);
+    } else if (create && !cma && me != 0) {
+      EXPECT_GT(st.emulated_ops, 0u);  // no cross-memory attach here: emulated
     } else {
       EXPECT_EQ(st.emulated_ops, 0u);
       EXPECT_EQ(st.native_ops, 5u * kIters);
@@ -196,8 +210,15 @@ void mixed(Device& dev) {
   ASSERT_EQ(Window::free(&win), 0);
 }
 
-TEST_P(RmaNative, MixedPathsExactNp2) { run(2, mixed); }
-TEST_P(RmaNative, MixedPathsExactNp3) { run(3, mixed); }
+TEST_P(RmaNative, MixedPathsExactNp2) {
+  run(2, [](Device& d) { mixed(d, false); });
+}
+TEST_P(RmaNative, MixedPathsExactNp3) {
+  run(3, [](Device& d) { mixed(d, false); });
+}
+TEST_P(RmaNative, MixedPathsExactCreateNp3) {
+  run(3, [](Device& d) { mixed(d, true); });
+}
 
 // Exclusive locks exclude across the lock word: each rank increments a
 // plain (non-atomic) counter with get + put under an exclusive lock.
@@ -279,6 +300,72 @@ TEST_P(RmaNative, SharedContiguousNp3) {
 TEST_P(RmaNative, SharedNoncontigNp2) {
   run(2, [](Device& d) { shared_direct(d, false); });
 }
+
+// MPI_Alloc_mem's memory as a window from create: shared memory where the
+// channel has a one-sided part, so every rank maps every other's part (no
+// cross-memory attach) and every operation, accumulates included, is
+// native; elsewhere heap memory, served by the emulation. The window covers
+// the middle of the allocation: the bytes around it stay untouched.
+void alloc_mem_window(Device& dev) {
+  const int n = dev.size(), me = dev.rank();
+  const auto N = static_cast<std::size_t>(n);
+  void* base = nullptr;
+  ASSERT_EQ(adi3::alloc_mem(dev, 64 * sizeof(int64_t), &base), 0);
+  ASSERT_NE(base, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(base) % 64, 0u);
+  auto* all = static_cast<int64_t*>(base);
+  for (int i = 0; i < 64; ++i) all[i] = -1;
+  int64_t* mem = all + 8;
+  for (std::size_t i = 0; i < 32; ++i) mem[i] = 0;
+  Window* win = nullptr;
+  int e = Window::create(dev, mem, 32 * sizeof(int64_t), sizeof(int64_t), {}, win_comm(dev), &win);
+  ASSERT_EQ(e, 0) << why(dev, e);
+  adi3::rma::WindowState& st = win->state();
+  // Where windows are mapped memory (shm) the allocation is a segment every
+  // rank maps; a NIC window (verbs) reaches it through the device.
+  const bool native = native_expected(dev, 0) && !dev.config().force_emulation;
+  const bool shared = native && loads_stores(dev);
+  EXPECT_EQ(st.native_usable, native);
+  if (shared) {
+    for (int r = 0; r < n; ++r) {
+      EXPECT_NE(st.native->peers[static_cast<std::size_t>(r)].mem, nullptr)
+          << "rank " << r << "'s memory is not mapped";
+    }
+  }
+  const auto* i64 = dt(adi3::Builtin::kInt64);
+  const Op sum(OpKind::Sum);
+  std::vector<int64_t> vals(N), old(N, -1);
+  ASSERT_EQ(dev.barrier(), 0);
+  ASSERT_EQ(win->lock_all(0), 0);
+  const int64_t one = 1;
+  for (int r = 0; r < n; ++r) {
+    vals[static_cast<std::size_t>(r)] = 1000 * me + r;
+    ASSERT_EQ(win->put(&vals[static_cast<std::size_t>(r)], 1, i64, r, me, 1, i64), 0);
+    ASSERT_EQ(win->accumulate(&one, 1, i64, r, n, 1, i64, sum), 0);
+    ASSERT_EQ(win->fetch_and_op(&one, &old[static_cast<std::size_t>(r)], i64, r, n + 1, sum), 0);
+  }
+  ASSERT_EQ(win->unlock_all(), 0);
+  ASSERT_EQ(dev.barrier(), 0);
+  for (int k = 0; k < n; ++k) EXPECT_EQ(mem[k], 1000 * k + me) << "from rank " << k;
+  EXPECT_EQ(mem[n], n);
+  EXPECT_EQ(mem[n + 1], n);
+  for (int64_t x : old) EXPECT_TRUE(x >= 0 && x < n) << x;
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(all[i], -1) << "byte before the window changed";
+  for (int i = 40; i < 64; ++i) EXPECT_EQ(all[i], -1) << "byte after the window changed";
+  if (shared && native_expected(dev, adi3::kPassiveRma)) {
+    EXPECT_EQ(st.emulated_ops, 0u);
+    EXPECT_EQ(st.native_ops, 3u * N);
+    EXPECT_TRUE(win->passive_progress());
+  }
+  ASSERT_EQ(Window::free(&win), 0);
+  ASSERT_EQ(dev.barrier(), 0);
+  ASSERT_EQ(adi3::free_mem(dev, base), 0);
+  // Heap memory of the fallback and null go back the same way.
+  ASSERT_EQ(adi3::free_mem(dev, nullptr), 0);
+}
+
+TEST_P(RmaNative, AllocMemWindowNp2) { run(2, alloc_mem_window); }
+TEST_P(RmaNative, AllocMemWindowNp3) { run(3, alloc_mem_window); }
 
 INSTANTIATE_TEST_SUITE_P(Rma, RmaNative, ::testing::ValuesIn(core_test::setups()), core_test::SetupName());
 
