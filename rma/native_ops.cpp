@@ -229,18 +229,30 @@ void accumulate(WindowState& w, const OpArgs& a, const Checked& c, const Where& 
     in = big_in.data();
     old = big_old.data();
   }
+  const std::size_t scount = a.kind == Msg::Fop ? 1 : static_cast<std::size_t>(a.ocount);
+  const std::size_t rcount = a.kind == Msg::Fop ? 1 : static_cast<std::size_t>(a.rcount);
+  const Datatype* stype = a.kind == Msg::Fop ? a.ttype : a.otype;
+  const Datatype* rtype = a.kind == Msg::Fop ? a.ttype : a.rtype;
+  // Contiguous origin and result buffers are used in place (the common
+  // fetch_and_op / accumulate of predefined types: no Segment to build);
+  // the kernels want the operand aligned to its element.
+  const char* in_run = has_in ? run_of(a.origin, scount, stype) : nullptr;
+  if (in_run && reinterpret_cast<uintptr_t>(in_run) % std::min<std::size_t>(es, 16)) in_run = nullptr;
+  char* out_run = fetch ? run_of(a.result, rcount, rtype) : nullptr;
   Segment src, dst;
-  if (has_in)
-    src = Segment(const_cast<void*>(a.origin), a.kind == Msg::Fop ? 1 : static_cast<std::size_t>(a.ocount),
-                  a.kind == Msg::Fop ? a.ttype : a.otype);
-  if (fetch)
-    dst = Segment(a.result, a.kind == Msg::Fop ? 1 : static_cast<std::size_t>(a.rcount),
-                  a.kind == Msg::Fop ? a.ttype : a.rtype);
+  if (has_in && !in_run) src = Segment(const_cast<void*>(a.origin), scount, stype);
+  if (fetch && !out_run) dst = Segment(a.result, rcount, rtype);
   for (std::size_t at = 0; at < c.bytes; at += chunk) {
     const std::size_t n = std::min(chunk, c.bytes - at);
-    if (has_in) src.pack(at, at + n, in);
-    combine_atomic(tgt, x.addr, x.count, x.t, at, n, in, op, c.elem, fetch ? old : nullptr);
-    if (fetch) dst.unpack(at, at + n, old);
+    const void* operand = in;
+    if (in_run) {
+      operand = in_run + at;
+    } else if (has_in) {
+      src.pack(at, at + n, in);
+    }
+    combine_atomic(tgt, x.addr, x.count, x.t, at, n, operand, op, c.elem,
+                   fetch ? (out_run ? out_run + at : static_cast<void*>(old)) : nullptr);
+    if (fetch && !out_run) dst.unpack(at, at + n, old);
   }
 }
 
