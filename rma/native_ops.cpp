@@ -286,10 +286,22 @@ int run(WindowState& w, const OpArgs& a, const Checked& c) {
     case Msg::Cas: {
       const std::size_t es = x.t->size();
       alignas(16) char sw[64], cmp[64], old[64];
-      Segment(const_cast<void*>(a.origin), 1, a.ttype).pack(0, es, sw);
-      Segment(const_cast<void*>(a.compare), 1, a.ttype).pack(0, es, cmp);
+      // One element: packed by hand when the type is one run (no Segment).
+      auto in = [&](const void* b, char* to) {
+        if (const char* p = run_of(b, 1, a.ttype)) {
+          std::memcpy(to, p, es);
+        } else {
+          Segment(const_cast<void*>(b), 1, a.ttype).pack(0, es, to);
+        }
+      };
+      in(a.origin, sw);
+      in(a.compare, cmp);
       cas_element(x.peer->ctl, x.peer->mem, x.addr + x.t->true_lb(), c.elem, sw, cmp, old, nullptr, w.native->cma_acc);
-      Segment(a.result, 1, a.ttype).unpack(0, es, old);
+      if (char* r = run_of(a.result, 1, a.ttype)) {
+        std::memcpy(r, old, es);
+      } else {
+        Segment(a.result, 1, a.ttype).unpack(0, es, old);
+      }
       return 0;
     }
     default:
