@@ -2,6 +2,12 @@
 //  - type 3 over type 1 (origin.cpp, target.cpp): operations travel as
 //    packets of the device and are applied by the target's progress engine;
 //    every sync packet carries the count of operations sent before it;
+//    an operation that fits one packet leaves at once from the caller's
+//    buffer when nothing is queued ahead of it; in a passive epoch a small
+//    put or accumulate is held back (its data copied) until the next call,
+//    so that a flush or unlock right behind it rides on it (one packet and
+//    one Ack per flush), and a flush behind a get-like operation sends
+//    nothing (the reply says the target applied everything before it);
 //  - type 4 over type 2 (target.cpp, lock_queue.*): lock requests, unlock
 //    and flush are packets served by the target's agent thread, so passive
 //    target progresses while the target computes.

@@ -4,6 +4,8 @@
 // the origin's Segment), so a large put streams chunk by chunk, the next
 // one only when the peer's queue in the device is empty: no whole-message
 // temporary, and queued copies stay bounded.
+#include <algorithm>
+#include <cstring>
 #include <string>
 
 #include "adi3/device.hpp"
@@ -67,7 +69,7 @@ bool emit_op(WindowState& w, int to, Item& it) {
     case Msg::Fop:
     case Msg::Cas:
       h.len = it.total;  // one element (compare_and_swap: its compare operand follows)
-      record_error(w, send(w, to, h, Payload{it.inline_data.data(), it.inline_data.size(), nullptr, 0}));
+      record_error(w, send(w, to, h, Payload{it.inline_data, it.inline_len, nullptr, 0}));
       ++t.sent_ops;
       return true;
     default:
@@ -82,7 +84,7 @@ bool emit_op(WindowState& w, int to, Item& it) {
     h.first = it.sent;
     h.len = n;
     Payload p;
-    if (data) p = Payload{nullptr, n, &it.src, it.sent};
+    if (data) p = it.data ? Payload{it.data + it.sent, n, nullptr, 0} : Payload{nullptr, n, it.src.get(), it.sent};
     record_error(w, send(w, to, h, p));
     it.sent += n;
     ++t.sent_ops;
@@ -99,6 +101,69 @@ void emit_sync(WindowState& w, int to, Item& it) {
   h.count = t.sent_ops;
   h.token = it.token;
   record_error(w, send(w, to, h));
+}
+
+// Emits what may go of an item whose gate is open; true when all of it has
+// left (then it is done with: its request completes, its type is released).
+bool emit(WindowState& w, int to, Item& it) {
+  if (!it.is_op()) {
+    emit_sync(w, to, it);
+    return true;
+  }
+  if (!emit_op(w, to, it)) return false;  // the rest streams from the progress hook
+  if (it.req) w.dev.complete(it.req);     // request-based put/accumulate: locally complete
+  if (it.ttype) it.ttype->release();
+  return true;
+}
+
+bool fetches(Msg k) { return k == Msg::Get || k == Msg::GetAcc || k == Msg::Fop || k == Msg::Cas; }
+
+// A put or accumulate of one packet can carry the flush or unlock behind it.
+bool can_carry(const Target& t, const Item& op, const Item& sync) {
+  return (op.kind == Msg::Put || op.kind == Msg::Acc) && op.sent == 0 && op.total <= op.chunk &&
+         (sync.kind == Msg::Flush || sync.kind == Msg::Unlock) && gate_open(t, sync.gate);
+}
+
+void carry(Item& op, const Item& sync) {
+  op.flags |= rma::kAckAfter;
+  if (sync.kind == Msg::Unlock && !(sync.flags & rma::kNoCheck)) op.flags |= rma::kRelease;
+  op.token = sync.token;
+}
+
+// Worth holding back: a small put or accumulate in a passive epoch (a
+// flush or unlock is likely to follow), no request waiting on it. Its data
+// is copied into the item, so the origin buffer is free at once (a
+// flush_local needs nothing from a held item).
+bool holdable(const WindowState& w, const Item& it) {
+  return (w.access == WindowState::Access::Lock || w.access == WindowState::Access::LockAll) &&
+         (it.kind == Msg::Put || it.kind == Msg::Acc) && !it.req && it.total <= sizeof it.inline_data &&
+         it.total <= it.chunk;
+}
+
+void hold(WindowState& w, Target& t, Item&& item) {
+  t.held = std::move(item);
+  Item& h = t.held;
+  if (h.data) {
+    std::memcpy(h.inline_data, h.data, h.total);
+  } else if (h.src) {
+    h.src->pack(0, h.total, h.inline_data);
+    h.src.reset();
+  }
+  h.data = reinterpret_cast<const char*>(h.inline_data);
+  t.hold = true;
+  // Counted as queued: the next progress pass sends it if no push does.
+  w.queued.fetch_add(1, std::memory_order_relaxed);
+  w.hub->poke();
+}
+
+void release_held(WindowState& w, int to) {
+  Target& t = w.targets[static_cast<std::size_t>(to)];
+  t.hold = false;
+  w.queued.fetch_sub(1, std::memory_order_relaxed);
+  // One packet, the queue empty and the gate open when it was held: it
+  // leaves whole (the device copies it when the channel is busy).
+  emit(w, to, t.held);
+  t.held = Item{};
 }
 
 }  // namespace
@@ -124,7 +189,35 @@ void push(WindowState& w, int to, Item&& item) {
     w.queued.fetch_add(1, std::memory_order_relaxed);
     if (item.gate.kind == Gate::Lock) item.gate.n = t.lock_epoch;
   }
-  if (item.is_op()) ++t.queued_ops;
+  if (item.is_op()) {
+    ++t.queued_ops;
+    t.tail_fetch = fetches(item.kind);
+  } else if (item.kind == Msg::Flush && t.tail_fetch) {
+    // The last operation's reply will say that everything before it was
+    // applied (the target answers in order): no Flush packet, no Ack.
+    if (t.replies == 0) {
+      t.acked = std::max(t.acked, item.token);
+    } else {
+      t.ack_on_reply = item.token;
+    }
+    return;
+  }
+  if (t.hold) {
+    // The held operation leaves now, carrying this item if it is its flush
+    // or unlock.
+    if (can_carry(t, t.held, item)) {
+      carry(t.held, item);
+      release_held(w, to);
+      return;
+    }
+    release_held(w, to);
+  }
+  if (t.q.empty() && gate_open(t, item.gate)) {
+    if (holdable(w, item)) return hold(w, t, std::move(item));
+    // Nothing ahead of it and its gate open: it leaves now, without a trip
+    // through the queue (what does not fit the channel yet is queued).
+    if (emit(w, to, item)) return;
+  }
   t.q.push_back(std::move(item));
   w.queued.fetch_add(1, std::memory_order_relaxed);
   pump(w, to);
@@ -134,18 +227,23 @@ void push(WindowState& w, int to, Item&& item) {
 bool pump(WindowState& w, int to) {
   Target& t = w.targets[static_cast<std::size_t>(to)];
   bool any = false;
+  if (t.hold) {
+    // A progress pass came before the next push: it waits no longer.
+    release_held(w, to);
+    any = true;
+  }
   while (!t.q.empty()) {
     Item& it = t.q.front();
     if (!gate_open(t, it.gate)) break;
-    if (it.is_op()) {
-      if (!emit_op(w, to, it)) return true;  // the rest streams from the progress hook
-      if (it.req) w.dev.complete(it.req);    // request-based put/accumulate: locally complete
-      if (it.ttype) it.ttype->release();
-    } else {
-      emit_sync(w, to, it);
-    }
+    const bool carried = t.q.size() > 1 && can_carry(t, it, t.q[1]);
+    if (carried) carry(it, t.q[1]);
+    if (!emit(w, to, it)) return true;
     t.q.pop_front();
     w.queued.fetch_sub(1, std::memory_order_relaxed);
+    if (carried) {
+      t.q.pop_front();
+      w.queued.fetch_sub(1, std::memory_order_relaxed);
+    }
     any = true;
   }
   return any;
@@ -156,7 +254,7 @@ bool pump_all(WindowState& w) {
   bool any = false;
   const bool counters = w.native_usable && w.native->active;
   for (std::size_t i = 0; i < w.targets.size(); ++i) {
-    if (!w.targets[i].q.empty()) {
+    if (!w.targets[i].q.empty() || w.targets[i].hold) {
       // Native active target: the gates open on the control blocks' counts.
       if (counters) rma::native::refresh(w, static_cast<int>(i));
       any |= pump(w, static_cast<int>(i));

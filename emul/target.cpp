@@ -66,7 +66,9 @@ __attribute__((format(printf, 5, 6))) void refuse(WindowState& w, int origin, co
   Header e{};
   e.kind = Msg::Error;
   e.op = static_cast<uint8_t>(c);
-  e.token = h.token;
+  // Only get-like operations wait for an answer by token (a put's or an
+  // accumulate's token is the sequence number of the sync it carries).
+  e.token = h.kind == Msg::Put || h.kind == Msg::Acc ? 0 : h.token;
   e.len = static_cast<uint64_t>(std::min<int>(n, sizeof text - 1));
   send(w, origin, e, Payload{text, static_cast<std::size_t>(e.len), nullptr, 0});
 }
@@ -199,6 +201,17 @@ void apply_op(WindowState& w, int o, const Header& h, const void* payload, std::
     return refuse(w, o, h, ErrorClass::RmaRange, "%s", why.c_str());
   }
   if (get) {
+    // Nothing owed to it before this and one packet carries it: the data
+    // leaves now, straight from the window.
+    if (O.out.empty() && total <= w.dev.max_packet_payload() && t->is_contiguous()) {
+      Header r{};
+      r.kind = Msg::GetResp;
+      r.token = h.token;
+      r.len = total;
+      send(w, o, r, Payload{addr + t->true_lb(), total, nullptr, 0});
+      ++O.applied;
+      return;
+    }
     Reply r;
     r.kind = Msg::GetResp;
     r.src = Segment(addr, h.count, t);
@@ -219,7 +232,11 @@ void apply_op(WindowState& w, int o, const Header& h, const void* payload, std::
                   static_cast<unsigned long long>(total));
   }
   if (h.kind == Msg::Put) {
-    Segment(addr, h.count, t).unpack(h.first, h.first + h.len, payload);
+    if (t->is_contiguous()) {
+      std::memcpy(addr + t->true_lb() + h.first, payload, h.len);
+    } else {
+      Segment(addr, h.count, t).unpack(h.first, h.first + h.len, payload);
+    }
     return;
   }
   // Accumulate family: one predefined element type and an op it accepts.
@@ -272,6 +289,12 @@ void apply_op(WindowState& w, int o, const Header& h, const void* payload, std::
   send(w, o, r, Payload{buf, h.len, nullptr, 0});
 }
 
+// Origin side: a get-like operation has all its reply. With none left, a
+// flush that rode on the replies (emul/origin.cpp) is done.
+void reply_done(rma::Target& t) {
+  if (--t.replies == 0 && t.ack_on_reply > t.acked) t.acked = t.ack_on_reply;
+}
+
 // Origin side: data of a get-like operation arrived.
 void on_reply(WindowState& w, int from, const Header& h, const void* payload, std::size_t bytes) {
   auto it = w.pending.find(h.token);
@@ -287,10 +310,14 @@ void on_reply(WindowState& w, int from, const Header& h, const void* payload, st
                          bytes, static_cast<unsigned long long>(h.first), p.total);
     return;
   }
-  p.dst.unpack(h.first, h.first + bytes, payload);
+  if (p.direct) {
+    std::memcpy(p.direct + h.first, payload, bytes);
+  } else {
+    p.dst->unpack(h.first, h.first + bytes, payload);
+  }
   p.got += bytes;
   if (p.got < p.total) return;
-  --w.targets[static_cast<std::size_t>(from)].replies;
+  reply_done(w.targets[static_cast<std::size_t>(from)]);
   if (p.req) {
     p.req->status.error = p.error;
     w.dev.complete(p.req);
@@ -310,7 +337,7 @@ void on_error(WindowState& w, int from, const Header& h, const void* payload, st
   rma::Pending& p = *it->second;
   p.error = code;
   // Whatever else was coming for it will not come.
-  --w.targets[static_cast<std::size_t>(from)].replies;
+  reply_done(w.targets[static_cast<std::size_t>(from)]);
   if (p.req) {
     p.req->status.error = code;
     w.dev.complete(p.req);
@@ -322,6 +349,43 @@ void on_error(WindowState& w, int from, const Header& h, const void* payload, st
 void queue_reply(WindowState& w, int o, Reply&& r) {
   w.origins[static_cast<std::size_t>(o)].out.push_back(std::move(r));
   w.queued.fetch_add(1, std::memory_order_relaxed);
+}
+
+// Grants the lock to the origins in granted (a release just let them in).
+void grant(WindowState& w, int o, const std::vector<int>& granted) {
+  for (int g : granted) {
+    Reply gr;
+    gr.kind = Msg::LockGrant;
+    queue_reply(w, g, std::move(gr));
+    if (g != o) pump_replies(w, g);
+  }
+  if (!granted.empty()) pump_replies(w, o);
+}
+
+// The Ack of an unlock or flush with nothing queued ahead of it.
+void ack_now(WindowState& w, int o, uint64_t token, bool release) {
+  std::vector<int> granted;
+  if (release) w.lockq.release(o, &granted);
+  Header h{};
+  h.kind = Msg::Ack;
+  h.token = token;
+  send(w, o, h);
+  grant(w, o, granted);
+}
+
+// Answers an unlock or flush (sequence number seq) once everything owed to
+// the origin before it has left.
+void sync_ack(WindowState& w, int o, uint64_t seq, bool release) {
+  if (w.origins[static_cast<std::size_t>(o)].out.empty()) {
+    ack_now(w, o, seq, release);
+    return;
+  }
+  Reply r;
+  r.kind = Msg::Ack;
+  r.token = seq;
+  r.release = release;
+  queue_reply(w, o, std::move(r));
+  pump_replies(w, o);
 }
 
 }  // namespace
@@ -358,14 +422,8 @@ bool pump_replies(WindowState& w, int o) {
     w.queued.fetch_sub(1, std::memory_order_relaxed);
     any = true;
   }
-  for (int g : granted) {
-    Reply gr;
-    gr.kind = Msg::LockGrant;
-    queue_reply(w, g, std::move(gr));
-    if (g != o) pump_replies(w, g);
-  }
-  if (!granted.empty()) pump_replies(w, o);
-  notify_waiters(w);
+  grant(w, o, granted);
+  if (any) notify_waiters(w);
   return any;
 }
 
@@ -390,6 +448,10 @@ void on_packet(WindowState& w, int peer, const Header& h, const void* payload, s
     case Msg::Fop:
     case Msg::Cas:
       apply_op(w, src, h, payload, bytes);
+      if ((h.flags & rma::kAckAfter) && (h.kind == Msg::Put || h.kind == Msg::Acc)) {
+        // It carried a flush or unlock: answer as for one.
+        sync_ack(w, src, h.token, (h.flags & rma::kRelease) != 0);
+      }
       break;
     case Msg::TypeDesc: {
       if (O.desc) O.desc->release();
@@ -423,6 +485,12 @@ void on_packet(WindowState& w, int peer, const Header& h, const void* payload, s
         break;
       }
       if (w.lockq.request(src, static_cast<rma::LockKind>(h.op))) {
+        if (O.out.empty()) {
+          Header r{};
+          r.kind = Msg::LockGrant;
+          send(w, src, r);
+          break;
+        }
         Reply r;
         r.kind = Msg::LockGrant;
         queue_reply(w, src, std::move(r));
@@ -436,13 +504,7 @@ void on_packet(WindowState& w, int peer, const Header& h, const void* payload, s
     case Msg::Unlock:
     case Msg::Flush: {
       O.announced = std::max(O.announced, h.count);
-      Reply r;
-      r.kind = Msg::Ack;
-      r.token = h.token;
-      r.count = h.count;
-      r.release = h.kind == Msg::Unlock && !(h.flags & rma::kNoCheck);
-      queue_reply(w, src, std::move(r));
-      pump_replies(w, src);
+      sync_ack(w, src, h.token, h.kind == Msg::Unlock && !(h.flags & rma::kNoCheck));
       break;
     }
     case Msg::Ack:
@@ -460,7 +522,11 @@ void on_packet(WindowState& w, int peer, const Header& h, const void* payload, s
       return;
   }
   if (!O.out.empty() || !T.q.empty()) w.hub->poke();
-  notify_waiters(w);
+  // A thread of this rank may sleep until a sync packet or reply arrives, or
+  // (fence, Win_wait) until the operations an origin announced are applied;
+  // any other operation wakes nobody (the doorbell's line is the senders'
+  // too: ringing it at every packet would move it between cores).
+  if (h.kind > Msg::TypeDesc || O.applied == O.announced) notify_waiters(w);
 }
 
 }  // namespace adi3::emul

@@ -3,6 +3,7 @@
 // target as one item (emul/origin.cpp), which leaves at once when its gate
 // is open and the data fits a packet.
 #include <cstdio>
+#include <cstring>
 
 #include "adi3/device.hpp"
 #include "emul/emul.hpp"
@@ -50,6 +51,21 @@ int epoch_gate(WindowState& w, const OpArgs& a, Gate* g) {
   }
   return log.raise(ErrorClass::RmaSync, "%s on rank %d: request-based operations need a passive-target epoch (lock)",
                    a.name, w.comm.rank);
+}
+
+// Where the data of a contiguous type at buf starts (buf may be MPI_BOTTOM
+// with absolute addresses in the type: integer arithmetic, as Segment does).
+char* first_byte(const void* buf, const Datatype* t) {
+  return reinterpret_cast<char*>(reinterpret_cast<uintptr_t>(buf) + static_cast<uintptr_t>(t->true_lb()));
+}
+
+// The es bytes of one element of a predefined type at src into dst.
+void pack_one(const void* src, const Datatype* t, std::size_t es, uint8_t* dst) {
+  if (t->is_contiguous()) {
+    std::memcpy(dst, first_byte(src, t), es);
+  } else {
+    Segment(const_cast<void*>(src), 1, t).pack(0, es, dst);
+  }
 }
 
 // A request-based operation's request, taken before anything is issued:
@@ -121,21 +137,26 @@ int issue(WindowState& w, const OpArgs& a) {
   const bool no_op = a.op && a.op->kind() == coll::OpKind::NoOp;
   if (a.kind == Msg::Fop || a.kind == Msg::Cas) {
     // One element, packed (a pair type's padding stays home).
-    it.inline_data.resize(a.kind == Msg::Cas ? 2 * es : es);
-    if (a.origin) Segment(const_cast<void*>(a.origin), 1, a.ttype).pack(0, es, it.inline_data.data());
-    if (a.kind == Msg::Cas) Segment(const_cast<void*>(a.compare), 1, a.ttype).pack(0, es, it.inline_data.data() + es);
+    it.inline_len = static_cast<uint8_t>(a.kind == Msg::Cas ? 2 * es : es);
+    if (a.origin) pack_one(a.origin, a.ttype, es, it.inline_data);
+    if (a.kind == Msg::Cas) pack_one(a.compare, a.ttype, es, it.inline_data + es);
   } else if (a.kind != Msg::Get && !no_op) {
-    it.src = Segment(const_cast<void*>(a.origin), static_cast<std::size_t>(a.ocount), a.otype);
+    // Contiguous data goes from the buffer itself: no packer to set up.
+    if (a.otype->is_contiguous()) {
+      it.data = first_byte(a.origin, a.otype);
+    } else {
+      it.src = std::make_unique<Segment>(const_cast<void*>(a.origin), static_cast<std::size_t>(a.ocount), a.otype);
+    }
   }
   if (fetches) {
     auto p = std::make_unique<Pending>();
     p->target = a.target;
-    if (a.kind == Msg::Get) {
-      p->dst = Segment(a.result, static_cast<std::size_t>(a.ocount), a.otype);
-    } else if (a.kind == Msg::GetAcc) {
-      p->dst = Segment(a.result, static_cast<std::size_t>(a.rcount), a.rtype);
+    const Datatype* rt = a.kind == Msg::Get ? a.otype : a.kind == Msg::GetAcc ? a.rtype : a.ttype;
+    const int64_t rc = a.kind == Msg::Get ? a.ocount : a.kind == Msg::GetAcc ? a.rcount : 1;
+    if (rt->is_contiguous()) {
+      p->direct = first_byte(a.result, rt);
     } else {
-      p->dst = Segment(a.result, 1, a.ttype);
+      p->dst = std::make_unique<Segment>(a.result, static_cast<std::size_t>(rc), rt);
     }
     p->total = c.bytes;
     p->req = req;

@@ -36,6 +36,10 @@ enum class LockKind : uint8_t { Shared = 0, Exclusive = 1 };
 enum HeaderFlags : uint8_t {
   kUseDesc = 1,  // target type is the one of the last TypeDesc (else elem x count, predefined)
   kNoCheck = 2,  // lock taken with MPI_MODE_NOCHECK (no lock request was sent)
+  // A put or accumulate of one packet that carries the flush or unlock
+  // behind it: token is then that sync's sequence number, echoed by Ack.
+  kAckAfter = 4,
+  kRelease = 8,  // with kAckAfter: an unlock (release the lock once applied)
 };
 
 struct Header {

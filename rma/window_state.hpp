@@ -48,7 +48,8 @@ struct Gate {
 // A get-like operation waiting for its reply data.
 struct Pending {
   int target = 0;
-  Segment dst;  // the result buffer
+  char* direct = nullptr;        // a contiguous result buffer, or
+  std::unique_ptr<Segment> dst;  // any other (a Segment is large: only when needed)
   std::size_t total = 0, got = 0;
   Request* req = nullptr;
   int error = 0;
@@ -63,12 +64,16 @@ struct Item {
   uint64_t disp = 0, count = 0;
   const Datatype* ttype = nullptr;  // derived target type (retained): sent as TypeDesc first
   bool desc_sent = false;
-  Segment src;  // origin data, packed chunk by chunk straight into packets
+  const char* data = nullptr;    // contiguous origin data, or any other layout
+  std::unique_ptr<Segment> src;  // packed chunk by chunk straight into packets
   std::size_t total = 0, sent = 0;
-  std::size_t chunk = 0;             // bytes per packet (element-aligned for accumulates)
-  std::vector<uint8_t> inline_data;  // fetch_and_op / compare_and_swap operands
-  uint64_t token = 0;                // reply token (get-like) or sequence number (unlock/flush)
-  Request* req = nullptr;            // request-based put/accumulate: done when emitted
+  std::size_t chunk = 0;  // bytes per packet (element-aligned for accumulates)
+  // fetch_and_op / compare_and_swap operands (compare_and_swap: origin
+  // element then compare element; a predefined type is at most 32 bytes)
+  alignas(16) uint8_t inline_data[64] = {};
+  uint8_t inline_len = 0;
+  uint64_t token = 0;      // reply token (get-like) or sequence number (unlock/flush)
+  Request* req = nullptr;  // request-based put/accumulate: done when emitted
   bool is_op() const { return kind <= Msg::Cas; }
 };
 
@@ -97,6 +102,16 @@ struct Target {
   // Emulated operations to it may still be in flight (since its last
   // completion): later ones stay emulated too, so none overtakes them.
   bool emul_inflight = false;
+  // emul/origin.cpp: a put or accumulate held back (q is empty then) until
+  // the next push or progress pass, so that a flush or unlock right behind
+  // it rides on it.
+  bool hold = false;
+  Item held;
+  // The last operation pushed fetches: its reply says the target applied
+  // everything before it, so a flush needs no packet of its own; acked
+  // becomes ack_on_reply when no reply is outstanding.
+  bool tail_fetch = false;
+  uint64_t ack_on_reply = 0;
 };
 
 // Whether the synchronization an operation waits for has arrived from its
