@@ -8,7 +8,7 @@
 #       defaults: 5 repeats, build/release, groups "latency bw"
 #
 # Each figure is the median of N runs; the tables (bench/mpi/report.awk)
-# give per path ("loopback/", "veth/") and size the median of every
+# give per path ("loopback-", "veth-") and size the median of every
 # implementation, adi3 against the best peer, and each one's spread
 # ((max - min) / median). The runs go round the implementations, starting
 # one later each repeat, so a burst of load does not hit one of them only.
@@ -43,7 +43,7 @@ impls=(adi3)
 [ -x "$bin/mpibench_adi3" ] || { echo "no $bin/mpibench_adi3 (cmake --build $build --target mpibench)" >&2; exit 1; }
 echo "# implementations: ${impls[*]}; $repeat repeats; raw figures in $raw" >&2
 
-# One run on one path: "impl repeat path/name@2 size value unit" lines.
+# One run on one path: "impl repeat path-name@2 size value unit" lines.
 # In the namespaces' case HOST_A, HOST_B, HOST_BRIDGE and HOST_RSH are set.
 run_one() {
   local impl=$1 r=$2 path=$3 o
@@ -65,7 +65,7 @@ run_one() {
         --mca btl tcp,self --mca pml ob1 --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include "$HOST_BRIDGE,eth0" \
         "$bin/mpibench_openmpi" $groups) ;;
   esac || echo "# $impl over $path, repeat $r failed" >&2
-  awk -v i="$impl" -v r="$r" -v p="$path" 'NF == 4 && !/^#/ { print i, r, p "/" $1 "@2", $2, $3, $4 }' <<<"$o" >>"$raw"
+  awk -v i="$impl" -v r="$r" -v p="$path" 'NF == 4 && !/^#/ { print i, r, p "-" $1 "@2", $2, $3, $4 }' <<<"$o" >>"$raw"
 }
 
 # All repeats on one path, rotating the implementations.
