@@ -2,6 +2,11 @@
 # Installs the Debian packages adi3 needs, only those missing. Idempotent.
 set -euo pipefail
 pkgs=(g++ clang cmake ninja-build libboost-dev libtbb-dev libgtest-dev libgmock-dev libbenchmark-dev libibverbs-dev clang-format libpmix-dev libhwloc-dev pkg-config libssl-dev)
+# The launchers the tests start our binaries under (Hydra, Open MPI's mpirun,
+# single-node Slurm, network namespaces); ADI3_NO_LAUNCHERS=1 leaves them out
+# and their tests are then not registered or skipped.
+[ "${ADI3_NO_LAUNCHERS:-0}" = 1 ] || pkgs+=(mpich openmpi-bin slurmd slurmctld slurm-client munge iproute2)
+# The peers' headers, for the side-by-side benchmarks.
 [ "${ADI3_WITH_PEERS:-0}" = 1 ] && pkgs+=(mpich libmpich-dev openmpi-bin libopenmpi-dev)
 missing=()
 for p in "${pkgs[@]}"; do
