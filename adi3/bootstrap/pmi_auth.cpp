@@ -1,11 +1,6 @@
 #include "adi3/bootstrap/pmi_auth.hpp"
 
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-#include <sys/random.h>
-
-#include <stdexcept>
+#include "adi3/job_auth.hpp"
 
 namespace adi3::pmi_auth {
 namespace {
@@ -25,12 +20,7 @@ std::string hex(const unsigned char* p, std::size_t n) {
 
 std::string random_nonce() {
   unsigned char bytes[kNonceBytes];
-  std::size_t got = 0;
-  while (got < sizeof bytes) {
-    ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
-    if (n < 0) throw std::runtime_error("getrandom failed: cannot make a PMI challenge");
-    got += static_cast<std::size_t>(n);
-  }
+  job_auth::random_bytes(bytes, sizeof bytes, "getrandom failed: cannot make a PMI challenge");
   return hex(bytes, sizeof bytes);
 }
 
@@ -38,17 +28,12 @@ std::string proof(std::string_view secret, std::string_view role, std::string_vi
                   int rank) {
   std::string msg;
   msg.append(role).append(" ").append(nonce).append(" ").append(cnonce).append(" ").append(std::to_string(rank));
-  unsigned char mac[EVP_MAX_MD_SIZE];
-  unsigned int len = 0;
-  if (!HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()),
-            reinterpret_cast<const unsigned char*>(msg.data()), msg.size(), mac, &len)) {
-    throw std::runtime_error("PMI authentication: HMAC-SHA256 failed (OpenSSL)");
-  }
-  return hex(mac, len);
+  const job_auth::Mac mac = job_auth::hmac_sha256(secret, msg, "PMI authentication");
+  return hex(mac.data(), mac.size());
 }
 
 bool same(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && CRYPTO_memcmp(a.data(), b.data(), a.size()) == 0;
+  return a.size() == b.size() && job_auth::equal(a.data(), b.data(), a.size());
 }
 
 }  // namespace adi3::pmi_auth

@@ -1,12 +1,8 @@
 #include "channels/tcp/wire.hpp"
 
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-#include <sys/random.h>
-
 #include <cstring>
-#include <stdexcept>
+
+#include "adi3/job_auth.hpp"
 
 namespace adi3::tcp {
 namespace {
@@ -127,26 +123,14 @@ Mac handshake_mac(const Key& key, Role role, int from, int to, const Nonce& nonc
   msg.append(n, 4);
   msg.append(reinterpret_cast<const char*>(nonce_c.data()), kNonceBytes);
   msg.append(reinterpret_cast<const char*>(nonce_s.data()), kNonceBytes);
-  Mac mac{};
-  unsigned int len = 0;
-  if (!HMAC(EVP_sha256(), key.secret.data(), static_cast<int>(key.secret.size()),
-            reinterpret_cast<const unsigned char*>(msg.data()), msg.size(), mac.data(), &len) ||
-      len != kMacBytes) {
-    throw std::runtime_error("tcp channel: HMAC-SHA256 failed (OpenSSL)");
-  }
-  return mac;
+  return job_auth::hmac_sha256(key.secret, msg, "tcp channel");
 }
 
-bool mac_equal(const Mac& a, const unsigned char* b) { return CRYPTO_memcmp(a.data(), b, kMacBytes) == 0; }
+bool mac_equal(const Mac& a, const unsigned char* b) { return job_auth::equal(a.data(), b, kMacBytes); }
 
 Nonce random_nonce() {
   Nonce n{};
-  std::size_t got = 0;
-  while (got < n.size()) {
-    ssize_t r = getrandom(n.data() + got, n.size() - got, 0);
-    if (r < 0) throw std::runtime_error("tcp channel: getrandom failed");
-    got += static_cast<std::size_t>(r);
-  }
+  job_auth::random_bytes(n.data(), n.size(), "tcp channel: getrandom failed");
   return n;
 }
 
