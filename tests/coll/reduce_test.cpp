@@ -20,42 +20,82 @@ std::string what(const Kind& k, std::size_t count, std::size_t algo, bool inplac
   return k.name + " count=" + std::to_string(count) + " algo=" + std::to_string(algo) + (inplace ? " in-place" : "");
 }
 
+// Automatic (index 0), then each reduce algorithm forced.
+std::vector<Tuning> reduce_tunings() {
+  std::vector<Tuning> t(3);
+  t[1].reduce = ReduceAlgo::Binomial;
+  t[2].reduce = ReduceAlgo::ReduceScatterGather;
+  return t;
+}
+
+// The first how_many of: automatic, recursive doubling, Rabenseifner, ring,
+// automatic with every vector long.
+std::vector<Tuning> allreduce_tunings(std::size_t how_many) {
+  std::vector<Tuning> t(5);
+  t[1].allreduce = AllreduceAlgo::RecursiveDoubling;
+  t[2].allreduce = AllreduceAlgo::Rabenseifner;
+  t[3].allreduce = AllreduceAlgo::Ring;
+  t[4].allreduce_short = 0;  // auto picks the long-vector algorithm
+  t.resize(how_many);
+  return t;
+}
+
+// One size of one kind: this rank's input and the answer, the serial fold.
+struct Round {
+  const Kind& k;
+  std::size_t count;
+  int salt;
+  Typed want;
+  Typed mine;
+  Round(const Kind& kind, std::size_t cnt, int s, const Comm& c)
+      : k(kind), count(cnt), salt(s), want(fold(kind, cnt, 0, c.size - 1, s)), mine(kind.type, cnt) {
+    mine.set(input(kind, cnt, c.rank, s));
+  }
+};
+
+// A reduce to root with tunings[ti] (IN_PLACE at the root when inplace),
+// checked at the root.
+void check_reduce(Device& dev, const Comm& c, const Round& r, const std::vector<Tuning>& tunings, std::size_t ti,
+                  bool inplace, int root) {
+  const Kind& k = r.k;
+  Typed out(k.type, r.count);
+  if (inplace && c.rank == root) out.set(input(k, r.count, c.rank, r.salt));
+  const void* sb = inplace && c.rank == root ? kInPlace : r.mine.ptr();
+  ASSERT_EQ(reduce(dev, sb, out.ptr(), r.count, k.type, k.op, root, c, &tunings[ti]), 0);
+  if (c.rank == root)
+    expect_same(out.raw(), r.want.raw(), where("reduce", c.size, c.rank, what(k, r.count, ti, inplace)));
+}
+
+// An allreduce with tunings[ti] (IN_PLACE when inplace), checked everywhere.
+void check_allreduce(Device& dev, const Comm& c, const Round& r, const std::vector<Tuning>& tunings, std::size_t ti,
+                     bool inplace) {
+  const Kind& k = r.k;
+  Typed out(k.type, r.count);
+  if (inplace) out.set(input(k, r.count, c.rank, r.salt));
+  ASSERT_EQ(allreduce(dev, inplace ? kInPlace : r.mine.ptr(), out.ptr(), r.count, k.type, k.op, c, &tunings[ti]), 0);
+  expect_same(out.raw(), r.want.raw(), where("allreduce", c.size, c.rank, what(k, r.count, ti, inplace)));
+}
+
 TEST_P(Reduce, ReduceAndAllreduce) {
   int n = GetParam();
-  std::vector<Tuning> rt(3), at(5);
-  rt[1].reduce = ReduceAlgo::Binomial;
-  rt[2].reduce = ReduceAlgo::ReduceScatterGather;
-  at[1].allreduce = AllreduceAlgo::RecursiveDoubling;
-  at[2].allreduce = AllreduceAlgo::Rabenseifner;
-  at[3].allreduce = AllreduceAlgo::Ring;
-  at[4].allreduce_short = 0;  // auto picks the long-vector algorithm
+  const std::vector<Tuning> rt = reduce_tunings(), at = allreduce_tunings(5);
   run(n, [&](Device& dev, const Comm& c) {
-    int me = c.rank, salt = 0;
+    int salt = 0;
     for (const Kind& k : kinds.all) {
       for (std::size_t count : kCounts) {
-        ++salt;
-        Typed want = fold(k, count, 0, n - 1, salt);
-        Typed mine(k.type, count);
-        mine.set(input(k, count, me, salt));
+        const Round r(k, count, ++salt, c);
         for (std::size_t ti = 0; ti < rt.size(); ++ti) {
           for (bool inplace : {false, true}) {
             if (inplace && ti != static_cast<std::size_t>(salt) % rt.size())
               continue;  // IN_PLACE with one algorithm per size
             int root = static_cast<int>((ti + static_cast<std::size_t>(salt) + inplace) % static_cast<std::size_t>(n));
-            Typed out(k.type, count);
-            if (inplace && me == root) out.set(input(k, count, me, salt));
-            const void* sb = inplace && me == root ? kInPlace : mine.ptr();
-            ASSERT_EQ(reduce(dev, sb, out.ptr(), count, k.type, k.op, root, c, &rt[ti]), 0);
-            if (me == root) expect_same(out.raw(), want.raw(), where("reduce", n, me, what(k, count, ti, inplace)));
+            check_reduce(dev, c, r, rt, ti, inplace, root);
           }
         }
         for (std::size_t ti = 0; ti < at.size(); ++ti) {
           for (bool inplace : {false, true}) {
             if (inplace && ti != static_cast<std::size_t>(salt) % at.size()) continue;
-            Typed out(k.type, count);
-            if (inplace) out.set(input(k, count, me, salt));
-            ASSERT_EQ(allreduce(dev, inplace ? kInPlace : mine.ptr(), out.ptr(), count, k.type, k.op, c, &at[ti]), 0);
-            expect_same(out.raw(), want.raw(), where("allreduce", n, me, what(k, count, ti, inplace)));
+            check_allreduce(dev, c, r, at, ti, inplace);
           }
         }
       }
@@ -68,39 +108,21 @@ TEST_P(Reduce, ReduceAndAllreduce) {
 // counts, so blocks differ in length); a few kinds keep it quick.
 TEST_P(Reduce, LongVectors) {
   int n = GetParam();
-  std::vector<Tuning> rt(3), at(3);
-  rt[1].reduce = ReduceAlgo::Binomial;
-  rt[2].reduce = ReduceAlgo::ReduceScatterGather;
-  at[1].allreduce = AllreduceAlgo::RecursiveDoubling;
-  at[2].allreduce = AllreduceAlgo::Rabenseifner;
+  const std::vector<Tuning> rt = reduce_tunings(), at = allreduce_tunings(3);
   const std::vector<std::size_t> counts{20011};
   run(n, [&](Device& dev, const Comm& c) {
-    int me = c.rank, salt = 100;
+    int salt = 100;
     for (const Kind& k : kinds.all) {
       if (k.name != "int sum" && k.name != "strided double min" && k.name != "user affine (non-commutative)") continue;
       if (n > 4 && k.name != "int sum") continue;  // sanitizer presets: 8 thread-ranks share 2 cores
       for (std::size_t count : counts) {
-        ++salt;
-        Typed want = fold(k, count, 0, n - 1, salt);
-        Typed mine(k.type, count);
-        mine.set(input(k, count, me, salt));
+        const Round r(k, count, ++salt, c);
         for (std::size_t ti = 0; ti < rt.size(); ++ti) {
-          for (bool inplace : {false, true}) {
-            int root = static_cast<int>((ti + inplace) % static_cast<std::size_t>(n));
-            Typed out(k.type, count);
-            if (inplace && me == root) out.set(input(k, count, me, salt));
-            const void* sb = inplace && me == root ? kInPlace : mine.ptr();
-            ASSERT_EQ(reduce(dev, sb, out.ptr(), count, k.type, k.op, root, c, &rt[ti]), 0);
-            if (me == root) expect_same(out.raw(), want.raw(), where("reduce", n, me, what(k, count, ti, inplace)));
-          }
+          for (bool inplace : {false, true})
+            check_reduce(dev, c, r, rt, ti, inplace, static_cast<int>((ti + inplace) % static_cast<std::size_t>(n)));
         }
         for (std::size_t ti = 0; ti < at.size(); ++ti) {
-          for (bool inplace : {false, true}) {
-            Typed out(k.type, count);
-            if (inplace) out.set(input(k, count, me, salt));
-            ASSERT_EQ(allreduce(dev, inplace ? kInPlace : mine.ptr(), out.ptr(), count, k.type, k.op, c, &at[ti]), 0);
-            expect_same(out.raw(), want.raw(), where("allreduce", n, me, what(k, count, ti, inplace)));
-          }
+          for (bool inplace : {false, true}) check_allreduce(dev, c, r, at, ti, inplace);
         }
       }
     }
