@@ -98,6 +98,34 @@ int copy_remote(WindowState& w, const OpArgs& a, const Checked& c, bool put) {
   return w.native->os.flush(p.mem_r->peer) == 0 ? 0 : fail();
 }
 
+// The word buffers of an accumulate, one chunk (whole elements, at most
+// kBounce bytes) at a time: the operand (in) and the target's contents
+// (out, when wanted). Small operations (fetch_and_op, 8-byte accumulates)
+// stay on the stack.
+class Bounce {
+ public:
+  Bounce(std::size_t bytes, std::size_t es, bool want_out) : chunk(std::max(es, kBounce / es * es)) {
+    const std::size_t words = (std::min(bytes, chunk) + 7) / 8;
+    if (words > 8) {
+      big_in_.resize(words);
+      big_out_.resize(want_out ? words : 0);
+      in = big_in_.data();
+      out = big_out_.data();
+    }
+  }
+  Bounce(const Bounce&) = delete;
+  Bounce& operator=(const Bounce&) = delete;
+
+  const std::size_t chunk;
+  uint64_t* in = small_in_;
+  uint64_t* out = small_out_;
+
+ private:
+  alignas(16) uint64_t small_in_[8];
+  alignas(16) uint64_t small_out_[8];
+  std::vector<uint64_t> big_in_, big_out_;
+};
+
 // The accumulate stripes covering window bytes [off, off + n): at most two
 // runs of indices, locked in increasing order (every multi-stripe locker
 // does, and single-element lockers hold one at a time: no deadlock).
@@ -168,19 +196,10 @@ int acc_remote(WindowState& w, const OpArgs& a, const Checked& c) {
   }
   const bool fetch = a.kind == Msg::GetAcc || a.kind == Msg::Fop;
   const bool has_in = op != coll::OpKind::NoOp;
-  const std::size_t chunk = std::max(es, kBounce / es * es);
-  const std::size_t words = (std::min(c.bytes, chunk) + 7) / 8;
-  // Small operations (the common 8-byte case) stay on the stack.
-  alignas(16) uint64_t small_in[8], small_cur[8];
-  std::vector<uint64_t> big_in, big_cur;
-  uint64_t* in = small_in;
-  uint64_t* cur = small_cur;
-  if (words > 8) {
-    big_in.resize(words);
-    big_cur.resize(words);
-    in = big_in.data();
-    cur = big_cur.data();
-  }
+  const Bounce b(c.bytes, es, true);
+  const std::size_t chunk = b.chunk;
+  uint64_t* in = b.in;
+  uint64_t* cur = b.out;
   Segment src, dst;
   if (has_in)
     src = Segment(const_cast<void*>(a.origin), a.kind == Msg::Fop ? 1 : static_cast<std::size_t>(a.ocount),
@@ -216,19 +235,10 @@ void accumulate(WindowState& w, const OpArgs& a, const Checked& c, const Where& 
   AccTarget tgt{x.peer->ctl, x.peer->mem, w.native->held[static_cast<std::size_t>(a.target)] == 2};
   tgt.locks_only = w.native->cma_acc;
   const bool has_in = op != coll::OpKind::NoOp;
-  const std::size_t chunk = std::max(es, kBounce / es * es);
-  const std::size_t words = (std::min(c.bytes, chunk) + 7) / 8;
-  // Small operations (fetch_and_op, 8-byte accumulates) stay on the stack.
-  alignas(16) uint64_t small_in[8], small_old[8];
-  std::vector<uint64_t> big_in, big_old;
-  uint64_t* in = small_in;
-  uint64_t* old = small_old;
-  if (words > 8) {
-    big_in.resize(words);
-    big_old.resize(fetch ? words : 0);
-    in = big_in.data();
-    old = big_old.data();
-  }
+  const Bounce b(c.bytes, es, fetch);
+  const std::size_t chunk = b.chunk;
+  uint64_t* in = b.in;
+  uint64_t* old = b.out;
   const std::size_t scount = a.kind == Msg::Fop ? 1 : static_cast<std::size_t>(a.ocount);
   const std::size_t rcount = a.kind == Msg::Fop ? 1 : static_cast<std::size_t>(a.rcount);
   const Datatype* stype = a.kind == Msg::Fop ? a.ttype : a.otype;
