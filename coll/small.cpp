@@ -12,25 +12,14 @@ namespace {
 
 constexpr std::size_t kMaxSmall = 4096;  // the allreduce's stack buffer
 
-// Sends to `to` and receives from `from` at once (each round of the
-// algorithms below), waiting for both.
-int exchange(Device& dev, const void* sbuf, void* rbuf, std::size_t count, const Datatype* type, int to, int from,
-             int tag, const Comm& comm) {
+// Sends scount elements to `to` and receives up to rcount from `from` at
+// once (each round of the algorithms below), waiting for both.
+int exchange(Device& dev, const void* sbuf, std::size_t scount, void* rbuf, std::size_t rcount, const Datatype* type,
+             int to, int from, int tag, const Comm& comm) {
   Request* sent = nullptr;
-  if (int e = dev.isend(sbuf, count, type, to, tag, comm, SendMode::Standard, &sent)) return e;
+  if (int e = dev.isend(sbuf, scount, type, to, tag, comm, SendMode::Standard, &sent)) return e;
   Status st;
-  int e = dev.recv(rbuf, count, type, from, tag, comm, &st);
-  int w = dev.wait(&sent, &st);
-  return e ? e : w;
-}
-
-// exchange() with different counts each way.
-int exchange2(Device& dev, const void* sbuf, std::size_t scount, void* rbuf, std::size_t rcount, const Datatype* type,
-              int peer, int tag, const Comm& comm) {
-  Request* sent = nullptr;
-  if (int e = dev.isend(sbuf, scount, type, peer, tag, comm, SendMode::Standard, &sent)) return e;
-  Status st;
-  int e = dev.recv(rbuf, rcount, type, peer, tag, comm, &st);
+  int e = dev.recv(rbuf, rcount, type, from, tag, comm, &st);
   int w = dev.wait(&sent, &st);
   return e ? e : w;
 }
@@ -64,7 +53,7 @@ bool allreduce_tagged(Device& dev, const void* sbuf, void* rbuf, std::size_t cou
   *err = 0;
   for (int mask = 1; mask < p && !*err; mask <<= 1) {
     const int partner = me ^ mask;
-    if ((*err = exchange(dev, rbuf, tmp, count, type, partner, partner, tag, comm))) break;
+    if ((*err = exchange(dev, rbuf, count, tmp, count, type, partner, partner, tag, comm))) break;
     if (partner < me || op.commutative()) {
       *err = reduce_local(dev, tmp, rbuf, count, type, op);  // rbuf = partner's op mine
     } else {
@@ -83,7 +72,7 @@ bool small_barrier(Device& dev, const Comm& comm, const Tuning& t, int* err) {
   const int me = comm.rank, p = comm.size, tag = static_cast<int>(Tag::Barrier);
   *err = 0;
   for (int dist = 1; dist < p && !*err; dist <<= 1) {
-    *err = exchange(dev, nullptr, nullptr, 0, Datatype::byte(), (me + dist) % p, (me - dist + p) % p, tag, comm);
+    *err = exchange(dev, nullptr, 0, nullptr, 0, Datatype::byte(), (me + dist) % p, (me - dist + p) % p, tag, comm);
   }
   return true;
 }
@@ -137,8 +126,8 @@ bool pair_reduce_scatter(Device& dev, const void* sbuf, void* rbuf, std::size_t 
     heap.reset(new std::byte[mine * extent]);
     got = heap.get();
   }
-  *err = exchange2(dev, in + theirs_at * extent, theirs, got, mine, type, peer, static_cast<int>(Tag::ReduceScatter),
-                   comm);
+  *err = exchange(dev, in + theirs_at * extent, theirs, got, mine, type, peer, peer,
+                  static_cast<int>(Tag::ReduceScatter), comm);
   if (*err || mine == 0) return true;
   if (!rbuf) return true;  // the binding checks buffers; nothing to write to
   if (me == 1 || op.commutative()) {
@@ -255,8 +244,8 @@ bool small_allgather(Device& dev, const void* sbuf, std::size_t scount, const Da
   *err = 0;
   for (int mask = 1; mask < p && !*err; mask <<= 1) {
     const int partner = me ^ mask, mine = me & ~(mask - 1), theirs = partner & ~(mask - 1);
-    *err = exchange(dev, base + mine * stride, base + theirs * stride, rcount * static_cast<std::size_t>(mask), rtype,
-                    partner, partner, tag, comm);
+    *err = exchange(dev, base + mine * stride, rcount * static_cast<std::size_t>(mask), base + theirs * stride,
+                    rcount * static_cast<std::size_t>(mask), rtype, partner, partner, tag, comm);
   }
   return true;
 }
