@@ -12,8 +12,6 @@
 //                       rank's port without the secret (garbage, then a
 //                       hello claiming a rank with a made-up proof); the job
 //                       must still pass every check.
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -27,23 +25,19 @@
 #include <vector>
 
 #include "adi3/process.hpp"
+#include "tests/tcp/dial.hpp"
 
 namespace {
 
+using adi3::tcp::testing::dial;
+
 // Connects to ip:port and writes bytes; the rank there must close it.
 void intrude(const std::string& where, const std::string& bytes) {
-  auto colon = where.rfind(':');
-  if (colon == std::string::npos) return;
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(std::stoi(where.substr(colon + 1))));
-  inet_pton(AF_INET, where.substr(0, colon).c_str(), &a.sin_addr);
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd >= 0 && connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
-    ssize_t w = send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
-    (void)w;
-  }
-  if (fd >= 0) close(fd);
+  int fd = dial(where);
+  if (fd < 0) return;
+  ssize_t w = send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+  (void)w;
+  close(fd);
 }
 
 void attack(adi3::Bootstrap& boot, int target, int claim) {
@@ -68,16 +62,8 @@ void attack_pmi_port(int me) {
   const char* where = std::getenv("ADI3_PMI_PORT");
   if (!where) return;
   intrude(where, std::string(200, 'Z') + "\n");
-  const std::string w(where);
-  auto colon = w.rfind(':');
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(std::stoi(w.substr(colon + 1))));
-  inet_pton(AF_INET, w.substr(0, colon).c_str(), &a.sin_addr);
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  timeval tv{5, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  if (fd >= 0 && connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
+  int fd = dial(where);
+  if (fd >= 0) {
     char buf[256];
     ssize_t n = recv(fd, buf, sizeof buf, 0);  // the challenge
     (void)n;
@@ -86,8 +72,8 @@ void attack_pmi_port(int me) {
     n = send(fd, fake.data(), fake.size(), MSG_NOSIGNAL);
     n = recv(fd, buf, sizeof buf, 0);  // nothing: the server closes
     if (n > 0) std::fprintf(stderr, "rank %d: FAIL: the PMI port answered a made-up proof\n", me);
+    close(fd);
   }
-  if (fd >= 0) close(fd);
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 
 #include "channels/tcp/tcp_channel.hpp"
 #include "channels/tcp/wire.hpp"
+#include "tests/tcp/dial.hpp"
 
 namespace adi3::tcp::testing {
 
@@ -111,23 +112,6 @@ struct Job {
   std::vector<std::unique_ptr<TcpChannel>> channels;
   std::vector<Sink> sinks;
 };
-
-// A blocking client socket to ip:port.
-inline int dial(const std::string& where) {
-  auto colon = where.rfind(':');
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(std::stoi(where.substr(colon + 1))));
-  inet_pton(AF_INET, where.substr(0, colon).c_str(), &a.sin_addr);
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-    close(fd);
-    return -1;
-  }
-  timeval limit{5, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
-  return fd;
-}
 
 inline bool write_all(int fd, const void* p, std::size_t n) {
   return ::send(fd, p, n, MSG_NOSIGNAL) == static_cast<ssize_t>(n);
