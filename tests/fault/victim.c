@@ -24,6 +24,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "../mpi/greq_stub.h"
+
 static int rank, size;
 
 static void fail(const char* what, int err) {
@@ -89,24 +91,6 @@ static void coll(void) {
   }
 }
 
-static int query_fn(void* extra, MPI_Status* st) {
-  (void)extra;
-  MPI_Status_set_elements(st, MPI_BYTE, 0);
-  MPI_Status_set_cancelled(st, 0);
-  st->MPI_SOURCE = MPI_UNDEFINED;
-  st->MPI_TAG = MPI_UNDEFINED;
-  return MPI_SUCCESS;
-}
-static int free_fn(void* extra) {
-  (void)extra;
-  return MPI_SUCCESS;
-}
-static int cancel_fn(void* extra, int complete) {
-  (void)extra;
-  (void)complete;
-  return MPI_SUCCESS;
-}
-
 struct helper {
   MPI_Request greq;
   int error;
@@ -126,7 +110,7 @@ static void greq(void) {
   int right = (rank + 1) % size;
   for (long round = 0;; ++round) {
     struct helper h = {MPI_REQUEST_NULL, 0};
-    int e = MPI_Grequest_start(query_fn, free_fn, cancel_fn, NULL, &h.greq);
+    int e = MPI_Grequest_start(greq_stub_query, greq_stub_free, greq_stub_cancel, NULL, &h.greq);
     if (e) fail("MPI_Grequest_start", e);
     pthread_t t;
     pthread_create(&t, NULL, helper_main, &h);
