@@ -271,25 +271,16 @@ int no_member(int, int) { return -1; }
 
 }  // namespace
 
-ADI3_T_API(category_get_cvars, (int cat_index, int len, int indices[])) {
-  ADI3_T_ENTER();
-  return list(cat_index, len, indices, cvar_member);
-}
-
-ADI3_T_API(category_get_pvars, (int cat_index, int len, int indices[])) {
-  ADI3_T_ENTER();
-  return list(cat_index, len, indices, pvar_member);
-}
-
-ADI3_T_API(category_get_categories, (int cat_index, int len, int indices[])) {
-  ADI3_T_ENTER();
-  return list(cat_index, len, indices, category_member);
-}
-
-ADI3_T_API(category_get_events, (int cat_index, int len, int indices[])) {
-  ADI3_T_ENTER();
-  return list(cat_index, len, indices, no_member);
-}
+// MPI_T_category_get_<what>: the first len members of that list.
+#define ADI3_T_CATEGORY_LIST(what, member)                                   \
+  ADI3_T_API(category_get_##what, (int cat_index, int len, int indices[])) { \
+    ADI3_T_ENTER();                                                          \
+    return list(cat_index, len, indices, member);                            \
+  }
+ADI3_T_CATEGORY_LIST(cvars, cvar_member)
+ADI3_T_CATEGORY_LIST(pvars, pvar_member)
+ADI3_T_CATEGORY_LIST(categories, category_member)
+ADI3_T_CATEGORY_LIST(events, no_member)
 
 ADI3_T_NUMBER(category_changed, 0)  // the tables never change
 
