@@ -110,6 +110,14 @@ class OneSided {
   // Completes every operation issued to peer at the target.
   virtual int flush(int peer) = 0;
 
+  // A routing hint: whether peer's progress engine is polling right now,
+  // so a packet to it would be served at once. The core then sends small
+  // operations on regions that are not mapped (cross-memory attach costs a
+  // system call or two) as packets instead; when the peer computes or
+  // sleeps it takes the one-sided path, which needs nobody. False when the
+  // channel cannot tell.
+  virtual bool attentive(int /*peer*/) { return false; }
+
   // Whether this channel reaches peer's memory at all. A channel set (shm
   // on the host, a network channel across: adi3/channel_set.hpp) reaches
   // its own host's ranks only; attach() to any other fails with

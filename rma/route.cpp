@@ -10,6 +10,10 @@
 namespace adi3::rma {
 namespace {
 
+// Operations on memory reached by cross-memory attach up to this size go
+// as packets while the target polls (larger ones: one copy beats two).
+constexpr std::size_t kPacketsUpTo = 8 * 1024;
+
 bool passive_epoch(const WindowState& w) {
   return w.access == WindowState::Access::Lock || w.access == WindowState::Access::LockAll;
 }
@@ -38,6 +42,18 @@ Route route_op(const WindowState& w, const OpArgs& a, const Checked& c, const Ga
   if (w.native->nic ? !native::nic_can(w, a, c) : !native::can(w, a.kind, a.target, contiguous)) {
     return {Path::Emulated, "the target's region does not take this operation natively"};
   }
+  // Memory reached by cross-memory attach costs a system call per copy
+  // (two for an accumulate): while the target polls inside the library, a
+  // small operation is served sooner as a packet. A target that computes
+  // or sleeps gets the one-sided path, which needs nobody. Accumulates stay
+  // atomic either way (both paths take the target's stripes, cma_acc), and
+  // later operations stay behind an emulated one (emul_inflight).
+  if (!w.native->nic && c.bytes <= kPacketsUpTo) {
+    const NativePeer& p = w.native->peers[static_cast<std::size_t>(a.target)];
+    if (!p.mem && p.mem_r && w.native->os.attentive(p.mem_r->peer)) {
+      return {Path::Emulated, "the target polls inside the library: a packet beats cross-memory attach"};
+    }
+  }
   return {Path::Native, "the target's memory is reached one-sidedly"};
 }
 
@@ -63,9 +79,10 @@ Route route_passive(const WindowState& w) {
 bool passive_needs_agent(const WindowState& w) {
   if (route_passive(w).path == Path::Emulated) return true;
   // Operations some rank forces to the emulation are packets, even under a
-  // native lock; so are accumulates to memory not mapped here (a window
-  // from create reached by cross-memory attach), in both directions.
-  if (w.native->others_emulate) return true;
+  // native lock; so are operations to memory some rank does not map (a
+  // window from create reached by cross-memory attach) while its owner
+  // polls (route_op), in both directions.
+  if (w.native->others_emulate || w.native->cma_acc) return true;
   for (const NativePeer& p : w.native->peers) {
     if (!p.mem) return true;
   }

@@ -1,12 +1,14 @@
 #include "channels/shm/shm_onesided.hpp"
 
 #include <atomic>
+#include <chrono>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
 
 #include "channels/shm/cma.hpp"
+#include "adi3/spin_lock.hpp"
 #include "channels/shm/shm_segment.hpp"
 
 namespace adi3::shm {
@@ -78,8 +80,14 @@ bool atomic_ok(const RemoteRegion& r, uint64_t offset, std::size_t width) {
 
 }  // namespace
 
-ShmOneSided::ShmOneSided(std::string job_id, int rank, std::vector<pid_t> pids, bool cma)
-    : job_id_(std::move(job_id)), rank_(rank), pids_(std::move(pids)), cma_(cma) {
+ShmOneSided::ShmOneSided(std::string job_id, int rank, std::vector<pid_t> pids, bool cma,
+                         std::vector<const std::atomic<uint64_t>*> activity)
+    : job_id_(std::move(job_id)),
+      rank_(rank),
+      pids_(std::move(pids)),
+      cma_(cma),
+      activity_(std::move(activity)),
+      watch_(std::make_unique<Watch[]>(activity_.size())) {
   caps_.native_ops = kOsPut | kOsGet | kOsFetchAdd | kOsCompareSwap | kOsLoadStore;
   caps_.atomic_widths = (1u << 2) | (1u << 3);
   caps_.progress_without_target = true;
@@ -278,6 +286,39 @@ int ShmOneSided::compare_swap(RemoteRegion& r, uint64_t offset, uint64_t compare
     *result = c;
   }
   return 0;
+}
+
+// A polling rank bumps its counter every ~0.1 us (each poll). A change
+// since our last look, when that was recent, says it polls now; else we
+// watch for up to kWatchNs. A peer found quiet is not watched again for
+// kQuietNs unless its counter moves: an origin issuing many operations to
+// a computing target pays one load and a clock read per operation.
+bool ShmOneSided::attentive(int peer) {
+  constexpr int64_t kFreshNs = 20000, kWatchNs = 400, kQuietNs = 20000;
+  if (peer < 0 || static_cast<std::size_t>(peer) >= activity_.size() || !activity_[static_cast<std::size_t>(peer)])
+    return false;
+  const std::atomic<uint64_t>& a = *activity_[static_cast<std::size_t>(peer)];
+  Watch& w = watch_[static_cast<std::size_t>(peer)];
+  auto now = [] {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  };
+  const uint64_t v = a.load(std::memory_order_relaxed);
+  const int64_t t = now();
+  const uint64_t seen = w.seen.load(std::memory_order_relaxed);
+  const int64_t at = w.at_ns.load(std::memory_order_relaxed);
+  w.seen.store(v, std::memory_order_relaxed);
+  w.at_ns.store(t, std::memory_order_relaxed);
+  if (t - at < kFreshNs && v != seen) return true;
+  if (t < w.quiet_until_ns.load(std::memory_order_relaxed)) return false;
+  do {
+    for (int i = 0; i < 16; ++i) {
+      if (a.load(std::memory_order_relaxed) != v) return true;
+      cpu_relax();
+    }
+  } while (now() < t + kWatchNs);
+  w.quiet_until_ns.store(t + kQuietNs, std::memory_order_relaxed);
+  return false;
 }
 
 int ShmOneSided::flush(int) {

@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include <atomic>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -26,8 +27,9 @@ class ShmOneSided final : public OneSided {
  public:
   // pids: each rank's process id (from the inbox headers, which the channel
   // checked); cma: whether the start-up probe found cross-memory attach
-  // usable.
-  ShmOneSided(std::string job_id, int rank, std::vector<pid_t> pids, bool cma);
+  // usable; activity: each rank's poll counter (InboxHeader::activity).
+  ShmOneSided(std::string job_id, int rank, std::vector<pid_t> pids, bool cma,
+              std::vector<const std::atomic<uint64_t>*> activity);
   ~ShmOneSided() = default;
 
   const OneSidedCaps& caps() const override { return caps_; }
@@ -43,6 +45,7 @@ class ShmOneSided final : public OneSided {
   int compare_swap(RemoteRegion& r, uint64_t offset, uint64_t compare, uint64_t swap, uint64_t* result,
                    std::size_t width) override;
   int flush(int peer) override;
+  bool attentive(int peer) override;
 
  private:
   std::string job_id_;
@@ -51,6 +54,14 @@ class ShmOneSided final : public OneSided {
   bool cma_;
   OneSidedCaps caps_;
   std::atomic<int> fence_{0};
+  // attentive(): what we last saw of each peer's poll counter, when, and
+  // until when it is known to be quiet (a hint: relaxed, races harmless).
+  struct Watch {
+    std::atomic<uint64_t> seen{0};
+    std::atomic<int64_t> at_ns{0}, quiet_until_ns{0};
+  };
+  std::vector<const std::atomic<uint64_t>*> activity_;
+  std::unique_ptr<Watch[]> watch_;
   // Live allocated regions (expose() looks for the one holding its memory).
   std::mutex mu_;
   std::vector<Region*> allocated_;
