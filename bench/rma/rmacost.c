@@ -1,0 +1,76 @@
+/* rmacost MODE N: the instruction cost of one 8-byte one-sided operation
+ * on a window from MPI_Win_allocate, counted by callgrind
+ * (bench/rma/cost.sh), so the figure does not depend on the machine's
+ * load. Rank 0 runs MODE N times to rank 1 inside cost_loop() (the only
+ * function callgrind collects); rank 1 waits in a barrier. On a native
+ * window every mode completes without rank 1, so the count is
+ * deterministic.
+ *
+ *   put   MPI_Put + MPI_Win_flush (inside MPI_Win_lock_all)
+ *   get   MPI_Get + MPI_Win_flush
+ *   acc   MPI_Accumulate (MPI_SUM, int64) + MPI_Win_flush
+ *   fop   MPI_Fetch_and_op (MPI_SUM, int64) + MPI_Win_flush
+ *   cas   MPI_Compare_and_swap (int64) + MPI_Win_flush
+ *   lock  MPI_Win_lock (exclusive) + MPI_Put + MPI_Win_unlock
+ *   bare  MPI_Put alone (flushed once after the loop)
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static MPI_Win win;
+static long long src = 1, res, cmp;
+
+static void __attribute__((noinline)) cost_loop(const char* mode, long n) {
+  if (!strcmp(mode, "lock")) {
+    for (long i = 0; i < n; ++i) {
+      MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win);
+      MPI_Put(&src, 1, MPI_LONG_LONG, 1, 0, 1, MPI_LONG_LONG, win);
+      MPI_Win_unlock(1, win);
+    }
+    return;
+  }
+  int m = !strcmp(mode, "put") ? 0 : !strcmp(mode, "get") ? 1 : !strcmp(mode, "acc") ? 2
+        : !strcmp(mode, "fop") ? 3 : !strcmp(mode, "cas") ? 4 : 5;
+  for (long i = 0; i < n; ++i) {
+    switch (m) {
+      case 0: MPI_Put(&src, 1, MPI_LONG_LONG, 1, 0, 1, MPI_LONG_LONG, win); break;
+      case 1: MPI_Get(&res, 1, MPI_LONG_LONG, 1, 0, 1, MPI_LONG_LONG, win); break;
+      case 2: MPI_Accumulate(&src, 1, MPI_LONG_LONG, 1, 0, 1, MPI_LONG_LONG, MPI_SUM, win); break;
+      case 3: MPI_Fetch_and_op(&src, &res, MPI_LONG_LONG, 1, 0, MPI_SUM, win); break;
+      case 4: MPI_Compare_and_swap(&src, &cmp, &res, MPI_LONG_LONG, 1, 0, win); break;
+      default: MPI_Put(&src, 1, MPI_LONG_LONG, 1, 0, 1, MPI_LONG_LONG, win); continue;
+    }
+    MPI_Win_flush(1, win);
+  }
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (argc < 3 || size < 2) {
+    if (rank == 0) fprintf(stderr, "usage: rmacost put|get|acc|fop|cas|lock|bare N (2 ranks or more)\n");
+    MPI_Finalize();
+    return 2;
+  }
+  const char* mode = argv[1];
+  long n = atol(argv[2]);
+  void* base;
+  MPI_Win_allocate(64, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+  memset(base, 0, 64);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (rank == 0) {
+    const int lock_all = strcmp(mode, "lock") != 0;
+    if (lock_all) MPI_Win_lock_all(0, win);
+    cost_loop(mode, 8); /* warm-up: first-touch paths stay out of the loop's count */
+    cost_loop(mode, n);
+    if (lock_all) MPI_Win_unlock_all(win);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Win_free(&win);
+  MPI_Finalize();
+  return 0;
+}
