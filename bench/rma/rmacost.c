@@ -31,16 +31,32 @@ static void __attribute__((noinline)) cost_loop(const char* mode, long n) {
     }
     return;
   }
-  int m = !strcmp(mode, "put") ? 0 : !strcmp(mode, "get") ? 1 : !strcmp(mode, "acc") ? 2
-        : !strcmp(mode, "fop") ? 3 : !strcmp(mode, "cas") ? 4 : 5;
+  int m = !strcmp(mode, "put")   ? 0
+          : !strcmp(mode, "get") ? 1
+          : !strcmp(mode, "acc") ? 2
+          : !strcmp(mode, "fop") ? 3
+          : !strcmp(mode, "cas") ? 4
+                                 : 5;
   for (long i = 0; i < n; ++i) {
     switch (m) {
-      case 0: MPI_Put(&src, 1, MPI_LONG_LONG, 1, 0, 1, MPI_LONG_LONG, win); break;
-      case 1: MPI_Get(&res, 1, MPI_LONG_LONG, 1, 0, 1, MPI_LONG_LONG, win); break;
-      case 2: MPI_Accumulate(&src, 1, MPI_LONG_LONG, 1, 0, 1, MPI_LONG_LONG, MPI_SUM, win); break;
-      case 3: MPI_Fetch_and_op(&src, &res, MPI_LONG_LONG, 1, 0, MPI_SUM, win); break;
-      case 4: MPI_Compare_and_swap(&src, &cmp, &res, MPI_LONG_LONG, 1, 0, win); break;
-      default: MPI_Put(&src, 1, MPI_LONG_LONG, 1, 0, 1, MPI_LONG_LONG, win); continue;
+      case 0:
+        MPI_Put(&src, 1, MPI_LONG_LONG, 1, 0, 1, MPI_LONG_LONG, win);
+        break;
+      case 1:
+        MPI_Get(&res, 1, MPI_LONG_LONG, 1, 0, 1, MPI_LONG_LONG, win);
+        break;
+      case 2:
+        MPI_Accumulate(&src, 1, MPI_LONG_LONG, 1, 0, 1, MPI_LONG_LONG, MPI_SUM, win);
+        break;
+      case 3:
+        MPI_Fetch_and_op(&src, &res, MPI_LONG_LONG, 1, 0, MPI_SUM, win);
+        break;
+      case 4:
+        MPI_Compare_and_swap(&src, &cmp, &res, MPI_LONG_LONG, 1, 0, win);
+        break;
+      default:
+        MPI_Put(&src, 1, MPI_LONG_LONG, 1, 0, 1, MPI_LONG_LONG, win);
+        continue;
     }
     MPI_Win_flush(1, win);
   }
