@@ -255,6 +255,8 @@ void agree(WindowState& w, const std::vector<NativeCard>& firsts, const std::vec
   for (const NativePeer& p : nw.peers) {
     if (!p.reached) nw.partial = true;
   }
+  nw.fast = !nw.nic && w.flavor != WinFlavor::Dynamic && !w.info.emulate_ops;
+  nw.fast_fence = !w.dev.config().forced(kActiveRma);
 }
 
 bool reaches(const WindowState& w, int target) {

@@ -87,9 +87,12 @@ class NativeWin {
   // accumulates read, combine and write back under the stripes, so every
   // accumulate on this window takes them (AccTarget::locks_only).
   bool cma_acc = false;
-  bool others_emulate = false;           // some rank forces operations to the emulation
-  bool nic = false;                      // a NIC window: nothing is mapped, the interface reaches everything
-  bool partial = false;                  // some members are not reached (other hosts): emulated to them
+  bool others_emulate = false;  // some rank forces operations to the emulation
+  bool nic = false;             // a NIC window: nothing is mapped, the interface reaches everything
+  bool partial = false;         // some members are not reached (other hosts): emulated to them
+  // rma/native_fast.hpp may serve this window: mapped memory, no
+  // operation forced to the emulation here; fast_fence: nor fence epochs.
+  bool fast = false, fast_fence = false;
   std::unique_ptr<NicAtomics> nic_self;  // NIC windows: atomics on our own memory (loopback)
   std::vector<int8_t> held;              // per target: native lock held (0 none, 1 shared, 2 exclusive)
 };

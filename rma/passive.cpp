@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "rma/native.hpp"
+#include "rma/native_fast.hpp"
 #include "rma/route.hpp"
 #include "rma/sync.hpp"
 
@@ -280,6 +281,7 @@ int flush_some(WindowState& w, const char* call, int only, bool local) {
 }  // namespace
 
 int Window::flush(int rank) {
+  if (rma::native::fast_flush(*st_, rank)) return 0;
   if (rank == kProcNull) return 0;
   return flush_some(*st_, "Win_flush", rank, false);
 }
