@@ -10,7 +10,7 @@
 
 namespace adi3::mpi {
 
-int get_win(Runtime& rt, MPI_Win h, WinObj** out) {
+int get_win_slow(Runtime& rt, MPI_Win h, WinObj** out) {
   if (h == MPI_WIN_NULL) return raise(ErrorClass::Win, "the window is MPI_WIN_NULL");
   if (is_kind(h, Kind::Win, HandleClass::User)) {
     if (WinObj** w = rt.wins.get(handle_index(h))) {
@@ -22,8 +22,7 @@ int get_win(Runtime& rt, MPI_Win h, WinObj** out) {
   return raise(ErrorClass::Win, "0x%x is not a window handle", h);
 }
 
-int win_error(WinObj* w, int code, const char* fn) {
-  if (code == 0) return 0;
+int win_error_slow(WinObj* w, int code, const char* fn) {
   if (!w) return world_error(code, fn);
   if (w->errh) {
     MPI_Win h = w->handle;

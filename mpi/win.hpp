@@ -28,13 +28,24 @@ struct WinObj {
   ~WinObj() { delete win; }  // only at MPI_Finalize, for windows never freed
 };
 
-// The window of handle h (0 and *out, or an ERR_WIN code).
-int get_win(Runtime& rt, MPI_Win h, WinObj** out);
+// The window of handle h (0 and *out, or an ERR_WIN code). Inline: every
+// one-sided call starts with it (the slow part raises the error).
+int get_win_slow(Runtime& rt, MPI_Win h, WinObj** out);
+inline int get_win(Runtime& rt, MPI_Win h, WinObj** out) {
+  if (is_kind(h, Kind::Win, HandleClass::User)) [[likely]] {
+    if (WinObj** w = rt.wins.get(handle_index(h))) [[likely]] {
+      *out = *w;
+      return 0;
+    }
+  }
+  return get_win_slow(rt, h, out);
+}
 
 // Error dispatch for calls on a window: code == 0 passes through, otherwise
 // the window's handler runs (MPI_COMM_WORLD's when w is null: an invalid
 // window handle) and, unless it is fatal, code is returned.
-int win_error(WinObj* w, int code, const char* fn);
+int win_error_slow(WinObj* w, int code, const char* fn);
+inline int win_error(WinObj* w, int code, const char* fn) { return code == 0 ? 0 : win_error_slow(w, code, fn); }
 
 // Looks the window up and binds `w`, or reports through MPI_COMM_WORLD's
 // handler (there is no valid window to report through).

@@ -81,4 +81,53 @@ inline bool fast_flush(WindowState& w, int target) {
   return true;
 }
 
+// Win_lock on a native passive window, the target not locked yet: the
+// state the general path would set, then the target's lock word (waiting
+// as the general path does when it is held). -1: not handled here.
+inline int fast_lock(WindowState& w, LockType type, int rank, int assert) {
+  if (!w.native_usable || w.dev.threads_enabled() || (assert & ~kModeNoCheck)) return -1;
+  if (type != LockType::Exclusive && type != LockType::Shared) return -1;
+  NativeWin& nw = *w.native;
+  const auto r = static_cast<std::size_t>(rank);
+  if (!nw.passive || nw.nic || w.info.no_locks || r >= nw.peers.size() || !nw.peers[r].ctl) return -1;
+  if (w.access != WindowState::Access::None && w.access != WindowState::Access::Lock) return -1;
+  Target& t = w.targets[r];
+  if (t.locked) return -1;
+  const bool excl = type == LockType::Exclusive;
+  w.access = WindowState::Access::Lock;
+  ++w.locks_held;
+  t.locked = true;
+  t.lock_nocheck = true;  // native: no emulated grant (see Window::lock)
+  t.lock_kind = excl ? LockKind::Exclusive : LockKind::Shared;
+  t.lock_pending = false;
+  if (assert & kModeNoCheck) return 0;
+  if (int e = lock(w, rank, excl)) return e;
+  nw.held[r] = excl ? 2 : 1;
+  return 0;
+}
+
+// Win_unlock with nothing sent through the emulation to the target: a
+// release fence, then the lock word. -1: not handled here.
+inline int fast_unlock(WindowState& w, int rank) {
+  if (!w.native_usable || w.dev.threads_enabled() || w.access != WindowState::Access::Lock || w.deferred_error)
+    return -1;
+  NativeWin& nw = *w.native;
+  const auto r = static_cast<std::size_t>(rank);
+  if (!nw.passive || nw.nic || r >= nw.peers.size()) return -1;
+  Target& t = w.targets[r];
+  if (!t.locked || !t.lock_nocheck || t.lock_pending || t.emul_inflight || t.queued_ops != t.flushed_ops ||
+      !t.q.empty() || t.replies != 0) {
+    return -1;
+  }
+  t.locked = false;
+  t.lock_nocheck = false;
+  if (--w.locks_held == 0) w.access = WindowState::Access::None;
+  w.memory_fence();
+  if (int8_t& h = nw.held[r]) {
+    unlock(w, rank, h == 2);
+    h = 0;
+  }
+  return 0;
+}
+
 }  // namespace adi3::rma::native

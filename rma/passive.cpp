@@ -55,6 +55,7 @@ uint64_t unlock_target(WindowState& w, int rank) {
 
 int Window::lock(LockType type, int rank, int assert) {
   WindowState& w = *st_;
+  if (int e = rma::native::fast_lock(w, type, rank, assert); e >= 0) return e;
   if (int e = bad_assert(w, "Win_lock", assert, kModeNoCheck)) return e;
   if (type != LockType::Exclusive && type != LockType::Shared) {
     return w.dev.errors().raise(
@@ -130,6 +131,7 @@ void release_native(WindowState& w, int rank) {
 
 int Window::unlock(int rank) {
   WindowState& w = *st_;
+  if (int e = rma::native::fast_unlock(w, rank); e >= 0) return e;
   if (rank == kProcNull) return 0;
   if (int e = check_rank(w, "Win_unlock", rank)) return e;
   uint64_t seq;
