@@ -1,5 +1,8 @@
 #include "adi3/channel_set.hpp"
 
+#include <pthread.h>
+#include <signal.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <stdexcept>
@@ -102,9 +105,46 @@ ChannelSet::ChannelSet(int rank, int size, std::vector<int> local_ranks, std::un
   caps_.get_min = std::max(a.get_min, b.get_min);
   name_ = std::string(near_->name()) + "+" + far_->name();
   if (OneSided* os = near_->onesided()) onesided_ = std::make_unique<NearOneSided>(*this, *os);
+  // The watcher takes none of the program's signals (they are meant for
+  // its own threads): it starts with all of them blocked.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  try {
+    watcher_ = std::thread([this] { watch_far(); });
+  } catch (...) {
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+    throw;
+  }
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  pthread_setname_np(watcher_.native_handle(), "adi3-netwatch");
 }
 
-ChannelSet::~ChannelSet() = default;
+ChannelSet::~ChannelSet() {
+  stop_.store(true, std::memory_order_seq_cst);
+  sleeps_.fetch_add(1, std::memory_order_seq_cst);
+  sleeps_.notify_all();
+  far_->wake();
+  watcher_.join();
+}
+
+// While a thread of this rank sleeps on the near channel's doorbell, wait
+// on the network channel and ring that doorbell when it has something.
+// It watches only after a sleep began (sleeps_ moved), so a rank that
+// spins costs it at most one wakeup per sleep, never one per packet.
+void ChannelSet::watch_far() {
+  uint32_t handled = sleeps_.load(std::memory_order_acquire);
+  for (;;) {
+    sleeps_.wait(handled, std::memory_order_acquire);
+    if (stop_.load(std::memory_order_acquire)) return;
+    handled = sleeps_.load(std::memory_order_acquire);
+    if (far_ready_.load(std::memory_order_acquire)) continue;  // the sleeper returns and polls it
+    far_->wait(std::chrono::seconds(1));                       // ready, woken, or a (harmless) timeout
+    if (stop_.load(std::memory_order_acquire)) return;
+    far_ready_.store(true, std::memory_order_seq_cst);
+    near_->wake();
+  }
+}
 
 const ChannelCaps& ChannelSet::caps_for(int peer) const { return on_host(peer) ? near_->caps() : far_->caps(); }
 
@@ -118,7 +158,10 @@ SendResult ChannelSet::send(int dest, const void* hdr, std::size_t hdr_bytes, co
 int ChannelSet::poll(PacketSink& sink) {
   translate_->outer = &sink;
   int n = near_->poll(*translate_);
-  if (far_busy_ || ++tick_ % kFarEvery == 0) {
+  const bool ready = far_ready_.load(std::memory_order_relaxed);
+  if (far_busy_ || ready || ++tick_ % kFarEvery == 0) {
+    // Cleared before the poll: what arrives after it sets the flag again.
+    if (ready) far_ready_.store(false, std::memory_order_relaxed);
     const int m = far_->poll(sink);
     far_busy_ = m > 0;
     n += m;
@@ -126,11 +169,16 @@ int ChannelSet::poll(PacketSink& sink) {
   return n;
 }
 
-void ChannelSet::wait(std::chrono::microseconds timeout) { near_->wait(std::min(timeout, kFarSlice)); }
+void ChannelSet::wait(std::chrono::microseconds timeout) { wait_until(timeout, WaitCondition{}); }
 
-// The condition goes to the channel that sleeps (no lost wakeup there).
+// The condition goes to the channel that sleeps (no lost wakeup there),
+// with the watcher's flag: the watcher sets it before it rings.
 void ChannelSet::wait_until(std::chrono::microseconds timeout, const WaitCondition& done) {
-  near_->wait_until(std::min(timeout, kFarSlice), done);
+  auto woken = [&] { return far_ready_.load(std::memory_order_seq_cst) || done(); };
+  if (woken()) return;
+  sleeps_.fetch_add(1, std::memory_order_seq_cst);
+  sleeps_.notify_one();
+  near_->wait_until(timeout, WaitCondition::of(woken));
 }
 
 void ChannelSet::wake() {

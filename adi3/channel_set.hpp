@@ -15,14 +15,21 @@
 // attach to another host's rank fails with EHOSTUNREACH), so a window
 // spanning hosts is native to same-host targets and emulated to the others
 // (rma/native.cpp, docs/rma.md). Progress polls both; the network channel
-// is polled every pass while it is busy, else every kFarEvery passes.
-// Sleeping: on the near channel's doorbell, for at most kFarSlice (the
-// network channel's arrivals cannot ring that doorbell), so a rank asleep
-// in a multi-host job looks at the network every millisecond.
+// is polled every pass while it is busy, else every kFarEvery passes, and
+// at once when the watcher (below) saw it ready.
+// Sleeping: on the near channel's doorbell. The network channel's arrivals
+// cannot ring that doorbell (a futex in shared memory; the network's is an
+// fd), so a watcher thread, started with the set, waits on the network
+// channel while a thread of this rank sleeps and rings the doorbell when
+// the network has something (far_ready_, checked under the doorbell, so
+// no lost wakeup). Without it a rank asleep on the doorbell saw a network
+// packet only at its next timeout: milliseconds of latency across hosts.
 #pragma once
+#include <atomic>
 #include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "channels/channel.hpp"
@@ -32,7 +39,6 @@ namespace adi3 {
 class ChannelSet final : public Channel {
  public:
   static constexpr int kFarEvery = 4;
-  static constexpr std::chrono::microseconds kFarSlice{1000};
 
   // local_ranks: this host's ranks, ascending (the near channel's rank i is
   // local_ranks[i]); near has local_ranks.size() ranks, far has `size`.
@@ -60,6 +66,7 @@ class ChannelSet final : public Channel {
  private:
   class Translate;
   class NearOneSided;
+  void watch_far();  // the watcher thread's loop
   int rank_, size_;
   std::vector<int> local_ranks_;  // near rank -> job rank
   std::vector<int> near_index_;   // job rank -> near rank, or -1
@@ -70,6 +77,12 @@ class ChannelSet final : public Channel {
   std::string name_;
   unsigned tick_ = 0;
   bool far_busy_ = true;  // poll() only: the last network poll found work
+  // The watcher: sleeps_ counts sleep entries (it waits for one before it
+  // watches the network), far_ready_ says the network may have work.
+  std::atomic<uint32_t> sleeps_{0};
+  std::atomic<bool> far_ready_{false};
+  std::atomic<bool> stop_{false};
+  std::thread watcher_;
 };
 
 }  // namespace adi3

@@ -5,6 +5,12 @@
 //   hosts_check [cut]   cut: after the first exchange, wait for a message
 //                       that the other host will never send (its link goes
 //                       down): the wait must fail with an error.
+//   hosts_check wakeup  after the exchange, rank 0 and the first rank of the
+//                       other host play ping-pong; run with a blocking wait
+//                       that sleeps at once for long (ADI3_SPIN_COUNT=0
+//                       ADI3_YIELD_COUNT=0 ADI3_SLEEP_US=500000, ADI3_SHM_LIVENESS_MS=500): a sleeper
+//                       must wake when the network brings its message, not
+//                       at its timeout (10 round trips well under 1 s).
 //   hosts_check pmi_attack  (mpiexec --launcher ssh) ranks started remotely
 //                       first connect to the PMI port without the secret.
 //   hosts_check attack  any layout, tcp between every pair (ADI3_CHANNEL=tcp
@@ -117,6 +123,24 @@ int main(int argc, char** argv) {
         }
       }
     }
+  }
+  if (argc > 1 && std::strcmp(argv[1], "wakeup") == 0 && (me == 0 || me == n / 2)) {
+    const int peer = me == 0 ? n / 2 : 0;
+    constexpr int kRounds = 10;
+    char c = 1;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (int i = 0; i < kRounds; ++i) {
+      int e = me == 0 ? dev->send(&c, 1, byte, peer, 11, dev->world())
+                      : dev->recv(&c, 1, byte, peer, 11, dev->world(), nullptr);
+      if (e == 0)
+        e = me == 0 ? dev->recv(&c, 1, byte, peer, 11, dev->world(), nullptr)
+                    : dev->send(&c, 1, byte, peer, 11, dev->world());
+      if (e != 0) fail("ping-pong with " + std::to_string(peer));
+    }
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("hosts_check: rank %d: %d round trips with rank %d (other host) took %.3f s\n", me, kRounds, peer,
+                took);
+    if (took > 1.0) fail("a rank asleep did not wake for the network's messages (" + std::to_string(took) + " s)");
   }
   if (argc > 1 && std::strcmp(argv[1], "cut") == 0) {
     // Wait for the other host; its link goes down meanwhile.
