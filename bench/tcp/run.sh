@@ -16,9 +16,14 @@
 #
 # adi3: our mpiexec (--launcher-exec "ip netns exec" between namespaces,
 # ADI3_CHANNEL=tcp on loopback). MPICH: mpiexec.hydra (-launcher rsh
-# through netns_rsh.sh, -iface the bridge; ch4 over libfabric's tcp
-# provider). Open MPI: mpirun --mca btl tcp,self (plm_rsh_agent netns_rsh.sh
-# between namespaces).
+# through netns_rsh.sh, -iface the bridge; Debian's MPICH is ch4:ucx, held
+# to UCX's tcp transport with UCX_TLS=tcp,self: else UCX finds both ranks
+# on one machine and uses shared memory, even across namespaces; on
+# loopback also MPIR_CVAR_NOLOCAL=1). Open MPI: mpirun --mca btl tcp,self
+# (plm_rsh_agent netns_rsh.sh between namespaces). netns_rsh.sh gives each
+# namespace its own hostname (a UTS namespace), so MPICH and Open MPI see
+# two hosts. A failed run is retried once (Open MPI's orted has crashed
+# in hwloc at start-up under load), and said on stderr.
 set -u
 repeat=5 out=
 while :; do
@@ -46,25 +51,29 @@ echo "# implementations: ${impls[*]}; $repeat repeats; raw figures in $raw" >&2
 # One run on one path: "impl repeat path-name@2 size value unit" lines.
 # In the namespaces' case HOST_A, HOST_B, HOST_BRIDGE and HOST_RSH are set.
 run_one() {
-  local impl=$1 r=$2 path=$3 o
-  case $path/$impl in
-    loopback/adi3) o=$(ADI3_CHANNEL=tcp timeout 600 "$bin/mpiexec" -n 2 "$bin/mpibench_adi3" $groups) ;;
-    loopback/mpich)
-      o=$(FI_PROVIDER=tcp MPIR_CVAR_NOLOCAL=1 timeout 600 mpiexec.hydra -n 2 "$bin/mpibench_mpich" $groups) ;;
-    loopback/openmpi)
-      o=$(timeout 600 mpirun.openmpi --allow-run-as-root -n 2 --mca btl tcp,self --mca pml ob1 \
-        "$bin/mpibench_openmpi" $groups) ;;
-    veth/adi3)
-      o=$(timeout 600 "$bin/mpiexec" -n 2 --hosts "$HOST_A:1,$HOST_B:1" --launcher-exec "ip netns exec" \
-        "$bin/mpibench_adi3" $groups) ;;
-    veth/mpich)
-      o=$(FI_PROVIDER=tcp timeout 600 mpiexec.hydra -n 2 -hosts "$HOST_A:1,$HOST_B:1" -launcher rsh \
-        -launcher-exec "$HOST_RSH" -iface "$HOST_BRIDGE" -genv FI_PROVIDER tcp "$bin/mpibench_mpich" $groups) ;;
-    veth/openmpi)
-      o=$(timeout 600 mpirun.openmpi --allow-run-as-root -n 2 -H "$HOST_A,$HOST_B" --mca plm_rsh_agent "$HOST_RSH" \
-        --mca btl tcp,self --mca pml ob1 --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include "$HOST_BRIDGE,eth0" \
-        "$bin/mpibench_openmpi" $groups) ;;
-  esac || echo "# $impl over $path, repeat $r failed" >&2
+  local impl=$1 r=$2 path=$3 try o
+  for try in 1 2; do
+    case $path/$impl in
+      loopback/adi3) o=$(ADI3_CHANNEL=tcp timeout 600 "$bin/mpiexec" -n 2 "$bin/mpibench_adi3" $groups) ;;
+      loopback/mpich)
+        o=$(UCX_TLS=tcp,self UCX_NET_DEVICES=lo MPIR_CVAR_NOLOCAL=1 timeout 600 mpiexec.hydra -n 2 \
+          "$bin/mpibench_mpich" $groups) ;;
+      loopback/openmpi)
+        o=$(timeout 600 mpirun.openmpi --allow-run-as-root -n 2 --mca btl tcp,self --mca pml ob1 \
+          "$bin/mpibench_openmpi" $groups) ;;
+      veth/adi3)
+        o=$(timeout 600 "$bin/mpiexec" -n 2 --hosts "$HOST_A:1,$HOST_B:1" --launcher-exec "ip netns exec" \
+          "$bin/mpibench_adi3" $groups) ;;
+      veth/mpich)
+        o=$(timeout 600 mpiexec.hydra -n 2 -hosts "$HOST_A:1,$HOST_B:1" -launcher rsh -launcher-exec "$HOST_RSH" \
+          -iface "$HOST_BRIDGE" -genv UCX_TLS tcp,self -genv UCX_NET_DEVICES eth0 "$bin/mpibench_mpich" $groups) ;;
+      veth/openmpi)
+        o=$(timeout 600 mpirun.openmpi --allow-run-as-root -n 2 -H "$HOST_A,$HOST_B" --mca plm_rsh_agent "$HOST_RSH" \
+          --mca btl tcp,self --mca pml ob1 --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include "$HOST_BRIDGE,eth0" \
+          "$bin/mpibench_openmpi" $groups) ;;
+    esac && break
+    echo "# $impl over $path, repeat $r failed (try $try of 2)" >&2
+  done
   awk -v i="$impl" -v r="$r" -v p="$path" 'NF == 4 && !/^#/ { print i, r, p "-" $1 "@2", $2, $3, $4 }' <<<"$o" >>"$raw"
 }
 
