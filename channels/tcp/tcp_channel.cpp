@@ -58,6 +58,7 @@ TcpChannel::TcpChannel(ChannelBootstrap& boot, const TcpSettings& settings)
 }
 
 TcpChannel::~TcpChannel() {
+  settle();
   // A goodbye tells each peer that the coming end of stream is no death.
   for (int r = 0; r < size_; ++r) {
     Peer& p = *peers_[static_cast<std::size_t>(r)];
@@ -84,6 +85,35 @@ TcpChannel::~TcpChannel() {
   if (listen_fd_ >= 0) close(listen_fd_);
   close(epoll_fd_);
   close(wake_fd_);
+}
+
+// Before the goodbyes. send() took packets for peers whose connection was
+// still being set up (queued), and the core counted them as sent: the last
+// message of a finalize barrier can be one, and its peer waits for it. A
+// half-done handshake, ours or a peer's, would also end as "connection
+// broke" there, a failure. So connections are driven (what arrives now is
+// dropped: this rank has finished communicating) until none is being set
+// up and nothing waits to go, for at most the connect timeout (5 s at
+// most: a peer that died is not waited for longer).
+void TcpChannel::settle() {
+  struct Drop final : PacketSink {
+    void on_packet(int, const void*, std::size_t, const void*, std::size_t) override {}
+    void on_peer_failed(int, const char*) override {}
+  } drop;
+  const auto deadline = Clock::now() + std::chrono::milliseconds(std::min(settings_.connect_timeout_ms, 5000));
+  for (;;) {
+    bool unsettled = !incoming_.empty();
+    for (auto& peer : peers_) {
+      std::lock_guard g(peer->m);
+      if (peer->state == State::Dialing || peer->state == State::AwaitPeer ||
+          (peer->state == State::Up && peer->pending())) {
+        unsettled = true;
+      }
+    }
+    if (!unsettled || Clock::now() >= deadline) return;
+    poll(drop);
+    wait(std::chrono::milliseconds(5));
+  }
 }
 
 void TcpChannel::watch(int fd, uint64_t t, bool out) {

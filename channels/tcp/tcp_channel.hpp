@@ -121,6 +121,7 @@ class TcpChannel final : public Channel {
   void watch(int fd, uint64_t tag, bool out);
   void rewatch(int fd, uint64_t tag, bool out);
   void tune_connection(int fd);
+  void settle();  // the destructor's: queued packets leave, handshakes finish
 
   // handshake.cpp
   void listen_and_publish(ChannelBootstrap& boot);

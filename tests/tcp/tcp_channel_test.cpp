@@ -302,6 +302,37 @@ TEST(TcpChannel, SecondConnectionForAConnectedRankIsRefused) {
   close(first);
 }
 
+// A channel closed right after send() accepted packets for a peer whose
+// connection is still being set up (a finalize barrier's last message):
+// the packets still arrive, and the peer sees a goodbye, not a failure.
+// Both directions: the closing rank's dial wins (rank 0), or it loses the
+// simultaneous dial and must wait for the peer's (rank 1).
+TEST(TcpChannel, PacketsQueuedWhileConnectingLeaveBeforeClose) {
+  for (int closing : {0, 1}) {
+    Job job(2, 2);
+    const int other = 1 - closing;
+    send_str(job.ch(closing), other, "last", "words");
+    if (closing == 1) send_str(job.ch(other), closing, "h", "p");  // both dial
+    std::atomic<bool> closed{false};
+    TcpChannel* gone = job.channels[static_cast<std::size_t>(closing)].release();
+    std::thread closer([&] {
+      delete gone;
+      closed.store(true);
+    });
+    // The other rank keeps polling while the destructor runs, and a while
+    // after (the goodbye, then the end of stream).
+    auto end = std::chrono::steady_clock::now() + 10s;
+    while (!closed.load() && std::chrono::steady_clock::now() < end) job.ch(other).poll(job.sink(other));
+    closer.join();
+    end = std::chrono::steady_clock::now() + 200ms;
+    while (std::chrono::steady_clock::now() < end) job.ch(other).poll(job.sink(other));
+    ASSERT_EQ(job.sink(other).got.size(), 1u) << "closing rank " << closing;
+    EXPECT_EQ(job.sink(other).got[0].hdr, "last");
+    EXPECT_EQ(job.sink(other).got[0].payload, "words");
+    EXPECT_TRUE(job.sink(other).failed.empty()) << job.sink(other).failed.front().second;
+  }
+}
+
 TEST(TcpChannel, PeerGoneWithoutGoodbyeIsReported) {
   Job job(2, 3);
   int fd = impostor(job);
