@@ -105,6 +105,8 @@ ChannelSet::ChannelSet(int rank, int size, std::vector<int> local_ranks, std::un
   caps_.get_min = std::max(a.get_min, b.get_min);
   name_ = std::string(near_->name()) + "+" + far_->name();
   if (OneSided* os = near_->onesided()) onesided_ = std::make_unique<NearOneSided>(*this, *os);
+  alone_ = local_ranks_.size() == 1;
+  if (alone_) return;
   // The watcher takes none of the program's signals (they are meant for
   // its own threads): it starts with all of them blocked.
   sigset_t all, old;
@@ -121,6 +123,7 @@ ChannelSet::ChannelSet(int rank, int size, std::vector<int> local_ranks, std::un
 }
 
 ChannelSet::~ChannelSet() {
+  if (!watcher_.joinable()) return;
   stop_.store(true, std::memory_order_seq_cst);
   sleeps_.fetch_add(1, std::memory_order_seq_cst);
   sleeps_.notify_all();
@@ -151,12 +154,20 @@ const ChannelCaps& ChannelSet::caps_for(int peer) const { return on_host(peer) ?
 SendResult ChannelSet::send(int dest, const void* hdr, std::size_t hdr_bytes, const Payload& payload) {
   if (dest < 0 || dest >= size_) return SendResult::Failed;
   const int near = near_index_[static_cast<std::size_t>(dest)];
-  if (near >= 0) return near_->send(near, hdr, hdr_bytes, payload);
+  if (near >= 0) {
+    const SendResult r = near_->send(near, hdr, hdr_bytes, payload);
+    if (alone_) {  // to itself: a sleeper on the network channel must see it
+      self_pending_.store(true, std::memory_order_seq_cst);
+      if (far_sleepers_.load(std::memory_order_seq_cst) > 0) far_->wake();
+    }
+    return r;
+  }
   return far_->send(dest, hdr, hdr_bytes, payload);
 }
 
 int ChannelSet::poll(PacketSink& sink) {
   translate_->outer = &sink;
+  if (alone_ && self_pending_.load(std::memory_order_relaxed)) self_pending_.store(false, std::memory_order_relaxed);
   int n = near_->poll(*translate_);
   const bool ready = far_ready_.load(std::memory_order_relaxed);
   if (far_busy_ || ready || ++tick_ % kFarEvery == 0) {
@@ -174,6 +185,17 @@ void ChannelSet::wait(std::chrono::microseconds timeout) { wait_until(timeout, W
 // The condition goes to the channel that sleeps (no lost wakeup there),
 // with the watcher's flag: the watcher sets it before it rings.
 void ChannelSet::wait_until(std::chrono::microseconds timeout, const WaitCondition& done) {
+  if (alone_) {
+    // Announce, then check: a send to itself after the check wakes the
+    // network channel (its wakeups persist until consumed: an eventfd).
+    far_sleepers_.fetch_add(1, std::memory_order_seq_cst);
+    if (!self_pending_.load(std::memory_order_seq_cst) && !done()) {
+      far_->wait(timeout);
+      far_ready_.store(true, std::memory_order_relaxed);  // the next pass polls the network
+    }
+    far_sleepers_.fetch_sub(1, std::memory_order_relaxed);
+    return;
+  }
   auto woken = [&] { return far_ready_.load(std::memory_order_seq_cst) || done(); };
   if (woken()) return;
   sleeps_.fetch_add(1, std::memory_order_seq_cst);

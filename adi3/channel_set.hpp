@@ -24,6 +24,10 @@
 // the network has something (far_ready_, checked under the doorbell, so
 // no lost wakeup). Without it a rank asleep on the doorbell saw a network
 // packet only at its next timeout: milliseconds of latency across hosts.
+// A rank alone on its host (the near channel serves only itself) needs no
+// watcher: it sleeps on the network channel itself, one wakeup fewer, and
+// a send to itself (the near channel's only traffic) wakes that sleep
+// (self_pending_, checked after the sleep's announcement).
 #pragma once
 #include <atomic>
 #include <chrono>
@@ -82,7 +86,12 @@ class ChannelSet final : public Channel {
   std::atomic<uint32_t> sleeps_{0};
   std::atomic<bool> far_ready_{false};
   std::atomic<bool> stop_{false};
-  std::thread watcher_;
+  std::thread watcher_;  // not started when alone_
+  // Alone on the host: sleepers on the network channel, and a packet to
+  // itself not yet polled.
+  bool alone_ = false;
+  std::atomic<int> far_sleepers_{0};
+  std::atomic<bool> self_pending_{false};
 };
 
 }  // namespace adi3

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <tuple>
 
+#include "adi3/process.hpp"
 #include "mpi/agree.hpp"
 #include "mpi/api.hpp"
 #include "mpi/attributes.hpp"
@@ -72,8 +73,25 @@ int split(Runtime& rt, CommObj& c, int color, int key, MPI_Comm* out) {
   return make_comm(rt, std::move(g), ctx, c, out);
 }
 
-// Color for MPI_COMM_TYPE_SHARED: the lowest rank on the same host.
+// Color for MPI_COMM_TYPE_SHARED: the lowest rank on the same host. The
+// host is the launcher's (its node map, which also decides shm or network
+// between two ranks), so a shared communicator is one whose ranks can share
+// memory even where hosts share a hostname (network namespaces); the
+// hostname only without a launcher's map.
 int host_color(Runtime& rt, CommObj& c, int* color) {
+  if (Bootstrap* boot = process_bootstrap(rt.dev())) {
+    const std::vector<int>& node_of = boot->node_map().node_of;
+    auto node = [&](int r) {
+      return node_of.at(static_cast<std::size_t>(c.group->ranks[static_cast<std::size_t>(r)]));
+    };
+    const int mine = node(c.rank());
+    for (int r = 0; r < c.size(); ++r) {
+      if (node(r) == mine) {
+        *color = r;
+        return 0;
+      }
+    }
+  }
   char name[MPI_MAX_PROCESSOR_NAME] = {};
   if (gethostname(name, sizeof name - 1) != 0) std::strcpy(name, "localhost");
   std::vector<char> all(static_cast<std::size_t>(c.size()) * sizeof name);

@@ -308,7 +308,10 @@ void TcpChannel::admit(std::unique_ptr<Handshake> hs) {
     }
   };
   if (p.state == State::Dead) return reject("it claims a rank that already failed");
-  if (p.state == State::Up) return reject("it claims a rank that is already connected");
+  // Authenticated, so it is that rank. A higher rank whose dial crossed
+  // ours finishes its handshake here after it took our connection and
+  // dropped its dial: expected, not worth a log line.
+  if (p.state == State::Up) return reject(peer > rank_ ? nullptr : "it claims a rank that is already connected");
   if (p.state == State::Dialing && peer > rank_) return reject(nullptr);  // our dial wins
   if (p.dial) {
     epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, p.dial->fd, nullptr);

@@ -9,6 +9,8 @@
 # failed" / "Found N errors"; every failure is listed, with the output of
 # the failed runs, and the script fails if any did (or if none ran).
 set -uo pipefail
+# For programs whose checks depend on the layout (tests/mpi/comm.c).
+export ADI3_TEST_HOSTS=2
 launcher=$1 mpiexec=$2
 shift 2
 [ $# -gt 0 ] || { echo "FAIL: no programs given"; exit 1; }
