@@ -3,9 +3,11 @@
 set -euo pipefail
 pkgs=(g++ clang cmake ninja-build libboost-dev libtbb-dev libgtest-dev libgmock-dev libbenchmark-dev libibverbs-dev clang-format libpmix-dev libhwloc-dev pkg-config libssl-dev)
 # The launchers the tests start our binaries under (Hydra, Open MPI's mpirun,
-# single-node Slurm, network namespaces); ADI3_NO_LAUNCHERS=1 leaves them out
-# and their tests are then not registered or skipped.
-[ "${ADI3_NO_LAUNCHERS:-0}" = 1 ] || pkgs+=(mpich openmpi-bin slurmd slurmctld slurm-client munge iproute2)
+# single-node Slurm, network namespaces, OpenSSH's server, which
+# tests/tcp/sshd_test.sh starts inside a namespace with keys of its own);
+# ADI3_NO_LAUNCHERS=1 leaves them out and their tests are then not
+# registered or skipped.
+[ "${ADI3_NO_LAUNCHERS:-0}" = 1 ] || pkgs+=(mpich openmpi-bin slurmd slurmctld slurm-client munge iproute2 openssh-server)
 # The peers' headers, for the side-by-side benchmarks.
 [ "${ADI3_WITH_PEERS:-0}" = 1 ] && pkgs+=(mpich libmpich-dev openmpi-bin libopenmpi-dev)
 missing=()
