@@ -59,6 +59,7 @@ class ChannelSet final : public Channel {
   int poll(PacketSink& sink) override;
   void wait(std::chrono::microseconds timeout) override;
   void wait_until(std::chrono::microseconds timeout, const WaitCondition& done) override;
+  void check_liveness() override { near_->check_liveness(); }
   void wake() override;
   int get(int peer, void* local, uint64_t remote, std::size_t len) override;
   int put(int peer, uint64_t remote, const void* local, std::size_t len) override;

@@ -172,7 +172,8 @@ void Device::on_packet(int src, const void* hdr, std::size_t hdr_bytes, const vo
 
 void Device::on_peer_failed(int peer, const char* why) {
   if (peer < 0 || peer >= size_ || peer_failed_[static_cast<std::size_t>(peer)]) return;
-  peer_failed_[static_cast<std::size_t>(peer)] = 1;
+  // Atomic: check_alive_slow reads it from any thread.
+  std::atomic_ref<uint8_t>(peer_failed_[static_cast<std::size_t>(peer)]).store(1, std::memory_order_relaxed);
   failure_text_.assign(why, why + std::strlen(why) + 1);
   failure_class_ = ErrorClass::ProcFailed;
   failed_peers_.fetch_add(1, std::memory_order_release);

@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -162,6 +163,25 @@ class Device final : private PacketSink {
   // (Channel::wait_until), so it must be idempotent once true.
   template <class Done>
   int block_until(Done&& done);
+  // For calls that move no packets (native one-sided synchronization),
+  // which would otherwise never learn that a peer died: every
+  // kLivenessEvery-th call lets the channel look for failed peers (its
+  // clock is read only then) and a progress pass report them. Returns 0,
+  // or ERR_PROC_FAILED naming `what` and the rank when rank of comm (-1:
+  // any rank of comm) has failed. Call it without a lock that packet
+  // handlers take.
+  int check_alive(const Comm& comm, int rank, const char* what) {
+    if (none_failed()) [[likely]]
+      return 0;
+    if (rank >= 0) return check_alive_slow(comm, std::span<const int>(&rank, 1), what);
+    return check_alive_slow(comm, {}, what);
+  }
+  // The same for the ranks of comm in `ranks` (a PSCW group).
+  int check_alive(const Comm& comm, std::span<const int> ranks, const char* what) {
+    if (none_failed() || ranks.empty()) [[likely]]
+      return 0;
+    return check_alive_slow(comm, ranks, what);
+  }
   // A barrier over all ranks of the device (used by finalize and tests).
   int barrier();
   // Completes pending traffic and synchronizes with every rank.
@@ -406,8 +426,21 @@ class Device final : private PacketSink {
   void sleep_until(const WaitCondition& done) {
     channel_->wait_until(std::chrono::microseconds(config_.sleep_us), done);
   }
-  int failure_patience() const { return 100000 / (config_.sleep_us > 0 ? config_.sleep_us : 1) + 1; }
+  // How long a wait sleeps on in a job with a failed peer before it fails:
+  // wall time, since on a loaded host one sleep quantum can take tens of ms.
+  static constexpr std::chrono::milliseconds kFailurePatience{100};
   int peer_failure_error();
+  static constexpr uint32_t kLivenessEvery = 64;
+  bool none_failed() {
+    const uint32_t n = liveness_calls_.load(std::memory_order_relaxed) + 1;
+    liveness_calls_.store(n, std::memory_order_relaxed);  // a count lost between threads is harmless
+    if (n % kLivenessEvery == 0) [[unlikely]]
+      look_for_failures();
+    return failed_peers_.load(std::memory_order_acquire) == 0;
+  }
+  void look_for_failures();
+  // ranks empty: every rank of comm.
+  int check_alive_slow(const Comm& comm, std::span<const int> ranks, const char* what);
 
   std::unique_ptr<Channel> channel_;
   Channel* io_;  // channel_->data_path(): send and poll
@@ -446,6 +479,7 @@ class Device final : private PacketSink {
   SpinLock bsend_lock_;
   std::atomic<int> bsend_live_{0};  // size of bsends_, read without the lock
   std::atomic<int> failed_peers_{0};
+  std::atomic<uint32_t> liveness_calls_{0};  // check_alive calls (mod 2^32)
   std::vector<uint8_t> peer_failed_;
   std::vector<uint8_t> peer_refused_;  // sent a bad packet: nothing more is read from it
   std::atomic<int> refused_peers_{0};  // how many peer_refused_ entries are set
@@ -466,7 +500,10 @@ class Device final : private PacketSink {
 
 template <class Done>
 int Device::block_until(Done&& done) {
-  int idle = 0, idle_after_failure = 0;
+  int idle = 0;
+  // Set at the first sleep after a peer failed; the clock is read only after
+  // a sleep, never while spinning.
+  std::chrono::steady_clock::time_point give_up{};
   while (!done()) {
     if (progress()) {
       idle = 0;
@@ -481,8 +518,12 @@ int Device::block_until(Done&& done) {
       sleep_until(WaitCondition::of(done));
       // A peer died and nothing has moved for a while: the wait may depend
       // on it, so fail rather than hang.
-      if (failed_peers_.load(std::memory_order_acquire) && ++idle_after_failure > failure_patience()) {
-        return peer_failure_error();
+      if (failed_peers_.load(std::memory_order_acquire)) {
+        const auto now = std::chrono::steady_clock::now();
+        if (give_up == std::chrono::steady_clock::time_point{})
+          give_up = now + kFailurePatience;
+        else if (now >= give_up)
+          return peer_failure_error();
       }
     }
   }

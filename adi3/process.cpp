@@ -175,6 +175,7 @@ class ProcessChannel final : public Channel {
     inner_->wait_until(timeout, done);
   }
   void wake() override { inner_->wake(); }
+  void check_liveness() override { inner_->check_liveness(); }
   int get(int peer, void* local, uint64_t remote, std::size_t len) override {
     return inner_->get(peer, local, remote, len);
   }

@@ -126,6 +126,12 @@ class Channel {
   // and polls through it directly, one virtual call per packet instead of
   // two. Everything else still goes through the wrapper.
   virtual Channel* data_path() { return this; }
+
+  // Looks for failed peers now if the channel's liveness check is due (for
+  // calls that move no packets, such as native one-sided synchronization,
+  // so never reach poll or wait); a failure found is reported by the next
+  // poll.
+  virtual void check_liveness() {}
 };
 
 }  // namespace adi3

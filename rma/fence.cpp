@@ -37,6 +37,8 @@ bool fence_done(WindowState& w, uint64_t k, bool native) {
 int Window::fence(int assert) {
   WindowState& w = *st_;
   if (int e = bad_assert(w, "Win_fence", assert, kFenceAsserts)) return e;
+  // Native fences meet in the control blocks, which outlive a dead rank.
+  if (int e = w.dev.check_alive(w.comm, -1, "Win_fence")) return e;
   const bool noprecede = assert &kModeNoPrecede, nosucceed = assert &kModeNoSucceed;
   uint64_t k;
   bool native;

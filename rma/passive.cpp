@@ -64,6 +64,7 @@ int Window::lock(LockType type, int rank, int assert) {
   }
   if (rank == kProcNull) return 0;
   if (int e = check_rank(w, "Win_lock", rank)) return e;
+  if (int e = w.dev.check_alive(w.comm, rank, "Win_lock")) return e;
   const auto kind = type == LockType::Exclusive ? rma::LockKind::Exclusive : rma::LockKind::Shared;
   uint64_t need = 0;
   bool take_native = false;
@@ -134,6 +135,9 @@ int Window::unlock(int rank) {
   if (int e = rma::native::fast_unlock(w, rank); e >= 0) return e;
   if (rank == kProcNull) return 0;
   if (int e = check_rank(w, "Win_unlock", rank)) return e;
+  // A native unlock only writes the target's lock word, which stays mapped
+  // after its process died: ask whether it lives.
+  if (int e = w.dev.check_alive(w.comm, rank, "Win_unlock")) return e;
   uint64_t seq;
   {
     std::lock_guard<std::mutex> g(w.mu);
@@ -183,6 +187,7 @@ int Window::lock_all(int assert) {
 
 int Window::unlock_all() {
   WindowState& w = *st_;
+  if (int e = w.dev.check_alive(w.comm, -1, "Win_unlock_all")) return e;
   std::vector<uint64_t> seqs(static_cast<std::size_t>(w.comm.size));
   {
     std::lock_guard<std::mutex> g(w.mu);
@@ -236,6 +241,19 @@ int passive_check(WindowState& w, const char* call, int rank) {
 int flush_some(WindowState& w, const char* call, int only, bool local) {
   if (only != -1) {
     if (int e = check_rank(w, call, only)) return e;
+  }
+  // A native flush is a memory fence: it would complete on the memory of a
+  // target whose process died. Flushing all: the targets locked.
+  if (int e = w.dev.check_alive(w.comm, only, call)) {
+    if (only != -1) return e;
+    std::vector<int> locked;
+    {
+      std::lock_guard<std::mutex> g(w.mu);
+      for (int r = 0; r < w.comm.size; ++r) {
+        if (w.targets[static_cast<std::size_t>(r)].locked) locked.push_back(r);
+      }
+    }
+    if (int f = w.dev.check_alive(w.comm, locked, call)) return f;
   }
   std::vector<uint64_t> seqs;
   {

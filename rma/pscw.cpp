@@ -122,6 +122,8 @@ int Window::complete() {
       })) {
     return e;
   }
+  // The targets' counters stay mapped after their process died.
+  if (int e = w.dev.check_alive(w.comm, group, "Win_complete")) return e;
   if (native) {
     // Our emulated operations have left: announce their count, then count
     // the completion (the target waits until it applied them).
@@ -140,7 +142,12 @@ int Window::wait() {
     std::lock_guard<std::mutex> g(w.mu);
     if (!w.exposed) return sync_error(w, "Win_wait", "no Win_post epoch is open");
   }
-  if (int e = wait_for(w, [&] { return exposure_done(w); })) return e;
+  // post_group changes only in this rank's post, wait and test (this thread).
+  if (int e = w.dev.check_alive(w.comm, w.post_group, "Win_wait")) return e;
+  if (int e = wait_for(w, [&] { return exposure_done(w); })) {
+    if (int f = w.dev.check_alive(w.comm, w.post_group, "Win_wait")) return f;  // name the rank
+    return e;
+  }
   std::lock_guard<std::mutex> g(w.mu);
   w.exposed = false;
   w.post_group.clear();

@@ -7,7 +7,7 @@
 # what every run must show; the last line counts runs and failures.
 # FAULT_PEERS=1 pauses the launcher around each kill, so each surviving rank
 # must fail by itself with a clear error within FAULT_PEERS_MS (2000):
-#   FAULT_PEERS=1 scripts/faults.sh 100 4 "eager rndv coll greq fence pscw"
+#   FAULT_PEERS=1 scripts/faults.sh 100 4 "eager rndv coll greq fence pscw lock flush"
 #
 #   scripts/faults.sh [RUNS] [RANKS] [MODES]
 set -euo pipefail

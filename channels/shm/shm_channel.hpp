@@ -40,6 +40,7 @@ class ShmChannel final : public Channel {
   int poll(PacketSink& sink) override;
   void wait(std::chrono::microseconds timeout) override;
   void wait_until(std::chrono::microseconds timeout, const WaitCondition& done) override;
+  void check_liveness() override { check_peers_if_due(); }
   // A system call only when a thread of this rank sleeps (the core calls
   // wake() at every completion in MPI_THREAD_MULTIPLE mode).
   void wake() override { my_bell_->ring(); }

@@ -8,8 +8,8 @@
  *           thread completes after each message from the left neighbour
  *   fence   active-target RMA epochs: put a block into the right
  *           neighbour's window and get one from the left's, between fences
- *   lock    passive-target RMA epochs: lock the right neighbour's window,
- *           put a block, get it back, add to a counter there, unlock
+ *   lock    passive-target RMA epochs: lock every other rank's window in
+ *           turn, put a block, get it back, add to a counter there, unlock
  *   pscw    post-start-complete-wait epochs: expose to the left neighbour,
  *           access the right one: put a block and accumulate a counter
  *   flush   one lock_all epoch held open: put, flush, get back, flush,
@@ -134,11 +134,12 @@ static void win_fail(MPI_Win win, const char* what, int err) {
 
 static MPI_Win new_window(int** base) {
   MPI_Win win;
-  int e = MPI_Win_allocate((MPI_Aint)(kWinInts + 1) * (MPI_Aint)sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD,
-                           base, &win);
+  /* the blocks, then one counter per origin */
+  int e = MPI_Win_allocate((MPI_Aint)(kWinInts + size) * (MPI_Aint)sizeof(int), sizeof(int), MPI_INFO_NULL,
+                           MPI_COMM_WORLD, base, &win);
   if (e) fail("MPI_Win_allocate", e);
   MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
-  memset(*base, 0, (kWinInts + 1) * sizeof(int));
+  memset(*base, 0, (size_t)(kWinInts + size) * sizeof(int));
   e = MPI_Barrier(MPI_COMM_WORLD); /* zeroed everywhere before any access */
   if (e) fail("MPI_Barrier", e);
   return win;
@@ -215,11 +216,12 @@ static void pscw(void) {
   }
 }
 
-/* Passive target. lock: every round an exclusive lock on the right
- * neighbour's window, a put, a flush, a get of the same block, a
- * fetch-and-add on its counter, unlock. flush (held = 1): one lock_all
- * epoch on every rank, never closed, the same round ended by a flush_all.
- * The block read back must be the one written, the counter count rounds. */
+/* Passive target. lock: every round an exclusive lock on the window of the
+ * next other rank in turn (so every rank soon needs a dead one), a put, a
+ * flush, a get of the same block, a fetch-and-add on our counter there,
+ * unlock. flush (held = 1): one lock_all epoch on every rank, never closed,
+ * the same round to the right neighbour ended by a flush_all. The block
+ * read back must be the one written, the counter count our rounds there. */
 static void passive(int held) {
   int* base = NULL;
   MPI_Win win = new_window(&base);
@@ -228,8 +230,11 @@ static void passive(int held) {
   int* got = malloc(kWinInts * sizeof(int));
   int e = held ? MPI_Win_lock_all(0, win) : 0;
   if (e) win_fail(win, "MPI_Win_lock_all", e);
+  const int others = size > 1 ? size - 1 : 1;
   for (long round = 0;; ++round) {
     for (int i = 0; i < kWinInts; ++i) out[i] = (int)(rank * 7919 + round * 31 + i);
+    if (!held) right = (rank + 1 + (int)(round % others)) % size;
+    const int expect = held ? (int)round : (int)(round / others); /* our earlier rounds at this target */
     e = held ? 0 : MPI_Win_lock(MPI_LOCK_EXCLUSIVE, right, 0, win);
     if (e) win_fail(win, "MPI_Win_lock", e);
     e = MPI_Put(out, kWinInts, MPI_INT, right, 0, kWinInts, MPI_INT, win);
@@ -239,11 +244,11 @@ static void passive(int held) {
     e = MPI_Get(got, kWinInts, MPI_INT, right, 0, kWinInts, MPI_INT, win);
     if (e) win_fail(win, "MPI_Get", e);
     int one = 1, old = 0;
-    e = MPI_Fetch_and_op(&one, &old, MPI_INT, right, kWinInts, MPI_SUM, win);
+    e = MPI_Fetch_and_op(&one, &old, MPI_INT, right, kWinInts + rank, MPI_SUM, win);
     if (e) win_fail(win, "MPI_Fetch_and_op", e);
     e = held ? MPI_Win_flush_all(win) : MPI_Win_unlock(right, win);
     if (e) win_fail(win, held ? "MPI_Win_flush_all" : "MPI_Win_unlock", e);
-    if (memcmp(out, got, kWinInts * sizeof(int)) != 0 || old != (int)round) {
+    if (memcmp(out, got, kWinInts * sizeof(int)) != 0 || old != expect) {
       printf("CORRUPT %d: round %ld read back other data (counter %d)\n", rank, round, old);
       fflush(stdout);
       exit(4);
