@@ -3,6 +3,7 @@
 // progress engine (nonblocking).
 #pragma once
 #include <memory>
+#include <new>
 
 #include "adi3/device.hpp"
 #include "adi3/sizes.hpp"
@@ -70,18 +71,33 @@ inline int check_blocks(Schedule& s, const char* what, const int* counts, const 
   return 0;
 }
 
+// Builds s. Nothing has been sent yet: out of memory (a scratch block, the
+// step list) is ERR_NO_MEM naming it, and the schedule is dropped.
 template <class Build>
-int blocking(Device& dev, const Comm& comm, Tag tag, Build&& build) {
+int build(Schedule& s, Build& builder) {
+  try {
+    return builder(s);
+  } catch (const std::bad_alloc&) {
+    return s.out_of_memory();
+  }
+}
+
+template <class Build>
+int blocking(Device& dev, const Comm& comm, Tag tag, Build&& builder) {
   Schedule s(dev, comm, static_cast<int>(tag));
-  if (int e = build(s)) return e;
+  if (int e = build(s, builder)) return e;
   return s.run();
 }
 
 template <class Build>
-int nonblocking(Device& dev, const Comm& comm, Sequence& seq, Request** out, Build&& build) {
+int nonblocking(Device& dev, const Comm& comm, Sequence& seq, Request** out, Build&& builder) {
   *out = nullptr;
-  auto s = std::make_unique<Schedule>(dev, comm, seq.next_tag());
-  if (int e = build(*s)) return e;
+  // The tag is taken only once the schedule exists (the new-initializer
+  // is evaluated after the allocation succeeded).
+  std::unique_ptr<Schedule> s(new (std::nothrow) Schedule(dev, comm, seq.next_tag()));
+  if (!s)
+    return dev.errors().raise(ErrorClass::NoMem, "out of memory: cannot allocate a nonblocking collective's schedule");
+  if (int e = build(*s, builder)) return e;
   return seq.is_persistent() ? launch_persistent(dev, std::move(s), out) : launch(dev, std::move(s), out);
 }
 

@@ -67,20 +67,39 @@ std::byte* Schedule::scratch(std::size_t bytes) {
   // them), and page faults plus zeroing cost 6x the reduction itself.
   // TBB aligns large blocks to cache lines; small ones stay with new[]
   // (16-byte aligned). Not value-initialised: temporaries are overwritten.
+  // Out of memory throws, recording the size: builders return void, and
+  // detail::build (coll/calls.hpp) turns it into ERR_NO_MEM naming it.
   constexpr std::size_t kPooled = 64 * 1024;
+  wanted_ = bytes;
   scratch_.reserve(scratch_.size() + 1);
   if (bytes < kPooled) {
-    scratch_.push_back(Scratch{new std::byte[std::max<std::size_t>(bytes, 1)], false});
+    auto* p = new (std::nothrow) std::byte[std::max<std::size_t>(bytes, 1)];
+    if (!p) throw std::bad_alloc();
+    scratch_.push_back(Scratch{p, false});
   } else {
     void* p = scratch_alloc(bytes);
     if (!p) throw std::bad_alloc();
     scratch_.push_back(Scratch{p, reinterpret_cast<std::uintptr_t>(p) % 16 == 0});
     if (!scratch_.back().pooled) {  // never seen; keep the promise anyway
       scratch_free(p);
-      scratch_.back().p = new std::byte[bytes];
+      scratch_.back().p = new (std::nothrow) std::byte[bytes];
+      if (!scratch_.back().p) throw std::bad_alloc();
     }
   }
+  wanted_ = 0;
   return static_cast<std::byte*>(scratch_.back().p);
+}
+
+int Schedule::out_of_memory() const {
+  if (wanted_) {
+    return dev_.errors().raise(ErrorClass::NoMem,
+                               "out of memory: cannot allocate %zu bytes of scratch memory for a collective (tag %d, "
+                               "%zu blocks held)",
+                               wanted_, tag_, scratch_.size());
+  }
+  return dev_.errors().raise(ErrorClass::NoMem,
+                             "out of memory: cannot allocate the schedule of a collective (tag %d, %zu steps so far)",
+                             tag_, steps_.size());
 }
 
 void Schedule::keep(const Datatype* type) {

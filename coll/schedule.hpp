@@ -51,6 +51,8 @@ class Schedule {
   void fence();
   // Schedule-owned scratch memory (16-byte aligned), freed with it.
   std::byte* scratch(std::size_t bytes);
+  // ERR_NO_MEM naming what a build that threw std::bad_alloc was allocating.
+  int out_of_memory() const;
   // Keeps a user type alive as long as the schedule (nonblocking calls
   // may outlive the caller's handle).
   void keep(const Datatype* type);
@@ -96,6 +98,7 @@ class Schedule {
   std::deque<Comm> comms_;  // stable addresses; steps name them by index
   std::uint8_t cur_ = 0;
   int tag_;
+  std::size_t wanted_ = 0;  // the scratch block being allocated
   std::vector<Step> steps_;
   std::vector<std::function<void()>> fns_;
   struct Scratch {

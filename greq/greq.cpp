@@ -77,7 +77,11 @@ int greq_start(Device& dev, GreqClass* shared, const GreqCallbacks& fns, void* e
   // The request first: out of them, nothing is made and no callback runs.
   Request* r = nullptr;
   if (int e = dev.new_request(RequestKind::Generalized, "a generalized request", &r)) return e;
-  auto* st = new GreqState(shared ? GreqCallbacks{} : fns);
+  auto* st = new (std::nothrow) GreqState(shared ? GreqCallbacks{} : fns);
+  if (!st) {
+    dev.release(r);
+    return dev.errors().raise(ErrorClass::NoMem, "out of memory: cannot allocate the state of a generalized request");
+  }
   st->klass = shared ? shared : &st->own;
   if (shared) shared->retain();
   st->extra = extra_state;

@@ -4,6 +4,7 @@
 
 #include <climits>
 #include <cstdio>
+#include <new>
 
 #include "adi3/sizes.hpp"
 #include "segment/builtin.hpp"
@@ -181,7 +182,18 @@ void to_mpi(const Status& s, MPI_Status* out, bool with_error) {
 void empty_status(MPI_Status* out, bool with_error) { to_mpi(Status{}, out, with_error); }
 
 int new_request(Runtime& rt, Request* r, MPI_Comm comm, bool persistent, MPI_Request* out) {
-  int i = rt.requests.add(ReqSlot{r, comm, persistent});
+  int i = -1;
+  try {
+    i = rt.requests.add(ReqSlot{r, comm, persistent});
+  } catch (const std::bad_alloc&) {
+    // The operation started: freed, it completes unobserved (as after
+    // MPI_Request_free), and the caller learns there is no handle for it.
+    rt.dev().request_free(&r);
+    return raise(ErrorClass::NoMem,
+                 "out of memory: cannot allocate a part of the request handle table (%d handles live); the "
+                 "operation was started and completes unobserved",
+                 rt.requests.live());
+  }
   if (i < 0) {
     rt.dev().request_free(&r);
     return raise(ErrorClass::Intern, "too many requests in use");

@@ -3,6 +3,7 @@
 // lookups, status conversion and error-handler dispatch.
 #pragma once
 #include <cstdarg>
+#include <type_traits>
 
 #include <mpi.h>
 
@@ -11,8 +12,33 @@
 #include "segment/datatype.hpp"
 
 // Defines PMPI_name (the implementation) and MPI_name as a weak alias of
-// it, so a profiling library can interpose MPI_name and call PMPI_name.
-#define ADI3_MPI_API(ret, name, params)                                         \
+// it, so a profiling library can interpose MPI_name and call PMPI_name;
+// args names the parameters, in order. The body that follows the macro
+// runs inside the entry point's one try block: a C++ exception escaping
+// the layers (std::bad_alloc from an allocation without an error path)
+// must not unwind into the C caller, so it becomes an error code
+// (ERR_NO_MEM for bad_alloc) reported through the handler of the
+// communicator or window among the arguments (mpi/escape.cpp). The try
+// costs nothing until something throws (table-driven unwinding), and the
+// body (a function of internal linkage called once) is inlined into it.
+#define ADI3_MPI_API(ret, name, params, args)                                   \
+  namespace {                                                                   \
+  struct PMPI_##name##_body {                                                   \
+    [[gnu::always_inline]] static inline ret PMPI_##name params;                \
+  };                                                                            \
+  }                                                                             \
+  extern "C" ret MPI_##name params __attribute__((weak, alias("PMPI_" #name))); \
+  extern "C" __attribute__((visibility("default"))) ret PMPI_##name params {    \
+    try {                                                                       \
+      return PMPI_##name##_body::PMPI_##name args;                              \
+    } catch (...) {                                                             \
+      return ::adi3::mpi::Escaped<ret>{"PMPI_" #name} args;                     \
+    }                                                                           \
+  }                                                                             \
+  ret PMPI_##name##_body::PMPI_##name params
+// The same without the try, for the one entry point whose arguments
+// cannot be forwarded (MPI_Pcontrol's "..."); it must not throw.
+#define ADI3_MPI_API_NOTHROW(ret, name, params)                                 \
   extern "C" ret MPI_##name params __attribute__((weak, alias("PMPI_" #name))); \
   extern "C" __attribute__((visibility("default"))) ret PMPI_##name params
 
@@ -31,6 +57,37 @@
   return ::adi3::mpi::not_initialized(__func__)
 
 namespace adi3::mpi {
+
+// ---- an exception that escaped an entry point's body (ADI3_MPI_API) ----
+// Called in its catch block: turns the exception in flight into a code of
+// fn (ERR_NO_MEM for std::bad_alloc, std::length_error and a thread that
+// could not start for want of resources, ERR_INTERN naming anything else) and reports it through the handler of win
+// when it is a window handle, else of comm (MPI_COMM_WORLD's when neither is one).
+int escaped(const char* fn, int comm, int win) noexcept;
+// Picks the first communicator and window handle among an entry point's
+// arguments (handles are ints whose top bits say their kind).
+template <class R>
+struct Escaped {
+  const char* fn;
+  template <class... A>
+  R operator()(const A&... a) const noexcept {
+    int comm = 0, win = 0;
+    (note(a, &comm, &win), ...);
+    const int code = escaped(fn, comm, win);
+    if constexpr (std::is_same_v<R, int>) {
+      return code;
+    } else {
+      return R{};  // MPI_Wtime and the like allocate nothing
+    }
+  }
+  template <class T>
+  static void note(const T&, int*, int*) {}
+  static void note(int h, int* comm, int* win) {
+    if (handle_class(h) == HandleClass::Null) return;
+    if (!*comm && handle_kind(h) == Kind::Comm) *comm = h;
+    if (!*win && handle_kind(h) == Kind::Win) *win = h;
+  }
+};
 
 // MPI called outside Init..Finalize: reports through the default (fatal)
 // handler.

@@ -240,7 +240,8 @@ int comm_get_attr(Runtime& rt, MPI_Comm comm, int keyval, void* value, int* flag
 
 ADI3_MPI_API(int, Comm_create_keyval,
              (MPI_Comm_copy_attr_function * copy_fn, MPI_Comm_delete_attr_function* delete_fn, int* keyval,
-              void* extra_state)) {
+              void* extra_state),
+             (copy_fn, delete_fn, keyval, extra_state)) {
   ADI3_MPI_ENTER();
   if (!keyval) return world_error(raise(ErrorClass::Arg, "comm_keyval is null"), __func__);
   return world_error(create_keyval(*rt, KeyvalKind::Comm, reinterpret_cast<void*>(copy_fn),
@@ -248,12 +249,12 @@ ADI3_MPI_API(int, Comm_create_keyval,
                      __func__);
 }
 
-ADI3_MPI_API(int, Comm_free_keyval, (int* keyval)) {
+ADI3_MPI_API(int, Comm_free_keyval, (int* keyval), (keyval)) {
   ADI3_MPI_ENTER();
   return world_error(free_keyval(*rt, keyval, KeyvalKind::Comm), __func__);
 }
 
-ADI3_MPI_API(int, Comm_set_attr, (MPI_Comm comm, int keyval, void* attribute_val)) {
+ADI3_MPI_API(int, Comm_set_attr, (MPI_Comm comm, int keyval, void* attribute_val), (comm, keyval, attribute_val)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
@@ -262,12 +263,13 @@ ADI3_MPI_API(int, Comm_set_attr, (MPI_Comm comm, int keyval, void* attribute_val
   return comm_error(c, set_attr(*rt, c->attrs, k, attribute_val, comm), __func__);
 }
 
-ADI3_MPI_API(int, Comm_get_attr, (MPI_Comm comm, int keyval, void* attribute_val, int* flag)) {
+ADI3_MPI_API(int, Comm_get_attr, (MPI_Comm comm, int keyval, void* attribute_val, int* flag),
+             (comm, keyval, attribute_val, flag)) {
   ADI3_MPI_ENTER();
   return comm_error(comm, comm_get_attr(*rt, comm, keyval, attribute_val, flag), __func__);
 }
 
-ADI3_MPI_API(int, Comm_delete_attr, (MPI_Comm comm, int keyval)) {
+ADI3_MPI_API(int, Comm_delete_attr, (MPI_Comm comm, int keyval), (comm, keyval)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
@@ -277,21 +279,25 @@ ADI3_MPI_API(int, Comm_delete_attr, (MPI_Comm comm, int keyval)) {
 }
 
 ADI3_MPI_API(int, Keyval_create,
-             (MPI_Copy_function * copy_fn, MPI_Delete_function* delete_fn, int* keyval, void* extra_state)) {
+             (MPI_Copy_function * copy_fn, MPI_Delete_function* delete_fn, int* keyval, void* extra_state),
+             (copy_fn, delete_fn, keyval, extra_state)) {
   return PMPI_Comm_create_keyval(copy_fn, delete_fn, keyval, extra_state);
 }
-ADI3_MPI_API(int, Keyval_free, (int* keyval)) { return PMPI_Comm_free_keyval(keyval); }
-ADI3_MPI_API(int, Attr_put, (MPI_Comm comm, int keyval, void* value)) {
+ADI3_MPI_API(int, Keyval_free, (int* keyval), (keyval)) { return PMPI_Comm_free_keyval(keyval); }
+ADI3_MPI_API(int, Attr_put, (MPI_Comm comm, int keyval, void* value), (comm, keyval, value)) {
   return PMPI_Comm_set_attr(comm, keyval, value);
 }
-ADI3_MPI_API(int, Attr_get, (MPI_Comm comm, int keyval, void* value, int* flag)) {
+ADI3_MPI_API(int, Attr_get, (MPI_Comm comm, int keyval, void* value, int* flag), (comm, keyval, value, flag)) {
   return PMPI_Comm_get_attr(comm, keyval, value, flag);
 }
-ADI3_MPI_API(int, Attr_delete, (MPI_Comm comm, int keyval)) { return PMPI_Comm_delete_attr(comm, keyval); }
+ADI3_MPI_API(int, Attr_delete, (MPI_Comm comm, int keyval), (comm, keyval)) {
+  return PMPI_Comm_delete_attr(comm, keyval);
+}
 
 ADI3_MPI_API(int, Type_create_keyval,
              (MPI_Type_copy_attr_function * copy_fn, MPI_Type_delete_attr_function* delete_fn, int* keyval,
-              void* extra_state)) {
+              void* extra_state),
+             (copy_fn, delete_fn, keyval, extra_state)) {
   ADI3_MPI_ENTER();
   if (!keyval) return world_error(raise(ErrorClass::Arg, "type_keyval is null"), __func__);
   return world_error(create_keyval(*rt, KeyvalKind::Type, reinterpret_cast<void*>(copy_fn),
@@ -299,12 +305,12 @@ ADI3_MPI_API(int, Type_create_keyval,
                      __func__);
 }
 
-ADI3_MPI_API(int, Type_free_keyval, (int* keyval)) {
+ADI3_MPI_API(int, Type_free_keyval, (int* keyval), (keyval)) {
   ADI3_MPI_ENTER();
   return world_error(free_keyval(*rt, keyval, KeyvalKind::Type), __func__);
 }
 
-ADI3_MPI_API(int, Type_set_attr, (MPI_Datatype type, int keyval, void* attribute_val)) {
+ADI3_MPI_API(int, Type_set_attr, (MPI_Datatype type, int keyval, void* attribute_val), (type, keyval, attribute_val)) {
   ADI3_MPI_ENTER();
   const Datatype* t = nullptr;
   if (int e = get_type(*rt, type, &t)) return world_error(e, __func__);
@@ -318,7 +324,8 @@ ADI3_MPI_API(int, Type_set_attr, (MPI_Datatype type, int keyval, void* attribute
   return world_error(set_attr(*rt, *list, k, attribute_val, type), __func__);
 }
 
-ADI3_MPI_API(int, Type_get_attr, (MPI_Datatype type, int keyval, void* attribute_val, int* flag)) {
+ADI3_MPI_API(int, Type_get_attr, (MPI_Datatype type, int keyval, void* attribute_val, int* flag),
+             (type, keyval, attribute_val, flag)) {
   ADI3_MPI_ENTER();
   const Datatype* t = nullptr;
   if (int e = get_type(*rt, type, &t)) return world_error(e, __func__);
@@ -337,7 +344,7 @@ ADI3_MPI_API(int, Type_get_attr, (MPI_Datatype type, int keyval, void* attribute
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Type_delete_attr, (MPI_Datatype type, int keyval)) {
+ADI3_MPI_API(int, Type_delete_attr, (MPI_Datatype type, int keyval), (type, keyval)) {
   ADI3_MPI_ENTER();
   const Datatype* t = nullptr;
   if (int e = get_type(*rt, type, &t)) return world_error(e, __func__);

@@ -76,7 +76,7 @@ int adi3::mpi::iflush_buffer(Runtime& rt, std::shared_ptr<BsendBuffer> b, MPI_Co
 // ---- the process buffer ----
 
 #define ADI3_BUFFER_ATTACH(fname, C, ...)                                                        \
-  ADI3_MPI_API(int, fname, (void* buffer, C size)) {                                             \
+  ADI3_MPI_API(int, fname, (void* buffer, C size), (buffer, size)) {                             \
     ADI3_MPI_ENTER();                                                                            \
     return world_error(attach_buffer(*rt, *rt->dev().process_buffer(), buffer, size), __func__); \
   }
@@ -84,19 +84,19 @@ ADI3_MPI_COUNT_FORMS(ADI3_BUFFER_ATTACH, Buffer_attach)
 #undef ADI3_BUFFER_ATTACH
 
 #define ADI3_BUFFER_DETACH(fname, C, ...)                                                             \
-  ADI3_MPI_API(int, fname, (void* buffer_addr, C* size)) {                                            \
+  ADI3_MPI_API(int, fname, (void* buffer_addr, C* size), (buffer_addr, size)) {                       \
     ADI3_MPI_ENTER();                                                                                 \
     return world_error(detach_buffer(*rt, *rt->dev().process_buffer(), buffer_addr, size), __func__); \
   }
 ADI3_MPI_COUNT_FORMS(ADI3_BUFFER_DETACH, Buffer_detach)
 #undef ADI3_BUFFER_DETACH
 
-ADI3_MPI_API(int, Buffer_flush, (void)) {
+ADI3_MPI_API(int, Buffer_flush, (void), ()) {
   ADI3_MPI_ENTER();
   return world_error(rt->dev().buffer_flush(*rt->dev().process_buffer()), __func__);
 }
 
-ADI3_MPI_API(int, Buffer_iflush, (MPI_Request * request)) {
+ADI3_MPI_API(int, Buffer_iflush, (MPI_Request * request), (request)) {
   ADI3_MPI_ENTER();
   return world_error(iflush_buffer(*rt, rt->dev().process_buffer(), MPI_COMM_WORLD, request), __func__);
 }
@@ -115,28 +115,28 @@ namespace {
 
 }  // namespace
 
-#define ADI3_COMM_ATTACH(fname, C, ...)                                     \
-  ADI3_MPI_API(int, fname, (MPI_Comm comm, void* buffer, C size)) {         \
-    ADI3_COMM_BUFFER(comm);                                                 \
-    return comm_error(c, attach_buffer(*rt, *own, buffer, size), __func__); \
+#define ADI3_COMM_ATTACH(fname, C, ...)                                                   \
+  ADI3_MPI_API(int, fname, (MPI_Comm comm, void* buffer, C size), (comm, buffer, size)) { \
+    ADI3_COMM_BUFFER(comm);                                                               \
+    return comm_error(c, attach_buffer(*rt, *own, buffer, size), __func__);               \
   }
 ADI3_MPI_COUNT_FORMS(ADI3_COMM_ATTACH, Comm_attach_buffer)
 #undef ADI3_COMM_ATTACH
 
-#define ADI3_COMM_DETACH(fname, C, ...)                                          \
-  ADI3_MPI_API(int, fname, (MPI_Comm comm, void* buffer_addr, C* size)) {        \
-    ADI3_COMM_BUFFER(comm);                                                      \
-    return comm_error(c, detach_buffer(*rt, *own, buffer_addr, size), __func__); \
+#define ADI3_COMM_DETACH(fname, C, ...)                                                              \
+  ADI3_MPI_API(int, fname, (MPI_Comm comm, void* buffer_addr, C* size), (comm, buffer_addr, size)) { \
+    ADI3_COMM_BUFFER(comm);                                                                          \
+    return comm_error(c, detach_buffer(*rt, *own, buffer_addr, size), __func__);                     \
   }
 ADI3_MPI_COUNT_FORMS(ADI3_COMM_DETACH, Comm_detach_buffer)
 #undef ADI3_COMM_DETACH
 
-ADI3_MPI_API(int, Comm_flush_buffer, (MPI_Comm comm)) {
+ADI3_MPI_API(int, Comm_flush_buffer, (MPI_Comm comm), (comm)) {
   ADI3_COMM_BUFFER(comm);
   return comm_error(c, rt->dev().buffer_flush(*own), __func__);
 }
 
-ADI3_MPI_API(int, Comm_iflush_buffer, (MPI_Comm comm, MPI_Request* request)) {
+ADI3_MPI_API(int, Comm_iflush_buffer, (MPI_Comm comm, MPI_Request* request), (comm, request)) {
   ADI3_COMM_BUFFER(comm);
   return comm_error(c, iflush_buffer(*rt, own, comm, request), __func__);
 }

@@ -280,65 +280,78 @@ int reduce_scatter_any(CollCall& k, const void* sbuf, void* rbuf, const C* rcoun
 
 }  // namespace
 
-ADI3_COLL_BLOCKING(Barrier, (MPI_Comm comm), barrier(k, request))
-ADI3_COLL_NONBLOCKING(Ibarrier, (MPI_Comm comm, MPI_Request* request), barrier(k, request))
-ADI3_COLL_PERSISTENT(Barrier_init, (MPI_Comm comm, MPI_Info info, MPI_Request* request), barrier(k, request))
+ADI3_COLL_BLOCKING(Barrier, (MPI_Comm comm), (comm), barrier(k, request))
+ADI3_COLL_NONBLOCKING(Ibarrier, (MPI_Comm comm, MPI_Request* request), (comm, request), barrier(k, request))
+ADI3_COLL_PERSISTENT(Barrier_init, (MPI_Comm comm, MPI_Info info, MPI_Request* request), (comm, info, request),
+                     barrier(k, request))
 
 #define ADI3_REDUCE_ALL(C, D) const void *sendbuf, void *recvbuf, C count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm
+#define ADI3_REDUCE_ALL_NAMES sendbuf, recvbuf, count, dt, op, comm
 #define ADI3_REDUCE_ALL_ARGS sendbuf, recvbuf, count, dt, op, request
-ADI3_COLL_FAMILY(Allreduce, Iallreduce, ADI3_REDUCE_ALL, allreduce(k, ADI3_REDUCE_ALL_ARGS),
+ADI3_COLL_FAMILY(Allreduce, Iallreduce, ADI3_REDUCE_ALL, ADI3_REDUCE_ALL_NAMES, allreduce(k, ADI3_REDUCE_ALL_ARGS),
                  allreduce(k, ADI3_REDUCE_ALL_ARGS))
-ADI3_COLL_FAMILY(Scan, Iscan, ADI3_REDUCE_ALL, scan(k, false, ADI3_REDUCE_ALL_ARGS),
+ADI3_COLL_FAMILY(Scan, Iscan, ADI3_REDUCE_ALL, ADI3_REDUCE_ALL_NAMES, scan(k, false, ADI3_REDUCE_ALL_ARGS),
                  scan(k, false, ADI3_REDUCE_ALL_ARGS))
-ADI3_COLL_FAMILY(Exscan, Iexscan, ADI3_REDUCE_ALL, scan(k, true, ADI3_REDUCE_ALL_ARGS),
+ADI3_COLL_FAMILY(Exscan, Iexscan, ADI3_REDUCE_ALL, ADI3_REDUCE_ALL_NAMES, scan(k, true, ADI3_REDUCE_ALL_ARGS),
                  scan(k, true, ADI3_REDUCE_ALL_ARGS))
-ADI3_COLL_FAMILY(Reduce_scatter_block, Ireduce_scatter_block, ADI3_REDUCE_ALL,
+ADI3_COLL_FAMILY(Reduce_scatter_block, Ireduce_scatter_block, ADI3_REDUCE_ALL, ADI3_REDUCE_ALL_NAMES,
                  reduce_scatter_block(k, ADI3_REDUCE_ALL_ARGS), reduce_scatter_block(k, ADI3_REDUCE_ALL_ARGS))
 #undef ADI3_REDUCE_ALL
+#undef ADI3_REDUCE_ALL_NAMES
 #undef ADI3_REDUCE_ALL_ARGS
 
 #define ADI3_REDUCE_SCATTER(C, D) \
   const void *sendbuf, void *recvbuf, const C recvcounts[], MPI_Datatype dt, MPI_Op op, MPI_Comm comm
+#define ADI3_REDUCE_SCATTER_NAMES sendbuf, recvbuf, recvcounts, dt, op, comm
 #define ADI3_REDUCE_SCATTER_ARGS sendbuf, recvbuf, recvcounts, dt, op, request
-ADI3_COLL_FAMILY(Reduce_scatter, Ireduce_scatter, ADI3_REDUCE_SCATTER, reduce_scatter(k, ADI3_REDUCE_SCATTER_ARGS),
-                 reduce_scatter_any(k, ADI3_REDUCE_SCATTER_ARGS))
+ADI3_COLL_FAMILY(Reduce_scatter, Ireduce_scatter, ADI3_REDUCE_SCATTER, ADI3_REDUCE_SCATTER_NAMES,
+                 reduce_scatter(k, ADI3_REDUCE_SCATTER_ARGS), reduce_scatter_any(k, ADI3_REDUCE_SCATTER_ARGS))
 #undef ADI3_REDUCE_SCATTER
+#undef ADI3_REDUCE_SCATTER_NAMES
 #undef ADI3_REDUCE_SCATTER_ARGS
 
 #define ADI3_ALLGATHER(C, D)                                                                                  \
   const void *sendbuf, C sendcount, MPI_Datatype sendtype, void *recvbuf, C recvcount, MPI_Datatype recvtype, \
       MPI_Comm comm
+#define ADI3_ALLGATHER_NAMES sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm
 #define ADI3_ALLGATHER_ARGS sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, request
-ADI3_COLL_FAMILY(Allgather, Iallgather, ADI3_ALLGATHER, allgather(k, false, ADI3_ALLGATHER_ARGS),
+ADI3_COLL_FAMILY(Allgather, Iallgather, ADI3_ALLGATHER, ADI3_ALLGATHER_NAMES, allgather(k, false, ADI3_ALLGATHER_ARGS),
                  allgather(k, false, ADI3_ALLGATHER_ARGS))
-ADI3_COLL_FAMILY(Alltoall, Ialltoall, ADI3_ALLGATHER, allgather(k, true, ADI3_ALLGATHER_ARGS),
+ADI3_COLL_FAMILY(Alltoall, Ialltoall, ADI3_ALLGATHER, ADI3_ALLGATHER_NAMES, allgather(k, true, ADI3_ALLGATHER_ARGS),
                  allgather(k, true, ADI3_ALLGATHER_ARGS))
 #undef ADI3_ALLGATHER
+#undef ADI3_ALLGATHER_NAMES
 #undef ADI3_ALLGATHER_ARGS
 
 #define ADI3_ALLGATHERV(C, D)                                                                                     \
   const void *sendbuf, C sendcount, MPI_Datatype sendtype, void *recvbuf, const C recvcounts[], const D displs[], \
       MPI_Datatype recvtype, MPI_Comm comm
+#define ADI3_ALLGATHERV_NAMES sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm
 #define ADI3_ALLGATHERV_ARGS sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, request
-ADI3_COLL_FAMILY(Allgatherv, Iallgatherv, ADI3_ALLGATHERV, allgatherv(k, ADI3_ALLGATHERV_ARGS),
+ADI3_COLL_FAMILY(Allgatherv, Iallgatherv, ADI3_ALLGATHERV, ADI3_ALLGATHERV_NAMES, allgatherv(k, ADI3_ALLGATHERV_ARGS),
                  allgatherv_any(k, ADI3_ALLGATHERV_ARGS))
 #undef ADI3_ALLGATHERV
+#undef ADI3_ALLGATHERV_NAMES
 #undef ADI3_ALLGATHERV_ARGS
 
 #define ADI3_ALLTOALLV(C, D)                                                                          \
   const void *sendbuf, const C sendcounts[], const D sdispls[], MPI_Datatype sendtype, void *recvbuf, \
       const C recvcounts[], const D rdispls[], MPI_Datatype recvtype, MPI_Comm comm
+#define ADI3_ALLTOALLV_NAMES sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm
 #define ADI3_ALLTOALLV_ARGS sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, request
-ADI3_COLL_FAMILY(Alltoallv, Ialltoallv, ADI3_ALLTOALLV, alltoallv(k, ADI3_ALLTOALLV_ARGS),
+ADI3_COLL_FAMILY(Alltoallv, Ialltoallv, ADI3_ALLTOALLV, ADI3_ALLTOALLV_NAMES, alltoallv(k, ADI3_ALLTOALLV_ARGS),
                  alltoallv_any(k, ADI3_ALLTOALLV_ARGS))
 #undef ADI3_ALLTOALLV
+#undef ADI3_ALLTOALLV_NAMES
 #undef ADI3_ALLTOALLV_ARGS
 
 #define ADI3_ALLTOALLW(C, D)                                                                                   \
   const void *sendbuf, const C sendcounts[], const D sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, \
       const C recvcounts[], const D rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm
+#define ADI3_ALLTOALLW_NAMES sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm
 #define ADI3_ALLTOALLW_ARGS sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, request
-ADI3_COLL_FAMILY(Alltoallw, Ialltoallw, ADI3_ALLTOALLW, alltoallw(k, ADI3_ALLTOALLW_ARGS),
+ADI3_COLL_FAMILY(Alltoallw, Ialltoallw, ADI3_ALLTOALLW, ADI3_ALLTOALLW_NAMES, alltoallw(k, ADI3_ALLTOALLW_ARGS),
                  alltoallw_any(k, ADI3_ALLTOALLW_ARGS))
 #undef ADI3_ALLTOALLW
+#undef ADI3_ALLTOALLW_NAMES
 #undef ADI3_ALLTOALLW_ARGS

@@ -76,39 +76,43 @@ class IntArray {
 
 // Entry points of the collectives. `call` is the shared implementation
 // taking the CollCall and `request` (null for the blocking form); the int
-// and large-count (_c) forms differ only in their parameter types.
-#define ADI3_COLL_BLOCKING(name, params, ...) \
-  ADI3_MPI_API(int, name, params) {           \
-    ::adi3::mpi::CollCall k(__func__, comm);  \
-    if (k.e) return k.e;                      \
-    MPI_Request* request = nullptr;           \
-    return k.done(__VA_ARGS__);               \
+// and large-count (_c) forms differ only in their parameter types; args
+// names the parameters (ADI3_MPI_API).
+#define ADI3_COLL_BLOCKING(name, params, args, ...) \
+  ADI3_MPI_API(int, name, params, args) {           \
+    ::adi3::mpi::CollCall k(__func__, comm);        \
+    if (k.e) return k.e;                            \
+    MPI_Request* request = nullptr;                 \
+    return k.done(__VA_ARGS__);                     \
   }
-#define ADI3_COLL_NONBLOCKING(name, params, ...)                                          \
-  ADI3_MPI_API(int, name, params) {                                                       \
+#define ADI3_COLL_NONBLOCKING(name, params, args, ...)                                    \
+  ADI3_MPI_API(int, name, params, args) {                                                 \
     ::adi3::mpi::CollCall k(__func__, comm);                                              \
     if (k.e) return k.e;                                                                  \
     int e = request ? 0 : ::adi3::mpi::raise(::adi3::ErrorClass::Arg, "request is null"); \
     return k.done(e ? e : __VA_ARGS__);                                                   \
   }
-#define ADI3_COLL_PERSISTENT(name, params, ...) \
-  ADI3_MPI_API(int, name, params) {             \
-    ::adi3::mpi::CollCall k(__func__, comm);    \
-    if (k.e) return k.e;                        \
-    int e = k.init(info, request);              \
-    return k.done(e ? e : __VA_ARGS__);         \
+#define ADI3_COLL_PERSISTENT(name, params, args, ...) \
+  ADI3_MPI_API(int, name, params, args) {             \
+    ::adi3::mpi::CollCall k(__func__, comm);          \
+    if (k.e) return k.e;                              \
+    int e = k.init(info, request);                    \
+    return k.done(e ? e : __VA_ARGS__);               \
   }
 
 // The six entry points of one collective: blocking, nonblocking (iname) and
 // persistent (_init), each with int and large-count (_c) counts. PARAMS(C, D)
-// lists the parameters with count type C and displacement type D; `call`
+// lists the parameters with count type C and displacement type D, NAMES
+// their names; `call`
 // serves the int forms and `call_c` the _c forms.
-#define ADI3_COLL_FAMILY(name, iname, PARAMS, call, call_c)                                         \
-  ADI3_COLL_BLOCKING(name, (PARAMS(int, int)), call)                                                \
-  ADI3_COLL_NONBLOCKING(iname, (PARAMS(int, int), MPI_Request * request), call)                     \
-  ADI3_COLL_PERSISTENT(name##_init, (PARAMS(int, int), MPI_Info info, MPI_Request * request), call) \
-  ADI3_COLL_BLOCKING(name##_c, (PARAMS(MPI_Count, MPI_Aint)), call_c)                               \
-  ADI3_COLL_NONBLOCKING(iname##_c, (PARAMS(MPI_Count, MPI_Aint), MPI_Request * request), call_c)    \
-  ADI3_COLL_PERSISTENT(name##_init_c, (PARAMS(MPI_Count, MPI_Aint), MPI_Info info, MPI_Request * request), call_c)
+#define ADI3_COLL_FAMILY(name, iname, PARAMS, NAMES, call, call_c)                                                    \
+  ADI3_COLL_BLOCKING(name, (PARAMS(int, int)), (NAMES), call)                                                         \
+  ADI3_COLL_NONBLOCKING(iname, (PARAMS(int, int), MPI_Request * request), (NAMES, request), call)                     \
+  ADI3_COLL_PERSISTENT(name##_init, (PARAMS(int, int), MPI_Info info, MPI_Request * request), (NAMES, info, request), \
+                       call)                                                                                          \
+  ADI3_COLL_BLOCKING(name##_c, (PARAMS(MPI_Count, MPI_Aint)), (NAMES), call_c)                                        \
+  ADI3_COLL_NONBLOCKING(iname##_c, (PARAMS(MPI_Count, MPI_Aint), MPI_Request * request), (NAMES, request), call_c)    \
+  ADI3_COLL_PERSISTENT(name##_init_c, (PARAMS(MPI_Count, MPI_Aint), MPI_Info info, MPI_Request * request),            \
+                       (NAMES, info, request), call_c)
 
 }  // namespace adi3::mpi

@@ -195,39 +195,53 @@ int scatterv_any(CollCall& k, const void* sbuf, const C* scounts, const D* displ
 }  // namespace
 
 #define ADI3_BCAST(C, D) void *buffer, C count, MPI_Datatype datatype, int root, MPI_Comm comm
-ADI3_COLL_FAMILY(Bcast, Ibcast, ADI3_BCAST, bcast(k, buffer, count, datatype, root, request),
+#define ADI3_BCAST_NAMES buffer, count, datatype, root, comm
+ADI3_COLL_FAMILY(Bcast, Ibcast, ADI3_BCAST, ADI3_BCAST_NAMES, bcast(k, buffer, count, datatype, root, request),
                  bcast(k, buffer, count, datatype, root, request))
 #undef ADI3_BCAST
+#undef ADI3_BCAST_NAMES
 
 #define ADI3_REDUCE(C, D) \
   const void *sendbuf, void *recvbuf, C count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm
+#define ADI3_REDUCE_NAMES sendbuf, recvbuf, count, datatype, op, root, comm
 #define ADI3_REDUCE_ARGS sendbuf, recvbuf, count, datatype, op, root, request
-ADI3_COLL_FAMILY(Reduce, Ireduce, ADI3_REDUCE, reduce(k, ADI3_REDUCE_ARGS), reduce(k, ADI3_REDUCE_ARGS))
+ADI3_COLL_FAMILY(Reduce, Ireduce, ADI3_REDUCE, ADI3_REDUCE_NAMES, reduce(k, ADI3_REDUCE_ARGS),
+                 reduce(k, ADI3_REDUCE_ARGS))
 #undef ADI3_REDUCE
+#undef ADI3_REDUCE_NAMES
 #undef ADI3_REDUCE_ARGS
 
 #define ADI3_GATHER(C, D)                                                                                     \
   const void *sendbuf, C sendcount, MPI_Datatype sendtype, void *recvbuf, C recvcount, MPI_Datatype recvtype, \
       int root, MPI_Comm comm
+#define ADI3_GATHER_NAMES sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm
 #define ADI3_GATHER_ARGS sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, request
-ADI3_COLL_FAMILY(Gather, Igather, ADI3_GATHER, gather(k, ADI3_GATHER_ARGS), gather(k, ADI3_GATHER_ARGS))
-ADI3_COLL_FAMILY(Scatter, Iscatter, ADI3_GATHER, scatter(k, ADI3_GATHER_ARGS), scatter(k, ADI3_GATHER_ARGS))
+ADI3_COLL_FAMILY(Gather, Igather, ADI3_GATHER, ADI3_GATHER_NAMES, gather(k, ADI3_GATHER_ARGS),
+                 gather(k, ADI3_GATHER_ARGS))
+ADI3_COLL_FAMILY(Scatter, Iscatter, ADI3_GATHER, ADI3_GATHER_NAMES, scatter(k, ADI3_GATHER_ARGS),
+                 scatter(k, ADI3_GATHER_ARGS))
 #undef ADI3_GATHER
+#undef ADI3_GATHER_NAMES
 #undef ADI3_GATHER_ARGS
 
 #define ADI3_GATHERV(C, D)                                                                                        \
   const void *sendbuf, C sendcount, MPI_Datatype sendtype, void *recvbuf, const C recvcounts[], const D displs[], \
       MPI_Datatype recvtype, int root, MPI_Comm comm
+#define ADI3_GATHERV_NAMES sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm
 #define ADI3_GATHERV_ARGS sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, request
-ADI3_COLL_FAMILY(Gatherv, Igatherv, ADI3_GATHERV, gatherv(k, ADI3_GATHERV_ARGS), gatherv_any(k, ADI3_GATHERV_ARGS))
+ADI3_COLL_FAMILY(Gatherv, Igatherv, ADI3_GATHERV, ADI3_GATHERV_NAMES, gatherv(k, ADI3_GATHERV_ARGS),
+                 gatherv_any(k, ADI3_GATHERV_ARGS))
 #undef ADI3_GATHERV
+#undef ADI3_GATHERV_NAMES
 #undef ADI3_GATHERV_ARGS
 
 #define ADI3_SCATTERV(C, D)                                                                                       \
   const void *sendbuf, const C sendcounts[], const D displs[], MPI_Datatype sendtype, void *recvbuf, C recvcount, \
       MPI_Datatype recvtype, int root, MPI_Comm comm
+#define ADI3_SCATTERV_NAMES sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm
 #define ADI3_SCATTERV_ARGS sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, request
-ADI3_COLL_FAMILY(Scatterv, Iscatterv, ADI3_SCATTERV, scatterv(k, ADI3_SCATTERV_ARGS),
+ADI3_COLL_FAMILY(Scatterv, Iscatterv, ADI3_SCATTERV, ADI3_SCATTERV_NAMES, scatterv(k, ADI3_SCATTERV_ARGS),
                  scatterv_any(k, ADI3_SCATTERV_ARGS))
 #undef ADI3_SCATTERV
+#undef ADI3_SCATTERV_NAMES
 #undef ADI3_SCATTERV_ARGS

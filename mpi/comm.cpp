@@ -141,7 +141,7 @@ int info_entries(Runtime& rt, MPI_Info info, Entries* out) {
 
 }  // namespace
 
-ADI3_MPI_API(int, Comm_size, (MPI_Comm comm, int* size)) {
+ADI3_MPI_API(int, Comm_size, (MPI_Comm comm, int* size), (comm, size)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
@@ -150,7 +150,7 @@ ADI3_MPI_API(int, Comm_size, (MPI_Comm comm, int* size)) {
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Comm_rank, (MPI_Comm comm, int* rank)) {
+ADI3_MPI_API(int, Comm_rank, (MPI_Comm comm, int* rank), (comm, rank)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
@@ -159,7 +159,7 @@ ADI3_MPI_API(int, Comm_rank, (MPI_Comm comm, int* rank)) {
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Comm_compare, (MPI_Comm comm1, MPI_Comm comm2, int* result)) {
+ADI3_MPI_API(int, Comm_compare, (MPI_Comm comm1, MPI_Comm comm2, int* result), (comm1, comm2, result)) {
   ADI3_MPI_ENTER();
   CommObj *a = nullptr, *b = nullptr;
   if (int e = get_comm(*rt, comm1, &a)) return world_error(e, __func__);
@@ -183,7 +183,7 @@ ADI3_MPI_API(int, Comm_compare, (MPI_Comm comm1, MPI_Comm comm2, int* result)) {
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Comm_dup, (MPI_Comm comm, MPI_Comm* newcomm)) {
+ADI3_MPI_API(int, Comm_dup, (MPI_Comm comm, MPI_Comm* newcomm), (comm, newcomm)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
@@ -191,7 +191,7 @@ ADI3_MPI_API(int, Comm_dup, (MPI_Comm comm, MPI_Comm* newcomm)) {
   return comm_error(c, comm_dup(*rt, *c, c->info, newcomm), __func__);
 }
 
-ADI3_MPI_API(int, Comm_dup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm)) {
+ADI3_MPI_API(int, Comm_dup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm), (comm, info, newcomm)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
@@ -201,7 +201,7 @@ ADI3_MPI_API(int, Comm_dup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm* n
   return comm_error(c, comm_dup(*rt, *c, entries, newcomm), __func__);
 }
 
-ADI3_MPI_API(int, Comm_split, (MPI_Comm comm, int color, int key, MPI_Comm* newcomm)) {
+ADI3_MPI_API(int, Comm_split, (MPI_Comm comm, int color, int key, MPI_Comm* newcomm), (comm, color, key, newcomm)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
@@ -209,7 +209,8 @@ ADI3_MPI_API(int, Comm_split, (MPI_Comm comm, int color, int key, MPI_Comm* newc
   return comm_error(c, split(*rt, *c, color, key, newcomm), __func__);
 }
 
-ADI3_MPI_API(int, Comm_split_type, (MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm)) {
+ADI3_MPI_API(int, Comm_split_type, (MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm),
+             (comm, split_type, key, info, newcomm)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
@@ -249,7 +250,7 @@ ADI3_MPI_API(int, Comm_split_type, (MPI_Comm comm, int split_type, int key, MPI_
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm)) {
+ADI3_MPI_API(int, Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm), (comm, group, newcomm)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
@@ -268,7 +269,8 @@ ADI3_MPI_API(int, Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm* newcom
   return comm_error(c, make_comm(*rt, g, ctx, *c, newcomm), __func__);
 }
 
-ADI3_MPI_API(int, Comm_create_group, (MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm)) {
+ADI3_MPI_API(int, Comm_create_group, (MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm),
+             (comm, group, tag, newcomm)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
@@ -296,7 +298,7 @@ ADI3_MPI_API(int, Comm_create_group, (MPI_Comm comm, MPI_Group group, int tag, M
   return comm_error(c, make_comm(*rt, g, ctx, *c, newcomm), __func__);
 }
 
-ADI3_MPI_API(int, Comm_free, (MPI_Comm * comm)) {
+ADI3_MPI_API(int, Comm_free, (MPI_Comm * comm), (comm)) {
   ADI3_MPI_ENTER();
   if (!comm) return world_error(raise(ErrorClass::Arg, "comm is null"), __func__);
   CommObj* c = nullptr;
@@ -315,7 +317,7 @@ ADI3_MPI_API(int, Comm_free, (MPI_Comm * comm)) {
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Comm_test_inter, (MPI_Comm comm, int* flag)) {
+ADI3_MPI_API(int, Comm_test_inter, (MPI_Comm comm, int* flag), (comm, flag)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
@@ -324,7 +326,7 @@ ADI3_MPI_API(int, Comm_test_inter, (MPI_Comm comm, int* flag)) {
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Comm_remote_size, (MPI_Comm comm, int* size)) {
+ADI3_MPI_API(int, Comm_remote_size, (MPI_Comm comm, int* size), (comm, size)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
@@ -334,7 +336,7 @@ ADI3_MPI_API(int, Comm_remote_size, (MPI_Comm comm, int* size)) {
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Comm_remote_group, (MPI_Comm comm, MPI_Group* group)) {
+ADI3_MPI_API(int, Comm_remote_group, (MPI_Comm comm, MPI_Group* group), (comm, group)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
@@ -343,7 +345,7 @@ ADI3_MPI_API(int, Comm_remote_group, (MPI_Comm comm, MPI_Group* group)) {
   return comm_error(c, add_group(*rt, c->remote->ranks, group), __func__);
 }
 
-ADI3_MPI_API(int, Comm_set_name, (MPI_Comm comm, const char* comm_name)) {
+ADI3_MPI_API(int, Comm_set_name, (MPI_Comm comm, const char* comm_name), (comm, comm_name)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
@@ -352,7 +354,7 @@ ADI3_MPI_API(int, Comm_set_name, (MPI_Comm comm, const char* comm_name)) {
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Comm_get_name, (MPI_Comm comm, char* comm_name, int* resultlen)) {
+ADI3_MPI_API(int, Comm_get_name, (MPI_Comm comm, char* comm_name, int* resultlen), (comm, comm_name, resultlen)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
@@ -363,7 +365,7 @@ ADI3_MPI_API(int, Comm_get_name, (MPI_Comm comm, char* comm_name, int* resultlen
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Comm_set_info, (MPI_Comm comm, MPI_Info info)) {
+ADI3_MPI_API(int, Comm_set_info, (MPI_Comm comm, MPI_Info info), (comm, info)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
@@ -373,7 +375,7 @@ ADI3_MPI_API(int, Comm_set_info, (MPI_Comm comm, MPI_Info info)) {
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Comm_get_info, (MPI_Comm comm, MPI_Info* info_used)) {
+ADI3_MPI_API(int, Comm_get_info, (MPI_Comm comm, MPI_Info* info_used), (comm, info_used)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
@@ -381,14 +383,14 @@ ADI3_MPI_API(int, Comm_get_info, (MPI_Comm comm, MPI_Info* info_used)) {
   return comm_error(c, add_info(*rt, c->info, info_used), __func__);
 }
 
-ADI3_MPI_API(int, Comm_get_parent, (MPI_Comm * parent)) {
+ADI3_MPI_API(int, Comm_get_parent, (MPI_Comm * parent), (parent)) {
   ADI3_MPI_ENTER();
   if (!parent) return world_error(raise(ErrorClass::Arg, "parent is null"), __func__);
   *parent = MPI_COMM_NULL;  // not started by MPI_Comm_spawn
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Topo_test, (MPI_Comm comm, int* status)) {
+ADI3_MPI_API(int, Topo_test, (MPI_Comm comm, int* status), (comm, status)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);

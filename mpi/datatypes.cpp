@@ -32,7 +32,8 @@ int check_array(int count, const void* a, const char* name) {
 
 }  // namespace
 
-ADI3_MPI_API(int, Type_contiguous, (int count, MPI_Datatype oldtype, MPI_Datatype* newtype)) {
+ADI3_MPI_API(int, Type_contiguous, (int count, MPI_Datatype oldtype, MPI_Datatype* newtype),
+             (count, oldtype, newtype)) {
   ADI3_MPI_ENTER();
   const Datatype* old = nullptr;
   int e = check_count(count);
@@ -42,7 +43,8 @@ ADI3_MPI_API(int, Type_contiguous, (int count, MPI_Datatype oldtype, MPI_Datatyp
   return world_error(e, __func__);
 }
 
-ADI3_MPI_API(int, Type_vector, (int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype* newtype)) {
+ADI3_MPI_API(int, Type_vector, (int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype* newtype),
+             (count, blocklength, stride, oldtype, newtype)) {
   ADI3_MPI_ENTER();
   const Datatype* old = nullptr;
   int e = check_count(count);
@@ -56,7 +58,8 @@ ADI3_MPI_API(int, Type_vector, (int count, int blocklength, int stride, MPI_Data
 }
 
 ADI3_MPI_API(int, Type_create_hvector,
-             (int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype* newtype)) {
+             (int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype* newtype),
+             (count, blocklength, stride, oldtype, newtype)) {
   ADI3_MPI_ENTER();
   const Datatype* old = nullptr;
   int e = check_count(count);
@@ -71,13 +74,15 @@ ADI3_MPI_API(int, Type_create_hvector,
 }
 
 ADI3_MPI_API(int, Type_hvector,
-             (int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype* newtype)) {
+             (int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype* newtype),
+             (count, blocklength, stride, oldtype, newtype)) {
   return PMPI_Type_create_hvector(count, blocklength, stride, oldtype, newtype);
 }
 
 ADI3_MPI_API(int, Type_indexed,
              (int count, const int blocklengths[], const int displacements[], MPI_Datatype oldtype,
-              MPI_Datatype* newtype)) {
+              MPI_Datatype* newtype),
+             (count, blocklengths, displacements, oldtype, newtype)) {
   ADI3_MPI_ENTER();
   const Datatype* old = nullptr;
   int e = check_count(count);
@@ -94,7 +99,8 @@ ADI3_MPI_API(int, Type_indexed,
 
 ADI3_MPI_API(int, Type_create_hindexed,
              (int count, const int blocklengths[], const MPI_Aint displacements[], MPI_Datatype oldtype,
-              MPI_Datatype* newtype)) {
+              MPI_Datatype* newtype),
+             (count, blocklengths, displacements, oldtype, newtype)) {
   ADI3_MPI_ENTER();
   const Datatype* old = nullptr;
   int e = check_count(count);
@@ -110,12 +116,14 @@ ADI3_MPI_API(int, Type_create_hindexed,
 }
 
 ADI3_MPI_API(int, Type_hindexed,
-             (int count, int blocklengths[], MPI_Aint displacements[], MPI_Datatype oldtype, MPI_Datatype* newtype)) {
+             (int count, int blocklengths[], MPI_Aint displacements[], MPI_Datatype oldtype, MPI_Datatype* newtype),
+             (count, blocklengths, displacements, oldtype, newtype)) {
   return PMPI_Type_create_hindexed(count, blocklengths, displacements, oldtype, newtype);
 }
 
 ADI3_MPI_API(int, Type_create_indexed_block,
-             (int count, int blocklength, const int displacements[], MPI_Datatype oldtype, MPI_Datatype* newtype)) {
+             (int count, int blocklength, const int displacements[], MPI_Datatype oldtype, MPI_Datatype* newtype),
+             (count, blocklength, displacements, oldtype, newtype)) {
   ADI3_MPI_ENTER();
   const Datatype* old = nullptr;
   int e = check_count(count);
@@ -131,8 +139,8 @@ ADI3_MPI_API(int, Type_create_indexed_block,
 }
 
 ADI3_MPI_API(int, Type_create_hindexed_block,
-             (int count, int blocklength, const MPI_Aint displacements[], MPI_Datatype oldtype,
-              MPI_Datatype* newtype)) {
+             (int count, int blocklength, const MPI_Aint displacements[], MPI_Datatype oldtype, MPI_Datatype* newtype),
+             (count, blocklength, displacements, oldtype, newtype)) {
   ADI3_MPI_ENTER();
   const Datatype* old = nullptr;
   int e = check_count(count);
@@ -149,7 +157,8 @@ ADI3_MPI_API(int, Type_create_hindexed_block,
 
 ADI3_MPI_API(int, Type_create_struct,
              (int count, const int blocklengths[], const MPI_Aint displacements[], const MPI_Datatype types[],
-              MPI_Datatype* newtype)) {
+              MPI_Datatype* newtype),
+             (count, blocklengths, displacements, types, newtype)) {
   ADI3_MPI_ENTER();
   int e = check_count(count);
   if (!e) e = check_array(count, blocklengths, "array_of_blocklengths");
@@ -167,13 +176,15 @@ ADI3_MPI_API(int, Type_create_struct,
 }
 
 ADI3_MPI_API(int, Type_struct,
-             (int count, int blocklengths[], MPI_Aint displacements[], MPI_Datatype types[], MPI_Datatype* newtype)) {
+             (int count, int blocklengths[], MPI_Aint displacements[], MPI_Datatype types[], MPI_Datatype* newtype),
+             (count, blocklengths, displacements, types, newtype)) {
   return PMPI_Type_create_struct(count, blocklengths, displacements, types, newtype);
 }
 
 ADI3_MPI_API(int, Type_create_subarray,
              (int ndims, const int sizes[], const int subsizes[], const int starts[], int order, MPI_Datatype oldtype,
-              MPI_Datatype* newtype)) {
+              MPI_Datatype* newtype),
+             (ndims, sizes, subsizes, starts, order, oldtype, newtype)) {
   ADI3_MPI_ENTER();
   const Datatype* old = nullptr;
   int e = 0;
@@ -193,7 +204,8 @@ ADI3_MPI_API(int, Type_create_subarray,
 
 ADI3_MPI_API(int, Type_create_darray,
              (int size, int rank, int ndims, const int gsizes[], const int distribs[], const int dargs[],
-              const int psizes[], int order, MPI_Datatype oldtype, MPI_Datatype* newtype)) {
+              const int psizes[], int order, MPI_Datatype oldtype, MPI_Datatype* newtype),
+             (size, rank, ndims, gsizes, distribs, dargs, psizes, order, oldtype, newtype)) {
   ADI3_MPI_ENTER();
   const Datatype* old = nullptr;
   int e = 0;
@@ -213,7 +225,8 @@ ADI3_MPI_API(int, Type_create_darray,
   return world_error(e, __func__);
 }
 
-ADI3_MPI_API(int, Type_create_resized, (MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype* newtype)) {
+ADI3_MPI_API(int, Type_create_resized, (MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype* newtype),
+             (oldtype, lb, extent, newtype)) {
   ADI3_MPI_ENTER();
   const Datatype* old = nullptr;
   int e = old_and_out(*rt, oldtype, &old, newtype);
@@ -223,7 +236,7 @@ ADI3_MPI_API(int, Type_create_resized, (MPI_Datatype oldtype, MPI_Aint lb, MPI_A
   return world_error(e, __func__);
 }
 
-ADI3_MPI_API(int, Type_dup, (MPI_Datatype oldtype, MPI_Datatype* newtype)) {
+ADI3_MPI_API(int, Type_dup, (MPI_Datatype oldtype, MPI_Datatype* newtype), (oldtype, newtype)) {
   ADI3_MPI_ENTER();
   const Datatype* old = nullptr;
   int e = old_and_out(*rt, oldtype, &old, newtype);
@@ -246,7 +259,7 @@ ADI3_MPI_API(int, Type_dup, (MPI_Datatype oldtype, MPI_Datatype* newtype)) {
   return world_error(e, __func__);
 }
 
-ADI3_MPI_API(int, Type_commit, (MPI_Datatype * datatype)) {
+ADI3_MPI_API(int, Type_commit, (MPI_Datatype * datatype), (datatype)) {
   ADI3_MPI_ENTER();
   if (!datatype) return world_error(raise(ErrorClass::Arg, "datatype is null"), __func__);
   const Datatype* t = nullptr;
@@ -259,7 +272,7 @@ ADI3_MPI_API(int, Type_commit, (MPI_Datatype * datatype)) {
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Type_free, (MPI_Datatype * datatype)) {
+ADI3_MPI_API(int, Type_free, (MPI_Datatype * datatype), (datatype)) {
   ADI3_MPI_ENTER();
   if (!datatype) return world_error(raise(ErrorClass::Arg, "datatype is null"), __func__);
   const Datatype* t = nullptr;

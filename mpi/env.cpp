@@ -103,9 +103,12 @@ int adi3::mpi::stop_runtime(const char* fn) {
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Init, (int* argc, char*** argv)) { return init(argc, argv, MPI_THREAD_SINGLE, nullptr, __func__); }
+ADI3_MPI_API(int, Init, (int* argc, char*** argv), (argc, argv)) {
+  return init(argc, argv, MPI_THREAD_SINGLE, nullptr, __func__);
+}
 
-ADI3_MPI_API(int, Init_thread, (int* argc, char*** argv, int required, int* provided)) {
+ADI3_MPI_API(int, Init_thread, (int* argc, char*** argv, int required, int* provided),
+             (argc, argv, required, provided)) {
   if (!provided) return world_error(raise(ErrorClass::Arg, "provided is null"), __func__);
   if (required < MPI_THREAD_SINGLE || required > MPI_THREAD_MULTIPLE) {
     // MPI-3.1: any value is allowed; the closest level is given.
@@ -114,19 +117,19 @@ ADI3_MPI_API(int, Init_thread, (int* argc, char*** argv, int required, int* prov
   return init(argc, argv, required, provided, __func__);
 }
 
-ADI3_MPI_API(int, Initialized, (int* flag)) {
+ADI3_MPI_API(int, Initialized, (int* flag), (flag)) {
   if (!flag) return world_error(raise(ErrorClass::Arg, "flag is null"), __func__);
   *flag = g_world.load() >= 1;  // the World Model only (MPI-4.1 11.2.3)
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Finalized, (int* flag)) {
+ADI3_MPI_API(int, Finalized, (int* flag), (flag)) {
   if (!flag) return world_error(raise(ErrorClass::Arg, "flag is null"), __func__);
   *flag = g_world.load() == 2;
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Finalize, (void)) {
+ADI3_MPI_API(int, Finalize, (void), ()) {
   ADI3_MPI_ENTER();
   if (g_world.load() != 1) return world_error(raise(ErrorClass::Other, "MPI_Finalize without MPI_Init"), __func__);
   // MPI_COMM_SELF's attributes are deleted first (as if it were freed), so
@@ -138,7 +141,7 @@ ADI3_MPI_API(int, Finalize, (void)) {
   return stop_runtime(__func__);
 }
 
-ADI3_MPI_API(int, Abort, (MPI_Comm comm, int errorcode)) {
+ADI3_MPI_API(int, Abort, (MPI_Comm comm, int errorcode), (comm, errorcode)) {
   ADI3_MPI_ENTER();
   (void)comm;  // the whole job ends, whatever the communicator
   char msg[128];
@@ -146,28 +149,28 @@ ADI3_MPI_API(int, Abort, (MPI_Comm comm, int errorcode)) {
   abort_process(rt->dev(), errorcode, msg);
 }
 
-ADI3_MPI_API(int, Query_thread, (int* provided)) {
+ADI3_MPI_API(int, Query_thread, (int* provided), (provided)) {
   ADI3_MPI_ENTER();
   if (!provided) return world_error(raise(ErrorClass::Arg, "provided is null"), __func__);
   *provided = rt->thread_level;
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Is_thread_main, (int* flag)) {
+ADI3_MPI_API(int, Is_thread_main, (int* flag), (flag)) {
   ADI3_MPI_ENTER();
   if (!flag) return world_error(raise(ErrorClass::Arg, "flag is null"), __func__);
   *flag = std::this_thread::get_id() == rt->main_thread;
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Get_version, (int* version, int* subversion)) {
+ADI3_MPI_API(int, Get_version, (int* version, int* subversion), (version, subversion)) {
   if (!version || !subversion) return world_error(raise(ErrorClass::Arg, "version or subversion is null"), __func__);
   *version = MPI_VERSION;
   *subversion = MPI_SUBVERSION;
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Get_library_version, (char* version, int* resultlen)) {
+ADI3_MPI_API(int, Get_library_version, (char* version, int* resultlen), (version, resultlen)) {
   if (!version || !resultlen) return world_error(raise(ErrorClass::Arg, "version or resultlen is null"), __func__);
   int n = std::snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING, "adi3 MPI %s (MPI %d.%d, ADI-3 device)",
                         ADI3_MPI_LIBRARY_VERSION, MPI_VERSION, MPI_SUBVERSION);
@@ -175,7 +178,7 @@ ADI3_MPI_API(int, Get_library_version, (char* version, int* resultlen)) {
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Get_processor_name, (char* name, int* resultlen)) {
+ADI3_MPI_API(int, Get_processor_name, (char* name, int* resultlen), (name, resultlen)) {
   if (!name || !resultlen) return world_error(raise(ErrorClass::Arg, "name or resultlen is null"), __func__);
   char host[MPI_MAX_PROCESSOR_NAME];
   if (gethostname(host, sizeof host) != 0) std::strcpy(host, "localhost");
@@ -186,19 +189,19 @@ ADI3_MPI_API(int, Get_processor_name, (char* name, int* resultlen)) {
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(double, Wtime, (void)) {
+ADI3_MPI_API(double, Wtime, (void), ()) {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
-ADI3_MPI_API(double, Wtick, (void)) {
+ADI3_MPI_API(double, Wtick, (void), ()) {
   timespec ts;
   if (clock_getres(CLOCK_MONOTONIC, &ts) != 0 || (ts.tv_sec == 0 && ts.tv_nsec == 0)) return 1e-9;
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
-ADI3_MPI_API(int, Alloc_mem, (MPI_Aint size, MPI_Info info, void* baseptr)) {
+ADI3_MPI_API(int, Alloc_mem, (MPI_Aint size, MPI_Info info, void* baseptr), (size, info, baseptr)) {
   ADI3_MPI_ENTER();
   if (size < 0) return world_error(raise(ErrorClass::Arg, "invalid size %td: must be non-negative", size), __func__);
   if (info != MPI_INFO_NULL) {
@@ -214,28 +217,30 @@ ADI3_MPI_API(int, Alloc_mem, (MPI_Aint size, MPI_Info info, void* baseptr)) {
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Free_mem, (void* base)) {
+ADI3_MPI_API(int, Free_mem, (void* base), (base)) {
   ADI3_MPI_ENTER();
   return world_error(adi3::free_mem(rt->dev(), base), __func__);
 }
 
-ADI3_MPI_API(int, Pcontrol, (const int level, ...)) {
+ADI3_MPI_API_NOTHROW(int, Pcontrol, (const int level, ...)) {
   (void)level;  // no profiling layer of our own
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Get_address, (const void* location, MPI_Aint* address)) {
+ADI3_MPI_API(int, Get_address, (const void* location, MPI_Aint* address), (location, address)) {
   if (!address) return world_error(raise(ErrorClass::Arg, "address is null"), __func__);
   *address = reinterpret_cast<MPI_Aint>(location);
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Address, (void* location, MPI_Aint* address)) { return PMPI_Get_address(location, address); }
+ADI3_MPI_API(int, Address, (void* location, MPI_Aint* address), (location, address)) {
+  return PMPI_Get_address(location, address);
+}
 
-ADI3_MPI_API(MPI_Aint, Aint_add, (MPI_Aint base, MPI_Aint disp)) {
+ADI3_MPI_API(MPI_Aint, Aint_add, (MPI_Aint base, MPI_Aint disp), (base, disp)) {
   return static_cast<MPI_Aint>(static_cast<uintptr_t>(base) + static_cast<uintptr_t>(disp));
 }
 
-ADI3_MPI_API(MPI_Aint, Aint_diff, (MPI_Aint addr1, MPI_Aint addr2)) {
+ADI3_MPI_API(MPI_Aint, Aint_diff, (MPI_Aint addr1, MPI_Aint addr2), (addr1, addr2)) {
   return static_cast<MPI_Aint>(static_cast<uintptr_t>(addr1) - static_cast<uintptr_t>(addr2));
 }

@@ -51,12 +51,13 @@ int adi3::mpi::get_errhandler(Runtime& rt, MPI_Errhandler h, ErrhandlerObj** out
   return raise(ErrorClass::Errhandler, "0x%x is not an error handler", h);
 }
 
-ADI3_MPI_API(int, Comm_create_errhandler, (MPI_Comm_errhandler_function * fn, MPI_Errhandler* errhandler)) {
+ADI3_MPI_API(int, Comm_create_errhandler, (MPI_Comm_errhandler_function * fn, MPI_Errhandler* errhandler),
+             (fn, errhandler)) {
   ADI3_MPI_ENTER();
   return world_error(new_errhandler(*rt, fn, false, errhandler), __func__);
 }
 
-ADI3_MPI_API(int, Comm_set_errhandler, (MPI_Comm comm, MPI_Errhandler errhandler)) {
+ADI3_MPI_API(int, Comm_set_errhandler, (MPI_Comm comm, MPI_Errhandler errhandler), (comm, errhandler)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
@@ -76,7 +77,7 @@ ADI3_MPI_API(int, Comm_set_errhandler, (MPI_Comm comm, MPI_Errhandler errhandler
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Comm_get_errhandler, (MPI_Comm comm, MPI_Errhandler* errhandler)) {
+ADI3_MPI_API(int, Comm_get_errhandler, (MPI_Comm comm, MPI_Errhandler* errhandler), (comm, errhandler)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
@@ -85,7 +86,7 @@ ADI3_MPI_API(int, Comm_get_errhandler, (MPI_Comm comm, MPI_Errhandler* errhandle
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Errhandler_free, (MPI_Errhandler * errhandler)) {
+ADI3_MPI_API(int, Errhandler_free, (MPI_Errhandler * errhandler), (errhandler)) {
   ADI3_MPI_ENTER();
   if (!errhandler) return world_error(raise(ErrorClass::Arg, "errhandler is null"), __func__);
   if (is_builtin_errhandler(*errhandler)) {  // predefined: nothing to release
@@ -99,7 +100,7 @@ ADI3_MPI_API(int, Errhandler_free, (MPI_Errhandler * errhandler)) {
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Comm_call_errhandler, (MPI_Comm comm, int errorcode)) {
+ADI3_MPI_API(int, Comm_call_errhandler, (MPI_Comm comm, int errorcode), (comm, errorcode)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
@@ -108,12 +109,13 @@ ADI3_MPI_API(int, Comm_call_errhandler, (MPI_Comm comm, int errorcode)) {
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Errhandler_create, (MPI_Handler_function * function, MPI_Errhandler* errhandler)) {
+ADI3_MPI_API(int, Errhandler_create, (MPI_Handler_function * function, MPI_Errhandler* errhandler),
+             (function, errhandler)) {
   return PMPI_Comm_create_errhandler(function, errhandler);
 }
-ADI3_MPI_API(int, Errhandler_set, (MPI_Comm comm, MPI_Errhandler errhandler)) {
+ADI3_MPI_API(int, Errhandler_set, (MPI_Comm comm, MPI_Errhandler errhandler), (comm, errhandler)) {
   return PMPI_Comm_set_errhandler(comm, errhandler);
 }
-ADI3_MPI_API(int, Errhandler_get, (MPI_Comm comm, MPI_Errhandler* errhandler)) {
+ADI3_MPI_API(int, Errhandler_get, (MPI_Comm comm, MPI_Errhandler* errhandler), (comm, errhandler)) {
   return PMPI_Comm_get_errhandler(comm, errhandler);
 }

@@ -103,7 +103,7 @@ int comm_error(MPI_Comm comm, int code, const char* fn) {
 using namespace adi3;
 using namespace adi3::mpi;
 
-ADI3_MPI_API(int, Error_class, (int errorcode, int* errorclass)) {
+ADI3_MPI_API(int, Error_class, (int errorcode, int* errorclass), (errorcode, errorclass)) {
   if (!valid_code(errorcode))
     return world_error(raise(ErrorClass::Arg, "%d is not an error code", errorcode), __func__);
   if (!errorclass) return world_error(raise(ErrorClass::Arg, "errorclass is null"), __func__);
@@ -111,7 +111,7 @@ ADI3_MPI_API(int, Error_class, (int errorcode, int* errorclass)) {
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Error_string, (int errorcode, char* string, int* resultlen)) {
+ADI3_MPI_API(int, Error_string, (int errorcode, char* string, int* resultlen), (errorcode, string, resultlen)) {
   if (!string || !resultlen) return world_error(raise(ErrorClass::Arg, "string or resultlen is null"), __func__);
   if (!valid_code(errorcode))
     return world_error(raise(ErrorClass::Arg, "%d is not an error code", errorcode), __func__);
@@ -130,7 +130,7 @@ ADI3_MPI_API(int, Error_string, (int errorcode, char* string, int* resultlen)) {
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Add_error_class, (int* errorclass)) {
+ADI3_MPI_API(int, Add_error_class, (int* errorclass), (errorclass)) {
   ADI3_MPI_ENTER();
   if (!errorclass) return world_error(raise(ErrorClass::Arg, "errorclass is null"), __func__);
   std::lock_guard<std::mutex> g(rt->error_lock);
@@ -142,7 +142,7 @@ ADI3_MPI_API(int, Add_error_class, (int* errorclass)) {
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Add_error_code, (int errorclass, int* errorcode)) {
+ADI3_MPI_API(int, Add_error_code, (int errorclass, int* errorcode), (errorclass, errorcode)) {
   ADI3_MPI_ENTER();
   if (!errorcode) return world_error(raise(ErrorClass::Arg, "errorcode is null"), __func__);
   int next_class;
@@ -164,7 +164,7 @@ ADI3_MPI_API(int, Add_error_code, (int errorclass, int* errorcode)) {
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Add_error_string, (int errorcode, const char* string)) {
+ADI3_MPI_API(int, Add_error_string, (int errorcode, const char* string), (errorcode, string)) {
   ADI3_MPI_ENTER();
   if (!string) return world_error(raise(ErrorClass::Arg, "string is null"), __func__);
   if (std::strlen(string) >= MPI_MAX_ERROR_STRING) {
@@ -182,7 +182,7 @@ ADI3_MPI_API(int, Add_error_string, (int errorcode, const char* string)) {
 // MPI-4.1 9.5: what MPI_Add_error_class/code/string added can be removed
 // again; predefined classes and codes cannot. A removed class or code is no
 // longer valid (its number is not handed out again).
-ADI3_MPI_API(int, Remove_error_class, (int errorclass)) {
+ADI3_MPI_API(int, Remove_error_class, (int errorclass), (errorclass)) {
   ADI3_MPI_ENTER();
   if (errorclass <= MPI_ERR_LASTCODE || errorclass > 255 || !valid_code(errorclass)) {
     return world_error(raise(ErrorClass::Arg, "%d is not an error class added by MPI_Add_error_class", errorclass),
@@ -200,7 +200,7 @@ ADI3_MPI_API(int, Remove_error_class, (int errorclass)) {
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Remove_error_code, (int errorcode)) {
+ADI3_MPI_API(int, Remove_error_code, (int errorcode), (errorcode)) {
   ADI3_MPI_ENTER();
   if (!is_user_code(errorcode) || !valid_code(errorcode)) {
     return world_error(raise(ErrorClass::Arg, "%d is not an error code added by MPI_Add_error_code", errorcode),
@@ -213,7 +213,7 @@ ADI3_MPI_API(int, Remove_error_code, (int errorcode)) {
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Remove_error_string, (int errorcode)) {
+ADI3_MPI_API(int, Remove_error_string, (int errorcode), (errorcode)) {
   ADI3_MPI_ENTER();
   if (!valid_code(errorcode) || ((errorcode & 0xff) <= MPI_ERR_LASTCODE && !is_user_code(errorcode))) {
     return world_error(raise(ErrorClass::Arg, "%d is not a user-added error code or class", errorcode), __func__);

@@ -134,7 +134,8 @@ int side(Runtime& rt, const void* buf, int count, MPI_Datatype dt, const Datatyp
 
 ADI3_MPI_API(int, Grequest_start,
              (MPI_Grequest_query_function * query_fn, MPI_Grequest_free_function* free_fn,
-              MPI_Grequest_cancel_function* cancel_fn, void* extra_state, MPI_Request* request)) {
+              MPI_Grequest_cancel_function* cancel_fn, void* extra_state, MPI_Request* request),
+             (query_fn, free_fn, cancel_fn, extra_state, request)) {
   ADI3_MPI_ENTER();
   if (!request) return world_error(raise(ErrorClass::Arg, "request is null"), __func__);
   auto* u = new UserGreq{query_fn, free_fn, cancel_fn, extra_state};
@@ -146,7 +147,7 @@ ADI3_MPI_API(int, Grequest_start,
   return world_error(new_request(*rt, g, MPI_COMM_WORLD, false, request), __func__);
 }
 
-ADI3_MPI_API(int, Grequest_complete, (MPI_Request request)) {
+ADI3_MPI_API(int, Grequest_complete, (MPI_Request request), (request)) {
   ADI3_MPI_ENTER();
   if (!is_kind(request, Kind::Request, HandleClass::User)) {
     return world_error(raise(ErrorClass::Request, "0x%x is not a generalized request", request), __func__);
@@ -161,7 +162,9 @@ ADI3_MPI_API(int, Grequest_complete, (MPI_Request request)) {
 
 ADI3_MPI_API(int, Isendrecv,
              (const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,
-              int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request* request)) {
+              int recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Request* request),
+             (sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm,
+              request)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
@@ -188,7 +191,8 @@ ADI3_MPI_API(int, Isendrecv,
 
 ADI3_MPI_API(int, Isendrecv_replace,
              (void* buf, int count, MPI_Datatype dt, int dest, int sendtag, int source, int recvtag, MPI_Comm comm,
-              MPI_Request* request)) {
+              MPI_Request* request),
+             (buf, count, dt, dest, sendtag, source, recvtag, comm, request)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);

@@ -74,7 +74,7 @@ std::vector<int> exclude(const GroupData& g, const std::vector<char>& drop) {
 
 }  // namespace
 
-ADI3_MPI_API(int, Group_size, (MPI_Group group, int* size)) {
+ADI3_MPI_API(int, Group_size, (MPI_Group group, int* size), (group, size)) {
   ADI3_MPI_ENTER();
   GroupPtr g;
   if (int e = get_group(*rt, group, &g)) return world_error(e, __func__);
@@ -83,7 +83,7 @@ ADI3_MPI_API(int, Group_size, (MPI_Group group, int* size)) {
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Group_rank, (MPI_Group group, int* rank)) {
+ADI3_MPI_API(int, Group_rank, (MPI_Group group, int* rank), (group, rank)) {
   ADI3_MPI_ENTER();
   GroupPtr g;
   if (int e = get_group(*rt, group, &g)) return world_error(e, __func__);
@@ -92,8 +92,8 @@ ADI3_MPI_API(int, Group_rank, (MPI_Group group, int* rank)) {
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Group_translate_ranks,
-             (MPI_Group group1, int n, const int ranks1[], MPI_Group group2, int ranks2[])) {
+ADI3_MPI_API(int, Group_translate_ranks, (MPI_Group group1, int n, const int ranks1[], MPI_Group group2, int ranks2[]),
+             (group1, n, ranks1, group2, ranks2)) {
   ADI3_MPI_ENTER();
   GroupPtr g1, g2;
   if (int e = get_group(*rt, group1, &g1)) return world_error(e, __func__);
@@ -117,7 +117,7 @@ ADI3_MPI_API(int, Group_translate_ranks,
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Group_compare, (MPI_Group group1, MPI_Group group2, int* result)) {
+ADI3_MPI_API(int, Group_compare, (MPI_Group group1, MPI_Group group2, int* result), (group1, group2, result)) {
   ADI3_MPI_ENTER();
   GroupPtr g1, g2;
   if (int e = get_group(*rt, group1, &g1)) return world_error(e, __func__);
@@ -133,7 +133,7 @@ ADI3_MPI_API(int, Group_compare, (MPI_Group group1, MPI_Group group2, int* resul
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Group_union, (MPI_Group group1, MPI_Group group2, MPI_Group* newgroup)) {
+ADI3_MPI_API(int, Group_union, (MPI_Group group1, MPI_Group group2, MPI_Group* newgroup), (group1, group2, newgroup)) {
   ADI3_MPI_ENTER();
   GroupPtr g1, g2;
   if (int e = get_group(*rt, group1, &g1)) return world_error(e, __func__);
@@ -147,7 +147,8 @@ ADI3_MPI_API(int, Group_union, (MPI_Group group1, MPI_Group group2, MPI_Group* n
   return world_error(add_group(*rt, std::move(out), newgroup), __func__);
 }
 
-ADI3_MPI_API(int, Group_intersection, (MPI_Group group1, MPI_Group group2, MPI_Group* newgroup)) {
+ADI3_MPI_API(int, Group_intersection, (MPI_Group group1, MPI_Group group2, MPI_Group* newgroup),
+             (group1, group2, newgroup)) {
   ADI3_MPI_ENTER();
   GroupPtr g1, g2;
   if (int e = get_group(*rt, group1, &g1)) return world_error(e, __func__);
@@ -161,7 +162,8 @@ ADI3_MPI_API(int, Group_intersection, (MPI_Group group1, MPI_Group group2, MPI_G
   return world_error(add_group(*rt, std::move(out), newgroup), __func__);
 }
 
-ADI3_MPI_API(int, Group_difference, (MPI_Group group1, MPI_Group group2, MPI_Group* newgroup)) {
+ADI3_MPI_API(int, Group_difference, (MPI_Group group1, MPI_Group group2, MPI_Group* newgroup),
+             (group1, group2, newgroup)) {
   ADI3_MPI_ENTER();
   GroupPtr g1, g2;
   if (int e = get_group(*rt, group1, &g1)) return world_error(e, __func__);
@@ -175,7 +177,8 @@ ADI3_MPI_API(int, Group_difference, (MPI_Group group1, MPI_Group group2, MPI_Gro
   return world_error(add_group(*rt, std::move(out), newgroup), __func__);
 }
 
-ADI3_MPI_API(int, Group_incl, (MPI_Group group, int n, const int ranks[], MPI_Group* newgroup)) {
+ADI3_MPI_API(int, Group_incl, (MPI_Group group, int n, const int ranks[], MPI_Group* newgroup),
+             (group, n, ranks, newgroup)) {
   ADI3_MPI_ENTER();
   GroupPtr g;
   if (int e = get_group(*rt, group, &g)) return world_error(e, __func__);
@@ -186,7 +189,8 @@ ADI3_MPI_API(int, Group_incl, (MPI_Group group, int n, const int ranks[], MPI_Gr
   return world_error(add_group(*rt, std::move(out), newgroup), __func__);
 }
 
-ADI3_MPI_API(int, Group_excl, (MPI_Group group, int n, const int ranks[], MPI_Group* newgroup)) {
+ADI3_MPI_API(int, Group_excl, (MPI_Group group, int n, const int ranks[], MPI_Group* newgroup),
+             (group, n, ranks, newgroup)) {
   ADI3_MPI_ENTER();
   GroupPtr g;
   if (int e = get_group(*rt, group, &g)) return world_error(e, __func__);
@@ -197,7 +201,8 @@ ADI3_MPI_API(int, Group_excl, (MPI_Group group, int n, const int ranks[], MPI_Gr
   return world_error(add_group(*rt, exclude(*g, drop), newgroup), __func__);
 }
 
-ADI3_MPI_API(int, Group_range_incl, (MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup)) {
+ADI3_MPI_API(int, Group_range_incl, (MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup),
+             (group, n, ranges, newgroup)) {
   ADI3_MPI_ENTER();
   GroupPtr g;
   if (int e = get_group(*rt, group, &g)) return world_error(e, __func__);
@@ -209,7 +214,8 @@ ADI3_MPI_API(int, Group_range_incl, (MPI_Group group, int n, int ranges[][3], MP
   return world_error(add_group(*rt, std::move(out), newgroup), __func__);
 }
 
-ADI3_MPI_API(int, Group_range_excl, (MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup)) {
+ADI3_MPI_API(int, Group_range_excl, (MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup),
+             (group, n, ranges, newgroup)) {
   ADI3_MPI_ENTER();
   GroupPtr g;
   if (int e = get_group(*rt, group, &g)) return world_error(e, __func__);
@@ -221,7 +227,7 @@ ADI3_MPI_API(int, Group_range_excl, (MPI_Group group, int n, int ranges[][3], MP
   return world_error(add_group(*rt, exclude(*g, drop), newgroup), __func__);
 }
 
-ADI3_MPI_API(int, Group_free, (MPI_Group * group)) {
+ADI3_MPI_API(int, Group_free, (MPI_Group * group), (group)) {
   ADI3_MPI_ENTER();
   if (!group) return world_error(raise(ErrorClass::Arg, "group is null"), __func__);
   if (*group == MPI_GROUP_EMPTY) {  // predefined: nothing to release
@@ -235,7 +241,7 @@ ADI3_MPI_API(int, Group_free, (MPI_Group * group)) {
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Comm_group, (MPI_Comm comm, MPI_Group* group)) {
+ADI3_MPI_API(int, Comm_group, (MPI_Comm comm, MPI_Group* group), (comm, group)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);

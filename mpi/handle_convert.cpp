@@ -2,9 +2,9 @@
 // conversions are the identity (as in MPICH).
 #include "mpi/api.hpp"
 
-#define ADI3_CONVERT(Name, CType)                                                    \
-  ADI3_MPI_API(MPI_Fint, Name##_c2f, (CType h)) { return static_cast<MPI_Fint>(h); } \
-  ADI3_MPI_API(CType, Name##_f2c, (MPI_Fint h)) { return static_cast<CType>(h); }
+#define ADI3_CONVERT(Name, CType)                                                         \
+  ADI3_MPI_API(MPI_Fint, Name##_c2f, (CType h), (h)) { return static_cast<MPI_Fint>(h); } \
+  ADI3_MPI_API(CType, Name##_f2c, (MPI_Fint h), (h)) { return static_cast<CType>(h); }
 
 ADI3_CONVERT(Comm, MPI_Comm)
 ADI3_CONVERT(Type, MPI_Datatype)

@@ -54,7 +54,8 @@ class HandleTable {
   // any other thread can reach the table (MPI_Init_thread).
   void set_threaded(bool on) { threaded_ = on; }
 
-  // Stores v; returns its index, or -1 when the table is full.
+  // Stores v; returns its index, or -1 when the table is full. Out of
+  // memory for a new chunk throws std::bad_alloc, the table unchanged.
   int add(T v) {
     Guard g(lock_, threaded_);
     int i = free_head_;
@@ -62,9 +63,9 @@ class HandleTable {
       free_head_ = slot(i).next_free;
     } else {
       if (used_ == kChunkSize * kChunks) return -1;
-      i = used_++;
-      auto& c = chunks_[static_cast<std::size_t>(i / kChunkSize)];
+      auto& c = chunks_[static_cast<std::size_t>(used_ / kChunkSize)];
       if (!c.load(std::memory_order_relaxed)) c.store(new Chunk(), std::memory_order_release);
+      i = used_++;
     }
     Slot& s = slot(i);
     s.value = std::move(v);

@@ -79,12 +79,12 @@ auto find(InfoObj& i, const char* key) {
 
 }  // namespace
 
-ADI3_MPI_API(int, Info_create, (MPI_Info * info)) {
+ADI3_MPI_API(int, Info_create, (MPI_Info * info), (info)) {
   if (!info) return world_error(raise(ErrorClass::Arg, "info is null"), __func__);
   return world_error(add_entries({}, info), __func__);
 }
 
-ADI3_MPI_API(int, Info_set, (MPI_Info info, const char* key, const char* value)) {
+ADI3_MPI_API(int, Info_set, (MPI_Info info, const char* key, const char* value), (info, key, value)) {
   InfoObj* i = nullptr;
   if (int e = lookup(info, &i)) return world_error(e, __func__);
   if (info == MPI_INFO_ENV) return world_error(raise(ErrorClass::Info, "MPI_INFO_ENV cannot be changed"), __func__);
@@ -104,7 +104,8 @@ ADI3_MPI_API(int, Info_set, (MPI_Info info, const char* key, const char* value))
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Info_get, (MPI_Info info, const char* key, int valuelen, char* value, int* flag)) {
+ADI3_MPI_API(int, Info_get, (MPI_Info info, const char* key, int valuelen, char* value, int* flag),
+             (info, key, valuelen, value, flag)) {
   InfoObj* i = nullptr;
   if (int e = lookup(info, &i)) return world_error(e, __func__);
   if (int e = check_key(key)) return world_error(e, __func__);
@@ -121,7 +122,8 @@ ADI3_MPI_API(int, Info_get, (MPI_Info info, const char* key, int valuelen, char*
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Info_get_string, (MPI_Info info, const char* key, int* buflen, char* value, int* flag)) {
+ADI3_MPI_API(int, Info_get_string, (MPI_Info info, const char* key, int* buflen, char* value, int* flag),
+             (info, key, buflen, value, flag)) {
   InfoObj* i = nullptr;
   if (int e = lookup(info, &i)) return world_error(e, __func__);
   if (int e = check_key(key)) return world_error(e, __func__);
@@ -139,7 +141,8 @@ ADI3_MPI_API(int, Info_get_string, (MPI_Info info, const char* key, int* buflen,
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Info_get_valuelen, (MPI_Info info, const char* key, int* valuelen, int* flag)) {
+ADI3_MPI_API(int, Info_get_valuelen, (MPI_Info info, const char* key, int* valuelen, int* flag),
+             (info, key, valuelen, flag)) {
   InfoObj* i = nullptr;
   if (int e = lookup(info, &i)) return world_error(e, __func__);
   if (int e = check_key(key)) return world_error(e, __func__);
@@ -150,7 +153,7 @@ ADI3_MPI_API(int, Info_get_valuelen, (MPI_Info info, const char* key, int* value
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Info_get_nkeys, (MPI_Info info, int* nkeys)) {
+ADI3_MPI_API(int, Info_get_nkeys, (MPI_Info info, int* nkeys), (info, nkeys)) {
   InfoObj* i = nullptr;
   if (int e = lookup(info, &i)) return world_error(e, __func__);
   if (!nkeys) return world_error(raise(ErrorClass::Arg, "nkeys is null"), __func__);
@@ -158,7 +161,7 @@ ADI3_MPI_API(int, Info_get_nkeys, (MPI_Info info, int* nkeys)) {
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Info_get_nthkey, (MPI_Info info, int n, char* key)) {
+ADI3_MPI_API(int, Info_get_nthkey, (MPI_Info info, int n, char* key), (info, n, key)) {
   InfoObj* i = nullptr;
   if (int e = lookup(info, &i)) return world_error(e, __func__);
   if (!key) return world_error(raise(ErrorClass::Arg, "key is null"), __func__);
@@ -171,7 +174,7 @@ ADI3_MPI_API(int, Info_get_nthkey, (MPI_Info info, int n, char* key)) {
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Info_delete, (MPI_Info info, const char* key)) {
+ADI3_MPI_API(int, Info_delete, (MPI_Info info, const char* key), (info, key)) {
   InfoObj* i = nullptr;
   if (int e = lookup(info, &i)) return world_error(e, __func__);
   if (info == MPI_INFO_ENV) return world_error(raise(ErrorClass::Info, "MPI_INFO_ENV cannot be changed"), __func__);
@@ -182,14 +185,14 @@ ADI3_MPI_API(int, Info_delete, (MPI_Info info, const char* key)) {
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Info_dup, (MPI_Info info, MPI_Info* newinfo)) {
+ADI3_MPI_API(int, Info_dup, (MPI_Info info, MPI_Info* newinfo), (info, newinfo)) {
   InfoObj* i = nullptr;
   if (int e = lookup(info, &i)) return world_error(e, __func__);
   if (!newinfo) return world_error(raise(ErrorClass::Arg, "newinfo is null"), __func__);
   return world_error(add_entries(i->entries, newinfo), __func__);
 }
 
-ADI3_MPI_API(int, Info_free, (MPI_Info * info)) {
+ADI3_MPI_API(int, Info_free, (MPI_Info * info), (info)) {
   if (!info) return world_error(raise(ErrorClass::Arg, "info is null"), __func__);
   InfoObj* i = nullptr;
   if (int e = lookup(*info, &i)) return world_error(e, __func__);

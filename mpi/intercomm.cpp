@@ -121,7 +121,8 @@ int adi3::mpi::make_intercomm(Runtime& rt, GroupPtr local, GroupPtr remote, uint
 
 ADI3_MPI_API(int, Intercomm_create,
              (MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag,
-              MPI_Comm* newintercomm)) {
+              MPI_Comm* newintercomm),
+             (local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm)) {
   ADI3_MPI_ENTER();
   CommObj* lc = nullptr;
   if (int e = get_comm(*rt, local_comm, &lc)) return world_error(e, __func__);
@@ -176,7 +177,8 @@ ADI3_MPI_API(int, Intercomm_create,
   }
 }
 
-ADI3_MPI_API(int, Intercomm_merge, (MPI_Comm intercomm, int high, MPI_Comm* newintracomm)) {
+ADI3_MPI_API(int, Intercomm_merge, (MPI_Comm intercomm, int high, MPI_Comm* newintracomm),
+             (intercomm, high, newintracomm)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, intercomm, &c)) return world_error(e, __func__);

@@ -48,7 +48,7 @@ const MPI_Aint* aints(const MPI_Count* a) {
 
 }  // namespace
 
-ADI3_MPI_API(int, Get_count_c, (const MPI_Status* status, MPI_Datatype dt, MPI_Count* count)) {
+ADI3_MPI_API(int, Get_count_c, (const MPI_Status* status, MPI_Datatype dt, MPI_Count* count), (status, dt, count)) {
   ADI3_MPI_ENTER();
   const Datatype* t = nullptr;
   if (ignored(status)) return world_error(raise(ErrorClass::Arg, "status is null or MPI_STATUS_IGNORE"), __func__);
@@ -62,31 +62,34 @@ ADI3_MPI_API(int, Get_count_c, (const MPI_Status* status, MPI_Datatype dt, MPI_C
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Get_elements_c, (const MPI_Status* status, MPI_Datatype dt, MPI_Count* count)) {
+ADI3_MPI_API(int, Get_elements_c, (const MPI_Status* status, MPI_Datatype dt, MPI_Count* count), (status, dt, count)) {
   return PMPI_Get_elements_x(status, dt, count);
 }
 
-ADI3_MPI_API(int, Status_set_elements_c, (MPI_Status * status, MPI_Datatype dt, MPI_Count count)) {
+ADI3_MPI_API(int, Status_set_elements_c, (MPI_Status * status, MPI_Datatype dt, MPI_Count count), (status, dt, count)) {
   return PMPI_Status_set_elements_x(status, dt, count);
 }
 
-ADI3_MPI_API(int, Type_size_c, (MPI_Datatype dt, MPI_Count* size)) { return PMPI_Type_size_x(dt, size); }
+ADI3_MPI_API(int, Type_size_c, (MPI_Datatype dt, MPI_Count* size), (dt, size)) { return PMPI_Type_size_x(dt, size); }
 
-ADI3_MPI_API(int, Type_get_extent_c, (MPI_Datatype dt, MPI_Count* lb, MPI_Count* extent)) {
+ADI3_MPI_API(int, Type_get_extent_c, (MPI_Datatype dt, MPI_Count* lb, MPI_Count* extent), (dt, lb, extent)) {
   return PMPI_Type_get_extent_x(dt, lb, extent);
 }
 
-ADI3_MPI_API(int, Type_get_true_extent_c, (MPI_Datatype dt, MPI_Count* true_lb, MPI_Count* true_extent)) {
+ADI3_MPI_API(int, Type_get_true_extent_c, (MPI_Datatype dt, MPI_Count* true_lb, MPI_Count* true_extent),
+             (dt, true_lb, true_extent)) {
   return PMPI_Type_get_true_extent_x(dt, true_lb, true_extent);
 }
 
-ADI3_MPI_API(int, Type_contiguous_c, (MPI_Count count, MPI_Datatype oldtype, MPI_Datatype* newtype)) {
+ADI3_MPI_API(int, Type_contiguous_c, (MPI_Count count, MPI_Datatype oldtype, MPI_Datatype* newtype),
+             (count, oldtype, newtype)) {
   ADI3_CHECK(fits(count, "count"));
   return PMPI_Type_contiguous(static_cast<int>(count), oldtype, newtype);
 }
 
 ADI3_MPI_API(int, Type_vector_c,
-             (MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype, MPI_Datatype* newtype)) {
+             (MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype, MPI_Datatype* newtype),
+             (count, blocklength, stride, oldtype, newtype)) {
   ADI3_CHECK(fits(count, "count"));
   ADI3_CHECK(fits(blocklength, "blocklength"));
   ADI3_CHECK(fits(stride, "stride"));
@@ -95,7 +98,8 @@ ADI3_MPI_API(int, Type_vector_c,
 }
 
 ADI3_MPI_API(int, Type_create_hvector_c,
-             (MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype, MPI_Datatype* newtype)) {
+             (MPI_Count count, MPI_Count blocklength, MPI_Count stride, MPI_Datatype oldtype, MPI_Datatype* newtype),
+             (count, blocklength, stride, oldtype, newtype)) {
   ADI3_CHECK(fits(count, "count"));
   ADI3_CHECK(fits(blocklength, "blocklength"));
   return PMPI_Type_create_hvector(static_cast<int>(count), static_cast<int>(blocklength), static_cast<MPI_Aint>(stride),
@@ -104,7 +108,8 @@ ADI3_MPI_API(int, Type_create_hvector_c,
 
 ADI3_MPI_API(int, Type_indexed_c,
              (MPI_Count count, const MPI_Count blocklengths[], const MPI_Count displacements[], MPI_Datatype oldtype,
-              MPI_Datatype* newtype)) {
+              MPI_Datatype* newtype),
+             (count, blocklengths, displacements, oldtype, newtype)) {
   std::vector<int> b, d;
   ADI3_CHECK(fits(count, "count"));
   ADI3_CHECK(ints(count, blocklengths, "array_of_blocklengths", &b));
@@ -114,7 +119,8 @@ ADI3_MPI_API(int, Type_indexed_c,
 
 ADI3_MPI_API(int, Type_create_hindexed_c,
              (MPI_Count count, const MPI_Count blocklengths[], const MPI_Count displacements[], MPI_Datatype oldtype,
-              MPI_Datatype* newtype)) {
+              MPI_Datatype* newtype),
+             (count, blocklengths, displacements, oldtype, newtype)) {
   std::vector<int> b;
   ADI3_CHECK(fits(count, "count"));
   ADI3_CHECK(ints(count, blocklengths, "array_of_blocklengths", &b));
@@ -123,7 +129,8 @@ ADI3_MPI_API(int, Type_create_hindexed_c,
 
 ADI3_MPI_API(int, Type_create_indexed_block_c,
              (MPI_Count count, MPI_Count blocklength, const MPI_Count displacements[], MPI_Datatype oldtype,
-              MPI_Datatype* newtype)) {
+              MPI_Datatype* newtype),
+             (count, blocklength, displacements, oldtype, newtype)) {
   std::vector<int> d;
   ADI3_CHECK(fits(count, "count"));
   ADI3_CHECK(fits(blocklength, "blocklength"));
@@ -134,7 +141,8 @@ ADI3_MPI_API(int, Type_create_indexed_block_c,
 
 ADI3_MPI_API(int, Type_create_hindexed_block_c,
              (MPI_Count count, MPI_Count blocklength, const MPI_Count displacements[], MPI_Datatype oldtype,
-              MPI_Datatype* newtype)) {
+              MPI_Datatype* newtype),
+             (count, blocklength, displacements, oldtype, newtype)) {
   ADI3_CHECK(fits(count, "count"));
   ADI3_CHECK(fits(blocklength, "blocklength"));
   return PMPI_Type_create_hindexed_block(static_cast<int>(count), static_cast<int>(blocklength), aints(displacements),
@@ -143,7 +151,8 @@ ADI3_MPI_API(int, Type_create_hindexed_block_c,
 
 ADI3_MPI_API(int, Type_create_struct_c,
              (MPI_Count count, const MPI_Count blocklengths[], const MPI_Count displacements[],
-              const MPI_Datatype types[], MPI_Datatype* newtype)) {
+              const MPI_Datatype types[], MPI_Datatype* newtype),
+             (count, blocklengths, displacements, types, newtype)) {
   std::vector<int> b;
   ADI3_CHECK(fits(count, "count"));
   ADI3_CHECK(ints(count, blocklengths, "array_of_blocklengths", &b));
@@ -152,7 +161,8 @@ ADI3_MPI_API(int, Type_create_struct_c,
 
 ADI3_MPI_API(int, Type_create_subarray_c,
              (int ndims, const MPI_Count sizes[], const MPI_Count subsizes[], const MPI_Count starts[], int order,
-              MPI_Datatype oldtype, MPI_Datatype* newtype)) {
+              MPI_Datatype oldtype, MPI_Datatype* newtype),
+             (ndims, sizes, subsizes, starts, order, oldtype, newtype)) {
   std::vector<int> n, sub, st;
   ADI3_CHECK(ints(ndims, sizes, "array_of_sizes", &n));
   ADI3_CHECK(ints(ndims, subsizes, "array_of_subsizes", &sub));
@@ -160,7 +170,7 @@ ADI3_MPI_API(int, Type_create_subarray_c,
   return PMPI_Type_create_subarray(ndims, n.data(), sub.data(), st.data(), order, oldtype, newtype);
 }
 
-ADI3_MPI_API(int, Type_create_resized_c,
-             (MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent, MPI_Datatype* newtype)) {
+ADI3_MPI_API(int, Type_create_resized_c, (MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent, MPI_Datatype* newtype),
+             (oldtype, lb, extent, newtype)) {
   return PMPI_Type_create_resized(oldtype, static_cast<MPI_Aint>(lb), static_cast<MPI_Aint>(extent), newtype);
 }

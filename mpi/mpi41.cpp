@@ -16,17 +16,17 @@ int status_arg(const MPI_Status* s, const char* fn) {
 
 }  // namespace
 
-#define ADI3_STATUS_FIELD(Field, member)                                                 \
-  ADI3_MPI_API(int, Status_get_##Field, (MPI_Status * status, int* Field)) {             \
-    if (int e = status_arg(status, __func__)) return e;                                  \
-    if (!Field) return world_error(raise(ErrorClass::Arg, #Field " is null"), __func__); \
-    *Field = status->member;                                                             \
-    return MPI_SUCCESS;                                                                  \
-  }                                                                                      \
-  ADI3_MPI_API(int, Status_set_##Field, (MPI_Status * status, int Field)) {              \
-    if (int e = status_arg(status, __func__)) return e;                                  \
-    status->member = Field;                                                              \
-    return MPI_SUCCESS;                                                                  \
+#define ADI3_STATUS_FIELD(Field, member)                                                      \
+  ADI3_MPI_API(int, Status_get_##Field, (MPI_Status * status, int* Field), (status, Field)) { \
+    if (int e = status_arg(status, __func__)) return e;                                       \
+    if (!Field) return world_error(raise(ErrorClass::Arg, #Field " is null"), __func__);      \
+    *Field = status->member;                                                                  \
+    return MPI_SUCCESS;                                                                       \
+  }                                                                                           \
+  ADI3_MPI_API(int, Status_set_##Field, (MPI_Status * status, int Field), (status, Field)) {  \
+    if (int e = status_arg(status, __func__)) return e;                                       \
+    status->member = Field;                                                                   \
+    return MPI_SUCCESS;                                                                       \
   }
 ADI3_STATUS_FIELD(source, MPI_SOURCE)
 ADI3_STATUS_FIELD(tag, MPI_TAG)
@@ -35,7 +35,8 @@ ADI3_STATUS_FIELD(error, MPI_ERROR)
 
 // The predefined (value, index) pair type for MPI_MINLOC/MAXLOC, or
 // MPI_DATATYPE_NULL when no predefined one exists.
-ADI3_MPI_API(int, Type_get_value_index, (MPI_Datatype value_type, MPI_Datatype index_type, MPI_Datatype* pair_type)) {
+ADI3_MPI_API(int, Type_get_value_index, (MPI_Datatype value_type, MPI_Datatype index_type, MPI_Datatype* pair_type),
+             (value_type, index_type, pair_type)) {
   ADI3_MPI_ENTER();
   const Datatype* t = nullptr;
   if (int e = get_type(*rt, value_type, &t)) return world_error(e, __func__);
@@ -55,7 +56,7 @@ ADI3_MPI_API(int, Type_get_value_index, (MPI_Datatype value_type, MPI_Datatype i
 
 // The hardware resource types this process can name: the host (shared
 // memory) is the one level known, as MPI_COMM_TYPE_HW_GUIDED accepts it.
-ADI3_MPI_API(int, Get_hw_resource_info, (MPI_Info * hw_info)) {
+ADI3_MPI_API(int, Get_hw_resource_info, (MPI_Info * hw_info), (hw_info)) {
   ADI3_MPI_ENTER();
   if (!hw_info) return world_error(raise(ErrorClass::Arg, "hw_info is null"), __func__);
   return world_error(add_info(*rt, {{"mpi_hw_resource_type", "mpi_shared_memory"}}, hw_info), __func__);

@@ -15,7 +15,7 @@ using namespace adi3::mpi;
 // Without dynamic processes every communicator is local to the job: wait
 // until all members are here (all their communication is complete and
 // matched, as the standard requires of the caller), then free.
-ADI3_MPI_API(int, Comm_disconnect, (MPI_Comm * comm)) {
+ADI3_MPI_API(int, Comm_disconnect, (MPI_Comm * comm), (comm)) {
   ADI3_MPI_ENTER();
   if (!comm) return world_error(raise(ErrorClass::Arg, "comm is null"), __func__);
   if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF) {
@@ -30,7 +30,7 @@ ADI3_MPI_API(int, Comm_disconnect, (MPI_Comm * comm)) {
 
 // A new info object with MPI_INFO_ENV's keys, usable before MPI_Init: then
 // it describes the program from argc/argv and the environment alone.
-ADI3_MPI_API(int, Info_create_env, (int argc, char* argv[], MPI_Info* info)) {
+ADI3_MPI_API(int, Info_create_env, (int argc, char* argv[], MPI_Info* info), (argc, argv, info)) {
   if (!info) return world_error(raise(ErrorClass::Arg, "info is null"), __func__);
   if (g_runtime) return PMPI_Info_dup(MPI_INFO_ENV, info);
   std::vector<std::pair<std::string, std::string>> e;
@@ -54,7 +54,7 @@ ADI3_MPI_API(int, Info_create_env, (int argc, char* argv[], MPI_Info* info)) {
 
 // ---- matching language types by size (MPI-3.1 17.2.5, C types here) ----
 
-ADI3_MPI_API(int, Type_match_size, (int typeclass, int size, MPI_Datatype* datatype)) {
+ADI3_MPI_API(int, Type_match_size, (int typeclass, int size, MPI_Datatype* datatype), (typeclass, size, datatype)) {
   ADI3_MPI_ENTER();
   (void)rt;
   if (!datatype) return world_error(raise(ErrorClass::Arg, "datatype is null"), __func__);
@@ -124,7 +124,7 @@ int f90_args(int p, int r) {
 
 // Predefined C types stand for the Fortran 90 parameterized types (this
 // binding has no Fortran): the smallest one meeting the request.
-ADI3_MPI_API(int, Type_create_f90_integer, (int r, MPI_Datatype* newtype)) {
+ADI3_MPI_API(int, Type_create_f90_integer, (int r, MPI_Datatype* newtype), (r, newtype)) {
   ADI3_MPI_ENTER();
   (void)rt;
   if (!newtype) return world_error(raise(ErrorClass::Arg, "newtype is null"), __func__);
@@ -136,7 +136,7 @@ ADI3_MPI_API(int, Type_create_f90_integer, (int r, MPI_Datatype* newtype)) {
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Type_create_f90_real, (int p, int r, MPI_Datatype* newtype)) {
+ADI3_MPI_API(int, Type_create_f90_real, (int p, int r, MPI_Datatype* newtype), (p, r, newtype)) {
   ADI3_MPI_ENTER();
   (void)rt;
   if (!newtype) return world_error(raise(ErrorClass::Arg, "newtype is null"), __func__);
@@ -148,7 +148,7 @@ ADI3_MPI_API(int, Type_create_f90_real, (int p, int r, MPI_Datatype* newtype)) {
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Type_create_f90_complex, (int p, int r, MPI_Datatype* newtype)) {
+ADI3_MPI_API(int, Type_create_f90_complex, (int p, int r, MPI_Datatype* newtype), (p, r, newtype)) {
   ADI3_MPI_ENTER();
   (void)rt;
   if (!newtype) return world_error(raise(ErrorClass::Arg, "newtype is null"), __func__);

@@ -203,59 +203,65 @@ int run(const char* fn, int kind, const Args& a, MPI_Comm comm, Form form, MPI_I
 
 // Every neighbourhood collective in its blocking, nonblocking and persistent
 // forms, with int counts and as the large-count _c functions: one body
-// (run), the forms differing in parameter types only.
-#define ADI3_NEIGHBOR_FORMS(Name, kind, P, ARGS)                                                                \
-  ADI3_MPI_API(int, Neighbor_##Name, (P(int, int))) {                                                           \
-    return run(__func__, kind, ARGS(false), comm, Form::Blocking, MPI_INFO_NULL, nullptr);                      \
-  }                                                                                                             \
-  ADI3_MPI_API(int, Ineighbor_##Name, (P(int, int), MPI_Request * request)) {                                   \
-    return run(__func__, kind, ARGS(false), comm, Form::Nonblocking, MPI_INFO_NULL, request);                   \
-  }                                                                                                             \
-  ADI3_MPI_API(int, Neighbor_##Name##_init, (P(int, int), MPI_Info info, MPI_Request * request)) {              \
-    return run(__func__, kind, ARGS(false), comm, Form::Persistent, info, request);                             \
-  }                                                                                                             \
-  ADI3_MPI_API(int, Neighbor_##Name##_c, (P(MPI_Count, MPI_Aint))) {                                            \
-    return run(__func__, kind, ARGS(true), comm, Form::Blocking, MPI_INFO_NULL, nullptr);                       \
-  }                                                                                                             \
-  ADI3_MPI_API(int, Ineighbor_##Name##_c, (P(MPI_Count, MPI_Aint), MPI_Request * request)) {                    \
-    return run(__func__, kind, ARGS(true), comm, Form::Nonblocking, MPI_INFO_NULL, request);                    \
-  }                                                                                                             \
-  ADI3_MPI_API(int, Neighbor_##Name##_init_c, (P(MPI_Count, MPI_Aint), MPI_Info info, MPI_Request * request)) { \
-    return run(__func__, kind, ARGS(true), comm, Form::Persistent, info, request);                              \
+// (run), the forms differing in parameter types only. P gives the
+// parameters, N their names.
+#define ADI3_NEIGHBOR_FORMS(Name, kind, P, N, ARGS)                                                                    \
+  ADI3_MPI_API(int, Neighbor_##Name, (P(int, int)), (N)) {                                                             \
+    return run(__func__, kind, ARGS(false), comm, Form::Blocking, MPI_INFO_NULL, nullptr);                             \
+  }                                                                                                                    \
+  ADI3_MPI_API(int, Ineighbor_##Name, (P(int, int), MPI_Request * request), (N, request)) {                            \
+    return run(__func__, kind, ARGS(false), comm, Form::Nonblocking, MPI_INFO_NULL, request);                          \
+  }                                                                                                                    \
+  ADI3_MPI_API(int, Neighbor_##Name##_init, (P(int, int), MPI_Info info, MPI_Request * request), (N, info, request)) { \
+    return run(__func__, kind, ARGS(false), comm, Form::Persistent, info, request);                                    \
+  }                                                                                                                    \
+  ADI3_MPI_API(int, Neighbor_##Name##_c, (P(MPI_Count, MPI_Aint)), (N)) {                                              \
+    return run(__func__, kind, ARGS(true), comm, Form::Blocking, MPI_INFO_NULL, nullptr);                              \
+  }                                                                                                                    \
+  ADI3_MPI_API(int, Ineighbor_##Name##_c, (P(MPI_Count, MPI_Aint), MPI_Request * request), (N, request)) {             \
+    return run(__func__, kind, ARGS(true), comm, Form::Nonblocking, MPI_INFO_NULL, request);                           \
+  }                                                                                                                    \
+  ADI3_MPI_API(int, Neighbor_##Name##_init_c, (P(MPI_Count, MPI_Aint), MPI_Info info, MPI_Request * request),          \
+               (N, info, request)) {                                                                                   \
+    return run(__func__, kind, ARGS(true), comm, Form::Persistent, info, request);                                     \
   }
 
 #define ADI3_ALLGATHER_P(C, D)                                                                                \
   const void *sendbuf, C sendcount, MPI_Datatype sendtype, void *recvbuf, C recvcount, MPI_Datatype recvtype, \
       MPI_Comm comm
+#define ADI3_ALLGATHER_N sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm
 #define ADI3_ALLGATHER_A(w)                                                                                           \
   Args {                                                                                                              \
     sendbuf, sendcount, nullptr, nullptr, sendtype, nullptr, recvbuf, recvcount, nullptr, nullptr, recvtype, nullptr, \
         w                                                                                                             \
   }
-ADI3_NEIGHBOR_FORMS(allgather, 0, ADI3_ALLGATHER_P, ADI3_ALLGATHER_A)
-ADI3_NEIGHBOR_FORMS(alltoall, 2, ADI3_ALLGATHER_P, ADI3_ALLGATHER_A)
+ADI3_NEIGHBOR_FORMS(allgather, 0, ADI3_ALLGATHER_P, ADI3_ALLGATHER_N, ADI3_ALLGATHER_A)
+ADI3_NEIGHBOR_FORMS(alltoall, 2, ADI3_ALLGATHER_P, ADI3_ALLGATHER_N, ADI3_ALLGATHER_A)
 
 #define ADI3_ALLGATHERV_P(C, D)                                                                                   \
   const void *sendbuf, C sendcount, MPI_Datatype sendtype, void *recvbuf, const C recvcounts[], const D displs[], \
       MPI_Datatype recvtype, MPI_Comm comm
+#define ADI3_ALLGATHERV_N sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm
 #define ADI3_ALLGATHERV_A(w) \
   Args { sendbuf, sendcount, nullptr, nullptr, sendtype, nullptr, recvbuf, 0, recvcounts, displs, recvtype, nullptr, w }
-ADI3_NEIGHBOR_FORMS(allgatherv, 1, ADI3_ALLGATHERV_P, ADI3_ALLGATHERV_A)
+ADI3_NEIGHBOR_FORMS(allgatherv, 1, ADI3_ALLGATHERV_P, ADI3_ALLGATHERV_N, ADI3_ALLGATHERV_A)
 
 #define ADI3_ALLTOALLV_P(C, D)                                                                        \
   const void *sendbuf, const C sendcounts[], const D sdispls[], MPI_Datatype sendtype, void *recvbuf, \
       const C recvcounts[], const D rdispls[], MPI_Datatype recvtype, MPI_Comm comm
+#define ADI3_ALLTOALLV_N sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm
 #define ADI3_ALLTOALLV_A(w) \
   Args { sendbuf, 0, sendcounts, sdispls, sendtype, nullptr, recvbuf, 0, recvcounts, rdispls, recvtype, nullptr, w }
-ADI3_NEIGHBOR_FORMS(alltoallv, 3, ADI3_ALLTOALLV_P, ADI3_ALLTOALLV_A)
+ADI3_NEIGHBOR_FORMS(alltoallv, 3, ADI3_ALLTOALLV_P, ADI3_ALLTOALLV_N, ADI3_ALLTOALLV_A)
 
 // alltoallw's displacements are MPI_Aint in both forms.
 #define ADI3_ALLTOALLW_P(C, D)                                                                                        \
   const void *sendbuf, const C sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf, \
       const C recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm
+#define ADI3_ALLTOALLW_N sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm
 #define ADI3_ALLTOALLW_A(w)                                                                                            \
   Args {                                                                                                               \
     sendbuf, 0, sendcounts, sdispls, MPI_DATATYPE_NULL, sendtypes, recvbuf, 0, recvcounts, rdispls, MPI_DATATYPE_NULL, \
         recvtypes, w                                                                                                   \
   }
-ADI3_NEIGHBOR_FORMS(alltoallw, 4, ADI3_ALLTOALLW_P, ADI3_ALLTOALLW_A)
+ADI3_NEIGHBOR_FORMS(alltoallw, 4, ADI3_ALLTOALLW_P, ADI3_ALLTOALLW_N, ADI3_ALLTOALLW_A)

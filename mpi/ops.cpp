@@ -104,7 +104,7 @@ int coll_counts(const int* counts, const int* displs, int n, const char* what) {
 
 }  // namespace adi3::mpi
 
-ADI3_MPI_API(int, Op_create, (MPI_User_function * user_fn, int commute, MPI_Op* op)) {
+ADI3_MPI_API(int, Op_create, (MPI_User_function * user_fn, int commute, MPI_Op* op), (user_fn, commute, op)) {
   ADI3_MPI_ENTER();
   if (!user_fn || !op) return world_error(raise(ErrorClass::Arg, "user_fn or op is null"), __func__);
   int i = rt->ops.add(OpObj{user_fn, commute != 0});
@@ -113,7 +113,7 @@ ADI3_MPI_API(int, Op_create, (MPI_User_function * user_fn, int commute, MPI_Op* 
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Op_create_c, (MPI_User_function_c * user_fn, int commute, MPI_Op* op)) {
+ADI3_MPI_API(int, Op_create_c, (MPI_User_function_c * user_fn, int commute, MPI_Op* op), (user_fn, commute, op)) {
   ADI3_MPI_ENTER();
   if (!user_fn || !op) return world_error(raise(ErrorClass::Arg, "user_fn or op is null"), __func__);
   int i = rt->ops.add(OpObj{nullptr, commute != 0, user_fn});
@@ -122,7 +122,7 @@ ADI3_MPI_API(int, Op_create_c, (MPI_User_function_c * user_fn, int commute, MPI_
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Op_free, (MPI_Op * op)) {
+ADI3_MPI_API(int, Op_free, (MPI_Op * op), (op)) {
   ADI3_MPI_ENTER();
   if (!op) return world_error(raise(ErrorClass::Arg, "op is null"), __func__);
   if (is_kind(*op, Kind::Op, HandleClass::Builtin)) {
@@ -135,7 +135,7 @@ ADI3_MPI_API(int, Op_free, (MPI_Op * op)) {
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Op_commutative, (MPI_Op op, int* commute)) {
+ADI3_MPI_API(int, Op_commutative, (MPI_Op op, int* commute), (op, commute)) {
   ADI3_MPI_ENTER();
   if (!commute) return world_error(raise(ErrorClass::Arg, "commute is null"), __func__);
   coll::Op o(coll::OpKind::NoOp);
@@ -144,7 +144,8 @@ ADI3_MPI_API(int, Op_commutative, (MPI_Op op, int* commute)) {
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Reduce_local, (const void* inbuf, void* inoutbuf, int count, MPI_Datatype dt, MPI_Op op)) {
+ADI3_MPI_API(int, Reduce_local, (const void* inbuf, void* inoutbuf, int count, MPI_Datatype dt, MPI_Op op),
+             (inbuf, inoutbuf, count, dt, op)) {
   ADI3_MPI_ENTER();
   const Datatype* t = nullptr;
   coll::Op o(coll::OpKind::NoOp);

@@ -187,9 +187,10 @@ int imrecv_impl(const char* fn, void* buf, MPI_Count count, MPI_Datatype dt, MPI
 
 }  // namespace
 
-#define ADI3_SEND(fname, C, mode)                                                                           \
-  ADI3_MPI_API(int, fname, (const void* buf, C count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm)) { \
-    return blocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::mode);                        \
+#define ADI3_SEND(fname, C, mode)                                                                         \
+  ADI3_MPI_API(int, fname, (const void* buf, C count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm), \
+               (buf, count, dt, dest, tag, comm)) {                                                       \
+    return blocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::mode);                      \
   }
 ADI3_MPI_COUNT_FORMS(ADI3_SEND, Send, Standard)
 ADI3_MPI_COUNT_FORMS(ADI3_SEND, Bsend, Buffered)
@@ -198,10 +199,11 @@ ADI3_MPI_COUNT_FORMS(ADI3_SEND, Rsend, Ready)
 #undef ADI3_SEND
 
 // Nonblocking sends (persistent = false) and persistent ones (true).
-#define ADI3_ISEND(fname, C, mode, persistent)                                                                        \
-  ADI3_MPI_API(int, fname,                                                                                            \
-               (const void* buf, C count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* request)) { \
-    return nonblocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::mode, request, persistent);          \
+#define ADI3_ISEND(fname, C, mode, persistent)                                                                      \
+  ADI3_MPI_API(int, fname,                                                                                          \
+               (const void* buf, C count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm, MPI_Request* request), \
+               (buf, count, dt, dest, tag, comm, request)) {                                                        \
+    return nonblocking_send(__func__, buf, count, dt, dest, tag, comm, SendMode::mode, request, persistent);        \
   }
 ADI3_MPI_COUNT_FORMS(ADI3_ISEND, Isend, Standard, false)
 ADI3_MPI_COUNT_FORMS(ADI3_ISEND, Ibsend, Buffered, false)
@@ -213,27 +215,31 @@ ADI3_MPI_COUNT_FORMS(ADI3_ISEND, Ssend_init, Synchronous, true)
 ADI3_MPI_COUNT_FORMS(ADI3_ISEND, Rsend_init, Ready, true)
 #undef ADI3_ISEND
 
-#define ADI3_IRECV(fname, C, persistent)                                                                          \
-  ADI3_MPI_API(int, fname,                                                                                        \
-               (void* buf, C count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Request* request)) { \
-    return receive_request(__func__, buf, count, dt, source, tag, comm, request, persistent);                     \
+#define ADI3_IRECV(fname, C, persistent)                                                                        \
+  ADI3_MPI_API(int, fname,                                                                                      \
+               (void* buf, C count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Request* request), \
+               (buf, count, dt, source, tag, comm, request)) {                                                  \
+    return receive_request(__func__, buf, count, dt, source, tag, comm, request, persistent);                   \
   }
 ADI3_MPI_COUNT_FORMS(ADI3_IRECV, Irecv, false)
 ADI3_MPI_COUNT_FORMS(ADI3_IRECV, Recv_init, true)
 #undef ADI3_IRECV
 
-#define ADI3_RECV(fname, C, ...)                                                                                \
-  ADI3_MPI_API(int, fname,                                                                                      \
-               (void* buf, C count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Status* status)) { \
-    return recv_impl(__func__, buf, count, dt, source, tag, comm, status);                                      \
+#define ADI3_RECV(fname, C, ...)                                                                              \
+  ADI3_MPI_API(int, fname,                                                                                    \
+               (void* buf, C count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Status* status), \
+               (buf, count, dt, source, tag, comm, status)) {                                                 \
+    return recv_impl(__func__, buf, count, dt, source, tag, comm, status);                                    \
   }
 ADI3_MPI_COUNT_FORMS(ADI3_RECV, Recv)
 #undef ADI3_RECV
 
 #define ADI3_SENDRECV(fname, C, ...)                                                                                  \
-  ADI3_MPI_API(int, fname,                                                                                            \
-               (const void* sendbuf, C sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf,        \
-                C recvcount, MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status* status)) {    \
+  ADI3_MPI_API(                                                                                                       \
+      int, fname,                                                                                                     \
+      (const void* sendbuf, C sendcount, MPI_Datatype sendtype, int dest, int sendtag, void* recvbuf, C recvcount,    \
+       MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm, MPI_Status* status),                            \
+      (sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status)) {   \
     return sendrecv_impl(__func__, sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, \
                          recvtag, comm, status);                                                                      \
   }
@@ -243,13 +249,14 @@ ADI3_MPI_COUNT_FORMS(ADI3_SENDRECV, Sendrecv)
 #define ADI3_SENDRECV_REPLACE(fname, C, ...)                                                                        \
   ADI3_MPI_API(int, fname,                                                                                          \
                (void* buf, C count, MPI_Datatype dt, int dest, int sendtag, int source, int recvtag, MPI_Comm comm, \
-                MPI_Status* status)) {                                                                              \
+                MPI_Status* status),                                                                                \
+               (buf, count, dt, dest, sendtag, source, recvtag, comm, status)) {                                    \
     return sendrecv_replace_impl(__func__, buf, count, dt, dest, sendtag, source, recvtag, comm, status);           \
   }
 ADI3_MPI_COUNT_FORMS(ADI3_SENDRECV_REPLACE, Sendrecv_replace)
 #undef ADI3_SENDRECV_REPLACE
 
-ADI3_MPI_API(int, Probe, (int source, int tag, MPI_Comm comm, MPI_Status* status)) {
+ADI3_MPI_API(int, Probe, (int source, int tag, MPI_Comm comm, MPI_Status* status), (source, tag, comm, status)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
@@ -259,7 +266,8 @@ ADI3_MPI_API(int, Probe, (int source, int tag, MPI_Comm comm, MPI_Status* status
   return comm_error(c, e, __func__);
 }
 
-ADI3_MPI_API(int, Iprobe, (int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status)) {
+ADI3_MPI_API(int, Iprobe, (int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status),
+             (source, tag, comm, flag, status)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
@@ -274,7 +282,8 @@ ADI3_MPI_API(int, Iprobe, (int source, int tag, MPI_Comm comm, int* flag, MPI_St
   return comm_error(c, e, __func__);
 }
 
-ADI3_MPI_API(int, Mprobe, (int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status)) {
+ADI3_MPI_API(int, Mprobe, (int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status),
+             (source, tag, comm, message, status)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
@@ -287,7 +296,8 @@ ADI3_MPI_API(int, Mprobe, (int source, int tag, MPI_Comm comm, MPI_Message* mess
   return comm_error(c, e, __func__);
 }
 
-ADI3_MPI_API(int, Improbe, (int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status)) {
+ADI3_MPI_API(int, Improbe, (int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status),
+             (source, tag, comm, flag, message, status)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
@@ -306,16 +316,18 @@ ADI3_MPI_API(int, Improbe, (int source, int tag, MPI_Comm comm, int* flag, MPI_M
   return comm_error(c, e, __func__);
 }
 
-#define ADI3_MRECV(fname, C, ...)                                                                             \
-  ADI3_MPI_API(int, fname, (void* buf, C count, MPI_Datatype dt, MPI_Message* message, MPI_Status* status)) { \
-    return mrecv_impl(__func__, buf, count, dt, message, status);                                             \
+#define ADI3_MRECV(fname, C, ...)                                                                           \
+  ADI3_MPI_API(int, fname, (void* buf, C count, MPI_Datatype dt, MPI_Message* message, MPI_Status* status), \
+               (buf, count, dt, message, status)) {                                                         \
+    return mrecv_impl(__func__, buf, count, dt, message, status);                                           \
   }
 ADI3_MPI_COUNT_FORMS(ADI3_MRECV, Mrecv)
 #undef ADI3_MRECV
 
-#define ADI3_IMRECV(fname, C, ...)                                                                              \
-  ADI3_MPI_API(int, fname, (void* buf, C count, MPI_Datatype dt, MPI_Message* message, MPI_Request* request)) { \
-    return imrecv_impl(__func__, buf, count, dt, message, request);                                             \
+#define ADI3_IMRECV(fname, C, ...)                                                                            \
+  ADI3_MPI_API(int, fname, (void* buf, C count, MPI_Datatype dt, MPI_Message* message, MPI_Request* request), \
+               (buf, count, dt, message, request)) {                                                          \
+    return imrecv_impl(__func__, buf, count, dt, message, request);                                           \
   }
 ADI3_MPI_COUNT_FORMS(ADI3_IMRECV, Imrecv)
 #undef ADI3_IMRECV

@@ -49,14 +49,15 @@ int pack_impl(const char* fn, const void* inbuf, MPI_Count incount, MPI_Datatype
 }  // namespace
 
 ADI3_MPI_API(int, Pack,
-             (const void* inbuf, int incount, MPI_Datatype dt, void* outbuf, int outsize, int* position,
-              MPI_Comm comm)) {
+             (const void* inbuf, int incount, MPI_Datatype dt, void* outbuf, int outsize, int* position, MPI_Comm comm),
+             (inbuf, incount, dt, outbuf, outsize, position, comm)) {
   return pack_impl(__func__, inbuf, incount, dt, outbuf, outsize, position, comm);
 }
 
 ADI3_MPI_API(int, Pack_c,
              (const void* inbuf, MPI_Count incount, MPI_Datatype dt, void* outbuf, MPI_Count outsize,
-              MPI_Count* position, MPI_Comm comm)) {
+              MPI_Count* position, MPI_Comm comm),
+             (inbuf, incount, dt, outbuf, outsize, position, comm)) {
   return pack_impl(__func__, inbuf, incount, dt, outbuf, outsize, position, comm);
 }
 
@@ -91,14 +92,15 @@ int unpack_impl(const char* fn, const void* inbuf, MPI_Count insize, P* position
 }  // namespace
 
 ADI3_MPI_API(int, Unpack,
-             (const void* inbuf, int insize, int* position, void* outbuf, int outcount, MPI_Datatype dt,
-              MPI_Comm comm)) {
+             (const void* inbuf, int insize, int* position, void* outbuf, int outcount, MPI_Datatype dt, MPI_Comm comm),
+             (inbuf, insize, position, outbuf, outcount, dt, comm)) {
   return unpack_impl(__func__, inbuf, insize, position, outbuf, outcount, dt, comm);
 }
 
 ADI3_MPI_API(int, Unpack_c,
              (const void* inbuf, MPI_Count insize, MPI_Count* position, void* outbuf, MPI_Count outcount,
-              MPI_Datatype dt, MPI_Comm comm)) {
+              MPI_Datatype dt, MPI_Comm comm),
+             (inbuf, insize, position, outbuf, outcount, dt, comm)) {
   return unpack_impl(__func__, inbuf, insize, position, outbuf, outcount, dt, comm);
 }
 
@@ -130,17 +132,19 @@ int pack_size_impl(const char* fn, MPI_Count incount, MPI_Datatype dt, MPI_Comm 
 }
 }  // namespace
 
-ADI3_MPI_API(int, Pack_size, (int incount, MPI_Datatype dt, MPI_Comm comm, int* size)) {
+ADI3_MPI_API(int, Pack_size, (int incount, MPI_Datatype dt, MPI_Comm comm, int* size), (incount, dt, comm, size)) {
   return pack_size_impl(__func__, incount, dt, comm, size);
 }
 
-ADI3_MPI_API(int, Pack_size_c, (MPI_Count incount, MPI_Datatype dt, MPI_Comm comm, MPI_Count* size)) {
+ADI3_MPI_API(int, Pack_size_c, (MPI_Count incount, MPI_Datatype dt, MPI_Comm comm, MPI_Count* size),
+             (incount, dt, comm, size)) {
   return pack_size_impl(__func__, incount, dt, comm, size);
 }
 
 ADI3_MPI_API(int, Pack_external,
              (const char datarep[], const void* inbuf, int incount, MPI_Datatype dt, void* outbuf, MPI_Aint outsize,
-              MPI_Aint* position)) {
+              MPI_Aint* position),
+             (datarep, inbuf, incount, dt, outbuf, outsize, position)) {
   ADI3_MPI_ENTER();
   const Datatype* t = nullptr;
   int e = check_count(incount);
@@ -163,7 +167,8 @@ ADI3_MPI_API(int, Pack_external,
 
 ADI3_MPI_API(int, Unpack_external,
              (const char datarep[], const void* inbuf, MPI_Aint insize, MPI_Aint* position, void* outbuf, int outcount,
-              MPI_Datatype dt)) {
+              MPI_Datatype dt),
+             (datarep, inbuf, insize, position, outbuf, outcount, dt)) {
   ADI3_MPI_ENTER();
   const Datatype* t = nullptr;
   int e = check_count(outcount);
@@ -184,7 +189,8 @@ ADI3_MPI_API(int, Unpack_external,
   return world_error(e, __func__);
 }
 
-ADI3_MPI_API(int, Pack_external_size, (const char datarep[], int incount, MPI_Datatype dt, MPI_Aint* size)) {
+ADI3_MPI_API(int, Pack_external_size, (const char datarep[], int incount, MPI_Datatype dt, MPI_Aint* size),
+             (datarep, incount, dt, size)) {
   ADI3_MPI_ENTER();
   const Datatype* t = nullptr;
   int e = check_count(incount);

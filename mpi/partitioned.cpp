@@ -351,7 +351,8 @@ int ready(Request& r, Part& p, int i) {
 #define ADI3_PART_INIT(name, sender, BufT)                                                                            \
   ADI3_MPI_API(int, name,                                                                                             \
                (BufT * buf, int partitions, MPI_Count count, MPI_Datatype datatype, int peer, int tag, MPI_Comm comm, \
-                MPI_Info info, MPI_Request* request)) {                                                               \
+                MPI_Info info, MPI_Request* request),                                                                 \
+               (buf, partitions, count, datatype, peer, tag, comm, info, request)) {                                  \
     ADI3_MPI_ENTER();                                                                                                 \
     (void)info;                                                                                                       \
     CommObj* c = nullptr;                                                                                             \
@@ -373,20 +374,24 @@ ADI3_PART_INIT(Precv_init, false, void)
   }                                                                                  \
   return MPI_SUCCESS
 
-ADI3_MPI_API(int, Pready, (int partition, MPI_Request request)) { ADI3_PREADY_BODY(1, partition); }
+ADI3_MPI_API(int, Pready, (int partition, MPI_Request request), (partition, request)) {
+  ADI3_PREADY_BODY(1, partition);
+}
 
-ADI3_MPI_API(int, Pready_range, (int partition_low, int partition_high, MPI_Request request)) {
+ADI3_MPI_API(int, Pready_range, (int partition_low, int partition_high, MPI_Request request),
+             (partition_low, partition_high, request)) {
   ADI3_PREADY_BODY(static_cast<long long>(partition_high) - partition_low + 1, partition_low + static_cast<int>(k));
 }
 
-ADI3_MPI_API(int, Pready_list, (int length, const int array_of_partitions[], MPI_Request request)) {
+ADI3_MPI_API(int, Pready_list, (int length, const int array_of_partitions[], MPI_Request request),
+             (length, array_of_partitions, request)) {
   if (length > 0 && !array_of_partitions)
     return world_error(raise(ErrorClass::Arg, "array_of_partitions is null"), __func__);
   ADI3_PREADY_BODY(length, array_of_partitions[k]);
 }
 #undef ADI3_PREADY_BODY
 
-ADI3_MPI_API(int, Parrived, (MPI_Request request, int partition, int* flag)) {
+ADI3_MPI_API(int, Parrived, (MPI_Request request, int partition, int* flag), (request, partition, flag)) {
   ADI3_MPI_ENTER();
   ReqSlot* s = nullptr;
   Part* p = nullptr;

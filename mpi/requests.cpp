@@ -107,16 +107,16 @@ int complete_one(const char* fn, MPI_Request* request, int* flag, MPI_Status* st
 
 }  // namespace
 
-ADI3_MPI_API(int, Wait, (MPI_Request * request, MPI_Status* status)) {
+ADI3_MPI_API(int, Wait, (MPI_Request * request, MPI_Status* status), (request, status)) {
   return complete_one(__func__, request, nullptr, status);
 }
 
-ADI3_MPI_API(int, Test, (MPI_Request * request, int* flag, MPI_Status* status)) {
+ADI3_MPI_API(int, Test, (MPI_Request * request, int* flag, MPI_Status* status), (request, flag, status)) {
   if (!flag) return world_error(raise(ErrorClass::Arg, "flag is null"), __func__);
   return complete_one(__func__, request, flag, status);
 }
 
-ADI3_MPI_API(int, Waitall, (int count, MPI_Request reqs[], MPI_Status statuses[])) {
+ADI3_MPI_API(int, Waitall, (int count, MPI_Request reqs[], MPI_Status statuses[]), (count, reqs, statuses)) {
   ADI3_MPI_ENTER();
   Scratch<Request*> rs(count);
   Scratch<MPI_Comm> comms(count);
@@ -130,7 +130,8 @@ ADI3_MPI_API(int, Waitall, (int count, MPI_Request reqs[], MPI_Status statuses[]
   return comm_error(in_status(e) ? failed_comm(count, st.data(), comms.data()) : MPI_COMM_WORLD, exact(e), __func__);
 }
 
-ADI3_MPI_API(int, Testall, (int count, MPI_Request reqs[], int* flag, MPI_Status statuses[])) {
+ADI3_MPI_API(int, Testall, (int count, MPI_Request reqs[], int* flag, MPI_Status statuses[]),
+             (count, reqs, flag, statuses)) {
   ADI3_MPI_ENTER();
   if (!flag) return world_error(raise(ErrorClass::Arg, "flag is null"), __func__);
   Scratch<Request*> rs(count);
@@ -149,7 +150,8 @@ ADI3_MPI_API(int, Testall, (int count, MPI_Request reqs[], int* flag, MPI_Status
   return comm_error(in_status(e) ? failed_comm(count, st.data(), comms.data()) : MPI_COMM_WORLD, exact(e), __func__);
 }
 
-ADI3_MPI_API(int, Waitany, (int count, MPI_Request reqs[], int* index, MPI_Status* status)) {
+ADI3_MPI_API(int, Waitany, (int count, MPI_Request reqs[], int* index, MPI_Status* status),
+             (count, reqs, index, status)) {
   ADI3_MPI_ENTER();
   if (!index) return world_error(raise(ErrorClass::Arg, "index is null"), __func__);
   Scratch<Request*> rs(count);
@@ -166,7 +168,8 @@ ADI3_MPI_API(int, Waitany, (int count, MPI_Request reqs[], int* index, MPI_Statu
   return comm_error(comm, e, __func__);
 }
 
-ADI3_MPI_API(int, Testany, (int count, MPI_Request reqs[], int* index, int* flag, MPI_Status* status)) {
+ADI3_MPI_API(int, Testany, (int count, MPI_Request reqs[], int* index, int* flag, MPI_Status* status),
+             (count, reqs, index, flag, status)) {
   ADI3_MPI_ENTER();
   if (!index || !flag) return world_error(raise(ErrorClass::Arg, "index or flag is null"), __func__);
   Scratch<Request*> rs(count);
@@ -214,15 +217,17 @@ int some(const char* fn, bool wait, int incount, MPI_Request reqs[], int* outcou
 
 }  // namespace
 
-ADI3_MPI_API(int, Waitsome, (int incount, MPI_Request reqs[], int* outcount, int indices[], MPI_Status statuses[])) {
+ADI3_MPI_API(int, Waitsome, (int incount, MPI_Request reqs[], int* outcount, int indices[], MPI_Status statuses[]),
+             (incount, reqs, outcount, indices, statuses)) {
   return some(__func__, true, incount, reqs, outcount, indices, statuses);
 }
 
-ADI3_MPI_API(int, Testsome, (int incount, MPI_Request reqs[], int* outcount, int indices[], MPI_Status statuses[])) {
+ADI3_MPI_API(int, Testsome, (int incount, MPI_Request reqs[], int* outcount, int indices[], MPI_Status statuses[]),
+             (incount, reqs, outcount, indices, statuses)) {
   return some(__func__, false, incount, reqs, outcount, indices, statuses);
 }
 
-ADI3_MPI_API(int, Request_get_status, (MPI_Request request, int* flag, MPI_Status* status)) {
+ADI3_MPI_API(int, Request_get_status, (MPI_Request request, int* flag, MPI_Status* status), (request, flag, status)) {
   ADI3_MPI_ENTER();
   if (!flag) return world_error(raise(ErrorClass::Arg, "flag is null"), __func__);
   if (request == MPI_REQUEST_NULL) {
@@ -240,7 +245,7 @@ ADI3_MPI_API(int, Request_get_status, (MPI_Request request, int* flag, MPI_Statu
   return comm_error(s->comm, e, __func__);
 }
 
-ADI3_MPI_API(int, Request_free, (MPI_Request * request)) {
+ADI3_MPI_API(int, Request_free, (MPI_Request * request), (request)) {
   ADI3_MPI_ENTER();
   if (!request) return world_error(raise(ErrorClass::Arg, "request is null"), __func__);
   if (*request == MPI_REQUEST_NULL) {
@@ -265,7 +270,7 @@ ADI3_MPI_API(int, Request_free, (MPI_Request * request)) {
   return comm_error(comm, e, __func__);
 }
 
-ADI3_MPI_API(int, Cancel, (MPI_Request * request)) {
+ADI3_MPI_API(int, Cancel, (MPI_Request * request), (request)) {
   ADI3_MPI_ENTER();
   if (!request) return world_error(raise(ErrorClass::Arg, "request is null"), __func__);
   if (*request == MPI_REQUEST_NULL)
@@ -278,7 +283,7 @@ ADI3_MPI_API(int, Cancel, (MPI_Request * request)) {
   return comm_error(s->comm, rt->dev().cancel(s->req), __func__);
 }
 
-ADI3_MPI_API(int, Start, (MPI_Request * request)) {
+ADI3_MPI_API(int, Start, (MPI_Request * request), (request)) {
   ADI3_MPI_ENTER();
   if (!request) return world_error(raise(ErrorClass::Arg, "request is null"), __func__);
   if (*request == MPI_REQUEST_NULL)
@@ -288,7 +293,7 @@ ADI3_MPI_API(int, Start, (MPI_Request * request)) {
   return comm_error(s->comm, rt->dev().start(s->req), __func__);
 }
 
-ADI3_MPI_API(int, Startall, (int count, MPI_Request reqs[])) {
+ADI3_MPI_API(int, Startall, (int count, MPI_Request reqs[]), (count, reqs)) {
   ADI3_MPI_ENTER();
   Scratch<Request*> rs(count);
   Scratch<MPI_Comm> comms(count);
@@ -303,7 +308,7 @@ ADI3_MPI_API(int, Startall, (int count, MPI_Request reqs[])) {
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Test_cancelled, (const MPI_Status* status, int* flag)) {
+ADI3_MPI_API(int, Test_cancelled, (const MPI_Status* status, int* flag), (status, flag)) {
   ADI3_MPI_ENTER();
   if (ignored(status) || !flag) return world_error(raise(ErrorClass::Arg, "status or flag is null"), __func__);
   *flag = status->adi3_cancelled != 0;
@@ -344,7 +349,8 @@ int probe_requests(Runtime& rt, int n, const MPI_Request* reqs, std::vector<Prob
 }  // namespace
 
 ADI3_MPI_API(int, Request_get_status_any,
-             (int count, MPI_Request array_of_requests[], int* index, int* flag, MPI_Status* status)) {
+             (int count, MPI_Request array_of_requests[], int* index, int* flag, MPI_Status* status),
+             (count, array_of_requests, index, flag, status)) {
   ADI3_MPI_ENTER();
   if (!index || !flag) return world_error(raise(ErrorClass::Arg, "index or flag is null"), __func__);
   std::vector<Probe> p;
@@ -366,7 +372,8 @@ ADI3_MPI_API(int, Request_get_status_any,
 }
 
 ADI3_MPI_API(int, Request_get_status_all,
-             (int count, MPI_Request array_of_requests[], int* flag, MPI_Status array_of_statuses[])) {
+             (int count, MPI_Request array_of_requests[], int* flag, MPI_Status array_of_statuses[]),
+             (count, array_of_requests, flag, array_of_statuses)) {
   ADI3_MPI_ENTER();
   if (!flag) return world_error(raise(ErrorClass::Arg, "flag is null"), __func__);
   std::vector<Probe> p;
@@ -397,7 +404,8 @@ ADI3_MPI_API(int, Request_get_status_all,
 
 ADI3_MPI_API(int, Request_get_status_some,
              (int incount, MPI_Request array_of_requests[], int* outcount, int array_of_indices[],
-              MPI_Status array_of_statuses[])) {
+              MPI_Status array_of_statuses[]),
+             (incount, array_of_requests, outcount, array_of_indices, array_of_statuses)) {
   ADI3_MPI_ENTER();
   if (!outcount) return world_error(raise(ErrorClass::Arg, "outcount is null"), __func__);
   std::vector<Probe> p;

@@ -128,7 +128,8 @@ bool adi3::mpi::sessions_keep_runtime() {
   return true;
 }
 
-ADI3_MPI_API(int, Session_init, (MPI_Info info, MPI_Errhandler errhandler, MPI_Session* session)) {
+ADI3_MPI_API(int, Session_init, (MPI_Info info, MPI_Errhandler errhandler, MPI_Session* session),
+             (info, errhandler, session)) {
   if (!session) return world_error(raise(ErrorClass::Arg, "session is null"), __func__);
   auto* obj = new SessionObj;
   if (int e = entries_of(info, &obj->info)) {
@@ -161,7 +162,7 @@ ADI3_MPI_API(int, Session_init, (MPI_Info info, MPI_Errhandler errhandler, MPI_S
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Session_finalize, (MPI_Session * session)) {
+ADI3_MPI_API(int, Session_finalize, (MPI_Session * session), (session)) {
   if (!session) return world_error(raise(ErrorClass::Arg, "session is null"), __func__);
   ADI3_SESSION(*session);
   // Its buffered messages leave before the user may reuse the buffer.
@@ -180,7 +181,8 @@ ADI3_MPI_API(int, Session_finalize, (MPI_Session * session)) {
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Session_get_num_psets, (MPI_Session session, MPI_Info info, int* npset_names)) {
+ADI3_MPI_API(int, Session_get_num_psets, (MPI_Session session, MPI_Info info, int* npset_names),
+             (session, info, npset_names)) {
   ADI3_SESSION(session);
   (void)info;
   if (!npset_names) return session_error(session, s, raise(ErrorClass::Arg, "npset_names is null"), __func__);
@@ -188,7 +190,8 @@ ADI3_MPI_API(int, Session_get_num_psets, (MPI_Session session, MPI_Info info, in
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Session_get_nth_pset, (MPI_Session session, MPI_Info info, int n, int* pset_len, char* pset_name)) {
+ADI3_MPI_API(int, Session_get_nth_pset, (MPI_Session session, MPI_Info info, int n, int* pset_len, char* pset_name),
+             (session, info, n, pset_len, pset_name)) {
   ADI3_SESSION(session);
   (void)info;
   if (!pset_len) return session_error(session, s, raise(ErrorClass::Arg, "pset_len is null"), __func__);
@@ -210,7 +213,8 @@ ADI3_MPI_API(int, Session_get_nth_pset, (MPI_Session session, MPI_Info info, int
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Session_get_pset_info, (MPI_Session session, const char* pset_name, MPI_Info* info)) {
+ADI3_MPI_API(int, Session_get_pset_info, (MPI_Session session, const char* pset_name, MPI_Info* info),
+             (session, pset_name, info)) {
   ADI3_SESSION(session);
   const char* p = pset(pset_name);
   if (!info) return session_error(session, s, raise(ErrorClass::Arg, "info is null"), __func__);
@@ -222,13 +226,14 @@ ADI3_MPI_API(int, Session_get_pset_info, (MPI_Session session, const char* pset_
   return add_info(*g_runtime, {{"mpi_size", std::to_string(size)}}, info);
 }
 
-ADI3_MPI_API(int, Session_get_info, (MPI_Session session, MPI_Info* info_used)) {
+ADI3_MPI_API(int, Session_get_info, (MPI_Session session, MPI_Info* info_used), (session, info_used)) {
   ADI3_SESSION(session);
   if (!info_used) return session_error(session, s, raise(ErrorClass::Arg, "info_used is null"), __func__);
   return session_error(session, s, add_info(*g_runtime, s->info, info_used), __func__);
 }
 
-ADI3_MPI_API(int, Group_from_session_pset, (MPI_Session session, const char* pset_name, MPI_Group* newgroup)) {
+ADI3_MPI_API(int, Group_from_session_pset, (MPI_Session session, const char* pset_name, MPI_Group* newgroup),
+             (session, pset_name, newgroup)) {
   ADI3_SESSION(session);
   const char* p = pset(pset_name);
   if (!newgroup) return session_error(session, s, raise(ErrorClass::Arg, "newgroup is null"), __func__);
@@ -271,7 +276,8 @@ int adopt(MPI_Comm comm, MPI_Info info, MPI_Errhandler errhandler) {
 
 // Collective over the group's members, which pass the same string tag.
 ADI3_MPI_API(int, Comm_create_from_group,
-             (MPI_Group group, const char* stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm* newcomm)) {
+             (MPI_Group group, const char* stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm* newcomm),
+             (group, stringtag, info, errhandler, newcomm)) {
   ADI3_MPI_ENTER();
   (void)rt;
   if (!stringtag) return world_error(raise(ErrorClass::Arg, "stringtag is null"), __func__);
@@ -286,7 +292,8 @@ ADI3_MPI_API(int, Comm_create_from_group,
 // MPI_COMM_WORLD (every group is a subset of it: no dynamic processes).
 ADI3_MPI_API(int, Intercomm_create_from_groups,
              (MPI_Group local_group, int local_leader, MPI_Group remote_group, int remote_leader, const char* stringtag,
-              MPI_Info info, MPI_Errhandler errhandler, MPI_Comm* newintercomm)) {
+              MPI_Info info, MPI_Errhandler errhandler, MPI_Comm* newintercomm),
+             (local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm)) {
   ADI3_MPI_ENTER();
   if (!stringtag) return world_error(raise(ErrorClass::Arg, "stringtag is null"), __func__);
   if (!newintercomm) return world_error(raise(ErrorClass::Arg, "newintercomm is null"), __func__);
@@ -310,18 +317,19 @@ ADI3_MPI_API(int, Intercomm_create_from_groups,
   return adopt(*newintercomm, info, errhandler);
 }
 
-ADI3_MPI_API(int, Session_create_errhandler, (MPI_Session_errhandler_function * fn, MPI_Errhandler* errhandler)) {
+ADI3_MPI_API(int, Session_create_errhandler, (MPI_Session_errhandler_function * fn, MPI_Errhandler* errhandler),
+             (fn, errhandler)) {
   // A communicator handler object holds the function (both take a pointer
   // to an int handle and a code).
   return PMPI_Comm_create_errhandler(reinterpret_cast<MPI_Comm_errhandler_function*>(fn), errhandler);
 }
 
-ADI3_MPI_API(int, Session_set_errhandler, (MPI_Session session, MPI_Errhandler errhandler)) {
+ADI3_MPI_API(int, Session_set_errhandler, (MPI_Session session, MPI_Errhandler errhandler), (session, errhandler)) {
   ADI3_SESSION(session);
   return session_error(session, s, set_handler(*s, errhandler), __func__);
 }
 
-ADI3_MPI_API(int, Session_get_errhandler, (MPI_Session session, MPI_Errhandler* errhandler)) {
+ADI3_MPI_API(int, Session_get_errhandler, (MPI_Session session, MPI_Errhandler* errhandler), (session, errhandler)) {
   ADI3_SESSION(session);
   if (!errhandler) return session_error(session, s, raise(ErrorClass::Arg, "errhandler is null"), __func__);
   if (s->user) s->user->refs.fetch_add(1);  // the caller frees the handle it gets
@@ -329,7 +337,7 @@ ADI3_MPI_API(int, Session_get_errhandler, (MPI_Session session, MPI_Errhandler* 
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Session_call_errhandler, (MPI_Session session, int errorcode)) {
+ADI3_MPI_API(int, Session_call_errhandler, (MPI_Session session, int errorcode), (session, errorcode)) {
   ADI3_SESSION(session);
   session_error(session, s, errorcode, __func__);
   return MPI_SUCCESS;  // the handler ran (unless it was fatal)
@@ -338,31 +346,31 @@ ADI3_MPI_API(int, Session_call_errhandler, (MPI_Session session, int errorcode))
 // ---- the session's buffer (MPI-4.1) ----
 
 #define ADI3_SESSION_ATTACH(fname, C, ...)                                                           \
-  ADI3_MPI_API(int, fname, (MPI_Session session, void* buffer, C size)) {                            \
+  ADI3_MPI_API(int, fname, (MPI_Session session, void* buffer, C size), (session, buffer, size)) {   \
     ADI3_SESSION(session);                                                                           \
     return session_error(session, s, attach_buffer(*g_runtime, *s->buffer, buffer, size), __func__); \
   }
 ADI3_MPI_COUNT_FORMS(ADI3_SESSION_ATTACH, Session_attach_buffer)
 #undef ADI3_SESSION_ATTACH
 
-#define ADI3_SESSION_DETACH(fname, C, ...)                                                                \
-  ADI3_MPI_API(int, fname, (MPI_Session session, void* buffer_addr, C* size)) {                           \
-    ADI3_SESSION(session);                                                                                \
-    return session_error(session, s, detach_buffer(*g_runtime, *s->buffer, buffer_addr, size), __func__); \
+#define ADI3_SESSION_DETACH(fname, C, ...)                                                                    \
+  ADI3_MPI_API(int, fname, (MPI_Session session, void* buffer_addr, C* size), (session, buffer_addr, size)) { \
+    ADI3_SESSION(session);                                                                                    \
+    return session_error(session, s, detach_buffer(*g_runtime, *s->buffer, buffer_addr, size), __func__);     \
   }
 ADI3_MPI_COUNT_FORMS(ADI3_SESSION_DETACH, Session_detach_buffer)
 #undef ADI3_SESSION_DETACH
 
-ADI3_MPI_API(int, Session_flush_buffer, (MPI_Session session)) {
+ADI3_MPI_API(int, Session_flush_buffer, (MPI_Session session), (session)) {
   ADI3_SESSION(session);
   return session_error(session, s, g_runtime->dev().buffer_flush(*s->buffer), __func__);
 }
 
 // The request's errors go to MPI_COMM_WORLD's handler (a request has no session).
-ADI3_MPI_API(int, Session_iflush_buffer, (MPI_Session session, MPI_Request* request)) {
+ADI3_MPI_API(int, Session_iflush_buffer, (MPI_Session session, MPI_Request* request), (session, request)) {
   ADI3_SESSION(session);
   return session_error(session, s, iflush_buffer(*g_runtime, s->buffer, MPI_COMM_WORLD, request), __func__);
 }
 
-ADI3_MPI_API(MPI_Fint, Session_c2f, (MPI_Session session)) { return session; }
-ADI3_MPI_API(MPI_Session, Session_f2c, (MPI_Fint session)) { return session; }
+ADI3_MPI_API(MPI_Fint, Session_c2f, (MPI_Session session), (session)) { return session; }
+ADI3_MPI_API(MPI_Session, Session_f2c, (MPI_Fint session), (session)) { return session; }

@@ -38,7 +38,7 @@ int set_elements(const char* fn, MPI_Status* status, MPI_Datatype dt, long long 
 
 }  // namespace
 
-ADI3_MPI_API(int, Get_count, (const MPI_Status* status, MPI_Datatype dt, int* count)) {
+ADI3_MPI_API(int, Get_count, (const MPI_Status* status, MPI_Datatype dt, int* count), (status, dt, count)) {
   ADI3_MPI_ENTER();
   const Datatype* t = nullptr;
   if (int e = status_type(*rt, status, dt, &t)) return world_error(e, __func__);
@@ -51,7 +51,7 @@ ADI3_MPI_API(int, Get_count, (const MPI_Status* status, MPI_Datatype dt, int* co
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Get_elements, (const MPI_Status* status, MPI_Datatype dt, int* count)) {
+ADI3_MPI_API(int, Get_elements, (const MPI_Status* status, MPI_Datatype dt, int* count), (status, dt, count)) {
   ADI3_MPI_ENTER();
   const Datatype* t = nullptr;
   if (int e = status_type(*rt, status, dt, &t)) return world_error(e, __func__);
@@ -62,7 +62,7 @@ ADI3_MPI_API(int, Get_elements, (const MPI_Status* status, MPI_Datatype dt, int*
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Get_elements_x, (const MPI_Status* status, MPI_Datatype dt, MPI_Count* count)) {
+ADI3_MPI_API(int, Get_elements_x, (const MPI_Status* status, MPI_Datatype dt, MPI_Count* count), (status, dt, count)) {
   ADI3_MPI_ENTER();
   const Datatype* t = nullptr;
   if (int e = status_type(*rt, status, dt, &t)) return world_error(e, __func__);
@@ -73,15 +73,15 @@ ADI3_MPI_API(int, Get_elements_x, (const MPI_Status* status, MPI_Datatype dt, MP
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Status_set_elements, (MPI_Status * status, MPI_Datatype dt, int count)) {
+ADI3_MPI_API(int, Status_set_elements, (MPI_Status * status, MPI_Datatype dt, int count), (status, dt, count)) {
   return set_elements(__func__, status, dt, count);
 }
 
-ADI3_MPI_API(int, Status_set_elements_x, (MPI_Status * status, MPI_Datatype dt, MPI_Count count)) {
+ADI3_MPI_API(int, Status_set_elements_x, (MPI_Status * status, MPI_Datatype dt, MPI_Count count), (status, dt, count)) {
   return set_elements(__func__, status, dt, count);
 }
 
-ADI3_MPI_API(int, Status_set_cancelled, (MPI_Status * status, int flag)) {
+ADI3_MPI_API(int, Status_set_cancelled, (MPI_Status * status, int flag), (status, flag)) {
   ADI3_MPI_ENTER();
   if (ignored(status)) return world_error(raise(ErrorClass::Arg, "status is null or MPI_STATUS_IGNORE"), __func__);
   status->adi3_cancelled = flag ? 1 : 0;

@@ -133,7 +133,7 @@ std::vector<int> balanced_factors(int n, int k) {
 
 }  // namespace
 
-ADI3_MPI_API(int, Dims_create, (int nnodes, int ndims, int dims[])) {
+ADI3_MPI_API(int, Dims_create, (int nnodes, int ndims, int dims[]), (nnodes, ndims, dims)) {
   ADI3_MPI_ENTER();
   if (nnodes <= 0) return world_error(raise(ErrorClass::Arg, "invalid nnodes %d", nnodes), __func__);
   if (ndims < 0 || (ndims > 0 && !dims))
@@ -166,7 +166,8 @@ ADI3_MPI_API(int, Dims_create, (int nnodes, int ndims, int dims[])) {
 }
 
 ADI3_MPI_API(int, Cart_create,
-             (MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm* comm_cart)) {
+             (MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm* comm_cart),
+             (comm_old, ndims, dims, periods, reorder, comm_cart)) {
   ADI3_MPI_ENTER();
   (void)reorder;
   CommObj* c = nullptr;
@@ -191,7 +192,7 @@ ADI3_MPI_API(int, Cart_create,
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Cartdim_get, (MPI_Comm comm, int* ndims)) {
+ADI3_MPI_API(int, Cartdim_get, (MPI_Comm comm, int* ndims), (comm, ndims)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   int err = 0;
@@ -201,7 +202,8 @@ ADI3_MPI_API(int, Cartdim_get, (MPI_Comm comm, int* ndims)) {
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Cart_get, (MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[])) {
+ADI3_MPI_API(int, Cart_get, (MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]),
+             (comm, maxdims, dims, periods, coords)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   int err = 0;
@@ -219,7 +221,7 @@ ADI3_MPI_API(int, Cart_get, (MPI_Comm comm, int maxdims, int dims[], int periods
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Cart_rank, (MPI_Comm comm, const int coords[], int* rank)) {
+ADI3_MPI_API(int, Cart_rank, (MPI_Comm comm, const int coords[], int* rank), (comm, coords, rank)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   int err = 0;
@@ -232,7 +234,7 @@ ADI3_MPI_API(int, Cart_rank, (MPI_Comm comm, const int coords[], int* rank)) {
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Cart_coords, (MPI_Comm comm, int rank, int maxdims, int coords[])) {
+ADI3_MPI_API(int, Cart_coords, (MPI_Comm comm, int rank, int maxdims, int coords[]), (comm, rank, maxdims, coords)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   int err = 0;
@@ -245,7 +247,8 @@ ADI3_MPI_API(int, Cart_coords, (MPI_Comm comm, int rank, int maxdims, int coords
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Cart_shift, (MPI_Comm comm, int direction, int disp, int* rank_source, int* rank_dest)) {
+ADI3_MPI_API(int, Cart_shift, (MPI_Comm comm, int direction, int disp, int* rank_source, int* rank_dest),
+             (comm, direction, disp, rank_source, rank_dest)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   int err = 0;
@@ -268,7 +271,7 @@ ADI3_MPI_API(int, Cart_shift, (MPI_Comm comm, int direction, int disp, int* rank
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Cart_sub, (MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm)) {
+ADI3_MPI_API(int, Cart_sub, (MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm), (comm, remain_dims, newcomm)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   int err = 0;
@@ -295,7 +298,8 @@ ADI3_MPI_API(int, Cart_sub, (MPI_Comm comm, const int remain_dims[], MPI_Comm* n
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Cart_map, (MPI_Comm comm, int ndims, const int dims[], const int periods[], int* newrank)) {
+ADI3_MPI_API(int, Cart_map, (MPI_Comm comm, int ndims, const int dims[], const int periods[], int* newrank),
+             (comm, ndims, dims, periods, newrank)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);

@@ -60,7 +60,8 @@ bool unweighted(const int* w) { return w == MPI_UNWEIGHTED; }
 }  // namespace
 
 ADI3_MPI_API(int, Graph_create,
-             (MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int reorder, MPI_Comm* comm_graph)) {
+             (MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int reorder, MPI_Comm* comm_graph),
+             (comm_old, nnodes, index, edges, reorder, comm_graph)) {
   ADI3_MPI_ENTER();
   (void)reorder;
   CommObj* c = nullptr;
@@ -81,7 +82,7 @@ ADI3_MPI_API(int, Graph_create,
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Graphdims_get, (MPI_Comm comm, int* nnodes, int* nedges)) {
+ADI3_MPI_API(int, Graphdims_get, (MPI_Comm comm, int* nnodes, int* nedges), (comm, nnodes, nedges)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   int err = 0;
@@ -92,7 +93,8 @@ ADI3_MPI_API(int, Graphdims_get, (MPI_Comm comm, int* nnodes, int* nedges)) {
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Graph_get, (MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[])) {
+ADI3_MPI_API(int, Graph_get, (MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[]),
+             (comm, maxindex, maxedges, index, edges)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   int err = 0;
@@ -107,7 +109,7 @@ ADI3_MPI_API(int, Graph_get, (MPI_Comm comm, int maxindex, int maxedges, int ind
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Graph_neighbors_count, (MPI_Comm comm, int rank, int* nneighbors)) {
+ADI3_MPI_API(int, Graph_neighbors_count, (MPI_Comm comm, int rank, int* nneighbors), (comm, rank, nneighbors)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   int err = 0;
@@ -122,7 +124,8 @@ ADI3_MPI_API(int, Graph_neighbors_count, (MPI_Comm comm, int rank, int* nneighbo
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Graph_neighbors, (MPI_Comm comm, int rank, int maxneighbors, int neighbors[])) {
+ADI3_MPI_API(int, Graph_neighbors, (MPI_Comm comm, int rank, int maxneighbors, int neighbors[]),
+             (comm, rank, maxneighbors, neighbors)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   int err = 0;
@@ -138,7 +141,8 @@ ADI3_MPI_API(int, Graph_neighbors, (MPI_Comm comm, int rank, int maxneighbors, i
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Graph_map, (MPI_Comm comm, int nnodes, const int index[], const int edges[], int* newrank)) {
+ADI3_MPI_API(int, Graph_map, (MPI_Comm comm, int nnodes, const int index[], const int edges[], int* newrank),
+             (comm, nnodes, index, edges, newrank)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
@@ -150,8 +154,9 @@ ADI3_MPI_API(int, Graph_map, (MPI_Comm comm, int nnodes, const int index[], cons
 
 ADI3_MPI_API(int, Dist_graph_create_adjacent,
              (MPI_Comm comm_old, int indegree, const int sources[], const int sourceweights[], int outdegree,
-              const int destinations[], const int destweights[], MPI_Info info, int reorder,
-              MPI_Comm* comm_dist_graph)) {
+              const int destinations[], const int destweights[], MPI_Info info, int reorder, MPI_Comm* comm_dist_graph),
+             (comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder,
+              comm_dist_graph)) {
   ADI3_MPI_ENTER();
   (void)info, (void)reorder;
   CommObj* c = nullptr;
@@ -175,7 +180,8 @@ ADI3_MPI_API(int, Dist_graph_create_adjacent,
 
 ADI3_MPI_API(int, Dist_graph_create,
              (MPI_Comm comm_old, int n, const int sources[], const int degrees[], const int destinations[],
-              const int weights[], MPI_Info info, int reorder, MPI_Comm* comm_dist_graph)) {
+              const int weights[], MPI_Info info, int reorder, MPI_Comm* comm_dist_graph),
+             (comm_old, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph)) {
   ADI3_MPI_ENTER();
   (void)info, (void)reorder;
   CommObj* c = nullptr;
@@ -234,7 +240,8 @@ ADI3_MPI_API(int, Dist_graph_create,
   return comm_error(c, attach_dist(*rt, *c, std::move(t), comm_dist_graph), __func__);
 }
 
-ADI3_MPI_API(int, Dist_graph_neighbors_count, (MPI_Comm comm, int* indegree, int* outdegree, int* weighted)) {
+ADI3_MPI_API(int, Dist_graph_neighbors_count, (MPI_Comm comm, int* indegree, int* outdegree, int* weighted),
+             (comm, indegree, outdegree, weighted)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   int err = 0;
@@ -248,7 +255,8 @@ ADI3_MPI_API(int, Dist_graph_neighbors_count, (MPI_Comm comm, int* indegree, int
 
 ADI3_MPI_API(int, Dist_graph_neighbors,
              (MPI_Comm comm, int maxindegree, int sources[], int sourceweights[], int maxoutdegree, int destinations[],
-              int destweights[])) {
+              int destweights[]),
+             (comm, maxindegree, sources, sourceweights, maxoutdegree, destinations, destweights)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   int err = 0;

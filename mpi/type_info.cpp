@@ -21,21 +21,21 @@ int query_type(const char* fn, MPI_Datatype dt, const Datatype** t, const void* 
 
 }  // namespace
 
-ADI3_MPI_API(int, Type_size, (MPI_Datatype dt, int* size)) {
+ADI3_MPI_API(int, Type_size, (MPI_Datatype dt, int* size), (dt, size)) {
   const Datatype* t = nullptr;
   if (int e = query_type(__func__, dt, &t, size)) return world_error(e, __func__);
   *size = t->size() > INT_MAX ? MPI_UNDEFINED : static_cast<int>(t->size());
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Type_size_x, (MPI_Datatype dt, MPI_Count* size)) {
+ADI3_MPI_API(int, Type_size_x, (MPI_Datatype dt, MPI_Count* size), (dt, size)) {
   const Datatype* t = nullptr;
   if (int e = query_type(__func__, dt, &t, size)) return world_error(e, __func__);
   *size = static_cast<MPI_Count>(t->size());
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Type_get_extent, (MPI_Datatype dt, MPI_Aint* lb, MPI_Aint* extent)) {
+ADI3_MPI_API(int, Type_get_extent, (MPI_Datatype dt, MPI_Aint* lb, MPI_Aint* extent), (dt, lb, extent)) {
   const Datatype* t = nullptr;
   if (int e = query_type(__func__, dt, &t, lb, extent)) return world_error(e, __func__);
   *lb = t->lb();
@@ -43,7 +43,7 @@ ADI3_MPI_API(int, Type_get_extent, (MPI_Datatype dt, MPI_Aint* lb, MPI_Aint* ext
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Type_get_extent_x, (MPI_Datatype dt, MPI_Count* lb, MPI_Count* extent)) {
+ADI3_MPI_API(int, Type_get_extent_x, (MPI_Datatype dt, MPI_Count* lb, MPI_Count* extent), (dt, lb, extent)) {
   const Datatype* t = nullptr;
   if (int e = query_type(__func__, dt, &t, lb, extent)) return world_error(e, __func__);
   *lb = t->lb();
@@ -51,7 +51,8 @@ ADI3_MPI_API(int, Type_get_extent_x, (MPI_Datatype dt, MPI_Count* lb, MPI_Count*
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Type_get_true_extent, (MPI_Datatype dt, MPI_Aint* true_lb, MPI_Aint* true_extent)) {
+ADI3_MPI_API(int, Type_get_true_extent, (MPI_Datatype dt, MPI_Aint* true_lb, MPI_Aint* true_extent),
+             (dt, true_lb, true_extent)) {
   const Datatype* t = nullptr;
   if (int e = query_type(__func__, dt, &t, true_lb, true_extent)) return world_error(e, __func__);
   *true_lb = t->true_lb();
@@ -59,7 +60,8 @@ ADI3_MPI_API(int, Type_get_true_extent, (MPI_Datatype dt, MPI_Aint* true_lb, MPI
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Type_get_true_extent_x, (MPI_Datatype dt, MPI_Count* true_lb, MPI_Count* true_extent)) {
+ADI3_MPI_API(int, Type_get_true_extent_x, (MPI_Datatype dt, MPI_Count* true_lb, MPI_Count* true_extent),
+             (dt, true_lb, true_extent)) {
   const Datatype* t = nullptr;
   if (int e = query_type(__func__, dt, &t, true_lb, true_extent)) return world_error(e, __func__);
   *true_lb = t->true_lb();
@@ -67,21 +69,21 @@ ADI3_MPI_API(int, Type_get_true_extent_x, (MPI_Datatype dt, MPI_Count* true_lb, 
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Type_extent, (MPI_Datatype dt, MPI_Aint* extent)) {
+ADI3_MPI_API(int, Type_extent, (MPI_Datatype dt, MPI_Aint* extent), (dt, extent)) {
   const Datatype* t = nullptr;
   if (int e = query_type(__func__, dt, &t, extent)) return world_error(e, __func__);
   *extent = t->extent();
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Type_lb, (MPI_Datatype dt, MPI_Aint* displacement)) {
+ADI3_MPI_API(int, Type_lb, (MPI_Datatype dt, MPI_Aint* displacement), (dt, displacement)) {
   const Datatype* t = nullptr;
   if (int e = query_type(__func__, dt, &t, displacement)) return world_error(e, __func__);
   *displacement = t->lb();
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Type_ub, (MPI_Datatype dt, MPI_Aint* displacement)) {
+ADI3_MPI_API(int, Type_ub, (MPI_Datatype dt, MPI_Aint* displacement), (dt, displacement)) {
   const Datatype* t = nullptr;
   if (int e = query_type(__func__, dt, &t, displacement)) return world_error(e, __func__);
   *displacement = t->ub();
@@ -89,7 +91,8 @@ ADI3_MPI_API(int, Type_ub, (MPI_Datatype dt, MPI_Aint* displacement)) {
 }
 
 ADI3_MPI_API(int, Type_get_envelope,
-             (MPI_Datatype dt, int* num_integers, int* num_addresses, int* num_datatypes, int* combiner)) {
+             (MPI_Datatype dt, int* num_integers, int* num_addresses, int* num_datatypes, int* combiner),
+             (dt, num_integers, num_addresses, num_datatypes, combiner)) {
   const Datatype* t = nullptr;
   if (int e = query_type(__func__, dt, &t, num_integers, num_addresses)) return world_error(e, __func__);
   if (!num_datatypes || !combiner) return world_error(raise(ErrorClass::Arg, "an output argument is null"), __func__);
@@ -106,7 +109,8 @@ ADI3_MPI_API(int, Type_get_envelope,
 
 ADI3_MPI_API(int, Type_get_contents,
              (MPI_Datatype dt, int max_integers, int max_addresses, int max_datatypes, int integers[],
-              MPI_Aint addresses[], MPI_Datatype datatypes[])) {
+              MPI_Aint addresses[], MPI_Datatype datatypes[]),
+             (dt, max_integers, max_addresses, max_datatypes, integers, addresses, datatypes)) {
   ADI3_MPI_ENTER();
   const Datatype* t = nullptr;
   if (int e = get_type(*rt, dt, &t)) return world_error(e, __func__);
@@ -138,7 +142,7 @@ ADI3_MPI_API(int, Type_get_contents,
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Type_set_name, (MPI_Datatype dt, const char* type_name)) {
+ADI3_MPI_API(int, Type_set_name, (MPI_Datatype dt, const char* type_name), (dt, type_name)) {
   ADI3_MPI_ENTER();
   const Datatype* t = nullptr;
   if (int e = get_type(*rt, dt, &t)) return world_error(e, __func__);
@@ -153,7 +157,7 @@ ADI3_MPI_API(int, Type_set_name, (MPI_Datatype dt, const char* type_name)) {
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Type_get_name, (MPI_Datatype dt, char* type_name, int* resultlen)) {
+ADI3_MPI_API(int, Type_get_name, (MPI_Datatype dt, char* type_name, int* resultlen), (dt, type_name, resultlen)) {
   ADI3_MPI_ENTER();
   const Datatype* t = nullptr;
   if (int e = get_type(*rt, dt, &t)) return world_error(e, __func__);

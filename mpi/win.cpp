@@ -85,7 +85,8 @@ int add_win(Runtime& rt, CommObj& c, Window* win, MPI_Win* out) {
 
 }  // namespace
 
-ADI3_MPI_API(int, Win_create, (void* base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win* win)) {
+ADI3_MPI_API(int, Win_create, (void* base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win* win),
+             (base, size, disp_unit, info, comm, win)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
@@ -160,32 +161,37 @@ int shared_query(MPI_Win win, int rank, MPI_Aint* size, MPI_Aint* disp_unit, voi
 }  // namespace
 
 ADI3_MPI_API(int, Win_allocate,
-             (MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr, MPI_Win* win)) {
+             (MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr, MPI_Win* win),
+             (size, disp_unit, info, comm, baseptr, win)) {
   return allocate_window(size, disp_unit, info, comm, baseptr, win, false, __func__);
 }
 
 ADI3_MPI_API(int, Win_allocate_shared,
-             (MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr, MPI_Win* win)) {
+             (MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr, MPI_Win* win),
+             (size, disp_unit, info, comm, baseptr, win)) {
   return allocate_window(size, disp_unit, info, comm, baseptr, win, true, __func__);
 }
 
 ADI3_MPI_API(int, Win_allocate_shared_c,
-             (MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr, MPI_Win* win)) {
+             (MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr, MPI_Win* win),
+             (size, disp_unit, info, comm, baseptr, win)) {
   return allocate_window(size, disp_unit, info, comm, baseptr, win, true, __func__);
 }
 
-ADI3_MPI_API(int, Win_shared_query, (MPI_Win win, int rank, MPI_Aint* size, int* disp_unit, void* baseptr)) {
+ADI3_MPI_API(int, Win_shared_query, (MPI_Win win, int rank, MPI_Aint* size, int* disp_unit, void* baseptr),
+             (win, rank, size, disp_unit, baseptr)) {
   MPI_Aint unit = 0;
   const int e = shared_query(win, rank, size, disp_unit ? &unit : nullptr, baseptr, __func__);
   if (e == MPI_SUCCESS) *disp_unit = static_cast<int>(unit);
   return e;
 }
 
-ADI3_MPI_API(int, Win_shared_query_c, (MPI_Win win, int rank, MPI_Aint* size, MPI_Aint* disp_unit, void* baseptr)) {
+ADI3_MPI_API(int, Win_shared_query_c, (MPI_Win win, int rank, MPI_Aint* size, MPI_Aint* disp_unit, void* baseptr),
+             (win, rank, size, disp_unit, baseptr)) {
   return shared_query(win, rank, size, disp_unit, baseptr, __func__);
 }
 
-ADI3_MPI_API(int, Win_create_dynamic, (MPI_Info info, MPI_Comm comm, MPI_Win* win)) {
+ADI3_MPI_API(int, Win_create_dynamic, (MPI_Info info, MPI_Comm comm, MPI_Win* win), (info, comm, win)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
@@ -196,19 +202,19 @@ ADI3_MPI_API(int, Win_create_dynamic, (MPI_Info info, MPI_Comm comm, MPI_Win* wi
   return comm_error(c, add_win(*rt, *c, wp, win), __func__);
 }
 
-ADI3_MPI_API(int, Win_attach, (MPI_Win win, void* base, MPI_Aint size)) {
+ADI3_MPI_API(int, Win_attach, (MPI_Win win, void* base, MPI_Aint size), (win, base, size)) {
   ADI3_WIN_ENTER(win);
   if (size < 0) return win_error(w, raise(ErrorClass::Size, "invalid size %td: must be >= 0", size), __func__);
   if (!base && size > 0) return win_error(w, raise(ErrorClass::Base, "null base for %td bytes", size), __func__);
   return win_error(w, w->win->attach(base, size), __func__);
 }
 
-ADI3_MPI_API(int, Win_detach, (MPI_Win win, const void* base)) {
+ADI3_MPI_API(int, Win_detach, (MPI_Win win, const void* base), (win, base)) {
   ADI3_WIN_ENTER(win);
   return win_error(w, w->win->detach(base), __func__);
 }
 
-ADI3_MPI_API(int, Win_free, (MPI_Win * win)) {
+ADI3_MPI_API(int, Win_free, (MPI_Win * win), (win)) {
   ADI3_MPI_ENTER();
   if (!win) return world_error(raise(ErrorClass::Arg, "win is null"), __func__);
   WinObj* w = nullptr;
@@ -225,20 +231,20 @@ ADI3_MPI_API(int, Win_free, (MPI_Win * win)) {
   return world_error(e, __func__);
 }
 
-ADI3_MPI_API(int, Win_get_group, (MPI_Win win, MPI_Group* group)) {
+ADI3_MPI_API(int, Win_get_group, (MPI_Win win, MPI_Group* group), (win, group)) {
   ADI3_WIN_ENTER(win);
   if (!group) return win_error(w, raise(ErrorClass::Arg, "group is null"), __func__);
   return win_error(w, add_group(*rt, w->group->ranks, group), __func__);
 }
 
-ADI3_MPI_API(int, Win_set_name, (MPI_Win win, const char* win_name)) {
+ADI3_MPI_API(int, Win_set_name, (MPI_Win win, const char* win_name), (win, win_name)) {
   ADI3_WIN_ENTER(win);
   if (!win_name) return win_error(w, raise(ErrorClass::Arg, "win_name is null"), __func__);
   w->name.assign(win_name, strnlen(win_name, MPI_MAX_OBJECT_NAME - 1));
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Win_get_name, (MPI_Win win, char* win_name, int* resultlen)) {
+ADI3_MPI_API(int, Win_get_name, (MPI_Win win, char* win_name, int* resultlen), (win, win_name, resultlen)) {
   ADI3_WIN_ENTER(win);
   if (!win_name || !resultlen) return win_error(w, raise(ErrorClass::Arg, "win_name or resultlen is null"), __func__);
   std::memcpy(win_name, w->name.c_str(), w->name.size() + 1);
@@ -246,7 +252,7 @@ ADI3_MPI_API(int, Win_get_name, (MPI_Win win, char* win_name, int* resultlen)) {
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Win_set_info, (MPI_Win win, MPI_Info info)) {
+ADI3_MPI_API(int, Win_set_info, (MPI_Win win, MPI_Info info), (win, info)) {
   ADI3_WIN_ENTER(win);
   // Keys not given keep their values (MPI-4.1 12.2.7); MPI_INFO_NULL
   // changes nothing.
@@ -255,7 +261,7 @@ ADI3_MPI_API(int, Win_set_info, (MPI_Win win, MPI_Info info)) {
   return win_error(w, w->win->set_info(hints), __func__);
 }
 
-ADI3_MPI_API(int, Win_get_info, (MPI_Win win, MPI_Info* info_used)) {
+ADI3_MPI_API(int, Win_get_info, (MPI_Win win, MPI_Info* info_used), (win, info_used)) {
   ADI3_WIN_ENTER(win);
   if (!info_used) return win_error(w, raise(ErrorClass::Arg, "info_used is null"), __func__);
   return win_error(w, add_info(*rt, w->win->info().pairs(), info_used), __func__);

@@ -49,7 +49,8 @@ bool builtin_win_attr(WinObj& w, int keyval, void** out) {
 
 ADI3_MPI_API(int, Win_create_keyval,
              (MPI_Win_copy_attr_function * copy_fn, MPI_Win_delete_attr_function* delete_fn, int* keyval,
-              void* extra_state)) {
+              void* extra_state),
+             (copy_fn, delete_fn, keyval, extra_state)) {
   ADI3_MPI_ENTER();
   if (!keyval) return world_error(raise(ErrorClass::Arg, "win_keyval is null"), __func__);
   auto* k = new KeyvalObj;
@@ -67,7 +68,7 @@ ADI3_MPI_API(int, Win_create_keyval,
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Win_free_keyval, (int* keyval)) {
+ADI3_MPI_API(int, Win_free_keyval, (int* keyval), (keyval)) {
   ADI3_MPI_ENTER();
   if (!keyval) return world_error(raise(ErrorClass::Arg, "win_keyval is null"), __func__);
   KeyvalObj* k = nullptr;
@@ -77,14 +78,15 @@ ADI3_MPI_API(int, Win_free_keyval, (int* keyval)) {
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Win_set_attr, (MPI_Win win, int keyval, void* attribute_val)) {
+ADI3_MPI_API(int, Win_set_attr, (MPI_Win win, int keyval, void* attribute_val), (win, keyval, attribute_val)) {
   ADI3_WIN_ENTER(win);
   KeyvalObj* k = nullptr;
   if (int e = get_keyval(*rt, keyval, KeyvalKind::Win, &k)) return win_error(w, e, __func__);
   return win_error(w, set_attr(*rt, w->attrs, k, attribute_val, win), __func__);
 }
 
-ADI3_MPI_API(int, Win_get_attr, (MPI_Win win, int keyval, void* attribute_val, int* flag)) {
+ADI3_MPI_API(int, Win_get_attr, (MPI_Win win, int keyval, void* attribute_val, int* flag),
+             (win, keyval, attribute_val, flag)) {
   ADI3_WIN_ENTER(win);
   if (!attribute_val || !flag) {
     return win_error(w, raise(ErrorClass::Arg, "attribute_val or flag is null"), __func__);
@@ -102,7 +104,7 @@ ADI3_MPI_API(int, Win_get_attr, (MPI_Win win, int keyval, void* attribute_val, i
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Win_delete_attr, (MPI_Win win, int keyval)) {
+ADI3_MPI_API(int, Win_delete_attr, (MPI_Win win, int keyval), (win, keyval)) {
   ADI3_WIN_ENTER(win);
   KeyvalObj* k = nullptr;
   if (int e = get_keyval(*rt, keyval, KeyvalKind::Win, &k)) return win_error(w, e, __func__);
@@ -111,7 +113,8 @@ ADI3_MPI_API(int, Win_delete_attr, (MPI_Win win, int keyval)) {
 
 // ---- error handlers ----
 
-ADI3_MPI_API(int, Win_create_errhandler, (MPI_Win_errhandler_function * fn, MPI_Errhandler* errhandler)) {
+ADI3_MPI_API(int, Win_create_errhandler, (MPI_Win_errhandler_function * fn, MPI_Errhandler* errhandler),
+             (fn, errhandler)) {
   ADI3_MPI_ENTER();
   // The object holds the function as a communicator handler's; for_win
   // keeps it off communicators.
@@ -119,7 +122,7 @@ ADI3_MPI_API(int, Win_create_errhandler, (MPI_Win_errhandler_function * fn, MPI_
   return world_error(new_errhandler(*rt, f, true, errhandler), __func__);
 }
 
-ADI3_MPI_API(int, Win_set_errhandler, (MPI_Win win, MPI_Errhandler errhandler)) {
+ADI3_MPI_API(int, Win_set_errhandler, (MPI_Win win, MPI_Errhandler errhandler), (win, errhandler)) {
   ADI3_WIN_ENTER(win);
   if (errhandler == MPI_ERRORS_ARE_FATAL || errhandler == MPI_ERRORS_RETURN || errhandler == MPI_ERRORS_ABORT) {
     set_errhandler(*rt, *w, nullptr, errhandler);
@@ -142,14 +145,14 @@ ADI3_MPI_API(int, Win_set_errhandler, (MPI_Win win, MPI_Errhandler errhandler)) 
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Win_get_errhandler, (MPI_Win win, MPI_Errhandler* errhandler)) {
+ADI3_MPI_API(int, Win_get_errhandler, (MPI_Win win, MPI_Errhandler* errhandler), (win, errhandler)) {
   ADI3_WIN_ENTER(win);
   if (!errhandler) return win_error(w, raise(ErrorClass::Arg, "errhandler is null"), __func__);
   *errhandler = errhandler_handle(*w);
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Win_call_errhandler, (MPI_Win win, int errorcode)) {
+ADI3_MPI_API(int, Win_call_errhandler, (MPI_Win win, int errorcode), (win, errorcode)) {
   ADI3_WIN_ENTER(win);
   win_error(w, errorcode, __func__);
   return MPI_SUCCESS;  // the call succeeded: the handler ran (unless fatal)

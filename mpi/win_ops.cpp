@@ -83,7 +83,9 @@ int gacc_args(Runtime& rt, const void* obuf, int ocount, MPI_Datatype otype, voi
 
 ADI3_MPI_API(int, Put,
              (const void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)) {
+              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win),
+             (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype,
+              win)) {
   ADI3_WIN_ENTER(win);
   const Datatype *ot = nullptr, *tt = nullptr;
   if (int e = rw_args(*rt, origin_addr, origin_count, origin_datatype, target_count, target_datatype, &ot, &tt)) {
@@ -94,7 +96,9 @@ ADI3_MPI_API(int, Put,
 
 ADI3_MPI_API(int, Get,
              (void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
-              int target_count, MPI_Datatype target_datatype, MPI_Win win)) {
+              int target_count, MPI_Datatype target_datatype, MPI_Win win),
+             (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype,
+              win)) {
   ADI3_WIN_ENTER(win);
   const Datatype *ot = nullptr, *tt = nullptr;
   if (int e = rw_args(*rt, origin_addr, origin_count, origin_datatype, target_count, target_datatype, &ot, &tt)) {
@@ -105,7 +109,9 @@ ADI3_MPI_API(int, Get,
 
 ADI3_MPI_API(int, Accumulate,
              (const void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)) {
+              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win),
+             (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op,
+              win)) {
   ADI3_WIN_ENTER(win);
   const Datatype *ot = nullptr, *tt = nullptr;
   coll::Op o(coll::OpKind::NoOp);
@@ -119,7 +125,9 @@ ADI3_MPI_API(int, Accumulate,
 ADI3_MPI_API(int, Get_accumulate,
              (const void* origin_addr, int origin_count, MPI_Datatype origin_datatype, void* result_addr,
               int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count,
-              MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)) {
+              MPI_Datatype target_datatype, MPI_Op op, MPI_Win win),
+             (origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank,
+              target_disp, target_count, target_datatype, op, win)) {
   ADI3_WIN_ENTER(win);
   const Datatype *ot = nullptr, *rtype = nullptr, *tt = nullptr;
   coll::Op o(coll::OpKind::NoOp);
@@ -139,7 +147,8 @@ ADI3_MPI_API(int, Get_accumulate,
 
 ADI3_MPI_API(int, Fetch_and_op,
              (const void* origin_addr, void* result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp,
-              MPI_Op op, MPI_Win win)) {
+              MPI_Op op, MPI_Win win),
+             (origin_addr, result_addr, datatype, target_rank, target_disp, op, win)) {
   ADI3_WIN_ENTER(win);
   const Datatype* t = nullptr;
   coll::Op o(coll::OpKind::NoOp);
@@ -153,7 +162,8 @@ ADI3_MPI_API(int, Fetch_and_op,
 
 ADI3_MPI_API(int, Compare_and_swap,
              (const void* origin_addr, const void* compare_addr, void* result_addr, MPI_Datatype datatype,
-              int target_rank, MPI_Aint target_disp, MPI_Win win)) {
+              int target_rank, MPI_Aint target_disp, MPI_Win win),
+             (origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win)) {
   ADI3_WIN_ENTER(win);
   const Datatype* t = nullptr;
   int e = single_type(*rt, datatype, true, &t);
@@ -169,8 +179,9 @@ ADI3_MPI_API(int, Compare_and_swap,
 
 ADI3_MPI_API(int, Rput,
              (const void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
-              MPI_Request* request)) {
+              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request* request),
+             (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win,
+              request)) {
   ADI3_WIN_ENTER(win);
   const Datatype *ot = nullptr, *tt = nullptr;
   int e = request ? 0 : raise(ErrorClass::Arg, "request is null");
@@ -183,7 +194,9 @@ ADI3_MPI_API(int, Rput,
 
 ADI3_MPI_API(int, Rget,
              (void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
-              int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request* request)) {
+              int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request* request),
+             (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win,
+              request)) {
   ADI3_WIN_ENTER(win);
   const Datatype *ot = nullptr, *tt = nullptr;
   int e = request ? 0 : raise(ErrorClass::Arg, "request is null");
@@ -197,7 +210,9 @@ ADI3_MPI_API(int, Rget,
 ADI3_MPI_API(int, Raccumulate,
              (const void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
               MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
-              MPI_Request* request)) {
+              MPI_Request* request),
+             (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op,
+              win, request)) {
   ADI3_WIN_ENTER(win);
   const Datatype *ot = nullptr, *tt = nullptr;
   coll::Op o(coll::OpKind::NoOp);
@@ -213,7 +228,9 @@ ADI3_MPI_API(int, Raccumulate,
 ADI3_MPI_API(int, Rget_accumulate,
              (const void* origin_addr, int origin_count, MPI_Datatype origin_datatype, void* result_addr,
               int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp, int target_count,
-              MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request* request)) {
+              MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request* request),
+             (origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank,
+              target_disp, target_count, target_datatype, op, win, request)) {
   ADI3_WIN_ENTER(win);
   const Datatype *ot = nullptr, *rtype = nullptr, *tt = nullptr;
   coll::Op o(coll::OpKind::NoOp);

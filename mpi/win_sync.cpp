@@ -43,13 +43,13 @@ int window_ranks(Runtime& rt, const WinObj& w, MPI_Group group, std::vector<int>
 
 }  // namespace
 
-ADI3_MPI_API(int, Win_fence, (int assert, MPI_Win win)) {
+ADI3_MPI_API(int, Win_fence, (int assert, MPI_Win win), (assert, win)) {
   ADI3_WIN_ENTER(win);
   if (int e = check_assert(assert, kFenceAsserts, "MPI_Win_fence")) return win_error(w, e, __func__);
   return win_error(w, w->win->fence(assert), __func__);
 }
 
-ADI3_MPI_API(int, Win_post, (MPI_Group group, int assert, MPI_Win win)) {
+ADI3_MPI_API(int, Win_post, (MPI_Group group, int assert, MPI_Win win), (group, assert, win)) {
   ADI3_WIN_ENTER(win);
   if (int e = check_assert(assert, kPostAsserts, "MPI_Win_post")) return win_error(w, e, __func__);
   std::vector<int> ranks;
@@ -57,7 +57,7 @@ ADI3_MPI_API(int, Win_post, (MPI_Group group, int assert, MPI_Win win)) {
   return win_error(w, w->win->post(ranks, assert), __func__);
 }
 
-ADI3_MPI_API(int, Win_start, (MPI_Group group, int assert, MPI_Win win)) {
+ADI3_MPI_API(int, Win_start, (MPI_Group group, int assert, MPI_Win win), (group, assert, win)) {
   ADI3_WIN_ENTER(win);
   if (int e = check_assert(assert, kStartAsserts, "MPI_Win_start")) return win_error(w, e, __func__);
   std::vector<int> ranks;
@@ -65,17 +65,17 @@ ADI3_MPI_API(int, Win_start, (MPI_Group group, int assert, MPI_Win win)) {
   return win_error(w, w->win->start(ranks, assert), __func__);
 }
 
-ADI3_MPI_API(int, Win_complete, (MPI_Win win)) {
+ADI3_MPI_API(int, Win_complete, (MPI_Win win), (win)) {
   ADI3_WIN_ENTER(win);
   return win_error(w, w->win->complete(), __func__);
 }
 
-ADI3_MPI_API(int, Win_wait, (MPI_Win win)) {
+ADI3_MPI_API(int, Win_wait, (MPI_Win win), (win)) {
   ADI3_WIN_ENTER(win);
   return win_error(w, w->win->wait(), __func__);
 }
 
-ADI3_MPI_API(int, Win_test, (MPI_Win win, int* flag)) {
+ADI3_MPI_API(int, Win_test, (MPI_Win win, int* flag), (win, flag)) {
   ADI3_WIN_ENTER(win);
   if (!flag) return win_error(w, raise(ErrorClass::Arg, "flag is null"), __func__);
   bool done = false;
@@ -84,7 +84,7 @@ ADI3_MPI_API(int, Win_test, (MPI_Win win, int* flag)) {
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Win_lock, (int lock_type, int rank, int assert, MPI_Win win)) {
+ADI3_MPI_API(int, Win_lock, (int lock_type, int rank, int assert, MPI_Win win), (lock_type, rank, assert, win)) {
   ADI3_WIN_ENTER(win);
   if (lock_type != MPI_LOCK_EXCLUSIVE && lock_type != MPI_LOCK_SHARED) {
     return win_error(
@@ -95,43 +95,43 @@ ADI3_MPI_API(int, Win_lock, (int lock_type, int rank, int assert, MPI_Win win)) 
   return win_error(w, w->win->lock(static_cast<LockType>(lock_type), rank, assert), __func__);
 }
 
-ADI3_MPI_API(int, Win_unlock, (int rank, MPI_Win win)) {
+ADI3_MPI_API(int, Win_unlock, (int rank, MPI_Win win), (rank, win)) {
   ADI3_WIN_ENTER(win);
   return win_error(w, w->win->unlock(rank), __func__);
 }
 
-ADI3_MPI_API(int, Win_lock_all, (int assert, MPI_Win win)) {
+ADI3_MPI_API(int, Win_lock_all, (int assert, MPI_Win win), (assert, win)) {
   ADI3_WIN_ENTER(win);
   if (int e = check_assert(assert, kLockAsserts, "MPI_Win_lock_all")) return win_error(w, e, __func__);
   return win_error(w, w->win->lock_all(assert), __func__);
 }
 
-ADI3_MPI_API(int, Win_unlock_all, (MPI_Win win)) {
+ADI3_MPI_API(int, Win_unlock_all, (MPI_Win win), (win)) {
   ADI3_WIN_ENTER(win);
   return win_error(w, w->win->unlock_all(), __func__);
 }
 
-ADI3_MPI_API(int, Win_flush, (int rank, MPI_Win win)) {
+ADI3_MPI_API(int, Win_flush, (int rank, MPI_Win win), (rank, win)) {
   ADI3_WIN_ENTER(win);
   return win_error(w, w->win->flush(rank), __func__);
 }
 
-ADI3_MPI_API(int, Win_flush_all, (MPI_Win win)) {
+ADI3_MPI_API(int, Win_flush_all, (MPI_Win win), (win)) {
   ADI3_WIN_ENTER(win);
   return win_error(w, w->win->flush_all(), __func__);
 }
 
-ADI3_MPI_API(int, Win_flush_local, (int rank, MPI_Win win)) {
+ADI3_MPI_API(int, Win_flush_local, (int rank, MPI_Win win), (rank, win)) {
   ADI3_WIN_ENTER(win);
   return win_error(w, w->win->flush_local(rank), __func__);
 }
 
-ADI3_MPI_API(int, Win_flush_local_all, (MPI_Win win)) {
+ADI3_MPI_API(int, Win_flush_local_all, (MPI_Win win), (win)) {
   ADI3_WIN_ENTER(win);
   return win_error(w, w->win->flush_local_all(), __func__);
 }
 
-ADI3_MPI_API(int, Win_sync, (MPI_Win win)) {
+ADI3_MPI_API(int, Win_sync, (MPI_Win win), (win)) {
   ADI3_WIN_ENTER(win);
   return win_error(w, w->win->sync(), __func__);
 }

@@ -1,0 +1,58 @@
+#!/bin/bash
+# nomem_alloc.sh MPIEXEC PROGRAM PRELOAD [POINTS]
+# Out-of-memory sweep: runs tests/mpi/nomem_alloc.c on two ranks under the
+# malloc interposer PRELOAD (tests/mpi/failalloc.c). A first run counts the
+# allocations of rank 0's workload; then POINTS runs (default 24), each
+# failing one allocation n spread over that range, alternately on rank 0
+# and rank 1 (their counts are alike). Every run must end (no timeout) with
+# status 0 or 7, the failing rank must print DONE or NOMEM (its call
+# returned MPI_ERR_NO_MEM), and no rank may crash, report another error
+# class or see other data than was sent. Prints a line per run and a
+# summary; exit status 0 when every run passed.
+set -u
+mpiexec=$1 prog=$2 preload=$3 points=${4:-24}
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+run() {  # run FAILRANK AT
+  FAILALLOC_RANK=$1 FAILALLOC_AT=$2 LD_PRELOAD=$preload "$mpiexec" -n 2 --timeout 30 "$prog" >"$out" 2>&1
+}
+run 0 999999999
+status=$?
+total=$(sed -n 's/^ALLOCS \([0-9]*\)$/\1/p' "$out")
+if [ "$status" -ne 0 ] || [ -z "$total" ] || [ "$(grep -c '^DONE' "$out")" -ne 2 ]; then
+  echo "FAIL: the counting run did not finish (status $status)"
+  cat "$out"
+  exit 1
+fi
+echo "rank 0 makes $total allocations in the workload"
+failed=0 nomem=0 done_=0
+for ((i = 0; i < points; i++)); do
+  at=$(( 1 + i * (total - 1) / (points > 1 ? points - 1 : 1) ))
+  r=$(( i % 2 ))
+  run "$r" "$at"
+  status=$?
+  why=""
+  [ "$status" -eq 0 ] || [ "$status" -eq 7 ] || why+=" status $status;"
+  ! grep -q '^WRONG\|^CORRUPT' "$out" || why+=" $(grep -m1 '^WRONG\|^CORRUPT' "$out");"
+  ! grep -q 'killed by signal' "$out" || why+=" a rank crashed;"
+  if grep -q "^NOMEM $r " "$out"; then
+    nomem=$((nomem + 1))
+    what=$(sed -n "s/^NOMEM $r line [0-9]* \([A-Za-z_]*\).*/\1/p" "$out" | head -1)
+    msg="$what returned MPI_ERR_NO_MEM"
+  elif grep -q "^DONE $r" "$out"; then
+    done_=$((done_ + 1))
+    msg="completed (the failure was absorbed)"
+  else
+    why+=" rank $r printed neither NOMEM nor DONE;"
+  fi
+  if [ -n "$why" ]; then
+    echo "allocation $at of rank $r: FAIL:$why"
+    cat "$out"
+    failed=$((failed + 1))
+  else
+    echo "allocation $at of rank $r: $msg"
+  fi
+done
+echo "out-of-memory sweep: $points runs over $total allocations, $nomem ended with MPI_ERR_NO_MEM, $done_ completed, $failed failed"
+[ "$failed" -eq 0 ] && echo PASS
+[ "$failed" -eq 0 ]
