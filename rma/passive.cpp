@@ -55,7 +55,9 @@ uint64_t unlock_target(WindowState& w, int rank) {
 
 int Window::lock(LockType type, int rank, int assert) {
   WindowState& w = *st_;
-  if (int e = rma::native::fast_lock(w, type, rank, assert); e >= 0) return e;
+  if (int e = rma::native::fast_lock(w, type, rank, assert); e >= 0) {
+    return e ? e : w.dev.check_alive(w.comm, rank, "Win_lock");  // its lock word outlives it
+  }
   if (int e = bad_assert(w, "Win_lock", assert, kModeNoCheck)) return e;
   if (type != LockType::Exclusive && type != LockType::Shared) {
     return w.dev.errors().raise(
@@ -132,7 +134,9 @@ void release_native(WindowState& w, int rank) {
 
 int Window::unlock(int rank) {
   WindowState& w = *st_;
-  if (int e = rma::native::fast_unlock(w, rank); e >= 0) return e;
+  if (int e = rma::native::fast_unlock(w, rank); e >= 0) {
+    return e ? e : w.dev.check_alive(w.comm, rank, "Win_unlock");  // (see below)
+  }
   if (rank == kProcNull) return 0;
   if (int e = check_rank(w, "Win_unlock", rank)) return e;
   // A native unlock only writes the target's lock word, which stays mapped
@@ -301,7 +305,8 @@ int flush_some(WindowState& w, const char* call, int only, bool local) {
 }  // namespace
 
 int Window::flush(int rank) {
-  if (rma::native::fast_flush(*st_, rank)) return 0;
+  // A memory fence: it would complete on a dead rank's memory, still mapped.
+  if (rma::native::fast_flush(*st_, rank)) return st_->dev.check_alive(st_->comm, rank, "Win_flush");
   if (rank == kProcNull) return 0;
   return flush_some(*st_, "Win_flush", rank, false);
 }
