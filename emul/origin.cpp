@@ -252,7 +252,7 @@ bool pump(WindowState& w, int to) {
 bool pump_all(WindowState& w) {
   std::lock_guard<std::mutex> g(w.mu);
   bool any = false;
-  const bool counters = w.native_usable && w.native->active;
+  const bool counters = w.native_active();
   for (std::size_t i = 0; i < w.targets.size(); ++i) {
     if (!w.targets[i].q.empty() || w.targets[i].hold) {
       // Native active target: the gates open on the control blocks' counts.

@@ -63,7 +63,7 @@ int Window::fence(int assert) {
       return w.take_error();
     }
     k = ++w.fence_no;
-    native = native_active(w);
+    native = w.native_active();
     if (!native) {
       for (int r = 0; r < w.comm.size; ++r) push_sync(w, r, rma::Msg::Fence, rma::Gate{});
     } else if (noprecede) {

@@ -107,7 +107,7 @@ int issue(WindowState& w, const OpArgs& a) {
   if (c.bytes == 0) return finish_now(dev, req, a.req, 0);
   // Native active target: the target's post or fence count may have come
   // since we last looked (it is in its control block, no packet says so).
-  if (gate.kind != Gate::None && gate.kind != Gate::Lock && w.native_usable && w.native->active &&
+  if (gate.kind != Gate::None && gate.kind != Gate::Lock && w.native_active() &&
       !gate_open(w.targets[static_cast<std::size_t>(a.target)], gate)) {
     native::refresh(w, a.target);
   }

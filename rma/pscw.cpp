@@ -37,7 +37,7 @@ int check_group(WindowState& w, const char* call, std::span<const int> group) {
 }
 
 bool exposure_done(WindowState& w) {
-  const bool native = native_active(w);
+  const bool native = w.native_active();
   for (int r : w.post_group) {
     if (native) rma::native::refresh(w, r);
     const rma::Origin& o = w.origins[static_cast<std::size_t>(r)];
@@ -56,7 +56,7 @@ int Window::post(std::span<const int> group, int assert) {
   if (w.exposed) return sync_error(w, "Win_post", "an exposure epoch is already open (call Win_wait first)");
   if (w.access == A::Fence && w.fence_ops) return sync_error(w, "Win_post", "a fence epoch with operations is open");
   if (w.access == A::Fence) w.access = A::None;
-  const bool native = native_active(w);
+  const bool native = w.native_active();
   if (!(assert& kModeNoStore) || native) w.memory_fence();
   w.exposed = true;
   w.post_group.assign(group.begin(), group.end());
@@ -102,7 +102,7 @@ int Window::complete() {
     group = std::move(w.start_group);
     w.start_group.clear();
     w.access = A::None;
-    native = native_active(w);
+    native = w.native_active();
     if (w.native_usable) w.memory_fence();  // native stores before the completion
     if (!native) {
       for (int r : group) {

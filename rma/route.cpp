@@ -58,7 +58,7 @@ Route route_op(const WindowState& w, const OpArgs& a, const Checked& c, const Ga
 }
 
 Route route_active(const WindowState& w) {
-  if (w.native_usable && w.native->active) return {Path::Native, "the counters of the window's control blocks"};
+  if (w.native_active()) return {Path::Native, "the counters of the window's control blocks"};
   if (w.dev.config().forced(kActiveRma)) {
     return {Path::Emulated, "active target is forced to the emulation (ADI3_FORCE_EMULATION)"};
   }

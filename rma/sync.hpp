@@ -64,9 +64,6 @@ inline bool access_free(const WindowState& w) {
   return w.access == A::None || (w.access == A::Fence && w.fence_ops == 0);
 }
 
-// Fence and PSCW through the control blocks' counters (rma/native_active.cpp).
-inline bool native_active(const WindowState& w) { return w.native_usable && w.native->active; }
-
 inline int finish(WindowState& w) {
   std::lock_guard<std::mutex> g(w.mu);
   return w.take_error();

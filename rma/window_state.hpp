@@ -213,6 +213,9 @@ class WindowState {
 
   // ---- helpers (rma/*.cpp, emul/*.cpp) ----
   int my_rank() const { return comm.rank; }
+  // Fence and PSCW through the control blocks' counters (every rank agreed;
+  // never on a NIC window): rma/native_active.cpp.
+  bool native_active() const { return native_usable && native->active; }
   // Reports and clears the first error the targets sent back.
   int take_error();
 };
