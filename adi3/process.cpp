@@ -147,7 +147,9 @@ std::unique_ptr<Channel> make_channels(ProcessBootstrap& boot) {
 
 // Owns what a process rank's channel needs beyond itself: the bootstrap
 // (hence the launcher connection), finalized after the channel is gone.
-// Forwarding costs one extra indirect call per operation.
+// The device sends and polls through data_path(), the inner channel; the
+// other calls forward at one extra indirect call (send and poll too, so
+// the wrapper stays a whole Channel for any other holder).
 class ProcessChannel final : public Channel {
  public:
   ProcessChannel(std::unique_ptr<ProcessBootstrap> boot, std::unique_ptr<Channel> inner)
