@@ -48,6 +48,7 @@ struct Setup {
   std::string name;  // gtest parameter name
   adi3::Config config;
   std::size_t ring_bytes = 0;  // inproc: ADI3_INPROC_RING_BYTES (0: the default)
+  bool processes = false;      // ranks are processes (tests/shm/core_adapter.hpp), not threads
 };
 
 // (a) inproc as is, (b) inproc with the native single-copy get disabled,

@@ -68,11 +68,11 @@ TEST_P(RmaProgress, AllocateWindowNp2) {
 
 // The default configuration, and over processes the forced emulation too
 // (progress by the agent; the shm and verbs entries ask for it): the test
-// takes 2 s per window flavor. Setups list plain first, emulated second.
+// takes 2 s per window flavor. Setups list the default first.
 std::vector<core_test::Setup> progress_setups() {
   std::vector<core_test::Setup> all = core_test::setups(), v{all[0]};
-  if (all.size() > 1 && all[1].name.ends_with("Emulated") && !all[1].name.starts_with("Inproc")) {
-    v.push_back(all[1]);
+  for (const core_test::Setup& s : all) {
+    if (s.processes && s.config.force_emulation) v.push_back(s);
   }
   return v;
 }

@@ -60,6 +60,7 @@ inline std::vector<Setup> setups() {
   small.eager_limit = 256;
   // Small rings (shm) or the smallest per-peer queue (tcp): back-pressure.
   v.push_back({prefix + "SmallEagerRing", small, ch == "tcp" ? 65536u : 8192u});
+  for (Setup& s : v) s.processes = true;
   return v;
 }
 
