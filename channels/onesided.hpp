@@ -124,6 +124,12 @@ class OneSided {
   // EHOSTUNREACH, and the core emulates the operations to that peer.
   virtual bool reaches(int /*peer*/) const { return true; }
 
+  // Wakes peer if a thread of it sleeps in a blocking wait: a waiter on a
+  // word of a region (an active-target counter) sleeps on its doorbell, and
+  // a store into the region rings nothing. Call it after the store. A
+  // channel whose waiters never sleep does nothing.
+  virtual void wake(int /*peer*/) {}
+
  protected:
   ~OneSided() = default;  // owned by its channel
 };

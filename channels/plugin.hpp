@@ -22,7 +22,7 @@
 namespace adi3 {
 
 // 3: OneSided gained a virtual (reaches: channel sets reach only their host).
-inline constexpr uint32_t kChannelAbiVersion = 4;
+inline constexpr uint32_t kChannelAbiVersion = 5;
 
 // What a channel may use while it starts: who we are, and the launcher's
 // key-value space and barrier (PMI, or a local stand-in for a singleton).

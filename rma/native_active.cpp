@@ -54,20 +54,32 @@ void announce(WindowState& w, int r) {
   if (at(a).load(std::memory_order_relaxed) != sent) at(a).store(sent, std::memory_order_release);
 }
 
+namespace {
+// A rank waiting for our count may sleep on its doorbell (Device::block_until
+// sleeps after spinning and yielding): ring it after the store, or it
+// would see the count only at its sleep's timeout.
+void wake(WindowState& w, int r) {
+  if (r != w.comm.rank) w.native->os.wake(w.comm.to_peer(r));
+}
+}  // namespace
+
 void enter_fence(WindowState& w, uint64_t k) {
   for (int r = 0; r < w.comm.size; ++r) announce(w, r);
   at(w.native->ctl->fences).store(k, std::memory_order_release);
+  for (int r = 0; r < w.comm.size; ++r) wake(w, r);
 }
 
 void post_to(WindowState& w, int r) {
   Control& c = *w.native->peers[static_cast<std::size_t>(r)].ctl;
   at(c.posts[static_cast<std::size_t>(w.comm.rank)]).fetch_add(1, std::memory_order_acq_rel);
+  wake(w, r);
 }
 
 void complete_at(WindowState& w, int r) {
   announce(w, r);
   Control& c = *w.native->peers[static_cast<std::size_t>(r)].ctl;
   at(c.completes[static_cast<std::size_t>(w.comm.rank)]).fetch_add(1, std::memory_order_acq_rel);
+  wake(w, r);
 }
 
 }  // namespace adi3::rma::native

@@ -66,8 +66,10 @@ ShmChannel::ShmChannel(ChannelBootstrap& boot, const ShmSettings& settings)
     std::vector<pid_t> pids(static_cast<std::size_t>(size_));
     for (int p = 0; p < size_; ++p)
       pids[static_cast<std::size_t>(p)] = p == rank_ ? getpid() : out_[static_cast<std::size_t>(p)].pid;
+    std::vector<Doorbell*> bells(static_cast<std::size_t>(size_));
+    for (int p = 0; p < size_; ++p) bells[static_cast<std::size_t>(p)] = out_[static_cast<std::size_t>(p)].bell;
     onesided_ = std::make_unique<ShmOneSided>(boot.job_id(), rank_, std::move(pids), cma_ok_,
-                                              std::vector<const std::atomic<uint64_t>*>(activity_));
+                                              std::vector<const std::atomic<uint64_t>*>(activity_), std::move(bells));
   }
   // Windows in shared memory are reached with loads, stores and atomics,
   // whatever the target does: passive target is native.

@@ -81,13 +81,14 @@ bool atomic_ok(const RemoteRegion& r, uint64_t offset, std::size_t width) {
 }  // namespace
 
 ShmOneSided::ShmOneSided(std::string job_id, int rank, std::vector<pid_t> pids, bool cma,
-                         std::vector<const std::atomic<uint64_t>*> activity)
+                         std::vector<const std::atomic<uint64_t>*> activity, std::vector<Doorbell*> bells)
     : job_id_(std::move(job_id)),
       rank_(rank),
       pids_(std::move(pids)),
       cma_(cma),
       activity_(std::move(activity)),
-      watch_(std::make_unique<Watch[]>(activity_.size())) {
+      watch_(std::make_unique<Watch[]>(activity_.size())),
+      bells_(std::move(bells)) {
   caps_.native_ops = kOsPut | kOsGet | kOsFetchAdd | kOsCompareSwap | kOsLoadStore;
   caps_.atomic_widths = (1u << 2) | (1u << 3);
   caps_.progress_without_target = true;
@@ -319,6 +320,11 @@ bool ShmOneSided::attentive(int peer) {
   } while (now() < t + kWatchNs);
   w.quiet_until_ns.store(t + kQuietNs, std::memory_order_relaxed);
   return false;
+}
+
+void ShmOneSided::wake(int peer) {
+  if (peer >= 0 && static_cast<std::size_t>(peer) < bells_.size() && bells_[static_cast<std::size_t>(peer)])
+    bells_[static_cast<std::size_t>(peer)]->ring();
 }
 
 int ShmOneSided::flush(int) {

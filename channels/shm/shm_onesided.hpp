@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "channels/common/doorbell.hpp"
 #include "channels/onesided.hpp"
 
 namespace adi3::shm {
@@ -27,9 +28,10 @@ class ShmOneSided final : public OneSided {
  public:
   // pids: each rank's process id (from the inbox headers, which the channel
   // checked); cma: whether the start-up probe found cross-memory attach
-  // usable; activity: each rank's poll counter (InboxHeader::activity).
+  // usable; activity: each rank's poll counter (InboxHeader::activity);
+  // bells: each rank's doorbell.
   ShmOneSided(std::string job_id, int rank, std::vector<pid_t> pids, bool cma,
-              std::vector<const std::atomic<uint64_t>*> activity);
+              std::vector<const std::atomic<uint64_t>*> activity, std::vector<Doorbell*> bells);
   ~ShmOneSided() = default;
 
   const OneSidedCaps& caps() const override { return caps_; }
@@ -46,6 +48,7 @@ class ShmOneSided final : public OneSided {
                    std::size_t width) override;
   int flush(int peer) override;
   bool attentive(int peer) override;
+  void wake(int peer) override;
 
  private:
   std::string job_id_;
@@ -62,6 +65,7 @@ class ShmOneSided final : public OneSided {
   };
   std::vector<const std::atomic<uint64_t>*> activity_;
   std::unique_ptr<Watch[]> watch_;
+  std::vector<Doorbell*> bells_;
   // Live allocated regions (expose() looks for the one holding its memory).
   std::mutex mu_;
   std::vector<Region*> allocated_;
