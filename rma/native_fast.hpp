@@ -9,9 +9,12 @@
 // ever answers "done". The checks are the general path's, in the cheap
 // form the common case allows.
 #pragma once
+#include <atomic>
+#include <cstdint>
 #include <cstring>
 
 #include "adi3/device.hpp"
+#include "coll/op.hpp"
 #include "rma/window_state.hpp"
 
 namespace adi3::rma::native {
@@ -64,6 +67,72 @@ inline bool fast_copy(WindowState& w, bool put, void* buf, int64_t ocount, const
     std::memcpy(dst, &v, 8);
   } else {
     std::memmove(dst, src, static_cast<std::size_t>(bytes));
+  }
+  ++w.native_ops;
+  if (w.access == WindowState::Access::Fence) ++w.fence_ops;
+  return true;
+}
+
+// Fetch_and_op (op: Sum on C integers, Replace, NoOp) or compare_and_swap
+// (op null) of one 4- or 8-byte predefined element on its alignment: the
+// hardware atomic combine_atomic and cas_element take for it too (the path
+// of an element depends only on its type and address, rma/atomic_acc.hpp,
+// so every other path stays atomic with this one). Not on windows where
+// accumulates take the stripes (cma_acc). True when done.
+inline bool fast_atomic(WindowState& w, const void* origin, const void* compare, void* result, const Datatype* t,
+                        int target, std::ptrdiff_t disp, const coll::Op* op) {
+  if (!t || !result || !t->is_predefined()) return false;
+  const std::size_t es = t->size();
+  if ((es != 8 && es != 4) || t->extent() != static_cast<std::ptrdiff_t>(es) || t->true_lb() != 0) return false;
+  NativePeer* p = fast_target(w, target);
+  if (!p || w.native->cma_acc) return false;
+  Builtin b;
+  if (!t->builtin_id(&b)) return false;
+  const coll::TypeClass tc = coll::type_class(b);
+  coll::OpKind k = coll::OpKind::Replace;
+  if (!op) {
+    if (!compare || !origin) return false;
+    if (tc != coll::TypeClass::CInteger && tc != coll::TypeClass::Logical && tc != coll::TypeClass::Byte &&
+        tc != coll::TypeClass::MultiLanguage) {
+      return false;
+    }
+  } else {
+    k = op->kind();
+    if (k == coll::OpKind::Sum ? tc != coll::TypeClass::CInteger
+                               : k != coll::OpKind::Replace && k != coll::OpKind::NoOp) {
+      return false;
+    }
+    if (k != coll::OpKind::NoOp && !origin) return false;
+  }
+  const PeerWin& pw = w.peers[static_cast<std::size_t>(target)];
+  if (disp < 0 || disp > pw.size) return false;
+  const auto off = static_cast<__int128>(disp) * pw.disp_unit;
+  if (off + static_cast<__int128>(es) > pw.size) return false;
+  char* at = p->mem + static_cast<std::size_t>(off);
+  if (reinterpret_cast<uintptr_t>(at) % es) return false;
+  auto apply = [&](auto word) {
+    using W = decltype(word);
+    std::atomic_ref<W> a(*reinterpret_cast<W*>(at));
+    W v = 0, prev;
+    if (origin && k != coll::OpKind::NoOp) std::memcpy(&v, origin, sizeof v);
+    if (!op) {
+      W c;
+      std::memcpy(&c, compare, sizeof c);
+      a.compare_exchange_strong(c, v, std::memory_order_acq_rel);
+      prev = c;
+    } else if (k == coll::OpKind::NoOp) {
+      prev = a.load(std::memory_order_acquire);
+    } else if (k == coll::OpKind::Replace) {
+      prev = a.exchange(v, std::memory_order_acq_rel);
+    } else {
+      prev = a.fetch_add(v, std::memory_order_acq_rel);
+    }
+    std::memcpy(result, &prev, sizeof prev);
+  };
+  if (es == 8) {
+    apply(uint64_t{});
+  } else {
+    apply(uint32_t{});
   }
   ++w.native_ops;
   if (w.access == WindowState::Access::Fence) ++w.fence_ops;

@@ -229,6 +229,7 @@ int Window::get_accumulate(const void* origin, std::int64_t ocount, const Dataty
 
 int Window::fetch_and_op(const void* origin, void* result, const Datatype* type, int target, std::ptrdiff_t disp,
                          const coll::Op& op) {
+  if (rma::native::fast_atomic(*st_, origin, nullptr, result, type, target, disp, &op)) return 0;
   OpArgs a = args(rma::Msg::Fop, "Fetch_and_op", origin, 1, type, target, disp, 1, type);
   a.result = result;
   a.op = &op;
@@ -237,6 +238,7 @@ int Window::fetch_and_op(const void* origin, void* result, const Datatype* type,
 
 int Window::compare_and_swap(const void* origin, const void* compare, void* result, const Datatype* type, int target,
                              std::ptrdiff_t disp) {
+  if (rma::native::fast_atomic(*st_, origin, compare, result, type, target, disp, nullptr)) return 0;
   OpArgs a = args(rma::Msg::Cas, "Compare_and_swap", origin, 1, type, target, disp, 1, type);
   a.result = result;
   a.compare = compare;
