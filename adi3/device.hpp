@@ -501,9 +501,18 @@ class Device final : private PacketSink {
 template <class Done>
 int Device::block_until(Done&& done) {
   int idle = 0;
-  // Set at the first sleep after a peer failed; the clock is read only after
-  // a sleep, never while spinning.
+  // A peer died: the wait may depend on it, so after kFailurePatience of
+  // wall time it fails rather than hang. Counted from the first yield or
+  // sleep after the failure; the clock is read only next to a system call
+  // (on a loaded host the 200 yields alone took seconds), never while
+  // spinning.
   std::chrono::steady_clock::time_point give_up{};
+  auto patience_over = [&] {
+    if (!failed_peers_.load(std::memory_order_acquire)) return false;
+    const auto now = std::chrono::steady_clock::now();
+    if (give_up == std::chrono::steady_clock::time_point{}) give_up = now + kFailurePatience;
+    return now >= give_up;
+  };
   while (!done()) {
     if (progress()) {
       idle = 0;
@@ -514,17 +523,10 @@ int Device::block_until(Done&& done) {
       cpu_relax();
     } else if (idle < config_.spin_count + config_.yield_count) {
       sched_yield();
+      if (patience_over()) return peer_failure_error();
     } else {
       sleep_until(WaitCondition::of(done));
-      // A peer died and nothing has moved for a while: the wait may depend
-      // on it, so fail rather than hang.
-      if (failed_peers_.load(std::memory_order_acquire)) {
-        const auto now = std::chrono::steady_clock::now();
-        if (give_up == std::chrono::steady_clock::time_point{})
-          give_up = now + kFailurePatience;
-        else if (now >= give_up)
-          return peer_failure_error();
-      }
+      if (patience_over()) return peer_failure_error();
     }
   }
   return 0;
