@@ -216,13 +216,18 @@ class Device final : private PacketSink {
     return greq_state_.get();
   }
   // Per-device state of the other layers above the core (rma/: its window
-  // table and packet kind), made by make() on first use and destroyed with
-  // the device, before the channel.
-  enum class Layer : uint8_t { Rma, Count };
+  // table and packet kind; coll/: its shared-memory segments), made by
+  // make() on first use and destroyed with the device, before the channel.
+  enum class Layer : uint8_t { Rma, Coll, Count };
   template <class Make>
   void* layer_state(Layer which, Make&& make) {
     const auto i = static_cast<std::size_t>(which);
-    std::call_once(layer_once_[i], [&] { layer_state_[i] = make(); });
+    // Once made, one load (collectives look theirs up on every call).
+    if (void* made = layer_made_[i].load(std::memory_order_acquire)) return made;
+    std::call_once(layer_once_[i], [&] {
+      layer_state_[i] = make();
+      layer_made_[i].store(layer_state_[i].get(), std::memory_order_release);
+    });
     return layer_state_[i].get();
   }
 
@@ -496,6 +501,7 @@ class Device final : private PacketSink {
   std::shared_ptr<void> greq_state_;
   std::once_flag layer_once_[static_cast<std::size_t>(Layer::Count)];
   std::shared_ptr<void> layer_state_[static_cast<std::size_t>(Layer::Count)];
+  std::atomic<void*> layer_made_[static_cast<std::size_t>(Layer::Count)] = {};
 };
 
 template <class Done>

@@ -2,6 +2,7 @@
 // or nonblocking collectives.
 #include "coll/algorithms.hpp"
 #include "coll/calls.hpp"
+#include "coll/shm_coll.hpp"
 #include "coll/small.hpp"
 
 namespace adi3::coll {
@@ -130,6 +131,7 @@ int reduce_local(Device& dev, const void* in, void* inout, std::size_t count, co
 int allreduce(Device& dev, const void* sbuf, void* rbuf, std::size_t count, DT type, const Op& op, const Comm& comm,
               const Tuning* t) {
   int e = 0;
+  if (shm_allreduce(dev, sbuf, rbuf, count, type, op, comm, pick(t), &e)) return e;
   if (small_allreduce(dev, sbuf, rbuf, count, type, op, comm, pick(t), &e)) return e;
   return blocking(dev, comm, Tag::Allreduce, allreduce_fn(sbuf, rbuf, count, type, op, t));
 }

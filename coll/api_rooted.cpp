@@ -2,6 +2,7 @@
 // blocking or nonblocking collectives.
 #include "coll/algorithms.hpp"
 #include "coll/calls.hpp"
+#include "coll/shm_coll.hpp"
 #include "coll/small.hpp"
 
 namespace adi3::coll {
@@ -113,7 +114,7 @@ auto scatterv_fn(const void* sbuf, const int* scounts, const int* displs, DT sty
 
 int barrier(Device& dev, const Comm& comm, const Tuning* t) {
   int e = 0;
-  if (small_barrier(dev, comm, pick(t), &e)) return e;
+  if (shm_barrier(dev, comm, pick(t), &e) || small_barrier(dev, comm, pick(t), &e)) return e;
   return blocking(dev, comm, Tag::Barrier, barrier_fn());
 }
 
@@ -123,6 +124,7 @@ int ibarrier(Device& dev, const Comm& comm, Sequence& seq, Request** req, const 
 
 int bcast(Device& dev, void* buf, std::size_t count, DT type, int root, const Comm& comm, const Tuning* t) {
   int e = 0;
+  if (shm_bcast(dev, buf, count, type, root, comm, pick(t), &e)) return e;
   if (small_bcast(dev, buf, count, type, root, comm, pick(t), &e)) return e;
   return blocking(dev, comm, Tag::Bcast, bcast_fn(buf, count, type, root, t));
 }
@@ -135,6 +137,7 @@ int ibcast(Device& dev, void* buf, std::size_t count, DT type, int root, const C
 int reduce(Device& dev, const void* sbuf, void* rbuf, std::size_t count, DT type, const Op& op, int root,
            const Comm& comm, const Tuning* t) {
   int e = 0;
+  if (shm_reduce(dev, sbuf, rbuf, count, type, op, root, comm, pick(t), &e)) return e;
   if (small_reduce(dev, sbuf, rbuf, count, type, op, root, comm, pick(t), &e)) return e;
   return blocking(dev, comm, Tag::Reduce, reduce_fn(sbuf, rbuf, count, type, op, root, t));
 }

@@ -13,6 +13,7 @@
 // all ranks must pass equal ones.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 
 #include "adi3/types.hpp"
 #include "coll/copy.hpp"
@@ -64,6 +65,11 @@ int scan(Device& dev, const void* sendbuf, void* recvbuf, std::size_t count, DT 
          const Tuning* tuning = nullptr);
 int exscan(Device& dev, const void* sendbuf, void* recvbuf, std::size_t count, DT type, const Op& op, const Comm& comm,
            const Tuning* tuning = nullptr);
+
+// Drops what the collectives keep for a collective context (its shared
+// segment, coll/shm_node.hpp); the binding calls it when a communicator is
+// freed. A later collective on the context sets it up afresh.
+void forget_context(Device& dev, uint32_t context);
 
 // ---- nonblocking: the same algorithms, run by the progress engine ----
 int ibarrier(Device& dev, const Comm& comm, Sequence& seq, Request** request, const Tuning* tuning = nullptr);

@@ -28,6 +28,7 @@ enum class Tag : int {
   ReduceScatterBlock,
   Scan,
   Exscan,
+  ShmSetup,  // the shared-memory segment's key and verdict (shm_node.cpp)
 };
 inline constexpr int kFirstNbcTag = 64;
 

@@ -31,6 +31,9 @@ constexpr Knob kKnobs[] = {
      "Barrier, and bcast, reduce (commutative ops), allreduce, allgather and alltoall of predefined types whose "
      "messages are at most this many bytes,"
      " run straight on point-to-point calls without a schedule (unless an algorithm is forced); 0 never."},
+    {"ADI3_COLL_SHM", "1",
+     "Barrier, bcast, reduce and allreduce (predefined types) through a shared-memory segment of the "
+     "communicator when all its members are on this host; 0: over point-to-point messages."},
     {"ADI3_COLL_BCAST_ALGO", "auto", "Force bcast: auto, binomial, scatter_doubling, scatter_ring."},
     {"ADI3_COLL_REDUCE_ALGO", "auto", "Force reduce: auto, binomial, reduce_scatter_gather."},
     {"ADI3_COLL_ALLREDUCE_ALGO", "auto", "Force allreduce: auto, recursive_doubling, rabenseifner, ring."},
@@ -77,6 +80,7 @@ Tuning Tuning::from_env() {
   t.alltoall_throttle = count("ADI3_COLL_ALLTOALL_THROTTLE", t.alltoall_throttle);
   t.reduce_scatter_long = bytes("ADI3_COLL_REDUCE_SCATTER_LONG_MSG", t.reduce_scatter_long);
   t.small_max = bytes("ADI3_COLL_SMALL_MSG", t.small_max);
+  t.shm = env_int("ADI3_COLL_SHM", 1) != 0;
   static const char* const kBcast[] = {"auto", "binomial", "scatter_doubling", "scatter_ring"};
   static const char* const kReduce[] = {"auto", "binomial", "reduce_scatter_gather"};
   static const char* const kAllreduce[] = {"auto", "recursive_doubling", "rabenseifner", "ring"};

@@ -32,6 +32,9 @@ struct Tuning {
   int alltoall_throttle = 32;                // transfers in flight per batch (scattered alltoall(v,w))
   std::size_t reduce_scatter_long = 524288;  // total bytes above which pairwise exchange is used
   std::size_t small_max = 1024;              // messages up to this size: small collectives, no schedule
+  // Barrier, bcast, reduce and allreduce through a segment the members
+  // share, when they all are on this host (coll/shm_coll.hpp).
+  bool shm = true;
 
   // Forced algorithms (Auto = by size); a forced one that cannot run (e.g.
   // recursive doubling on 6 ranks, Rabenseifner on a user op) falls back

@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "adi3/process.hpp"
+#include "coll/coll.hpp"
 #include "mpi/agree.hpp"
 #include "mpi/api.hpp"
 #include "mpi/attributes.hpp"
@@ -34,6 +35,9 @@ int adi3::mpi::make_comm(Runtime& rt, GroupPtr group, uint32_t ctx, const CommOb
 }
 
 void adi3::mpi::destroy_comm(Runtime& rt, CommObj* c) {
+  // The collectives' shared segments of its contexts.
+  coll::forget_context(rt.dev(), c->coll.context);
+  coll::forget_context(rt.dev(), c->internal.context);
   rt.comms.remove(handle_index(c->handle));
   rt.contexts.release(static_cast<int>(c->ctx_index));
   if (c->errh) release_errhandler(rt, c->errh);

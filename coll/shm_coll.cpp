@@ -1,0 +1,219 @@
+#include "coll/shm_coll.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "coll/copy.hpp"
+#include "coll/shm_node.hpp"
+#include "segment/segment.hpp"
+
+namespace adi3::coll::detail {
+namespace {
+
+// The node for this call, or why not: *taken says whether the call is done
+// (a node, or a setup whose messages failed with *err).
+ShmNode* node_for(Device& dev, const Comm& comm, const Tuning& t, int* err, bool* taken) {
+  ShmNode* n = ShmNode::of(dev, comm, t.shm, err);
+  *taken = n || *err;
+  return n;
+}
+
+// A reduction this path can run: a predefined type (its elements are
+// extent bytes apart, no gaps to skip) and an op defined on it (else the
+// scheduled path reports the error).
+bool reducible(Device& dev, const Datatype* type, std::size_t count, const Op& op) {
+  if (!type || !type->is_committed() || !type->is_predefined() || count == 0 || type->extent() <= 0) return false;
+  return reduce_local(dev, nullptr, nullptr, 0, type, op) == 0;
+}
+
+// Element range [lo, hi) of slice j when m elements are cut p ways.
+std::size_t cut(std::size_t m, int j, int p) { return m * static_cast<std::size_t>(j) / static_cast<std::size_t>(p); }
+
+// out = src[0] op src[1] op ... op src[p-1] over len elements, folded from
+// the last rank down: rank order whatever the op, and the same bits on
+// every rank that folds the same sources.
+template <class Src>
+int fold(Device& dev, Src&& src, int p, void* out, std::size_t len, const Datatype* type, const Op& op) {
+  std::memcpy(out, src(p - 1), len * static_cast<std::size_t>(type->extent()));
+  for (int j = p - 2; j >= 0; --j) {
+    if (int e = reduce_local(dev, src(j), out, len, type, op)) return e;
+  }
+  return 0;
+}
+
+// Reductions up to one slot: all inputs in the slots, the root(s) fold.
+int small_reduction(Device& dev, ShmNode& n, const void* in, void* out, std::size_t count, const Datatype* type,
+                    const Op& op, int root) {
+  const int me = n.rank(), p = n.size();
+  const std::size_t bytes = count * static_cast<std::size_t>(type->extent());
+  const uint64_t s = n.begin(1);
+  std::byte* mine = nullptr;
+  if (int e = n.claim_slot(&mine)) return e;
+  std::memcpy(mine, in, bytes);
+  n.post(s);
+  if (root >= 0 && me != root) return 0;
+  if (int e = n.wait_all(s)) return e;
+  return fold(
+      dev, [&](int j) { return n.slot(j); }, p, out, count, type, op);
+}
+
+// Longer reductions: per round, copy in once, reduce my slice in place out
+// of every area, copy the reduced slices out (root < 0: every rank).
+int long_reduction(Device& dev, ShmNode& n, const void* in, void* out, std::size_t count, const Datatype* type,
+                   const Op& op, int root) {
+  const int me = n.rank(), p = n.size();
+  const auto ext = static_cast<std::size_t>(type->extent());
+  const std::size_t per_round = kShmChunk / ext;
+  const std::size_t rounds = (count + per_round - 1) / per_round;
+  const auto* src = static_cast<const std::byte*>(in);
+  auto* dst = static_cast<std::byte*>(out);
+  uint64_t s = n.begin(3 * rounds);
+  for (std::size_t at = 0; at < count; at += per_round, s += 3) {
+    const std::size_t m = std::min(per_round, count - at);
+    const std::size_t lo = cut(m, me, p), hi = cut(m, me + 1, p);
+    const std::byte* round_in = src + at * ext;
+    std::byte* mine = nullptr;
+    if (int e = n.claim_area(&mine)) return e;
+    // Everything but my slice, which only I read.
+    std::memcpy(mine, round_in, lo * ext);
+    std::memcpy(mine + hi * ext, round_in + hi * ext, (m - hi) * ext);
+    n.post(s);
+    if (int e = n.wait_all(s)) return e;
+    if (hi > lo) {
+      auto slice = [&](int j) -> const void* { return j == me ? round_in + lo * ext : n.area(j) + lo * ext; };
+      if (int e = fold(dev, slice, p, mine + lo * ext, hi - lo, type, op)) return e;
+    }
+    if (root >= 0 && me != root) {
+      n.post(s + 2);  // nothing more to read here: also says s + 1
+    } else {
+      n.post(s + 1);
+      if (int e = n.wait_all(s + 1)) return e;
+      for (int j = 0; j < p; ++j) {
+        const std::size_t jl = cut(m, j, p), jh = cut(m, j + 1, p);
+        std::memcpy(dst + (at + jl) * ext, n.area(j) + jl * ext, (jh - jl) * ext);
+      }
+      n.post(s + 2);
+    }
+    n.areas_free_at(s + 2);
+  }
+  return 0;
+}
+
+// Bcast beyond a slot: the root streams pieces through its area, kPieces
+// of them in flight; reader k posts stage s + k once it copied piece k.
+constexpr std::size_t kPieces = 4;
+constexpr std::size_t kPiece = kShmChunk / kPieces;
+
+int long_bcast(ShmNode& n, void* buf, std::size_t count, const Datatype* type, int root) {
+  const std::size_t bytes = count * type->size();
+  const std::size_t pieces = (bytes + kPiece - 1) / kPiece;
+  const bool contig = type->is_contiguous();
+  auto* data = static_cast<std::byte*>(buf) + type->true_lb();
+  Segment seg;
+  if (!contig) seg = Segment(buf, count, type);
+  const uint64_t s = n.begin(pieces);
+  std::byte* area = n.area(root);
+  if (n.rank() == root) {
+    std::byte* mine = nullptr;
+    if (int e = n.claim_area(&mine)) return e;
+    for (std::size_t k = 0; k < pieces; ++k) {
+      if (k >= kPieces) {
+        if (int e = n.wait_all(s + k - kPieces)) return e;  // everyone copied the piece this one replaces
+      }
+      const std::size_t at = k * kPiece, len = std::min(kPiece, bytes - at);
+      std::byte* to = area + (k % kPieces) * kPiece;
+      if (contig) {
+        std::memcpy(to, data + at, len);
+      } else {
+        seg.pack(at, at + len, to);
+      }
+      n.post(s + k);
+    }
+  } else {
+    for (std::size_t k = 0; k < pieces; ++k) {
+      if (int e = n.wait_one(root, s + k)) return e;
+      const std::size_t at = k * kPiece, len = std::min(kPiece, bytes - at);
+      const std::byte* from = area + (k % kPieces) * kPiece;
+      if (contig) {
+        std::memcpy(data + at, from, len);
+      } else {
+        seg.unpack(at, at + len, from);
+      }
+      n.post(s + k);
+    }
+  }
+  n.areas_free_at(s + pieces - 1);
+  return 0;
+}
+
+}  // namespace
+
+bool shm_barrier(Device& dev, const Comm& comm, const Tuning& t, int* err) {
+  bool taken = false;
+  ShmNode* n = node_for(dev, comm, t, err, &taken);
+  if (!n) return taken;
+  const uint64_t s = n->begin(1);
+  n->post(s);
+  *err = n->wait_all(s);
+  return true;
+}
+
+bool shm_bcast(Device& dev, void* buf, std::size_t count, const Datatype* type, int root, const Comm& comm,
+               const Tuning& t, int* err) {
+  if (t.bcast != BcastAlgo::Auto || !type || !type->is_committed() || root < 0 || root >= comm.size) return false;
+  if (count == 0 || in_place(buf)) return false;
+  bool taken = false;
+  ShmNode* n = node_for(dev, comm, t, err, &taken);
+  if (!n) return taken;
+  if (count * type->size() > kShmSlot) {
+    *err = long_bcast(*n, buf, count, type, root);
+    return true;
+  }
+  const uint64_t s = n->begin(1);
+  if (comm.rank == root) {
+    std::byte* mine = nullptr;
+    if ((*err = n->claim_slot(&mine))) return true;
+    pack(buf, count, type, mine);
+    n->post(s);
+  } else {
+    n->post(s);  // done with every older slot
+    if ((*err = n->wait_one(root, s))) return true;
+    unpack(n->slot(root), buf, count, type);
+  }
+  return true;
+}
+
+bool shm_reduce(Device& dev, const void* sbuf, void* rbuf, std::size_t count, const Datatype* type, const Op& op,
+                int root, const Comm& comm, const Tuning& t, int* err) {
+  if (t.reduce != ReduceAlgo::Auto || root < 0 || root >= comm.size || !reducible(dev, type, count, op)) return false;
+  const void* in = sbuf;
+  if (comm.rank == root) {
+    if (!rbuf || in_place(rbuf)) return false;
+    if (in_place(sbuf)) in = rbuf;
+  }
+  if (!in || in_place(in)) return false;
+  bool taken = false;
+  ShmNode* n = node_for(dev, comm, t, err, &taken);
+  if (!n) return taken;
+  const std::size_t bytes = count * static_cast<std::size_t>(type->extent());
+  *err = bytes <= kShmSlot ? small_reduction(dev, *n, in, rbuf, count, type, op, root)
+                           : long_reduction(dev, *n, in, rbuf, count, type, op, root);
+  return true;
+}
+
+bool shm_allreduce(Device& dev, const void* sbuf, void* rbuf, std::size_t count, const Datatype* type, const Op& op,
+                   const Comm& comm, const Tuning& t, int* err) {
+  if (t.allreduce != AllreduceAlgo::Auto || !reducible(dev, type, count, op)) return false;
+  if (!rbuf || in_place(rbuf)) return false;
+  const void* in = in_place(sbuf) ? rbuf : sbuf;
+  if (!in) return false;
+  bool taken = false;
+  ShmNode* n = node_for(dev, comm, t, err, &taken);
+  if (!n) return taken;
+  const std::size_t bytes = count * static_cast<std::size_t>(type->extent());
+  *err = bytes <= kShmSlot ? small_reduction(dev, *n, in, rbuf, count, type, op, -1)
+                           : long_reduction(dev, *n, in, rbuf, count, type, op, -1);
+  return true;
+}
+
+}  // namespace adi3::coll::detail

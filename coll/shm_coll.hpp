@@ -1,0 +1,37 @@
+// Barrier, bcast, reduce and allreduce through the communicator's shared
+// segment (shm_node.hpp) when every member is on this host: flags and
+// loads and stores instead of messages.
+//  - barrier: each rank posts its flag and waits for everyone's.
+//  - bcast up to kShmSlot bytes: the root packs into its slot and posts;
+//    the others post on entry (they are done with older slots) and unpack.
+//    Longer: the root streams pieces through its area, a few in flight.
+//  - reduce/allreduce up to kShmSlot bytes: each rank copies its input to
+//    its slot and posts; the root (every rank) folds the slots in rank
+//    order, so non-commutative ops are exact and all ranks of an allreduce
+//    get identical bits.
+//  - longer reductions, in rounds of kShmChunk bytes: each rank copies its
+//    input into its area once, reduces one slice of the round straight out
+//    of every area (rank order again), then the root (every rank) copies
+//    the reduced slices out.
+// Each is chosen from arguments all ranks share (sizes, type, op, root,
+// tuning), so all ranks agree. Each returns false, having done nothing,
+// when the call is not for this path; else it ran the collective and set
+// *err.
+#pragma once
+#include <cstddef>
+
+#include "adi3/device.hpp"
+#include "coll/op.hpp"
+#include "coll/tuning.hpp"
+
+namespace adi3::coll::detail {
+
+bool shm_barrier(Device& dev, const Comm& comm, const Tuning& t, int* err);
+bool shm_bcast(Device& dev, void* buf, std::size_t count, const Datatype* type, int root, const Comm& comm,
+               const Tuning& t, int* err);
+bool shm_reduce(Device& dev, const void* sbuf, void* rbuf, std::size_t count, const Datatype* type, const Op& op,
+                int root, const Comm& comm, const Tuning& t, int* err);
+bool shm_allreduce(Device& dev, const void* sbuf, void* rbuf, std::size_t count, const Datatype* type, const Op& op,
+                   const Comm& comm, const Tuning& t, int* err);
+
+}  // namespace adi3::coll::detail

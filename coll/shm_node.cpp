@@ -1,0 +1,317 @@
+#include "coll/shm_node.hpp"
+
+#include <linux/futex.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <climits>
+#include <cstring>
+#include <ctime>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+
+#include "adi3/spin_lock.hpp"
+#include "channels/onesided.hpp"
+#include "coll/nbc.hpp"
+
+namespace adi3::coll::detail {
+
+// A rank's doorbell in the segment: waiters announce themselves in
+// `sleepers` before sleeping on `word`; a poster that sees one bumps the
+// word and wakes it (shared futex operations: the word is in a mapping
+// shared between processes).
+struct ShmNode::Bell {
+  std::atomic<uint32_t> word;
+  std::atomic<uint32_t> sleepers;
+  char pad[kShmLine - 2 * sizeof(uint32_t)];
+};
+static_assert(sizeof(ShmNode::Bell) == kShmLine);
+
+namespace {
+
+constexpr uint64_t kMagic = 0x61646933636f6c6cull;  // "adi3coll"
+
+void futex_wake(std::atomic<uint32_t>* w) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(w), FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
+}
+
+void futex_wait(std::atomic<uint32_t>* w, uint32_t seen, int us) {
+  timespec ts{};
+  ts.tv_sec = us / 1000000;
+  ts.tv_nsec = static_cast<long>(us % 1000000) * 1000;
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(w), FUTEX_WAIT, seen, &ts, nullptr, 0);
+}
+
+std::size_t segment_bytes(int p) {
+  const auto n = static_cast<std::size_t>(p);
+  return kShmLine + 2 * n * kShmLine + kShmDepth * n * kShmSlot + n * kShmChunk;
+}
+
+// What rank 0 sends each member during setup.
+struct Offer {
+  uint32_t ok = 0;
+  uint32_t key_bytes = 0;
+  uint8_t key[kMaxKeyBytes] = {};
+};
+
+}  // namespace
+
+// The device's nodes, by collective context. A context is reused after its
+// communicator is freed; a node is kept only while the members match.
+struct ShmNodes {
+  std::mutex mu;  // taken only with threads enabled
+  std::unordered_map<uint32_t, std::unique_ptr<ShmNode>> by_context;
+  ShmNode* last = nullptr;  // the node of the previous call
+
+  static bool matches(const ShmNode& n, const Comm& c) {
+    return n.context_ == c.context && n.me_ == c.rank && n.p_ == c.size && n.peers_ == c.peers;
+  }
+  // The node of comm; *fresh when it was just made and needs its setup
+  // (run by the caller outside the lock: it waits for the other members).
+  ShmNode* find(Device& dev, const Comm& comm, bool* fresh) {
+    *fresh = false;
+    if (last && matches(*last, comm)) return last;
+    auto it = by_context.find(comm.context);
+    if (it == by_context.end() || !matches(*it->second, comm)) {
+      std::unique_ptr<ShmNode> n(new ShmNode(dev, comm));
+      ShmNode* made = n.get();
+      // A replaced node (its context came back with other members) is
+      // unmapped here: nothing can run on it any more.
+      by_context[comm.context] = std::move(n);
+      last = made;
+      *fresh = true;
+      return made;
+    }
+    last = it->second.get();
+    return last;
+  }
+};
+
+void ShmNode::forget(Device& dev, uint32_t context) {
+  auto* nodes =
+      static_cast<ShmNodes*>(dev.layer_state(Device::Layer::Coll, [] { return std::make_shared<ShmNodes>(); }));
+  std::unique_ptr<ShmNode> gone;  // unmapped after the lock is released
+  std::unique_lock g(nodes->mu, std::defer_lock);
+  if (dev.threads_enabled()) g.lock();
+  auto it = nodes->by_context.find(context);
+  if (it == nodes->by_context.end()) return;
+  if (nodes->last == it->second.get()) nodes->last = nullptr;
+  gone = std::move(it->second);
+  nodes->by_context.erase(it);
+}
+
+ShmNode* ShmNode::of(Device& dev, const Comm& comm, bool enabled, int* err) {
+  *err = 0;
+  if (!enabled || comm.size < 2 || comm.size > kShmMaxRanks) return nullptr;
+  auto* nodes =
+      static_cast<ShmNodes*>(dev.layer_state(Device::Layer::Coll, [] { return std::make_shared<ShmNodes>(); }));
+  ShmNode* n = nullptr;
+  bool fresh = false;
+  if (dev.threads_enabled()) {
+    std::lock_guard g(nodes->mu);
+    n = nodes->find(dev, comm, &fresh);
+  } else {
+    n = nodes->find(dev, comm, &fresh);
+  }
+  // Only this thread uses comm now (MPI forbids concurrent collectives on
+  // one communicator), so the setup needs no lock.
+  if (fresh) *err = n->setup();
+  return n->ready_ ? n : nullptr;
+}
+
+ShmNode::ShmNode(Device& dev, const Comm& comm)
+    : dev_(dev), comm_(comm), context_(comm.context), peers_(comm.peers), me_(comm.rank), p_(comm.size) {
+  comm_.buffers = nullptr;
+  // More members than processors: the rank a waiter spins for is likely
+  // not running, so give way almost at once.
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  spin_ = dev.config().spin_count;
+  if (cpus > 0 && p_ > cpus && spin_ > kShmSpinOversubscribed) spin_ = kShmSpinOversubscribed;
+}
+
+ShmNode::~ShmNode() {
+  if (remote_) os_->detach(remote_);
+  if (region_) os_->release(region_);
+}
+
+// Collective over the communicator's members (tag ShmSetup of the
+// collective context): rank 0 offers a segment, the others attach, rank 0
+// tells everyone whether all could. Returns a transfer error, else 0 (with
+// ready_ telling the outcome).
+int ShmNode::setup() {
+  const Comm& comm = comm_;
+  const int tag = static_cast<int>(Tag::ShmSetup);
+  const Datatype* byte = Datatype::byte();
+
+  // Locally: does the channel map memory every member can reach?
+  OneSided* os = dev_.channel_of(comm.to_peer(me_)).onesided();
+  bool ok = os && (os->caps().native_ops & kOsLoadStore);
+  for (int r = 0; ok && r < p_; ++r) {
+    const int peer = comm.to_peer(r);
+    ok = dev_.channel_of(peer).onesided() == os && os->reaches(peer);
+  }
+  os_ = os;
+  const std::size_t bytes = segment_bytes(p_);
+  Status st;
+  uint32_t verdict = 0;
+  if (me_ == 0) {
+    Offer offer;
+    if (ok) region_ = os->allocate(bytes);
+    if (region_ && region_->key_bytes <= kMaxKeyBytes) {
+      offer.ok = 1;
+      offer.key_bytes = static_cast<uint32_t>(region_->key_bytes);
+      std::memcpy(offer.key, region_->key, region_->key_bytes);
+    }
+    for (int r = 1; r < p_; ++r) {
+      if (int e = dev_.send(&offer, sizeof offer, byte, r, tag, comm, SendMode::Standard)) return e;
+    }
+    verdict = offer.ok;
+    for (int r = 1; r < p_; ++r) {
+      uint32_t theirs = 0;
+      if (int e = dev_.recv(&theirs, sizeof theirs, byte, r, tag, comm, &st)) return e;
+      if (theirs != 1) verdict = 0;
+    }
+    for (int r = 1; r < p_; ++r) {
+      if (int e = dev_.send(&verdict, sizeof verdict, byte, r, tag, comm, SendMode::Standard)) return e;
+    }
+    if (verdict) {
+      os->seal(region_);
+      layout(static_cast<std::byte*>(region_->base));
+      reinterpret_cast<std::atomic<uint64_t>*>(region_->base)->store(kMagic, std::memory_order_relaxed);
+    }
+  } else {
+    Offer offer;
+    if (int e = dev_.recv(&offer, sizeof offer, byte, 0, tag, comm, &st)) return e;
+    uint32_t mine = 0;
+    if (ok && offer.ok == 1 && offer.key_bytes <= kMaxKeyBytes) {
+      remote_ = os->attach(comm.to_peer(0), offer.key, offer.key_bytes);
+      mine = remote_ && remote_->direct && (remote_->ops & kOsLoadStore) && remote_->bytes >= bytes;
+    }
+    if (int e = dev_.send(&mine, sizeof mine, byte, 0, tag, comm, SendMode::Standard)) return e;
+    if (int e = dev_.recv(&verdict, sizeof verdict, byte, 0, tag, comm, &st)) return e;
+    if (verdict == 1) layout(static_cast<std::byte*>(remote_->direct));
+  }
+  ready_ = verdict == 1;
+  if (!ready_) {
+    if (remote_) os->detach(remote_);
+    if (region_) os->release(region_);
+    remote_ = nullptr;
+    region_ = nullptr;
+  }
+  return 0;
+}
+
+void ShmNode::layout(std::byte* base) {
+  const auto n = static_cast<std::size_t>(p_);
+  std::byte* at = base + kShmLine;  // the header line
+  flags_ = at;
+  at += n * kShmLine;
+  bells_ = reinterpret_cast<Bell*>(at);
+  at += n * kShmLine;
+  slots_ = at;
+  at += kShmDepth * n * kShmSlot;
+  areas_ = at;
+}
+
+uint64_t ShmNode::begin(uint64_t stages) {
+  ++call_;
+  set_ = call_ % kShmDepth;
+  const uint64_t first = stage_ + 1;
+  stage_ += stages;
+  first_[set_] = first;
+  return first;
+}
+
+int ShmNode::claim_slot(std::byte** mine) {
+  // The call that last used this set is call_ - kDepth; every rank is past
+  // it once it posted the first stage of the call after it.
+  const uint64_t need = call_ > kShmDepth ? first_[(call_ + 1) % kShmDepth] : 0;
+  if (need > known_all_) {
+    if (int e = wait_all(need)) return e;
+  }
+  *mine = slot(me_);
+  return 0;
+}
+
+int ShmNode::claim_area(std::byte** mine) {
+  if (area_free_ > known_all_) {
+    if (int e = wait_all(area_free_)) return e;
+  }
+  *mine = area(me_);
+  return 0;
+}
+
+void ShmNode::post(uint64_t s) {
+  // seq_cst store, then seq_cst loads of the sleepers: against the
+  // sleeper's seq_cst increment and flag load, one of the two sees the other.
+  flag(me_).store(s, std::memory_order_seq_cst);
+  for (int r = 0; r < p_; ++r) {
+    Bell& b = bells_[r];
+    if (r != me_ && b.sleepers.load(std::memory_order_seq_cst)) {
+      b.word.fetch_add(1, std::memory_order_seq_cst);
+      futex_wake(&b.word);
+    }
+  }
+}
+
+bool ShmNode::reached(int r, uint64_t s) const { return flag(r).load(std::memory_order_acquire) >= s; }
+
+bool ShmNode::all_reached(uint64_t s) {
+  if (known_all_ >= s) return true;
+  uint64_t low = UINT64_MAX;
+  for (int r = 0; r < p_; ++r) {
+    const uint64_t v = flag(r).load(std::memory_order_acquire);
+    if (v < s) return false;
+    if (v < low) low = v;
+  }
+  known_all_ = low;
+  return true;
+}
+
+template <class Ready>
+int ShmNode::wait(Ready&& ready) {
+  const Config& cfg = dev_.config();
+  for (int i = 0; i < spin_; ++i) {
+    if (ready()) return 0;
+    cpu_relax();
+  }
+  // Point-to-point traffic may wait on this rank meanwhile: keep it moving.
+  for (int i = 0; i < cfg.yield_count; ++i) {
+    dev_.progress();
+    if (ready()) return 0;
+    sched_yield();
+  }
+  Bell& b = bells_[me_];
+  const int us = cfg.sleep_us > 0 ? cfg.sleep_us : 1;
+  for (;;) {
+    b.sleepers.fetch_add(1, std::memory_order_seq_cst);
+    const uint32_t seen = b.word.load(std::memory_order_seq_cst);
+    if (!ready()) futex_wait(&b.word, seen, us);
+    b.sleepers.fetch_sub(1, std::memory_order_seq_cst);
+    if (ready()) return 0;
+    // Nothing moves: look for failed processes (the channel's check runs
+    // only in its own sleeps, which these are not) and fail rather than
+    // hang when a member died.
+    dev_.channel().check_liveness();
+    dev_.progress();
+    if (ready()) return 0;
+    if (int e = dev_.check_alive(comm_, -1, "a shared-memory collective")) return e;
+  }
+}
+
+int ShmNode::wait_one(int r, uint64_t s) {
+  return wait([&] { return reached(r, s); });
+}
+
+int ShmNode::wait_all(uint64_t s) {
+  return wait([&] { return all_reached(s); });
+}
+
+}  // namespace adi3::coll::detail
+
+namespace adi3::coll {
+void forget_context(Device& dev, uint32_t context) { detail::ShmNode::forget(dev, context); }
+}  // namespace adi3::coll

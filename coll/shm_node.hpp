@@ -1,0 +1,128 @@
+// The shared-memory segment of one communicator whose members are all on
+// this host: the flags, doorbells and buffers the collectives of
+// shm_coll.cpp run on, instead of point-to-point messages.
+//
+// Rank 0 allocates the segment from the channel's one-sided part (a shared
+// mapping, channels/onesided.hpp) on the first collective that can use it,
+// sends its key to the others over the collective context, they attach,
+// and all agree on the outcome; a communicator whose setup fails anywhere
+// keeps the point-to-point algorithms for good.
+//
+// Synchronization: every rank owns one flag (its own 128-byte line) that
+// only grows. Each collective takes a fixed number of *stages* from a
+// counter every rank advances alike (all call the same collectives in the
+// same order); "rank r posted stage s" is flag[r] >= s, so nothing is
+// ever reset (the epoch form of sense reversal). A flag at the first stage
+// of call c also says that its rank finished reading everything of the
+// calls before c, which is what lets a writer reuse a buffer.
+//
+// Buffers: kDepth rotating small slots per rank (call c writes set c %
+// kDepth, once all ranks entered call c - kDepth + 1), and one large area
+// per rank for the reduce-scatter of long reductions.
+//
+// Values read from the segment come from other processes: flags are only
+// compared, data only combined or copied; no size, offset or pointer is
+// ever taken from it.
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "adi3/device.hpp"
+
+namespace adi3 {
+class OneSided;
+struct Region;
+struct RemoteRegion;
+}  // namespace adi3
+
+namespace adi3::coll::detail {
+
+inline constexpr std::size_t kShmLine = 128;          // two cache lines: no false sharing with the prefetcher's pair
+inline constexpr std::size_t kShmSlot = 8192;         // small-message slot per rank
+inline constexpr std::size_t kShmDepth = 4;           // rotating slot sets
+inline constexpr std::size_t kShmChunk = 256 * 1024;  // large area per rank (one round of a long reduction)
+inline constexpr int kShmMaxRanks = 64;               // flat algorithms read every member's flag
+inline constexpr int kShmSpinOversubscribed = 64;     // spins before yielding with more members than processors
+
+class ShmNode {
+ public:
+  ~ShmNode();
+  ShmNode(const ShmNode&) = delete;
+  ShmNode& operator=(const ShmNode&) = delete;
+
+  // The node of comm, made (collectively) on first use; nullptr when the
+  // members cannot share memory or t.shm is off. *err is set when the
+  // setup's messages failed (a dead peer): the caller returns it.
+  static ShmNode* of(Device& dev, const Comm& comm, bool enabled, int* err);
+  // The context's communicator was freed.
+  static void forget(Device& dev, uint32_t context);
+
+  int rank() const { return me_; }
+  int size() const { return p_; }
+
+  // Starts a collective taking `stages` stages; returns its first.
+  uint64_t begin(uint64_t stages);
+  // This call's small slot of rank r (kShmSlot bytes), and mine once every
+  // rank is done with the call that last used it (may wait).
+  std::byte* slot(int r) const { return slots_ + (set_ * static_cast<std::size_t>(p_) + r) * kShmSlot; }
+  int claim_slot(std::byte** mine);
+  // Rank r's large area (kShmChunk bytes), and mine once every rank is done
+  // with the previous long reduction's last stage (may wait).
+  std::byte* area(int r) const { return areas_ + static_cast<std::size_t>(r) * kShmChunk; }
+  int claim_area(std::byte** mine);
+  // After the last stage of a round that read others' areas: they may be
+  // rewritten once every rank posted `stage`.
+  void areas_free_at(uint64_t stage) { area_free_ = stage; }
+
+  // Publishes stage s for this rank and wakes members asleep on it.
+  void post(uint64_t s);
+  // Until rank r (every rank) posted stage s: spins, then progresses the
+  // device and yields, then sleeps on this rank's doorbell. Returns 0, or
+  // the device's failure error when a peer died and nothing moved for
+  // ~100 ms.
+  int wait_one(int r, uint64_t s);
+  int wait_all(uint64_t s);
+
+  struct Bell;
+
+ private:
+  ShmNode(Device& dev, const Comm& comm);
+  int setup();
+  void layout(std::byte* base);
+  std::atomic<uint64_t>& flag(int r) const {
+    return *reinterpret_cast<std::atomic<uint64_t>*>(flags_ + static_cast<std::size_t>(r) * kShmLine);
+  }
+  bool reached(int r, uint64_t s) const;
+  bool all_reached(uint64_t s);
+  template <class Ready>
+  int wait(Ready&& ready);
+
+  Device& dev_;
+  Comm comm_;  // its members, for the setup's messages and liveness checks
+  uint32_t context_;
+  std::vector<int> peers_;  // comm rank -> channel rank
+  int me_, p_;
+  OneSided* os_ = nullptr;
+  Region* region_ = nullptr;        // rank 0: the segment
+  RemoteRegion* remote_ = nullptr;  // the others: rank 0's segment, mapped
+  bool ready_ = false;              // setup succeeded everywhere
+  int spin_ = 0;                    // polls before the waits yield
+
+  std::byte* flags_ = nullptr;  // p lines, a flag at the start of each
+  Bell* bells_ = nullptr;       // p lines
+  std::byte* slots_ = nullptr;  // kDepth * p * kShmSlot
+  std::byte* areas_ = nullptr;  // p * kShmChunk
+
+  uint64_t stage_ = 0;              // the last stage taken
+  uint64_t call_ = 0;               // collectives run
+  std::size_t set_ = 0;             // this call's slot set
+  uint64_t first_[kShmDepth] = {};  // first stage of the last kDepth calls, by call % kDepth
+  uint64_t known_all_ = 0;          // every rank has posted at least this
+  uint64_t area_free_ = 0;
+
+  friend struct ShmNodes;
+};
+
+}  // namespace adi3::coll::detail

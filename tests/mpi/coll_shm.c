@@ -1,0 +1,264 @@
+/* The shared-memory collectives (coll/shm_coll.hpp): barrier, bcast, reduce
+ * and allreduce on communicators whose members share this host, checked
+ * exactly: integer and exactly representable data, every root, MPI_IN_PLACE,
+ * a non-commutative user op, sizes on both sides of the slot (8 KiB) and of
+ * a round (256 KiB), many calls in a row with nothing else in between (the
+ * rotating slots), sub-communicators and freed ones whose context comes
+ * back. Run again with ADI3_COLL_SHM=0 (point-to-point), which must give
+ * the same results. */
+#include <stdint.h>
+#include <time.h>
+
+#include "mpitest.h"
+
+static int rank, size;
+
+static double now(void) { return MPI_Wtime(); }
+
+/* x -> a*x + b (mod 2^32) packed as a << 32 | b; u op v is "u, then v". */
+static uint64_t affine_then(uint64_t u, uint64_t v) {
+  uint32_t au = (uint32_t)(u >> 32), bu = (uint32_t)u, av = (uint32_t)(v >> 32), bv = (uint32_t)v;
+  return ((uint64_t)(av * au) << 32) | (uint32_t)(av * bu + bv);
+}
+static void affine_op(void* in, void* inout, int* len, MPI_Datatype* dt) {
+  (void)dt;
+  uint64_t* a = (uint64_t*)in;
+  uint64_t* b = (uint64_t*)inout;
+  for (int i = 0; i < *len; ++i) b[i] = affine_then(a[i], b[i]);
+}
+static uint64_t affine_of(int r, long i) {
+  return ((uint64_t)(2u * (uint32_t)(r * 7 + i) + 1u) << 32) | (uint32_t)(r * 131 + i * 3 + 1);
+}
+
+static void barrier_waits(MPI_Comm comm) {
+  int me, p;
+  MPI_Comm_rank(comm, &me);
+  MPI_Comm_size(comm, &p);
+  if (p < 2) return;
+  /* The last rank arrives late; nobody may leave before it arrived (the
+   * clock is the host's monotonic one, the same in every process). */
+  CHECK_OK(MPI_Barrier(comm));
+  double arrived = 0;
+  if (me == p - 1) {
+    struct timespec ts = {0, 20 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    arrived = now();
+  }
+  CHECK_OK(MPI_Barrier(comm));
+  double left = now();
+  CHECK_OK(MPI_Bcast(&arrived, 1, MPI_DOUBLE, p - 1, comm));
+  if (left < arrived) mt_fail(__FILE__, __LINE__, "barrier returned before the last rank arrived", 0, 0);
+  for (int i = 0; i < 200; ++i) CHECK_OK(MPI_Barrier(comm));
+}
+
+static void bcasts(MPI_Comm comm, int full) {
+  int me, p;
+  MPI_Comm_rank(comm, &me);
+  MPI_Comm_size(comm, &p);
+  static const int counts[] = {1, 2, 7, 100, 2048, 2049, 5000};
+  int buf[5000];
+  for (size_t c = 0; c < sizeof counts / sizeof counts[0]; ++c) {
+    int n = counts[c];
+    /* Same root many times in a row: the root never waits for readers. */
+    for (int it = 0; it < 2 * p + 8; ++it) {
+      int root = it < 8 ? 0 : it % p;
+      for (int i = 0; i < n; ++i) buf[i] = me == root ? it * 100000 + i * 3 + root : -1;
+      CHECK_OK(MPI_Bcast(buf, n, MPI_INT, root, comm));
+      for (int i = 0; i < n; ++i) {
+        if (buf[i] != it * 100000 + i * 3 + root) {
+          mt_fail(__FILE__, __LINE__, "bcast int", buf[i], it * 100000 + i * 3 + root);
+          break;
+        }
+      }
+    }
+  }
+  /* Beyond a slot: streamed in pieces, the same root again and again. */
+  static const int longs[] = {2050, 16384 + 3, 300001};
+  int* big = malloc(300001 * sizeof(int));
+  for (size_t c = 0; c < (full ? sizeof longs / sizeof longs[0] : 1); ++c) {
+    int n = longs[c];
+    for (int it = 0; it < (n > 100000 ? p + 1 : p + 4); ++it) {
+      int root = it < 4 ? p - 1 : it % p;
+      for (int i = 0; i < n; ++i) big[i] = me == root ? it * 7 + i + root : -1;
+      CHECK_OK(MPI_Bcast(big, n, MPI_INT, root, comm));
+      for (int i = 0; i < n; ++i) {
+        if (big[i] != it * 7 + i + root) {
+          mt_fail(__FILE__, __LINE__, "long bcast", big[i], it * 7 + i + root);
+          break;
+        }
+      }
+    }
+  }
+  free(big);
+  /* A strided type on the root, bytes elsewhere (equal signatures). */
+  MPI_Datatype vec;
+  CHECK_OK(MPI_Type_vector(50, 1, 3, MPI_INT, &vec));
+  CHECK_OK(MPI_Type_commit(&vec));
+  for (int root = 0; root < p; ++root) {
+    int sparse[150], dense[50];
+    for (int i = 0; i < 150; ++i) sparse[i] = i;
+    if (me == root) {
+      CHECK_OK(MPI_Bcast(sparse, 1, vec, root, comm));
+    } else {
+      CHECK_OK(MPI_Bcast(dense, 50, MPI_INT, root, comm));
+      for (int i = 0; i < 50; ++i) CHECK_EQ(dense[i], 3 * i);
+    }
+  }
+  MPI_Type_free(&vec);
+  if (!full) return;
+  /* ... and long: 3 * 40000 ints strided on the root, dense elsewhere */
+  MPI_Datatype lvec;
+  CHECK_OK(MPI_Type_vector(40000, 1, 3, MPI_INT, &lvec));
+  CHECK_OK(MPI_Type_commit(&lvec));
+  int* sp = malloc(120000 * sizeof(int));
+  for (int root = 0; root < p; ++root) {
+    for (int i = 0; i < 120000; ++i) sp[i] = me == root ? i + root : -1;
+    if (me == root) {
+      CHECK_OK(MPI_Bcast(sp, 1, lvec, root, comm));
+    } else {
+      CHECK_OK(MPI_Bcast(sp, 40000, MPI_INT, root, comm));
+      for (int i = 0; i < 40000; ++i) {
+        if (sp[i] != 3 * i + root) {
+          mt_fail(__FILE__, __LINE__, "long strided bcast", sp[i], 3 * i + root);
+          break;
+        }
+      }
+    }
+  }
+  free(sp);
+  MPI_Type_free(&lvec);
+}
+
+static void reductions(MPI_Comm comm, MPI_Op affine) {
+  int me, p;
+  MPI_Comm_rank(comm, &me);
+  MPI_Comm_size(comm, &p);
+  static const long counts[] = {1, 3, 2048, 2049, 32768 + 7, 131072 + 5};
+  for (size_t c = 0; c < sizeof counts / sizeof counts[0]; ++c) {
+    const long n = counts[c];
+    int* si = malloc((size_t)n * sizeof(int));
+    int* ri = malloc((size_t)n * sizeof(int));
+    double* sd = malloc((size_t)n * sizeof(double));
+    double* rd = malloc((size_t)n * sizeof(double));
+    uint64_t* su = malloc((size_t)n * sizeof(uint64_t));
+    uint64_t* ru = malloc((size_t)n * sizeof(uint64_t));
+    for (int rep = 0; rep < (n > 10000 ? 1 : 3); ++rep) {
+      const int root = (int)((c + (size_t)rep) % (size_t)p);
+      for (long i = 0; i < n; ++i) {
+        si[i] = me * 1000 + (int)(i % 977) + rep;
+        sd[i] = (double)(me + 1) * 0.5 + (double)(i % 64);
+        su[i] = affine_of(me, i + rep);
+      }
+      /* allreduce SUM int, out of place and in place */
+      CHECK_OK(MPI_Allreduce(si, ri, (int)n, MPI_INT, MPI_SUM, comm));
+      for (long i = 0; i < n; ++i) {
+        int want = 1000 * (p * (p - 1) / 2) + p * ((int)(i % 977) + rep);
+        if (ri[i] != want) {
+          mt_fail(__FILE__, __LINE__, "allreduce sum", ri[i], want);
+          break;
+        }
+      }
+      memcpy(rd, sd, (size_t)n * sizeof(double));
+      CHECK_OK(MPI_Allreduce(MPI_IN_PLACE, rd, (int)n, MPI_DOUBLE, MPI_MAX, comm));
+      for (long i = 0; i < n; ++i) {
+        double want = (double)p * 0.5 + (double)(i % 64);
+        if (rd[i] != want) {
+          mt_fail(__FILE__, __LINE__, "allreduce in place max", (long long)(rd[i] * 2), (long long)(want * 2));
+          break;
+        }
+      }
+      /* non-commutative: rank order exactly */
+      CHECK_OK(MPI_Allreduce(su, ru, (int)n, MPI_UINT64_T, affine, comm));
+      for (long i = 0; i < n; ++i) {
+        uint64_t want = affine_of(0, i + rep);
+        for (int r = 1; r < p; ++r) want = affine_then(want, affine_of(r, i + rep));
+        if (ru[i] != want) {
+          mt_fail(__FILE__, __LINE__, "allreduce non-commutative", (long long)ru[i], (long long)want);
+          break;
+        }
+      }
+      /* reduce to a rotating root: sum of doubles (exact), then the affine op in place */
+      for (long i = 0; i < n; ++i) rd[i] = -1;
+      CHECK_OK(MPI_Reduce(sd, rd, (int)n, MPI_DOUBLE, MPI_SUM, root, comm));
+      if (me == root) {
+        for (long i = 0; i < n; ++i) {
+          double want = 0.5 * p * (p + 1) / 2 + (double)p * (double)(i % 64);
+          if (rd[i] != want) {
+            mt_fail(__FILE__, __LINE__, "reduce sum", (long long)(rd[i] * 2), (long long)(want * 2));
+            break;
+          }
+        }
+      }
+      if (me == root) memcpy(ru, su, (size_t)n * sizeof(uint64_t));
+      CHECK_OK(
+          MPI_Reduce(me == root ? MPI_IN_PLACE : su, me == root ? ru : NULL, (int)n, MPI_UINT64_T, affine, root, comm));
+      if (me == root) {
+        for (long i = 0; i < n; ++i) {
+          uint64_t want = affine_of(0, i + rep);
+          for (int r = 1; r < p; ++r) want = affine_then(want, affine_of(r, i + rep));
+          if (ru[i] != want) {
+            mt_fail(__FILE__, __LINE__, "reduce non-commutative in place", (long long)ru[i], (long long)want);
+            break;
+          }
+        }
+      }
+    }
+    free(si);
+    free(ri);
+    free(sd);
+    free(rd);
+    free(su);
+    free(ru);
+  }
+  /* MAXLOC on a pair type (extent beyond its size) and MPI_CHAR sums */
+  struct {
+    double v;
+    int i;
+  } in[3], out[3];
+  for (int k = 0; k < 3; ++k) {
+    in[k].v = (double)((me + k) % p);
+    in[k].i = me;
+  }
+  CHECK_OK(MPI_Allreduce(in, out, 3, MPI_DOUBLE_INT, MPI_MAXLOC, comm));
+  for (int k = 0; k < 3; ++k) {
+    CHECK_EQ((long long)out[k].v, p - 1);
+    CHECK_EQ(out[k].i, (p - 1 - k + p) % p);
+  }
+  char cs = 1, cr = 0;
+  CHECK_OK(MPI_Allreduce(&cs, &cr, 1, MPI_CHAR, MPI_SUM, comm));
+  CHECK_EQ(cr, p);
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Op affine;
+  CHECK_OK(MPI_Op_create(affine_op, 0, &affine));
+
+  barrier_waits(MPI_COMM_WORLD);
+  bcasts(MPI_COMM_WORLD, 1);
+  reductions(MPI_COMM_WORLD, affine);
+
+  /* Sub-communicators, freed and made again (contexts come back with other
+   * members), mixed with the world's collectives. */
+  for (int k = 1; k <= size; k = k < size / 2 ? size / 2 : k + (size + 1) / 2) {
+    MPI_Comm sub;
+    CHECK_OK(MPI_Comm_split(MPI_COMM_WORLD, rank < k ? 0 : 1, size - rank, &sub));
+    barrier_waits(sub);
+    bcasts(sub, 0);
+    int one = 1, total = 0;
+    CHECK_OK(MPI_Allreduce(&one, &total, 1, MPI_INT, MPI_SUM, sub));
+    CHECK_EQ(total, rank < k ? k : size - k);
+    CHECK_OK(MPI_Allreduce(&one, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+    CHECK_EQ(total, size);
+    MPI_Comm_free(&sub);
+  }
+  MPI_Comm dup;
+  CHECK_OK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+  reductions(dup, affine);
+  MPI_Comm_free(&dup);
+
+  MPI_Op_free(&affine);
+  return mt_finish();
+}
