@@ -126,7 +126,7 @@ bool Device::pass(bool user) {
   }
   if (pending_peers_.load(std::memory_order_relaxed) > 0) any |= drain_sends();
   if (hook_count_.load(std::memory_order_acquire) > 0) any |= run_hooks();
-  if (user) any |= poll_pollables();
+  if (user && pollable_count_.load(std::memory_order_acquire) > 0) any |= poll_pollables();
   if (bsend_live_.load(std::memory_order_acquire) > 0) reap_bsends();
   return any;
 }
@@ -148,12 +148,18 @@ void Device::on_packet(int src, const void* hdr, std::size_t hdr_bytes, const vo
       refuse(src, "unknown core packet id %zu", id);
       return;
     }
-    if (hdr_bytes != sizeof(PacketHeader)) {
-      refuse(src, "core packet id %zu with a header of %zu bytes (want %zu)", id, hdr_bytes, sizeof(PacketHeader));
+    PacketHeader h;
+    if (hdr_bytes == sizeof(PacketHeader)) [[likely]] {
+      std::memcpy(&h, hdr, sizeof h);
+    } else if (id == static_cast<std::size_t>(PacketType::Eager) && hdr_bytes == kEagerHeaderBytes) {
+      std::memcpy(&h, hdr, kEagerHeaderBytes);
+      h.rreq = 0;
+      h.addr = 0;
+    } else {
+      refuse(src, "core packet id %zu with a header of %zu bytes (want %zu%s)", id, hdr_bytes, sizeof(PacketHeader),
+             id == static_cast<std::size_t>(PacketType::Eager) ? " or 32" : "");
       return;
     }
-    PacketHeader h;
-    std::memcpy(&h, hdr, sizeof h);
     fn(*this, src, h, payload, bytes);
     return;
   }

@@ -94,11 +94,38 @@ class Device final : private PacketSink {
 
   // ---- point-to-point (buffers of any datatype) ----
   int send(const void* buf, std::size_t count, const Datatype* type, int dest, int tag, const Comm& comm,
-           SendMode mode = SendMode::Standard);
+           SendMode mode = SendMode::Standard) {
+    if (int e = check_buffer(buf, count, type)) return e;
+    return send_checked(buf, count, type, dest, tag, comm, mode);
+  }
   int isend(const void* buf, std::size_t count, const Datatype* type, int dest, int tag, const Comm& comm,
-            SendMode mode, Request** out);
-  int recv(void* buf, std::size_t count, const Datatype* type, int source, int tag, const Comm& comm, Status* status);
-  int irecv(void* buf, std::size_t count, const Datatype* type, int source, int tag, const Comm& comm, Request** out);
+            SendMode mode, Request** out) {
+    *out = nullptr;
+    if (int e = check_buffer(buf, count, type)) return e;
+    return isend_checked(buf, count, type, dest, tag, comm, mode, out);
+  }
+  int recv(void* buf, std::size_t count, const Datatype* type, int source, int tag, const Comm& comm, Status* status) {
+    if (int e = check_buffer(buf, count, type)) return e;
+    return recv_checked(buf, count, type, source, tag, comm, status);
+  }
+  int irecv(void* buf, std::size_t count, const Datatype* type, int source, int tag, const Comm& comm, Request** out) {
+    *out = nullptr;
+    if (int e = check_buffer(buf, count, type)) return e;
+    return irecv_checked(buf, count, type, source, tag, comm, out);
+  }
+  // The same for a caller that has checked the buffer itself: count,
+  // datatype (valid, committed) and that count elements neither overflow
+  // nor span more than PTRDIFF_MAX bytes (the MPI binding does, before it
+  // calls), so a message is validated once, not twice. Ranks and tags are
+  // still checked here.
+  int send_checked(const void* buf, std::size_t count, const Datatype* type, int dest, int tag, const Comm& comm,
+                   SendMode mode);
+  int isend_checked(const void* buf, std::size_t count, const Datatype* type, int dest, int tag, const Comm& comm,
+                    SendMode mode, Request** out);
+  int recv_checked(void* buf, std::size_t count, const Datatype* type, int source, int tag, const Comm& comm,
+                   Status* status);
+  int irecv_checked(void* buf, std::size_t count, const Datatype* type, int source, int tag, const Comm& comm,
+                    Request** out);
   int sendrecv(const void* sbuf, std::size_t scount, const Datatype* stype, int dest, int stag, void* rbuf,
                std::size_t rcount, const Datatype* rtype, int source, int rtag, const Comm& comm, Status* status);
   int sendrecv_replace(void* buf, std::size_t count, const Datatype* type, int dest, int stag, int source, int rtag,
@@ -390,6 +417,7 @@ class Device final : private PacketSink {
   void matched(Request* r, Request* unexpected);
   void deliver_eager(Request* r, const void* data, std::size_t bytes);
   void start_rndv_recv(Request* r);
+  Request* hand_off(Request* stack_recv);  // blocking_recv.cpp
   int probe_once(int source, int tag, const Comm& comm, bool* flag, Request** message, Status* status);
   int probe_blocking(int source, int tag, const Comm& comm, Request** message, Status* status);
   std::size_t capacity(const Request* r) const;

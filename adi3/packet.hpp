@@ -34,6 +34,12 @@ struct PacketHeader {
   uint64_t addr;   // Rts: sender's buffer (0: no native get); Data: offset
 };
 static_assert(sizeof(PacketHeader) == 48);
+// An eager packet carries only the header's first 32 bytes (up to sreq:
+// rreq and addr mean nothing to it), so a record of the shm ring with an
+// eager message of up to 16 bytes fills one cache line (16-byte record
+// head + 32 + 16). The receiver reads the missing fields as 0.
+inline constexpr std::size_t kEagerHeaderBytes = 32;
+static_assert(offsetof(PacketHeader, rreq) == kEagerHeaderBytes);
 
 enum PacketFlags : uint8_t {
   kPacketSync = 1,   // synchronous send: acknowledge at the match

@@ -21,10 +21,9 @@ void set_proc_null(Status* s) {
 
 }  // namespace
 
-int Device::irecv(void* buf, std::size_t count, const Datatype* type, int source, int tag, const Comm& comm,
-                  Request** out) {
+int Device::irecv_checked(void* buf, std::size_t count, const Datatype* type, int source, int tag, const Comm& comm,
+                          Request** out) {
   *out = nullptr;
-  if (int e = check_buffer(buf, count, type)) return e;
   if (int e = check_peer(source, comm, true, "source")) return e;
   if (int e = check_tag(tag, true)) return e;
   Request* r = pool_.get(this, RequestKind::Recv);
@@ -37,13 +36,6 @@ int Device::irecv(void* buf, std::size_t count, const Datatype* type, int source
   start_recv(r);
   *out = r;
   return 0;
-}
-
-int Device::recv(void* buf, std::size_t count, const Datatype* type, int source, int tag, const Comm& comm,
-                 Status* status) {
-  Request* r = nullptr;
-  if (int e = irecv(buf, count, type, source, tag, comm, &r)) return e;
-  return wait(&r, status);
 }
 
 void Device::init_recv(Request* r, void* buf, std::size_t count, const Datatype* type, int source, int tag,
@@ -82,7 +74,7 @@ void Device::unpack_at(Request* r, std::size_t offset, const void* data, std::si
   if (r->seg) {
     r->seg->unpack(offset, offset + bytes, data);
   } else {
-    std::memcpy(static_cast<char*>(r->buf) + r->type->true_lb() + offset, data, bytes);
+    copy_bytes(static_cast<char*>(r->buf) + r->type->true_lb() + offset, data, bytes);
   }
 }
 
@@ -148,6 +140,9 @@ void Device::start_rndv_recv(Request* r) {
       return;
     }
   }
+  // The data packets will name the receive by its wire id: a blocking
+  // receive on the stack has none and moves to a pool request.
+  if (r->kind == RequestKind::BlockingRecv && !(r = hand_off(r))) return;
   PacketHeader cts{PacketType::Cts, 0, 0, r->context, 0, 0, r->want, r->remote, r->id(), 0};
   send_control(r->peer, cts);
   if (r->want == 0) complete(r);

@@ -26,6 +26,9 @@ enum class RequestKind : uint8_t {
   Generalized,
   Rma,
   Collective,
+  // A blocking receive's request on the caller's stack (blocking_recv.cpp):
+  // never in the pool, so no wire id; completed by the engine like Recv.
+  BlockingRecv,
 };
 
 namespace bi = boost::intrusive;

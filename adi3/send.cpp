@@ -17,9 +17,8 @@ const char* base_of(const void* buf, const Datatype* t) { return static_cast<con
 
 }  // namespace
 
-int Device::send(const void* buf, std::size_t count, const Datatype* type, int dest, int tag, const Comm& comm,
-                 SendMode mode) {
-  if (int e = check_buffer(buf, count, type)) return e;
+int Device::send_checked(const void* buf, std::size_t count, const Datatype* type, int dest, int tag, const Comm& comm,
+                         SendMode mode) {
   if (int e = check_peer(dest, comm, false, "destination")) return e;
   if (int e = check_tag(tag, comm.context == kInternalContext)) return e;
   if (dest == kProcNull) return 0;
@@ -37,7 +36,7 @@ int Device::send(const void* buf, std::size_t count, const Datatype* type, int d
     }
   }
   Request* r = nullptr;
-  if (int e = isend(buf, count, type, dest, tag, comm, mode, &r)) return e;
+  if (int e = isend_checked(buf, count, type, dest, tag, comm, mode, &r)) return e;
   return wait(&r, nullptr);
 }
 
@@ -63,19 +62,18 @@ SendResult Device::try_send_now(const void* buf, std::size_t count, const Dataty
   if (!credits_.take(peer, bytes)) return SendResult::Busy;
   SendResult res;
   if (contiguous(type)) {
-    res = io_->send(peer, &h, sizeof h, Payload{base_of(buf, type), bytes, nullptr, 0});
+    res = io_->send(peer, &h, kEagerHeaderBytes, Payload{base_of(buf, type), bytes, nullptr, 0});
   } else {
     Segment seg(const_cast<void*>(buf), count, type);
-    res = io_->send(peer, &h, sizeof h, Payload{nullptr, bytes, &seg, 0});
+    res = io_->send(peer, &h, kEagerHeaderBytes, Payload{nullptr, bytes, &seg, 0});
   }
   if (res != SendResult::Sent) credits_.untake(peer, bytes);
   return res;
 }
 
-int Device::isend(const void* buf, std::size_t count, const Datatype* type, int dest, int tag, const Comm& comm,
-                  SendMode mode, Request** out) {
+int Device::isend_checked(const void* buf, std::size_t count, const Datatype* type, int dest, int tag, const Comm& comm,
+                          SendMode mode, Request** out) {
   *out = nullptr;
-  if (int e = check_buffer(buf, count, type)) return e;
   if (int e = check_peer(dest, comm, false, "destination")) return e;
   if (int e = check_tag(tag, comm.context == kInternalContext)) return e;
   if (dest != kProcNull) {
@@ -174,7 +172,7 @@ bool Device::emit(Request* r) {
   switch (r->phase) {
     case kEagerOut: {
       PacketHeader h{PacketType::Eager, flags, 0, r->context, r->source, r->tag, r->bytes, r->id(), 0, 0};
-      SendResult res = io_->send(r->peer, &h, sizeof h, payload(0, r->bytes));
+      SendResult res = io_->send(r->peer, &h, kEagerHeaderBytes, payload(0, r->bytes));
       if (res == SendResult::Busy) return false;
       r->phase = kIdle;
       if (res == SendResult::Failed) {

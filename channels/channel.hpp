@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "channels/common/small_copy.hpp"
 #include "channels/onesided.hpp"
 #include "segment/segment.hpp"
 
@@ -46,8 +47,8 @@ struct Payload {
   void copy_to(void* dst) const {
     if (seg) {
       seg->pack(first, first + bytes, dst);
-    } else if (bytes) {
-      std::memcpy(dst, data, bytes);
+    } else {
+      copy_bytes(dst, data, bytes);
     }
   }
 };

@@ -24,7 +24,8 @@ int blocking_send(const char* fn, const void* buf, MPI_Count count, MPI_Datatype
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, fn);
   const Datatype* t = nullptr;
   int e = check_side(*rt, buf, count, dt, &t);
-  if (!e) e = rt->dev().send(buf, static_cast<std::size_t>(count), t, dest, tag, c->pt2pt, mode);
+  // The buffer is checked: the device checks only the rest.
+  if (!e) e = rt->dev().send_checked(buf, static_cast<std::size_t>(count), t, dest, tag, c->pt2pt, mode);
   return comm_error(c, e, fn);
 }
 
@@ -41,7 +42,7 @@ int nonblocking_send(const char* fn, const void* buf, MPI_Count count, MPI_Datat
   if (!e) {
     auto n = static_cast<std::size_t>(count);
     e = persistent ? rt->dev().send_init(buf, n, t, dest, tag, c->pt2pt, mode, &r)
-                   : rt->dev().isend(buf, n, t, dest, tag, c->pt2pt, mode, &r);
+                   : rt->dev().isend_checked(buf, n, t, dest, tag, c->pt2pt, mode, &r);
   }
   if (!e) e = new_request(*rt, r, comm, persistent, request);
   return comm_error(c, e, fn);
@@ -60,7 +61,7 @@ int receive_request(const char* fn, void* buf, MPI_Count count, MPI_Datatype dt,
   if (!e) {
     auto n = static_cast<std::size_t>(count);
     e = persistent ? rt->dev().recv_init(buf, n, t, source, tag, c->pt2pt, &r)
-                   : rt->dev().irecv(buf, n, t, source, tag, c->pt2pt, &r);
+                   : rt->dev().irecv_checked(buf, n, t, source, tag, c->pt2pt, &r);
   }
   if (!e) e = new_request(*rt, r, comm, persistent, request);
   return comm_error(c, e, fn);
@@ -107,7 +108,7 @@ int recv_impl(const char* fn, void* buf, MPI_Count count, MPI_Datatype dt, int s
   int e = check_side(*rt, buf, count, dt, &t);
   Status s;
   if (!e) {
-    e = rt->dev().recv(buf, static_cast<std::size_t>(count), t, source, tag, c->pt2pt, &s);
+    e = rt->dev().recv_checked(buf, static_cast<std::size_t>(count), t, source, tag, c->pt2pt, &s);
     to_mpi(s, status, false);
   }
   return comm_error(c, e, fn);

@@ -169,6 +169,7 @@ int ShmChannel::poll(PacketSink& sink) {
   for (int i = 0; i < size_; ++i) {
     int src = next_ + i < size_ ? next_ + i : next_ + i - size_;
     In& in = in_[static_cast<std::size_t>(src)];
+    if (!in.ring.ready()) continue;
     int n = in.ring.drain(kDrainBatch, [&](const void* h, std::size_t hb, const void* p, std::size_t pb) {
       sink.on_packet(src, h, hb, p, pb);
     });

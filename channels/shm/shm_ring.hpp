@@ -155,6 +155,11 @@ class RingConsumer {
     return s == 0;
   }
 
+  // Whether drain() would find a record (or a corrupt stamp) now: one load,
+  // inline, so a poll passes over the idle senders' rings cheaply. Only
+  // for the thread that drains.
+  bool ready() const { return ring_format::at(data_, head_ & (cap_ - 1))->stamp.load(std::memory_order_acquire) != 0; }
+
   // Hands up to `max` packets to f(hdr, hdr_bytes, payload, bytes), each
   // read in place and released after f returns. Returns how many, or -1
   // when the ring broke (see fault()); a broken ring stays broken.

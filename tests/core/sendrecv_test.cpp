@@ -222,6 +222,55 @@ TEST_P(SendRecv, ReplaceTruncates) {
   });
 }
 
+// A blocking receive keeps its request on the caller's stack: posted before
+// the message comes (eager, rendezvous by get or by clear-to-send, where it
+// moves to a pool request), found unexpected, by wildcards, truncated; the
+// status is the message's and no request is left behind.
+TEST_P(SendRecv, BlockingReceiveEveryProtocol) {
+  run(2, [](Device& dev) {
+    const int me = dev.rank(), peer = 1 - me;
+    const std::size_t owned = owned_requests(dev);
+    for (std::size_t bytes : exchange_sizes(dev)) {
+      for (int shape = 0; shape < 4; ++shape) {  // specific, ANY_SOURCE, ANY_TAG, truncated
+        SCOPED_TRACE("bytes " + std::to_string(bytes) + ", shape " + std::to_string(shape));
+        const int tag = 20 + shape;
+        char go = 0;
+        if (me == 0) {
+          // Rank 1 is (about to be) blocked in its receive: the message
+          // mostly arrives posted. The second one waits unexpected.
+          ASSERT_OK(dev, dev.recv(&go, 1, byte(), peer, 30, dev.world(), nullptr));
+          std::vector<unsigned char> out = pattern(bytes, seed_of(me, bytes + shape));
+          ASSERT_OK(dev, dev.send(out.data(), bytes, byte(), peer, tag, dev.world()));
+          ASSERT_OK(dev, dev.send(out.data(), bytes, byte(), peer, tag + 10, dev.world()));
+          continue;
+        }
+        ASSERT_OK(dev, dev.send(&go, 1, byte(), peer, 30, dev.world()));
+        const bool trunc = shape == 3 && bytes > 1;
+        const std::size_t room = trunc ? bytes / 2 : bytes;
+        for (int second = 0; second < 2; ++second) {
+          std::vector<unsigned char> in(bytes + 8, 0xEE);
+          Status st;
+          const int src = shape == 1 ? kAnySource : peer, want_tag = shape == 2 ? kAnyTag : tag + 10 * second;
+          int e = dev.recv(in.data(), room, byte(), src, want_tag, dev.world(), &st);
+          if (trunc) {
+            EXPECT_EQ(adi3::error_class_of(e), adi3::ErrorClass::Truncate) << why(dev, e);
+            EXPECT_EQ(st.error, e);
+          } else {
+            EXPECT_EQ(e, 0) << why(dev, e);
+          }
+          EXPECT_EQ(st.source, peer);
+          EXPECT_EQ(st.tag, tag + 10 * second);
+          EXPECT_EQ(st.bytes, room);
+          EXPECT_TRUE(has_pattern(in.data(), room, seed_of(peer, bytes + shape)));
+          EXPECT_TRUE(all_bytes(in.data(), room, in.size(), 0xEE)) << "written past the buffer";
+        }
+      }
+    }
+    EXPECT_EQ(owned_requests(dev), owned);
+    EXPECT_EQ(dev.posted_depth(), 0u);
+  });
+}
+
 CORE_INSTANTIATE(SendRecv);
 
 }  // namespace

@@ -74,7 +74,9 @@ TEST(Wire, MalformedHeadersAreRefused) {
     std::size_t hdr_bytes;
   };
   for (Case c : {Case{static_cast<uint8_t>(PacketType::Eager), 5}, Case{77, 16}, Case{12, 48},
-                 Case{static_cast<uint8_t>(PacketType::Rts), 47}}) {
+                 Case{static_cast<uint8_t>(PacketType::Rts), 47},
+                 // The short 32-byte header is an eager packet's only.
+                 Case{static_cast<uint8_t>(PacketType::Rts), 32}, Case{static_cast<uint8_t>(PacketType::Eager), 40}}) {
     SCOPED_TRACE("id " + std::to_string(c.id) + ", header of " + std::to_string(c.hdr_bytes) + " bytes");
     run_job(3, plain(), [c](Device& dev) {
       if (dev.rank() == 1) {

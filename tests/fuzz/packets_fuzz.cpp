@@ -8,6 +8,7 @@
 // user's buffers or the device's memory (ASan, UBSan; buffers are exact
 // heap allocations), no hang, and a receive buffer's bytes past what it
 // asked for stay untouched.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -52,9 +53,9 @@ class FuzzChannel final : public Channel {
   int rank() const override { return 0; }
   int size() const override { return 3; }
   SendResult send(int dest, const void* hdr, std::size_t hdr_bytes, const Payload& payload) override {
-    if (hdr_bytes >= sizeof(PacketHeader)) {
-      PacketHeader h;
-      std::memcpy(&h, hdr, sizeof h);
+    if (hdr_bytes >= adi3::kEagerHeaderBytes) {  // eager packets carry the first 32 bytes
+      PacketHeader h{};
+      std::memcpy(&h, hdr, std::min(hdr_bytes, sizeof h));
       remember(h.sreq);
       remember(h.rreq);
     }
