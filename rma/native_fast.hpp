@@ -139,6 +139,55 @@ inline bool fast_atomic(WindowState& w, const void* origin, const void* compare,
   return true;
 }
 
+// Accumulate of up to 64 aligned 4- or 8-byte predefined elements (Sum on
+// C integers, Replace), the same type and count on both sides: each
+// element by the hardware atomic combine_atomic takes for it (see
+// fast_atomic). True when done.
+inline bool fast_acc(WindowState& w, const void* origin, int64_t ocount, const Datatype* otype, int target,
+                     std::ptrdiff_t disp, int64_t tcount, const Datatype* ttype, const coll::Op& op) {
+  if (otype != ttype || ocount != tcount || tcount <= 0 || tcount > 64 || !origin || !ttype ||
+      !ttype->is_predefined()) {
+    return false;
+  }
+  const std::size_t es = ttype->size();
+  if ((es != 8 && es != 4) || ttype->extent() != static_cast<std::ptrdiff_t>(es) || ttype->true_lb() != 0) return false;
+  const coll::OpKind k = op.kind();
+  if (k != coll::OpKind::Sum && k != coll::OpKind::Replace) return false;
+  NativePeer* p = fast_target(w, target);
+  if (!p || w.native->cma_acc) return false;
+  Builtin b;
+  if (!ttype->builtin_id(&b) || (k == coll::OpKind::Sum && coll::type_class(b) != coll::TypeClass::CInteger)) {
+    return false;
+  }
+  const PeerWin& pw = w.peers[static_cast<std::size_t>(target)];
+  if (disp < 0 || disp > pw.size) return false;
+  const auto off = static_cast<__int128>(disp) * pw.disp_unit;
+  if (off + static_cast<__int128>(es) * tcount > pw.size) return false;
+  char* at = p->mem + static_cast<std::size_t>(off);
+  if (reinterpret_cast<uintptr_t>(at) % es) return false;
+  auto apply = [&](auto word) {
+    using W = decltype(word);
+    for (int64_t i = 0; i < tcount; ++i) {
+      std::atomic_ref<W> a(*reinterpret_cast<W*>(at + static_cast<std::size_t>(i) * sizeof(W)));
+      W v;
+      std::memcpy(&v, static_cast<const char*>(origin) + static_cast<std::size_t>(i) * sizeof(W), sizeof v);
+      if (k == coll::OpKind::Sum) {
+        a.fetch_add(v, std::memory_order_acq_rel);
+      } else {
+        a.exchange(v, std::memory_order_acq_rel);
+      }
+    }
+  };
+  if (es == 8) {
+    apply(uint64_t{});
+  } else {
+    apply(uint32_t{});
+  }
+  ++w.native_ops;
+  if (w.access == WindowState::Access::Fence) ++w.fence_ops;
+  return true;
+}
+
 // Win_flush(target) with nothing in the emulation: a memory fence. True
 // when done.
 inline bool fast_flush(WindowState& w, int target) {
