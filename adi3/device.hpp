@@ -270,6 +270,10 @@ class Device final : private PacketSink {
   // After it returns, fn runs no more (waits for a handler running on
   // another thread). Arrivals with the id are refused from then on.
   void unregister_packet(PacketType id);
+  // Waits until no packet handler runs in another thread's poll: state a
+  // handler looks up without a lock (rma's window table) may go after it.
+  // Not from inside a packet handler.
+  void quiesce_handlers();
   // The owner a registered id was given to ("" when free).
   std::string packet_owner(PacketType id) const;
   std::size_t max_packet_header() const { return max_header_; }  // >= kMinPacketHeader

@@ -35,12 +35,15 @@ void Device::unregister_packet(PacketType id) {
   e.fn.store(nullptr, std::memory_order_release);
   // A handler of this id may be running in another thread's poll: wait for
   // that poll to end, so fn is never called after we return.
-  if (threads_enabled()) {
-    poll_lock_.lock();
-    poll_lock_.unlock();
-  }
+  quiesce_handlers();
   e.ctx = nullptr;
   e.owner.clear();
+}
+
+void Device::quiesce_handlers() {
+  if (!threads_enabled()) return;
+  poll_lock_.lock();
+  poll_lock_.unlock();
 }
 
 std::string Device::packet_owner(PacketType id) const {

@@ -3,6 +3,8 @@
 #include "rma/hub.hpp"
 
 #include <cstring>
+#include <stdexcept>
+#include <string>
 
 #include "adi3/device.hpp"
 #include "emul/emul.hpp"
@@ -18,6 +20,7 @@ Hub::Hub(Device& dev) : dev_(dev) {
 Hub::~Hub() {
   dev_.remove_progress_hook(hook_);
   dev_.unregister_packet(id_);
+  for (auto& c : chunks_) delete c.load(std::memory_order_relaxed);
 }
 
 Hub& Hub::of(Device& dev) {
@@ -30,6 +33,12 @@ void Hub::add(const std::shared_ptr<WindowState>& w) {
   std::lock_guard<std::mutex> g(mu_);
   std::size_t i = 0;
   while (i < slots_.size() && slots_[i].win) ++i;
+  if (i >= kMaxWindows) {
+    throw std::length_error("rank " + std::to_string(dev_.rank()) + " has " + std::to_string(kMaxWindows) +
+                            " windows: no slot for another");
+  }
+  std::atomic<Chunk*>& c = chunks_[i / kChunk];
+  if (!c.load(std::memory_order_relaxed)) c.store(new Chunk{}, std::memory_order_release);
   if (i == slots_.size()) slots_.emplace_back();
   Slot& s = slots_[i];
   s.win = w;
@@ -37,15 +46,24 @@ void Hub::add(const std::shared_ptr<WindowState>& w) {
   w->slot = static_cast<uint32_t>(i);
   w->gen = s.gen;
   w->hub = this;
+  // Published last: a handler that finds it sees its slot and generation.
+  c.load(std::memory_order_relaxed)->win[i % kChunk].store(w.get(), std::memory_order_release);
   live_.fetch_add(1, std::memory_order_relaxed);
 }
 
 void Hub::remove(const WindowState& w) {
-  std::lock_guard<std::mutex> g(mu_);
-  if (w.slot < slots_.size() && slots_[w.slot].win.get() == &w) {
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    if (w.slot >= slots_.size() || slots_[w.slot].win.get() != &w) return;
+    chunks_[w.slot / kChunk]
+        .load(std::memory_order_relaxed)
+        ->win[w.slot % kChunk]
+        .store(nullptr, std::memory_order_release);
     slots_[w.slot].win.reset();
     live_.fetch_sub(1, std::memory_order_relaxed);
   }
+  // A handler on another thread may have found it just before: wait for it.
+  dev_.quiesce_handlers();
 }
 
 void Hub::add_memory(Region* r, OneSided* os) {
@@ -67,10 +85,12 @@ bool Hub::release_memory(void* base) {
   return true;
 }
 
-std::shared_ptr<WindowState> Hub::find(uint32_t slot, uint32_t gen) {
-  std::lock_guard<std::mutex> g(mu_);
-  if (slot >= slots_.size() || slots_[slot].gen != gen) return nullptr;
-  return slots_[slot].win;
+WindowState* Hub::find(uint32_t slot, uint32_t gen) const {
+  if (slot >= kMaxWindows) return nullptr;
+  const Chunk* c = chunks_[slot / kChunk].load(std::memory_order_acquire);
+  if (!c) return nullptr;
+  WindowState* w = c->win[slot % kChunk].load(std::memory_order_acquire);
+  return w && w->gen == gen ? w : nullptr;
 }
 
 void Hub::on_packet(void* ctx, int src, const void* hdr, std::size_t hdr_bytes, const void* payload,
@@ -84,7 +104,7 @@ void Hub::on_packet(void* ctx, int src, const void* hdr, std::size_t hdr_bytes, 
   }
   Header h;
   std::memcpy(&h, hdr, sizeof h);
-  std::shared_ptr<WindowState> w = hub->find(h.win, h.gen);
+  WindowState* w = hub->find(h.win, h.gen);
   if (!w || h.kind >= Msg::Last) {
     dev.errors().raise(ErrorClass::Win,
                        "rank %d refused an rma packet (kind %u) from rank %d: window slot %u generation %u is not "

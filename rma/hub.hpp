@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <array>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -32,9 +33,12 @@ class Hub {
   static Hub& of(Device& dev);
 
   uint8_t packet_id() const { return static_cast<uint8_t>(id_); }
-  // Enters a window into the table; sets its slot and generation.
+  // Enters a window into the table; sets its slot and generation. Throws
+  // std::length_error when kMaxWindows windows are live.
   void add(const std::shared_ptr<WindowState>& w);
+  // Takes it out; once this returns no packet handler uses it any more.
   void remove(const WindowState& w);
+  static constexpr std::size_t kChunk = 256, kChunks = 1024, kMaxWindows = kChunk * kChunks;
   // Something was queued: the hook has work.
   void poke() { work_.store(true, std::memory_order_release); }
   // MPI_Alloc_mem's shared regions (rma/memory.cpp): recorded here until
@@ -50,13 +54,21 @@ class Hub {
   static void on_packet(void* ctx, int src, const void* hdr, std::size_t hdr_bytes, const void* payload,
                         std::size_t payload_bytes);
   static bool on_progress(void* ctx);
-  std::shared_ptr<WindowState> find(uint32_t slot, uint32_t gen);
+  // The live window of a packet's slot and generation, or null. Lock-free:
+  // the handler pays no mutex and no reference count per packet; remove()
+  // waits for running handlers instead.
+  WindowState* find(uint32_t slot, uint32_t gen) const;
 
   Device& dev_;
   PacketType id_;
   int hook_ = -1;
   std::mutex mu_;
   std::vector<Slot> slots_;
+  // find()'s view of slots_: chunks that never move once published.
+  struct Chunk {
+    std::atomic<WindowState*> win[kChunk];
+  };
+  std::array<std::atomic<Chunk*>, kChunks> chunks_{};
   std::atomic<bool> work_{false};
   struct Memory {
     Region* region;

@@ -259,7 +259,11 @@ int flush_some(WindowState& w, const char* call, int only, bool local) {
     }
     if (int f = w.dev.check_alive(w.comm, locked, call)) return f;
   }
+  // The sequence number to wait for per target: one target needs no
+  // allocation (flush after every operation is the common pattern).
+  uint64_t one = 0;
   std::vector<uint64_t> seqs;
+  auto seq = [&](int r) -> uint64_t& { return only == -1 ? seqs[static_cast<std::size_t>(r)] : one; };
   {
     std::lock_guard<std::mutex> g(w.mu);
     if (int e = passive_check(w, call, only)) return e;
@@ -269,18 +273,19 @@ int flush_some(WindowState& w, const char* call, int only, bool local) {
       w.memory_fence();
       return w.take_error();
     }
-    seqs.resize(static_cast<std::size_t>(w.comm.size));
+    if (only == -1) seqs.resize(static_cast<std::size_t>(w.comm.size));
     if (!local) {
       for (int r = 0; r < w.comm.size; ++r) {
-        if ((only == -1 || r == only) && w.targets[static_cast<std::size_t>(r)].locked) {
-          seqs[static_cast<std::size_t>(r)] = flush_target(w, r);
-        }
+        if ((only == -1 || r == only) && w.targets[static_cast<std::size_t>(r)].locked) seq(r) = flush_target(w, r);
       }
     }
   }
   if (int e = wait_for(w, [&] {
+        if (only != -1) {
+          const Target& t = w.targets[static_cast<std::size_t>(only)];
+          return t.acked >= one && locally_done(t);
+        }
         for (int r = 0; r < w.comm.size; ++r) {
-          if (only != -1 && r != only) continue;
           const Target& t = w.targets[static_cast<std::size_t>(r)];
           if (t.acked < seqs[static_cast<std::size_t>(r)] || !locally_done(t)) return false;
         }
