@@ -152,14 +152,14 @@ void hold(WindowState& w, Target& t, Item&& item) {
   h.data = reinterpret_cast<const char*>(h.inline_data);
   t.hold = true;
   // Counted as queued: the next progress pass sends it if no push does.
-  w.queued.fetch_add(1, std::memory_order_relaxed);
+  w.add_queued(1);
   w.hub->poke();
 }
 
 void release_held(WindowState& w, int to) {
   Target& t = w.targets[static_cast<std::size_t>(to)];
   t.hold = false;
-  w.queued.fetch_sub(1, std::memory_order_relaxed);
+  w.add_queued(-1);
   // One packet, the queue empty and the gate open when it was held: it
   // leaves whole (the device copies it when the channel is busy).
   emit(w, to, t.held);
@@ -186,7 +186,7 @@ void push(WindowState& w, int to, Item&& item) {
     req.op = static_cast<uint8_t>(t.lock_kind);
     t.lock_epoch = ++t.lock_reqs;
     t.q.push_back(std::move(req));
-    w.queued.fetch_add(1, std::memory_order_relaxed);
+    w.add_queued(1);
     if (item.gate.kind == Gate::Lock) item.gate.n = t.lock_epoch;
   }
   if (item.is_op()) {
@@ -219,7 +219,7 @@ void push(WindowState& w, int to, Item&& item) {
     if (emit(w, to, item)) return;
   }
   t.q.push_back(std::move(item));
-  w.queued.fetch_add(1, std::memory_order_relaxed);
+  w.add_queued(1);
   pump(w, to);
   if (!t.q.empty()) w.hub->poke();
 }
@@ -239,10 +239,10 @@ bool pump(WindowState& w, int to) {
     if (carried) carry(it, t.q[1]);
     if (!emit(w, to, it)) return true;
     t.q.pop_front();
-    w.queued.fetch_sub(1, std::memory_order_relaxed);
+    w.add_queued(-1);
     if (carried) {
       t.q.pop_front();
-      w.queued.fetch_sub(1, std::memory_order_relaxed);
+      w.add_queued(-1);
     }
     any = true;
   }
@@ -250,7 +250,7 @@ bool pump(WindowState& w, int to) {
 }
 
 bool pump_all(WindowState& w) {
-  std::lock_guard<std::mutex> g(w.mu);
+  std::lock_guard g(w.mu);
   bool any = false;
   const bool counters = w.native_active();
   for (std::size_t i = 0; i < w.targets.size(); ++i) {

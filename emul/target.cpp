@@ -218,7 +218,7 @@ void apply_op(WindowState& w, int o, const Header& h, const void* payload, std::
     r.total = total;
     r.token = h.token;
     O.out.push_back(std::move(r));
-    w.queued.fetch_add(1, std::memory_order_relaxed);
+    w.add_queued(1);
     pump_replies(w, o);
     if (!O.out.empty()) w.hub->poke();
     return;
@@ -348,7 +348,7 @@ void on_error(WindowState& w, int from, const Header& h, const void* payload, st
 
 void queue_reply(WindowState& w, int o, Reply&& r) {
   w.origins[static_cast<std::size_t>(o)].out.push_back(std::move(r));
-  w.queued.fetch_add(1, std::memory_order_relaxed);
+  w.add_queued(1);
 }
 
 // Grants the lock to the origins in granted (a release just let them in).
@@ -419,7 +419,7 @@ bool pump_replies(WindowState& w, int o) {
       send(w, o, h);
     }
     O.out.pop_front();
-    w.queued.fetch_sub(1, std::memory_order_relaxed);
+    w.add_queued(-1);
     any = true;
   }
   grant(w, o, granted);
@@ -428,7 +428,7 @@ bool pump_replies(WindowState& w, int o) {
 }
 
 void on_packet(WindowState& w, int peer, const Header& h, const void* payload, std::size_t bytes) {
-  std::lock_guard<std::mutex> g(w.mu);
+  std::lock_guard g(w.mu);
   // The sender must be a rank of the window.
   const int src = peer >= 0 && static_cast<std::size_t>(peer) < w.comm_of_peer.size()
                       ? w.comm_of_peer[static_cast<std::size_t>(peer)]

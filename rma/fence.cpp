@@ -43,7 +43,7 @@ int Window::fence(int assert) {
   uint64_t k;
   bool native;
   {
-    std::lock_guard<std::mutex> g(w.mu);
+    std::lock_guard g(w.mu);
     if (w.access != A::None && w.access != A::Fence) {
       return sync_error(w, "Win_fence", "a start, lock or lock_all epoch is open");
     }
@@ -84,12 +84,12 @@ int Window::fence(int assert) {
         })) {
       return e;
     }
-    std::lock_guard<std::mutex> g(w.mu);
+    std::lock_guard g(w.mu);
     rma::native::enter_fence(w, k);
   }
   if (int e = wait_for(w, [&] { return fence_done(w, k, native); })) return e;
   {
-    std::lock_guard<std::mutex> g(w.mu);
+    std::lock_guard g(w.mu);
     for (Target& t : w.targets) t.emul_inflight = false;
   }
   return finish(w);

@@ -93,7 +93,7 @@ int finish_now(Device& dev, Request* req, Request** out, int e) {
 int issue(WindowState& w, const OpArgs& a) {
   Device& dev = w.dev;
   if (a.req) *a.req = nullptr;
-  std::lock_guard<std::mutex> g(w.mu);
+  std::lock_guard g(w.mu);
   Checked c;
   if (int e = check_op(w, a, &c)) return e;
   Request* req = nullptr;

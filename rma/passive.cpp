@@ -71,7 +71,7 @@ int Window::lock(LockType type, int rank, int assert) {
   uint64_t need = 0;
   bool take_native = false;
   {
-    std::lock_guard<std::mutex> g(w.mu);
+    std::lock_guard g(w.mu);
     if (w.info.no_locks) return sync_error(w, "Win_lock", "the window was created with no_locks=true");
     if (w.access == A::LockAll) return sync_error(w, "Win_lock", "the window is in a lock_all epoch");
     if (w.access != A::Lock && !access_free(w)) return sync_error(w, "Win_lock", "a fence or start epoch is open");
@@ -108,7 +108,7 @@ int Window::lock(LockType type, int rank, int assert) {
   if (take_native) {
     const bool excl = kind == rma::LockKind::Exclusive;
     if (int e = rma::native::lock(w, rank, excl)) return e;
-    std::lock_guard<std::mutex> g(w.mu);
+    std::lock_guard g(w.mu);
     w.native->held[static_cast<std::size_t>(rank)] = excl ? 2 : 1;
   }
   return 0;
@@ -127,7 +127,7 @@ void release_native_locked(WindowState& w, int rank) {
   h = 0;
 }
 void release_native(WindowState& w, int rank) {
-  std::lock_guard<std::mutex> g(w.mu);
+  std::lock_guard g(w.mu);
   release_native_locked(w, rank);
 }
 }  // namespace
@@ -144,7 +144,7 @@ int Window::unlock(int rank) {
   if (int e = w.dev.check_alive(w.comm, rank, "Win_unlock")) return e;
   uint64_t seq;
   {
-    std::lock_guard<std::mutex> g(w.mu);
+    std::lock_guard g(w.mu);
     if (w.access != A::Lock || !w.targets[static_cast<std::size_t>(rank)].locked) {
       return w.dev.errors().raise(ErrorClass::RmaSync, "Win_unlock on rank %d: rank %d is not locked by Win_lock",
                                   w.comm.rank, rank);
@@ -169,7 +169,7 @@ int Window::lock_all(int assert) {
   if (int e = bad_assert(w, "Win_lock_all", assert, kModeNoCheck)) return e;
   bool take_native;
   {
-    std::lock_guard<std::mutex> g(w.mu);
+    std::lock_guard g(w.mu);
     if (w.info.no_locks) return sync_error(w, "Win_lock_all", "the window was created with no_locks=true");
     if (!access_free(w)) return sync_error(w, "Win_lock_all", "another access epoch is open");
     w.access = A::LockAll;
@@ -183,7 +183,7 @@ int Window::lock_all(int assert) {
   // Shared locks on every target, in rank order.
   for (int r = 0; r < w.comm.size; ++r) {
     if (int e = rma::native::lock(w, r, false)) return e;
-    std::lock_guard<std::mutex> g(w.mu);
+    std::lock_guard g(w.mu);
     w.native->held[static_cast<std::size_t>(r)] = 1;
   }
   return 0;
@@ -194,7 +194,7 @@ int Window::unlock_all() {
   if (int e = w.dev.check_alive(w.comm, -1, "Win_unlock_all")) return e;
   std::vector<uint64_t> seqs(static_cast<std::size_t>(w.comm.size));
   {
-    std::lock_guard<std::mutex> g(w.mu);
+    std::lock_guard g(w.mu);
     if (w.access != A::LockAll) return sync_error(w, "Win_unlock_all", "no Win_lock_all epoch is open");
     for (int r = 0; r < w.comm.size; ++r) seqs[static_cast<std::size_t>(r)] = unlock_target(w, r);
     w.access = A::None;
@@ -252,7 +252,7 @@ int flush_some(WindowState& w, const char* call, int only, bool local) {
     if (only != -1) return e;
     std::vector<int> locked;
     {
-      std::lock_guard<std::mutex> g(w.mu);
+      std::lock_guard g(w.mu);
       for (int r = 0; r < w.comm.size; ++r) {
         if (w.targets[static_cast<std::size_t>(r)].locked) locked.push_back(r);
       }
@@ -265,7 +265,7 @@ int flush_some(WindowState& w, const char* call, int only, bool local) {
   std::vector<uint64_t> seqs;
   auto seq = [&](int r) -> uint64_t& { return only == -1 ? seqs[static_cast<std::size_t>(r)] : one; };
   {
-    std::lock_guard<std::mutex> g(w.mu);
+    std::lock_guard g(w.mu);
     if (int e = passive_check(w, call, only)) return e;
     // Native operations completed when they returned: with none pending in
     // the emulation, completion is a memory fence (one lock, no allocation).
@@ -293,18 +293,16 @@ int flush_some(WindowState& w, const char* call, int only, bool local) {
       })) {
     return e;
   }
-  {
-    // Native operations completed when they returned: a fence orders them
-    // before whatever follows; the emulated ones were acknowledged.
-    std::lock_guard<std::mutex> g(w.mu);
-    if (w.native_usable) w.memory_fence();
-    if (!local) {
-      for (int r = 0; r < w.comm.size; ++r) {
-        if (only == -1 || r == only) w.targets[static_cast<std::size_t>(r)].emul_inflight = false;
-      }
+  // Native operations completed when they returned: a fence orders them
+  // before whatever follows; the emulated ones were acknowledged.
+  std::lock_guard g(w.mu);
+  if (w.native_usable) w.memory_fence();
+  if (!local) {
+    for (int r = 0; r < w.comm.size; ++r) {
+      if (only == -1 || r == only) w.targets[static_cast<std::size_t>(r)].emul_inflight = false;
     }
   }
-  return finish(w);
+  return w.take_error();
 }
 
 }  // namespace

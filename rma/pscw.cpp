@@ -52,7 +52,7 @@ int Window::post(std::span<const int> group, int assert) {
   WindowState& w = *st_;
   if (int e = bad_assert(w, "Win_post", assert, kModeNoCheck | kModeNoStore | kModeNoPut)) return e;
   if (int e = check_group(w, "Win_post", group)) return e;
-  std::lock_guard<std::mutex> g(w.mu);
+  std::lock_guard g(w.mu);
   if (w.exposed) return sync_error(w, "Win_post", "an exposure epoch is already open (call Win_wait first)");
   if (w.access == A::Fence && w.fence_ops) return sync_error(w, "Win_post", "a fence epoch with operations is open");
   if (w.access == A::Fence) w.access = A::None;
@@ -79,7 +79,7 @@ int Window::start(std::span<const int> group, int assert) {
   WindowState& w = *st_;
   if (int e = bad_assert(w, "Win_start", assert, kModeNoCheck)) return e;
   if (int e = check_group(w, "Win_start", group)) return e;
-  std::lock_guard<std::mutex> g(w.mu);
+  std::lock_guard g(w.mu);
   if (!access_free(w)) return sync_error(w, "Win_start", "another access epoch is open");
   w.access = A::Pscw;
   w.fence_ops = 0;
@@ -97,7 +97,7 @@ int Window::complete() {
   std::vector<int> group;
   bool native;
   {
-    std::lock_guard<std::mutex> g(w.mu);
+    std::lock_guard g(w.mu);
     if (w.access != A::Pscw) return sync_error(w, "Win_complete", "no Win_start epoch is open");
     group = std::move(w.start_group);
     w.start_group.clear();
@@ -127,7 +127,7 @@ int Window::complete() {
   if (native) {
     // Our emulated operations have left: announce their count, then count
     // the completion (the target waits until it applied them).
-    std::lock_guard<std::mutex> g(w.mu);
+    std::lock_guard g(w.mu);
     for (int r : group) {
       rma::native::complete_at(w, r);
       w.targets[static_cast<std::size_t>(r)].emul_inflight = false;
@@ -139,7 +139,7 @@ int Window::complete() {
 int Window::wait() {
   WindowState& w = *st_;
   {
-    std::lock_guard<std::mutex> g(w.mu);
+    std::lock_guard g(w.mu);
     if (!w.exposed) return sync_error(w, "Win_wait", "no Win_post epoch is open");
   }
   // post_group changes only in this rank's post, wait and test (this thread).
@@ -148,7 +148,7 @@ int Window::wait() {
     if (int f = w.dev.check_alive(w.comm, w.post_group, "Win_wait")) return f;  // name the rank
     return e;
   }
-  std::lock_guard<std::mutex> g(w.mu);
+  std::lock_guard g(w.mu);
   w.exposed = false;
   w.post_group.clear();
   return w.take_error();
@@ -158,11 +158,11 @@ int Window::test(bool* flag) {
   WindowState& w = *st_;
   if (!flag) return w.dev.errors().raise(ErrorClass::Arg, "Win_test: the flag argument is null");
   {
-    std::lock_guard<std::mutex> g(w.mu);
+    std::lock_guard g(w.mu);
     if (!w.exposed) return sync_error(w, "Win_test", "no Win_post epoch is open");
   }
   w.dev.progress();
-  std::lock_guard<std::mutex> g(w.mu);
+  std::lock_guard g(w.mu);
   *flag = exposure_done(w);
   if (!*flag) return 0;
   w.exposed = false;

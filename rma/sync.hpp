@@ -36,7 +36,7 @@ inline int check_rank(WindowState& w, const char* call, int rank) {
 template <class Done>
 int wait_for(WindowState& w, Done&& done) {
   return w.dev.block_until([&] {
-    std::lock_guard<std::mutex> g(w.mu);
+    std::lock_guard g(w.mu);
     return done();
   });
 }
@@ -65,7 +65,7 @@ inline bool access_free(const WindowState& w) {
 }
 
 inline int finish(WindowState& w) {
-  std::lock_guard<std::mutex> g(w.mu);
+  std::lock_guard g(w.mu);
   return w.take_error();
 }
 

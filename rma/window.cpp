@@ -109,7 +109,7 @@ int make_window(Device& dev, void* base, std::ptrdiff_t size, int disp_unit, con
   }
   std::vector<rma::NativeCard> firsts(all.size()), seconds(all.size());
   {
-    std::lock_guard<std::mutex> g(st->mu);
+    std::lock_guard g(st->mu);
     st->comm_of_peer.assign(static_cast<std::size_t>(dev.size()), -1);
     for (int r = 0; r < comm.size; ++r) {
       const Card& c = all[static_cast<std::size_t>(r)];
@@ -138,7 +138,7 @@ int make_window(Device& dev, void* base, std::ptrdiff_t size, int disp_unit, con
   {
     // Peers may send to the window from here on; the agent handles their
     // packets under st->mu and reads what agree() settles.
-    std::lock_guard<std::mutex> g(st->mu);
+    std::lock_guard g(st->mu);
     rma::native::agree(*st, firsts, seconds);
   }
   if (flavor == WinFlavor::Shared && !st->native_usable) {
@@ -153,7 +153,7 @@ int make_window(Device& dev, void* base, std::ptrdiff_t size, int disp_unit, con
   // computes: the agent (type 2 over type 1), unless the path is native.
   if (!info.no_locks) {
     const bool agent = rma::passive_needs_agent(*st) ? dev.require_agent("rma: window allows passive target") : true;
-    std::lock_guard<std::mutex> g(st->mu);  // the agent reads it (notify_waiters)
+    std::lock_guard g(st->mu);  // the agent reads it (notify_waiters)
     st->agent = agent;
   }
   if (alloc_base) *alloc_base = st->base;
@@ -222,7 +222,7 @@ int Window::shared_query(int rank, std::ptrdiff_t* size, int* disp_unit, void** 
     return w.dev.errors().raise(ErrorClass::Rank, "Win_shared_query on rank %d: rank %d is not a rank of the window",
                                 w.comm.rank, rank);
   }
-  std::lock_guard<std::mutex> g(w.mu);
+  std::lock_guard g(w.mu);
   if (rank == kProcNull) {
     rank = 0;
     for (int r = 0; r < w.comm.size; ++r) {
@@ -259,7 +259,7 @@ int Window::free(Window** win) {
   rma::WindowState& w = *(*win)->st_;
   Device& dev = w.dev;
   {
-    std::lock_guard<std::mutex> g(w.mu);
+    std::lock_guard g(w.mu);
     const bool fence_idle = w.access == rma::WindowState::Access::Fence && w.fence_ops == 0;
     if ((w.access != rma::WindowState::Access::None && !fence_idle) || w.exposed) {
       return dev.errors().raise(
@@ -271,7 +271,7 @@ int Window::free(Window** win) {
   }
   // Others may still need replies from us until they too reach free.
   auto drained = [&] {
-    std::lock_guard<std::mutex> g(w.mu);
+    std::lock_guard g(w.mu);
     return w.queued.load(std::memory_order_relaxed) == 0 && w.pending.empty();
   };
   if (int e = dev.block_until(drained)) return e;
@@ -279,7 +279,7 @@ int Window::free(Window** win) {
   if (int e = dev.block_until(drained)) return e;
   int err;
   {
-    std::lock_guard<std::mutex> g(w.mu);
+    std::lock_guard g(w.mu);
     err = w.take_error();
   }
   w.hub->remove(w);
@@ -296,7 +296,7 @@ int Window::attach(void* base, std::ptrdiff_t size) {
   if (size < 0) return w.dev.errors().raise(ErrorClass::Size, "Win_attach: size %td is negative", size);
   if (size > 0 && !base) return w.dev.errors().raise(ErrorClass::Base, "Win_attach: base is null for %td bytes", size);
   const auto a = reinterpret_cast<uintptr_t>(base);
-  std::lock_guard<std::mutex> g(w.mu);
+  std::lock_guard g(w.mu);
   for (const auto& [b, n] : w.regions) {
     if (a < b + n && b < a + static_cast<uintptr_t>(size)) {
       return w.dev.errors().raise(ErrorClass::RmaAttach,
@@ -313,7 +313,7 @@ int Window::detach(const void* base) {
   if (w.flavor != WinFlavor::Dynamic) {
     return w.dev.errors().raise(ErrorClass::RmaFlavor, "Win_detach on rank %d: the window is not dynamic", w.comm.rank);
   }
-  std::lock_guard<std::mutex> g(w.mu);
+  std::lock_guard g(w.mu);
   const auto a = reinterpret_cast<uintptr_t>(base);
   for (auto it = w.regions.begin(); it != w.regions.end(); ++it) {
     if (it->first == a) {
@@ -334,13 +334,13 @@ WinModel Window::model() const { return WinModel::Unified; }
 const Comm& Window::comm() const { return st_->comm; }
 Device& Window::device() const { return st_->dev; }
 WinInfo Window::info() const {
-  std::lock_guard<std::mutex> g(st_->mu);
+  std::lock_guard g(st_->mu);
   WinInfo i = st_->info;
   i.passive_progress = !i.no_locks && st_->agent ? 1 : 0;
   return i;
 }
 int Window::set_info(const WinInfo& info) {
-  std::lock_guard<std::mutex> g(st_->mu);
+  std::lock_guard g(st_->mu);
   // Hints that change how peers treat us are fixed at creation: no_locks
   // may only be relaxed in our own view.
   const bool no_locks = st_->info.no_locks;

@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "adi3/spin_lock.hpp"
 #include "adi3/types.hpp"
 #include "emul/lock_queue.hpp"
 #include "rma/native.hpp"
@@ -170,7 +171,10 @@ class WindowState {
   void* owned = nullptr;  // memory of an allocate window
   bool agent = false;     // passive target progresses without the target
 
-  std::mutex mu;
+  // Held for short sections only, never across a wait: a spin lock that
+  // yields (adi3/spin_lock.hpp) costs one atomic per section where a
+  // std::mutex costs two and two calls (a flush takes it several times).
+  SpinLock mu;
   std::vector<PeerWin> peers;     // by comm rank
   std::vector<int> comm_of_peer;  // channel rank -> comm rank (-1: not a member)
   std::vector<Target> targets;    // by comm rank
@@ -178,6 +182,9 @@ class WindowState {
   std::unordered_map<uint64_t, std::unique_ptr<Pending>> pending;
   uint64_t next_token = 1;
   std::atomic<int> queued{0};  // items in all target queues and replies (the hook's fast exit)
+  // Changed under mu only (read without it by the hook): no locked
+  // instruction per operation.
+  void add_queued(int d) { queued.store(queued.load(std::memory_order_relaxed) + d, std::memory_order_relaxed); }
 
   // dynamic windows: attached regions (address, bytes)
   std::vector<std::pair<uintptr_t, std::size_t>> regions;

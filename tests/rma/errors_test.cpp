@@ -245,7 +245,7 @@ TEST_P(RmaErrors, HostilePacketsRefusedNp2) {
       int got = 0;
       for (int i = 0; i < 1000000 && !got; ++i) {
         dev.progress();
-        std::lock_guard<std::mutex> lk(w->state().mu);
+        std::lock_guard lk(w->state().mu);
         got = w->state().deferred_error;
       }
       EXPECT_NE(got, 0) << "no refusal came back";
