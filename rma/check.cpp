@@ -48,29 +48,44 @@ bool as_predefined(const Datatype* t, int64_t count, Builtin* b, uint64_t* n) {
   return true;
 }
 
-// Put and get of predefined types to a window with a fixed base, every
-// argument valid: what the full check below concludes, in a few tests.
-// False sends the operation through the full check (which names any error).
+// Put, get and compare_and_swap of predefined types to a window with a
+// fixed base, every argument valid: what the full check below concludes,
+// in a few tests. False sends the operation through the full check (which
+// names any error).
 bool quick_check(const WindowState& w, const OpArgs& a, Checked* out) {
-  if ((a.kind != Msg::Put && a.kind != Msg::Get) || w.flavor == WinFlavor::Dynamic) return false;
-  if (a.target < 0 || a.target >= w.comm.size || a.ocount < 0 || a.tcount <= 0) return false;
-  const Datatype* ot = a.otype;
+  const bool cas = a.kind == Msg::Cas;
+  if ((a.kind != Msg::Put && a.kind != Msg::Get && !cas) || w.flavor == WinFlavor::Dynamic) return false;
+  if (a.target < 0 || a.target >= w.comm.size) return false;
   const Datatype* tt = a.ttype;
   Builtin b;
-  if (!ot || !tt || !ot->is_predefined() || !tt->builtin_id(&b)) return false;
-  const std::size_t tbytes = static_cast<std::size_t>(a.tcount) * tt->size();
-  if (static_cast<std::size_t>(a.ocount) * ot->size() != tbytes || tbytes == 0) return false;
-  if (!(a.kind == Msg::Put ? a.origin : a.result)) return false;
+  if (!tt || !tt->builtin_id(&b) || tt->true_lb() < 0 || tt->extent() < 0) return false;
+  int64_t count = 1;
+  std::size_t tbytes = tt->size();
+  if (cas) {
+    const coll::TypeClass c = coll::type_class(b);
+    if (c != coll::TypeClass::CInteger && c != coll::TypeClass::Logical && c != coll::TypeClass::Byte &&
+        c != coll::TypeClass::MultiLanguage) {
+      return false;
+    }
+    if (!a.origin || !a.compare || !a.result || tbytes == 0) return false;
+  } else {
+    const Datatype* ot = a.otype;
+    if (a.ocount < 0 || a.tcount <= 0 || !ot || !ot->is_predefined()) return false;
+    count = a.tcount;
+    tbytes = static_cast<std::size_t>(count) * tt->size();
+    if (static_cast<std::size_t>(a.ocount) * ot->size() != tbytes || tbytes == 0) return false;
+    if (!(a.kind == Msg::Put ? a.origin : a.result)) return false;
+  }
   const PeerWin& p = w.peers[static_cast<std::size_t>(a.target)];
   const I disp = static_cast<I>(a.disp) * p.disp_unit;
   const I lo = disp + tt->true_lb();
-  const I hi = disp + static_cast<I>(a.tcount - 1) * tt->extent() + tt->true_ub();
-  if (lo < 0 || hi > p.size || tt->true_lb() < 0 || tt->extent() < 0) return false;
+  const I hi = disp + static_cast<I>(count - 1) * tt->extent() + tt->true_ub();
+  if (lo < 0 || hi > p.size) return false;
   out->disp_bytes = static_cast<uint64_t>(disp);
   out->bytes = tbytes;
   out->derived = false;
   out->elem = b;
-  out->count = static_cast<uint64_t>(a.tcount);
+  out->count = static_cast<uint64_t>(count);
   return true;
 }
 
