@@ -64,6 +64,7 @@ class ChannelSet final : public Channel {
   int get(int peer, void* local, uint64_t remote, std::size_t len) override;
   int put(int peer, uint64_t remote, const void* local, std::size_t len) override;
   OneSided* onesided() override;
+  uint64_t connections() const override { return near_->connections() + far_->connections(); }
 
   // True when `peer` is served by the on-host channel.
   bool on_host(int peer) const { return peer >= 0 && peer < size_ && near_index_[static_cast<std::size_t>(peer)] >= 0; }

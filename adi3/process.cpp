@@ -186,6 +186,7 @@ class ProcessChannel final : public Channel {
   }
   OneSided* onesided() override { return inner_->onesided(); }
   Channel* data_path() override { return inner_->data_path(); }
+  uint64_t connections() const override { return inner_->connections(); }
 
   ProcessBootstrap& bootstrap() { return *boot_; }
 

@@ -133,6 +133,12 @@ class Channel {
   // so never reach poll or wait); a failure found is reported by the next
   // poll.
   virtual void check_liveness() {}
+
+  // Connections this channel has made to peers so far (queue pairs of the
+  // verbs channel, which makes them on first use); 0 for a channel without
+  // per-peer connection state. Any thread may ask (MPI_T pvar
+  // channel_connections).
+  virtual uint64_t connections() const { return 0; }
 };
 
 }  // namespace adi3

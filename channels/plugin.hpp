@@ -22,7 +22,9 @@
 namespace adi3 {
 
 // 3: OneSided gained a virtual (reaches: channel sets reach only their host).
-inline constexpr uint32_t kChannelAbiVersion = 5;
+// 4: OneSided gained a virtual (attentive); 5: Channel gained check_liveness.
+// 6: Channel gained a virtual (connections: the verbs channel's lazy queue pairs).
+inline constexpr uint32_t kChannelAbiVersion = 6;
 
 // What a channel may use while it starts: who we are, and the launcher's
 // key-value space and barrier (PMI, or a local stand-in for a singleton).

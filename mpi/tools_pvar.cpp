@@ -78,6 +78,10 @@ const std::vector<Pvar>& adi3::mpi::tools::pvars() {
        MPI_T_PVAR_CLASS_LEVEL, [] { return from_device([](Device& d) { return d.buffered_in_flight(); }); }},
       {"refused_packets", "packets from other processes that failed their checks and were dropped",
        MPI_T_PVAR_CLASS_COUNTER, [] { return from_device([](Device& d) { return d.refused_packets(); }); }},
+      {"channel_connections",
+       "connections the channel made to peers (verbs: reliable-connected queue pairs, made on first use; 0 for "
+       "channels without per-peer connections)",
+       MPI_T_PVAR_CLASS_COUNTER, [] { return from_device([](Device& d) { return d.channel().connections(); }); }},
   };
   return v;
 }

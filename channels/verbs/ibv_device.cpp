@@ -1,8 +1,12 @@
-// The hardware device: libibverbs, one reliable-connected queue pair per
-// peer on one completion queue. Connection data (LID, GID, queue pair
-// number, first packet sequence number, MTU) goes through the bootstrap's
-// key-value space; no connection manager is needed. It cannot run on the
-// build machine (no RDMA device, no rdma_rxe): read it with care.
+// The hardware device: libibverbs, one reliable-connected (RC) queue pair
+// per peer, made when first needed, on one completion queue; one
+// unreliable-datagram (UD) queue pair per rank, on a completion queue of
+// its own, carries the connection manager's datagrams. Only the UD
+// address (LID, queue pair number, GID) goes through the bootstrap's
+// key-value space; an RC queue pair's (queue pair number, first packet
+// sequence number, MTU) travels in those datagrams, so no rdma_cm is
+// needed. It cannot run on the build machine (no RDMA device, no
+// rdma_rxe): read it with care.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <infiniband/verbs.h>
@@ -13,6 +17,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <stdexcept>
 #include <unordered_map>
 #include <vector>
@@ -27,6 +32,16 @@ constexpr int kSendDepth = 512;
 // Our wr_ids carry the operation in their low bits: an error completion's
 // opcode is undefined (only wr_id, status and qp_num are).
 constexpr int kOpBits = 3;
+// The UD queue pair: its Q_Key (high bit clear: not a controlled key),
+// receives kept posted, send slots. A UD receive buffer starts with 40
+// bytes for the Global Routing Header, present or not; the device puts
+// the sender's rank (4 bytes) before each datagram's data.
+constexpr uint32_t kQkey = 0x0ad13c0d;
+constexpr int kUdRecvs = 64;
+constexpr int kUdSends = 16;
+constexpr std::size_t kGrh = 40;
+constexpr std::size_t kUdPayload = 4 + VerbsDevice::kMaxDatagram;
+constexpr std::size_t kUdSlot = kGrh + kUdPayload;
 
 std::runtime_error fail(const std::string& what, int err) {
   return std::runtime_error(what + " failed: " + std::strerror(err));
@@ -56,11 +71,16 @@ Status map_status(ibv_wc_status s) {
 
 class IbvDevice final : public VerbsDevice {
  public:
-  IbvDevice(const DeviceParams& p) : rank_(p.rank), qps_(static_cast<std::size_t>(p.size), nullptr) {}
+  IbvDevice(const DeviceParams& p)
+      : rank_(p.rank),
+        size_(p.size),
+        recv_depth_(p.recv_depth),
+        qps_(static_cast<std::size_t>(p.size), nullptr),
+        ud_peers_(static_cast<std::size_t>(p.size)) {}
 
   // Not in the constructor: when a step fails, the destructor releases
   // what the steps before it made.
-  void open(const DeviceParams& p, const DeviceChoice& c) {
+  void open(const DeviceParams&, const DeviceChoice& c) {
     int n = 0;
     errno = 0;
     ibv_device** list = ibv_get_device_list(&n);
@@ -104,31 +124,57 @@ class IbvDevice final : public VerbsDevice {
     if (!cq_) throw fail("ibv_create_cq", errno);
     wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (wake_fd_ < 0) throw fail("eventfd", errno);
-    for (int peer = 0; peer < p.size; ++peer) {
-      ibv_qp_init_attr a{};
-      a.send_cq = cq_;
-      a.recv_cq = cq_;
-      a.qp_type = IBV_QPT_RC;
-      a.cap.max_send_wr = kSendDepth;
-      a.cap.max_recv_wr = static_cast<uint32_t>(p.recv_depth);
-      a.cap.max_send_sge = 1;
-      a.cap.max_recv_sge = 1;
-      ibv_qp* qp = ibv_create_qp(pd_, &a);
-      if (!qp) throw fail("ibv_create_qp (for rank " + std::to_string(peer) + ")", errno);
-      qps_[static_cast<std::size_t>(peer)] = qp;
-      by_qpn_[qp->qp_num] = peer;
-      ibv_qp_attr m{};
-      m.qp_state = IBV_QPS_INIT;
-      m.port_num = port_;
-      m.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
-      if (ibv_modify_qp(qp, &m, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-        throw fail("ibv_modify_qp to INIT", errno);
-    }
+    open_ud();
+  }
+
+  // The connection manager's queue pair: UD, on its own completion queue
+  // (sharing the completion channel), with its receives posted.
+  void open_ud() {
+    ud_cq_ = ibv_create_cq(ctx_, kUdRecvs + kUdSends, nullptr, events_, 0);
+    if (!ud_cq_) throw fail("ibv_create_cq (datagrams)", errno);
+    ud_mem_.assign(kUdSlot * (kUdRecvs + kUdSends), 0);
+    ud_mr_ = ibv_reg_mr(pd_, ud_mem_.data(), ud_mem_.size(), IBV_ACCESS_LOCAL_WRITE);
+    if (!ud_mr_) throw fail("ibv_reg_mr (datagram buffers)", errno);
+    ibv_qp_init_attr a{};
+    a.send_cq = ud_cq_;
+    a.recv_cq = ud_cq_;
+    a.qp_type = IBV_QPT_UD;
+    a.cap.max_send_wr = kUdSends;
+    a.cap.max_recv_wr = kUdRecvs;
+    a.cap.max_send_sge = 1;
+    a.cap.max_recv_sge = 1;
+    ud_ = ibv_create_qp(pd_, &a);
+    if (!ud_) throw fail("ibv_create_qp (UD)", errno);
+    ibv_qp_attr m{};
+    m.qp_state = IBV_QPS_INIT;
+    m.pkey_index = 0;
+    m.port_num = port_;
+    m.qkey = kQkey;
+    if (ibv_modify_qp(ud_, &m, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY))
+      throw fail("ibv_modify_qp (UD) to INIT", errno);
+    for (int i = 0; i < kUdRecvs; ++i)
+      if (!post_ud_recv(i)) throw fail("ibv_post_recv (UD)", errno);
+    ibv_qp_attr r{};
+    r.qp_state = IBV_QPS_RTR;
+    if (ibv_modify_qp(ud_, &r, IBV_QP_STATE)) throw fail("ibv_modify_qp (UD) to RTR", errno);
+    ibv_qp_attr t{};
+    t.qp_state = IBV_QPS_RTS;
+    t.sq_psn = 0;
+    if (ibv_modify_qp(ud_, &t, IBV_QP_STATE | IBV_QP_SQ_PSN)) throw fail("ibv_modify_qp (UD) to RTS", errno);
+    for (int i = 0; i < kUdSends; ++i) free_sends_.push_back(kUdRecvs + i);
   }
 
   ~IbvDevice() override {
     for (ibv_qp* qp : qps_)
       if (qp) ibv_destroy_qp(qp);
+    if (ud_) ibv_destroy_qp(ud_);
+    for (UdPeer& u : ud_peers_)
+      if (u.ah) ibv_destroy_ah(u.ah);
+    if (ud_mr_) ibv_dereg_mr(ud_mr_);
+    if (ud_cq_) {
+      if (ud_unacked_) ibv_ack_cq_events(ud_cq_, ud_unacked_);
+      ibv_destroy_cq(ud_cq_);
+    }
     if (cq_) {
       if (unacked_) ibv_ack_cq_events(cq_, unacked_);
       ibv_destroy_cq(cq_);
@@ -141,28 +187,126 @@ class IbvDevice final : public VerbsDevice {
 
   const char* name() const override { return name_.c_str(); }
 
-  // "lid qpn psn mtu gid(32 hex)": the peer's view of our queue pair for it.
-  std::string address(int peer) const override {
-    char buf[128];
-    int at =
-        std::snprintf(buf, sizeof buf, "%x %x %x %x ", port_attr_.lid, qps_[static_cast<std::size_t>(peer)]->qp_num,
-                      psn(peer, rank_), static_cast<unsigned>(port_attr_.active_mtu));
+  // "lid qpn gid(32 hex)": our UD queue pair, published once.
+  std::string datagram_address() const override {
+    char buf[96];
+    int at = std::snprintf(buf, sizeof buf, "%x %x ", port_attr_.lid, ud_->qp_num);
     for (uint8_t b : gid_.raw) at += std::snprintf(buf + at, sizeof buf - static_cast<std::size_t>(at), "%02x", b);
     return buf;
   }
 
-  void connect(int peer, const std::string& addr) override {
-    unsigned lid = 0, qpn = 0, rpsn = 0, mtu = 0;
+  void datagram_peer(int peer, const std::string& addr) override {
+    unsigned lid = 0, qpn = 0;
     char gidhex[33] = {};
-    if (std::sscanf(addr.c_str(), "%x %x %x %x %32s", &lid, &qpn, &rpsn, &mtu, gidhex) != 5 || lid > 0xffff ||
-        std::strlen(gidhex) != 32 || mtu < IBV_MTU_256 || mtu > IBV_MTU_4096)
-      throw std::runtime_error("rank " + std::to_string(peer) + " published a malformed verbs address: '" + addr + "'");
-    ibv_gid gid{};
-    for (int i = 0; i < 16; ++i) {
-      unsigned b = 0;
-      std::sscanf(gidhex + 2 * i, "%2x", &b);
-      gid.raw[i] = static_cast<uint8_t>(b);
+    if (peer < 0 || peer >= size_ || std::sscanf(addr.c_str(), "%x %x %32s", &lid, &qpn, gidhex) != 3 || lid > 0xffff ||
+        qpn == 0 || qpn > 0xffffff || !parse_gid(gidhex, ud_peers_[static_cast<std::size_t>(peer)].gid))
+      throw std::runtime_error("rank " + std::to_string(peer) + " published a malformed verbs datagram address: '" +
+                               addr + "'");
+    UdPeer& u = ud_peers_[static_cast<std::size_t>(peer)];
+    u.lid = static_cast<uint16_t>(lid);
+    u.qpn = qpn;
+  }
+
+  bool send_datagram(int peer, const void* data, std::size_t len) override {
+    if (peer < 0 || peer >= size_ || len > kMaxDatagram) return false;
+    if (free_sends_.empty()) drain_ud();
+    UdPeer& u = ud_peers_[static_cast<std::size_t>(peer)];
+    if (!u.qpn || free_sends_.empty()) return false;
+    if (!u.ah) {  // an address handle per peer, made at its first datagram
+      ibv_ah_attr ah{};
+      ah.dlid = u.lid;
+      ah.port_num = port_;
+      if (port_attr_.link_layer == IBV_LINK_LAYER_ETHERNET || u.lid == 0) {  // RoCE: routed by GID
+        ah.is_global = 1;
+        ah.grh.dgid = u.gid;
+        ah.grh.sgid_index = 0;
+        ah.grh.hop_limit = 64;
+      }
+      u.ah = ibv_create_ah(pd_, &ah);
+      if (!u.ah) return false;
     }
+    const int slot = free_sends_.back();
+    char* buf = ud_mem_.data() + static_cast<std::size_t>(slot) * kUdSlot;
+    const uint32_t from = htonl(static_cast<uint32_t>(rank_));
+    std::memcpy(buf, &from, 4);
+    std::memcpy(buf + 4, data, len);
+    ibv_sge sge{reinterpret_cast<uintptr_t>(buf), static_cast<uint32_t>(4 + len), ud_mr_->lkey};
+    ibv_send_wr wr{};
+    wr.wr_id = static_cast<uint64_t>(slot);
+    wr.opcode = IBV_WR_SEND;
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    wr.send_flags = IBV_SEND_SIGNALED;
+    wr.wr.ud.ah = u.ah;
+    wr.wr.ud.remote_qpn = u.qpn;
+    wr.wr.ud.remote_qkey = kQkey;
+    ibv_send_wr* bad = nullptr;
+    if (ibv_post_send(ud_, &wr, &bad)) return false;
+    free_sends_.pop_back();
+    return true;
+  }
+
+  int recv_datagram(void* out, std::size_t max, int* peer) override {
+    drain_ud();
+    while (!inbox_.empty()) {
+      auto [from, bytes] = std::move(inbox_.front());
+      inbox_.pop_front();
+      if (bytes.size() > max) continue;  // as a receive buffer too short: lost
+      std::memcpy(out, bytes.data(), bytes.size());
+      *peer = from;
+      return static_cast<int>(bytes.size());
+    }
+    return -1;
+  }
+
+  std::string create_qp(int peer) override {
+    if (peer < 0 || peer >= size_) throw std::runtime_error("verbs: no rank " + std::to_string(peer));
+    ibv_qp*& qp = qps_[static_cast<std::size_t>(peer)];
+    if (!qp) {
+      ibv_qp_init_attr a{};
+      a.send_cq = cq_;
+      a.recv_cq = cq_;
+      a.qp_type = IBV_QPT_RC;
+      a.cap.max_send_wr = kSendDepth;
+      a.cap.max_recv_wr = static_cast<uint32_t>(recv_depth_);
+      a.cap.max_send_sge = 1;
+      a.cap.max_recv_sge = 1;
+      ibv_qp* q = ibv_create_qp(pd_, &a);
+      if (!q) throw fail("ibv_create_qp (for rank " + std::to_string(peer) + ")", errno);
+      ibv_qp_attr m{};
+      m.qp_state = IBV_QPS_INIT;
+      m.pkey_index = 0;
+      m.port_num = port_;
+      m.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+      if (ibv_modify_qp(q, &m, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) {
+        const int err = errno;
+        ibv_destroy_qp(q);
+        throw fail("ibv_modify_qp to INIT", err);
+      }
+      qp = q;
+      by_qpn_[qp->qp_num] = peer;
+      ++qps_created_;
+    }
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%x %x %x", qp->qp_num, psn(rank_, peer),
+                  static_cast<unsigned>(port_attr_.active_mtu));
+    return buf;
+  }
+  int qps_created() const override { return qps_created_; }
+
+  // "qpn psn mtu" from the peer's datagram; its LID and GID are those of
+  // its published UD address (one port per rank).
+  void connect(int peer, const std::string& addr) override {
+    unsigned qpn = 0, rpsn = 0, mtu = 0;
+    char extra = 0;
+    if (peer < 0 || peer >= size_ || std::sscanf(addr.c_str(), "%x %x %x%c", &qpn, &rpsn, &mtu, &extra) != 3 ||
+        qpn == 0 || qpn > 0xffffff || rpsn > 0xffffff || mtu < IBV_MTU_256 || mtu > IBV_MTU_4096)
+      throw std::runtime_error("rank " + std::to_string(peer) + " sent a malformed queue pair address: '" + addr + "'");
+    if (!qps_[static_cast<std::size_t>(peer)])
+      throw std::runtime_error("verbs: connect to rank " + std::to_string(peer) + " before create_qp");
+    const UdPeer& u = ud_peers_[static_cast<std::size_t>(peer)];
+    const unsigned lid = u.lid;
+    const ibv_gid gid = u.gid;
     ibv_qp* qp = qps_[static_cast<std::size_t>(peer)];
     ibv_qp_attr m{};
     m.qp_state = IBV_QPS_RTR;
@@ -214,10 +358,12 @@ class IbvDevice final : public VerbsDevice {
   bool registrations_follow_mappings() const override { return false; }
 
   bool post_recv(int peer, uint64_t wr_id) override {
+    ibv_qp* qp = qps_[static_cast<std::size_t>(peer)];
+    if (!qp) return false;
     ibv_recv_wr wr{};
     wr.wr_id = wr_id << kOpBits | static_cast<uint64_t>(Op::RecvImm);
     ibv_recv_wr* bad = nullptr;
-    return ibv_post_recv(qps_[static_cast<std::size_t>(peer)], &wr, &bad) == 0;
+    return ibv_post_recv(qp, &wr, &bad) == 0;
   }
 
   bool write_imm(int peer, uint64_t wr_id, const void* local, std::size_t len, uint32_t lkey, uint64_t remote,
@@ -277,16 +423,21 @@ class IbvDevice final : public VerbsDevice {
   // completion that arrived before arming is found by the caller's next
   // poll after the timeout (the core bounds its sleeps).
   void wait(std::chrono::microseconds timeout) override {
-    if (ibv_req_notify_cq(cq_, 0)) return;
+    if (ibv_req_notify_cq(cq_, 0) || ibv_req_notify_cq(ud_cq_, 0)) return;
+    if (!inbox_.empty()) return;
     pollfd fds[2] = {{events_->fd, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
     int ms = static_cast<int>((timeout.count() + 999) / 1000);
     if (::poll(fds, 2, ms) <= 0) return;
     if (fds[0].revents & POLLIN) {
       ibv_cq* cq = nullptr;
       void* ctx = nullptr;
-      if (ibv_get_cq_event(events_, &cq, &ctx) == 0 && ++unacked_ >= 64) {
-        ibv_ack_cq_events(cq_, unacked_);
-        unacked_ = 0;
+      // Events are acknowledged on the queue they came from, in batches.
+      if (ibv_get_cq_event(events_, &cq, &ctx) == 0) {
+        unsigned& n = cq == ud_cq_ ? ud_unacked_ : unacked_;
+        if (++n >= 64) {
+          ibv_ack_cq_events(cq, n);
+          n = 0;
+        }
       }
     }
     if (fds[1].revents & POLLIN) {
@@ -325,11 +476,68 @@ class IbvDevice final : public VerbsDevice {
     return post(peer, wr);
   }
   bool post(int peer, ibv_send_wr& wr) {
+    ibv_qp* qp = qps_[static_cast<std::size_t>(peer)];
     ibv_send_wr* bad = nullptr;
-    return ibv_post_send(qps_[static_cast<std::size_t>(peer)], &wr, &bad) == 0;
+    return qp && ibv_post_send(qp, &wr, &bad) == 0;
+  }
+  bool post_ud_recv(int slot) {
+    ibv_sge sge{reinterpret_cast<uintptr_t>(ud_mem_.data() + static_cast<std::size_t>(slot) * kUdSlot),
+                static_cast<uint32_t>(kUdSlot), ud_mr_->lkey};
+    ibv_recv_wr wr{};
+    wr.wr_id = static_cast<uint64_t>(slot);
+    wr.sg_list = &sge;
+    wr.num_sge = 1;
+    ibv_recv_wr* bad = nullptr;
+    return ibv_post_recv(ud_, &wr, &bad) == 0;
+  }
+  // Takes the UD completion queue's completions: a send's frees its slot;
+  // a receive's datagram goes to inbox_ if well formed and its sender's
+  // rank is what it says: the source queue pair (and, on InfiniBand, the
+  // source LID) must be the ones that rank published. The buffer is
+  // reposted at once.
+  void drain_ud() {
+    ibv_wc wc[8];
+    for (int n; (n = ibv_poll_cq(ud_cq_, 8, wc)) > 0;) {
+      for (int i = 0; i < n; ++i) {
+        const uint64_t slot = wc[i].wr_id;
+        if (slot >= static_cast<uint64_t>(kUdRecvs)) {
+          if (slot < static_cast<uint64_t>(kUdRecvs + kUdSends)) free_sends_.push_back(static_cast<int>(slot));
+          continue;
+        }
+        const char* buf = ud_mem_.data() + slot * kUdSlot;
+        if (wc[i].status == IBV_WC_SUCCESS && wc[i].byte_len >= kGrh + 4 && wc[i].byte_len <= kUdSlot) {
+          uint32_t f = 0;
+          std::memcpy(&f, buf + kGrh, 4);
+          const uint32_t from = ntohl(f);
+          if (from < static_cast<uint32_t>(size_)) {
+            const UdPeer& u = ud_peers_[from];
+            const bool lid_ok = port_attr_.link_layer == IBV_LINK_LAYER_ETHERNET || !u.lid || u.lid == wc[i].slid;
+            if (u.qpn && u.qpn == wc[i].src_qp && lid_ok)
+              inbox_.emplace_back(static_cast<int>(from), std::string(buf + kGrh + 4, wc[i].byte_len - kGrh - 4));
+          }
+        }
+        post_ud_recv(static_cast<int>(slot));
+      }
+    }
+  }
+  static bool parse_gid(const char* hex, ibv_gid& gid) {
+    if (std::strlen(hex) != 32) return false;
+    for (int i = 0; i < 16; ++i) {
+      unsigned b = 0;
+      if (std::sscanf(hex + 2 * i, "%2x", &b) != 1) return false;
+      gid.raw[i] = static_cast<uint8_t>(b);
+    }
+    return true;
   }
 
-  int rank_;
+  struct UdPeer {
+    uint16_t lid = 0;
+    uint32_t qpn = 0;  // 0: not known
+    ibv_gid gid{};
+    ibv_ah* ah = nullptr;
+  };
+
+  int rank_, size_, recv_depth_;
   std::string name_;
   ibv_context* ctx_ = nullptr;
   ibv_pd* pd_ = nullptr;
@@ -342,7 +550,15 @@ class IbvDevice final : public VerbsDevice {
   std::vector<ibv_qp*> qps_;
   std::unordered_map<uint32_t, int> by_qpn_;
   int wake_fd_ = -1;
-  unsigned unacked_ = 0;
+  unsigned unacked_ = 0, ud_unacked_ = 0;
+  int qps_created_ = 0;
+  ibv_qp* ud_ = nullptr;
+  ibv_cq* ud_cq_ = nullptr;
+  ibv_mr* ud_mr_ = nullptr;
+  std::vector<char> ud_mem_;  // [receives][sends] slots of kUdSlot
+  std::vector<int> free_sends_;
+  std::vector<UdPeer> ud_peers_;
+  std::deque<std::pair<int, std::string>> inbox_;  // datagrams polled, not yet taken
 };
 
 }  // namespace

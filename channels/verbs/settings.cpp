@@ -22,6 +22,13 @@ constexpr Knob kVerbsKnobs[] = {
     {"ADI3_VERBS_MR_CACHE_BYTES", "67108864",
      "Bytes of unused memory registrations the registration cache keeps for reuse (only where registrations "
      "follow the mappings: the software device; pinned hardware registrations go at their last use)."},
+    {"ADI3_VERBS_CONNECT_TIMEOUT", "120",
+     "Seconds a rank waits for a peer to answer its request to connect a queue pair (sent, and resent, as "
+     "datagrams when the channel first talks to that peer) before it reports the peer failed. The peer "
+     "answers from its progress (any MPI call that polls)."},
+    {"ADI3_VERBS_REPORT", "0",
+     "1: at close, each rank prints to stderr how many reliable-connected queue pairs it made and to "
+     "which peers (they are made on first use)."},
 };
 
 }  // namespace
@@ -45,6 +52,9 @@ VerbsSettings VerbsSettings::from_env() {
   s.slots = static_cast<unsigned>(std::clamp<int64_t>(env_int("ADI3_VERBS_SLOTS", 32), 2, 512));
   int64_t cache = env_int("ADI3_VERBS_MR_CACHE_BYTES", 64 << 20);
   s.cache_bytes = cache < 0 ? 0 : static_cast<std::size_t>(cache);
+  s.connect_timeout_ms =
+      static_cast<int>(std::clamp<int64_t>(env_int("ADI3_VERBS_CONNECT_TIMEOUT", 120), 1, 86400) * 1000);
+  s.report = env_int("ADI3_VERBS_REPORT", 0) != 0;
   return s;
 }
 

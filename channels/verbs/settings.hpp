@@ -15,6 +15,8 @@ struct VerbsSettings {
   std::size_t slot_bytes = 0;   // one eager ring slot (a record)
   unsigned slots = 0;           // slots of each per-peer ring
   std::size_t cache_bytes = 0;  // idle registrations kept
+  int connect_timeout_ms = 0;   // a peer that does not answer a connection request fails
+  bool report = false;          // print the queue pairs made at close
   static VerbsSettings from_env();
 };
 

@@ -7,8 +7,10 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#include <cstring>
+#include <algorithm>
 #include <atomic>
+#include <cstdio>
+#include <cstring>
 #include <deque>
 #include <new>
 #include <stdexcept>
@@ -50,9 +52,11 @@ class SoftDevice final : public VerbsDevice {
   }
 
   const char* name() const override { return "soft"; }
-  std::string address(int) const override { return mine_.name(); }
 
-  void connect(int peer, const std::string& addr) override {
+  // The fabric: every rank's segment is mapped at start (one host); queue
+  // pairs and their connections are made later, as on hardware.
+  std::string datagram_address() const override { return mine_.name(); }
+  void datagram_peer(int peer, const std::string& addr) override {
     Peer& p = at(peer);
     if (peer == rank_) {
       p.base = mine_.base();
@@ -69,7 +73,66 @@ class SoftDevice final : public VerbsDevice {
     p.pid = h->pid;
     if (peer != rank_) watch_.watch(peer, p.pid);
   }
-  void connected() override { mine_.unlink(); }
+  void started() override { mine_.unlink(); }
+
+  // UD rules: a full queue at the target (no receive posted) drops the
+  // datagram without telling the sender.
+  bool send_datagram(int peer, const void* data, std::size_t len) override {
+    Peer& p = at(peer);
+    if (!p.base || len > kDgramBytes) return false;
+    DgramQueue* q = layout_.dgrams(p.base, rank_);
+    if (p.dgram_sent - q->taken.load(std::memory_order_acquire) >= kDgramDepth) return true;  // dropped
+    DgramEntry& e = q->entries[p.dgram_sent % kDgramDepth];
+    e.len = static_cast<uint32_t>(len);
+    std::memcpy(e.data, data, len);
+    e.seq.store(++p.dgram_sent, std::memory_order_release);
+    q->produced.store(p.dgram_sent, std::memory_order_release);
+    Layout::header(p.base)->bell.ring();
+    return true;
+  }
+
+  int recv_datagram(void* buf, std::size_t max, int* peer) override {
+    for (int i = 0; i < size_; ++i) {
+      int src = (next_dgram_ + i) % size_;
+      Peer& p = peers_[static_cast<std::size_t>(src)];
+      DgramQueue* q = layout_.dgrams(mine_.base(), src);
+      DgramEntry& e = q->entries[p.dgram_taken % kDgramDepth];
+      if (e.seq.load(std::memory_order_acquire) != p.dgram_taken + 1) continue;
+      const std::size_t len = std::min<std::size_t>(e.len, kDgramBytes);
+      const bool fits = len <= max;
+      if (fits) std::memcpy(buf, e.data, len);
+      q->taken.store(++p.dgram_taken, std::memory_order_release);
+      p.dgram_seen.store(p.dgram_taken, std::memory_order_relaxed);
+      next_dgram_ = (src + 1) % size_;
+      if (!fits) continue;  // as a receive buffer too short: lost
+      *peer = src;
+      return static_cast<int>(len);
+    }
+    return -1;
+  }
+
+  // A queue pair number names this rank's queue pair for one peer; the
+  // target's receive queue for us records which one it is connected to.
+  std::string create_qp(int peer) override {
+    Peer& p = at(peer);
+    if (!p.base) throw std::runtime_error("software verbs device: rank " + std::to_string(peer) + " is not known");
+    if (p.qpn == 0) {
+      p.qpn = ++next_qpn_;
+      ++qps_created_;
+    }
+    return "softqp " + std::to_string(p.qpn);
+  }
+  void connect(int peer, const std::string& addr) override {
+    Peer& p = at(peer);
+    unsigned qpn = 0;
+    char extra = 0;
+    if (std::sscanf(addr.c_str(), "softqp %u%c", &qpn, &extra) != 1 || qpn == 0)
+      throw std::runtime_error("rank " + std::to_string(peer) + " sent a malformed queue pair address: '" + addr + "'");
+    if (p.qpn == 0) throw std::runtime_error("verbs: connect to rank " + std::to_string(peer) + " before create_qp");
+    p.remote_qpn = qpn;
+    layout_.queue(mine_.base(), peer)->connected_to.store(qpn, std::memory_order_release);
+  }
+  int qps_created() const override { return qps_created_; }
 
   Region reg(void* addr, std::size_t len, uint32_t access) override {
     if (free_slots_.empty()) {
@@ -100,6 +163,7 @@ class SoftDevice final : public VerbsDevice {
   bool post_recv(int peer, uint64_t) override {
     RecvQueue* q = layout_.queue(mine_.base(), peer);
     Peer& p = at(peer);
+    if (p.qpn == 0) return false;  // no queue pair
     if (p.posted - p.consumed >= kQueueDepth) return false;
     q->posted.store(++p.posted, std::memory_order_release);
     return true;
@@ -108,6 +172,7 @@ class SoftDevice final : public VerbsDevice {
   bool write_imm(int peer, uint64_t wr_id, const void* local, std::size_t len, uint32_t, uint64_t remote, uint32_t rkey,
                  uint32_t imm) override {
     Peer& p = at(peer);
+    if (!p.remote_qpn) return false;  // not connected: refused at posting, as by ibv_post_send
     Status s = check(p, remote, len, rkey, kRemoteWrite);
     RecvQueue* q = layout_.queue(p.base, rank_);
     if (s == Status::Success && p.produced >= q->posted.load(std::memory_order_acquire)) s = Status::ReceiverNotReady;
@@ -126,6 +191,7 @@ class SoftDevice final : public VerbsDevice {
   bool write(int peer, uint64_t wr_id, const void* local, std::size_t len, uint32_t, uint64_t remote,
              uint32_t rkey) override {
     Peer& p = at(peer);
+    if (!p.remote_qpn) return false;  // not connected: refused at posting, as by ibv_post_send
     Status s = check(p, remote, len, rkey, kRemoteWrite);
     if (s == Status::Success && len && !shm::cma_write(p.pid, remote, local, len)) s = Status::RemoteAccess;
     return complete(p, peer, wr_id, Op::Write, s);
@@ -133,6 +199,7 @@ class SoftDevice final : public VerbsDevice {
 
   bool read(int peer, uint64_t wr_id, void* local, std::size_t len, uint32_t, uint64_t remote, uint32_t rkey) override {
     Peer& p = at(peer);
+    if (!p.remote_qpn) return false;  // not connected: refused at posting, as by ibv_post_send
     Status s = check(p, remote, len, rkey, kRemoteRead);
     if (s == Status::Success && len && !shm::cma_read(p.pid, local, remote, len)) s = Status::RemoteAccess;
     return complete(p, peer, wr_id, Op::Read, s);
@@ -208,6 +275,11 @@ class SoftDevice final : public VerbsDevice {
     uint64_t posted = 0;            // receives posted for it (our queue)
     uint64_t consumed = 0;          // of those, completed
     std::atomic<uint64_t> seen{0};  // consumed, for wait() in another thread
+    uint32_t qpn = 0;               // our queue pair for it (0: none yet)
+    uint32_t remote_qpn = 0;        // its queue pair ours is connected to (0: not connected)
+    uint64_t dgram_sent = 0;        // datagrams written into its queue for us
+    uint64_t dgram_taken = 0;       // datagrams from it taken off our queue
+    std::atomic<uint64_t> dgram_seen{0};
   };
 
   Peer& at(int peer) {
@@ -219,6 +291,11 @@ class SoftDevice final : public VerbsDevice {
   Status check(Peer& p, uint64_t remote, std::size_t len, uint32_t rkey, uint32_t need) const {
     if (p.error) return Status::Flushed;
     if (!p.base) return Status::PeerUnreachable;
+    // The target's queue pair must be connected to ours (RTR) before a
+    // request reaches it; on a NIC the request would be retried until the
+    // retries ran out.
+    if (layout_.queue(p.base, rank_)->connected_to.load(std::memory_order_acquire) != p.qpn)
+      return Status::PeerUnreachable;
     if (len == 0 && need == kRemoteWrite) return Status::Success;  // as on InfiniBand: no key is checked
     KeySlot& k = layout_.keys(p.base)[rkey & (kKeySlots - 1)];
     if (rkey == 0 || k.key.load(std::memory_order_acquire) != rkey) return Status::RemoteAccess;
@@ -233,6 +310,7 @@ class SoftDevice final : public VerbsDevice {
   template <class F>
   bool atomic(int peer, uint64_t wr_id, Op op, uint64_t* result, uint64_t remote, uint32_t rkey, F&& next) {
     Peer& p = at(peer);
+    if (!p.remote_qpn) return false;
     Status s = check(p, remote, 8, rkey, kRemoteAtomic);
     if (s == Status::Success && remote % 8 != 0) s = Status::RemoteAccess;
     if (s == Status::Success) {
@@ -273,6 +351,9 @@ class SoftDevice final : public VerbsDevice {
       if (layout_.queue(mine_.base(), src)->produced.load(std::memory_order_acquire) !=
           peers_[static_cast<std::size_t>(src)].seen.load(std::memory_order_relaxed))
         return false;
+      if (layout_.dgrams(mine_.base(), src)->produced.load(std::memory_order_acquire) !=
+          peers_[static_cast<std::size_t>(src)].dgram_seen.load(std::memory_order_relaxed))
+        return false;
     }
     return now_ns() < next_check_ns_.load(std::memory_order_relaxed);
   }
@@ -287,6 +368,9 @@ class SoftDevice final : public VerbsDevice {
   std::deque<Completion> cq_;
   std::atomic<std::size_t> cq_size_{0};
   int next_ = 0;
+  int next_dgram_ = 0;
+  uint32_t next_qpn_ = 0;
+  int qps_created_ = 0;
   shm::PeerWatch watch_;
   std::deque<std::pair<int, std::string>> dead_;  // found, not yet reported
   std::atomic<int64_t> next_check_ns_{0};

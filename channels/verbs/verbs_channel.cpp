@@ -25,7 +25,7 @@ constexpr unsigned kPollsPerLivenessCheck = 256;
 enum WrKind : uint64_t { kData = 0, kCredit = 1, kRead = 2 };  // 3: VerbsOneSided::kWrKind
 uint64_t wr(WrKind k, uint64_t v) { return v << 2 | k; }
 
-std::string key_for(int from, int to) { return "adi3-verbs-" + std::to_string(from) + "-" + std::to_string(to); }
+std::string key_for(int rank) { return "adi3-verbs-" + std::to_string(rank); }
 
 }  // namespace
 
@@ -57,55 +57,87 @@ VerbsChannel::VerbsChannel(ChannelBootstrap& boot, const VerbsSettings& settings
 }
 
 VerbsChannel::~VerbsChannel() {
+  if (settings_.report) {
+    std::string to;
+    for (int p = 0; p < size_; ++p)
+      if (cm_ && cm_->ready(p)) {
+        if (!to.empty()) to += ',';
+        to += std::to_string(p);
+      }
+    std::fprintf(stderr, "adi3 verbs: rank %d made %d queue pairs (connected to: %s)\n", rank_, dev_->qps_created(),
+                 to.empty() ? "none" : to.c_str());
+  }
   os_.reset();
   for (auto& [key, r] : offered_) cache_.release(r);
   dev_->dereg(rings_mr_);
   dev_->dereg(stage_mr_);
 }
 
-// Connection data through the key-value space: per ordered pair, the
-// device's address and the receiver's ring for that sender.
+// One key per rank through the key-value space: its rings (base address
+// and key; the ring for sender s is the s-th) and the device's datagram
+// address. Queue pairs are connected later, on first use (cm_).
 void VerbsChannel::exchange(ChannelBootstrap& boot) {
   const std::size_t per_peer = settings_.slot_bytes * settings_.slots;
-  for (int p = 0; p < size_; ++p) {
-    char ring[96];
-    std::snprintf(ring, sizeof ring, "%" PRIx64 " %x %zx %x|",
-                  static_cast<uint64_t>(rings_mr_.addr + per_peer * static_cast<std::size_t>(p)), rings_mr_.rkey,
-                  settings_.slot_bytes, settings_.slots);
-    std::string value = ring + dev_->address(p);
-    if (value.size() > boot.max_value_length())
-      throw std::runtime_error("verbs address of " + std::to_string(value.size()) + " bytes exceeds the launcher's " +
-                               std::to_string(boot.max_value_length()) + "-byte values");
-    boot.put(key_for(rank_, p), value);
-  }
+  char ring[96];
+  std::snprintf(ring, sizeof ring, "%" PRIx64 " %x %zx %x|", static_cast<uint64_t>(rings_mr_.addr), rings_mr_.rkey,
+                settings_.slot_bytes, settings_.slots);
+  std::string value = ring + dev_->datagram_address();
+  if (value.size() > boot.max_value_length())
+    throw std::runtime_error("verbs address of " + std::to_string(value.size()) + " bytes exceeds the launcher's " +
+                             std::to_string(boot.max_value_length()) + "-byte values");
+  boot.put(key_for(rank_), value);
   boot.fence();
   for (int p = 0; p < size_; ++p) {
-    std::optional<std::string> v = boot.get(key_for(p, rank_));
+    std::optional<std::string> v = boot.get(key_for(p));
     if (!v) throw std::runtime_error("rank " + std::to_string(p) + " published no verbs address");
-    uint64_t ring = 0;
+    uint64_t ring_base = 0;
     unsigned rkey = 0, slots = 0;
     std::size_t slot_bytes = 0;
     auto bar = v->find('|');
     if (bar == std::string::npos ||
-        std::sscanf(v->c_str(), "%" SCNx64 " %x %zx %x|", &ring, &rkey, &slot_bytes, &slots) != 4)
+        std::sscanf(v->c_str(), "%" SCNx64 " %x %zx %x|", &ring_base, &rkey, &slot_bytes, &slots) != 4)
       throw std::runtime_error("rank " + std::to_string(p) + " published a malformed verbs address: '" + *v + "'");
     if (slot_bytes != settings_.slot_bytes || slots != settings_.slots)
       throw std::runtime_error("rank " + std::to_string(p) + " uses eager rings of " + std::to_string(slots) + " x " +
                                std::to_string(slot_bytes) + " bytes, this rank " + std::to_string(settings_.slots) +
                                " x " + std::to_string(settings_.slot_bytes) +
                                " (set ADI3_VERBS_SLOTS and ADI3_VERBS_SLOT_BYTES alike for every rank)");
-    dev_->connect(p, v->substr(bar + 1));
+    dev_->datagram_peer(p, v->substr(bar + 1));
     Peer& peer = peers_[static_cast<std::size_t>(p)];
-    peer.ring = ring;
+    peer.ring = ring_base + per_peer * static_cast<std::size_t>(rank_);
     peer.rkey = rkey;
-    peer.credits = settings_.slots;
-    // Receives for its records and up to 8 credit messages (see consumed()).
-    for (unsigned i = 0; i < settings_.slots + 8; ++i) {
-      if (!dev_->post_recv(p, 0)) throw std::runtime_error("verbs: cannot post receives for rank " + std::to_string(p));
-    }
   }
   boot.barrier();
-  dev_->connected();
+  dev_->started();
+  cm_ = std::make_unique<ConnManager>(*dev_, rank_, size_, std::chrono::milliseconds(settings_.connect_timeout_ms),
+                                      static_cast<ConnManager::Hooks&>(*this));
+}
+
+// The queue pair to peer exists: receives for its records and up to 8
+// credit messages (see consumed()), all its ring's credits.
+void VerbsChannel::qp_created(int p) {
+  Peer& peer = peers_[static_cast<std::size_t>(p)];
+  qps_.store(static_cast<uint64_t>(dev_->qps_created()), std::memory_order_relaxed);
+  if (settings_.report) std::fprintf(stderr, "adi3 verbs: rank %d: queue pair to rank %d\n", rank_, p);
+  peer.credits = settings_.slots;
+  for (unsigned i = 0; i < settings_.slots + 8; ++i) {
+    if (!dev_->post_recv(p, 0)) throw std::runtime_error("cannot post receives");
+  }
+}
+
+void VerbsChannel::connect_failed(int peer, std::string why) {
+  fail_peer(peer, "rank " + std::to_string(peer) + " is unreachable over verbs (device " + dev_->name() + ", rank " +
+                      std::to_string(rank_) + "): " + why);
+}
+
+bool VerbsChannel::connected(std::unique_lock<std::mutex>& g, int peer) {
+  while (!cm_->ready(peer)) {
+    if (peers_[static_cast<std::size_t>(peer)].dead) return false;
+    cm_->want(peer);
+    if (cm_->ready(peer)) break;
+    drive(g);
+  }
+  return true;
 }
 
 char* VerbsChannel::slot(char* base, int peer, uint64_t n) const {
@@ -116,6 +148,11 @@ SendResult VerbsChannel::send(int dest, const void* hdr, std::size_t hdr_bytes, 
   std::lock_guard g(mu_);
   Peer& p = peers_[static_cast<std::size_t>(dest)];
   if (p.dead) return SendResult::Failed;
+  if (!cm_->ready(dest)) {  // the first packet to dest: connect, and the core retries
+    cm_->want(dest);
+    connecting_.store(cm_->pending(), std::memory_order_relaxed);
+    if (!cm_->ready(dest)) return p.dead ? SendResult::Failed : SendResult::Busy;
+  }
   if (hdr_bytes > kMaxHeader || payload.bytes > caps_.max_payload) return SendResult::Failed;
   if (p.credits == 0 || p.sent - p.written >= settings_.slots) return SendResult::Busy;
   char* rec = slot(stage_, dest, p.sent);
@@ -196,7 +233,9 @@ int VerbsChannel::poll(PacketSink& sink) {
     Completion cs[kBatch];
     int n = dev_->poll(cs, kBatch);
     for (int i = 0; i < n; ++i) handle(cs[i], arrived);
-    if (++polls_ % kPollsPerLivenessCheck == 0) check_liveness();
+    cm_->progress();
+    connecting_.store(cm_->pending(), std::memory_order_relaxed);
+    if (++polls_ % kPollsPerLivenessCheck == 0) check_liveness_locked();
     failures.swap(failures_);
   }
   // Slots stay ours until consumed() returns them: deliver without the lock
@@ -239,6 +278,7 @@ void VerbsChannel::handle(const Completion& c, std::vector<Arrived>& arrived) {
       if ((c.wr_id & 3) == kData) ++p.written;
       break;
     case Op::RecvImm:
+      cm_->heard_from(c.peer);
       if (!p.dead && !accept(c.peer, c, arrived))
         fail_peer(c.peer, "rank " + std::to_string(c.peer) +
                               " is treated as failed: it wrote a malformed record "
@@ -296,6 +336,7 @@ void VerbsChannel::fail_peer(int peer, std::string why) {
   Peer& p = peers_[static_cast<std::size_t>(peer)];
   if (p.dead) return;
   p.dead = true;
+  if (cm_) cm_->drop(peer);
   failures_.push_back({peer, std::move(why)});
 }
 
@@ -303,18 +344,20 @@ void VerbsChannel::wait_until(std::chrono::microseconds timeout, const WaitCondi
   {
     std::unique_lock g(mu_, std::try_to_lock);
     if (g) {
-      check_liveness();
+      check_liveness_locked();
       if (!failures_.empty()) return;  // poll() reports them
     }
   }
   if (stash_nonempty_.load(std::memory_order_relaxed)) return;
+  // Connections under way resend their datagrams from poll(): short naps.
+  if (connecting_.load(std::memory_order_relaxed)) timeout = std::min(timeout, std::chrono::microseconds(5000));
   dev_->wait_until(timeout, done);
 }
 
 // With mu_ held. Peers the device found dead; and without our launcher
 // (mpiexec, a proxy) the job can neither finish nor be stopped, so every
 // peer is as good as gone and waits should fail rather than hang.
-void VerbsChannel::check_liveness() {
+void VerbsChannel::check_liveness_locked() {
   std::string why;
   for (int dead = dev_->dead_peer(why); dead >= 0; dead = dev_->dead_peer(why)) fail_peer(dead, why);
   if (orphaned_ || size_ == 1 || getppid() == launcher_) return;
@@ -340,6 +383,8 @@ void VerbsChannel::drive(std::unique_lock<std::mutex>& g) {
     }
   }
   if (!stash_.empty()) stash_nonempty_.store(true, std::memory_order_relaxed);
+  cm_->progress();
+  connecting_.store(cm_->pending(), std::memory_order_relaxed);
 }
 
 // Rendezvous: RDMA-read the buffer the peer offered straight into ours.
@@ -354,6 +399,8 @@ int VerbsChannel::get(int peer, void* local, uint64_t remote, std::size_t len) {
   if (!o || p.dead) return -1;
   const Offer offer = *o;
   *o = Offer{};
+  // Connected already: the offer came over the queue pair.
+  if (!connected(g, peer)) return -1;
   Region mine;
   try {
     mine = cache_.acquire(local, len);

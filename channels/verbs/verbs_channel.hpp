@@ -14,6 +14,10 @@
 // receiver's get() RDMA-reads straight into the user's buffer; the
 // registration is released when the receiver's answer (Fin, or Cts when it
 // streams instead) arrives.
+//
+// Queue pairs are made on first use (conn_manager.hpp): a send to a peer
+// not yet connected starts the connection and returns Busy; one-sided
+// requests and get() wait for it.
 #pragma once
 #include <sys/types.h>
 
@@ -29,6 +33,7 @@
 
 #include "channels/channel.hpp"
 #include "channels/plugin.hpp"
+#include "channels/verbs/conn_manager.hpp"
 #include "channels/verbs/mr_cache.hpp"
 #include "channels/verbs/record.hpp"
 #include "channels/verbs/settings.hpp"
@@ -37,7 +42,7 @@
 
 namespace adi3::verbs {
 
-class VerbsChannel final : public Channel {
+class VerbsChannel final : public Channel, private ConnManager::Hooks {
  public:
   // Collective over the bootstrap's ranks. Throws std::runtime_error.
   VerbsChannel(ChannelBootstrap& boot, const VerbsSettings& settings, std::unique_ptr<VerbsDevice> dev);
@@ -54,8 +59,16 @@ class VerbsChannel final : public Channel {
   void wake() override { dev_->wake(); }
   int get(int peer, void* local, uint64_t remote, std::size_t len) override;
   OneSided* onesided() override { return os_.get(); }
+  // Channel::check_liveness: when the lock is free (else its holder polls).
+  void check_liveness() override {
+    std::unique_lock g(mu_, std::try_to_lock);
+    if (g) check_liveness_locked();
+  }
 
   const VerbsDevice& device() const { return *dev_; }
+  // Reliable-connected queue pairs made so far (MPI_T pvar
+  // channel_connections, ADI3_VERBS_REPORT).
+  uint64_t connections() const override { return qps_.load(std::memory_order_relaxed); }
 
  private:
   friend class VerbsOneSided;  // posts on dev_ under mu_; drive() completes its requests
@@ -86,12 +99,18 @@ class VerbsChannel final : public Channel {
   };
 
   void exchange(ChannelBootstrap& boot);
+  // ConnManager::Hooks, with mu_ held.
+  void qp_created(int peer) override;
+  void connect_failed(int peer, std::string why) override;
+  // With mu_ held in g: connects to peer if needed, driving progress until
+  // it is connected (true) or failed (false).
+  bool connected(std::unique_lock<std::mutex>& g, int peer);
   // With mu_ held.
   void handle(const Completion& c, std::vector<Arrived>& arrived);
   bool accept(int peer, const Completion& c, std::vector<Arrived>& arrived);
   void consumed(int peer);
   void fail_peer(int peer, std::string why);
-  void check_liveness();
+  void check_liveness_locked();
   void offer_buffer(int dest, const void* hdr, std::size_t hdr_bytes, RecordHeader& h);
   void answer_seen(int src, const void* hdr, std::size_t hdr_bytes);
   char* slot(char* base, int peer, uint64_t n) const;
@@ -123,7 +142,10 @@ class VerbsChannel final : public Channel {
   uint64_t read_token_ = 0;
   std::map<uint64_t, ReadState> reads_;  // get() calls in progress
   unsigned polls_ = 0;
-  pid_t launcher_ = 0;  // our parent at start
+  std::unique_ptr<ConnManager> cm_;
+  std::atomic<bool> connecting_{false};  // cm_->pending(), for wait_until
+  std::atomic<uint64_t> qps_{0};         // dev_->qps_created(), for any thread
+  pid_t launcher_ = 0;                   // our parent at start
   bool orphaned_ = false;
   std::unique_ptr<VerbsOneSided> os_;  // last: its requests refer to the members above
 };

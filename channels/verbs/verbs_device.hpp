@@ -72,13 +72,40 @@ class VerbsDevice {
  public:
   virtual ~VerbsDevice() = default;
   virtual const char* name() const = 0;  // "soft", "mlx5_0"
-  // The bytes this rank publishes so `peer` can connect (through the
-  // bootstrap's key-value space); then connect() with the peer's.
-  virtual std::string address(int peer) const = 0;
+  // ---- Connection management (lazy reliable-connected queue pairs) ----
+  // Each rank publishes one datagram address at start (through the
+  // bootstrap's key-value space): on hardware its unreliable-datagram (UD)
+  // queue pair. A reliable-connected queue pair to a peer is made only when
+  // the channel first needs it: create_qp() gives this side's address for
+  // it, which reaches the peer in a datagram, and connect() takes the
+  // peer's. Datagrams follow UD rules: each is whole or absent (dropped
+  // when the target has no receive posted, never reported to the sender),
+  // at most kMaxDatagram bytes, and carry their sender's rank as checked by
+  // the device (the source queue pair must be the one that rank published).
+  static constexpr std::size_t kMaxDatagram = 192;
+  virtual std::string datagram_address() const = 0;
+  // A peer's published datagram address; throws std::runtime_error when
+  // malformed.
+  virtual void datagram_peer(int peer, const std::string& address) = 0;
+  // After every rank took everyone's datagram address (a bootstrap barrier).
+  virtual void started() {}
+  // false: not sent now (no send slot); the caller retries later.
+  virtual bool send_datagram(int peer, const void* data, std::size_t len) = 0;
+  // One arrived datagram into buf (up to max bytes): its length, the
+  // sender in *peer; -1 when none.
+  virtual int recv_datagram(void* buf, std::size_t max, int* peer) = 0;
+  // Creates the queue pair to `peer` (ready for post_recv, not yet for
+  // sends) and returns the address the peer connects it with. Throws
+  // std::runtime_error when the device cannot.
+  virtual std::string create_qp(int peer) = 0;
+  // Connects the queue pair create_qp() made to the peer's (after this the
+  // local side may send; the peer's side must be connected before a
+  // request reaches it, else the request fails with PeerUnreachable).
   // Throws std::runtime_error on a malformed or unusable address.
   virtual void connect(int peer, const std::string& remote_address) = 0;
-  // After every rank connected everyone (a bootstrap barrier).
-  virtual void connected() {}
+  // Reliable-connected queue pairs this device created (for tests and the
+  // report; the datagram queue pair is not counted).
+  virtual int qps_created() const = 0;
 
   // Throws std::runtime_error (naming the region) when it cannot register.
   virtual Region reg(void* addr, std::size_t len, uint32_t access) = 0;
@@ -87,8 +114,9 @@ class VerbsDevice {
   // then a registration cache may keep regions across frees.
   virtual bool registrations_follow_mappings() const = 0;
 
-  // Work requests. false: the send queue is full (poll, then retry); the
-  // request was not posted. Every accepted one yields one completion.
+  // Work requests, on a connected queue pair only (post_recv: one that
+  // create_qp() made). false: the send queue is full (poll, then retry);
+  // the request was not posted. Every accepted one yields one completion.
   virtual bool post_recv(int peer, uint64_t wr_id) = 0;
   virtual bool write_imm(int peer, uint64_t wr_id, const void* local, std::size_t len, uint32_t lkey, uint64_t remote,
                          uint32_t rkey, uint32_t imm) = 0;

@@ -185,11 +185,18 @@ RemoteRegion* VerbsOneSided::attach(int peer, const void* key, std::size_t key_b
 void VerbsOneSided::detach(RemoteRegion* r) { delete static_cast<Remote*>(r); }
 
 template <class Post>
-void VerbsOneSided::submit(std::unique_lock<std::mutex>& g, const Pending& p, Post&& post) {
+bool VerbsOneSided::submit(std::unique_lock<std::mutex>& g, const Pending& p, Post&& post) {
+  if (!ch_.connected(g, p.peer)) {  // the first request to this peer connects its queue pair
+    if (p.local.handle) ch_.cache_.release(const_cast<Pending&>(p).local);
+    if (p.slot >= 0) free_slots_.push_back(p.slot);
+    errno = EIO;
+    return false;
+  }
   const uint64_t token = ++next_token_;
   while (!post(wr(token))) ch_.drive(g);  // send queue full: completions make room
   pending_[token] = p;
   ++outstanding_[static_cast<std::size_t>(p.peer)];
+  return true;
 }
 
 // put and get: one request per chunk, each holding the registration of its
@@ -210,10 +217,11 @@ int VerbsOneSided::transfer(RemoteRegion& r, uint64_t offset, void* local, std::
       return -1;
     }
     const uint64_t remote = x.addr + offset + at;
-    submit(g, p, [&](uint64_t id) {
-      return write ? ch_.dev_->write(x.peer, id, l, n, p.local.lkey, remote, x.rkey)
-                   : ch_.dev_->read(x.peer, id, l, n, p.local.lkey, remote, x.rkey);
-    });
+    if (!submit(g, p, [&](uint64_t id) {
+          return write ? ch_.dev_->write(x.peer, id, l, n, p.local.lkey, remote, x.rkey)
+                       : ch_.dev_->read(x.peer, id, l, n, p.local.lkey, remote, x.rkey);
+        }))
+      return -1;
   }
   return 0;
 }
@@ -237,8 +245,7 @@ int VerbsOneSided::atomic(RemoteRegion& r, uint64_t offset, uint64_t* result, Po
   free_slots_.pop_back();
   p.result = result;
   uint64_t* slot = &slots_mem_[static_cast<std::size_t>(p.slot)];
-  submit(g, p, [&](uint64_t id) { return post(id, slot, x.addr + offset, x.rkey); });
-  return 0;
+  return submit(g, p, [&](uint64_t id) { return post(id, slot, x.addr + offset, x.rkey); }) ? 0 : -1;
 }
 
 int VerbsOneSided::fetch_add(RemoteRegion& r, uint64_t offset, uint64_t operand, uint64_t* result, std::size_t width) {

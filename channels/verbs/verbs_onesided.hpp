@@ -58,9 +58,11 @@ class VerbsOneSided final : public OneSided {
     uint64_t* result = nullptr;
   };
   // Posts one request (post(wr_id) returns the device's answer), waiting
-  // for room in the send queue; with the channel's lock held in g.
+  // for the peer's queue pair to be connected and for room in its send
+  // queue; with the channel's lock held in g. false (errno EIO, p's
+  // resources returned): the peer failed before it was connected.
   template <class Post>
-  void submit(std::unique_lock<std::mutex>& g, const Pending& p, Post&& post);
+  bool submit(std::unique_lock<std::mutex>& g, const Pending& p, Post&& post);
   int transfer(RemoteRegion& r, uint64_t offset, void* local, std::size_t len, bool write);
   template <class Post>
   int atomic(RemoteRegion& r, uint64_t offset, uint64_t* result, Post&& post);

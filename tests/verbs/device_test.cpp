@@ -25,15 +25,23 @@ std::string fresh_job() {
   return "verbstest" + std::to_string(getpid()) + "_" + std::to_string(n++);
 }
 
-// `ranks` devices of one job in this process, connected to each other.
-std::vector<std::unique_ptr<VerbsDevice>> job(int ranks) {
+// `ranks` devices of one job in this process, each knowing the others'
+// datagram addresses; with `connect`, a queue pair between every pair.
+std::vector<std::unique_ptr<VerbsDevice>> job(int ranks, bool connect = true) {
   std::string id = fresh_job();
   std::vector<std::unique_ptr<VerbsDevice>> d;
   for (int r = 0; r < ranks; ++r) d.push_back(open_soft_device({r, ranks, id, 64}));
+  for (auto& x : d)
+    for (int p = 0; p < ranks; ++p) x->datagram_peer(p, d[static_cast<std::size_t>(p)]->datagram_address());
+  for (auto& x : d) x->started();
+  if (!connect) return d;
+  std::vector<std::string> qp(static_cast<std::size_t>(ranks * ranks));
   for (int r = 0; r < ranks; ++r)
     for (int p = 0; p < ranks; ++p)
-      d[static_cast<std::size_t>(r)]->connect(p, d[static_cast<std::size_t>(p)]->address(r));
-  for (auto& x : d) x->connected();
+      qp[static_cast<std::size_t>(r * ranks + p)] = d[static_cast<std::size_t>(r)]->create_qp(p);
+  for (int r = 0; r < ranks; ++r)
+    for (int p = 0; p < ranks; ++p)
+      d[static_cast<std::size_t>(r)]->connect(p, qp[static_cast<std::size_t>(p * ranks + r)]);
   return d;
 }
 
@@ -308,6 +316,72 @@ TEST(SoftDevice, WaitUntilWakesOnWake) {
     d[0]->wait_until(std::chrono::seconds(5), WaitCondition::of(done));
   waker.join();
   EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
+}
+
+// UD rules: whole datagrams with the sender's rank; a full receive queue
+// drops them silently; none over the size limit.
+TEST(SoftDevice, DatagramsArriveWholeOrAreDropped) {
+  auto d = job(3, false);
+  char buf[VerbsDevice::kMaxDatagram];
+  int from = -1;
+  EXPECT_EQ(d[1]->recv_datagram(buf, sizeof buf, &from), -1);
+  ASSERT_TRUE(d[0]->send_datagram(1, "hello", 5));
+  ASSERT_TRUE(d[2]->send_datagram(1, "hi", 2));
+  int got = 0;
+  for (int i = 0; i < 2; ++i) {
+    int n = d[1]->recv_datagram(buf, sizeof buf, &from);
+    ASSERT_GE(n, 0);
+    const std::string text(buf, static_cast<std::size_t>(n));
+    EXPECT_EQ(text, from == 0 ? "hello" : "hi");
+    got |= 1 << from;
+  }
+  EXPECT_EQ(got, 0b101);
+  EXPECT_EQ(d[1]->recv_datagram(buf, sizeof buf, &from), -1);
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE(d[0]->send_datagram(1, &i, sizeof i));  // accepted, most dropped
+  int kept = 0;
+  while (d[1]->recv_datagram(buf, sizeof buf, &from) >= 0) ++kept;
+  EXPECT_GT(kept, 0);
+  EXPECT_LT(kept, 100);
+  std::string big(VerbsDevice::kMaxDatagram + 1, 'x');
+  EXPECT_FALSE(d[0]->send_datagram(1, big.data(), big.size()));
+  EXPECT_EQ(d[0]->qps_created(), 0);
+}
+
+// A queue pair takes requests only once connected; a request reaching a
+// peer whose side is not connected to it fails as on a NIC (retries out).
+TEST(SoftDevice, QueuePairsMustBeConnectedOnBothSides) {
+  auto d = job(2, false);
+  std::vector<uint64_t> target(4, 0);
+  Region t = d[1]->reg(target.data(), 32, kLocalWrite | kRemoteWrite);
+  uint64_t v = 5;
+  EXPECT_FALSE(d[0]->post_recv(1, 0)) << "no queue pair yet";
+  EXPECT_FALSE(d[0]->write(1, 1, &v, 8, 0, t.addr, t.rkey));
+  std::string a0 = d[0]->create_qp(1);
+  EXPECT_EQ(d[0]->create_qp(1), a0) << "one queue pair per peer";
+  EXPECT_EQ(d[0]->qps_created(), 1);
+  EXPECT_TRUE(d[0]->post_recv(1, 0));
+  EXPECT_FALSE(d[0]->write(1, 1, &v, 8, 0, t.addr, t.rkey)) << "created, not connected";
+  EXPECT_THROW(d[0]->connect(1, "garbage"), std::runtime_error);
+  std::string a1 = d[1]->create_qp(0);
+  d[0]->connect(1, a1);  // our side ready; rank 1's not yet
+  ASSERT_TRUE(d[0]->write(1, 2, &v, 8, 0, t.addr, t.rkey));
+  auto c = drain(*d[0], 1);
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].status, Status::PeerUnreachable);
+  EXPECT_EQ(target[0], 0u);
+
+  auto e = job(2, false);  // in the right order: both sides, then requests
+  Region u = e[1]->reg(target.data(), 32, kLocalWrite | kRemoteWrite);
+  std::string b0 = e[0]->create_qp(1), b1 = e[1]->create_qp(0);
+  e[1]->connect(0, b0);
+  e[0]->connect(1, b1);
+  ASSERT_TRUE(e[0]->write(1, 3, &v, 8, 0, u.addr, u.rkey));
+  c = drain(*e[0], 1);
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].status, Status::Success);
+  EXPECT_EQ(target[0], 5u);
+  EXPECT_EQ(e[0]->qps_created(), 1);
+  EXPECT_EQ(e[1]->qps_created(), 1);
 }
 
 TEST(IbvDevice, NoDeviceSaysSo) {

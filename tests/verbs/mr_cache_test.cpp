@@ -17,8 +17,13 @@ class CountingDevice final : public VerbsDevice {
  public:
   explicit CountingDevice(bool follow) : follow_(follow) {}
   const char* name() const override { return "counting"; }
-  std::string address(int) const override { return {}; }
+  std::string datagram_address() const override { return {}; }
+  void datagram_peer(int, const std::string&) override {}
+  bool send_datagram(int, const void*, std::size_t) override { return false; }
+  int recv_datagram(void*, std::size_t, int*) override { return -1; }
+  std::string create_qp(int) override { return {}; }
   void connect(int, const std::string&) override {}
+  int qps_created() const override { return 0; }
   Region reg(void* a, std::size_t len, uint32_t) override {
     ++live;
     ++regs;
