@@ -1,11 +1,14 @@
 // NIC windows (rma/native.hpp): windows over a channel whose regions are
 // reached through its one-sided interface only (verbs: RDMA read, write
-// and 8-byte atomics), nothing mapped. Every operation is posted and then
-// flushed before it returns, so the epoch's synchronization has nothing
-// left to wait for, as on shared memory.
+// and 8-byte atomics), nothing mapped.
 //
-//  - put/get: RDMA write/read of contiguous target data (the origin side
-//    may be anything: a bounded bounce buffer packs it).
+//  - put/get: RDMA write/read of contiguous target data. From and into a
+//    contiguous origin buffer they are posted and left in flight (not for
+//    request-based operations, whose request completes at return): the
+//    synchronization that completes them (flush, unlock, fence, complete:
+//    WindowState::memory_fence) waits for every target they went to. A
+//    noncontiguous origin goes through a bounded bounce buffer, flushed
+//    per piece. Everything else completes before it returns.
 //  - accumulate family: per 8-byte element, the NIC's fetch-add (integer
 //    sums, NoOp) or a compare-and-swap loop around the op's kernel; other
 //    element sizes take the emulation (rma/atomic_acc.hpp: the rule that
@@ -17,6 +20,7 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstring>
+#include <mutex>
 #include <vector>
 
 #include "adi3/device.hpp"
@@ -88,7 +92,13 @@ int transfer(WindowState& w, const OpArgs& a, const Checked& c, NativePeer& p, u
   const char* op = put ? "RDMA write" : "RDMA read";
   if (char* o = run_of(obuf, static_cast<std::size_t>(a.ocount), a.otype)) {
     const int rc = put ? os.put(*p.mem_r, off, o, c.bytes) : os.get(*p.mem_r, off, o, c.bytes);
-    if (rc || os.flush(p.mem_r->peer)) return failed(w, a.name, a.target, op);
+    if (rc) return failed(w, a.name, a.target, op);
+    if (a.req) return os.flush(p.mem_r->peer) ? failed(w, a.name, a.target, op) : 0;
+    // In flight until the epoch's next completion.
+    std::lock_guard<std::mutex> g(w.nic_mu);
+    if (w.nic_dirty.size() != w.native->peers.size()) w.nic_dirty.assign(w.native->peers.size(), 0);
+    w.nic_dirty[static_cast<std::size_t>(a.target)] = 1;
+    w.nic_posted.store(true, std::memory_order_release);
     return 0;
   }
   Segment seg(obuf, static_cast<std::size_t>(a.ocount), a.otype);
@@ -144,6 +154,33 @@ bool lock_word(WindowState& w, int target, uint64_t word, uint64_t add, uint64_t
 }
 
 }  // namespace
+
+}  // namespace adi3::rma::native
+
+namespace adi3::rma {
+
+// Waits for every put and get left in flight; a failure (a bad key or
+// range at the target, a broken queue pair) is the epoch's error, reported
+// by the synchronization call that fenced.
+void WindowState::complete_nic() {
+  std::lock_guard<std::mutex> g(nic_mu);
+  nic_posted.store(false, std::memory_order_relaxed);
+  if (!native) return;
+  for (std::size_t t = 0; t < nic_dirty.size(); ++t) {
+    if (!nic_dirty[t]) continue;
+    nic_dirty[t] = 0;
+    const NativePeer& p = native->peers[t];
+    if (p.mem_r && native->os.flush(p.mem_r->peer) != 0) {
+      const int e = dev.errors().raise(ErrorClass::Other, "RMA to rank %zu: the NIC's RDMA write or read failed: %s", t,
+                                       std::strerror(errno));
+      if (!deferred_error) deferred_error = e;
+    }
+  }
+}
+
+}  // namespace adi3::rma
+
+namespace adi3::rma::native {
 
 bool nic_can(const WindowState& w, const OpArgs& a, const Checked& c) {
   const auto t = static_cast<std::size_t>(a.target);

@@ -214,9 +214,20 @@ class WindowState {
   uint64_t native_ops = 0, emulated_ops = 0;
 
   // A full memory fence: a seq_cst read-modify-write (which TSan models;
-  // std::atomic_thread_fence it does not).
-  void memory_fence() { fence_word.fetch_add(0, std::memory_order_seq_cst); }
+  // std::atomic_thread_fence it does not). On a NIC window it also waits
+  // for the operations posted and not yet completed (every synchronization
+  // that completes operations fences: flush, unlock, fence, complete).
+  void memory_fence() {
+    fence_word.fetch_add(0, std::memory_order_seq_cst);
+    if (nic_posted.load(std::memory_order_acquire)) complete_nic();
+  }
   std::atomic<int> fence_word{0};
+  // NIC windows (rma/native_nic.cpp): puts and gets are posted and left to
+  // complete; nic_dirty (under nic_mu) names the targets that have some.
+  std::atomic<bool> nic_posted{false};
+  std::mutex nic_mu;
+  std::vector<uint8_t> nic_dirty;
+  void complete_nic();
 
   // ---- helpers (rma/*.cpp, emul/*.cpp) ----
   int my_rank() const { return comm.rank; }
