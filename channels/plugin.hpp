@@ -22,7 +22,7 @@
 namespace adi3 {
 
 // 3: OneSided gained a virtual (reaches: channel sets reach only their host).
-// 4: OneSided gained a virtual (attentive); 5: Channel gained check_liveness.
+// 4: OneSided gained a virtual (attentive); 5: OneSided gained wake (Channel: check_liveness).
 // 6: Channel gained a virtual (connections: the verbs channel's lazy queue pairs).
 inline constexpr uint32_t kChannelAbiVersion = 6;
 
