@@ -1,6 +1,7 @@
 #include "coll/shm_coll.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <cstring>
 
 #include "coll/copy.hpp"
@@ -18,13 +19,39 @@ ShmNode* node_for(Device& dev, const Comm& comm, const Tuning& t, int* err, bool
   return n;
 }
 
-// A reduction this path can run: a predefined type (its elements are
-// extent bytes apart, no gaps to skip) and an op defined on it (else the
-// scheduled path reports the error).
-bool reducible(Device& dev, const Datatype* type, std::size_t count, const Op& op) {
-  if (!type || !type->is_committed() || !type->is_predefined() || count == 0 || type->extent() <= 0) return false;
-  return reduce_local(dev, nullptr, nullptr, 0, type, op) == 0;
-}
+// The reduction of one call, resolved once: a predefined type (its
+// elements are extent bytes apart, no gaps to skip) and an op defined on
+// it, applied straight through the kernels (reduce_local would check the
+// pair again on every combine). Anything else goes to the scheduled path,
+// which reports the error.
+struct Reduction {
+  const Datatype* type;
+  const Op& op;
+  Builtin b = Builtin::kByte;
+  std::size_t ext = 0;
+
+  bool resolve(std::size_t count) {
+    if (!type || count == 0 || !type->is_committed() || !type->builtin_id(&b) || type->extent() <= 0) return false;
+    ext = static_cast<std::size_t>(type->extent());
+    if (op.kind() == OpKind::User) return true;
+    return op.kind() != OpKind::Replace && op.kind() != OpKind::NoOp && op_accepts(op.kind(), b);
+  }
+  // inout = in op inout on n elements.
+  void combine(const void* in, void* inout, std::size_t n) const {
+    if (op.kind() != OpKind::User) {
+      apply(op.kind(), b, in, inout, n, ext);
+      return;
+    }
+    // The user function takes an int count: feed it in pieces.
+    const auto* a = static_cast<const std::byte*>(in);
+    auto* c = static_cast<std::byte*>(inout);
+    for (std::size_t done = 0; done < n;) {
+      const std::size_t k = std::min<std::size_t>(n - done, INT_MAX);
+      op.function()(a + done * ext, c + done * ext, static_cast<int>(k), type);
+      done += k;
+    }
+  }
+};
 
 // Element range [lo, hi) of slice j when m elements are cut p ways.
 std::size_t cut(std::size_t m, int j, int p) { return m * static_cast<std::size_t>(j) / static_cast<std::size_t>(p); }
@@ -33,36 +60,40 @@ std::size_t cut(std::size_t m, int j, int p) { return m * static_cast<std::size_
 // the last rank down: rank order whatever the op, and the same bits on
 // every rank that folds the same sources.
 template <class Src>
-int fold(Device& dev, Src&& src, int p, void* out, std::size_t len, const Datatype* type, const Op& op) {
-  std::memcpy(out, src(p - 1), len * static_cast<std::size_t>(type->extent()));
-  for (int j = p - 2; j >= 0; --j) {
-    if (int e = reduce_local(dev, src(j), out, len, type, op)) return e;
-  }
-  return 0;
+void fold(const Reduction& red, Src&& src, int p, void* out, std::size_t len) {
+  std::memcpy(out, src(p - 1), len * red.ext);
+  for (int j = p - 2; j >= 0; --j) red.combine(src(j), out, len);
 }
 
 // Reductions up to one slot: all inputs in the slots, the root(s) fold.
-int small_reduction(Device& dev, ShmNode& n, const void* in, void* out, std::size_t count, const Datatype* type,
-                    const Op& op, int root) {
+int small_reduction(ShmNode& n, const Reduction& red, const void* in, void* out, std::size_t count, int root) {
   const int me = n.rank(), p = n.size();
-  const std::size_t bytes = count * static_cast<std::size_t>(type->extent());
   const uint64_t s = n.begin(1);
   std::byte* mine = nullptr;
   if (int e = n.claim_slot(&mine)) return e;
-  std::memcpy(mine, in, bytes);
-  n.post(s);
+  std::memcpy(mine, in, count * red.ext);
+  n.publish(s);
   if (root >= 0 && me != root) return 0;
-  if (int e = n.wait_all(s)) return e;
-  return fold(
-      dev, [&](int j) { return n.slot(j); }, p, out, count, type, op);
+  if (int e = n.wait_slots(s)) return e;
+  fold(
+      red, [&](int j) { return n.slot(j); }, p, out, count);
+  return 0;
 }
 
 // Longer reductions: per round, copy in once, reduce my slice in place out
 // of every area, copy the reduced slices out (root < 0: every rank).
-int long_reduction(Device& dev, ShmNode& n, const void* in, void* out, std::size_t count, const Datatype* type,
-                   const Op& op, int root) {
+// Slice j is reduced into the area of home(j), on top of the copy of that
+// rank's input already there, so no extra copy starts the fold: for a
+// commutative op the next rank's (any order is allowed, and each slice is
+// reduced once, so every rank still gets the same bits); otherwise the
+// last rank's, which the rank-order fold starts from (the last slice, the
+// last rank's own, is folded into its area after a copy).
+int home_of(int j, int p, bool commute) { return commute ? (j + 1) % p : p - 1; }
+
+int long_reduction(ShmNode& n, const Reduction& red, const void* in, void* out, std::size_t count, int root) {
   const int me = n.rank(), p = n.size();
-  const auto ext = static_cast<std::size_t>(type->extent());
+  const std::size_t ext = red.ext;
+  const bool commute = red.op.commutative();
   const std::size_t per_round = kShmChunk / ext;
   const std::size_t rounds = (count + per_round - 1) / per_round;
   const auto* src = static_cast<const std::byte*>(in);
@@ -81,7 +112,16 @@ int long_reduction(Device& dev, ShmNode& n, const void* in, void* out, std::size
     if (int e = n.wait_all(s)) return e;
     if (hi > lo) {
       auto slice = [&](int j) -> const void* { return j == me ? round_in + lo * ext : n.area(j) + lo * ext; };
-      if (int e = fold(dev, slice, p, mine + lo * ext, hi - lo, type, op)) return e;
+      const int h = home_of(me, p, commute);
+      if (h == me) {
+        fold(red, slice, p, mine + lo * ext, hi - lo);
+      } else {
+        // Rank order when h is the last rank; any order otherwise.
+        std::byte* acc = n.area(h) + lo * ext;
+        for (int j = p - 1; j >= 0; --j) {
+          if (j != h) red.combine(slice(j), acc, hi - lo);
+        }
+      }
     }
     if (root >= 0 && me != root) {
       n.post(s + 2);  // nothing more to read here: also says s + 1
@@ -90,7 +130,7 @@ int long_reduction(Device& dev, ShmNode& n, const void* in, void* out, std::size
       if (int e = n.wait_all(s + 1)) return e;
       for (int j = 0; j < p; ++j) {
         const std::size_t jl = cut(m, j, p), jh = cut(m, j + 1, p);
-        std::memcpy(dst + (at + jl) * ext, n.area(j) + jl * ext, (jh - jl) * ext);
+        std::memcpy(dst + (at + jl) * ext, n.area(home_of(j, p, commute)) + jl * ext, (jh - jl) * ext);
       }
       n.post(s + 2);
     }
@@ -165,7 +205,7 @@ bool shm_bcast(Device& dev, void* buf, std::size_t count, const Datatype* type, 
   bool taken = false;
   ShmNode* n = node_for(dev, comm, t, err, &taken);
   if (!n) return taken;
-  if (count * type->size() > kShmSlot) {
+  if (count * type->size() > kShmSlotData) {
     *err = long_bcast(*n, buf, count, type, root);
     return true;
   }
@@ -174,10 +214,10 @@ bool shm_bcast(Device& dev, void* buf, std::size_t count, const Datatype* type, 
     std::byte* mine = nullptr;
     if ((*err = n->claim_slot(&mine))) return true;
     pack(buf, count, type, mine);
-    n->post(s);
+    n->publish(s);
   } else {
     n->post(s);  // done with every older slot
-    if ((*err = n->wait_one(root, s))) return true;
+    if ((*err = n->wait_slot(root, s))) return true;
     unpack(n->slot(root), buf, count, type);
   }
   return true;
@@ -185,7 +225,8 @@ bool shm_bcast(Device& dev, void* buf, std::size_t count, const Datatype* type, 
 
 bool shm_reduce(Device& dev, const void* sbuf, void* rbuf, std::size_t count, const Datatype* type, const Op& op,
                 int root, const Comm& comm, const Tuning& t, int* err) {
-  if (t.reduce != ReduceAlgo::Auto || root < 0 || root >= comm.size || !reducible(dev, type, count, op)) return false;
+  Reduction red{type, op};
+  if (t.reduce != ReduceAlgo::Auto || root < 0 || root >= comm.size || !red.resolve(count)) return false;
   const void* in = sbuf;
   if (comm.rank == root) {
     if (!rbuf || in_place(rbuf)) return false;
@@ -195,24 +236,23 @@ bool shm_reduce(Device& dev, const void* sbuf, void* rbuf, std::size_t count, co
   bool taken = false;
   ShmNode* n = node_for(dev, comm, t, err, &taken);
   if (!n) return taken;
-  const std::size_t bytes = count * static_cast<std::size_t>(type->extent());
-  *err = bytes <= kShmSlot ? small_reduction(dev, *n, in, rbuf, count, type, op, root)
-                           : long_reduction(dev, *n, in, rbuf, count, type, op, root);
+  *err = count * red.ext <= kShmSlotData ? small_reduction(*n, red, in, rbuf, count, root)
+                                         : long_reduction(*n, red, in, rbuf, count, root);
   return true;
 }
 
 bool shm_allreduce(Device& dev, const void* sbuf, void* rbuf, std::size_t count, const Datatype* type, const Op& op,
                    const Comm& comm, const Tuning& t, int* err) {
-  if (t.allreduce != AllreduceAlgo::Auto || !reducible(dev, type, count, op)) return false;
+  Reduction red{type, op};
+  if (t.allreduce != AllreduceAlgo::Auto || !red.resolve(count)) return false;
   if (!rbuf || in_place(rbuf)) return false;
   const void* in = in_place(sbuf) ? rbuf : sbuf;
   if (!in) return false;
   bool taken = false;
   ShmNode* n = node_for(dev, comm, t, err, &taken);
   if (!n) return taken;
-  const std::size_t bytes = count * static_cast<std::size_t>(type->extent());
-  *err = bytes <= kShmSlot ? small_reduction(dev, *n, in, rbuf, count, type, op, -1)
-                           : long_reduction(dev, *n, in, rbuf, count, type, op, -1);
+  *err = count * red.ext <= kShmSlotData ? small_reduction(*n, red, in, rbuf, count, -1)
+                                         : long_reduction(*n, red, in, rbuf, count, -1);
   return true;
 }
 

@@ -2,11 +2,12 @@
 // segment (shm_node.hpp) when every member is on this host: flags and
 // loads and stores instead of messages.
 //  - barrier: each rank posts its flag and waits for everyone's.
-//  - bcast up to kShmSlot bytes: the root packs into its slot and posts;
-//    the others post on entry (they are done with older slots) and unpack.
+//  - bcast up to kShmSlotData bytes: the root packs into its slot and stamps it;
+//    the others post on entry (they are done with older slots), wait for
+//    the stamp and unpack.
 //    Longer: the root streams pieces through its area, a few in flight.
-//  - reduce/allreduce up to kShmSlot bytes: each rank copies its input to
-//    its slot and posts; the root (every rank) folds the slots in rank
+//  - reduce/allreduce up to kShmSlotData bytes: each rank copies its input
+//    to its slot and stamps it; the root (every rank) folds the slots in rank
 //    order, so non-commutative ops are exact and all ranks of an allreduce
 //    get identical bits.
 //  - longer reductions, in rounds of kShmChunk bytes: each rank copies its

@@ -257,6 +257,13 @@ void ShmNode::post(uint64_t s) {
   }
 }
 
+void ShmNode::publish(uint64_t s) {
+  // Release: the data before the stamp. The flag's seq_cst store in post()
+  // comes after it, so a sleeper woken by the flag finds the stamp too.
+  stamp(me_).store(s, std::memory_order_release);
+  post(s);
+}
+
 bool ShmNode::reached(int r, uint64_t s) const { return flag(r).load(std::memory_order_acquire) >= s; }
 
 bool ShmNode::all_reached(uint64_t s) {
@@ -308,6 +315,21 @@ int ShmNode::wait_one(int r, uint64_t s) {
 
 int ShmNode::wait_all(uint64_t s) {
   return wait([&] { return all_reached(s); });
+}
+
+int ShmNode::wait_slot(int r, uint64_t s) {
+  return wait([&] { return stamp(r).load(std::memory_order_acquire) >= s; });
+}
+
+int ShmNode::wait_slots(uint64_t s) {
+  // Ranks found stamped are not read again.
+  int next = me_ == 0 ? 1 : 0;
+  return wait([&] {
+    for (; next < p_; ++next) {
+      if (next != me_ && stamp(next).load(std::memory_order_acquire) < s) return false;
+    }
+    return true;
+  });
 }
 
 }  // namespace adi3::coll::detail

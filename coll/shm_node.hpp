@@ -18,7 +18,11 @@
 //
 // Buffers: kDepth rotating small slots per rank (call c writes set c %
 // kDepth, once all ranks entered call c - kDepth + 1), and one large area
-// per rank for the reduce-scatter of long reductions.
+// per rank for the reduce-scatter of long reductions. A slot starts with
+// its own stamp (the stage its data is for) in the line of its first
+// bytes: a reader of small data waits on the stamp and finds the data in
+// the same cache line, one transfer between cores instead of two (flag,
+// then slot).
 //
 // Values read from the segment come from other processes: flags are only
 // compared, data only combined or copied; no size, offset or pointer is
@@ -39,9 +43,11 @@ struct RemoteRegion;
 
 namespace adi3::coll::detail {
 
-inline constexpr std::size_t kShmLine = 128;          // two cache lines: no false sharing with the prefetcher's pair
-inline constexpr std::size_t kShmSlot = 8192;         // small-message slot per rank
-inline constexpr std::size_t kShmDepth = 4;           // rotating slot sets
+inline constexpr std::size_t kShmLine = 128;     // two cache lines: no false sharing with the prefetcher's pair
+inline constexpr std::size_t kShmSlot = 8192;    // small-message slot per rank, with its stamp
+inline constexpr std::size_t kShmSlotHead = 16;  // the stamp; keeps the data 16-byte aligned
+inline constexpr std::size_t kShmSlotData = kShmSlot - kShmSlotHead;  // data bytes a slot holds
+inline constexpr std::size_t kShmDepth = 4;                           // rotating slot sets
 inline constexpr std::size_t kShmChunk = 256 * 1024;  // large area per rank (one round of a long reduction)
 inline constexpr int kShmMaxRanks = 64;               // flat algorithms read every member's flag
 inline constexpr int kShmSpinOversubscribed = 64;     // spins before yielding with more members than processors
@@ -64,10 +70,16 @@ class ShmNode {
 
   // Starts a collective taking `stages` stages; returns its first.
   uint64_t begin(uint64_t stages);
-  // This call's small slot of rank r (kShmSlot bytes), and mine once every
-  // rank is done with the call that last used it (may wait).
-  std::byte* slot(int r) const { return slots_ + (set_ * static_cast<std::size_t>(p_) + r) * kShmSlot; }
+  // This call's small slot of rank r (kShmSlotData bytes), and mine once
+  // every rank is done with the call that last used it (may wait).
+  std::byte* slot(int r) const { return slot_base(r) + kShmSlotHead; }
   int claim_slot(std::byte** mine);
+  // Stamps my slot with stage s (its data is written), then posts s.
+  void publish(uint64_t s);
+  // Until rank r's slot (every other rank's) is stamped s: the data is then
+  // readable.
+  int wait_slot(int r, uint64_t s);
+  int wait_slots(uint64_t s);
   // Rank r's large area (kShmChunk bytes), and mine once every rank is done
   // with the previous long reduction's last stage (may wait).
   std::byte* area(int r) const { return areas_ + static_cast<std::size_t>(r) * kShmChunk; }
@@ -94,6 +106,8 @@ class ShmNode {
   std::atomic<uint64_t>& flag(int r) const {
     return *reinterpret_cast<std::atomic<uint64_t>*>(flags_ + static_cast<std::size_t>(r) * kShmLine);
   }
+  std::byte* slot_base(int r) const { return slots_ + (set_ * static_cast<std::size_t>(p_) + r) * kShmSlot; }
+  std::atomic<uint64_t>& stamp(int r) const { return *reinterpret_cast<std::atomic<uint64_t>*>(slot_base(r)); }
   bool reached(int r, uint64_t s) const;
   bool all_reached(uint64_t s);
   template <class Ready>

@@ -1,10 +1,10 @@
 /* The shared-memory collectives (coll/shm_coll.hpp): barrier, bcast, reduce
  * and allreduce on communicators whose members share this host, checked
  * exactly: integer and exactly representable data, every root, MPI_IN_PLACE,
- * a non-commutative user op, sizes on both sides of the slot (8 KiB) and of
- * a round (256 KiB), many calls in a row with nothing else in between (the
- * rotating slots), sub-communicators and freed ones whose context comes
- * back. Run again with ADI3_COLL_SHM=0 (point-to-point), which must give
+ * a non-commutative user op, sizes on both sides of the slot (8 KiB less
+ * its 16-byte stamp) and of a round (256 KiB), many calls in a row with
+ * nothing else in between (the rotating slots), sub-communicators and
+ * freed ones whose context comes back. Run again with ADI3_COLL_SHM=0 (point-to-point), which must give
  * the same results. */
 #include <stdint.h>
 #include <time.h>
@@ -55,7 +55,7 @@ static void bcasts(MPI_Comm comm, int full) {
   int me, p;
   MPI_Comm_rank(comm, &me);
   MPI_Comm_size(comm, &p);
-  static const int counts[] = {1, 2, 7, 100, 2048, 2049, 5000};
+  static const int counts[] = {1, 2, 7, 100, 2044, 2045, 2049, 5000};
   int buf[5000];
   for (size_t c = 0; c < sizeof counts / sizeof counts[0]; ++c) {
     int n = counts[c];
@@ -133,7 +133,7 @@ static void reductions(MPI_Comm comm, MPI_Op affine) {
   int me, p;
   MPI_Comm_rank(comm, &me);
   MPI_Comm_size(comm, &p);
-  static const long counts[] = {1, 3, 2048, 2049, 32768 + 7, 131072 + 5};
+  static const long counts[] = {1, 3, 2044, 2045, 2048, 32768 + 7, 131072 + 5};
   for (size_t c = 0; c < sizeof counts / sizeof counts[0]; ++c) {
     const long n = counts[c];
     int* si = malloc((size_t)n * sizeof(int));
