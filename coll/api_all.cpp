@@ -144,7 +144,10 @@ int iallreduce(Device& dev, const void* sbuf, void* rbuf, std::size_t count, DT 
 int allgather(Device& dev, const void* sbuf, std::size_t scount, DT stype, void* rbuf, std::size_t rcount, DT rtype,
               const Comm& comm, const Tuning* t) {
   int e = 0;
-  if (small_allgather(dev, sbuf, scount, stype, rbuf, rcount, rtype, comm, pick(t), &e)) return e;
+  if (shm_allgather(dev, sbuf, scount, stype, rbuf, rcount, rtype, comm, pick(t), &e) ||
+      small_allgather(dev, sbuf, scount, stype, rbuf, rcount, rtype, comm, pick(t), &e)) {
+    return e;
+  }
   return blocking(dev, comm, Tag::Allgather, allgather_fn(sbuf, scount, stype, rbuf, rcount, rtype, comm.size, t));
 }
 
@@ -167,7 +170,10 @@ int iallgatherv(Device& dev, const void* sbuf, std::size_t scount, DT stype, voi
 int alltoall(Device& dev, const void* sbuf, std::size_t scount, DT stype, void* rbuf, std::size_t rcount, DT rtype,
              const Comm& comm, const Tuning* t) {
   int e = 0;
-  if (small_alltoall(dev, sbuf, scount, stype, rbuf, rcount, rtype, comm, pick(t), &e)) return e;
+  if (shm_alltoall(dev, sbuf, scount, stype, rbuf, rcount, rtype, comm, pick(t), &e) ||
+      small_alltoall(dev, sbuf, scount, stype, rbuf, rcount, rtype, comm, pick(t), &e)) {
+    return e;
+  }
   return blocking(dev, comm, Tag::Alltoall, alltoall_fn(sbuf, scount, stype, rbuf, rcount, rtype, t));
 }
 

@@ -14,6 +14,9 @@
 //    input into its area once, reduces one slice of the round straight out
 //    of every area (rank order again), then the root (every rank) copies
 //    the reduced slices out.
+//  - allgather and alltoall (shm_gather.cpp): every rank copies what it
+//    sends into its slot (or area, in rounds) once and the readers copy it
+//    out, all at the same time.
 // Each is chosen from arguments all ranks share (sizes, type, op, root,
 // tuning), so all ranks agree. Each returns false, having done nothing,
 // when the call is not for this path; else it ran the collective and set
@@ -34,5 +37,9 @@ bool shm_reduce(Device& dev, const void* sbuf, void* rbuf, std::size_t count, co
                 int root, const Comm& comm, const Tuning& t, int* err);
 bool shm_allreduce(Device& dev, const void* sbuf, void* rbuf, std::size_t count, const Datatype* type, const Op& op,
                    const Comm& comm, const Tuning& t, int* err);
+bool shm_allgather(Device& dev, const void* sbuf, std::size_t scount, const Datatype* stype, void* rbuf,
+                   std::size_t rcount, const Datatype* rtype, const Comm& comm, const Tuning& t, int* err);
+bool shm_alltoall(Device& dev, const void* sbuf, std::size_t scount, const Datatype* stype, void* rbuf,
+                  std::size_t rcount, const Datatype* rtype, const Comm& comm, const Tuning& t, int* err);
 
 }  // namespace adi3::coll::detail

@@ -1,7 +1,8 @@
 /* The shared-memory collectives (coll/shm_coll.hpp): barrier, bcast, reduce
  * and allreduce on communicators whose members share this host, checked
  * exactly: integer and exactly representable data, every root, MPI_IN_PLACE,
- * a non-commutative user op, sizes on both sides of the slot (8 KiB less
+ * a non-commutative user op, allgather and alltoall (in place too, with
+ * strided receive types), sizes on both sides of the slot (8 KiB less
  * its 16-byte stamp) and of a round (256 KiB), many calls in a row with
  * nothing else in between (the rotating slots), sub-communicators and
  * freed ones whose context comes back. Run again with ADI3_COLL_SHM=0 (point-to-point), which must give
@@ -229,6 +230,107 @@ static void reductions(MPI_Comm comm, MPI_Op affine) {
   CHECK_EQ(cr, p);
 }
 
+static int gval(int r, long i, int it) { return r * 1000003 + (int)i * 7 + it; }
+static int aval(int from, int to, long i) { return from * 1000003 + to * 10007 + (int)i; }
+
+static void gathers(MPI_Comm comm, int full) {
+  int me, p;
+  MPI_Comm_rank(comm, &me);
+  MPI_Comm_size(comm, &p);
+  /* Per-rank counts: one slot (8 KiB) holds the whole small exchange;
+   * 70000 ints per block is two rounds of the 256 KiB areas. */
+  static const long counts[] = {1, 7, 1000, 2045, 70000};
+  const size_t nc = full ? sizeof counts / sizeof counts[0] : 3;
+  for (size_t c = 0; c < nc; ++c) {
+    const long n = counts[c];
+    int* sb = malloc((size_t)n * (size_t)p * sizeof(int));
+    int* rb = malloc((size_t)n * (size_t)p * sizeof(int));
+    for (int it = 0; it < 3; ++it) {
+      /* allgather, out of place (it 0, 2) and in place (it 1) */
+      for (long i = 0; i < n; ++i) sb[i] = gval(me, i, it);
+      for (long i = 0; i < n * p; ++i) rb[i] = -1;
+      if (it == 1) {
+        memcpy(rb + (size_t)me * (size_t)n, sb, (size_t)n * sizeof(int));
+        CHECK_OK(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, rb, (int)n, MPI_INT, comm));
+      } else {
+        CHECK_OK(MPI_Allgather(sb, (int)n, MPI_INT, rb, (int)n, MPI_INT, comm));
+      }
+      for (long i = 0; i < n * p; ++i) {
+        if (rb[i] != gval((int)(i / n), i % n, it)) {
+          mt_fail(__FILE__, __LINE__, "allgather", rb[i], gval((int)(i / n), i % n, it));
+          break;
+        }
+      }
+      /* alltoall: block j of rank r goes to rank j */
+      for (int j = 0; j < p; ++j) {
+        for (long i = 0; i < n; ++i) sb[(size_t)j * (size_t)n + (size_t)i] = aval(me, j, i + it);
+      }
+      if (it == 1) {
+        memcpy(rb, sb, (size_t)n * (size_t)p * sizeof(int));
+        CHECK_OK(MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, rb, (int)n, MPI_INT, comm));
+      } else {
+        for (long i = 0; i < n * p; ++i) rb[i] = -1;
+        CHECK_OK(MPI_Alltoall(sb, (int)n, MPI_INT, rb, (int)n, MPI_INT, comm));
+      }
+      for (long i = 0; i < n * p; ++i) {
+        if (rb[i] != aval((int)(i / n), me, i % n + it)) {
+          mt_fail(__FILE__, __LINE__, "alltoall", rb[i], aval((int)(i / n), me, i % n + it));
+          break;
+        }
+      }
+    }
+    free(sb);
+    free(rb);
+  }
+  /* Strided receive blocks (every other int), dense sends: small and long. */
+  static const int scounts[] = {5, 40000};
+  for (size_t c = 0; c < (full ? 2u : 1u); ++c) {
+    const int n = scounts[c];
+    MPI_Datatype strided;
+    CHECK_OK(MPI_Type_vector(n, 1, 2, MPI_INT, &strided));
+    CHECK_OK(MPI_Type_commit(&strided));
+    const size_t span = (size_t)(2 * n - 1) * (size_t)p;
+    int* sb = malloc((size_t)n * (size_t)p * sizeof(int));
+    int* rb = malloc(span * sizeof(int));
+    for (long i = 0; i < n; ++i) sb[i] = gval(me, i, 9);
+    for (size_t i = 0; i < span; ++i) rb[i] = -1;
+    CHECK_OK(MPI_Allgather(sb, n, MPI_INT, rb, 1, strided, comm));
+    for (int j = 0; j < p; ++j) {
+      for (long i = 0; i < n; ++i) {
+        int got = rb[(size_t)j * (size_t)(2 * n - 1) + 2 * (size_t)i];
+        if (got != gval(j, i, 9)) {
+          mt_fail(__FILE__, __LINE__, "strided allgather", got, gval(j, i, 9));
+          j = p;
+          break;
+        }
+      }
+    }
+    for (int j = 0; j < p; ++j) {
+      for (long i = 0; i < n; ++i) sb[(size_t)j * (size_t)n + (size_t)i] = aval(me, j, i);
+    }
+    for (size_t i = 0; i < span; ++i) rb[i] = -1;
+    CHECK_OK(MPI_Alltoall(sb, n, MPI_INT, rb, 1, strided, comm));
+    for (int j = 0; j < p; ++j) {
+      for (long i = 0; i < n; ++i) {
+        int got = rb[(size_t)j * (size_t)(2 * n - 1) + 2 * (size_t)i];
+        if (got != aval(j, me, i)) {
+          mt_fail(__FILE__, __LINE__, "strided alltoall", got, aval(j, me, i));
+          j = p;
+          break;
+        }
+        if (i + 1 < n && rb[(size_t)j * (size_t)(2 * n - 1) + 2 * (size_t)i + 1] != -1) {
+          mt_fail(__FILE__, __LINE__, "strided alltoall wrote a gap", 0, -1);
+          j = p;
+          break;
+        }
+      }
+    }
+    free(sb);
+    free(rb);
+    MPI_Type_free(&strided);
+  }
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -239,6 +341,7 @@ int main(int argc, char** argv) {
   barrier_waits(MPI_COMM_WORLD);
   bcasts(MPI_COMM_WORLD, 1);
   reductions(MPI_COMM_WORLD, affine);
+  gathers(MPI_COMM_WORLD, 1);
 
   /* Sub-communicators, freed and made again (contexts come back with other
    * members), mixed with the world's collectives. */
@@ -247,6 +350,7 @@ int main(int argc, char** argv) {
     CHECK_OK(MPI_Comm_split(MPI_COMM_WORLD, rank < k ? 0 : 1, size - rank, &sub));
     barrier_waits(sub);
     bcasts(sub, 0);
+    gathers(sub, 0);
     int one = 1, total = 0;
     CHECK_OK(MPI_Allreduce(&one, &total, 1, MPI_INT, MPI_SUM, sub));
     CHECK_EQ(total, rank < k ? k : size - k);

@@ -1,0 +1,189 @@
+// Allgather and alltoall through the communicator's shared segment
+// (shm_coll.hpp, shm_node.hpp): each rank copies what it sends into the
+// segment once and every reader copies it out once, all ranks at the same
+// time, with one flag per stage instead of p - 1 rounds of messages.
+#include <algorithm>
+#include <cstring>
+#include <optional>
+
+#include "coll/copy.hpp"
+#include "coll/shm_coll.hpp"
+#include "coll/shm_node.hpp"
+#include "segment/segment.hpp"
+
+namespace adi3::coll::detail {
+namespace {
+
+// Byte ranges [lo, hi) of the packed stream of a typed buffer, copied to or
+// from the segment: memcpy when the type is contiguous, else a Segment
+// made on first use (its stream resumes cheaply when ranges follow on).
+class Typed {
+ public:
+  Typed(const void* buf, std::size_t count, const Datatype* type)
+      : buf_(const_cast<void*>(buf)),
+        count_(count),
+        type_(type),
+        bytes_(count * type->size()),
+        contig_(type->is_contiguous()) {}
+  std::size_t bytes() const { return bytes_; }
+
+  void out(std::size_t lo, std::size_t hi, std::byte* to) {
+    hi = std::min(hi, bytes_);
+    if (lo >= hi) return;
+    if (contig_) {
+      std::memcpy(to, static_cast<const std::byte*>(buf_) + type_->true_lb() + lo, hi - lo);
+    } else {
+      segment().pack(lo, hi, to);
+    }
+  }
+  void in(std::size_t lo, std::size_t hi, const std::byte* from) {
+    hi = std::min(hi, bytes_);
+    if (lo >= hi) return;
+    if (contig_) {
+      std::memcpy(static_cast<std::byte*>(buf_) + type_->true_lb() + lo, from, hi - lo);
+    } else {
+      segment().unpack(lo, hi, from);
+    }
+  }
+
+ private:
+  Segment& segment() {
+    if (!seg_) seg_.emplace(buf_, count_, type_);
+    return *seg_;
+  }
+  void* buf_;
+  std::size_t count_;
+  const Datatype* type_;
+  std::size_t bytes_;
+  bool contig_;
+  std::optional<Segment> seg_;  // not made for contiguous types (a Segment costs more than a small copy)
+};
+
+ShmNode* node_for(Device& dev, const Comm& comm, const Tuning& t, int* err, bool* taken) {
+  ShmNode* n = ShmNode::of(dev, comm, t.shm, err);
+  *taken = n || *err;
+  return n;
+}
+
+// A send of more bytes than the matching receive takes: what a message
+// would report.
+int truncated(Device& dev, const char* call, std::size_t sent, std::size_t room) {
+  return dev.errors().raise(ErrorClass::Truncate, "%s: a rank sends %zu bytes per block, the receive holds %zu", call,
+                            sent, room);
+}
+
+}  // namespace
+
+bool shm_allgather(Device& dev, const void* sbuf, std::size_t scount, const Datatype* stype, void* rbuf,
+                   std::size_t rcount, const Datatype* rtype, const Comm& comm, const Tuning& t, int* err) {
+  if (t.allgather != AllgatherAlgo::Auto || !rbuf || in_place(rbuf) || !rtype || !rtype->is_committed()) return false;
+  if (rcount == 0 || rtype->size() == 0) return false;
+  const bool inplace = in_place(sbuf);
+  if (!inplace && (!sbuf || !stype || !stype->is_committed())) return false;
+  bool taken = false;
+  ShmNode* n = node_for(dev, comm, t, err, &taken);
+  if (!n) return taken;
+  const int me = n->rank(), p = n->size();
+  const std::ptrdiff_t stride = static_cast<std::ptrdiff_t>(rcount) * rtype->extent();
+  auto* base = static_cast<std::byte*>(rbuf);
+  auto block = [&](int j) { return Typed(base + j * stride, rcount, rtype); };
+  Typed mine_in = inplace ? block(me) : Typed(sbuf, scount, stype);
+  const std::size_t bytes = rcount * rtype->size();  // every rank's block: the same on all ranks
+  if (!inplace) copy(sbuf, scount, stype, base + me * stride, rcount, rtype);
+  // Up to a slot: one stage. Longer: rounds of kShmChunk bytes, two
+  // stages each (written; read, so the areas may be rewritten).
+  const bool small = bytes <= kShmSlotData;
+  const std::size_t round = small ? bytes : kShmChunk;
+  const std::size_t rounds = (bytes + round - 1) / round;
+  uint64_t s = n->begin(small ? 1 : 2 * rounds);
+  for (std::size_t at = 0; at < bytes; at += round, s += 2) {
+    const std::size_t end = std::min(bytes, at + round);
+    std::byte* to = nullptr;
+    if ((*err = small ? n->claim_slot(&to) : n->claim_area(&to))) return true;
+    // A shorter send than the receive (erroneous) arrives zero-padded.
+    if (mine_in.bytes() < end) std::memset(to, 0, end - at);
+    mine_in.out(at, end, to);
+    if (small) {
+      n->publish(s);
+      if ((*err = n->wait_slots(s))) return true;
+    } else {
+      n->post(s);
+      if ((*err = n->wait_all(s))) return true;
+    }
+    for (int j = 0; j < p; ++j) {
+      if (j == me) continue;
+      Typed b = block(j);
+      b.in(at, end, small ? n->slot(j) : n->area(j));
+    }
+    if (!small) {
+      n->post(s + 1);
+      n->areas_free_at(s + 1);
+    }
+  }
+  if (mine_in.bytes() > bytes) *err = truncated(dev, "MPI_Allgather", mine_in.bytes(), bytes);
+  return true;
+}
+
+bool shm_alltoall(Device& dev, const void* sbuf, std::size_t scount, const Datatype* stype, void* rbuf,
+                  std::size_t rcount, const Datatype* rtype, const Comm& comm, const Tuning& t, int* err) {
+  if (t.alltoall != AlltoallAlgo::Auto || !rbuf || in_place(rbuf) || !rtype || !rtype->is_committed()) return false;
+  if (rcount == 0 || rtype->size() == 0) return false;
+  const bool inplace = in_place(sbuf);
+  if (!inplace && (!sbuf || !stype || !stype->is_committed())) return false;
+  bool taken = false;
+  ShmNode* n = node_for(dev, comm, t, err, &taken);
+  if (!n) return taken;
+  const int me = n->rank(), p = n->size();
+  const auto np = static_cast<std::size_t>(p);
+  const std::ptrdiff_t rstride = static_cast<std::ptrdiff_t>(rcount) * rtype->extent();
+  auto* rbase = static_cast<std::byte*>(rbuf);
+  // In place: the blocks are sent from the receive buffer, each piece
+  // copied out before any piece lands on it (a round copies out all of
+  // its range before it reads the others').
+  const void* sb = inplace ? rbuf : sbuf;
+  const std::size_t sc = inplace ? rcount : scount;
+  const Datatype* st = inplace ? rtype : stype;
+  const std::ptrdiff_t sstride = static_cast<std::ptrdiff_t>(sc) * st->extent();
+  auto send_block = [&](int j) { return Typed(static_cast<const std::byte*>(sb) + j * sstride, sc, st); };
+  auto recv_block = [&](int j) { return Typed(rbase + j * rstride, rcount, rtype); };
+  const std::size_t bytes = rcount * rtype->size();  // every block, on every rank
+  const std::size_t sent = sc * st->size();
+  if (!inplace) copy(static_cast<const std::byte*>(sb) + me * sstride, sc, st, rbase + me * rstride, rcount, rtype);
+  // A round moves `piece` bytes of every block: all of them when the p
+  // blocks fit a slot, else a share of the area each.
+  const bool small = bytes * np <= kShmSlotData;
+  const std::size_t piece = small ? bytes : kShmChunk / np;
+  const std::size_t rounds = (bytes + piece - 1) / piece;
+  uint64_t s = n->begin(small ? 1 : 2 * rounds);
+  for (std::size_t at = 0; at < bytes; at += piece, s += 2) {
+    const std::size_t end = std::min(bytes, at + piece);
+    std::byte* to = nullptr;
+    if ((*err = small ? n->claim_slot(&to) : n->claim_area(&to))) return true;
+    for (int j = 0; j < p; ++j) {
+      if (j == me) continue;
+      std::byte* at_j = to + static_cast<std::size_t>(j) * piece;
+      if (sent < end) std::memset(at_j, 0, end - at);
+      send_block(j).out(at, end, at_j);
+    }
+    if (small) {
+      n->publish(s);
+      if ((*err = n->wait_slots(s))) return true;
+    } else {
+      n->post(s);
+      if ((*err = n->wait_all(s))) return true;
+    }
+    for (int j = 0; j < p; ++j) {
+      if (j == me) continue;
+      const std::byte* from = (small ? n->slot(j) : n->area(j)) + static_cast<std::size_t>(me) * piece;
+      recv_block(j).in(at, end, from);
+    }
+    if (!small) {
+      n->post(s + 1);
+      n->areas_free_at(s + 1);
+    }
+  }
+  if (sent > bytes) *err = truncated(dev, "MPI_Alltoall", sent, bytes);
+  return true;
+}
+
+}  // namespace adi3::coll::detail
