@@ -211,7 +211,10 @@ int ialltoallw(Device& dev, const void* sbuf, const int* scounts, const int* sdi
 int reduce_scatter(Device& dev, const void* sbuf, void* rbuf, const int* rcounts, DT type, const Op& op,
                    const Comm& comm, const Tuning* t) {
   int e = 0;
-  if (small_reduce_scatter(dev, sbuf, rbuf, rcounts, 0, type, op, comm, pick(t), &e)) return e;
+  if (shm_reduce_scatter(dev, sbuf, rbuf, rcounts, 0, type, op, comm, pick(t), &e) ||
+      small_reduce_scatter(dev, sbuf, rbuf, rcounts, 0, type, op, comm, pick(t), &e)) {
+    return e;
+  }
   return blocking(dev, comm, Tag::ReduceScatter, reduce_scatter_arrays_fn(sbuf, rbuf, rcounts, type, op, t));
 }
 
@@ -223,7 +226,10 @@ int ireduce_scatter(Device& dev, const void* sbuf, void* rbuf, const int* rcount
 int reduce_scatter_block(Device& dev, const void* sbuf, void* rbuf, std::size_t rcount, DT type, const Op& op,
                          const Comm& comm, const Tuning* t) {
   int e = 0;
-  if (small_reduce_scatter(dev, sbuf, rbuf, nullptr, rcount, type, op, comm, pick(t), &e)) return e;
+  if (shm_reduce_scatter(dev, sbuf, rbuf, nullptr, rcount, type, op, comm, pick(t), &e) ||
+      small_reduce_scatter(dev, sbuf, rbuf, nullptr, rcount, type, op, comm, pick(t), &e)) {
+    return e;
+  }
   std::vector<std::size_t> counts(static_cast<std::size_t>(comm.size), rcount);
   return blocking(dev, comm, Tag::ReduceScatterBlock, reduce_scatter_fn(sbuf, rbuf, std::move(counts), type, op, t));
 }

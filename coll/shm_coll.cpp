@@ -256,4 +256,61 @@ bool shm_allreduce(Device& dev, const void* sbuf, void* rbuf, std::size_t count,
   return true;
 }
 
+// Reduce-scatter in rounds of kShmChunk bytes of the vector: each rank
+// copies the round into its area once (all of it in place, where the
+// result overwrites the input; else all but its own block, which only it
+// reads), then folds its block's share of the round in rank order straight
+// into rbuf.
+bool shm_reduce_scatter(Device& dev, const void* sbuf, void* rbuf, const int* counts, std::size_t same,
+                        const Datatype* type, const Op& op, const Comm& comm, const Tuning& t, int* err) {
+  if (t.reduce_scatter != ReduceScatterAlgo::Auto) return false;
+  const int me = comm.rank, p = comm.size;
+  std::size_t total = 0, b0 = 0, mine = 0;
+  for (int i = 0; i < p; ++i) {
+    if (counts && counts[i] < 0) return false;
+    const std::size_t c = counts ? static_cast<std::size_t>(counts[i]) : same;
+    if (i < me) b0 += c;
+    if (i == me) mine = c;
+    total += c;
+  }
+  Reduction red{type, op};
+  if (!red.resolve(total)) return false;
+  const bool inplace = in_place(sbuf);
+  const void* in = inplace ? rbuf : sbuf;
+  if (!in || in_place(in) || (mine > 0 && (!rbuf || in_place(rbuf)))) return false;
+  bool taken = false;
+  ShmNode* n = node_for(dev, comm, t, err, &taken);
+  if (!n) return taken;
+  const std::size_t ext = red.ext, b1 = b0 + mine;
+  const std::size_t per_round = std::max<std::size_t>(1, kShmChunk / ext);
+  const std::size_t rounds = (total + per_round - 1) / per_round;
+  const auto* src = static_cast<const std::byte*>(in);
+  auto* dst = static_cast<std::byte*>(rbuf);
+  uint64_t s = n->begin(2 * rounds);
+  for (std::size_t at = 0; at < total; at += per_round, s += 2) {
+    const std::size_t end = std::min(total, at + per_round);
+    // My block's share of this round, [lo, hi) in vector elements.
+    const std::size_t lo = std::clamp(b0, at, end), hi = std::clamp(b1, at, end);
+    std::byte* area = nullptr;
+    if ((*err = n->claim_area(&area))) return true;
+    if (inplace) {
+      std::memcpy(area, src + at * ext, (end - at) * ext);
+    } else {
+      std::memcpy(area, src + at * ext, (lo - at) * ext);
+      std::memcpy(area + (hi - at) * ext, src + hi * ext, (end - hi) * ext);
+    }
+    n->post(s);
+    if ((*err = n->wait_all(s))) return true;
+    if (hi > lo) {
+      auto slice = [&](int j) -> const void* {
+        return j == me && !inplace ? src + lo * ext : n->area(j) + (lo - at) * ext;
+      };
+      fold(red, slice, p, dst + (lo - b0) * ext, hi - lo);
+    }
+    n->post(s + 1);
+    n->areas_free_at(s + 1);
+  }
+  return true;
+}
+
 }  // namespace adi3::coll::detail

@@ -14,6 +14,8 @@
 //    input into its area once, reduces one slice of the round straight out
 //    of every area (rank order again), then the root (every rank) copies
 //    the reduced slices out.
+//  - reduce_scatter(_block): the long reduction without the copy out:
+//    each rank folds its own block straight into its receive buffer.
 //  - allgather and alltoall (shm_gather.cpp): every rank copies what it
 //    sends into its slot (or area, in rounds) once and the readers copy it
 //    out, all at the same time.
@@ -37,6 +39,10 @@ bool shm_reduce(Device& dev, const void* sbuf, void* rbuf, std::size_t count, co
                 int root, const Comm& comm, const Tuning& t, int* err);
 bool shm_allreduce(Device& dev, const void* sbuf, void* rbuf, std::size_t count, const Datatype* type, const Op& op,
                    const Comm& comm, const Tuning& t, int* err);
+// counts: the MPI_Reduce_scatter recvcounts, or null for
+// reduce_scatter_block (`same` elements each).
+bool shm_reduce_scatter(Device& dev, const void* sbuf, void* rbuf, const int* counts, std::size_t same,
+                        const Datatype* type, const Op& op, const Comm& comm, const Tuning& t, int* err);
 bool shm_allgather(Device& dev, const void* sbuf, std::size_t scount, const Datatype* stype, void* rbuf,
                    std::size_t rcount, const Datatype* rtype, const Comm& comm, const Tuning& t, int* err);
 bool shm_alltoall(Device& dev, const void* sbuf, std::size_t scount, const Datatype* stype, void* rbuf,

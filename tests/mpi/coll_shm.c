@@ -1,7 +1,7 @@
 /* The shared-memory collectives (coll/shm_coll.hpp): barrier, bcast, reduce
  * and allreduce on communicators whose members share this host, checked
  * exactly: integer and exactly representable data, every root, MPI_IN_PLACE,
- * a non-commutative user op, allgather and alltoall (in place too, with
+ * a non-commutative user op, reduce_scatter(_block), allgather and alltoall (in place too, with
  * strided receive types), sizes on both sides of the slot (8 KiB less
  * its 16-byte stamp) and of a round (256 KiB), many calls in a row with
  * nothing else in between (the rotating slots), sub-communicators and
@@ -230,6 +230,75 @@ static void reductions(MPI_Comm comm, MPI_Op affine) {
   CHECK_EQ(cr, p);
 }
 
+/* Reduce_scatter with uneven counts (rank 1 gets none), in place, the
+ * non-commutative op, and reduce_scatter_block; small and over rounds. */
+static void scatters(MPI_Comm comm, MPI_Op affine, int full) {
+  int me, p;
+  MPI_Comm_rank(comm, &me);
+  MPI_Comm_size(comm, &p);
+  static const int base[] = {1, 5, 3000, 50000};
+  int* counts = malloc((size_t)p * sizeof(int));
+  for (size_t c = 0; c < (full ? 4u : 2u); ++c) {
+    long total = 0, before = 0;
+    for (int r = 0; r < p; ++r) {
+      counts[r] = r == 1 ? 0 : base[c] + r;
+      if (r < me) before += counts[r];
+      total += counts[r];
+    }
+    int* si = malloc((size_t)total * sizeof(int));
+    int* ri = malloc((size_t)total * sizeof(int));
+    uint64_t* su = malloc((size_t)total * sizeof(uint64_t));
+    uint64_t* ru = malloc((size_t)total * sizeof(uint64_t));
+    for (long i = 0; i < total; ++i) {
+      si[i] = me * 100 + (int)(i % 1013);
+      su[i] = affine_of(me, i);
+    }
+    for (int inplace = 0; inplace < 2; ++inplace) {
+      if (inplace) {
+        memcpy(ri, si, (size_t)total * sizeof(int));
+        CHECK_OK(MPI_Reduce_scatter(MPI_IN_PLACE, ri, counts, MPI_INT, MPI_SUM, comm));
+      } else {
+        for (long i = 0; i < total; ++i) ri[i] = -1;
+        CHECK_OK(MPI_Reduce_scatter(si, ri, counts, MPI_INT, MPI_SUM, comm));
+      }
+      for (long i = 0; i < counts[me]; ++i) {
+        int want = 100 * (p * (p - 1) / 2) + p * (int)((before + i) % 1013);
+        if (ri[i] != want) {
+          mt_fail(__FILE__, __LINE__, inplace ? "reduce_scatter in place" : "reduce_scatter", ri[i], want);
+          break;
+        }
+      }
+    }
+    CHECK_OK(MPI_Reduce_scatter(su, ru, counts, MPI_UINT64_T, affine, comm));
+    for (long i = 0; i < counts[me]; ++i) {
+      uint64_t want = affine_of(0, before + i);
+      for (int r = 1; r < p; ++r) want = affine_then(want, affine_of(r, before + i));
+      if (ru[i] != want) {
+        mt_fail(__FILE__, __LINE__, "reduce_scatter non-commutative", (long long)ru[i], (long long)want);
+        break;
+      }
+    }
+    /* block: base[c] each */
+    const int each = base[c];
+    for (long i = 0; i < (long)each * p && i < total; ++i) ri[i] = -1;
+    if ((long)each * p <= total) {
+      CHECK_OK(MPI_Reduce_scatter_block(si, ri, each, MPI_INT, MPI_SUM, comm));
+      for (long i = 0; i < each; ++i) {
+        int want = 100 * (p * (p - 1) / 2) + p * (int)(((long)me * each + i) % 1013);
+        if (ri[i] != want) {
+          mt_fail(__FILE__, __LINE__, "reduce_scatter_block", ri[i], want);
+          break;
+        }
+      }
+    }
+    free(si);
+    free(ri);
+    free(su);
+    free(ru);
+  }
+  free(counts);
+}
+
 static int gval(int r, long i, int it) { return r * 1000003 + (int)i * 7 + it; }
 static int aval(int from, int to, long i) { return from * 1000003 + to * 10007 + (int)i; }
 
@@ -342,6 +411,7 @@ int main(int argc, char** argv) {
   bcasts(MPI_COMM_WORLD, 1);
   reductions(MPI_COMM_WORLD, affine);
   gathers(MPI_COMM_WORLD, 1);
+  scatters(MPI_COMM_WORLD, affine, 1);
 
   /* Sub-communicators, freed and made again (contexts come back with other
    * members), mixed with the world's collectives. */
@@ -351,6 +421,7 @@ int main(int argc, char** argv) {
     barrier_waits(sub);
     bcasts(sub, 0);
     gathers(sub, 0);
+    scatters(sub, affine, 0);
     int one = 1, total = 0;
     CHECK_OK(MPI_Allreduce(&one, &total, 1, MPI_INT, MPI_SUM, sub));
     CHECK_EQ(total, rank < k ? k : size - k);
