@@ -32,7 +32,8 @@ constexpr Knob kKnobs[] = {
      "messages are at most this many bytes,"
      " run straight on point-to-point calls without a schedule (unless an algorithm is forced); 0 never."},
     {"ADI3_COLL_SHM", "1",
-     "Barrier, bcast, reduce and allreduce (predefined types) through a shared-memory segment of the "
+     "Barrier, bcast, reduce, allreduce, reduce_scatter(_block) (predefined types), allgather and alltoall "
+     "through a shared-memory segment of the "
      "communicator when all its members are on this host; 0: over point-to-point messages."},
     {"ADI3_COLL_BCAST_ALGO", "auto", "Force bcast: auto, binomial, scatter_doubling, scatter_ring."},
     {"ADI3_COLL_REDUCE_ALGO", "auto", "Force reduce: auto, binomial, reduce_scatter_gather."},
