@@ -14,6 +14,9 @@ void detach_all(NativeWin& nw) {
   for (NativePeer& p : nw.peers) {
     if (p.mem_r && p.owns_mem_r) nw.os.detach(p.mem_r);
     if (p.ctl_r) nw.os.detach(p.ctl_r);
+    for (NativePeer::DynCache& d : p.dyn_cache) {
+      if (d.r) nw.os.detach(d.r);
+    }
     p = NativePeer{};
   }
 }
@@ -22,6 +25,9 @@ void detach_all(NativeWin& nw) {
 NativeWin::~NativeWin() {
   nic_self.reset();  // it uses our own entry of peers
   detach_all(*this);
+  for (Region* r : dyn_exposed) {
+    if (r) os.release(r);
+  }
   if (user) os.release(user);
   if (mine) os.release(mine);
 }
@@ -70,6 +76,9 @@ bool prepare(WindowState& w, bool alloc, std::size_t bytes, void* user_base, voi
   // shared memory.
   const bool nic = !(os->caps().native_ops & kOsLoadStore);
   if (nic && (shared_sizes || !(os->caps().atomic_widths & 8u))) return false;
+  // Dynamic windows list their regions in a table in mapped memory.
+  const bool dyn = w.flavor == WinFlavor::Dynamic;
+  if (dyn && nic) return false;
   auto nw = std::make_unique<NativeWin>(*os);
   nw->nic = nic;
   const auto n = static_cast<std::size_t>(w.comm.size);
@@ -90,6 +99,16 @@ bool prepare(WindowState& w, bool alloc, std::size_t bytes, void* user_base, voi
       }
       put_key(nw->mine, card->ctl_key, &card->ctl_len);
     }
+  } else if (dyn) {
+    // Control block, then the table of attached regions (empty).
+    nw->mine = os->allocate(kControlBytes + kDynBytes);
+    if (!nw->mine) return false;
+    nw->ctl = static_cast<Control*>(nw->mine->base);
+    nw->ctl->magic = kControlMagic;
+    nw->dyn = reinterpret_cast<DynTable*>(static_cast<char*>(nw->mine->base) + kControlBytes);
+    nw->dyn->magic = kDynMagic;
+    nw->dyn_exposed.assign(kDynSlots, nullptr);
+    put_key(nw->mine, card->ctl_key, &card->ctl_len);
   } else {
     // Control block first, then (allocate) the memory, page aligned.
     nw->mine = os->allocate(alloc ? kControlBytes + round_page(bytes) : kControlBytes);
@@ -185,6 +204,15 @@ bool attach_one(WindowState& w, int rank, const NativeCard& c) {
   p.ctl = control_at(static_cast<char*>(p.ctl_r->direct));
   if (!p.ctl) return false;
   const auto size = static_cast<std::size_t>(w.peers[static_cast<std::size_t>(rank)].size);
+  if (w.flavor == WinFlavor::Dynamic) {
+    // The table follows the control block; nothing is mapped for data.
+    if (c.data_len || p.ctl_r->bytes - kControlBytes < kDynBytes) return false;
+    p.dyn = reinterpret_cast<DynTable*>(static_cast<char*>(p.ctl_r->direct) + kControlBytes);
+    if (dyn_at(p.dyn->magic).load(std::memory_order_acquire) != kDynMagic) return false;
+    p.dyn_cache.resize(kDynSlots);
+    p.reached = true;
+    return true;
+  }
   if (c.data_len) {
     p.mem_r = nw.os.attach(peer, c.data_key, c.data_len);
     if (!p.mem_r || p.mem_r->bytes < size) return false;
@@ -255,6 +283,9 @@ void agree(WindowState& w, const std::vector<NativeCard>& firsts, const std::vec
   for (const NativePeer& p : nw.peers) {
     if (!p.reached) nw.partial = true;
   }
+  // Dynamic windows: accumulates always take the emulation (the target
+  // applies them), so nobody combines by cross-memory attach.
+  if (w.flavor == WinFlavor::Dynamic) nw.cma_acc = false;
   nw.fast = !nw.nic && w.flavor != WinFlavor::Dynamic && !w.info.emulate_ops;
   nw.fast_fence = !w.dev.config().forced(kActiveRma);
 }

@@ -30,6 +30,7 @@
 #include "channels/onesided.hpp"
 #include "rma/atomic_acc.hpp"
 #include "rma/check.hpp"
+#include "rma/native_dyn.hpp"
 #include "rma/native_sync.hpp"
 
 namespace adi3 {
@@ -67,6 +68,14 @@ struct NativePeer {
   Control* ctl = nullptr;  // its control block, mapped
   char* mem = nullptr;     // its window memory, mapped (nullptr: not load/store reachable)
   bool reached = false;    // attached: the channel reaches it (else every operation to it is emulated)
+  // Dynamic windows: its table of attached regions (mapped), and per entry
+  // the region attached here for the generation it was attached at.
+  DynTable* dyn = nullptr;
+  struct DynCache {
+    uint64_t state = 0;
+    RemoteRegion* r = nullptr;
+  };
+  std::vector<DynCache> dyn_cache;
 };
 
 class NativeWin {
@@ -95,6 +104,10 @@ class NativeWin {
   bool fast = false, fast_fence = false;
   std::unique_ptr<NicAtomics> nic_self;  // NIC windows: atomics on our own memory (loopback)
   std::vector<int8_t> held;              // per target: native lock held (0 none, 1 shared, 2 exclusive)
+  // Dynamic windows: our table (after our control block) and the region
+  // exposed for each of its entries.
+  DynTable* dyn = nullptr;
+  std::vector<Region*> dyn_exposed;
 };
 
 namespace native {
@@ -155,6 +168,25 @@ void unlock(WindowState& w, int target, bool exclusive);
 // as AccTarget's).
 void cas_element(Control* ctl, char* data, char* p, Builtin e, const void* swap, const void* compare, void* old,
                  NicAtomics* nic = nullptr, bool locks_only = false);
+
+// ---- dynamic windows (native_dyn.cpp) ----
+// Win_attach / Win_detach of a native dynamic window (w.mu held by the
+// caller for attach; detach takes it itself because it waits): lists the
+// region in our table / removes it and waits until no origin is inside a
+// copy into it. attach of more regions than the table holds leaves the
+// rest to the emulation (origins that do not find an address while the
+// table overflowed send the operation as a packet).
+void dyn_attach(WindowState& w, void* base, std::size_t bytes);
+int dyn_detach(WindowState& w, uintptr_t base);
+// Whether a put or get goes natively: target's table lists a region
+// holding the bytes and the channel reaches it, or lists none and never
+// overflowed (dyn_copy then refuses the address). Attaches the entry's
+// region on first use (cached per entry and generation).
+bool dyn_native(const WindowState& w, const OpArgs& a, const Checked& c);
+// Put or get (contiguous target) into target's attached memory; an address
+// in no attached region is an RMA_RANGE error, deferred to the next
+// synchronization as the emulation's target would report it.
+int dyn_copy(WindowState& w, const OpArgs& a, const Checked& c, bool put);
 
 // ---- NIC windows (native_nic.cpp) ----
 // Whether the operation goes through the NIC: puts and gets of contiguous

@@ -272,6 +272,9 @@ bool can(const WindowState& w, Msg kind, int target, bool contiguous_target) {
   if (w.native->nic) return false;  // route_op asks nic_can
   const NativePeer& p = w.native->peers[static_cast<std::size_t>(target)];
   if (p.mem) return true;  // loads, stores, atomics: anything
+  // Dynamic windows: contiguous puts and gets by the table of attached
+  // regions (route_op then asks dyn_native); accumulates are the target's.
+  if (p.dyn) return (kind == Msg::Put || kind == Msg::Get) && contiguous_target;
   if (!p.mem_r) return false;
   if (kind == Msg::Put) return (p.mem_r->ops & kOsPut) && contiguous_target;
   if (kind == Msg::Get) return (p.mem_r->ops & kOsGet) && contiguous_target;
@@ -283,6 +286,7 @@ int run(WindowState& w, const OpArgs& a, const Checked& c) {
   if (w.native->nic) return nic_run(w, a, c);
   const Where x = where(w, a, c);
   if (!x.addr) {
+    if (x.peer->dyn) return dyn_copy(w, a, c, a.kind == Msg::Put);
     if (a.kind == Msg::Put || a.kind == Msg::Get) return copy_remote(w, a, c, a.kind == Msg::Put);
     return acc_remote(w, a, c);
   }

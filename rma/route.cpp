@@ -42,6 +42,9 @@ Route route_op(const WindowState& w, const OpArgs& a, const Checked& c, const Ga
   if (w.native->nic ? !native::nic_can(w, a, c) : !native::can(w, a.kind, a.target, contiguous)) {
     return {Path::Emulated, "the target's region does not take this operation natively"};
   }
+  if (w.flavor == WinFlavor::Dynamic && !native::dyn_native(w, a, c)) {
+    return {Path::Emulated, "the target attached this memory beyond its table, or the channel cannot reach it"};
+  }
   // Memory reached by cross-memory attach costs a system call per copy
   // (two for an accumulate): while the target polls inside the library, a
   // small operation is served sooner as a packet. A target that computes
@@ -50,7 +53,8 @@ Route route_op(const WindowState& w, const OpArgs& a, const Checked& c, const Ga
   // later operations stay behind an emulated one (emul_inflight).
   if (!w.native->nic && c.bytes <= kPacketsUpTo) {
     const NativePeer& p = w.native->peers[static_cast<std::size_t>(a.target)];
-    if (!p.mem && p.mem_r && w.native->os.attentive(p.mem_r->peer)) {
+    const RemoteRegion* r = p.mem_r ? p.mem_r : p.dyn ? p.ctl_r : nullptr;
+    if (!p.mem && r && w.native->os.attentive(r->peer)) {
       return {Path::Emulated, "the target polls inside the library: a packet beats cross-memory attach"};
     }
   }

@@ -76,7 +76,7 @@ int make_window(Device& dev, void* base, std::ptrdiff_t size, int disp_unit, con
   }
   // Native memory first: an allocate window's memory may come from it.
   bool prepared = false;
-  if (flavor != WinFlavor::Dynamic) {
+  {
     void* nb = nullptr;
     prepared = rma::native::prepare(*st, alloc_base != nullptr, static_cast<std::size_t>(size), base, &nb, &mine.native,
                                     flavor == WinFlavor::Shared ? &sizes : nullptr);
@@ -305,6 +305,8 @@ int Window::attach(void* base, std::ptrdiff_t size) {
     }
   }
   w.regions.emplace_back(a, static_cast<std::size_t>(size));
+  // Native: listed in our table, so origins reach it without us.
+  rma::native::dyn_attach(w, base, static_cast<std::size_t>(size));
   return 0;
 }
 
@@ -313,14 +315,21 @@ int Window::detach(const void* base) {
   if (w.flavor != WinFlavor::Dynamic) {
     return w.dev.errors().raise(ErrorClass::RmaFlavor, "Win_detach on rank %d: the window is not dynamic", w.comm.rank);
   }
-  std::lock_guard g(w.mu);
   const auto a = reinterpret_cast<uintptr_t>(base);
-  for (auto it = w.regions.begin(); it != w.regions.end(); ++it) {
-    if (it->first == a) {
-      w.regions.erase(it);
-      return 0;
+  bool found = false;
+  {
+    std::lock_guard g(w.mu);
+    for (auto it = w.regions.begin(); it != w.regions.end(); ++it) {
+      if (it->first == a) {
+        w.regions.erase(it);
+        found = true;
+        break;
+      }
     }
   }
+  // Native: out of our table, and no origin is inside a copy into it when
+  // this returns (the memory may be freed then).
+  if (found) return rma::native::dyn_detach(w, a);
   return w.dev.errors().raise(ErrorClass::RmaAttach, "Win_detach on rank %d: %p is not the base of an attached region",
                               w.comm.rank, base);
 }
