@@ -19,6 +19,14 @@ class ChannelSet::Translate final : public PacketSink {
     if (src < 0 || static_cast<std::size_t>(src) >= ranks_.size()) return;  // the near channel checks this already
     outer->on_packet(ranks_[static_cast<std::size_t>(src)], hdr, hb, payload, pb);
   }
+  bool place(int src, const void* hdr, std::size_t hb, std::size_t pb, Placement* where) override {
+    if (src < 0 || static_cast<std::size_t>(src) >= ranks_.size()) return false;
+    return outer->place(ranks_[static_cast<std::size_t>(src)], hdr, hb, pb, where);
+  }
+  void on_placed(int src, const void* hdr, std::size_t hb, std::size_t pb) override {
+    if (src < 0 || static_cast<std::size_t>(src) >= ranks_.size()) return;
+    outer->on_placed(ranks_[static_cast<std::size_t>(src)], hdr, hb, pb);
+  }
   void on_peer_failed(int peer, const char* why) override {
     if (peer < 0 || static_cast<std::size_t>(peer) >= ranks_.size()) return;
     // Its text counts ranks within this host: say which job rank that is.

@@ -65,6 +65,9 @@ class ChannelSet final : public Channel {
   int put(int peer, uint64_t remote, const void* local, std::size_t len) override;
   OneSided* onesided() override;
   uint64_t connections() const override { return near_->connections() + far_->connections(); }
+  void expect_payload(int peer) override {
+    if (peer >= 0 && peer < size_ && !on_host(peer)) far_->expect_payload(peer);
+  }
 
   // True when `peer` is served by the on-host channel.
   bool on_host(int peer) const { return peer >= 0 && peer < size_ && near_index_[static_cast<std::size_t>(peer)] >= 0; }

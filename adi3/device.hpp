@@ -351,6 +351,11 @@ class Device final : private PacketSink {
   // PacketSink
   void on_packet(int src, const void* hdr, std::size_t hdr_bytes, const void* payload, std::size_t bytes) override;
   void on_peer_failed(int peer, const char* why) override;
+  // Rendezvous data read by the channel straight into the receive buffer
+  // (recv.cpp): place() checks the header as on_data does, on_placed counts it.
+  bool place(int src, const void* hdr, std::size_t hdr_bytes, std::size_t bytes, Placement* where) override;
+  void on_placed(int src, const void* hdr, std::size_t hdr_bytes, std::size_t bytes) override;
+  Request* data_target(int src, const PacketHeader& h, std::size_t bytes);
 
   // checks (error codes name the bad value)
   // Each check is inline for the common good case (every message makes

@@ -187,6 +187,7 @@ class ProcessChannel final : public Channel {
   OneSided* onesided() override { return inner_->onesided(); }
   Channel* data_path() override { return inner_->data_path(); }
   uint64_t connections() const override { return inner_->connections(); }
+  void expect_payload(int peer) override { inner_->expect_payload(peer); }
 
   ProcessBootstrap& bootstrap() { return *boot_; }
 

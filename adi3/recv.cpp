@@ -144,6 +144,7 @@ void Device::start_rndv_recv(Request* r) {
   // receive on the stack has none and moves to a pool request.
   if (r->kind == RequestKind::BlockingRecv && !(r = hand_off(r))) return;
   PacketHeader cts{PacketType::Cts, 0, 0, r->context, 0, 0, r->want, r->remote, r->id(), 0};
+  if (r->want) io_->expect_payload(r->peer);  // a stream channel reads the data into place
   send_control(r->peer, cts);
   if (r->want == 0) complete(r);
 }
@@ -240,22 +241,70 @@ void Device::on_rts(Device& d, int src, const PacketHeader& h, const void*, std:
 // Rendezvous data for the receive h.rreq, at offset h.addr: only a matched,
 // incomplete receive from src, and only bytes it asked for and has not got.
 void Device::on_data(Device& d, int src, const PacketHeader& h, const void* payload, std::size_t bytes) {
-  Request* r = d.pool_.lookup(h.rreq);
-  if (!r || (r->kind != RequestKind::Recv && r->kind != RequestKind::PersistentRecv) || r->peer != src ||
-      r->context != h.context || !r->has(Request::kRndv) || r->has(Request::kUnexpected) || r->complete()) {
-    d.refuse(src, "data for request id %#llx, which is no matched receive of this rank from rank %d",
-             static_cast<unsigned long long>(h.rreq), src);
-    return;
-  }
-  if (h.bytes != bytes || h.addr > r->want || bytes > r->want - h.addr || bytes > r->want - r->done) {
-    d.refuse(src, "data of %zu bytes (header: %llu) at offset %llu for a receive that wants %zu bytes and has %zu",
-             bytes, static_cast<unsigned long long>(h.bytes), static_cast<unsigned long long>(h.addr), r->want,
-             r->done);
-    return;
-  }
+  Request* r = d.data_target(src, h, bytes);
+  if (!r) return;
   d.unpack_at(r, h.addr, payload, bytes);
   r->done += bytes;
   if (r->done >= r->want) d.complete(r);
+}
+
+// The receive that data h (bytes long) from src is for, or nullptr (src
+// refused) when it is for none or does not fit.
+Request* Device::data_target(int src, const PacketHeader& h, std::size_t bytes) {
+  Request* r = pool_.lookup(h.rreq);
+  if (!r || (r->kind != RequestKind::Recv && r->kind != RequestKind::PersistentRecv) || r->peer != src ||
+      r->context != h.context || !r->has(Request::kRndv) || r->has(Request::kUnexpected) || r->complete()) {
+    refuse(src, "data for request id %#llx, which is no matched receive of this rank from rank %d",
+           static_cast<unsigned long long>(h.rreq), src);
+    return nullptr;
+  }
+  if (h.bytes != bytes || h.addr > r->want || bytes > r->want - h.addr || bytes > r->want - r->done) {
+    refuse(src, "data of %zu bytes (header: %llu) at offset %llu for a receive that wants %zu bytes and has %zu", bytes,
+           static_cast<unsigned long long>(h.bytes), static_cast<unsigned long long>(h.addr), r->want, r->done);
+    return nullptr;
+  }
+  return r;
+}
+
+// A stream channel asks where a packet's payload goes before reading it:
+// only rendezvous data for a receive it fits (the checks of on_data; a
+// packet that fails them is delivered and refused as usual).
+bool Device::place(int src, const void* hdr, std::size_t hdr_bytes, std::size_t bytes, Placement* where) {
+  if (src < 0 || src >= size_ || peer_refused_[static_cast<std::size_t>(src)] || hdr_bytes != sizeof(PacketHeader) ||
+      *static_cast<const uint8_t*>(hdr) != static_cast<uint8_t>(PacketType::Data)) {
+    return false;
+  }
+  PacketHeader h;
+  std::memcpy(&h, hdr, sizeof h);
+  Request* r = pool_.lookup(h.rreq);
+  if (!r || (r->kind != RequestKind::Recv && r->kind != RequestKind::PersistentRecv) || r->peer != src ||
+      r->context != h.context || !r->has(Request::kRndv) || r->has(Request::kUnexpected) || r->complete() ||
+      h.bytes != bytes || h.addr > r->want || bytes > r->want - h.addr || bytes > r->want - r->done) {
+    return false;
+  }
+  if (r->seg) {
+    where->seg = r->seg;
+    where->first = h.addr;
+  } else {
+    where->data = static_cast<char*>(r->buf) + r->type->true_lb() + h.addr;
+  }
+  return true;
+}
+
+// The payload place() said yes to is in the buffer. Nothing from src ran
+// in between, and a matched rendezvous receive is neither cancelled nor
+// completed by anything else, so the checks still hold; they are made
+// again all the same (a peer failure would have ended the placement).
+void Device::on_placed(int src, const void* hdr, std::size_t hdr_bytes, std::size_t bytes) {
+  if (src < 0 || src >= size_ || peer_refused_[static_cast<std::size_t>(src)] || hdr_bytes != sizeof(PacketHeader)) {
+    return;
+  }
+  PacketHeader h;
+  std::memcpy(&h, hdr, sizeof h);
+  Request* r = data_target(src, h, bytes);
+  if (!r) return;
+  r->done += bytes;
+  if (r->done >= r->want) complete(r);
 }
 
 // ---- probes ----

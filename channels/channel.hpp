@@ -68,6 +68,14 @@ struct WaitCondition {
   }
 };
 
+// Where a payload is to be received in place (PacketSink::place): bytes
+// [first, first + n) of seg's packed stream, or n bytes at data.
+struct Placement {
+  Segment* seg = nullptr;
+  char* data = nullptr;
+  std::size_t first = 0;
+};
+
 // Where poll() delivers packets. Payload memory is valid during the call.
 class PacketSink {
  public:
@@ -75,6 +83,19 @@ class PacketSink {
                          std::size_t payload_bytes) = 0;
   // The channel learned that a peer died (its process exited or crashed).
   virtual void on_peer_failed(int peer, const char* why) = 0;
+  // A channel that reads payloads off a byte stream (tcp) may ask, once a
+  // packet's header has arrived and before (all of) its payload has, where
+  // the payload belongs, so it reads it there directly instead of into a
+  // staging buffer the sink then copies from. true: *where is set, the
+  // channel writes the payload there (in pieces, over several polls) and
+  // then calls on_placed with the same header; nothing else from src is
+  // delivered in between. false: on_packet as usual. The sink checks the
+  // header before it says true (the payload is untrusted bytes).
+  virtual bool place(int /*src*/, const void* /*hdr*/, std::size_t /*hdr_bytes*/, std::size_t /*payload_bytes*/,
+                     Placement* /*where*/) {
+    return false;
+  }
+  virtual void on_placed(int /*src*/, const void* /*hdr*/, std::size_t /*hdr_bytes*/, std::size_t /*payload_bytes*/) {}
 
  protected:
   ~PacketSink() = default;
@@ -139,6 +160,13 @@ class Channel {
   // per-peer connection state. Any thread may ask (MPI_T pvar
   // channel_connections).
   virtual uint64_t connections() const { return 0; }
+
+  // The core expects payloads from `peer` that it can take in place (it
+  // just asked for rendezvous data): a stream channel then reads that
+  // peer's next packet headers on their own, so the payload that follows
+  // is read into place (PacketSink::place) rather than staged. A hint;
+  // any thread.
+  virtual void expect_payload(int /*peer*/) {}
 };
 
 }  // namespace adi3

@@ -22,8 +22,6 @@
 namespace adi3::tcp {
 namespace {
 
-constexpr std::size_t kReadChunk = 256 * 1024;
-
 std::runtime_error sys_error(const std::string& what) {
   return std::runtime_error("tcp channel: " + what + ": " + std::strerror(errno));
 }
@@ -101,6 +99,9 @@ void TcpChannel::settle() {
     void on_peer_failed(int, const char*) override {}
   } drop;
   const auto deadline = Clock::now() + std::chrono::milliseconds(std::min(settings_.connect_timeout_ms, 5000));
+  // A payload still being read into place belongs to a receive that is
+  // gone by now: what is left of it is discarded.
+  for (auto& peer : peers_) peer->where = Placement{};
   for (;;) {
     bool unsettled = !incoming_.empty();
     for (auto& peer : peers_) {
@@ -248,58 +249,6 @@ bool TcpChannel::flush_locked(int peer, Peer& p) {
   return true;
 }
 
-int TcpChannel::read_from(int peer, PacketSink& sink) {
-  Peer& p = *peers_[static_cast<std::size_t>(peer)];
-  int fd;
-  {
-    std::lock_guard g(p.m);
-    if (p.state != State::Up) return 0;
-    fd = p.fd;
-  }
-  if (p.in.size() - p.in_len < kReadChunk) p.in.resize(p.in_len + kReadChunk);
-  ssize_t r = ::recv(fd, p.in.data() + p.in_len, p.in.size() - p.in_len, 0);
-  if (r <= 0) {
-    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return 0;
-    std::string why = r == 0 ? (p.said_goodbye ? "" : "it closed its connection without a goodbye: its process is gone")
-                             : std::string("its connection broke (") + std::strerror(errno) + ")";
-    std::lock_guard g(p.m);
-    lost_locked(peer, p, why);
-    return 0;
-  }
-  p.in_len += static_cast<std::size_t>(r);
-  int n = 0;
-  std::size_t at = 0;
-  for (;;) {
-    Frame f;
-    std::string why;
-    FrameCheck c = decode_frame(p.in.data() + at, p.in_len - at, limits_, &f, &why);
-    if (c == FrameCheck::Bad) {
-      std::fprintf(stderr, "adi3 tcp: rank %d: rank %d sent %s; its connection is closed\n", rank_, peer, why.c_str());
-      std::lock_guard g(p.m);
-      lost_locked(peer, p, "it sent a malformed frame (" + why + ")");
-      p.in_len = 0;
-      return n;
-    }
-    if (c == FrameCheck::NeedMore) {
-      if (f.kind && p.in.size() < at + f.total()) p.in.resize(at + f.total() + kReadChunk);
-      break;
-    }
-    const char* body = p.in.data() + at + kFrameHeaderBytes;
-    if (f.kind == kFrameGoodbye) {
-      p.said_goodbye = true;
-    } else {
-      sink.on_packet(peer, body, f.hdr_bytes, body + f.hdr_bytes, f.payload_bytes);
-      ++n;
-    }
-    at += f.total();
-  }
-  if (at) {
-    std::memmove(p.in.data(), p.in.data() + at, p.in_len - at);
-    p.in_len -= at;
-  }
-  return n;
-}
-
 int TcpChannel::deliver_self(PacketSink& sink) {
   // Handlers may send to this rank again: deliver what is here now.
   std::vector<char> now;
@@ -399,6 +348,11 @@ void TcpChannel::wait(std::chrono::microseconds timeout) {
   timespec ts{static_cast<time_t>(timeout.count() / 1000000), static_cast<long>(timeout.count() % 1000000) * 1000};
   // Only sleeps: the events stay pending (level-triggered) for poll().
   epoll_pwait2(epoll_fd_, ev, 1, &ts, nullptr);
+}
+
+void TcpChannel::expect_payload(int peer) {
+  if (peer < 0 || peer >= size_ || peer == rank_) return;
+  peers_[static_cast<std::size_t>(peer)]->probe.store(kProbeFrames, std::memory_order_relaxed);
 }
 
 void TcpChannel::wake() {

@@ -14,6 +14,11 @@
 // Data. Packets are frames (8-byte frame header, packet header, payload);
 // a frame goes out with one writev when nothing is queued, and what the
 // socket does not take waits in the peer's buffer (Busy beyond a limit).
+// Arrivals are read in chunks into a staging buffer and delivered from
+// there, except payloads the core can take in place (rendezvous data:
+// PacketSink::place), which are read with readv straight into the
+// receive buffer, over the Segment's iovec when it is noncontiguous
+// (receive.cpp).
 // One epoll set holds the listener, the handshakes, the connections and
 // an eventfd for wake().
 //
@@ -26,6 +31,8 @@
 // does not finish within ADI3_TCP_CONNECT_TIMEOUT, or (keepalive and
 // TCP_USER_TIMEOUT) a host that stops answering within ADI3_TCP_TIMEOUT.
 #pragma once
+#include <sys/types.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -51,6 +58,7 @@ struct TcpSettings {
   std::size_t pending_limit = 4 << 20;  // queued outgoing bytes per peer before Busy
   int connect_timeout_ms = 10000;       // a handshake must finish by then
   int timeout_ms = 5000;                // an unanswering peer is dead after this
+  std::size_t max_read = 0;             // tests: bytes one read call takes at most (0: no bound)
   static TcpSettings from_env();
 };
 
@@ -68,6 +76,7 @@ class TcpChannel final : public Channel {
   int poll(PacketSink& sink) override;
   void wait(std::chrono::microseconds timeout) override;
   void wake() override;
+  void expect_payload(int peer) override;
 
   // For tests: this rank's advertised ip:port, and connections refused.
   const std::string& address() const { return self_address_; }
@@ -77,6 +86,18 @@ class TcpChannel final : public Channel {
   std::size_t iov_sends() const { return iov_sends_.load(std::memory_order_relaxed); }
   // Pieces of a noncontiguous payload one sendmsg takes (beyond: packed).
   static constexpr std::size_t kMaxSendIov = 64;
+  // Payload bytes read straight into place (PacketSink::place), and bytes
+  // of such payloads that had already arrived in the staging buffer with
+  // their header and were copied from there.
+  std::size_t placed_bytes() const { return placed_bytes_.load(std::memory_order_relaxed); }
+  std::size_t staged_bytes() const { return staged_bytes_.load(std::memory_order_relaxed); }
+  // Pieces of a placed payload one readv fills.
+  static constexpr std::size_t kMaxRecvIov = 64;
+  // A header read on its own: a frame header and the core's 48-byte header.
+  static constexpr std::size_t kProbeBytes = 8 + 48;
+  // Packets after expect_payload (or a placed payload) whose headers are
+  // read on their own before the channel goes back to chunked reads.
+  static constexpr int kProbeFrames = 16;
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -107,6 +128,15 @@ class TcpChannel final : public Channel {
     std::vector<char> in;
     std::size_t in_len = 0;
     bool said_goodbye = false;
+    // A payload being read into place: its packet's header, where it
+    // goes (neither seg nor data: discarded), its size, bytes read so far.
+    bool placing = false;
+    std::vector<char> place_hdr;
+    Placement where;
+    std::size_t place_bytes = 0, place_done = 0;
+    // >0: read headers on their own, a placeable payload may follow (set
+    // by expect_payload from any thread, and after a placed payload).
+    std::atomic<int> probe{0};
     std::size_t pending() const { return out.size() - out_head; }
   };
 
@@ -114,7 +144,13 @@ class TcpChannel final : public Channel {
   void append_frame(std::vector<char>& buf, uint16_t kind, const void* hdr, std::size_t hdr_bytes,
                     const Payload& payload);
   bool flush_locked(int peer, Peer& p);  // false: the connection broke
+  // receive.cpp
   int read_from(int peer, PacketSink& sink);
+  bool read_staged(int peer, int fd, Peer& p, PacketSink& sink, int* n);
+  bool read_placed(int peer, int fd, Peer& p, PacketSink& sink, int* n);
+  void decode_staged(int peer, Peer& p, PacketSink& sink, int* n);
+  std::size_t probe_want(const Peer& p) const;
+  bool read_failed(int peer, Peer& p, ssize_t r);
   int deliver_self(PacketSink& sink);
   void lost_locked(int peer, Peer& p, const std::string& how);
   void report_failures(PacketSink& sink);
@@ -154,6 +190,7 @@ class TcpChannel final : public Channel {
   std::atomic<bool> local_work_{false};  // self_ or failures_ wait: wait() must not sleep
   std::atomic<std::size_t> refused_{0};
   std::atomic<std::size_t> iov_sends_{0};
+  std::atomic<std::size_t> placed_bytes_{0}, staged_bytes_{0};
 };
 
 }  // namespace adi3::tcp

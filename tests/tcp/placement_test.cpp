@@ -1,0 +1,165 @@
+// Payloads read into place over real TCP sockets: the channel reads a
+// payload the sink can take (rendezvous data, for the core) straight into
+// the receive buffer with readv over the Segment's iovec, resuming across
+// partial reads (forced here: every read call takes at most a few hundred
+// bytes), and copies nothing through its staging buffer (counted).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "adi3/device.hpp"
+#include "segment/segment.hpp"
+#include "segment/type_create.hpp"
+#include "tcp_harness.hpp"
+
+namespace adi3::tcp::testing {
+namespace {
+
+constexpr std::size_t kHdr = 48;  // the core's header size, as rendezvous data has
+
+// Places every packet whose header starts with 'P' into bytes [offset,
+// offset + n) of a Segment (the offset is in the header after the 'P').
+struct PlacingSink final : PacketSink {
+  Segment* seg = nullptr;
+  std::size_t placed = 0, delivered = 0;
+  void on_packet(int, const void*, std::size_t, const void*, std::size_t) override { ++delivered; }
+  void on_peer_failed(int peer, const char* why) override { ADD_FAILURE() << "rank " << peer << " failed: " << why; }
+  bool place(int, const void* hdr, std::size_t hb, std::size_t, Placement* where) override {
+    if (hb != kHdr || static_cast<const char*>(hdr)[0] != 'P') return false;
+    std::memcpy(&where->first, static_cast<const char*>(hdr) + 8, sizeof where->first);
+    where->seg = seg;
+    return true;
+  }
+  void on_placed(int, const void*, std::size_t, std::size_t) override { ++placed; }
+};
+
+// An indexed type of ints: blocks of 3, 1 and 5 at 0, 4 and 7 (extent 12).
+Datatype* indexed_ints() {
+  const int lens[] = {3, 1, 5}, displs[] = {0, 4, 7};
+  Datatype* t = nullptr;
+  EXPECT_EQ(type_indexed(3, lens, displs, Datatype::builtin(Builtin::kInt32), &t), ErrorClass::Success);
+  t->commit();
+  return t;
+}
+// Where int i of an indexed_ints() stream lands in the buffer (in ints).
+std::size_t indexed_slot(std::size_t i) {
+  static const std::size_t off[] = {0, 1, 2, 4, 7, 8, 9, 10, 11};
+  return i / 9 * 12 + off[i % 9];
+}
+
+TEST(TcpPlacement, ChannelReadsPayloadsIntoASegmentAcrossPartialReads) {
+  TcpSettings settings;
+  settings.max_read = 300;
+  Job job(2, 2, settings);
+  PlacingSink sink;
+  Datatype* type = indexed_ints();
+  std::size_t frames = 0;
+  for (std::size_t ints : {1u, 9u, 100u, 1001u, 20000u, 65536u}) {
+    std::vector<int> recv(indexed_slot(ints - 1) + 1 + 12, -1);
+    Segment seg(recv.data(), (ints + 8) / 9, type);
+    sink.seg = &seg;
+    std::vector<int> src(ints);
+    for (std::size_t i = 0; i < ints; ++i) src[i] = static_cast<int>(i * 7 + ints);
+    // In frames of at most the channel's payload limit, each naming its offset.
+    const std::size_t bytes = ints * 4, max = job.ch(0).caps().max_payload;
+    for (std::size_t at = 0; at < bytes; at += max) {
+      job.ch(1).expect_payload(0);  // as the core does before it asks for data
+      char hdr[kHdr] = {'P'};
+      std::memcpy(hdr + 8, &at, sizeof at);
+      const std::size_t n = std::min(max, bytes - at);
+      while (job.ch(0).send(1, hdr, kHdr, Payload{reinterpret_cast<char*>(src.data()) + at, n, nullptr, 0}) ==
+             SendResult::Busy) {
+        job.ch(1).poll(sink);
+      }
+      ++frames;
+    }
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (sink.placed < frames && std::chrono::steady_clock::now() < end) {
+      job.ch(0).poll(job.sink(0));
+      job.ch(1).poll(sink);
+    }
+    ASSERT_EQ(sink.placed, frames) << ints << " ints";
+    for (std::size_t i = 0; i < ints; ++i) ASSERT_EQ(recv[indexed_slot(i)], src[i]) << "int " << i << " of " << ints;
+    EXPECT_EQ(recv[3], ints > 3 ? -1 : recv[3]) << "a gap of the type was written";
+  }
+  EXPECT_EQ(sink.delivered, 0u);
+  EXPECT_EQ(job.ch(1).staged_bytes(), 0u) << "payload bytes copied from the staging buffer";
+  EXPECT_GT(job.ch(1).placed_bytes(), 0u);
+  (void)type_free(&type);
+}
+
+// The core over TCP: a vector type sent, received into an indexed type
+// (and into a contiguous buffer), sizes from one int to several
+// rendezvous chunks, every read call partial. Rendezvous data goes into
+// the receive buffer directly; nothing is staged.
+TEST(TcpPlacement, RendezvousDataIsReceivedInPlace) {
+  TcpSettings settings;
+  settings.max_read = 700;
+  Job job(2, 2, settings);
+  TcpChannel* ch1 = job.channels[1].get();
+  const std::vector<std::size_t> sizes = {1, 17, 1000, 16384, 16385, 40000, 100001, 300000};
+  std::size_t rndv_bytes = 0;
+  std::atomic<bool> ok{true};
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < 2; ++r) {
+    ranks.emplace_back([&, r] {
+      Config config;
+      Device dev(std::move(job.channels[static_cast<std::size_t>(r)]), config);
+      Datatype* vec = nullptr;
+      ASSERT_EQ(type_vector(4, 1, 2, Datatype::builtin(Builtin::kInt32), &vec), ErrorClass::Success);
+      vec->commit();
+      Datatype* idx = indexed_ints();
+      const Datatype* i32 = Datatype::builtin(Builtin::kInt32);
+      for (std::size_t ints : sizes) {
+        const std::size_t count = (ints + 3) / 4;  // vectors of 4 ints
+        const std::size_t sent = count * 4;
+        if (r == 0) {
+          // Int i of the stream: element i / 4 (extent 7 ints), slot 2 * (i % 4).
+          std::vector<int> src(count * 7, -5);
+          for (std::size_t i = 0; i < sent; ++i) src[i / 4 * 7 + 2 * (i % 4)] = static_cast<int>(i * 13 + ints);
+          ASSERT_EQ(dev.send(src.data(), count, vec, 1, 1, dev.world()), 0);
+          ASSERT_EQ(dev.send(src.data(), count, vec, 1, 2, dev.world()), 0);
+        } else {
+          if (sent * 4 > dev.eager_limit()) rndv_bytes += 2 * sent * 4;
+          const std::size_t elems = (sent + 8) / 9;
+          std::vector<int> got(elems * 12 + 12, -1);
+          Status st;
+          ASSERT_EQ(dev.recv(got.data(), elems, idx, 0, 1, dev.world(), &st), 0);
+          EXPECT_EQ(st.bytes, sent * 4);
+          for (std::size_t i = 0; i < sent; ++i) {
+            if (got[indexed_slot(i)] != static_cast<int>(i * 13 + ints)) {
+              ADD_FAILURE() << "indexed receive of " << sent << " ints: int " << i << " is " << got[indexed_slot(i)];
+              ok = false;
+              break;
+            }
+          }
+          if (sent > 4) {
+            EXPECT_EQ(got[3], -1) << "a gap of the receive type was written";
+          }
+          std::vector<int> flat(sent, -1);
+          ASSERT_EQ(dev.recv(flat.data(), sent, i32, 0, 2, dev.world(), &st), 0);
+          for (std::size_t i = 0; i < sent; ++i) {
+            if (flat[i] != static_cast<int>(i * 13 + ints)) {
+              ADD_FAILURE() << "contiguous receive of " << sent << " ints: int " << i << " is " << flat[i];
+              ok = false;
+              break;
+            }
+          }
+        }
+      }
+      if (r == 1) {
+        EXPECT_EQ(ch1->staged_bytes(), 0u) << "payload bytes copied from the staging buffer";
+        EXPECT_EQ(ch1->placed_bytes(), rndv_bytes) << "rendezvous bytes read into place";
+      }
+      EXPECT_EQ(dev.finalize(), 0);
+      (void)type_free(&vec);
+      (void)type_free(&idx);
+    });
+  }
+  for (auto& t : ranks) t.join();
+  EXPECT_TRUE(ok);
+}
+
+}  // namespace
+}  // namespace adi3::tcp::testing
