@@ -7,7 +7,10 @@
 // receive) is instead read with readv straight into the receive buffer,
 // over the Segment's iovec when that buffer is noncontiguous, in pieces of
 // at most kMaxRecvIov entries and across as many polls as the socket
-// needs (the peer's placement state remembers how far it got).
+// needs (the peer's placement state remembers how far it got). A type
+// whose 64 pieces cover less than kMinDirectRead (blocks of a few bytes)
+// is received through the staging buffer in chunks and unpacked instead:
+// a system call per few hundred bytes would cost more than the copy.
 //
 // Only what the chunked read that brought a placeable packet's header
 // already took of its payload is copied from the staging buffer. To keep
@@ -31,6 +34,8 @@ namespace adi3::tcp {
 namespace {
 
 constexpr std::size_t kReadChunk = 256 * 1024;
+// A readv into place must take at least this much when its iovec is full.
+constexpr std::size_t kMinDirectRead = 8 * 1024;
 
 // Writes n bytes of a placed payload at offset `at` of its placement.
 void write_placed(const Placement& where, std::size_t at, const char* src, std::size_t n) {
@@ -165,7 +170,10 @@ bool TcpChannel::read_placed(int peer, int fd, Peer& p, PacketSink& sink, int* n
   if (p.where.seg) {
     const std::size_t at = p.where.first + p.place_done;
     asked = p.where.seg->to_iov(at, at + span, iov, kMaxRecvIov, &niov);
-    direct = asked > 0;
+    // Pieces too small to be worth a system call per few dozen of them
+    // (tiny blocks, or elements stacked on one address): a staged chunk
+    // unpacked in memory is faster.
+    direct = asked > 0 && (asked == span || asked >= kMinDirectRead);
   } else if (p.where.data) {
     iov[niov++] = {p.where.data + p.place_done, span};
     asked = span;
