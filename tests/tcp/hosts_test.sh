@@ -43,7 +43,9 @@ if [ $hydra = 1 ]; then command -v mpiexec.hydra >/dev/null || skip "mpiexec.hyd
 # oversubscribed and waits spin 2000 polls, while the two hosts' ranks
 # share the cores. Say the truth (both launchers pass the environment on):
 # mpi.rma_ops 2 x 2 took 3.8 s under our mpiexec and 5.7 s under Hydra,
-# 0.8 s and 3.9 s with it (a 2-core machine under load).
+# 0.8 s and 3.9 s with it (a 2-core machine under load); Hydra's ranks,
+# each in a session (scheduler group) of its own, then also skip yielding
+# (adi3/process.cpp): 1.4 to 2.1 s.
 export ADI3_OVERSUBSCRIBE=${ADI3_OVERSUBSCRIBE:-1}
 a=adi3a$$
 b=adi3b$$
