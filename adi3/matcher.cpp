@@ -7,6 +7,7 @@ bool is_wildcard(const Request& r) { return r.source == kAnySource || r.tag == k
 }  // namespace
 
 Request* Matcher::find_posted(const MatchKey& k) {
+  if (posted_.size() == 0) return nullptr;  // nothing posted: no hash, no bucket
   Request* best = posted_.find(k);
   if (posted_wildcards_ == 0) return best;
   // Wildcard receives compete by posting order with the exact one.
@@ -25,6 +26,7 @@ void Matcher::posted_erase(Request* r) {
 }
 
 Request* Matcher::find_unexpected(const MatchKey& p) {
+  if (exact_.size() == 0) return nullptr;  // the common empty queue: no hash, no bucket
   bool any_src = p.source == kAnySource, any_tag = p.tag == kAnyTag;
   if (!any_src && !any_tag) return exact_.find(p);
   if (!any_src) return by_src_.find(p);

@@ -6,6 +6,7 @@
 #include <tbb/scalable_allocator.h>
 
 #include "adi3/device.hpp"
+#include "adi3/request_start.hpp"
 #include "segment/segment.hpp"
 
 namespace adi3 {
@@ -54,14 +55,13 @@ void Device::init_recv(Request* r, void* buf, std::size_t count, const Datatype*
 void Device::start_recv(Request* r) {
   r->status = Status{};
   r->done = 0;
-  r->clear(Request::kRndv);
-  r->clear(Request::kNeedsAck);
+  clear_unshared(r, Request::kRndv | Request::kNeedsAck);
   if (r->source == kProcNull) {
     set_proc_null(&r->status);
     r->cc.store(0, std::memory_order_release);
     return;
   }
-  r->refs.fetch_add(1, std::memory_order_relaxed);
+  hold(r, threads_enabled());
   r->cc.store(1, std::memory_order_relaxed);
   if (!r->type->is_contiguous() && !r->seg) r->seg = new Segment(r->buf, r->count, r->type);
   if (Request* u = matcher_.post(r)) matched(r, u);

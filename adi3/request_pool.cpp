@@ -76,7 +76,10 @@ void RequestPool::put(Request* r) {
   r->~Request();
   MaybeLock g(lock_, thread_safe_.load(std::memory_order_relaxed));
   const std::size_t index = static_cast<std::size_t>(id & 0xffffffffu) - 1;
-  chunks_[index / kChunk].load(std::memory_order_relaxed)->gens[index % kChunk].fetch_add(1, std::memory_order_release);
+  // Writers of a generation are serialized (one thread, or under lock_);
+  // lookup only loads it: a plain increment, no locked instruction.
+  std::atomic<uint32_t>& slot_gen = chunks_[index / kChunk].load(std::memory_order_relaxed)->gens[index % kChunk];
+  slot_gen.store(slot_gen.load(std::memory_order_relaxed) + 1, std::memory_order_release);
   auto* n = reinterpret_cast<FreeNode*>(r);
   n->next = free_;
   n->index = index;  // the request overwrote it

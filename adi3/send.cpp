@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "adi3/device.hpp"
+#include "adi3/request_start.hpp"
 #include "segment/segment.hpp"
 
 namespace adi3 {
@@ -112,14 +113,13 @@ void Device::start_send(Request* r) {
   r->status = Status{};
   r->done = 0;
   r->remote = 0;  // no answer from the receiver yet
-  r->clear(Request::kRndv);
-  r->clear(Request::kSync);
+  clear_unshared(r, Request::kRndv | Request::kSync);
   if (r->peer == kProcNull) {
     r->cc.store(0, std::memory_order_release);
     return;
   }
   // In flight: the operation holds a reference until it completes.
-  r->refs.fetch_add(1, std::memory_order_relaxed);
+  hold(r, threads_enabled());
   if (!contiguous(r->type) && !r->seg) r->seg = new Segment(r->buf, r->count, r->type);
   bool sync = r->mode == SendMode::Synchronous;
   // Eager when small and the receiver has room for it unexpected (flow.hpp).

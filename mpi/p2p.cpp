@@ -10,10 +10,21 @@ using namespace adi3::mpi;
 namespace {
 
 // Count, datatype (valid and committed) and buffer of one side.
-int check_side(Runtime& rt, const void* buf, MPI_Count count, MPI_Datatype dt, const Datatype** out) {
+int check_side_slow(Runtime& rt, const void* buf, MPI_Count count, MPI_Datatype dt, const Datatype** out) {
   if (int e = check_count(count)) return e;
   if (int e = get_comm_type(rt, dt, out)) return e;
   return check_buffer(buf, count, *out);
+}
+// The common case inline: a predefined type (a few bytes, extent = size)
+// and a non-null buffer with fewer than 2^31 elements cannot overflow.
+inline int check_side(Runtime& rt, const void* buf, MPI_Count count, MPI_Datatype dt, const Datatype** out) {
+  const auto i = static_cast<std::size_t>(handle_index(dt));
+  if (is_kind(dt, Kind::Datatype, HandleClass::Builtin) && i < rt.builtin_types.size() && buf &&
+      static_cast<unsigned long long>(count) < (1ull << 31)) [[likely]] {
+    *out = rt.builtin_types[i];
+    return 0;
+  }
+  return check_side_slow(rt, buf, count, dt, out);
 }
 
 int blocking_send(const char* fn, const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,

@@ -1,6 +1,8 @@
 // Completion of requests: the wait/test families, request_get_status,
 // request_free, cancel, start/startall. MPI_Request handles map to core
 // requests; a handle is released when the core frees its request.
+#include <memory>
+#include <type_traits>
 #include <vector>
 
 #include "mpi/api.hpp"
@@ -21,17 +23,30 @@ int adi3::mpi::get_slot(Runtime& rt, MPI_Request h, ReqSlot** out) {
 
 namespace {
 
-// Arrays for a call over n requests, on the stack when small.
+// Arrays for a call over n requests, on the stack up to a message-rate
+// window (128): every element is written before it is read, so the local
+// storage is left uninitialized and only n elements are constructed.
 template <class T>
 class Scratch {
  public:
-  explicit Scratch(int n) : p_(n <= kLocal ? local_ : (heap_.resize(static_cast<std::size_t>(n)), heap_.data())) {}
+  explicit Scratch(int n) {
+    const auto count = static_cast<std::size_t>(n > 0 ? n : 0);
+    if (count <= kLocal) {
+      p_ = std::uninitialized_default_construct_n(reinterpret_cast<T*>(local_), count) - count;
+    } else {
+      heap_.resize(count);
+      p_ = heap_.data();
+    }
+  }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
   T& operator[](int i) { return p_[i]; }
   T* data() { return p_; }
 
  private:
-  static constexpr int kLocal = 16;
-  T local_[kLocal] = {};
+  static_assert(std::is_trivially_destructible_v<T>);
+  static constexpr std::size_t kLocal = 128;
+  alignas(T) unsigned char local_[kLocal * sizeof(T)];
   std::vector<T> heap_;
   T* p_;
 };
@@ -44,8 +59,11 @@ int gather(Runtime& rt, int n, const MPI_Request* reqs, Request** out, MPI_Comm*
     out[i] = nullptr;
     comms[i] = MPI_COMM_WORLD;
     if (reqs[i] == MPI_REQUEST_NULL) continue;
-    ReqSlot* s = nullptr;
-    if (int e = get_slot(rt, reqs[i], &s)) return e;
+    // The live user handle inline; get_slot names what is wrong otherwise.
+    ReqSlot* s = is_kind(reqs[i], Kind::Request, HandleClass::User) ? rt.requests.get(handle_index(reqs[i])) : nullptr;
+    if (!s) [[unlikely]] {
+      if (int e = get_slot(rt, reqs[i], &s)) return e;
+    }
     out[i] = s->req;
     comms[i] = s->comm;
   }
