@@ -2,7 +2,10 @@
 
 #include <sys/uio.h>
 
+#include <sched.h>
+
 #include <atomic>
+#include <cerrno>
 #include <cstring>
 
 #include "rma/native_sync.hpp"
@@ -64,20 +67,6 @@ void element_locked(const AccTarget& t, char* p, std::size_t es, const char* in,
 
 // m elements laid es apart from p.
 bool run(const AccTarget& t, char* p, std::size_t m, std::size_t es, const char* in, OpKind op, Builtin e, char* old) {
-  if (t.nic && es == 8) {
-    // Windows the NIC updates: its elements never take the CPU's atomics.
-    bool ok = true;
-    for (std::size_t i = 0; i < m; ++i) {
-      char* q = p + i * es;
-      char* o = old ? old + i * es : nullptr;
-      if (reinterpret_cast<uintptr_t>(q) % 8 == 0) {
-        ok = nic_element(*t.nic, reinterpret_cast<uintptr_t>(q), in + i * es, op, e, o) && ok;
-      } else {
-        element_locked(t, q, es, in + i * es, op, e, o);
-      }
-    }
-    return ok;
-  }
   if (t.exclusive) {
     // Nobody else may touch the window now: bulk kernels.
     if (old) std::memcpy(old, p, m * es);
@@ -115,6 +104,104 @@ bool run(const AccTarget& t, char* p, std::size_t m, std::size_t es, const char*
   return true;
 }
 
+// ---- NIC windows ----
+
+// A NIC stripe lock: compare-and-swap 0 -> 1 until it is ours. The holder
+// is another origin's read-combine-write (three round trips): spin on the
+// NIC, yielding the core now and then (more ranks than cores).
+bool nic_lock(NicAtomics& nic, std::size_t s) {
+  for (int i = 0;; ++i) {
+    uint64_t old = 0;
+    if (!nic.lock_word(s, 0, 1, &old)) return false;
+    if (old == 0) return true;
+    if (i % 16 == 15) sched_yield();
+  }
+}
+
+bool nic_unlock(NicAtomics& nic, std::size_t s) {
+  uint64_t old = 0;
+  return nic.lock_word(s, 1, 0, &old);
+}
+
+std::size_t nic_stripe(const NicAtomics& nic, uint64_t at) { return ((at - nic.base) / kNicGranule) % kNicStripes; }
+
+// buf = in op buf for m packed elements (old values to old first).
+void combine_local(char* buf, std::size_t m, std::size_t es, const char* in, OpKind op, Builtin e, char* old) {
+  if (old) std::memcpy(old, buf, m * es);
+  if (op == OpKind::Replace) {
+    std::memcpy(buf, in, m * es);
+  } else if (op != OpKind::NoOp) {
+    coll::apply(op, e, in, buf, m, es);
+  }
+}
+
+// Elements of one stripe lying back to back at [lo, lo + len): one lock,
+// one read, one write for all of them.
+class NicGroup {
+ public:
+  NicGroup(NicAtomics& nic, std::size_t es, const char* in, OpKind op, Builtin e, char* old)
+      : nic_(nic), es_(es), in_(in), op_(op), e_(e), old_(old) {}
+  // The element at target address q, stream offset pos (from the first).
+  bool add(uint64_t q, std::size_t pos) {
+    const std::size_t s = nic_stripe(nic_, q);
+    if (len_ && (s != stripe_ || q != lo_ + len_ || len_ + es_ > sizeof buf_)) {
+      if (!flush()) return false;
+    }
+    if (!len_) {
+      stripe_ = s;
+      lo_ = q;
+      pos_ = pos;
+    }
+    len_ += es_;
+    return true;
+  }
+  bool flush() {
+    if (!len_) return true;
+    const std::size_t len = len_;
+    len_ = 0;
+    if (!nic_lock(nic_, stripe_)) return false;
+    bool ok = nic_.read(lo_, buf_, len);
+    if (ok) {
+      combine_local(buf_, len / es_, es_, in_ + pos_, op_, e_, old_ ? old_ + pos_ : nullptr);
+      if (op_ != OpKind::NoOp) ok = nic_.write(lo_, buf_, len);
+    }
+    return nic_unlock(nic_, stripe_) && ok;
+  }
+
+ private:
+  NicAtomics& nic_;
+  std::size_t es_;
+  const char* in_;
+  OpKind op_;
+  Builtin e_;
+  char* old_;
+  std::size_t stripe_ = 0, pos_ = 0, len_ = 0;
+  uint64_t lo_ = 0;
+  alignas(16) char buf_[kNicGranule + 64];
+};
+
+// One element whose bytes lie in several pieces (a type that splits it):
+// under the lock of its first byte's stripe, gathered and scattered.
+bool nic_pieces(NicAtomics& nic, const iovec* iov, std::size_t k, std::size_t es, const char* in, OpKind op, Builtin e,
+                char* old) {
+  alignas(16) char buf[64];
+  const std::size_t s = nic_stripe(nic, reinterpret_cast<uintptr_t>(iov[0].iov_base));
+  if (!nic_lock(nic, s)) return false;
+  bool ok = true;
+  std::size_t at = 0;
+  for (std::size_t j = 0; j < k && ok; at += iov[j].iov_len, ++j) {
+    ok = nic.read(reinterpret_cast<uintptr_t>(iov[j].iov_base), buf + at, iov[j].iov_len);
+  }
+  if (ok) {
+    combine_local(buf, 1, es, in, op, e, old);
+    at = 0;
+    for (std::size_t j = 0; j < k && ok && op != OpKind::NoOp; at += iov[j].iov_len, ++j) {
+      ok = nic.write(reinterpret_cast<uintptr_t>(iov[j].iov_base), buf + at, iov[j].iov_len);
+    }
+  }
+  return nic_unlock(nic, s) && ok;
+}
+
 }  // namespace
 
 bool nic_element(NicAtomics& nic, uint64_t at, const void* in, OpKind op, Builtin e, void* old) {
@@ -145,6 +232,7 @@ bool nic_element(NicAtomics& nic, uint64_t at, const void* in, OpKind op, Builti
 
 bool combine_atomic(const AccTarget& tgt, char* addr, uint64_t count, const Datatype* t, std::size_t first,
                     std::size_t n, const void* in, coll::OpKind op, Builtin e, void* old_out) {
+  if (tgt.nic) return nic_combine(*tgt.nic, reinterpret_cast<uintptr_t>(addr), count, t, first, n, in, op, e, old_out);
   const Datatype* et = Datatype::builtin(e);
   const std::size_t es = et->size();
   if (es == 0 || n == 0) return true;
@@ -195,6 +283,87 @@ bool combine_atomic(const AccTarget& tgt, char* addr, uint64_t count, const Data
     }
   }
   return ok;
+}
+
+bool nic_combine(NicAtomics& nic, uint64_t addr, uint64_t count, const Datatype* t, std::size_t first, std::size_t n,
+                 const void* in, coll::OpKind op, Builtin e, void* old_out) {
+  const Datatype* et = Datatype::builtin(e);
+  const std::size_t es = et->size();
+  if (es == 0 || n == 0) return true;
+  if (es > 64 || first % es || n % es) {
+    errno = EINVAL;  // not whole predefined elements: the checks upstream rule it out
+    return false;
+  }
+  const char* x = static_cast<const char*>(in);
+  char* old = static_cast<char*>(old_out);
+  NicGroup group(nic, es, x, op, e, old);
+  // One element lying in one piece at q.
+  auto one = [&](uint64_t q, std::size_t pos) {
+    if (es == 8 && q % 8 == 0) {
+      return group.flush() && nic_element(nic, q, x + pos, op, e, old ? old + pos : nullptr);
+    }
+    return group.add(q, pos);
+  };
+  bool ok = true;
+  if (t->is_contiguous() && es == static_cast<std::size_t>(et->extent())) {
+    const uint64_t q0 = addr + static_cast<uint64_t>(t->true_lb()) + first;
+    for (std::size_t at = 0; at < n && ok; at += es) ok = one(q0 + at, at);
+    return group.flush() && ok;
+  }
+  // Any other layout: the type's runs, element by element; an element
+  // split over runs (padded pairs, odd types) is gathered by itself.
+  Segment seg(reinterpret_cast<void*>(static_cast<uintptr_t>(addr)), count, t);
+  std::size_t pos = first;
+  const std::size_t end = first + n;
+  while (pos < end && ok) {
+    iovec iov[16];
+    std::size_t k = 0;
+    if (seg.to_iov(pos, end, iov, 16, &k) == 0 || k == 0) {
+      errno = EINVAL;
+      return false;
+    }
+    bool split = false;
+    for (std::size_t j = 0; j < k && ok && !split; ++j) {
+      auto q = reinterpret_cast<uintptr_t>(iov[j].iov_base);
+      std::size_t left = iov[j].iov_len;
+      for (; left >= es && ok; left -= es, q += es, pos += es) ok = one(q, pos - first);
+      if (left) split = true;  // the next element starts here and goes on in the next run
+    }
+    if (split && ok) {
+      ok = group.flush();
+      iovec parts[8];
+      std::size_t m = 0;
+      if (ok && (seg.to_iov(pos, pos + es, parts, 8, &m) != es || m == 0)) {
+        errno = EINVAL;
+        return false;
+      }
+      ok = ok && nic_pieces(nic, parts, m, es, x + (pos - first), op, e, old ? old + (pos - first) : nullptr);
+      pos += es;
+    }
+  }
+  return group.flush() && ok;
+}
+
+bool nic_cas(NicAtomics& nic, uint64_t at, std::size_t es, const void* swap, const void* compare, void* old) {
+  if (es == 8 && at % 8 == 0) {
+    uint64_t c, s, o = 0;
+    std::memcpy(&c, compare, 8);
+    std::memcpy(&s, swap, 8);
+    if (!nic.compare_swap(at, c, s, &o)) return false;
+    std::memcpy(old, &o, 8);
+    return true;
+  }
+  if (es > 64) {
+    errno = EINVAL;
+    return false;
+  }
+  alignas(16) char cur[64];
+  const std::size_t s = nic_stripe(nic, at);
+  if (!nic_lock(nic, s)) return false;
+  bool ok = nic.read(at, cur, es);
+  if (ok && std::memcmp(cur, compare, es) == 0) ok = nic.write(at, swap, es);
+  if (ok) std::memcpy(old, cur, es);
+  return nic_unlock(nic, s) && ok;
 }
 
 }  // namespace adi3::rma

@@ -10,10 +10,16 @@
 // other because an element's path depends only on its type and address.
 //
 // A window whose memory a NIC updates (verbs: RDMA atomics, not coherent
-// with the CPU's) adds one rule in front: every 8-byte element on its
-// natural alignment goes through the NIC (AccTarget::nic), whoever applies
-// it, the target's own emulation included, and no 8-byte aligned element
-// ever takes the CPU's atomics; the other elements stay as above.
+// with the CPU's) takes another rule instead: every element is updated
+// through the NIC, whoever applies it, the target's own emulation included
+// (AccTarget::nic, a loopback queue pair there). An 8-byte element on its
+// natural alignment takes the NIC's fetch-add or a compare-and-swap loop;
+// any other element (1, 2, 4, 16 bytes, unaligned, padded pairs) is read,
+// combined and written back under a NIC lock word of the target's control
+// block (nic_combine: the element's stripe, kNicGranule bytes of window per
+// stripe). Only the element's own bytes are written back, so puts and local
+// stores to its neighbours are never undone (a compare-and-swap on the
+// containing 8-byte word would write them back).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -25,22 +31,35 @@ namespace adi3::rma {
 
 struct Control;
 
-// 8-byte atomics through a NIC, at `at` (an address or an offset, as the
-// implementation defines: the target's own memory through a loopback queue
-// pair, or a peer's region); each call completes before it returns. false:
-// the device failed (errno).
+// Access to one window's memory through a NIC (the target's own memory
+// through a loopback queue pair, or a peer's region): `at` is an address
+// in the target's window memory (the target's address space); each call
+// completes before it returns. false: the device failed (errno).
 class NicAtomics {
  public:
   virtual ~NicAtomics() = default;
+  // 8-byte atomics at an 8-byte aligned `at`.
   virtual bool fetch_add(uint64_t at, uint64_t add, uint64_t* old) = 0;
   virtual bool compare_swap(uint64_t at, uint64_t compare, uint64_t swap, uint64_t* old) = 0;
+  // RDMA read and write of n bytes at `at`.
+  virtual bool read(uint64_t at, void* dst, std::size_t n) = 0;
+  virtual bool write(uint64_t at, const void* src, std::size_t n) = 0;
+  // Compare-and-swap on lock word s (< kNicStripes) of the target's control block.
+  virtual bool lock_word(std::size_t s, uint64_t compare, uint64_t swap, uint64_t* old) = 0;
+  uint64_t base = 0;  // the target's window base address: stripes count from it
 };
+
+// NIC stripe locks: 8-byte words over the control block's stripe array
+// (which a NIC window's CPU never uses); an element's lock is that of the
+// granule its first byte falls in.
+inline constexpr std::size_t kNicGranule = 512;
+inline constexpr std::size_t kNicStripes = 256;
 
 struct AccTarget {
   Control* ctl = nullptr;     // the target's control block (stripe locks)
   char* data = nullptr;       // the start of the target's window memory (stripe offsets count from it)
   bool exclusive = false;     // the caller holds the exclusive lock: plain kernels suffice
-  NicAtomics* nic = nullptr;  // set: 8-byte aligned elements go through the NIC only
+  NicAtomics* nic = nullptr;  // set: every element goes through the NIC (nic_combine)
   // Some rank reaches this window's memory by cross-memory attach (it reads,
   // combines and writes back under the stripes): every element takes its
   // stripe, hardware atomics alone would not exclude that.
@@ -52,6 +71,16 @@ struct AccTarget {
 // around the op's kernel, starting from a fetch-add of 0: the CPU never
 // reads the element). false: the device failed.
 bool nic_element(NicAtomics& nic, uint64_t at, const void* in, coll::OpKind op, Builtin e, void* old);
+
+// combine_atomic's work on a NIC window: addr is the target address of the
+// data (count elements of t, stream bytes [first, first + n), whole
+// elements), never dereferenced here. Every element as the header says.
+bool nic_combine(NicAtomics& nic, uint64_t addr, uint64_t count, const Datatype* t, std::size_t first, std::size_t n,
+                 const void* in, coll::OpKind op, Builtin e, void* old_out);
+
+// Compare-and-swap of one element of es bytes at target address at (the
+// same paths as nic_combine): old = [at]; if old == compare, [at] = swap.
+bool nic_cas(NicAtomics& nic, uint64_t at, std::size_t es, const void* swap, const void* compare, void* old);
 
 // inout = in op inout for stream bytes [first, first + n) of count elements
 // of t at addr (inside the window at tgt.data); in is n packed bytes of

@@ -18,9 +18,9 @@
 // A channel whose regions are not mapped (no kOsLoadStore: verbs) makes a
 // *NIC window* (native_nic.cpp): every rank's control block and memory are
 // reached through the interface only, its own included; locks are NIC
-// atomics on the control block, puts and gets RDMA, and accumulates on
-// 8-byte elements NIC atomics (rma/atomic_acc.hpp says why the target's own
-// accumulates take the NIC too).
+// atomics on the control block, puts and gets RDMA, and accumulates NIC
+// atomics or read-combine-write under NIC stripe locks (rma/atomic_acc.hpp
+// says why the target's own accumulates take the NIC too).
 #pragma once
 #include <memory>
 #include <cstddef>
@@ -189,10 +189,10 @@ bool dyn_native(const WindowState& w, const OpArgs& a, const Checked& c);
 int dyn_copy(WindowState& w, const OpArgs& a, const Checked& c, bool put);
 
 // ---- NIC windows (native_nic.cpp) ----
-// Whether the operation goes through the NIC: puts and gets of contiguous
-// target data; accumulates, fetch_and_op and compare_and_swap whose target
-// elements are all 8 bytes on their alignment (the rest take the emulation,
-// applied by the target's CPU).
+// Whether the operation goes through the NIC: every operation to a target
+// whose regions are attached (puts and gets over the target type's runs,
+// the accumulate family and compare_and_swap element by element:
+// rma/atomic_acc.hpp).
 bool nic_can(const WindowState& w, const OpArgs& a, const Checked& c);
 // Runs it to completion (posts, then flushes the target).
 int nic_run(WindowState& w, const OpArgs& a, const Checked& c);

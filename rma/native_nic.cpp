@@ -2,20 +2,24 @@
 // reached through its one-sided interface only (verbs: RDMA read, write
 // and 8-byte atomics), nothing mapped.
 //
-//  - put/get: RDMA write/read of contiguous target data. From and into a
-//    contiguous origin buffer they are posted and left in flight (not for
+//  - put/get: one RDMA write/read per run of the target data (any target
+//    type: its runs, posted back to back). From and into a contiguous
+//    origin buffer they are posted and left in flight (not for
 //    request-based operations, whose request completes at return): the
 //    synchronization that completes them (flush, unlock, fence, complete:
 //    WindowState::memory_fence) waits for every target they went to. A
 //    noncontiguous origin goes through a bounded bounce buffer, flushed
 //    per piece. Everything else completes before it returns.
-//  - accumulate family: per 8-byte element, the NIC's fetch-add (integer
-//    sums, NoOp) or a compare-and-swap loop around the op's kernel; other
-//    element sizes take the emulation (rma/atomic_acc.hpp: the rule that
-//    keeps NIC and CPU atomics off each other's elements).
+//  - accumulate family and compare-and-swap, any predefined type and any
+//    target layout: per element, the NIC's fetch-add or a compare-and-swap
+//    loop on an aligned 8-byte element, else read-combine-write under the
+//    target's NIC stripe lock (rma/atomic_acc.hpp: nic_combine, and the
+//    rule that keeps NIC and CPU atomics off each other's elements).
 //  - locks: the reader-writer ticket lock of native_sync.hpp in 8-byte
 //    words over the control block's lock line, taken and released with
 //    NIC atomics (no agent thread, no packet to the target).
+#include <sys/uio.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstddef>
@@ -41,38 +45,33 @@ constexpr uint64_t kReaders = kUsers + 8;
 constexpr uint64_t kWriters = kUsers + 16;
 static_assert(kUsers % 8 == 0 && kWriters + 8 <= offsetof(Control, stripe));
 
-// Atomics on a region through the interface, each flushed (NicAtomics:
-// `at` is an offset into the region).
-class RegionNic final : public NicAtomics {
+// The stripe lock words (atomic_acc.hpp): 8-byte words over the control
+// block's stripe array.
+constexpr uint64_t kStripeWords = offsetof(Control, stripe);
+static_assert(kStripeWords % 8 == 0 && kNicStripes * 8 <= sizeof(Control::stripe));
+
+// A peer's window memory through the interface, each call flushed: `at`
+// is an address in the peer's window (its base: NicAtomics::base).
+class PeerNic final : public NicAtomics {
  public:
-  RegionNic(OneSided& os, RemoteRegion& r) : os_(os), r_(r) {}
+  PeerNic(OneSided& os, NativePeer& p, uint64_t window_base) : os_(os), p_(p) { base = window_base; }
   bool fetch_add(uint64_t at, uint64_t add, uint64_t* old) override {
-    return os_.fetch_add(r_, at, add, old, 8) == 0 && os_.flush(r_.peer) == 0;
+    return done(os_.fetch_add(*p_.mem_r, off(at), add, old, 8));
   }
   bool compare_swap(uint64_t at, uint64_t compare, uint64_t swap, uint64_t* old) override {
-    return os_.compare_swap(r_, at, compare, swap, old, 8) == 0 && os_.flush(r_.peer) == 0;
+    return done(os_.compare_swap(*p_.mem_r, off(at), compare, swap, old, 8));
+  }
+  bool read(uint64_t at, void* dst, std::size_t n) override { return done(os_.get(*p_.mem_r, off(at), dst, n)); }
+  bool write(uint64_t at, const void* src, std::size_t n) override { return done(os_.put(*p_.mem_r, off(at), src, n)); }
+  bool lock_word(std::size_t s, uint64_t compare, uint64_t swap, uint64_t* old) override {
+    return done(os_.compare_swap(*p_.ctl_r, kStripeWords + s * 8, compare, swap, old, 8));
   }
 
  private:
+  uint64_t off(uint64_t at) const { return p_.mem_off + (at - base); }
+  bool done(int rc) { return rc == 0 && os_.flush(p_.mem_r->peer) == 0; }
   OneSided& os_;
-  RemoteRegion& r_;
-};
-
-// This rank's own memory through the loopback (the target's emulation
-// applying 8-byte elements): `at` is an address in the window.
-class SelfNic final : public NicAtomics {
- public:
-  SelfNic(WindowState& w, NativePeer& me) : w_(w), me_(me), nic_(w.native->os, *me.mem_r) {}
-  bool fetch_add(uint64_t at, uint64_t add, uint64_t* old) override { return nic_.fetch_add(offset(at), add, old); }
-  bool compare_swap(uint64_t at, uint64_t compare, uint64_t swap, uint64_t* old) override {
-    return nic_.compare_swap(offset(at), compare, swap, old);
-  }
-
- private:
-  uint64_t offset(uint64_t addr) const { return me_.mem_off + (addr - reinterpret_cast<uintptr_t>(w_.base)); }
-  WindowState& w_;
-  NativePeer& me_;
-  RegionNic nic_;
+  NativePeer& p_;
 };
 
 char* run_of(const void* buf, std::size_t count, const Datatype* t) {
@@ -85,14 +84,62 @@ int failed(WindowState& w, const char* what, int target, const char* op) {
                               std::strerror(errno));
 }
 
-// Put or get of contiguous target data at off.
-int transfer(WindowState& w, const OpArgs& a, const Checked& c, NativePeer& p, uint64_t off, bool put) {
+// The target data of an operation: count elements of t at address addr of
+// the target (never dereferenced here).
+struct TargetData {
+  const Datatype* t;
+  uint64_t count;
+  uint64_t addr;
+  uint64_t base;  // the target's window base
+};
+
+TargetData target_data(const WindowState& w, const OpArgs& a, const Checked& c) {
+  const uint64_t base = w.peers[static_cast<std::size_t>(a.target)].base;
+  return {c.derived ? a.ttype : Datatype::builtin(c.elem), c.count, base + c.disp_bytes, base};
+}
+
+// Posts one RDMA write or read per run of the target's stream bytes
+// [first, first + n), from or into the packed bytes at local; nothing is
+// flushed. false: a post failed (errno).
+bool post_runs(OneSided& os, NativePeer& p, const TargetData& td, Segment& tseg, std::size_t first, std::size_t n,
+               char* local, bool put) {
+  std::size_t pos = first;
+  while (pos < first + n) {
+    iovec iov[16];
+    std::size_t k = 0;
+    if (tseg.to_iov(pos, first + n, iov, 16, &k) == 0 || k == 0) {
+      errno = EINVAL;
+      return false;
+    }
+    for (std::size_t j = 0; j < k; ++j) {
+      const uint64_t off = p.mem_off + (reinterpret_cast<uintptr_t>(iov[j].iov_base) - td.base);
+      char* l = local + (pos - first);
+      const std::size_t len = iov[j].iov_len;
+      if ((put ? os.put(*p.mem_r, off, l, len) : os.get(*p.mem_r, off, l, len)) != 0) return false;
+      pos += len;
+    }
+  }
+  return true;
+}
+
+// Put or get: one RDMA write or read per run of the target data (one for
+// a contiguous target), posted back to back on the queue pair.
+int transfer(WindowState& w, const OpArgs& a, const Checked& c, NativePeer& p, bool put) {
   OneSided& os = w.native->os;
+  const TargetData td = target_data(w, a, c);
   void* obuf = put ? const_cast<void*>(a.origin) : a.result;
   const char* op = put ? "RDMA write" : "RDMA read";
+  const bool contig_target = td.t->is_contiguous();
+  Segment tseg;
+  if (!contig_target) tseg = Segment(reinterpret_cast<void*>(static_cast<uintptr_t>(td.addr)), td.count, td.t);
+  const uint64_t off = p.mem_off + (td.addr - td.base) + static_cast<uint64_t>(td.t->true_lb());
+  auto post = [&](std::size_t first, std::size_t n, char* local) {
+    if (contig_target)
+      return (put ? os.put(*p.mem_r, off + first, local, n) : os.get(*p.mem_r, off + first, local, n)) == 0;
+    return post_runs(os, p, td, tseg, first, n, local, put);
+  };
   if (char* o = run_of(obuf, static_cast<std::size_t>(a.ocount), a.otype)) {
-    const int rc = put ? os.put(*p.mem_r, off, o, c.bytes) : os.get(*p.mem_r, off, o, c.bytes);
-    if (rc) return failed(w, a.name, a.target, op);
+    if (!post(0, c.bytes, o)) return failed(w, a.name, a.target, op);
     if (a.req) return os.flush(p.mem_r->peer) ? failed(w, a.name, a.target, op) : 0;
     // In flight until the epoch's next completion.
     std::lock_guard<std::mutex> g(w.nic_mu);
@@ -101,56 +148,63 @@ int transfer(WindowState& w, const OpArgs& a, const Checked& c, NativePeer& p, u
     w.nic_posted.store(true, std::memory_order_release);
     return 0;
   }
+  // A noncontiguous origin: packed through a bounded bounce buffer.
   Segment seg(obuf, static_cast<std::size_t>(a.ocount), a.otype);
   std::vector<char> tmp(std::min(c.bytes, kBounce));
   for (std::size_t at = 0; at < c.bytes; at += tmp.size()) {
     const std::size_t n = std::min(tmp.size(), c.bytes - at);
     if (put) seg.pack(at, at + n, tmp.data());
-    const int rc = put ? os.put(*p.mem_r, off + at, tmp.data(), n) : os.get(*p.mem_r, off + at, tmp.data(), n);
-    if (rc || os.flush(p.mem_r->peer)) return failed(w, a.name, a.target, op);
+    if (!post(at, n, tmp.data()) || os.flush(p.mem_r->peer)) return failed(w, a.name, a.target, op);
     if (!put) seg.unpack(at, at + n, tmp.data());
   }
   return 0;
 }
 
-// Accumulate, get_accumulate, fetch_and_op on 8-byte elements at off.
-int accumulate(WindowState& w, const OpArgs& a, const Checked& c, NativePeer& p, uint64_t off) {
-  RegionNic nic(w.native->os, *p.mem_r);
+// Accumulate, get_accumulate, fetch_and_op: element by element through the
+// NIC (nic_combine: 8-byte aligned elements by atomics, the others under
+// the target's NIC stripe locks), a bounded chunk at a time.
+int accumulate(WindowState& w, const OpArgs& a, const Checked& c, NativePeer& p) {
+  const TargetData td = target_data(w, a, c);
+  PeerNic nic(w.native->os, p, td.base);
   const coll::OpKind op = a.op ? a.op->kind() : coll::OpKind::Replace;
   const bool fetch = a.kind == Msg::GetAcc || a.kind == Msg::Fop;
   const bool has_in = op != coll::OpKind::NoOp;
   const bool fop = a.kind == Msg::Fop;
-  std::vector<uint64_t> in(std::min(c.bytes, kBounce) / 8), old(fetch ? in.size() : 0);
+  const std::size_t es = Datatype::builtin(c.elem)->size();
+  const std::size_t chunk = std::max<std::size_t>(es, kBounce / es * es);
+  std::vector<uint64_t> in((std::min(c.bytes, chunk) + 7) / 8), old(fetch ? in.size() : 0);
   Segment src, dst;
   if (has_in)
     src = Segment(const_cast<void*>(a.origin), fop ? 1 : static_cast<std::size_t>(a.ocount), fop ? a.ttype : a.otype);
   if (fetch) dst = Segment(a.result, fop ? 1 : static_cast<std::size_t>(a.rcount), fop ? a.ttype : a.rtype);
-  for (std::size_t at = 0; at < c.bytes; at += in.size() * 8) {
-    const std::size_t n = std::min(in.size() * 8, c.bytes - at);
+  for (std::size_t at = 0; at < c.bytes; at += chunk) {
+    const std::size_t n = std::min(chunk, c.bytes - at);
     if (has_in) src.pack(at, at + n, in.data());
-    for (std::size_t i = 0; i < n / 8; ++i) {
-      if (!nic_element(nic, off + at + i * 8, &in[i], op, c.elem, fetch ? &old[i] : nullptr))
-        return failed(w, a.name, a.target, "atomic");
-    }
+    if (!nic_combine(nic, td.addr, td.count, td.t, at, n, in.data(), op, c.elem, fetch ? old.data() : nullptr))
+      return failed(w, a.name, a.target, "atomic");
     if (fetch) dst.unpack(at, at + n, old.data());
   }
   return 0;
 }
 
-int compare_swap(WindowState& w, const OpArgs& a, NativePeer& p, uint64_t off) {
-  uint64_t sw = 0, cmp = 0, old = 0;
-  Segment(const_cast<void*>(a.origin), 1, a.ttype).pack(0, 8, &sw);
-  Segment(const_cast<void*>(a.compare), 1, a.ttype).pack(0, 8, &cmp);
-  RegionNic nic(w.native->os, *p.mem_r);
-  if (!nic.compare_swap(off, cmp, sw, &old)) return failed(w, a.name, a.target, "compare-and-swap");
-  Segment(a.result, 1, a.ttype).unpack(0, 8, &old);
+int compare_swap(WindowState& w, const OpArgs& a, const Checked& c, NativePeer& p) {
+  const TargetData td = target_data(w, a, c);
+  const std::size_t es = Datatype::builtin(c.elem)->size();
+  alignas(16) char sw[64], cmp[64], old[64];
+  Segment(const_cast<void*>(a.origin), 1, a.ttype).pack(0, es, sw);
+  Segment(const_cast<void*>(a.compare), 1, a.ttype).pack(0, es, cmp);
+  PeerNic nic(w.native->os, p, td.base);
+  if (!nic_cas(nic, td.addr + static_cast<uint64_t>(td.t->true_lb()), es, sw, cmp, old))
+    return failed(w, a.name, a.target, "compare-and-swap");
+  Segment(a.result, 1, a.ttype).unpack(0, es, old);
   return 0;
 }
 
 // One lock word of the target's control block: fetch-add, flushed.
 bool lock_word(WindowState& w, int target, uint64_t word, uint64_t add, uint64_t* old) {
   NativePeer& p = w.native->peers[static_cast<std::size_t>(target)];
-  return RegionNic(w.native->os, *p.ctl_r).fetch_add(word, add, old);
+  OneSided& os = w.native->os;
+  return os.fetch_add(*p.ctl_r, word, add, old, 8) == 0 && os.flush(p.ctl_r->peer) == 0;
 }
 
 }  // namespace
@@ -182,31 +236,24 @@ void WindowState::complete_nic() {
 
 namespace adi3::rma::native {
 
-bool nic_can(const WindowState& w, const OpArgs& a, const Checked& c) {
-  const auto t = static_cast<std::size_t>(a.target);
-  if (!w.native->peers[t].mem_r) return false;
-  if (c.derived && !a.ttype->is_contiguous()) return false;
-  if (a.kind == Msg::Put || a.kind == Msg::Get) return true;
-  const Datatype* e = Datatype::builtin(c.elem);
-  if (e->size() != 8 || e->extent() != 8) return false;
-  // The element's address at the target decides (as at the target itself).
-  const uint64_t first = w.peers[t].base + c.disp_bytes + static_cast<uint64_t>(c.derived ? a.ttype->true_lb() : 0);
-  return first % 8 == 0;
+bool nic_can(const WindowState& w, const OpArgs& a, const Checked&) {
+  // Every operation: puts and gets over the target type's runs, the
+  // accumulate family and compare-and-swap element by element.
+  const NativePeer& p = w.native->peers[static_cast<std::size_t>(a.target)];
+  return p.mem_r && p.ctl_r;
 }
 
 int nic_run(WindowState& w, const OpArgs& a, const Checked& c) {
   NativePeer& p = w.native->peers[static_cast<std::size_t>(a.target)];
-  const Datatype* t = c.derived ? a.ttype : Datatype::builtin(c.elem);
-  const uint64_t off = p.mem_off + c.disp_bytes + static_cast<uint64_t>(t->true_lb());
   switch (a.kind) {
     case Msg::Put:
-      return transfer(w, a, c, p, off, true);
+      return transfer(w, a, c, p, true);
     case Msg::Get:
-      return transfer(w, a, c, p, off, false);
+      return transfer(w, a, c, p, false);
     case Msg::Cas:
-      return compare_swap(w, a, p, off);
+      return compare_swap(w, a, c, p);
     default:
-      return accumulate(w, a, c, p, off);
+      return accumulate(w, a, c, p);
   }
 }
 
@@ -239,8 +286,8 @@ void nic_unlock(WindowState& w, int target, bool exclusive) {
 
 std::unique_ptr<NicAtomics> make_nic_self(WindowState& w) {
   NativePeer& me = w.native->peers[static_cast<std::size_t>(w.comm.rank)];
-  if (!me.mem_r) return nullptr;
-  return std::make_unique<SelfNic>(w, me);
+  if (!me.mem_r || !me.ctl_r) return nullptr;
+  return std::make_unique<PeerNic>(w.native->os, me, reinterpret_cast<uintptr_t>(w.base));
 }
 
 }  // namespace adi3::rma::native

@@ -327,13 +327,10 @@ int run(WindowState& w, const OpArgs& a, const Checked& c) {
 void cas_element(Control* ctl, char* data, char* p, Builtin e, const void* swap, const void* compare, void* old,
                  NicAtomics* nic, bool locks_only) {
   const std::size_t es = Datatype::builtin(e)->size();
-  if (nic && es == 8 && reinterpret_cast<uintptr_t>(p) % 8 == 0) {
-    uint64_t c, s, o = 0;
-    std::memcpy(&c, compare, 8);
-    std::memcpy(&s, swap, 8);
-    nic->compare_swap(reinterpret_cast<uintptr_t>(p), c, s,
-                      &o);  // a failure leaves the element (the device reported it)
-    std::memcpy(old, &o, 8);
+  if (nic) {
+    // A NIC window: every element through the NIC (rma/atomic_acc.hpp). A
+    // failure leaves the element (the device reported it).
+    if (!nic_cas(*nic, reinterpret_cast<uintptr_t>(p), es, swap, compare, old)) std::memset(old, 0, es);
     return;
   }
   if (!locks_only && (es == 8 || es == 4) && reinterpret_cast<uintptr_t>(p) % es == 0) {

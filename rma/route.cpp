@@ -86,7 +86,17 @@ bool passive_needs_agent(const WindowState& w) {
   // native lock; so are operations to memory some rank does not map (a
   // window from create reached by cross-memory attach) while its owner
   // polls (route_op), in both directions.
-  if (w.native->others_emulate || w.native->cma_acc) return true;
+  if (w.native->others_emulate) return true;
+  // A NIC window takes every operation natively (rma/native_nic.cpp): no
+  // packet reaches the target in a passive epoch, so no agent. (It maps
+  // nothing, so cma_acc is set, but its accumulates all take the NIC.)
+  if (w.native->nic) {
+    for (const NativePeer& p : w.native->peers) {
+      if (!p.mem_r || !p.ctl_r) return true;
+    }
+    return false;
+  }
+  if (w.native->cma_acc) return true;
   for (const NativePeer& p : w.native->peers) {
     if (!p.mem) return true;
   }
