@@ -135,8 +135,11 @@ void combine_local(char* buf, std::size_t m, std::size_t es, const char* in, OpK
   }
 }
 
-// Elements of one stripe lying back to back at [lo, lo + len): one lock,
-// one read, one write for all of them.
+// Elements of one stripe (their first bytes in one granule), in rising
+// address order, not necessarily adjacent: one lock and one read of their
+// span (reading the gaps between them is harmless), combined here, then
+// one write per run of adjacent elements (only their own bytes: the gaps
+// may be someone else's), posted back to back and completed once.
 class NicGroup {
  public:
   NicGroup(NicAtomics& nic, std::size_t es, const char* in, OpKind op, Builtin e, char* old)
@@ -144,39 +147,57 @@ class NicGroup {
   // The element at target address q, stream offset pos (from the first).
   bool add(uint64_t q, std::size_t pos) {
     const std::size_t s = nic_stripe(nic_, q);
-    if (len_ && (s != stripe_ || q != lo_ + len_ || len_ + es_ > sizeof buf_)) {
+    if (m_ && (s != stripe_ || q < lo_ + span_ || q + es_ - lo_ > sizeof buf_ || m_ == kMax)) {
       if (!flush()) return false;
     }
-    if (!len_) {
+    if (!m_) {
       stripe_ = s;
       lo_ = q;
       pos_ = pos;
     }
-    len_ += es_;
+    off_[m_++] = static_cast<uint16_t>(q - lo_);
+    span_ = q + es_ - lo_;
     return true;
   }
   bool flush() {
-    if (!len_) return true;
-    const std::size_t len = len_;
-    len_ = 0;
+    if (!m_) return true;
+    const std::size_t m = m_;
+    m_ = 0;
     if (!nic_lock(nic_, stripe_)) return false;
-    bool ok = nic_.read(lo_, buf_, len);
-    if (ok) {
-      combine_local(buf_, len / es_, es_, in_ + pos_, op_, e_, old_ ? old_ + pos_ : nullptr);
-      if (op_ != OpKind::NoOp) ok = nic_.write(lo_, buf_, len);
+    bool ok = nic_.read(lo_, buf_, span_);
+    if (ok && span_ == m * es_ && reinterpret_cast<uintptr_t>(in_ + pos_) % std::min<std::size_t>(es_, 16) == 0) {
+      // Back to back (a contiguous target): one kernel call, one write.
+      combine_local(buf_, m, es_, in_ + pos_, op_, e_, old_ ? old_ + pos_ : nullptr);
+      if (op_ != OpKind::NoOp) ok = nic_.write(lo_, buf_, span_);
+    } else if (ok) {
+      for (std::size_t i = 0; i < m; ++i) {
+        alignas(16) char el[64];  // the kernels want an aligned element
+        std::memcpy(el, buf_ + off_[i], es_);
+        combine_local(el, 1, es_, in_ + pos_ + i * es_, op_, e_, old_ ? old_ + pos_ + i * es_ : nullptr);
+        std::memcpy(buf_ + off_[i], el, es_);
+      }
+      for (std::size_t i = 0; i < m && ok && op_ != OpKind::NoOp;) {
+        std::size_t j = i + 1;
+        while (j < m && off_[j] == off_[j - 1] + es_) ++j;
+        ok = nic_.post_write(lo_ + off_[i], buf_ + off_[i], off_[j - 1] + es_ - off_[i]);
+        i = j;
+      }
+      ok = nic_.complete() && ok;
     }
     return nic_unlock(nic_, stripe_) && ok;
   }
 
  private:
+  static constexpr std::size_t kMax = kNicGranule + 64;
   NicAtomics& nic_;
   std::size_t es_;
   const char* in_;
   OpKind op_;
   Builtin e_;
   char* old_;
-  std::size_t stripe_ = 0, pos_ = 0, len_ = 0;
+  std::size_t stripe_ = 0, pos_ = 0, m_ = 0, span_ = 0;
   uint64_t lo_ = 0;
+  uint16_t off_[kMax];
   alignas(16) char buf_[kNicGranule + 64];
 };
 

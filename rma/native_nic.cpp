@@ -63,6 +63,10 @@ class PeerNic final : public NicAtomics {
   }
   bool read(uint64_t at, void* dst, std::size_t n) override { return done(os_.get(*p_.mem_r, off(at), dst, n)); }
   bool write(uint64_t at, const void* src, std::size_t n) override { return done(os_.put(*p_.mem_r, off(at), src, n)); }
+  bool post_write(uint64_t at, const void* src, std::size_t n) override {
+    return os_.put(*p_.mem_r, off(at), src, n) == 0;
+  }
+  bool complete() override { return os_.flush(p_.mem_r->peer) == 0; }
   bool lock_word(std::size_t s, uint64_t compare, uint64_t swap, uint64_t* old) override {
     return done(os_.compare_swap(*p_.ctl_r, kStripeWords + s * 8, compare, swap, old, 8));
   }
