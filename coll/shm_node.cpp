@@ -281,8 +281,17 @@ bool ShmNode::all_reached(uint64_t s) {
 template <class Ready>
 int ShmNode::wait(Ready&& ready) {
   const Config& cfg = dev_.config();
-  for (int i = 0; i < spin_; ++i) {
+  // A rank blocked here still serves the traffic others send it (the MPI
+  // progress rule: passive-target RMA to it waited for the futex timeout
+  // below, a millisecond per operation): the spin polls the device and
+  // starts again while packets keep coming, as Device::block_until does.
+  for (int idle = 0; idle < spin_;) {
     if (ready()) return 0;
+    if (dev_.progress()) {
+      idle = 0;
+      continue;
+    }
+    ++idle;
     cpu_relax();
   }
   // Point-to-point traffic may wait on this rank meanwhile: keep it moving.
@@ -303,7 +312,14 @@ int ShmNode::wait(Ready&& ready) {
     // only in its own sleeps, which these are not) and fail rather than
     // hang when a member died.
     dev_.channel().check_liveness();
-    dev_.progress();
+    // Not announced as a user poll while an agent runs: the agent then
+    // serves this rank's traffic while it sleeps here, as while the program
+    // computes (it naps while user threads poll, see emul/agent.hpp).
+    if (dev_.agent_running()) {
+      dev_.agent_pass();
+    } else {
+      dev_.progress();
+    }
     if (ready()) return 0;
     if (int e = dev_.check_alive(comm_, -1, "a shared-memory collective")) return e;
   }

@@ -140,6 +140,23 @@ bool holdable(const WindowState& w, const Item& it) {
          it.total <= it.chunk;
 }
 
+// The target was flushed after every operation lately: the operation
+// leaves now (from the caller's buffer) and asks for the Ack that the flush
+// expected behind it waits for (rma/passive.cpp, flush_target).
+void ask_ack(Target& t, Item& it) {
+  it.flags |= rma::kAckAfter;
+  it.token = ++t.sync_seq;
+  t.spec_seq = it.token;
+  t.spec_ops = t.queued_ops;
+}
+
+// A put or accumulate of one packet in a passive epoch: it can ask for the
+// Ack of the flush behind it (no copy needed, so any size up to a packet).
+bool askable(const WindowState& w, const Item& it) {
+  return (w.access == WindowState::Access::Lock || w.access == WindowState::Access::LockAll) &&
+         (it.kind == Msg::Put || it.kind == Msg::Acc) && !it.desc_sent && !it.ttype && it.total <= it.chunk;
+}
+
 void hold(WindowState& w, Target& t, Item&& item) {
   t.held = std::move(item);
   Item& h = t.held;
@@ -213,7 +230,10 @@ void push(WindowState& w, int to, Item&& item) {
     release_held(w, to);
   }
   if (t.q.empty() && gate_open(t, item.gate)) {
-    if (holdable(w, item)) return hold(w, t, std::move(item));
+    if (holdable(w, item) || (t.flush_each_op && askable(w, item))) {
+      if (!t.flush_each_op) return hold(w, t, std::move(item));
+      ask_ack(t, item);
+    }
     // Nothing ahead of it and its gate open: it leaves now, without a trip
     // through the queue (what does not fit the channel yet is queued).
     if (emit(w, to, item)) return;

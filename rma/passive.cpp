@@ -218,7 +218,14 @@ namespace {
 uint64_t flush_target(WindowState& w, int rank) {
   Target& t = w.targets[static_cast<std::size_t>(rank)];
   if (t.lock_pending || t.queued_ops == t.flushed_ops) return 0;
+  // The last operation left asking for an Ack (emul/origin.cpp, ask_ack):
+  // the target acknowledges it after everything before it, so this flush
+  // sends nothing. One operation since the last flush: the next ones ask.
+  const uint64_t asked = t.spec_ops == t.queued_ops ? t.spec_seq : 0;
+  t.flush_each_op = t.queued_ops == t.flushed_ops + 1;
+  t.spec_seq = 0;
   t.flushed_ops = t.queued_ops;
+  if (asked) return asked;
   uint64_t seq = ++t.sync_seq;
   push_sync(w, rank, Msg::Flush, t.lock_nocheck ? Gate{} : Gate{Gate::Lock, t.lock_epoch}, seq);
   return seq;

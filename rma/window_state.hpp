@@ -113,6 +113,13 @@ struct Target {
   // becomes ack_on_reply when no reply is outstanding.
   bool tail_fetch = false;
   uint64_t ack_on_reply = 0;
+  // Flushed after every operation lately (the last flush had one operation
+  // before it): a put or accumulate of one packet then leaves at once asking
+  // for an Ack with sequence number spec_seq (reserved), instead of being
+  // held, so that the flush behind it (queued_ops still spec_ops) sends
+  // nothing and its round trip started with the operation (emul/origin.cpp).
+  bool flush_each_op = false;
+  uint64_t spec_seq = 0, spec_ops = 0;
 };
 
 // Whether the synchronization an operation waits for has arrived from its
