@@ -49,18 +49,18 @@ bool RequestPool::grow() noexcept {
 
 Request* RequestPool::get(Device* dev, RequestKind kind) noexcept {
   void* mem;
+  std::atomic<uint32_t>* slot_gen;
   uint64_t id;
   {
     MaybeLock g(lock_, thread_safe_.load(std::memory_order_relaxed));
     if (!free_ && !grow()) return nullptr;
     mem = free_;
     free_ = free_->next;
-    ++live_;
+    live_.store(live_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     const std::size_t index = static_cast<FreeNode*>(mem)->index;
-    std::atomic<uint32_t>& slot_gen = chunks_[index / kChunk].load(std::memory_order_relaxed)->gens[index % kChunk];
-    const uint32_t gen = slot_gen.load(std::memory_order_relaxed) + 1;  // odd: live
-    slot_gen.store(gen, std::memory_order_release);
-    id = uint64_t{gen} << 32 | (index + 1);
+    slot_gen = &chunks_[index / kChunk].load(std::memory_order_relaxed)->gens[index % kChunk];
+    // Only this thread changes a taken slot's generation until put().
+    id = uint64_t{slot_gen->load(std::memory_order_relaxed) + 1} << 32 | (index + 1);  // odd: live
   }
   auto* r = new (mem) Request();
   r->dev = dev;
@@ -68,6 +68,9 @@ Request* RequestPool::get(Device* dev, RequestKind kind) noexcept {
   r->wire_id = id;
   r->refs.store(1, std::memory_order_relaxed);
   r->cc.store(1, std::memory_order_relaxed);
+  // Live for lookup() only once constructed: an id from the wire, even a
+  // forged one, never finds a request whose construction is under way.
+  slot_gen->store(static_cast<uint32_t>(id >> 32), std::memory_order_release);
   return r;
 }
 
@@ -84,7 +87,7 @@ void RequestPool::put(Request* r) {
   n->next = free_;
   n->index = index;  // the request overwrote it
   free_ = n;
-  --live_;
+  live_.store(live_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
 }
 
 Request* RequestPool::lookup(uint64_t id) const {

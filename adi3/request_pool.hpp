@@ -37,7 +37,9 @@ class RequestPool {
   // The most requests that can be live at once.
   std::size_t capacity() const { return max_chunks_ * kChunk; }
   void put(Request* r);
-  std::size_t live() const { return live_; }
+  // Read from any thread (error messages name it): a relaxed atomic,
+  // changed only under lock_ (a plain load and store, no locked instruction).
+  std::size_t live() const { return live_.load(std::memory_order_relaxed); }
   // The live request an id from the wire names, or nullptr.
   Request* lookup(uint64_t id) const;
 
@@ -61,7 +63,7 @@ class RequestPool {
   std::unique_ptr<std::atomic<Chunk*>[]> chunks_;
   std::size_t nchunks_ = 0;
   std::size_t max_chunks_ = kMaxChunks;
-  std::size_t live_ = 0;
+  std::atomic<std::size_t> live_{0};
 };
 
 }  // namespace adi3

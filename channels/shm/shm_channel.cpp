@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "adi3/spin_lock.hpp"
+#include "channels/common/tsan_link.hpp"
 #include "channels/shm/cma.hpp"
 
 namespace adi3::shm {
@@ -128,6 +129,7 @@ void ShmChannel::probe_cma() {
 SendResult ShmChannel::send(int dest, const void* hdr, std::size_t hdr_bytes, const Payload& payload) {
   Out& o = out_[static_cast<std::size_t>(dest)];
   if (dead_[static_cast<std::size_t>(dest)].load(std::memory_order_relaxed)) return SendResult::Failed;
+  link_sent(&o);  // TSan only (tsan_link.hpp): before the peer can see it
   RingProducer::Push r = o.ring.push(hdr, hdr_bytes, payload);
   if (r == RingProducer::Push::Full) {
     // Ask to be woken when room appears, then look once more: the receiver
@@ -171,6 +173,7 @@ int ShmChannel::poll(PacketSink& sink) {
     In& in = in_[static_cast<std::size_t>(src)];
     if (!in.ring.ready()) continue;
     int n = in.ring.drain(kDrainBatch, [&](const void* h, std::size_t hb, const void* p, std::size_t pb) {
+      link_received(&out_[static_cast<std::size_t>(src)]);  // TSan only: the link to src
       sink.on_packet(src, h, hb, p, pb);
     });
     if (n < 0) {
