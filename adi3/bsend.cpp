@@ -137,7 +137,7 @@ int Device::bsend(const void* buf, std::size_t count, const Datatype* type, int 
                                   bytes, dest));
       }
       if (into->automatic() && !(block = into->allocate(bytes))) {
-        return fail(no_memory("the automatic buffer's %zu bytes for a buffered send to rank %d", bytes, dest));
+        return fail(no_memory("the automatic buffer of a buffered send to rank %d (%zu bytes)", dest, bytes));
       }
       if (!block) block = into->allocate(bytes);
       if (!block && attempt) {

@@ -127,6 +127,16 @@ int ErrorLog::vraise(ErrorClass c, const char* fmt, va_list ap) {
   return static_cast<int>(c) | (slot << kErrorClassBits) | static_cast<int>((stamp & 0x3fff) << 17);
 }
 
+bool ErrorLog::text(int code, char* out, std::size_t n) const noexcept {
+  const int slot = (code >> kErrorClassBits) & 0x1ff;
+  const uint32_t stamp = static_cast<uint32_t>(code) >> 17;
+  if (n == 0 || slot <= 0 || slot > kSlots) return false;
+  const Slot& s = slots_[slot - 1];
+  if ((s.stamp.load(std::memory_order_acquire) & 0x3fff) != stamp) return false;
+  std::snprintf(out, n, "%s", s.text);
+  return true;
+}
+
 std::string ErrorLog::message(int code) const {
   ErrorClass c = error_class_of(code);
   int slot = (code >> kErrorClassBits) & 0x1ff;

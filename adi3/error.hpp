@@ -4,6 +4,7 @@
 #include <array>
 #include <atomic>
 #include <cstdarg>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -112,6 +113,9 @@ class ErrorLog {
   int vraise(ErrorClass c, const char* fmt, va_list ap);
   // The message for a code: the recorded one, else the class's text.
   std::string message(int code) const;
+  // The recorded message alone, copied into out (n bytes) without
+  // allocating (out-of-memory paths); false when code has none.
+  bool text(int code, char* out, std::size_t n) const noexcept;
 
  private:
   static constexpr int kSlots = 256;

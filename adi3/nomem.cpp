@@ -18,7 +18,7 @@ int Device::no_memory(const char* fmt, ...) {
   va_start(ap, fmt);
   std::vsnprintf(what, sizeof what, fmt, ap);
   va_end(ap);
-  return errors_.raise(ErrorClass::NoMem, "out of memory: cannot allocate %s", what);
+  return errors_.raise(ErrorClass::NoMem, "rank %d: out of memory allocating %s", rank_, what);
 }
 
 int Device::no_request(const char* what, int rank) {
@@ -26,9 +26,11 @@ int Device::no_request(const char* what, int rank) {
   char whom[24] = "";
   if (rank >= 0) std::snprintf(whom, sizeof whom, " (rank %d)", rank);  // the peer, when there is one
   if (live >= cap) {
-    return no_memory("a request for %s%s: all %zu requests of the pool are live (ADI3_MAX_REQUESTS)", what, whom, cap);
+    return no_memory("a request for %s%s (%zu bytes): all %zu requests of the pool are live (ADI3_MAX_REQUESTS)", what,
+                     whom, sizeof(Request), cap);
   }
-  return no_memory("a request for %s%s: the system refused memory for more (%zu live)", what, whom, live);
+  return no_memory("a request for %s%s (%zu bytes): the system refused memory for more (%zu live)", what, whom,
+                   sizeof(Request), live);
 }
 
 void Device::lost_to_memory(int peer, const char* fmt, ...) {

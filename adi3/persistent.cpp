@@ -24,7 +24,7 @@ int Device::send_init(const void* buf, std::size_t count, const Datatype* type, 
     }
   } else if (!type->is_contiguous() && dest != kProcNull && !(r->seg = make_segment(buf, count, type))) {
     release(r);
-    return no_memory("the segment of a noncontiguous persistent send to rank %d", dest);
+    return no_memory("the segment (%zu bytes) of a noncontiguous persistent send to rank %d", sizeof(Segment), dest);
   }
   *out = r;
   return 0;
@@ -41,7 +41,8 @@ int Device::recv_init(void* buf, std::size_t count, const Datatype* type, int so
   init_recv(r, buf, count, type, source, tag, comm);
   if (!type->is_contiguous() && source != kProcNull && !(r->seg = make_segment(buf, count, type))) {
     release(r);
-    return no_memory("the segment of a noncontiguous persistent receive from rank %d", source);
+    return no_memory("the segment (%zu bytes) of a noncontiguous persistent receive from rank %d", sizeof(Segment),
+                     source);
   }
   r->set(Request::kPersistent);
   r->cc.store(0, std::memory_order_release);

@@ -32,7 +32,7 @@ int Device::irecv_checked(void* buf, std::size_t count, const Datatype* type, in
   init_recv(r, buf, count, type, source, tag, comm);
   if (!type->is_contiguous() && source != kProcNull && !(r->seg = make_segment(buf, count, type))) {
     release(r);
-    return no_memory("the segment of a noncontiguous receive from rank %d", source);
+    return no_memory("the segment (%zu bytes) of a noncontiguous receive from rank %d", sizeof(Segment), source);
   }
   start_recv(r);
   *out = r;
@@ -368,7 +368,8 @@ int Device::imrecv(void* buf, std::size_t count, const Datatype* type, Request**
   Segment* seg = nullptr;
   if (u && !type->is_contiguous() && !(seg = make_segment(buf, count, type))) {
     pool_.put(r);
-    return no_memory("the segment of a noncontiguous matched receive from rank %d", u->source);
+    return no_memory("the segment (%zu bytes) of a noncontiguous matched receive from rank %d", sizeof(Segment),
+                     u->source);
   }
   r->buf = buf;
   r->count = count;
@@ -421,7 +422,7 @@ int Device::sendrecv_replace(void* buf, std::size_t count, const Datatype* type,
   // The outgoing data is packed aside so the receive can reuse the buffer.
   std::size_t bytes = count * type->size();
   auto* packed = static_cast<char*>(scratch_alloc(bytes ? bytes : 1));
-  if (!packed) return no_memory("%zu bytes to hold the outgoing message of a sendrecv_replace", bytes);
+  if (!packed) return no_memory("a copy of the outgoing message of a sendrecv_replace (%zu bytes)", bytes);
   Segment seg(buf, count, type);
   seg.pack(0, bytes, packed);
   int e = sendrecv(packed, bytes, Datatype::byte(), dest, stag, buf, count, type, source, rtag, comm, status);

@@ -86,7 +86,7 @@ int Device::isend_checked(const void* buf, std::size_t count, const Datatype* ty
   init_send(r, buf, count, type, dest, tag, comm, mode);
   if (!contiguous(type) && dest != kProcNull && !(r->seg = make_segment(buf, count, type))) {
     release(r);
-    return no_memory("the segment of a noncontiguous send to rank %d", dest);
+    return no_memory("the segment (%zu bytes) of a noncontiguous send to rank %d", sizeof(Segment), dest);
   }
   start_send(r);
   *out = r;
@@ -238,8 +238,8 @@ int Device::queue_packet(int peer, const void* hdr, std::size_t hdr_bytes, const
     OutPacket* copy = OutPacket::make(hdr, hdr_bytes, payload);
     if (!copy || !p.q.push_back({nullptr, copy})) {
       if (copy) OutPacket::destroy(copy);
-      return no_memory("a copy of a packet of %zu + %zu bytes for rank %d (the channel is busy)", hdr_bytes,
-                       payload.bytes, peer);
+      return no_memory("a copy of a packet for rank %d while the channel is busy (%zu bytes)", peer,
+                       hdr_bytes + payload.bytes);
     }
   }
   pending_peers_.fetch_add(1, std::memory_order_relaxed);

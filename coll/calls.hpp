@@ -96,7 +96,9 @@ int nonblocking(Device& dev, const Comm& comm, Sequence& seq, Request** out, Bui
   // is evaluated after the allocation succeeded).
   std::unique_ptr<Schedule> s(new (std::nothrow) Schedule(dev, comm, seq.next_tag()));
   if (!s)
-    return dev.errors().raise(ErrorClass::NoMem, "out of memory: cannot allocate a nonblocking collective's schedule");
+    return dev.errors().raise(ErrorClass::NoMem,
+                              "out of memory allocating a nonblocking collective's schedule (%zu bytes)",
+                              sizeof(Schedule));
   if (int e = build(*s, builder)) return e;
   return seq.is_persistent() ? launch_persistent(dev, std::move(s), out) : launch(dev, std::move(s), out);
 }

@@ -93,13 +93,15 @@ std::byte* Schedule::scratch(std::size_t bytes) {
 int Schedule::out_of_memory() const {
   if (wanted_) {
     return dev_.errors().raise(ErrorClass::NoMem,
-                               "out of memory: cannot allocate %zu bytes of scratch memory for a collective (tag %d, "
+                               "out of memory allocating scratch memory for a collective (%zu bytes; tag %d, "
                                "%zu blocks held)",
                                wanted_, tag_, scratch_.size());
   }
-  return dev_.errors().raise(ErrorClass::NoMem,
-                             "out of memory: cannot allocate the schedule of a collective (tag %d, %zu steps so far)",
-                             tag_, steps_.size());
+  return dev_.errors().raise(
+      ErrorClass::NoMem,
+      "out of memory allocating a step of the schedule of a collective (%zu bytes; tag %d, %zu steps "
+      "so far)",
+      sizeof(steps_[0]), tag_, steps_.size());
 }
 
 void Schedule::keep(const Datatype* type) {

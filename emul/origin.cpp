@@ -197,12 +197,12 @@ void push(WindowState& w, int to, Item&& item) {
   Target& t = w.targets[static_cast<std::size_t>(to)];
   if (t.lock_pending) {
     // The lazy lock request goes out with the first thing that needs it.
-    t.lock_pending = false;
     Item req;
     req.kind = Msg::LockReq;
     req.op = static_cast<uint8_t>(t.lock_kind);
+    t.q.push_back(std::move(req));  // first: a queue that cannot grow leaves the lock pending
+    t.lock_pending = false;
     t.lock_epoch = ++t.lock_reqs;
-    t.q.push_back(std::move(req));
     w.add_queued(1);
     if (item.gate.kind == Gate::Lock) item.gate.n = t.lock_epoch;
   }

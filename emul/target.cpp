@@ -10,6 +10,7 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <new>
 #include <string>
 
 #include "adi3/device.hpp"
@@ -482,9 +483,28 @@ void on_packet(WindowState& w, int peer, const Header& h, const void* payload, s
       break;
     case Msg::TypeDesc: {
       if (O.desc) O.desc->release();
+      O.desc = nullptr;
       std::string why;
-      O.desc = rma::decode_type(payload, bytes, &why);
-      if (!O.desc) refuse(w, src, h, ErrorClass::Type, "bad datatype description: %s", why.c_str());
+      bool no_mem = false;
+      try {
+        O.desc = rma::decode_type(payload, bytes, &why);
+        no_mem = !O.desc && why == rma::kOutOfMemory;
+      } catch (const std::bad_alloc&) {
+        no_mem = true;
+      }
+      if (no_mem) {
+        // The operations that follow are refused: this rank's epoch must
+        // not end as if they had landed.
+        const int e = w.dev.errors().raise(ErrorClass::NoMem,
+                                           "rank %d: out of memory allocating the target datatype of a one-sided "
+                                           "operation from rank %d (%zu bytes of description): it was refused",
+                                           w.comm.rank, src, bytes);
+        if (!w.deferred_error) w.deferred_error = e;
+        refuse(w, src, h, ErrorClass::NoMem, "out of memory allocating the target datatype (%zu bytes of description)",
+               bytes);
+      } else if (!O.desc) {
+        refuse(w, src, h, ErrorClass::Type, "bad datatype description: %s", why.c_str());
+      }
       break;
     }
     case Msg::Fence:

@@ -80,7 +80,9 @@ int greq_start(Device& dev, GreqClass* shared, const GreqCallbacks& fns, void* e
   auto* st = new (std::nothrow) GreqState(shared ? GreqCallbacks{} : fns);
   if (!st) {
     dev.release(r);
-    return dev.errors().raise(ErrorClass::NoMem, "out of memory: cannot allocate the state of a generalized request");
+    return dev.errors().raise(ErrorClass::NoMem,
+                              "out of memory allocating the state of a generalized request (%zu bytes)",
+                              sizeof(GreqState));
   }
   st->klass = shared ? shared : &st->own;
   if (shared) shared->retain();

@@ -91,7 +91,9 @@ int ibarrier_free(void* extra) {
 int ibarrier(Device& dev, Request** out) {
   if (!out) return dev.errors().raise(ErrorClass::Arg, "ibarrier: the request argument is null");
   auto* op = new (std::nothrow) Ibarrier;
-  if (!op) return dev.errors().raise(ErrorClass::NoMem, "out of memory: cannot allocate the state of an ibarrier");
+  if (!op)
+    return dev.errors().raise(ErrorClass::NoMem, "out of memory allocating the state of an ibarrier (%zu bytes)",
+                              sizeof(Ibarrier));
   op->dev = &dev;
   op->comm = dev.world();
   op->comm.context = kIbarrierContext;

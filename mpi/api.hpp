@@ -64,6 +64,11 @@ namespace adi3::mpi {
 // could not start for want of resources, ERR_INTERN naming anything else) and reports it through the handler of win
 // when it is a window handle, else of comm (MPI_COMM_WORLD's when neither is one).
 int escaped(const char* fn, int comm, int win) noexcept;
+// An MPI_ERR_NO_MEM code of fn as "rank R: <its message> in MPI_Xxx" (a new
+// code; code itself when it is another class or names its call already).
+// The error handlers' dispatch calls it, so every out-of-memory error says
+// where it happened.
+int name_no_mem(int code, const char* fn) noexcept;
 // Picks the first communicator and window handle among an entry point's
 // arguments (handles are ints whose top bits say their kind).
 template <class R>

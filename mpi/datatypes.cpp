@@ -15,6 +15,7 @@ namespace {
 // constructor's complaint.
 // (t is read only after the constructor ran: argument order is unspecified.)
 int publish(Runtime& rt, ErrorClass c, Datatype* const* t, MPI_Datatype* out, const char* what) {
+  if (c == ErrorClass::NoMem) return raise(c, "out of memory allocating the description of a new datatype");
   if (c != ErrorClass::Success) return raise(c, "%s", what);
   return add_type(rt, *t, out);
 }

@@ -74,6 +74,7 @@ int comm_error_report(CommObj* c, int code, const char* fn) {
   Runtime* rt = g_runtime;
   if (!rt) fatal(code, fn);
   if (!c) c = &rt->world;
+  code = name_no_mem(code, fn);
   if (c->errh) {
     MPI_Comm h = c->handle;
     c->errh->fn(&h, &code, api_name(fn));

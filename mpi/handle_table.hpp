@@ -74,6 +74,9 @@ class HandleTable {
     return i;
   }
 
+  // Memory add takes when it needs a new chunk.
+  static std::size_t chunk_bytes() { return sizeof(Chunk); }
+
   // The object at index, or nullptr if index is not a live slot.
   T* get(int index) {
     if (index < 0 || index >= kChunkSize * kChunks) return nullptr;

@@ -9,6 +9,12 @@
 // one source gives monotonic nanosecond timestamps.
 #include <time.h>
 
+#include <cerrno>
+#include <memory>
+#include <new>
+#include <stdexcept>
+#include <system_error>
+
 #include <algorithm>
 #include <climits>
 #include <cstdlib>
@@ -90,9 +96,24 @@ int adi3::mpi::tools::check_init() {
   return state().inits > 0 ? MPI_SUCCESS : MPI_T_ERR_NOT_INITIALIZED;
 }
 
+int adi3::mpi::tools::escaped() noexcept {
+  try {
+    throw;
+  } catch (const std::bad_alloc&) {
+    return MPI_T_ERR_MEMORY;
+  } catch (const std::length_error&) {
+    return MPI_T_ERR_MEMORY;
+  } catch (const std::system_error& e) {
+    const int v = e.code().value();
+    return v == ENOMEM || v == EAGAIN ? MPI_T_ERR_MEMORY : MPI_ERR_INTERN;
+  } catch (...) {
+    return MPI_ERR_INTERN;
+  }
+}
+
 // ---- initialization ----
 
-ADI3_T_API(init_thread, (int required, int* provided)) {
+ADI3_T_API(init_thread, (int required, int* provided), (required, provided)) {
   if (!provided) return MPI_ERR_ARG;
   std::lock_guard g(state().lock);
   ++state().inits;
@@ -100,7 +121,7 @@ ADI3_T_API(init_thread, (int required, int* provided)) {
   return MPI_SUCCESS;
 }
 
-ADI3_T_API(finalize, (void)) {
+ADI3_T_API(finalize, (void), ()) {
   std::lock_guard g(state().lock);
   if (state().inits == 0) return MPI_T_ERR_NOT_INITIALIZED;
   if (--state().inits == 0) {
@@ -116,8 +137,10 @@ ADI3_T_API(finalize, (void)) {
 
 ADI3_T_NUMBER(cvar_get_num, cvars().size())
 
-ADI3_T_API(cvar_get_info, (int cvar_index, char* name, int* name_len, int* verbosity, MPI_Datatype* datatype,
-                           MPI_T_enum* enumtype, char* desc, int* desc_len, int* bind, int* scope)) {
+ADI3_T_API(cvar_get_info,
+           (int cvar_index, char* name, int* name_len, int* verbosity, MPI_Datatype* datatype, MPI_T_enum* enumtype,
+            char* desc, int* desc_len, int* bind, int* scope),
+           (cvar_index, name, name_len, verbosity, datatype, enumtype, desc, desc_len, bind, scope)) {
   ADI3_T_ENTER();
   if (bad_index(cvar_index, cvars().size())) return MPI_T_ERR_INVALID_INDEX;
   const Knob& k = *cvars()[static_cast<std::size_t>(cvar_index)].knob;
@@ -132,19 +155,20 @@ ADI3_T_API(cvar_get_info, (int cvar_index, char* name, int* name_len, int* verbo
   return MPI_SUCCESS;
 }
 
-ADI3_T_API(cvar_get_index, (const char* name, int* cvar_index)) {
+ADI3_T_API(cvar_get_index, (const char* name, int* cvar_index), (name, cvar_index)) {
   ADI3_T_ENTER();
   return find_index(cvars(), name, cvar_index, [](const Cvar& c) { return c.knob->name; });
 }
 
-ADI3_T_API(cvar_handle_alloc, (int cvar_index, void* obj_handle, MPI_T_cvar_handle* handle, int* count)) {
+ADI3_T_API(cvar_handle_alloc, (int cvar_index, void* obj_handle, MPI_T_cvar_handle* handle, int* count),
+           (cvar_index, obj_handle, handle, count)) {
   ADI3_T_ENTER();
   (void)obj_handle;  // bound to no object
   if (bad_index(cvar_index, cvars().size())) return MPI_T_ERR_INVALID_INDEX;
   if (!handle || !count) return MPI_ERR_ARG;
-  auto* h = new CvarHandle{cvar_index};
-  state().cvar_handles.insert(h);
-  *handle = reinterpret_cast<MPI_T_cvar_handle>(h);
+  auto h = std::make_unique<CvarHandle>(CvarHandle{cvar_index});
+  state().cvar_handles.insert(h.get());  // may throw: h is still owned here
+  *handle = reinterpret_cast<MPI_T_cvar_handle>(h.release());
   *count = kValueChars;
   return MPI_SUCCESS;
 }
@@ -158,7 +182,7 @@ CvarHandle* cvar_of(MPI_T_cvar_handle h) {
 
 }  // namespace
 
-ADI3_T_API(cvar_handle_free, (MPI_T_cvar_handle * handle)) {
+ADI3_T_API(cvar_handle_free, (MPI_T_cvar_handle * handle), (handle)) {
   ADI3_T_ENTER();
   if (!handle) return MPI_ERR_ARG;
   CvarHandle* h = cvar_of(*handle);
@@ -169,7 +193,7 @@ ADI3_T_API(cvar_handle_free, (MPI_T_cvar_handle * handle)) {
   return MPI_SUCCESS;
 }
 
-ADI3_T_API(cvar_read, (MPI_T_cvar_handle handle, void* buf)) {
+ADI3_T_API(cvar_read, (MPI_T_cvar_handle handle, void* buf), (handle, buf)) {
   ADI3_T_ENTER();
   CvarHandle* h = cvar_of(handle);
   if (!h) return MPI_T_ERR_INVALID_HANDLE;
@@ -180,7 +204,7 @@ ADI3_T_API(cvar_read, (MPI_T_cvar_handle handle, void* buf)) {
   return MPI_SUCCESS;
 }
 
-ADI3_T_API(cvar_write, (MPI_T_cvar_handle handle, const void* buf)) {
+ADI3_T_API(cvar_write, (MPI_T_cvar_handle handle, const void* buf), (handle, buf)) {
   ADI3_T_ENTER();
   CvarHandle* h = cvar_of(handle);
   if (!h) return MPI_T_ERR_INVALID_HANDLE;
@@ -196,13 +220,14 @@ ADI3_T_API(cvar_write, (MPI_T_cvar_handle handle, const void* buf)) {
 
 // ---- enumerations: none exist ----
 
-ADI3_T_API(enum_get_info, (MPI_T_enum enumtype, int* num, char* name, int* name_len)) {
+ADI3_T_API(enum_get_info, (MPI_T_enum enumtype, int* num, char* name, int* name_len), (enumtype, num, name, name_len)) {
   ADI3_T_ENTER();
   (void)enumtype, (void)num, (void)name, (void)name_len;
   return MPI_T_ERR_INVALID_HANDLE;
 }
 
-ADI3_T_API(enum_get_item, (MPI_T_enum enumtype, int indx, int* value, char* name, int* name_len)) {
+ADI3_T_API(enum_get_item, (MPI_T_enum enumtype, int indx, int* value, char* name, int* name_len),
+           (enumtype, indx, value, name, name_len)) {
   ADI3_T_ENTER();
   (void)enumtype, (void)indx, (void)value, (void)name, (void)name_len;
   return MPI_T_ERR_INVALID_HANDLE;
@@ -212,8 +237,10 @@ ADI3_T_API(enum_get_item, (MPI_T_enum enumtype, int indx, int* value, char* name
 
 ADI3_T_NUMBER(category_get_num, categories().size())
 
-ADI3_T_API(category_get_info, (int cat_index, char* name, int* name_len, char* desc, int* desc_len, int* num_cvars,
-                               int* num_pvars, int* num_categories)) {
+ADI3_T_API(category_get_info,
+           (int cat_index, char* name, int* name_len, char* desc, int* desc_len, int* num_cvars, int* num_pvars,
+            int* num_categories),
+           (cat_index, name, name_len, desc, desc_len, num_cvars, num_pvars, num_categories)) {
   ADI3_T_ENTER();
   if (bad_index(cat_index, categories().size())) return MPI_T_ERR_INVALID_INDEX;
   const Category& c = categories()[static_cast<std::size_t>(cat_index)];
@@ -226,7 +253,7 @@ ADI3_T_API(category_get_info, (int cat_index, char* name, int* name_len, char* d
   return MPI_SUCCESS;
 }
 
-ADI3_T_API(category_get_num_events, (int cat_index, int* num_events)) {
+ADI3_T_API(category_get_num_events, (int cat_index, int* num_events), (cat_index, num_events)) {
   ADI3_T_ENTER();
   if (bad_index(cat_index, categories().size())) return MPI_T_ERR_INVALID_INDEX;
   if (!num_events) return MPI_ERR_ARG;
@@ -234,7 +261,7 @@ ADI3_T_API(category_get_num_events, (int cat_index, int* num_events)) {
   return MPI_SUCCESS;
 }
 
-ADI3_T_API(category_get_index, (const char* name, int* cat_index)) {
+ADI3_T_API(category_get_index, (const char* name, int* cat_index), (name, cat_index)) {
   ADI3_T_ENTER();
   return find_index(categories(), name, cat_index, [](const Category& c) { return c.name; });
 }
@@ -272,10 +299,10 @@ int no_member(int, int) { return -1; }
 }  // namespace
 
 // MPI_T_category_get_<what>: the first len members of that list.
-#define ADI3_T_CATEGORY_LIST(what, member)                                   \
-  ADI3_T_API(category_get_##what, (int cat_index, int len, int indices[])) { \
-    ADI3_T_ENTER();                                                          \
-    return list(cat_index, len, indices, member);                            \
+#define ADI3_T_CATEGORY_LIST(what, member)                                                              \
+  ADI3_T_API(category_get_##what, (int cat_index, int len, int indices[]), (cat_index, len, indices)) { \
+    ADI3_T_ENTER();                                                                                     \
+    return list(cat_index, len, indices, member);                                                       \
   }
 ADI3_T_CATEGORY_LIST(cvars, cvar_member)
 ADI3_T_CATEGORY_LIST(pvars, pvar_member)
@@ -290,7 +317,8 @@ ADI3_T_NUMBER(source_get_num, 1)
 
 ADI3_T_API(source_get_info,
            (int source_index, char* name, int* name_len, char* desc, int* desc_len, MPI_T_source_order* ordering,
-            MPI_Count* ticks_per_second, MPI_Count* max_ticks, MPI_Info* info)) {
+            MPI_Count* ticks_per_second, MPI_Count* max_ticks, MPI_Info* info),
+           (source_index, name, name_len, desc, desc_len, ordering, ticks_per_second, max_ticks, info)) {
   ADI3_T_ENTER();
   if (source_index != 0) return MPI_T_ERR_INVALID_INDEX;
   put_string("adi3_clock", name, name_len);
@@ -302,7 +330,7 @@ ADI3_T_API(source_get_info,
   return MPI_SUCCESS;
 }
 
-ADI3_T_API(source_get_timestamp, (int source_index, MPI_Count* timestamp)) {
+ADI3_T_API(source_get_timestamp, (int source_index, MPI_Count* timestamp), (source_index, timestamp)) {
   ADI3_T_ENTER();
   if (source_index != 0) return MPI_T_ERR_INVALID_INDEX;
   if (!timestamp) return MPI_ERR_ARG;
@@ -316,25 +344,25 @@ ADI3_T_API(source_get_timestamp, (int source_index, MPI_Count* timestamp)) {
 
 ADI3_T_NUMBER(event_get_num, 0)
 
-ADI3_T_API(event_get_info,
-           (int, char*, int*, int*, MPI_Datatype*, MPI_Aint*, int*, MPI_T_enum*, MPI_Info*, char*, int*, int*)) {
+ADI3_T_API_NOTHROW(event_get_info, (int, char*, int*, int*, MPI_Datatype*, MPI_Aint*, int*, MPI_T_enum*, MPI_Info*,
+                                    char*, int*, int*)) {
   ADI3_T_ENTER();
   return MPI_T_ERR_INVALID_INDEX;
 }
 
-ADI3_T_API(event_get_index, (const char*, int*)) {
+ADI3_T_API_NOTHROW(event_get_index, (const char*, int*)) {
   ADI3_T_ENTER();
   return MPI_T_ERR_INVALID_NAME;
 }
 
-ADI3_T_API(event_handle_alloc, (int, void*, MPI_Info, MPI_T_event_registration*)) {
+ADI3_T_API_NOTHROW(event_handle_alloc, (int, void*, MPI_Info, MPI_T_event_registration*)) {
   ADI3_T_ENTER();
   return MPI_T_ERR_INVALID_INDEX;
 }
 
 // Calls on a registration or an instance: none can exist.
 #define ADI3_T_NO_HANDLE(name, params) \
-  ADI3_T_API(name, params) {           \
+  ADI3_T_API_NOTHROW(name, params) {   \
     ADI3_T_ENTER();                    \
     return MPI_T_ERR_INVALID_HANDLE;   \
   }

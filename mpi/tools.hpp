@@ -11,8 +11,28 @@
 
 #include <mpi.h>
 
-// MPI_T_name as a weak alias of PMPI_T_name (as ADI3_MPI_API does).
-#define ADI3_T_API(name, params)                                                    \
+// MPI_T_name as a weak alias of PMPI_T_name (as ADI3_MPI_API does). args
+// names params in order: the body runs inside a try, and an exception that
+// escapes it is the call's error (MPI_T_ERR_MEMORY for out of memory),
+// never an unwinding through the C caller.
+#define ADI3_T_API(name, params, args)                                              \
+  namespace {                                                                       \
+  struct PMPI_T_##name##_body {                                                     \
+    [[gnu::always_inline]] static inline int call params;                           \
+  };                                                                                \
+  }                                                                                 \
+  extern "C" int MPI_T_##name params __attribute__((weak, alias("PMPI_T_" #name))); \
+  extern "C" __attribute__((visibility("default"))) int PMPI_T_##name params {      \
+    try {                                                                           \
+      return PMPI_T_##name##_body::call args;                                       \
+    } catch (...) {                                                                 \
+      return ::adi3::mpi::tools::escaped();                                         \
+    }                                                                               \
+  }                                                                                 \
+  int PMPI_T_##name##_body::call params
+// The same without the try, for calls whose (unnamed) arguments are unused
+// and that allocate nothing: they answer with a constant.
+#define ADI3_T_API_NOTHROW(name, params)                                            \
   extern "C" int MPI_T_##name params __attribute__((weak, alias("PMPI_T_" #name))); \
   extern "C" __attribute__((visibility("default"))) int PMPI_T_##name params
 // The start of a call that needs MPI_T initialized: the error, or the lock.
@@ -21,12 +41,12 @@
   std::lock_guard g_(::adi3::mpi::tools::state().lock)
 
 // The calls that report one number (how many variables, categories ...).
-#define ADI3_T_NUMBER(name, value)  \
-  ADI3_T_API(name, (int* out)) {    \
-    ADI3_T_ENTER();                 \
-    if (!out) return MPI_ERR_ARG;   \
-    *out = static_cast<int>(value); \
-    return MPI_SUCCESS;             \
+#define ADI3_T_NUMBER(name, value)      \
+  ADI3_T_API(name, (int* out), (out)) { \
+    ADI3_T_ENTER();                     \
+    if (!out) return MPI_ERR_ARG;       \
+    *out = static_cast<int>(value);     \
+    return MPI_SUCCESS;                 \
   }
 
 namespace adi3::mpi::tools {
@@ -48,6 +68,12 @@ struct State {
   std::set<const void*> cvar_handles, pvar_sessions, pvar_handles;
 };
 State& state();
+
+// The exception in flight out of an MPI_T call as its error: MPI_T_ERR_MEMORY
+// for out of memory (std::bad_alloc, std::length_error, a resource a thread
+// or lock needed), MPI_ERR_INTERN for anything else. MPI_T reports to no
+// error handler; nothing here throws.
+int escaped() noexcept;
 
 // The pvar table (tools_pvar.cpp).
 const std::vector<Pvar>& pvars();

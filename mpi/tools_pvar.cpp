@@ -3,6 +3,7 @@
 // (always counting: start/stop give MPI_T_ERR_PVAR_NO_STARTSTOP) and bound
 // to no object; levels are read-only, the counter may be reset or written
 // per handle (a handle remembers the value it counts from).
+#include <memory>
 #include <algorithm>
 
 #include "mpi/runtime.hpp"
@@ -97,7 +98,9 @@ ADI3_T_NUMBER(pvar_get_num, pvars().size())
 
 ADI3_T_API(pvar_get_info,
            (int pvar_index, char* name, int* name_len, int* verbosity, int* var_class, MPI_Datatype* datatype,
-            MPI_T_enum* enumtype, char* desc, int* desc_len, int* bind, int* readonly, int* continuous, int* atomic)) {
+            MPI_T_enum* enumtype, char* desc, int* desc_len, int* bind, int* readonly, int* continuous, int* atomic),
+           (pvar_index, name, name_len, verbosity, var_class, datatype, enumtype, desc, desc_len, bind, readonly,
+            continuous, atomic)) {
   ADI3_T_ENTER();
   if (pvar_index < 0 || static_cast<std::size_t>(pvar_index) >= pvars().size()) return MPI_T_ERR_INVALID_INDEX;
   const Pvar& p = pvars()[static_cast<std::size_t>(pvar_index)];
@@ -114,22 +117,22 @@ ADI3_T_API(pvar_get_info,
   return MPI_SUCCESS;
 }
 
-ADI3_T_API(pvar_get_index, (const char* name, int var_class, int* pvar_index)) {
+ADI3_T_API(pvar_get_index, (const char* name, int var_class, int* pvar_index), (name, var_class, pvar_index)) {
   ADI3_T_ENTER();
   return find_index(pvars(), name, pvar_index,
                     [&](const Pvar& p) { return p.var_class == var_class ? p.name : nullptr; });
 }
 
-ADI3_T_API(pvar_session_create, (MPI_T_pvar_session * session)) {
+ADI3_T_API(pvar_session_create, (MPI_T_pvar_session * session), (session)) {
   ADI3_T_ENTER();
   if (!session) return MPI_ERR_ARG;
-  auto* s = new Session;
-  state().pvar_sessions.insert(s);
-  *session = reinterpret_cast<MPI_T_pvar_session>(s);
+  auto s = std::make_unique<Session>();
+  state().pvar_sessions.insert(s.get());  // may throw: s is still owned here
+  *session = reinterpret_cast<MPI_T_pvar_session>(s.release());
   return MPI_SUCCESS;
 }
 
-ADI3_T_API(pvar_session_free, (MPI_T_pvar_session * session)) {
+ADI3_T_API(pvar_session_free, (MPI_T_pvar_session * session), (session)) {
   ADI3_T_ENTER();
   if (!session) return MPI_ERR_ARG;
   Session* s = session_of(*session);
@@ -145,22 +148,28 @@ ADI3_T_API(pvar_session_free, (MPI_T_pvar_session * session)) {
 }
 
 ADI3_T_API(pvar_handle_alloc,
-           (MPI_T_pvar_session session, int pvar_index, void* obj_handle, MPI_T_pvar_handle* handle, int* count)) {
+           (MPI_T_pvar_session session, int pvar_index, void* obj_handle, MPI_T_pvar_handle* handle, int* count),
+           (session, pvar_index, obj_handle, handle, count)) {
   ADI3_T_ENTER();
   (void)obj_handle;  // bound to no object
   Session* s = session_of(session);
   if (!s) return MPI_T_ERR_INVALID_SESSION;
   if (pvar_index < 0 || static_cast<std::size_t>(pvar_index) >= pvars().size()) return MPI_T_ERR_INVALID_INDEX;
   if (!handle || !count) return MPI_ERR_ARG;
-  auto* h = new PvarHandle{pvar_index, s};
-  s->handles.push_back(h);
-  state().pvar_handles.insert(h);
-  *handle = reinterpret_cast<MPI_T_pvar_handle>(h);
+  auto h = std::make_unique<PvarHandle>(PvarHandle{pvar_index, s});
+  s->handles.push_back(h.get());
+  try {
+    state().pvar_handles.insert(h.get());
+  } catch (...) {
+    s->handles.pop_back();  // all or nothing
+    throw;
+  }
+  *handle = reinterpret_cast<MPI_T_pvar_handle>(h.release());
   *count = 1;
   return MPI_SUCCESS;
 }
 
-ADI3_T_API(pvar_handle_free, (MPI_T_pvar_session session, MPI_T_pvar_handle* handle)) {
+ADI3_T_API(pvar_handle_free, (MPI_T_pvar_session session, MPI_T_pvar_handle* handle), (session, handle)) {
   ADI3_T_ENTER();
   if (!handle || *handle == MPI_T_PVAR_ALL_HANDLES) return MPI_T_ERR_INVALID_HANDLE;
   Session* s = nullptr;
@@ -174,19 +183,19 @@ ADI3_T_API(pvar_handle_free, (MPI_T_pvar_session session, MPI_T_pvar_handle* han
 }
 
 // Continuous variables: always started (MPI-4.1 15.3.7).
-#define ADI3_T_STARTSTOP(name)                                               \
-  ADI3_T_API(name, (MPI_T_pvar_session session, MPI_T_pvar_handle handle)) { \
-    ADI3_T_ENTER();                                                          \
-    Session* s = nullptr;                                                    \
-    PvarHandle* h = nullptr;                                                 \
-    if (int e = handle_of(session, handle, &s, &h)) return e;                \
-    return h ? MPI_T_ERR_PVAR_NO_STARTSTOP : MPI_SUCCESS;                    \
+#define ADI3_T_STARTSTOP(name)                                                                  \
+  ADI3_T_API(name, (MPI_T_pvar_session session, MPI_T_pvar_handle handle), (session, handle)) { \
+    ADI3_T_ENTER();                                                                             \
+    Session* s = nullptr;                                                                       \
+    PvarHandle* h = nullptr;                                                                    \
+    if (int e = handle_of(session, handle, &s, &h)) return e;                                   \
+    return h ? MPI_T_ERR_PVAR_NO_STARTSTOP : MPI_SUCCESS;                                       \
   }
 ADI3_T_STARTSTOP(pvar_start)
 ADI3_T_STARTSTOP(pvar_stop)
 #undef ADI3_T_STARTSTOP
 
-ADI3_T_API(pvar_read, (MPI_T_pvar_session session, MPI_T_pvar_handle handle, void* buf)) {
+ADI3_T_API(pvar_read, (MPI_T_pvar_session session, MPI_T_pvar_handle handle, void* buf), (session, handle, buf)) {
   ADI3_T_ENTER();
   PvarHandle* h = nullptr;
   if (int e = one_handle(session, handle, buf, false, &h)) return e;
@@ -194,7 +203,8 @@ ADI3_T_API(pvar_read, (MPI_T_pvar_session session, MPI_T_pvar_handle handle, voi
   return MPI_SUCCESS;
 }
 
-ADI3_T_API(pvar_write, (MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void* buf)) {
+ADI3_T_API(pvar_write, (MPI_T_pvar_session session, MPI_T_pvar_handle handle, const void* buf),
+           (session, handle, buf)) {
   ADI3_T_ENTER();
   PvarHandle* h = nullptr;
   if (int e = one_handle(session, handle, buf, true, &h)) return e;
@@ -203,7 +213,7 @@ ADI3_T_API(pvar_write, (MPI_T_pvar_session session, MPI_T_pvar_handle handle, co
   return MPI_SUCCESS;
 }
 
-ADI3_T_API(pvar_reset, (MPI_T_pvar_session session, MPI_T_pvar_handle handle)) {
+ADI3_T_API(pvar_reset, (MPI_T_pvar_session session, MPI_T_pvar_handle handle), (session, handle)) {
   ADI3_T_ENTER();
   Session* s = nullptr;
   PvarHandle* h = nullptr;
@@ -219,7 +229,7 @@ ADI3_T_API(pvar_reset, (MPI_T_pvar_session session, MPI_T_pvar_handle handle)) {
   return MPI_SUCCESS;
 }
 
-ADI3_T_API(pvar_readreset, (MPI_T_pvar_session session, MPI_T_pvar_handle handle, void* buf)) {
+ADI3_T_API(pvar_readreset, (MPI_T_pvar_session session, MPI_T_pvar_handle handle, void* buf), (session, handle, buf)) {
   ADI3_T_ENTER();
   PvarHandle* h = nullptr;
   if (int e = one_handle(session, handle, buf, true, &h)) return e;

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "adi3/device.hpp"
+#include "adi3/out_of_memory.hpp"
 #include "emul/emul.hpp"
 #include "rma/check.hpp"
 #include "rma/native.hpp"
@@ -78,47 +79,53 @@ int rma_request(WindowState& w, const OpArgs& a, Request** out) {
   return w.dev.new_request(RequestKind::Rma, what, out);
 }
 
-// A request-based operation that ended in the call (done, or failed with e).
-int finish_now(Device& dev, Request* req, Request** out, int e) {
-  if (!req) return e;
-  if (e) {
-    dev.release(req);
-  } else {
-    req->cc.store(0, std::memory_order_relaxed);
-    *out = req;
+// A request-based operation's request until the operation or the user's
+// handle owns it: released when the call fails or throws before that, so
+// out of memory leaves no request behind.
+class RequestGuard {
+ public:
+  RequestGuard(Device& dev, Request** out) : dev_(dev), out_(out) {}
+  RequestGuard(const RequestGuard&) = delete;
+  RequestGuard& operator=(const RequestGuard&) = delete;
+  ~RequestGuard() {
+    if (req_) dev_.release(req_);
+    if (out_ && !kept_) *out_ = nullptr;
   }
-  return e;
-}
+  Request*& get() { return req_; }
+  // The operation ended in the call (done, or failed with e).
+  int finish(int e) {
+    if (req_ && !e) {
+      req_->cc.store(0, std::memory_order_relaxed);
+      *out_ = req_;
+      kept_ = true;
+      req_ = nullptr;
+    }
+    return e;
+  }
+  // The operation runs on (it holds a reference; the user's handle holds
+  // the one the guard had).
+  void keep() {
+    if (!req_) return;
+    *out_ = req_;
+    kept_ = true;
+    req_ = nullptr;
+  }
 
-int issue(WindowState& w, const OpArgs& a) {
+ private:
+  Device& dev_;
+  Request** out_;
+  Request* req_ = nullptr;
+  bool kept_ = false;
+};
+
+// The emulated path: the operation as one queue item (and, when it fetches,
+// a reply record). Everything that allocates happens before anything is
+// committed; if the queue cannot take the item, what was committed is
+// undone and the call fails with ERR_NO_MEM, leaving no half-built
+// operation, reply record, retained type or request behind.
+int emulate(WindowState& w, const OpArgs& a, const Checked& c, const Gate& gate, RequestGuard& rq) {
   Device& dev = w.dev;
-  if (a.req) *a.req = nullptr;
-  std::lock_guard g(w.mu);
-  Checked c;
-  if (int e = check_op(w, a, &c)) return e;
-  Request* req = nullptr;
-  if (a.req) {
-    if (int e = rma_request(w, a, &req)) return e;
-  }
-  if (a.target == kProcNull) return finish_now(dev, req, a.req, 0);
-  Gate gate;
-  if (int e = epoch_gate(w, a, &gate)) return finish_now(dev, req, a.req, e);
-  if (w.access == A::Fence) ++w.fence_ops;
-  if (c.bytes == 0) return finish_now(dev, req, a.req, 0);
-  // Native active target: the target's post or fence count may have come
-  // since we last looked (it is in its control block, no packet says so).
-  if (gate.kind != Gate::None && gate.kind != Gate::Lock && w.native_active() &&
-      !gate_open(w.targets[static_cast<std::size_t>(a.target)], gate)) {
-    native::refresh(w, a.target);
-  }
-  if (route_op(w, a, c, gate).path == Path::Native) {
-    ++w.native_ops;
-    return finish_now(dev, req, a.req, native::run(w, a, c));
-  }
-  if (req) req->refs.store(2, std::memory_order_relaxed);  // the user's handle and the operation
-  ++w.emulated_ops;
-  w.targets[static_cast<std::size_t>(a.target)].emul_inflight = true;
-
+  Target& t = w.targets[static_cast<std::size_t>(a.target)];
   Item it;
   it.kind = a.kind;
   it.gate = gate;
@@ -127,10 +134,6 @@ int issue(WindowState& w, const OpArgs& a) {
   it.elem = static_cast<uint8_t>(c.elem);
   it.op = a.op ? static_cast<uint8_t>(a.op->kind()) : static_cast<uint8_t>(coll::OpKind::Replace);
   it.total = c.bytes;
-  if (c.derived) {
-    it.ttype = a.ttype;
-    a.ttype->retain();
-  }
   const std::size_t max = dev.max_packet_payload();
   const std::size_t es = Datatype::builtin(c.elem)->size();
   it.chunk = (a.kind == Msg::Put || es == 0) ? max : std::max<std::size_t>(es, max / es * es);
@@ -146,30 +149,108 @@ int issue(WindowState& w, const OpArgs& a) {
     if (a.otype->is_contiguous()) {
       it.data = first_byte(a.origin, a.otype);
     } else {
-      it.src = std::make_unique<Segment>(const_cast<void*>(a.origin), static_cast<std::size_t>(a.ocount), a.otype);
+      it.src = allocating("the packer of a one-sided operation's origin data", sizeof(Segment), [&] {
+        return std::make_unique<Segment>(const_cast<void*>(a.origin), static_cast<std::size_t>(a.ocount), a.otype);
+      });
     }
   }
+  std::unique_ptr<Pending> p;
   if (fetches) {
-    auto p = std::make_unique<Pending>();
+    p = allocating("the reply record of a one-sided operation", sizeof(Pending),
+                   [] { return std::make_unique<Pending>(); });
     p->target = a.target;
     const Datatype* rt = a.kind == Msg::Get ? a.otype : a.kind == Msg::GetAcc ? a.rtype : a.ttype;
     const int64_t rc = a.kind == Msg::Get ? a.ocount : a.kind == Msg::GetAcc ? a.rcount : 1;
     if (rt->is_contiguous()) {
       p->direct = first_byte(a.result, rt);
     } else {
-      p->dst = std::make_unique<Segment>(a.result, static_cast<std::size_t>(rc), rt);
+      p->dst = allocating("the unpacker of a one-sided operation's result", sizeof(Segment),
+                          [&] { return std::make_unique<Segment>(a.result, static_cast<std::size_t>(rc), rt); });
     }
     p->total = c.bytes;
-    p->req = req;
-    it.token = w.next_token++;
-    w.pending.emplace(it.token, std::move(p));
-    ++w.targets[static_cast<std::size_t>(a.target)].replies;
+    p->req = rq.get();
   } else {
-    it.req = req;
+    it.req = rq.get();
   }
-  if (req) *a.req = req;
-  emul::push(w, a.target, std::move(it));
+  // Commit: from here on the operation exists.
+  uint64_t token = 0;
+  if (fetches) {
+    token = w.next_token;
+    allocating("the reply record of a one-sided operation", sizeof(Pending),
+               [&] { w.pending.emplace(token, std::move(p)); });
+    ++w.next_token;
+    it.token = token;
+    ++t.replies;
+  }
+  if (c.derived) {
+    it.ttype = a.ttype;
+    a.ttype->retain();
+  }
+  Request* req = rq.get();
+  if (req) req->refs.store(2, std::memory_order_relaxed);  // the user's handle and the operation
+  try {
+    emul::push(w, a.target, std::move(it));
+  } catch (const std::bad_alloc&) {
+    if (it.sent == 0) {
+      // Nothing of it left (a queue that could not grow took nothing): undo.
+      if (req) req->refs.store(1, std::memory_order_relaxed);
+      if (fetches) {
+        w.pending.erase(token);
+        --t.replies;
+      }
+      t.tail_fetch = false;  // a flush must ask, not rely on this reply
+      if (it.ttype) it.ttype->release();
+      throw OutOfMemory("a queue entry of a one-sided operation", sizeof(Item));
+    }
+    // Partly sent: that cannot be taken back. The operation ends with what
+    // went (a fetch waits for the replies to that much only) and the window
+    // reports the loss at its next synchronization.
+    const int e = dev.errors().raise(ErrorClass::NoMem,
+                                     "rank %d: out of memory allocating a queue entry of a one-sided operation (%zu "
+                                     "bytes): %s to rank %d was cut short after %zu of %zu bytes",
+                                     dev.rank(), sizeof(Item), a.name, a.target, it.sent, it.total);
+    if (!w.deferred_error) w.deferred_error = e;
+    if (it.ttype) it.ttype->release();
+    if (fetches) {
+      Pending& pend = *w.pending.at(token);
+      pend.total = it.sent;
+      pend.error = e;
+    } else if (it.req) {
+      it.req->status.error = e;
+      dev.complete(it.req);
+    }
+  }
+  ++w.emulated_ops;
+  t.emul_inflight = true;
+  rq.keep();
   return 0;
+}
+
+int issue(WindowState& w, const OpArgs& a) {
+  if (a.req) *a.req = nullptr;
+  std::lock_guard g(w.mu);
+  Checked c;
+  if (int e = check_op(w, a, &c)) return e;
+  RequestGuard rq(w.dev, a.req);
+  if (a.req) {
+    if (int e = rma_request(w, a, &rq.get())) return e;
+  }
+  if (a.target == kProcNull) return rq.finish(0);
+  Gate gate;
+  if (int e = epoch_gate(w, a, &gate)) return rq.finish(e);
+  if (w.access == A::Fence) ++w.fence_ops;
+  if (c.bytes == 0) return rq.finish(0);
+  // Native active target: the target's post or fence count may have come
+  // since we last looked (it is in its control block, no packet says so).
+  if (gate.kind != Gate::None && gate.kind != Gate::Lock && w.native_active() &&
+      !gate_open(w.targets[static_cast<std::size_t>(a.target)], gate)) {
+    native::refresh(w, a.target);
+  }
+  if (route_op(w, a, c, gate).path == Path::Native) {
+    ++w.native_ops;
+    return rq.finish(native::run(w, a, c));
+  }
+  return emulate(w, a, c, gate, rq);
 }
 
 }  // namespace

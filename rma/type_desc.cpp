@@ -190,9 +190,12 @@ const Datatype* decode_at(Reader& in, std::string* why, int depth, int* nodes) {
   }
   if (ok) {
     Datatype* made = nullptr;
-    if (build(static_cast<Combiner>(comb), ints, addrs, kids, &made) == ErrorClass::Success) {
+    const ErrorClass built = build(static_cast<Combiner>(comb), ints, addrs, kids, &made);
+    if (built == ErrorClass::Success) {
       made->commit();
       result = made;
+    } else if (built == ErrorClass::NoMem) {
+      *why = kOutOfMemory;  // the description may be fine: this rank lacks memory
     } else {
       *why = "datatype description is not a valid constructor call (combiner " + std::to_string(comb) + ")";
     }

@@ -20,6 +20,9 @@ bool encode_type(const Datatype* t, std::vector<uint8_t>& out, std::string* why)
 // Rebuilds a committed type from a description that came from another
 // process: every count, size and depth is checked. Returns nullptr and sets
 // *why on a malformed description. The caller releases the result.
+// why is kOutOfMemory when the description could not be built for want of
+// memory (std::bad_alloc from the decoding is the same).
 const Datatype* decode_type(const void* bytes, std::size_t n, std::string* why);
+inline constexpr const char* kOutOfMemory = "out of memory";
 
 }  // namespace adi3::rma

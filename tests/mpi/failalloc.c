@@ -9,7 +9,9 @@
  * the last arming. Environment:
  *   FAILALLOC_RANK=r  only the process whose PMI_RANK is r fails (the
  *                     others count nothing); default every process.
- * Allocations of every thread count, in the order they happen. */
+ * Allocations of every thread count, in the order they happen. Under
+ * AddressSanitizer (ASAN_OPTIONS=verify_asan_link_order=0) operator new
+ * does not go through malloc: failalloc_new.cpp counts it there. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -58,8 +60,10 @@ static void resolve(void) {
   resolving = 0;
 }
 
-/* Whether this allocation is the one to fail. */
-static int fail_now(void) {
+/* Whether this allocation is the one to fail (failalloc_new.cpp asks too). */
+int failalloc_fail_now(void);
+static int fail_now(void) { return failalloc_fail_now(); }
+__attribute__((visibility("default"))) int failalloc_fail_now(void) {
   long t = atomic_load_explicit(&target, memory_order_relaxed);
   if (t == 0) return 0;
   if (applies < 0) {

@@ -13,7 +13,14 @@
  * 7). Anything else prints "WRONG ..." and exits 1; other data than sent
  * prints "CORRUPT ..." and exits 4. At the end the failing rank prints
  * "ALLOCS <n>" (allocations since arming: the sweep's range) and every
- * rank "DONE <rank>". Needs two ranks. */
+ * rank "DONE <rank>". Needs two ranks.
+ * NOMEM_PARTS (a comma list; default p2p,coll,greq,rma,tools) picks the
+ * parts: rmaops is one-sided traffic that allocates per operation (derived
+ * types, request-based operations, fetches: run it with
+ * ADI3_FORCE_EMULATION=1 so every operation is queued), tools the MPI_T
+ * calls that allocate (MPI_T_ERR_MEMORY is their NOMEM), handles many live
+ * receive handles (a handle table that cannot grow must leave no receive
+ * behind: the message it would have taken is received afterwards). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <mpi.h>
@@ -24,6 +31,17 @@
 #include "greq_stub.h"
 
 static int rank, peer, armed;
+static void (*arm)(long);
+static long arm_at;
+static const char* parts = "p2p,coll,greq,rma,tools";
+
+static int part(const char* name) {
+  const size_t n = strlen(name);
+  for (const char* p = parts; (p = strstr(p, name)) != NULL; p += n) {
+    if ((p == parts || p[-1] == ',') && (p[n] == ',' || p[n] == '\0')) return 1;
+  }
+  return 0;
+}
 
 static void call_failed(const char* what, int line, int e) {
   int cls = -1, len = 0;
@@ -181,6 +199,126 @@ static void rma(void) {
   CALL(MPI_Win_free(&created));
 }
 
+/* One-sided operations that allocate per operation on the emulated path. */
+static void rmaops(void) {
+  static int mine[kWin];
+  int out[kWin], got[kWin], res[kWin];
+  MPI_Win win;
+  MPI_Datatype strided;
+  CALL(MPI_Win_create(mine, sizeof mine, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+  CALL(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
+  CALL(MPI_Type_vector(kWin / 4, 1, 2, MPI_INT, &strided));
+  CALL(MPI_Type_commit(&strided));
+  for (int round = 0; round < 3; ++round) {
+    for (int i = 0; i < kWin; ++i) out[i] = rank * 1000 + round * 7 + i;
+    memset(mine, 0, sizeof mine);
+    CALL(MPI_Barrier(MPI_COMM_WORLD));
+    CALL(MPI_Win_fence(0, win));
+    CALL(MPI_Put(out, 1, strided, peer, 0, 1, strided, win));                      /* derived both sides */
+    CALL(MPI_Get(got, kWin / 4, MPI_INT, peer, kWin / 2, kWin / 4, MPI_INT, win)); /* a reply record */
+    CALL(MPI_Win_fence(0, win));
+    for (int i = 0; i < kWin / 4; ++i) EXPECT(mine[2 * i] == peer * 1000 + round * 7 + 2 * i);
+    for (int i = 0; i < kWin / 4; ++i) EXPECT(got[i] == 0);
+    CALL(MPI_Barrier(MPI_COMM_WORLD));
+    MPI_Request r[4];
+    int one = 1, old = -1, cmp = 0, swp = 5, was = -1;
+    CALL(MPI_Win_lock(MPI_LOCK_SHARED, peer, 0, win));
+    CALL(MPI_Rput(out, kWin / 4, MPI_INT, peer, kWin / 2, kWin / 4, MPI_INT, win, &r[0]));
+    CALL(MPI_Rget(res, 1, strided, peer, 0, 1, strided, win, &r[1]));
+    CALL(MPI_Raccumulate(&one, 1, MPI_INT, peer, kWin - 1, 1, MPI_INT, MPI_SUM, win, &r[2]));
+    CALL(MPI_Rget_accumulate(&one, 1, MPI_INT, &old, 1, MPI_INT, peer, kWin - 2, 1, MPI_INT, MPI_SUM, win, &r[3]));
+    CALL(MPI_Waitall(4, r, MPI_STATUSES_IGNORE));
+    CALL(MPI_Win_flush(peer, win));
+    CALL(MPI_Compare_and_swap(&swp, &cmp, &was, MPI_INT, peer, kWin - 3, win));
+    CALL(MPI_Get_accumulate(out, kWin / 8, MPI_INT, got, kWin / 8, MPI_INT, peer, kWin / 4, kWin / 8, MPI_INT,
+                            MPI_REPLACE, win));
+    CALL(MPI_Win_unlock(peer, win));
+    EXPECT(old == 0 && was == 0);
+    for (int i = 0; i < kWin / 4; ++i) EXPECT(res[2 * i] == rank * 1000 + round * 7 + 2 * i);
+    CALL(MPI_Barrier(MPI_COMM_WORLD));
+    for (int i = 0; i < kWin / 4; ++i) EXPECT(mine[kWin / 2 + i] == peer * 1000 + round * 7 + i);
+    EXPECT(mine[kWin - 1] == 1 && mine[kWin - 2] == 1 && mine[kWin - 3] == 5);
+  }
+  CALL(MPI_Type_free(&strided));
+  CALL(MPI_Win_free(&win));
+}
+
+/* MPI_T calls that allocate: MPI_T_ERR_MEMORY is their out-of-memory error. */
+static void tools_call(const char* what, int line, int e) {
+  if (e == MPI_SUCCESS) return;
+  if (e == MPI_T_ERR_MEMORY && armed) {
+    printf("NOMEM %d line %d %s: MPI_T_ERR_MEMORY\n", rank, line, what);
+  } else {
+    printf("WRONG %d line %d %s: MPI_T error %d\n", rank, line, what, e);
+    fflush(stdout);
+    exit(1);
+  }
+  fflush(stdout);
+  exit(7);
+}
+#define TCALL(x) tools_call(#x, __LINE__, (x))
+
+static void tools(void) {
+  int provided = 0, npvars = 0, ncvars = 0, count = 0;
+  TCALL(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
+  MPI_T_pvar_session session;
+  TCALL(MPI_T_pvar_session_create(&session));
+  TCALL(MPI_T_pvar_get_num(&npvars));
+  for (int round = 0; round < 4; ++round) {
+    for (int i = 0; i < npvars && i < 8; ++i) {
+      MPI_T_pvar_handle h;
+      TCALL(MPI_T_pvar_handle_alloc(session, i, NULL, &h, &count));
+      TCALL(MPI_T_pvar_handle_free(session, &h));
+    }
+    TCALL(MPI_T_cvar_get_num(&ncvars));
+    for (int i = 0; i < ncvars && i < 8; ++i) {
+      MPI_T_cvar_handle h;
+      char value[256];
+      TCALL(MPI_T_cvar_handle_alloc(i, NULL, &h, &count));
+      TCALL(MPI_T_cvar_read(h, value));
+      TCALL(MPI_T_cvar_handle_free(&h));
+    }
+  }
+  TCALL(MPI_T_pvar_session_free(&session));
+  TCALL(MPI_T_finalize());
+}
+
+/* Enough live receive handles that the handle table grows (it holds 1024
+ * per chunk). A receive whose handle cannot be made must not stay posted:
+ * the failing rank then receives that very message with a fresh MPI_Recv. */
+enum { kHandles = 1500 };
+static void handles(void) {
+  static MPI_Request r[kHandles];
+  static int in[kHandles];
+  int lost = -1;
+  CALL(MPI_Barrier(MPI_COMM_WORLD));
+  for (int i = 0; i < kHandles; ++i) {
+    if (armed && i == 1024) arm(arm_at); /* the table's second chunk */
+    int e = MPI_Irecv(&in[i], 1, MPI_INT, peer, i, MPI_COMM_WORLD, &r[i]);
+    if (e != MPI_SUCCESS) {
+      int cls = -1, len = 0;
+      char text[MPI_MAX_ERROR_STRING] = "";
+      MPI_Error_class(e, &cls);
+      MPI_Error_string(e, text, &len);
+      if (!armed || cls != MPI_ERR_NO_MEM || lost >= 0) call_failed("MPI_Irecv", __LINE__, e);
+      printf("ABSORBED %d MPI_Irecv %d: %s\n", rank, i, text);
+      lost = i;
+      r[i] = MPI_REQUEST_NULL;
+    }
+  }
+  CALL(MPI_Barrier(MPI_COMM_WORLD));
+  for (int i = 0; i < kHandles; ++i) {
+    int v = rank * 100000 + i;
+    CALL(MPI_Send(&v, 1, MPI_INT, peer, i, MPI_COMM_WORLD));
+  }
+  if (lost >= 0) {
+    /* The abandoned receive took nothing: its message is still there. */
+    CALL(MPI_Recv(&in[lost], 1, MPI_INT, peer, lost, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+  }
+  CALL(MPI_Waitall(kHandles, r, MPI_STATUSES_IGNORE));
+  for (int i = 0; i < kHandles; ++i) EXPECT(in[i] == peer * 100000 + i);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int size = 0;
@@ -193,17 +331,23 @@ int main(int argc, char** argv) {
     return 1;
   }
   peer = 1 - rank;
-  void (*arm)(long) = (void (*)(long))dlsym(RTLD_DEFAULT, "failalloc_arm");
+  if (getenv("NOMEM_PARTS")) parts = getenv("NOMEM_PARTS");
+  arm = (void (*)(long))dlsym(RTLD_DEFAULT, "failalloc_arm");
   long (*count)(void) = (long (*)(void))dlsym(RTLD_DEFAULT, "failalloc_count");
   const char* at = getenv("FAILALLOC_AT");
   const char* who = getenv("FAILALLOC_RANK");
   armed = arm && at && who && atoi(who) == rank;
   CALL(MPI_Barrier(MPI_COMM_WORLD));
-  if (armed) arm(atol(at));
-  p2p();
-  collectives();
-  greq();
-  rma();
+  if (armed) arm_at = atol(at);
+  /* handles alone: armed at the allocation of interest (see handles()) */
+  if (armed && strcmp(parts, "handles") != 0) arm(arm_at);
+  if (part("p2p")) p2p();
+  if (part("coll")) collectives();
+  if (part("greq")) greq();
+  if (part("rma")) rma();
+  if (part("rmaops")) rmaops();
+  if (part("tools")) tools();
+  if (part("handles")) handles();
   if (armed) {
     printf("ALLOCS %ld\n", count());
     arm(0);
