@@ -5,6 +5,7 @@
 
 #include <climits>
 #include <cstring>
+#include <memory>
 
 #include "mpi/attributes.hpp"
 
@@ -67,18 +68,17 @@ int creation_args(Runtime& rt, CommObj& c, MPI_Info info, const MPI_Win* win, co
 // A handle for a window rma/ made over c; on failure the window is dropped
 // locally (the other ranks may hold theirs: MPI leaves the job erroneous).
 int add_win(Runtime& rt, CommObj& c, Window* win, MPI_Win* out) {
-  auto* w = new WinObj;
+  auto owned = std::make_unique<WinObj>();
+  WinObj* w = owned.get();
   w->win = win;
   w->group = c.group;
   w->attr_size = win->size();
   w->attr_disp_unit = win->disp_unit();
   w->attr_flavor = static_cast<int>(win->flavor());
   w->attr_model = static_cast<int>(win->model());
-  int i = rt.wins.add(w);
-  if (i < 0) {
-    delete w;
-    return raise(ErrorClass::Intern, "too many windows");
-  }
+  int i = rt.wins.add(w);  // may throw (out of memory): the window goes with owned
+  if (i < 0) return raise(ErrorClass::Intern, "too many windows");
+  owned.release();
   w->handle = make_handle(HandleClass::User, Kind::Win, i);
   *out = w->handle;
   return 0;

@@ -47,6 +47,8 @@ static void* boot_alloc(size_t n) {
   return p;
 }
 
+static int under_asan; /* set by resolve() */
+
 static void resolve(void) {
   if (real_malloc || resolving) return;
   resolving = 1;
@@ -57,12 +59,15 @@ static void resolve(void) {
   real_memalign = (void* (*)(size_t, size_t))dlsym(RTLD_NEXT, "memalign");
   real_free = (void (*)(void*))dlsym(RTLD_NEXT, "free");
   real_malloc = (void* (*)(size_t))dlsym(RTLD_NEXT, "malloc");
+  under_asan = dlsym(RTLD_DEFAULT, "__asan_init") != NULL; /* its allocations, if any, are not failed */
   resolving = 0;
 }
 
 /* Whether this allocation is the one to fail (failalloc_new.cpp asks too). */
 int failalloc_fail_now(void);
-static int fail_now(void) { return failalloc_fail_now(); }
+/* Under AddressSanitizer malloc is left alone: the sanitizer's own threads
+ * and stacks take memory through it and cannot survive a refusal. */
+static int fail_now(void) { return under_asan ? 0 : failalloc_fail_now(); }
 __attribute__((visibility("default"))) int failalloc_fail_now(void) {
   long t = atomic_load_explicit(&target, memory_order_relaxed);
   if (t == 0) return 0;
