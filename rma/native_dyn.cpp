@@ -163,19 +163,29 @@ int dyn_copy(WindowState& w, const OpArgs& a, const Checked& c, bool put) {
     }
     dyn_at(u).fetch_sub(1, std::memory_order_seq_cst);
   }
-  if (!users) {
-    // As the emulation's target would: refused, reported at the next
-    // synchronization, nothing written.
+  // As the emulation's target would: refused, reported at the next
+  // synchronization, nothing written.
+  auto refuse = [&] {
     const int e = w.dev.errors().raise(ErrorClass::RmaRange,
                                        "%s to rank %d: address %#llx (%zu bytes) is in no region rank %d attached to "
                                        "the dynamic window",
                                        a.name, a.target, static_cast<unsigned long long>(addr), c.bytes, a.target);
     if (!w.deferred_error) w.deferred_error = e;
     return 0;
-  }
+  };
+  if (!users) return refuse();
   int rc = -1;
   OneSided& os = w.native->os;
-  if (RemoteRegion* r = region_for(os, p, f)) {
+  errno = 0;
+  RemoteRegion* r = region_for(os, p, f);
+  if (!r && errno == ESTALE) {
+    // The owner's detach marked the entry dead after we counted ourselves
+    // in: the region is going away, so this access is refused like one
+    // that found no entry.
+    dyn_at(*users).fetch_sub(1, std::memory_order_seq_cst);
+    return refuse();
+  }
+  if (r) {
     const uint64_t off = addr - f.base;
     void* obuf = put ? const_cast<void*>(a.origin) : a.result;
     if (!a.otype->is_contiguous() && a.ocount > 0) {
