@@ -41,6 +41,35 @@ inline NativePeer* fast_target(WindowState& w, int target) {
   }
 }
 
+// Where [disp * unit, + bytes) of target's window starts in its mapped
+// memory: the range check of check_op. nullptr when outside (the caller
+// then leaves the operation to the checked path).
+inline char* fast_at(const WindowState& w, NativePeer& p, int target, std::ptrdiff_t disp, __int128 bytes) {
+  const PeerWin& pw = w.peers[static_cast<std::size_t>(target)];
+  if (disp < 0 || disp > pw.size) return nullptr;
+  const auto off = static_cast<__int128>(disp) * pw.disp_unit;
+  if (off + bytes > pw.size) return nullptr;
+  return p.mem + static_cast<std::size_t>(off);
+}
+
+// Calls f with a zero of the 8- or 4-byte unsigned word of an element of es bytes.
+template <class F>
+inline void by_word(std::size_t es, F&& f) {
+  if (es == 8) {
+    f(uint64_t{});
+  } else {
+    f(uint32_t{});
+  }
+}
+
+// An operation the fast path completed: counted as native (and into the
+// fence epoch's count).
+inline bool fast_done(WindowState& w) {
+  ++w.native_ops;
+  if (w.access == WindowState::Access::Fence) ++w.fence_ops;
+  return true;
+}
+
 // Put (into the target) or get (from it) of count elements of one
 // predefined contiguous type on both sides. True when done.
 inline bool fast_copy(WindowState& w, bool put, void* buf, int64_t ocount, const Datatype* otype, int target,
@@ -51,13 +80,9 @@ inline bool fast_copy(WindowState& w, bool put, void* buf, int64_t ocount, const
   }
   NativePeer* p = fast_target(w, target);
   if (!p) return false;
-  const PeerWin& pw = w.peers[static_cast<std::size_t>(target)];
-  // The range check of check_op: [disp * unit, + bytes) inside the window.
-  if (disp < 0 || tcount > pw.size) return false;
   const auto bytes = static_cast<__int128>(tcount) * static_cast<__int128>(ttype->size());
-  const auto off = static_cast<__int128>(disp) * pw.disp_unit;
-  if (off + bytes > pw.size) return false;
-  char* at = p->mem + static_cast<std::size_t>(off);
+  char* at = fast_at(w, *p, target, disp, bytes);
+  if (!at) return false;
   char* dst = put ? at : static_cast<char*>(buf);
   const char* src = put ? static_cast<const char*>(buf) : at;
   if (bytes == 8) {
@@ -68,9 +93,7 @@ inline bool fast_copy(WindowState& w, bool put, void* buf, int64_t ocount, const
   } else {
     std::memmove(dst, src, static_cast<std::size_t>(bytes));
   }
-  ++w.native_ops;
-  if (w.access == WindowState::Access::Fence) ++w.fence_ops;
-  return true;
+  return fast_done(w);
 }
 
 // Fetch_and_op (op: Sum on C integers, Replace, NoOp) or compare_and_swap
@@ -104,12 +127,8 @@ inline bool fast_atomic(WindowState& w, const void* origin, const void* compare,
     }
     if (k != coll::OpKind::NoOp && !origin) return false;
   }
-  const PeerWin& pw = w.peers[static_cast<std::size_t>(target)];
-  if (disp < 0 || disp > pw.size) return false;
-  const auto off = static_cast<__int128>(disp) * pw.disp_unit;
-  if (off + static_cast<__int128>(es) > pw.size) return false;
-  char* at = p->mem + static_cast<std::size_t>(off);
-  if (reinterpret_cast<uintptr_t>(at) % es) return false;
+  char* at = fast_at(w, *p, target, disp, static_cast<__int128>(es));
+  if (!at || reinterpret_cast<uintptr_t>(at) % es) return false;
   auto apply = [&](auto word) {
     using W = decltype(word);
     std::atomic_ref<W> a(*reinterpret_cast<W*>(at));
@@ -129,14 +148,8 @@ inline bool fast_atomic(WindowState& w, const void* origin, const void* compare,
     }
     std::memcpy(result, &prev, sizeof prev);
   };
-  if (es == 8) {
-    apply(uint64_t{});
-  } else {
-    apply(uint32_t{});
-  }
-  ++w.native_ops;
-  if (w.access == WindowState::Access::Fence) ++w.fence_ops;
-  return true;
+  by_word(es, apply);
+  return fast_done(w);
 }
 
 // Accumulate of up to 64 aligned 4- or 8-byte predefined elements (Sum on
@@ -159,12 +172,8 @@ inline bool fast_acc(WindowState& w, const void* origin, int64_t ocount, const D
   if (!ttype->builtin_id(&b) || (k == coll::OpKind::Sum && coll::type_class(b) != coll::TypeClass::CInteger)) {
     return false;
   }
-  const PeerWin& pw = w.peers[static_cast<std::size_t>(target)];
-  if (disp < 0 || disp > pw.size) return false;
-  const auto off = static_cast<__int128>(disp) * pw.disp_unit;
-  if (off + static_cast<__int128>(es) * tcount > pw.size) return false;
-  char* at = p->mem + static_cast<std::size_t>(off);
-  if (reinterpret_cast<uintptr_t>(at) % es) return false;
+  char* at = fast_at(w, *p, target, disp, static_cast<__int128>(es) * tcount);
+  if (!at || reinterpret_cast<uintptr_t>(at) % es) return false;
   auto apply = [&](auto word) {
     using W = decltype(word);
     for (int64_t i = 0; i < tcount; ++i) {
@@ -178,14 +187,8 @@ inline bool fast_acc(WindowState& w, const void* origin, int64_t ocount, const D
       }
     }
   };
-  if (es == 8) {
-    apply(uint64_t{});
-  } else {
-    apply(uint32_t{});
-  }
-  ++w.native_ops;
-  if (w.access == WindowState::Access::Fence) ++w.fence_ops;
-  return true;
+  by_word(es, apply);
+  return fast_done(w);
 }
 
 // Win_flush(target) with nothing in the emulation: a memory fence. True
