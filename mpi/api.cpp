@@ -105,14 +105,26 @@ MPI_Datatype type_handle(Runtime& rt, const Datatype* t) {
 }
 
 int add_type(Runtime& rt, Datatype* t, MPI_Datatype* out) {
+  // t is ours until the handle is out: a table or map that cannot grow
+  // (std::bad_alloc, ERR_NO_MEM at the entry point) frees it.
+  struct Drop {
+    const Datatype* t;
+    ~Drop() {
+      if (t) t->release();
+    }
+  } drop{t};
   int i = rt.types.add(t);
-  if (i < 0) {
-    t->release();
-    return raise(ErrorClass::Intern, "too many datatypes");
+  if (i < 0) return raise(ErrorClass::Intern, "too many datatypes");
+  MPI_Datatype h = make_handle(HandleClass::User, Kind::Datatype, i);
+  try {
+    std::lock_guard<std::mutex> g(rt.type_lock);
+    rt.type_handles[t] = h;
+  } catch (...) {
+    rt.types.remove(i);
+    throw;
   }
-  *out = make_handle(HandleClass::User, Kind::Datatype, i);
-  std::lock_guard<std::mutex> g(rt.type_lock);
-  rt.type_handles[t] = *out;
+  drop.t = nullptr;
+  *out = h;
   return 0;
 }
 

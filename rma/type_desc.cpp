@@ -177,8 +177,15 @@ const Datatype* decode_at(Reader& in, std::string* why, int depth, int* nodes) {
     in.get(&x);
     v = static_cast<std::ptrdiff_t>(x);
   }
-  std::vector<const Datatype*> kids;
-  kids.reserve(static_cast<std::size_t>(nt));
+  // The parts' references are dropped however this returns, std::bad_alloc
+  // (a commit or a deeper node out of memory) included.
+  struct Parts {
+    std::vector<const Datatype*> v;
+    ~Parts() {
+      for (const Datatype* k : v) k->release();
+    }
+  } kids;
+  kids.v.reserve(static_cast<std::size_t>(nt));
   const Datatype* result = nullptr;
   bool ok = true;
   for (int i = 0; i < nt && ok; ++i) {
@@ -186,13 +193,18 @@ const Datatype* decode_at(Reader& in, std::string* why, int depth, int* nodes) {
     if (!k)
       ok = false;
     else
-      kids.push_back(k);
+      kids.v.push_back(k);
   }
   if (ok) {
     Datatype* made = nullptr;
-    const ErrorClass built = build(static_cast<Combiner>(comb), ints, addrs, kids, &made);
+    const ErrorClass built = build(static_cast<Combiner>(comb), ints, addrs, kids.v, &made);
     if (built == ErrorClass::Success) {
-      made->commit();
+      try {
+        made->commit();  // compiles: allocates
+      } catch (...) {
+        made->release();
+        throw;
+      }
       result = made;
     } else if (built == ErrorClass::NoMem) {
       *why = kOutOfMemory;  // the description may be fine: this rank lacks memory
@@ -200,7 +212,6 @@ const Datatype* decode_at(Reader& in, std::string* why, int depth, int* nodes) {
       *why = "datatype description is not a valid constructor call (combiner " + std::to_string(comb) + ")";
     }
   }
-  for (const Datatype* k : kids) k->release();
   return result;
 }
 

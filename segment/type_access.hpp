@@ -10,6 +10,8 @@ struct TypeAccess {
 
   static Datatype* make() { return new Datatype(); }
   static void destroy(const Datatype* t) { delete t; }
+  // References held (tests: a constructor that failed must leave none).
+  static std::int64_t refs(const Datatype& t) { return t.refs_.load(std::memory_order_relaxed); }
 
   static Shape shape(const Datatype& t) { return t.shape_; }
   static Builtin builtin(const Datatype& t) { return t.builtin_; }
@@ -57,13 +59,15 @@ struct TypeAccess {
     t.blocklens_ = std::move(blocklens);
     t.disps_ = std::move(disps);
   }
-  // Takes a reference on each child.
+  // Takes a reference on the child once it is listed (a push_back that
+  // throws leaves no reference behind).
   static void add_child(Datatype& t, const Datatype* c) {
-    c->retain();
     t.children_.push_back(c);
+    c->retain();
   }
   static void set_contents(Datatype& t, Combiner c, std::vector<int> ints, std::vector<std::ptrdiff_t> addrs,
                            std::vector<const Datatype*> types) {
+    // Nothing below throws (moves), so the references are never orphaned.
     for (const Datatype* d : types) d->retain();
     t.combiner_ = c;
     t.ints_ = std::move(ints);

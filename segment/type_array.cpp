@@ -20,22 +20,21 @@ std::vector<int> fastest_first(int ndims, int order) {
   return dims;
 }
 
-// Holds the one reference to each intermediate until the end.
+// Holds the one reference to each intermediate until the end (the new type
+// holds its own references to the pieces it is built of).
 struct Pieces {
-  std::vector<Datatype*> owned;
-  ~Pieces() {
-    for (Datatype* t : owned) t->release();
-  }
-  Datatype* keep(Datatype* t) {
-    if (t) owned.push_back(t);
-    return t;
+  std::vector<detail::Building> owned;
+  Datatype* keep(detail::Building t) {
+    if (!t) return nullptr;
+    owned.push_back(std::move(t));  // on bad_alloc, t is released
+    return owned.back().get();
   }
 };
 
 // Finishes `t` (a fresh resized piece, not in `p`) as the user's type.
-ErrorClass finish(Datatype* t, Combiner c, std::vector<int> ints, const Datatype* old, Datatype** out) {
+ErrorClass finish(detail::Building t, Combiner c, std::vector<int> ints, const Datatype* old, Datatype** out) {
   TypeAccess::set_contents(*t, c, std::move(ints), {}, {old});
-  return detail::publish(t, out);
+  return detail::publish(std::move(t), out);
 }
 
 }  // namespace
@@ -57,8 +56,9 @@ static ErrorClass type_subarray_impl(int ndims, const int* sizes, const int* sub
   std::ptrdiff_t unit = old->extent(), offset = 0, term;
   bool first = true;
   for (int d : fastest_first(ndims, order)) {
-    Datatype* t = first ? detail::new_vector(1, subsizes[d], 0, cur) : detail::new_vector(subsizes[d], 1, unit, cur);
-    if (!p.keep(t) || !detail::scale(starts[d], unit, &term) || __builtin_add_overflow(offset, term, &offset) ||
+    Datatype* t =
+        p.keep(first ? detail::new_vector(1, subsizes[d], 0, cur) : detail::new_vector(subsizes[d], 1, unit, cur));
+    if (!t || !detail::scale(starts[d], unit, &term) || __builtin_add_overflow(offset, term, &offset) ||
         !detail::scale(sizes[d], unit, &unit)) {
       return ErrorClass::Arg;
     }
@@ -66,14 +66,14 @@ static ErrorClass type_subarray_impl(int ndims, const int* sizes, const int* sub
     first = false;
   }
   Datatype* placed = p.keep(detail::new_indexed({1}, {offset}, cur));
-  Datatype* t = placed ? detail::new_resized(placed, 0, unit) : nullptr;
+  detail::Building t = placed ? detail::new_resized(placed, 0, unit) : nullptr;
   if (!t) return ErrorClass::Arg;
   std::vector<int> ints{ndims};
   ints.insert(ints.end(), sizes, sizes + ndims);
   ints.insert(ints.end(), subsizes, subsizes + ndims);
   ints.insert(ints.end(), starts, starts + ndims);
   ints.push_back(order);
-  return finish(t, Combiner::kSubarray, std::move(ints), old, out);
+  return finish(std::move(t), Combiner::kSubarray, std::move(ints), old, out);
 }
 
 namespace {
@@ -138,7 +138,7 @@ static ErrorClass type_darray_impl(int size, int rank, int ndims, const int* gsi
   Pieces p;
   const Datatype* cur = old;
   std::ptrdiff_t unit = old->extent();
-  Datatype* last = nullptr;
+  detail::Building last;
   for (int d : fastest_first(ndims, order)) {
     std::vector<std::int64_t> lens, starts;
     if (!distribute(distribs[d], dargs[d], gsizes[d], psizes[d], coord[static_cast<std::size_t>(d)], &lens, &starts)) {
@@ -152,18 +152,20 @@ static ErrorClass type_darray_impl(int size, int rank, int ndims, const int* gsi
     if (!idx || !detail::scale(gsizes[d], unit, &unit)) return ErrorClass::Arg;
     // Each dimension spans its whole global extent, so the next one steps
     // over full rows.
-    last = p.keep(detail::new_resized(idx, 0, unit));
+    // The piece of the previous dimension stays alive through `idx`.
+    if (last) p.keep(std::move(last));
+    last = detail::new_resized(idx, 0, unit);
     if (!last) return ErrorClass::Arg;
-    cur = last;
+    cur = last.get();
   }
-  p.owned.pop_back();  // `last` becomes the user's type
+  // `last` becomes the user's type
   std::vector<int> ints{size, rank, ndims};
   ints.insert(ints.end(), gsizes, gsizes + ndims);
   ints.insert(ints.end(), distribs, distribs + ndims);
   ints.insert(ints.end(), dargs, dargs + ndims);
   ints.insert(ints.end(), psizes, psizes + ndims);
   ints.push_back(order);
-  return finish(last, Combiner::kDarray, std::move(ints), old, out);
+  return finish(std::move(last), Combiner::kDarray, std::move(ints), old, out);
 }
 
 // Public entry points: allocation failure becomes NoMem, never an exception.

@@ -11,50 +11,48 @@ namespace adi3 {
 
 using detail::TypeAccess;
 using Shape = TypeAccess::Shape;
+using detail::Building;
 
 namespace detail {
 
-ErrorClass publish(Datatype* t, Datatype** out) {
-  if (!t) return ErrorClass::Arg;
-  if (!TypeAccess::derive(*t)) {
-    TypeAccess::destroy(t);
-    return ErrorClass::Arg;
-  }
-  *out = t;
+Building make_type() { return Building(TypeAccess::make()); }
+
+ErrorClass publish(Building t, Datatype** out) {
+  if (!t || !TypeAccess::derive(*t)) return ErrorClass::Arg;
+  *out = t.release();
   return ErrorClass::Success;
 }
 
 // Derived now, so the caller can read its extent; null on overflow.
-Datatype* derived(Datatype* t) {
-  if (TypeAccess::derive(*t)) return t;
-  TypeAccess::destroy(t);
-  return nullptr;
+Building derived(Building t) {
+  if (!TypeAccess::derive(*t)) t.reset();
+  return t;
 }
 
 bool scale(std::int64_t v, std::ptrdiff_t unit, std::ptrdiff_t* r) { return !__builtin_mul_overflow(v, unit, r); }
 
-Datatype* new_vector(std::int64_t count, std::int64_t bl, std::ptrdiff_t stride, const Datatype* old) {
-  Datatype* t = TypeAccess::make();
+Building new_vector(std::int64_t count, std::int64_t bl, std::ptrdiff_t stride, const Datatype* old) {
+  Building t = make_type();
   TypeAccess::set_shape(*t, Shape::kVector);
   TypeAccess::set_vector(*t, count, bl, stride);
   TypeAccess::add_child(*t, old);
-  return derived(t);
+  return derived(std::move(t));
 }
 
-Datatype* new_indexed(std::vector<std::int64_t> bls, std::vector<std::ptrdiff_t> disps, const Datatype* old) {
-  Datatype* t = TypeAccess::make();
+Building new_indexed(std::vector<std::int64_t> bls, std::vector<std::ptrdiff_t> disps, const Datatype* old) {
+  Building t = make_type();
   TypeAccess::set_shape(*t, Shape::kIndexed);
   TypeAccess::set_blocks(*t, 0, std::move(bls), std::move(disps));
   TypeAccess::add_child(*t, old);
-  return derived(t);
+  return derived(std::move(t));
 }
 
-Datatype* new_resized(const Datatype* old, std::ptrdiff_t lb, std::ptrdiff_t extent) {
-  Datatype* t = TypeAccess::make();
+Building new_resized(const Datatype* old, std::ptrdiff_t lb, std::ptrdiff_t extent) {
+  Building t = make_type();
   TypeAccess::set_shape(*t, Shape::kResized);
   TypeAccess::set_resized(*t, lb, extent);
   TypeAccess::add_child(*t, old);
-  return derived(t);
+  return derived(std::move(t));
 }
 
 }  // namespace detail
@@ -85,10 +83,10 @@ bool take_blocklengths(int count, const int* bls, std::vector<std::int64_t>* v) 
 static ErrorClass type_contiguous_impl(int count, const Datatype* old, Datatype** out) {
   if (ErrorClass e = check_old(old, out); e != ErrorClass::Success) return e;
   if (count < 0) return ErrorClass::Count;
-  Datatype* t = detail::new_vector(1, count, 0, old);
+  Building t = detail::new_vector(1, count, 0, old);
   if (!t) return ErrorClass::Arg;
   TypeAccess::set_contents(*t, Combiner::kContiguous, {count}, {}, {old});
-  return publish(t, out);
+  return publish(std::move(t), out);
 }
 
 static ErrorClass type_vector_impl(int count, int blocklength, int stride, const Datatype* old, Datatype** out) {
@@ -97,10 +95,10 @@ static ErrorClass type_vector_impl(int count, int blocklength, int stride, const
   if (blocklength < 0) return ErrorClass::Arg;
   std::ptrdiff_t bytes;
   if (!scale(stride, old->extent(), &bytes)) return ErrorClass::Arg;
-  Datatype* t = detail::new_vector(count, blocklength, bytes, old);
+  Building t = detail::new_vector(count, blocklength, bytes, old);
   if (!t) return ErrorClass::Arg;
   TypeAccess::set_contents(*t, Combiner::kVector, {count, blocklength, stride}, {}, {old});
-  return publish(t, out);
+  return publish(std::move(t), out);
 }
 
 static ErrorClass type_hvector_impl(int count, int blocklength, std::ptrdiff_t stride, const Datatype* old,
@@ -108,10 +106,10 @@ static ErrorClass type_hvector_impl(int count, int blocklength, std::ptrdiff_t s
   if (ErrorClass e = check_old(old, out); e != ErrorClass::Success) return e;
   if (count < 0) return ErrorClass::Count;
   if (blocklength < 0) return ErrorClass::Arg;
-  Datatype* t = detail::new_vector(count, blocklength, stride, old);
+  Building t = detail::new_vector(count, blocklength, stride, old);
   if (!t) return ErrorClass::Arg;
   TypeAccess::set_contents(*t, Combiner::kHvector, {count, blocklength}, {stride}, {old});
-  return publish(t, out);
+  return publish(std::move(t), out);
 }
 
 static ErrorClass type_indexed_impl(int count, const int* blocklengths, const int* displacements, const Datatype* old,
@@ -127,10 +125,10 @@ static ErrorClass type_indexed_impl(int count, const int* blocklengths, const in
   std::vector<int> ints{count};
   ints.insert(ints.end(), blocklengths, blocklengths + count);
   ints.insert(ints.end(), displacements, displacements + count);
-  Datatype* t = detail::new_indexed(std::move(bls), std::move(disps), old);
+  Building t = detail::new_indexed(std::move(bls), std::move(disps), old);
   if (!t) return ErrorClass::Arg;
   TypeAccess::set_contents(*t, Combiner::kIndexed, std::move(ints), {}, {old});
-  return publish(t, out);
+  return publish(std::move(t), out);
 }
 
 static ErrorClass type_hindexed_impl(int count, const int* blocklengths, const std::ptrdiff_t* displacements,
@@ -142,10 +140,10 @@ static ErrorClass type_hindexed_impl(int count, const int* blocklengths, const s
   std::vector<std::ptrdiff_t> disps(displacements, displacements + count);
   std::vector<int> ints{count};
   ints.insert(ints.end(), blocklengths, blocklengths + count);
-  Datatype* t = detail::new_indexed(std::move(bls), disps, old);
+  Building t = detail::new_indexed(std::move(bls), disps, old);
   if (!t) return ErrorClass::Arg;
   TypeAccess::set_contents(*t, Combiner::kHindexed, std::move(ints), std::move(disps), {old});
-  return publish(t, out);
+  return publish(std::move(t), out);
 }
 
 static ErrorClass type_indexed_block_impl(int count, int blocklength, const int* displacements, const Datatype* old,
@@ -159,12 +157,12 @@ static ErrorClass type_indexed_block_impl(int count, int blocklength, const int*
   }
   std::vector<int> ints{count, blocklength};
   ints.insert(ints.end(), displacements, displacements + count);
-  Datatype* t = TypeAccess::make();
+  Building t = detail::make_type();
   TypeAccess::set_shape(*t, Shape::kIndexed);
   TypeAccess::set_blocks(*t, blocklength, {}, std::move(disps));
   TypeAccess::add_child(*t, old);
   TypeAccess::set_contents(*t, Combiner::kIndexedBlock, std::move(ints), {}, {old});
-  return publish(t, out);
+  return publish(std::move(t), out);
 }
 
 static ErrorClass type_hindexed_block_impl(int count, int blocklength, const std::ptrdiff_t* displacements,
@@ -173,12 +171,12 @@ static ErrorClass type_hindexed_block_impl(int count, int blocklength, const std
   if (count < 0) return ErrorClass::Count;
   if (blocklength < 0 || (count > 0 && !displacements)) return ErrorClass::Arg;
   std::vector<std::ptrdiff_t> disps(displacements, displacements + count);
-  Datatype* t = TypeAccess::make();
+  Building t = detail::make_type();
   TypeAccess::set_shape(*t, Shape::kIndexed);
   TypeAccess::set_blocks(*t, blocklength, {}, disps);
   TypeAccess::add_child(*t, old);
   TypeAccess::set_contents(*t, Combiner::kHindexedBlock, {count, blocklength}, std::move(disps), {old});
-  return publish(t, out);
+  return publish(std::move(t), out);
 }
 
 static ErrorClass type_struct_impl(int count, const int* blocklengths, const std::ptrdiff_t* displacements,
@@ -195,31 +193,32 @@ static ErrorClass type_struct_impl(int count, const int* blocklengths, const std
   std::vector<const Datatype*> tv(types, types + count);
   std::vector<int> ints{count};
   ints.insert(ints.end(), blocklengths, blocklengths + count);
-  Datatype* t = TypeAccess::make();
+  Building t = detail::make_type();
   TypeAccess::set_shape(*t, Shape::kStruct);
   TypeAccess::set_blocks(*t, 0, std::move(bls), disps);
   for (const Datatype* c : tv) TypeAccess::add_child(*t, c);
   TypeAccess::set_contents(*t, Combiner::kStruct, std::move(ints), std::move(disps), std::move(tv));
-  return publish(t, out);
+  return publish(std::move(t), out);
 }
 
 static ErrorClass type_resized_impl(const Datatype* old, std::ptrdiff_t lb, std::ptrdiff_t extent, Datatype** out) {
   if (ErrorClass e = check_old(old, out); e != ErrorClass::Success) return e;
-  Datatype* t = detail::new_resized(old, lb, extent);
+  Building t = detail::new_resized(old, lb, extent);
   if (!t) return ErrorClass::Arg;
   TypeAccess::set_contents(*t, Combiner::kResized, {}, {lb, extent}, {old});
-  return publish(t, out);
+  return publish(std::move(t), out);
 }
 
 static ErrorClass type_dup_impl(const Datatype* old, Datatype** out) {
   if (ErrorClass e = check_old(old, out); e != ErrorClass::Success) return e;
   // One copy of old: same typemap, bounds and stickiness.
-  Datatype* t = detail::new_vector(1, 1, 0, old);
+  Building t = detail::new_vector(1, 1, 0, old);
   if (!t) return ErrorClass::Arg;
   TypeAccess::set_contents(*t, Combiner::kDup, {}, {}, {old});
-  if (ErrorClass e = publish(t, out); e != ErrorClass::Success) return e;
-  if (old->is_committed()) t->commit();  // dup keeps the committed state
-  return ErrorClass::Success;
+  // dup keeps the committed state; commit compiles (allocates), so it runs
+  // while the new type is still ours to drop.
+  if (old->is_committed()) t->commit();
+  return publish(std::move(t), out);
 }
 
 ErrorClass type_commit(Datatype* t) {
