@@ -6,6 +6,11 @@
 //  - Native (every rank agreed at creation): the target's lock word in its
 //    control block (rma/native_sync.hpp); flush is a memory fence, plus
 //    the emulated flush when emulated operations are pending.
+//  - A window spanning hosts: every lock is the target's queue (one lock
+//    authority whatever host the origin is on), but a same-host target is
+//    asked at once and, granted, takes our operations natively
+//    (rma/route.hpp queue_lock_native); its Unlock packet, sent after a
+//    memory fence, releases the queue.
 #include <vector>
 
 #include "rma/native.hpp"
@@ -40,6 +45,8 @@ uint64_t unlock_target(WindowState& w, int rank) {
   Target& t = w.targets[static_cast<std::size_t>(rank)];
   uint64_t seq = 0;
   if (!t.lock_pending && !(t.lock_nocheck && t.queued_ops == t.flushed_ops)) {
+    // Our native operations under the queue's lock come before the release.
+    w.memory_fence();
     seq = ++t.sync_seq;
     push_sync(w, rank, Msg::Unlock, t.lock_nocheck ? Gate{} : Gate{Gate::Lock, t.lock_epoch}, seq,
               t.lock_nocheck ? rma::kNoCheck : 0);
@@ -49,6 +56,19 @@ uint64_t unlock_target(WindowState& w, int rank) {
   t.lock_nocheck = false;
   t.flushed_ops = t.queued_ops;
   return seq;
+}
+
+// Sends the lock request of a locked target now (not with its first item);
+// returns the number of grants to wait for.
+uint64_t request_now(WindowState& w, int rank) {
+  Target& t = w.targets[static_cast<std::size_t>(rank)];
+  t.lock_pending = false;
+  t.lock_epoch = ++t.lock_reqs;
+  Item req;
+  req.kind = Msg::LockReq;
+  req.op = static_cast<uint8_t>(t.lock_kind);
+  emul::push(w, rank, std::move(req));
+  return t.lock_epoch;
 }
 
 }  // namespace
@@ -89,17 +109,12 @@ int Window::lock(LockType type, int rank, int assert) {
     } else {
       lock_target(w, rank, kind, assert& kModeNoCheck);
     }
-    // Our own memory: the caller will load and store it directly after
-    // this returns, so the lock must really be held.
-    if (rank == w.comm.rank && !(assert& kModeNoCheck) && !take_native) {
-      Target& t = w.targets[static_cast<std::size_t>(rank)];
-      t.lock_pending = false;
-      t.lock_epoch = ++t.lock_reqs;
-      Item req;
-      req.kind = Msg::LockReq;
-      req.op = static_cast<uint8_t>(kind);
-      emul::push(w, rank, std::move(req));
-      need = t.lock_epoch;
+    // The lock must really be held when this returns for our own memory
+    // (the caller will load and store it directly) and for a same-host
+    // target of a window spanning hosts (our operations to it then move its
+    // memory natively, rma/route.hpp queue_lock_native): ask at once.
+    if (!(assert& kModeNoCheck) && !take_native && (rank == w.comm.rank || rma::queue_lock_native(w, rank))) {
+      need = request_now(w, rank);
     }
   }
   if (need) {
@@ -168,6 +183,8 @@ int Window::lock_all(int assert) {
   WindowState& w = *st_;
   if (int e = bad_assert(w, "Win_lock_all", assert, kModeNoCheck)) return e;
   bool take_native;
+  std::vector<uint64_t> need(static_cast<std::size_t>(w.comm.size));
+  bool asked = false;
   {
     std::lock_guard g(w.mu);
     if (w.info.no_locks) return sync_error(w, "Win_lock_all", "the window was created with no_locks=true");
@@ -178,6 +195,23 @@ int Window::lock_all(int assert) {
       lock_target(w, r, rma::LockKind::Shared, native || (assert& kModeNoCheck));
     }
     take_native = native && !(assert& kModeNoCheck);
+    // A window spanning hosts: the same-host targets grant at once (see
+    // Window::lock), every other target with the first operation.
+    if (!native && !(assert& kModeNoCheck)) {
+      for (int r = 0; r < w.comm.size; ++r) {
+        if (!rma::queue_lock_native(w, r)) continue;
+        need[static_cast<std::size_t>(r)] = request_now(w, r);
+        asked = true;
+      }
+    }
+  }
+  if (int e = !asked ? 0 : wait_for(w, [&] {
+        for (int r = 0; r < w.comm.size; ++r) {
+          if (w.targets[static_cast<std::size_t>(r)].grants < need[static_cast<std::size_t>(r)]) return false;
+        }
+        return true;
+      })) {
+    return e;
   }
   if (!take_native) return 0;
   // Shared locks on every target, in rank order.

@@ -20,12 +20,19 @@ bool passive_epoch(const WindowState& w) {
 
 }  // namespace
 
+bool queue_lock_native(const WindowState& w, int target) {
+  // A NIC window is native for passive target throughout or not at all;
+  // ADI3_FORCE_EMULATION=passive keeps this rank's operations in the queue.
+  return native::reaches(w, target) && !w.native->passive && !w.native->nic && !w.dev.config().forced(kPassiveRma);
+}
+
 Route route_op(const WindowState& w, const OpArgs& a, const Checked& c, const Gate& gate) {
   if (!w.native_usable) return {Path::Emulated, "the window is not in memory the channel reaches one-sidedly"};
   if (!native::reaches(w, a.target))
     return {Path::Emulated, "the target is on another host: the channel does not reach its memory"};
   if (passive_epoch(w)) {
-    if (!w.native->passive) return {Path::Emulated, "passive target is emulated on this window"};
+    if (!w.native->passive && !queue_lock_native(w, a.target))
+      return {Path::Emulated, "passive target is emulated on this window"};
   } else if (w.dev.config().forced(kActiveRma)) {
     return {Path::Emulated, "active target is forced to the emulation (ADI3_FORCE_EMULATION)"};
   }
@@ -35,9 +42,14 @@ Route route_op(const WindowState& w, const OpArgs& a, const Checked& c, const Ga
   const Target& t = w.targets[static_cast<std::size_t>(a.target)];
   if (t.emul_inflight)
     return {Path::Emulated, "emulated operations to this target are in flight: it stays behind them"};
-  // Under an emulated lock the operations follow the grant through the queue.
-  if (gate.kind == Gate::Lock || !gate_open(t, gate))
-    return {Path::Emulated, "the target's post or fence has not arrived: it waits in the queue"};
+  // Under an emulated lock the operations follow the grant through the
+  // queue; granted (Win_lock waited for it: queue_lock_native) with nothing
+  // queued ahead, they move the memory natively. The lock stays the queue's
+  // until our Unlock packet, which leaves after them. Accumulates stay
+  // atomic with the remote origins' the target applies: both take the same
+  // element-wise atomics (emul/target.cpp combine, rma/atomic_acc.hpp).
+  if (gate.kind == Gate::Lock ? t.lock_pending || !gate_open(t, gate) || !t.q.empty() : !gate_open(t, gate))
+    return {Path::Emulated, "the target's post, fence or lock grant has not arrived: it waits in the queue"};
   const bool contiguous = !c.derived || a.ttype->is_contiguous();
   if (w.native->nic ? !native::nic_can(w, a, c) : !native::can(w, a.kind, a.target, contiguous)) {
     return {Path::Emulated, "the target's region does not take this operation natively"};

@@ -40,6 +40,12 @@ Route route_active(const WindowState& w);
 // rank of the window agreed at creation (the lock words of the control
 // blocks), else the emulation's lock queue.
 Route route_passive(const WindowState& w);
+// Passive target on a window spanning hosts (not native for passive): the
+// target's emulated lock queue is the one lock authority for every origin,
+// but once it granted this rank's lock (or under MPI_MODE_NOCHECK) the
+// operations to a same-host target move its memory natively; so Win_lock
+// and Win_lock_all ask such targets at once and wait for the grant.
+bool queue_lock_native(const WindowState& w, int target);
 // Whether passive target on this window needs the agent thread (the
 // emulation's lock requests and operations are packets someone must serve).
 bool passive_needs_agent(const WindowState& w);

@@ -9,11 +9,21 @@
 //    from every rank into every rank; the counters of the paths taken
 //    match the host layout exactly;
 //  - the same window under lock_all: every lock goes through the target's
-//    queue (one lock path per window), so every operation is emulated;
+//    queue (one lock authority per target), granted at once by same-host
+//    targets, whose operations then take the native path;
+//  - a second spanning window, passive target: every rank accumulates into
+//    rank 0 under shared locks and lock_all at once (same-host origins
+//    natively, the others emulated): exact sums; every rank increments a
+//    counter at rank 0 by get, flush, put under exclusive locks (rank 0
+//    itself by load and store): no increment is lost, so the queue's lock
+//    excludes native and emulated origins alike; the path counters match
+//    the host layout;
 //  - a window over this host's ranks only: native throughout, passive
 //    target included, and it progresses without an agent;
 //  - allocate_shared over the world fails with RMA_SHARED (the hosts
 //    share no memory), over this host's ranks it works.
+#include <sched.h>
+
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -24,6 +34,7 @@
 #include "adi3/process.hpp"
 #include "coll/op.hpp"
 #include "rma/native.hpp"
+#include "rma/route.hpp"
 #include "rma/window.hpp"
 #include "rma/window_state.hpp"
 #include "segment/type_create.hpp"
@@ -170,7 +181,8 @@ void world_window(adi3::Device& dev, const adi3::NodeMap& map, int node) {
             st.emulated_ops - emu0 == 2u * static_cast<uint64_t>(other),
         "get epoch paths");
 
-  // Passive target on the mixed window: one lock path, the target's queue.
+  // Passive target on the mixed window: one lock authority, the target's
+  // queue; same-host targets' memory moves natively once granted.
   const uint64_t nat1 = st.native_ops, emu1 = st.emulated_ops;
   check(!st.native->passive, "passive target is native on a window spanning hosts");
   if ((e = win->lock_all(0))) fail("lock_all: " + dev.errors().message(e));
@@ -179,8 +191,10 @@ void world_window(adi3::Device& dev, const adi3::NodeMap& map, int node) {
           "acc under lock_all");
   }
   if ((e = win->unlock_all())) fail("unlock_all: " + dev.errors().message(e));
-  check(st.native_ops == nat1 && st.emulated_ops - emu1 == static_cast<uint64_t>(n),
-        "lock_all epoch: every operation should be emulated");
+  check(st.native_ops - nat1 == static_cast<uint64_t>(same) && st.emulated_ops - emu1 == static_cast<uint64_t>(other),
+        "lock_all epoch paths: native " + std::to_string(st.native_ops - nat1) + " emulated " +
+            std::to_string(st.emulated_ops - emu1) + ", want " + std::to_string(same) + " and " +
+            std::to_string(other));
   if ((e = win->fence(0))) fail("fence: " + dev.errors().message(e));
   std::memcpy(&ai, mem + L.acc_i64(), 8);
   check(ai == int64_t{n} * (kIters + 1), "int64 sum after lock_all is " + std::to_string(ai));
@@ -195,6 +209,115 @@ void world_window(adi3::Device& dev, const adi3::NodeMap& map, int node) {
   check(e != 0 && adi3::error_class_of(e) == adi3::ErrorClass::RmaShared,
         "allocate_shared across hosts did not fail with RMA_SHARED");
   if (!e) Window::free(&sh);
+}
+
+// Passive target on a window spanning hosts, everyone at rank 0 at once.
+void spanning_passive(adi3::Device& dev, const adi3::NodeMap& map, int node) {
+  constexpr int kRounds = 40;  // exclusive read-modify-write rounds per rank
+  constexpr std::size_t kI64 = 0, kF64 = 8, kI16 = 16, kCounter = 64;
+  // Arrays accumulated whole: the target's apply of one packet and a
+  // native accumulate overlap for many elements at once.
+  constexpr int kLen = 256;
+  constexpr std::size_t kArr64 = 128, kArr16 = kArr64 + 8 * kLen, kBytes = kArr16 + 2 * kLen;
+  const int n = dev.size();
+  const bool near0 = map.node_of[0] == node;
+  adi3::Comm comm = dev.world();
+  comm.context = 0x6e30;
+  void* base = nullptr;
+  Window* win = nullptr;
+  int e = Window::allocate(dev, static_cast<std::ptrdiff_t>(kBytes), 1, {}, comm, &base, &win);
+  if (e) return fail("spanning allocate: " + dev.errors().message(e));
+  char* mem = static_cast<char*>(base);
+  std::memset(mem, 0, kBytes);
+  const std::vector<int64_t> ones64(kLen, 1);
+  const std::vector<int16_t> ones16(kLen, 1);
+  adi3::rma::WindowState& st = win->state();
+  check(st.native_usable && st.native->partial && !st.native->passive, "the spanning window's paths");
+  check(adi3::rma::queue_lock_native(st, 0) == near0, "queue_lock_native(0) does not follow the host layout");
+  const Datatype* i64 = dt(adi3::Builtin::kInt64);
+  const Datatype* f64 = dt(adi3::Builtin::kDouble);
+  const Datatype* i16 = dt(adi3::Builtin::kInt16);
+  const Op sum(OpKind::Sum);
+  const int64_t one = 1;
+  const double half = 0.5;
+  const int16_t one16 = 1;
+  if ((e = win->fence(0))) fail("spanning fence: " + dev.errors().message(e));  // everyone's zeros are in
+
+  // Accumulates from every rank at once: half of them under a shared lock
+  // of rank 0, half under lock_all, the three kinds of element atomics.
+  const uint64_t nat0 = st.native_ops, emu0 = st.emulated_ops;
+  for (int half_no = 0; half_no < 2; ++half_no) {
+    e = half_no == 0 ? win->lock(adi3::LockType::Shared, 0, 0) : win->lock_all(0);
+    if (e) fail("spanning lock: " + dev.errors().message(e));
+    for (int k = 0; k < kIters / 2; ++k) {
+      check(win->accumulate(&one, 1, i64, 0, kI64, 1, i64, sum) == 0, "spanning acc i64");
+      check(win->accumulate(&half, 1, f64, 0, kF64, 1, f64, sum) == 0, "spanning acc f64");
+      check(win->accumulate(&one16, 1, i16, 0, kI16, 1, i16, sum) == 0, "spanning acc i16");
+      check(win->accumulate(ones64.data(), kLen, i64, 0, kArr64, kLen, i64, sum) == 0, "spanning acc i64[]");
+      check(win->accumulate(ones16.data(), kLen, i16, 0, kArr16, kLen, i16, sum) == 0, "spanning acc i16[]");
+    }
+    e = half_no == 0 ? win->unlock(0) : win->unlock_all();
+    if (e) fail("spanning unlock: " + dev.errors().message(e));
+  }
+  const uint64_t acc_ops = 5u * (kIters / 2) * 2u;
+  check(st.native_ops - nat0 == (near0 ? acc_ops : 0) && st.emulated_ops - emu0 == (near0 ? 0 : acc_ops),
+        "spanning accumulate paths: native " + std::to_string(st.native_ops - nat0) + " emulated " +
+            std::to_string(st.emulated_ops - emu0) + (near0 ? " (rank 0 is on this host)" : " (rank 0 is not)"));
+
+  // Exclusive locks: increment a counter at rank 0 by get, flush, put.
+  // Rank 0 loads and stores its own memory under its own lock.
+  const uint64_t nat1 = st.native_ops, emu1 = st.emulated_ops;
+  for (int k = 0; k < kRounds; ++k) {
+    if ((e = win->lock(adi3::LockType::Exclusive, 0, 0))) fail("spanning exclusive lock: " + dev.errors().message(e));
+    int64_t c = -1;
+    if (me == 0) {
+      std::memcpy(&c, mem + kCounter, 8);
+    } else {
+      check(win->get(&c, 1, i64, 0, kCounter, 1, i64) == 0, "spanning get");
+      if ((e = win->flush(0))) fail("spanning flush: " + dev.errors().message(e));
+    }
+    sched_yield();  // a wider window for a lost update, were the lock not exclusive
+    ++c;
+    if (me == 0) {
+      std::memcpy(mem + kCounter, &c, 8);
+    } else {
+      check(win->put(&c, 1, i64, 0, kCounter, 1, i64) == 0, "spanning put");
+    }
+    if ((e = win->unlock(0))) fail("spanning exclusive unlock: " + dev.errors().message(e));
+  }
+  const uint64_t rmw_ops = me == 0 ? 0 : 2u * kRounds;
+  check(st.native_ops - nat1 == (near0 ? rmw_ops : 0) && st.emulated_ops - emu1 == (near0 ? 0 : rmw_ops),
+        "spanning exclusive paths: native " + std::to_string(st.native_ops - nat1) + " emulated " +
+            std::to_string(st.emulated_ops - emu1));
+  if ((e = win->fence(0))) fail("spanning fence: " + dev.errors().message(e));
+  if (me == 0) {
+    int64_t ai, cnt;
+    double af;
+    int16_t as;
+    std::memcpy(&ai, mem + kI64, 8);
+    std::memcpy(&af, mem + kF64, 8);
+    std::memcpy(&as, mem + kI16, 2);
+    std::memcpy(&cnt, mem + kCounter, 8);
+    const int64_t want = int64_t{n} * (kIters / 2) * 2;
+    check(ai == want, "spanning int64 sum is " + std::to_string(ai) + ", want " + std::to_string(want));
+    check(af == 0.5 * static_cast<double>(want), "spanning double sum is " + std::to_string(af));
+    check(as == want, "spanning int16 sum is " + std::to_string(as));
+    int bad = 0;
+    for (int i = 0; i < kLen; ++i) {
+      int64_t a;
+      int16_t b;
+      std::memcpy(&a, mem + kArr64 + 8 * static_cast<std::size_t>(i), 8);
+      std::memcpy(&b, mem + kArr16 + 2 * static_cast<std::size_t>(i), 2);
+      bad += (a != want) + (b != want);
+    }
+    check(bad == 0, "spanning array sums: " + std::to_string(bad) + " elements are not " + std::to_string(want));
+    check(cnt == int64_t{n} * kRounds,
+          "counter is " + std::to_string(cnt) + ", want " + std::to_string(n * kRounds) + ": an update was lost");
+    std::printf("hosts_rma: spanning passive target: sums %lld, counter %lld\n", static_cast<long long>(ai),
+                static_cast<long long>(cnt));
+  }
+  if ((e = win->fence(adi3::kModeNoSucceed))) fail("spanning fence: " + dev.errors().message(e));
+  if ((e = Window::free(&win))) fail("spanning free: " + dev.errors().message(e));
 }
 
 // A window over this host's ranks only: native, passive target included.
@@ -248,6 +371,7 @@ int main() {
   if (std::strcmp(dev->channel().name(), "shm+tcp") != 0) fail(std::string("channel is ") + dev->channel().name());
   if (!failures) {
     world_window(*dev, map, boot->node());
+    spanning_passive(*dev, map, boot->node());
     host_window(*dev, map, boot->node());
   }
   if (dev->finalize() != 0) fail("finalize");
