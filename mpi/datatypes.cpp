@@ -31,30 +31,39 @@ int check_array(int count, const void* a, const char* name) {
   return 0;
 }
 
+int check_blocklength(int blocklength) {
+  return blocklength < 0 ? raise(ErrorClass::Arg, "invalid blocklength %d", blocklength) : 0;
+}
+
+// The shape every one-old-type constructor shares once its own arguments
+// passed (e == 0): look up the old type, build, publish the new handle.
+template <class Build>
+int construct(Runtime& rt, int e, MPI_Datatype oldtype, MPI_Datatype* newtype, const char* what, Build build) {
+  const Datatype* old = nullptr;
+  if (!e) e = old_and_out(rt, oldtype, &old, newtype);
+  Datatype* t = nullptr;
+  if (!e) e = publish(rt, build(old, &t), &t, newtype, what);
+  return e;
+}
+
 }  // namespace
 
 ADI3_MPI_API(int, Type_contiguous, (int count, MPI_Datatype oldtype, MPI_Datatype* newtype),
              (count, oldtype, newtype)) {
   ADI3_MPI_ENTER();
-  const Datatype* old = nullptr;
   int e = check_count(count);
-  if (!e) e = old_and_out(*rt, oldtype, &old, newtype);
-  Datatype* t = nullptr;
-  if (!e) e = publish(*rt, type_contiguous(count, old, &t), &t, newtype, "invalid arguments to MPI_Type_contiguous");
+  e = construct(*rt, e, oldtype, newtype, "invalid arguments to MPI_Type_contiguous",
+                [&](const Datatype* old, Datatype** t) { return type_contiguous(count, old, t); });
   return world_error(e, __func__);
 }
 
 ADI3_MPI_API(int, Type_vector, (int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype* newtype),
              (count, blocklength, stride, oldtype, newtype)) {
   ADI3_MPI_ENTER();
-  const Datatype* old = nullptr;
   int e = check_count(count);
-  if (!e && blocklength < 0) e = raise(ErrorClass::Arg, "invalid blocklength %d", blocklength);
-  if (!e) e = old_and_out(*rt, oldtype, &old, newtype);
-  Datatype* t = nullptr;
-  if (!e)
-    e = publish(*rt, type_vector(count, blocklength, stride, old, &t), &t, newtype,
-                "invalid arguments to MPI_Type_vector");
+  if (!e) e = check_blocklength(blocklength);
+  e = construct(*rt, e, oldtype, newtype, "invalid arguments to MPI_Type_vector",
+                [&](const Datatype* old, Datatype** t) { return type_vector(count, blocklength, stride, old, t); });
   return world_error(e, __func__);
 }
 
@@ -62,15 +71,10 @@ ADI3_MPI_API(int, Type_create_hvector,
              (int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype* newtype),
              (count, blocklength, stride, oldtype, newtype)) {
   ADI3_MPI_ENTER();
-  const Datatype* old = nullptr;
   int e = check_count(count);
-  if (!e && blocklength < 0) e = raise(ErrorClass::Arg, "invalid blocklength %d", blocklength);
-  if (!e) e = old_and_out(*rt, oldtype, &old, newtype);
-  Datatype* t = nullptr;
-  if (!e) {
-    e = publish(*rt, type_hvector(count, blocklength, stride, old, &t), &t, newtype,
-                "invalid arguments to MPI_Type_create_hvector");
-  }
+  if (!e) e = check_blocklength(blocklength);
+  e = construct(*rt, e, oldtype, newtype, "invalid arguments to MPI_Type_create_hvector",
+                [&](const Datatype* old, Datatype** t) { return type_hvector(count, blocklength, stride, old, t); });
   return world_error(e, __func__);
 }
 
@@ -85,16 +89,12 @@ ADI3_MPI_API(int, Type_indexed,
               MPI_Datatype* newtype),
              (count, blocklengths, displacements, oldtype, newtype)) {
   ADI3_MPI_ENTER();
-  const Datatype* old = nullptr;
   int e = check_count(count);
   if (!e) e = check_array(count, blocklengths, "array_of_blocklengths");
   if (!e) e = check_array(count, displacements, "array_of_displacements");
-  if (!e) e = old_and_out(*rt, oldtype, &old, newtype);
-  Datatype* t = nullptr;
-  if (!e) {
-    e = publish(*rt, type_indexed(count, blocklengths, displacements, old, &t), &t, newtype,
-                "invalid arguments to MPI_Type_indexed (a negative blocklength?)");
-  }
+  e = construct(
+      *rt, e, oldtype, newtype, "invalid arguments to MPI_Type_indexed (a negative blocklength?)",
+      [&](const Datatype* old, Datatype** t) { return type_indexed(count, blocklengths, displacements, old, t); });
   return world_error(e, __func__);
 }
 
@@ -103,16 +103,12 @@ ADI3_MPI_API(int, Type_create_hindexed,
               MPI_Datatype* newtype),
              (count, blocklengths, displacements, oldtype, newtype)) {
   ADI3_MPI_ENTER();
-  const Datatype* old = nullptr;
   int e = check_count(count);
   if (!e) e = check_array(count, blocklengths, "array_of_blocklengths");
   if (!e) e = check_array(count, displacements, "array_of_displacements");
-  if (!e) e = old_and_out(*rt, oldtype, &old, newtype);
-  Datatype* t = nullptr;
-  if (!e) {
-    e = publish(*rt, type_hindexed(count, blocklengths, displacements, old, &t), &t, newtype,
-                "invalid arguments to MPI_Type_create_hindexed (a negative blocklength?)");
-  }
+  e = construct(
+      *rt, e, oldtype, newtype, "invalid arguments to MPI_Type_create_hindexed (a negative blocklength?)",
+      [&](const Datatype* old, Datatype** t) { return type_hindexed(count, blocklengths, displacements, old, t); });
   return world_error(e, __func__);
 }
 
@@ -126,16 +122,12 @@ ADI3_MPI_API(int, Type_create_indexed_block,
              (int count, int blocklength, const int displacements[], MPI_Datatype oldtype, MPI_Datatype* newtype),
              (count, blocklength, displacements, oldtype, newtype)) {
   ADI3_MPI_ENTER();
-  const Datatype* old = nullptr;
   int e = check_count(count);
-  if (!e && blocklength < 0) e = raise(ErrorClass::Arg, "invalid blocklength %d", blocklength);
+  if (!e) e = check_blocklength(blocklength);
   if (!e) e = check_array(count, displacements, "array_of_displacements");
-  if (!e) e = old_and_out(*rt, oldtype, &old, newtype);
-  Datatype* t = nullptr;
-  if (!e) {
-    e = publish(*rt, type_indexed_block(count, blocklength, displacements, old, &t), &t, newtype,
-                "invalid arguments to MPI_Type_create_indexed_block");
-  }
+  e = construct(
+      *rt, e, oldtype, newtype, "invalid arguments to MPI_Type_create_indexed_block",
+      [&](const Datatype* old, Datatype** t) { return type_indexed_block(count, blocklength, displacements, old, t); });
   return world_error(e, __func__);
 }
 
@@ -143,16 +135,13 @@ ADI3_MPI_API(int, Type_create_hindexed_block,
              (int count, int blocklength, const MPI_Aint displacements[], MPI_Datatype oldtype, MPI_Datatype* newtype),
              (count, blocklength, displacements, oldtype, newtype)) {
   ADI3_MPI_ENTER();
-  const Datatype* old = nullptr;
   int e = check_count(count);
-  if (!e && blocklength < 0) e = raise(ErrorClass::Arg, "invalid blocklength %d", blocklength);
+  if (!e) e = check_blocklength(blocklength);
   if (!e) e = check_array(count, displacements, "array_of_displacements");
-  if (!e) e = old_and_out(*rt, oldtype, &old, newtype);
-  Datatype* t = nullptr;
-  if (!e) {
-    e = publish(*rt, type_hindexed_block(count, blocklength, displacements, old, &t), &t, newtype,
-                "invalid arguments to MPI_Type_create_hindexed_block");
-  }
+  e = construct(*rt, e, oldtype, newtype, "invalid arguments to MPI_Type_create_hindexed_block",
+                [&](const Datatype* old, Datatype** t) {
+                  return type_hindexed_block(count, blocklength, displacements, old, t);
+                });
   return world_error(e, __func__);
 }
 
@@ -187,19 +176,15 @@ ADI3_MPI_API(int, Type_create_subarray,
               MPI_Datatype* newtype),
              (ndims, sizes, subsizes, starts, order, oldtype, newtype)) {
   ADI3_MPI_ENTER();
-  const Datatype* old = nullptr;
   int e = 0;
   if (ndims <= 0) e = raise(ErrorClass::Arg, "invalid ndims %d: must be positive", ndims);
   if (!e) e = check_array(ndims, sizes, "array_of_sizes");
   if (!e) e = check_array(ndims, subsizes, "array_of_subsizes");
   if (!e) e = check_array(ndims, starts, "array_of_starts");
   if (!e && order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN) e = raise(ErrorClass::Arg, "invalid order %d", order);
-  if (!e) e = old_and_out(*rt, oldtype, &old, newtype);
-  Datatype* t = nullptr;
-  if (!e) {
-    e = publish(*rt, type_subarray(ndims, sizes, subsizes, starts, order, old, &t), &t, newtype,
-                "invalid arguments to MPI_Type_create_subarray (sizes, subsizes and starts must fit)");
-  }
+  e = construct(
+      *rt, e, oldtype, newtype, "invalid arguments to MPI_Type_create_subarray (sizes, subsizes and starts must fit)",
+      [&](const Datatype* old, Datatype** t) { return type_subarray(ndims, sizes, subsizes, starts, order, old, t); });
   return world_error(e, __func__);
 }
 
@@ -208,7 +193,6 @@ ADI3_MPI_API(int, Type_create_darray,
               const int psizes[], int order, MPI_Datatype oldtype, MPI_Datatype* newtype),
              (size, rank, ndims, gsizes, distribs, dargs, psizes, order, oldtype, newtype)) {
   ADI3_MPI_ENTER();
-  const Datatype* old = nullptr;
   int e = 0;
   if (size <= 0 || rank < 0 || rank >= size) e = raise(ErrorClass::Arg, "invalid size %d or rank %d", size, rank);
   if (!e && ndims <= 0) e = raise(ErrorClass::Arg, "invalid ndims %d: must be positive", ndims);
@@ -217,23 +201,19 @@ ADI3_MPI_API(int, Type_create_darray,
   if (!e) e = check_array(ndims, dargs, "array_of_dargs");
   if (!e) e = check_array(ndims, psizes, "array_of_psizes");
   if (!e && order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN) e = raise(ErrorClass::Arg, "invalid order %d", order);
-  if (!e) e = old_and_out(*rt, oldtype, &old, newtype);
-  Datatype* t = nullptr;
-  if (!e) {
-    e = publish(*rt, type_darray(size, rank, ndims, gsizes, distribs, dargs, psizes, order, old, &t), &t, newtype,
-                "invalid arguments to MPI_Type_create_darray (distributions, dargs and psizes must agree)");
-  }
+  e = construct(*rt, e, oldtype, newtype,
+                "invalid arguments to MPI_Type_create_darray (distributions, dargs and psizes must agree)",
+                [&](const Datatype* old, Datatype** t) {
+                  return type_darray(size, rank, ndims, gsizes, distribs, dargs, psizes, order, old, t);
+                });
   return world_error(e, __func__);
 }
 
 ADI3_MPI_API(int, Type_create_resized, (MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype* newtype),
              (oldtype, lb, extent, newtype)) {
   ADI3_MPI_ENTER();
-  const Datatype* old = nullptr;
-  int e = old_and_out(*rt, oldtype, &old, newtype);
-  Datatype* t = nullptr;
-  if (!e)
-    e = publish(*rt, type_resized(old, lb, extent, &t), &t, newtype, "invalid arguments to MPI_Type_create_resized");
+  int e = construct(*rt, 0, oldtype, newtype, "invalid arguments to MPI_Type_create_resized",
+                    [&](const Datatype* old, Datatype** t) { return type_resized(old, lb, extent, t); });
   return world_error(e, __func__);
 }
 
