@@ -68,7 +68,7 @@ void fold(const Reduction& red, Src&& src, int p, void* out, std::size_t len) {
 // Reductions up to one slot: all inputs in the slots, the root(s) fold.
 int small_reduction(ShmNode& n, const Reduction& red, const void* in, void* out, std::size_t count, int root) {
   const int me = n.rank(), p = n.size();
-  const uint64_t s = n.begin(1);
+  const uint64_t s = n.begin(1, count * red.ext);
   std::byte* mine = nullptr;
   if (int e = n.claim_slot(&mine)) return e;
   std::memcpy(mine, in, count * red.ext);
@@ -209,7 +209,7 @@ bool shm_bcast(Device& dev, void* buf, std::size_t count, const Datatype* type, 
     *err = long_bcast(*n, buf, count, type, root);
     return true;
   }
-  const uint64_t s = n->begin(1);
+  const uint64_t s = n->begin(1, count * type->size());
   if (comm.rank == root) {
     std::byte* mine = nullptr;
     if ((*err = n->claim_slot(&mine))) return true;

@@ -95,7 +95,7 @@ bool shm_allgather(Device& dev, const void* sbuf, std::size_t scount, const Data
   const bool small = bytes <= kShmSlotData;
   const std::size_t round = small ? bytes : kShmChunk;
   const std::size_t rounds = (bytes + round - 1) / round;
-  uint64_t s = n->begin(small ? 1 : 2 * rounds);
+  uint64_t s = small ? n->begin(1, bytes) : n->begin(2 * rounds);
   for (std::size_t at = 0; at < bytes; at += round, s += 2) {
     const std::size_t end = std::min(bytes, at + round);
     std::byte* to = nullptr;
@@ -154,7 +154,7 @@ bool shm_alltoall(Device& dev, const void* sbuf, std::size_t scount, const Datat
   const bool small = bytes * np <= kShmSlotData;
   const std::size_t piece = small ? bytes : kShmChunk / np;
   const std::size_t rounds = (bytes + piece - 1) / piece;
-  uint64_t s = n->begin(small ? 1 : 2 * rounds);
+  uint64_t s = small ? n->begin(1, bytes * np) : n->begin(2 * rounds);
   for (std::size_t at = 0; at < bytes; at += piece, s += 2) {
     const std::size_t end = std::min(bytes, at + piece);
     std::byte* to = nullptr;

@@ -47,7 +47,7 @@ void futex_wait(std::atomic<uint32_t>* w, uint32_t seen, int us) {
 
 std::size_t segment_bytes(int p) {
   const auto n = static_cast<std::size_t>(p);
-  return kShmLine + 2 * n * kShmLine + kShmDepth * n * kShmSlot + n * kShmChunk;
+  return kShmLine + 2 * n * kShmLine + kShmDepth * n * kShmSlot + kShmRing * n * kShmSmall + n * kShmChunk;
 }
 
 // What rank 0 sends each member during setup.
@@ -213,24 +213,30 @@ void ShmNode::layout(std::byte* base) {
   at += n * kShmLine;
   slots_ = at;
   at += kShmDepth * n * kShmSlot;
+  smalls_ = at;
+  at += kShmRing * n * kShmSmall;
   areas_ = at;
 }
 
-uint64_t ShmNode::begin(uint64_t stages) {
+uint64_t ShmNode::begin(uint64_t stages, std::size_t slot_bytes) {
   ++call_;
-  set_ = call_ % kShmDepth;
   const uint64_t first = stage_ + 1;
   stage_ += stages;
-  first_[set_] = first;
+  first_[call_ % kShmRing] = first;
+  const bool small = slot_bytes <= kShmSmallData;
+  const std::size_t sets = small ? kShmRing : kShmDepth;
+  const auto np = static_cast<std::size_t>(p_);
+  slot_size_ = small ? kShmSmall : kShmSlot;
+  set_ = (small ? smalls_ : slots_) + (call_ % sets) * np * slot_size_;
+  // The call that last used this set is call_ - sets; every rank is past
+  // it once it posted the first stage of the call after it.
+  slot_free_ = call_ > sets ? first_[(call_ - sets + 1) % kShmRing] : 0;
   return first;
 }
 
 int ShmNode::claim_slot(std::byte** mine) {
-  // The call that last used this set is call_ - kDepth; every rank is past
-  // it once it posted the first stage of the call after it.
-  const uint64_t need = call_ > kShmDepth ? first_[(call_ + 1) % kShmDepth] : 0;
-  if (need > known_all_) {
-    if (int e = wait_all(need)) return e;
+  if (slot_free_ > known_all_) {
+    if (int e = wait_all(slot_free_)) return e;
   }
   *mine = slot(me_);
   return 0;

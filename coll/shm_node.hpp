@@ -16,9 +16,15 @@
 // of call c also says that its rank finished reading everything of the
 // calls before c, which is what lets a writer reuse a buffer.
 //
-// Buffers: kDepth rotating small slots per rank (call c writes set c %
-// kDepth, once all ranks entered call c - kDepth + 1), and one large area
-// per rank for the reduce-scatter of long reductions. A slot starts with
+// Buffers: two tiers of rotating slots per rank, chosen per call from
+// the bytes it puts in a slot (the same on every rank): kShmRing sets of
+// kShmSmall bytes and kShmDepth sets of kShmSlot bytes (a call c of a tier
+// with d sets writes set c % d once all ranks entered call c - d + 1), and
+// one large area per rank for the reduce-scatter of long reductions. The
+// small tier is deep so that a rooted call (bcast, reduce) whose root or
+// leaves run ahead waits for the slowest rank only every kShmRing calls:
+// with more ranks than cores, each such wait costs every rank a trip
+// through the scheduler. A slot starts with
 // its own stamp (the stage its data is for) in the line of its first
 // bytes: a reader of small data waits on the stamp and finds the data in
 // the same cache line, one transfer between cores instead of two (flag,
@@ -48,6 +54,10 @@ inline constexpr std::size_t kShmSlot = 8192;    // small-message slot per rank,
 inline constexpr std::size_t kShmSlotHead = 16;  // the stamp; keeps the data 16-byte aligned
 inline constexpr std::size_t kShmSlotData = kShmSlot - kShmSlotHead;  // data bytes a slot holds
 inline constexpr std::size_t kShmDepth = 4;                           // rotating slot sets
+inline constexpr std::size_t kShmSmall = 1024;                        // small-tier slot per rank, with its stamp
+inline constexpr std::size_t kShmSmallData = kShmSmall - kShmSlotHead;
+inline constexpr std::size_t kShmRing = 64;  // small-tier sets (a power of two, and the depth of first_)
+static_assert(kShmRing % kShmDepth == 0 && kShmRing > kShmDepth);
 inline constexpr std::size_t kShmChunk = 256 * 1024;  // large area per rank (one round of a long reduction)
 inline constexpr int kShmMaxRanks = 64;               // flat algorithms read every member's flag
 inline constexpr int kShmSpinOversubscribed = 64;     // spins before yielding with more members than processors
@@ -68,10 +78,12 @@ class ShmNode {
   int rank() const { return me_; }
   int size() const { return p_; }
 
-  // Starts a collective taking `stages` stages; returns its first.
-  uint64_t begin(uint64_t stages);
-  // This call's small slot of rank r (kShmSlotData bytes), and mine once
-  // every rank is done with the call that last used it (may wait).
+  // Starts a collective taking `stages` stages, whose slot (if it uses
+  // one) holds slot_bytes <= kShmSlotData: the tier of its slots. Returns
+  // its first stage.
+  uint64_t begin(uint64_t stages, std::size_t slot_bytes = 0);
+  // This call's slot of rank r, and mine once every rank is done with the
+  // call that last used it (may wait).
   std::byte* slot(int r) const { return slot_base(r) + kShmSlotHead; }
   int claim_slot(std::byte** mine);
   // Stamps my slot with stage s (its data is written), then posts s.
@@ -106,7 +118,7 @@ class ShmNode {
   std::atomic<uint64_t>& flag(int r) const {
     return *reinterpret_cast<std::atomic<uint64_t>*>(flags_ + static_cast<std::size_t>(r) * kShmLine);
   }
-  std::byte* slot_base(int r) const { return slots_ + (set_ * static_cast<std::size_t>(p_) + r) * kShmSlot; }
+  std::byte* slot_base(int r) const { return set_ + static_cast<std::size_t>(r) * slot_size_; }
   std::atomic<uint64_t>& stamp(int r) const { return *reinterpret_cast<std::atomic<uint64_t>*>(slot_base(r)); }
   bool reached(int r, uint64_t s) const;
   bool all_reached(uint64_t s);
@@ -124,16 +136,19 @@ class ShmNode {
   bool ready_ = false;              // setup succeeded everywhere
   int spin_ = 0;                    // polls before the waits yield
 
-  std::byte* flags_ = nullptr;  // p lines, a flag at the start of each
-  Bell* bells_ = nullptr;       // p lines
-  std::byte* slots_ = nullptr;  // kDepth * p * kShmSlot
-  std::byte* areas_ = nullptr;  // p * kShmChunk
+  std::byte* flags_ = nullptr;   // p lines, a flag at the start of each
+  Bell* bells_ = nullptr;        // p lines
+  std::byte* slots_ = nullptr;   // kDepth * p * kShmSlot
+  std::byte* smalls_ = nullptr;  // kRing * p * kShmSmall
+  std::byte* areas_ = nullptr;   // p * kShmChunk
 
-  uint64_t stage_ = 0;              // the last stage taken
-  uint64_t call_ = 0;               // collectives run
-  std::size_t set_ = 0;             // this call's slot set
-  uint64_t first_[kShmDepth] = {};  // first stage of the last kDepth calls, by call % kDepth
-  uint64_t known_all_ = 0;          // every rank has posted at least this
+  uint64_t stage_ = 0;             // the last stage taken
+  uint64_t call_ = 0;              // collectives run
+  std::byte* set_ = nullptr;       // this call's slot set
+  std::size_t slot_size_ = 0;      // and its slots' size
+  uint64_t slot_free_ = 0;         // the set is free once every rank posted this
+  uint64_t first_[kShmRing] = {};  // first stage of the last kRing calls, by call % kRing
+  uint64_t known_all_ = 0;         // every rank has posted at least this
   uint64_t area_free_ = 0;
 
   friend struct ShmNodes;

@@ -2,9 +2,9 @@
  * and allreduce on communicators whose members share this host, checked
  * exactly: integer and exactly representable data, every root, MPI_IN_PLACE,
  * a non-commutative user op, reduce_scatter(_block), allgather and alltoall (in place too, with
- * strided receive types), sizes on both sides of the slot (8 KiB less
- * its 16-byte stamp) and of a round (256 KiB), many calls in a row with
- * nothing else in between (the rotating slots), sub-communicators and
+ * strided receive types), sizes on both sides of each slot tier (1 KiB
+ * and 8 KiB less the 16-byte stamp) and of a round (256 KiB), many calls
+ * in a row with nothing else in between (the rotating slots), sub-communicators and
  * freed ones whose context comes back. Run again with ADI3_COLL_SHM=0 (point-to-point), which must give
  * the same results. */
 #include <stdint.h>
@@ -128,6 +128,41 @@ static void bcasts(MPI_Comm comm, int full) {
   }
   free(sp);
   MPI_Type_free(&lvec);
+}
+
+/* Rooted calls back to back, several times round the deep ring of small
+ * slots (64 sets) with calls on the 8 KiB tier in between, on both sides
+ * of the small slot (1 KiB less its stamp): a bcast root and the leaves of
+ * a reduce run ahead, each rewriting a set only once every rank is done
+ * with the call that last used it. */
+static void runs_ahead(MPI_Comm comm) {
+  int me, p;
+  MPI_Comm_rank(comm, &me);
+  MPI_Comm_size(comm, &p);
+  static int buf[1500], out[1500];
+  for (int it = 0; it < 300; ++it) {
+    int n = it % 7 == 3 ? 1500 : it % 11 == 5 ? 252 + it % 2 : 1 + it % 200;
+    for (int i = 0; i < n; ++i) buf[i] = me == 0 ? it * 1000 + i : -1;
+    CHECK_OK(MPI_Bcast(buf, n, MPI_INT, 0, comm));
+    for (int i = 0; i < n; ++i) {
+      if (buf[i] != it * 1000 + i) {
+        mt_fail(__FILE__, __LINE__, "bcast running ahead", buf[i], it * 1000 + i);
+        break;
+      }
+    }
+  }
+  for (int it = 0; it < 300; ++it) {
+    int n = it % 7 == 3 ? 1500 : it % 11 == 5 ? 252 + it % 2 : 1 + it % 200;
+    for (int i = 0; i < n; ++i) buf[i] = (me + 1) * (it + i);
+    CHECK_OK(MPI_Reduce(buf, out, n, MPI_INT, MPI_SUM, p - 1, comm));
+    if (me != p - 1) continue;
+    for (int i = 0; i < n; ++i) {
+      if (out[i] != p * (p + 1) / 2 * (it + i)) {
+        mt_fail(__FILE__, __LINE__, "reduce running ahead", out[i], p * (p + 1) / 2 * (it + i));
+        break;
+      }
+    }
+  }
 }
 
 static void reductions(MPI_Comm comm, MPI_Op affine) {
@@ -409,6 +444,7 @@ int main(int argc, char** argv) {
 
   barrier_waits(MPI_COMM_WORLD);
   bcasts(MPI_COMM_WORLD, 1);
+  runs_ahead(MPI_COMM_WORLD);
   reductions(MPI_COMM_WORLD, affine);
   gathers(MPI_COMM_WORLD, 1);
   scatters(MPI_COMM_WORLD, affine, 1);
@@ -420,6 +456,7 @@ int main(int argc, char** argv) {
     CHECK_OK(MPI_Comm_split(MPI_COMM_WORLD, rank < k ? 0 : 1, size - rank, &sub));
     barrier_waits(sub);
     bcasts(sub, 0);
+    runs_ahead(sub);
     gathers(sub, 0);
     scatters(sub, affine, 0);
     int one = 1, total = 0;
