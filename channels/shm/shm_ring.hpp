@@ -28,6 +28,7 @@
 #include <cstring>
 
 #include "channels/channel.hpp"
+#include "channels/shm/stream_copy.hpp"
 
 namespace adi3::shm {
 
@@ -66,8 +67,10 @@ struct RingFault {
 class RingProducer {
  public:
   RingProducer() = default;
-  // cap: a power of two, >= 4096.
-  RingProducer(ShmRing* shared, char* data, std::size_t cap) : shared_(shared), data_(data), cap_(cap) {}
+  // cap: a power of two, >= 4096. A contiguous payload of at least
+  // stream_min bytes is written with streaming stores (stream_copy.hpp).
+  RingProducer(ShmRing* shared, char* data, std::size_t cap, std::size_t stream_min = SIZE_MAX)
+      : shared_(shared), data_(data), cap_(cap), stream_min_(stream_min) {}
   // The largest record that always fits eventually.
   std::size_t max_record() const { return cap_ / 2; }
 
@@ -94,7 +97,11 @@ class RingProducer {
     r->kind = kPacket;
     char* body = reinterpret_cast<char*>(r) + kRecordHeader;
     std::memcpy(body, hdr, hdr_bytes);
-    p.copy_to(body + round_up(hdr_bytes, 8));
+    if (!p.seg && p.bytes >= stream_min_) {
+      stream_copy(body + round_up(hdr_bytes, 8), p.data, p.bytes);
+    } else {
+      p.copy_to(body + round_up(hdr_bytes, 8));
+    }
     at(data_, (off + need) & (cap_ - 1))->stamp.store(0, std::memory_order_relaxed);
     r->stamp.store(tail_ + 1, std::memory_order_release);
     tail_ += need;
@@ -118,6 +125,7 @@ class RingProducer {
   ShmRing* shared_ = nullptr;
   char* data_ = nullptr;
   std::size_t cap_ = 0;
+  std::size_t stream_min_ = SIZE_MAX;
   uint64_t tail_ = 0;
   uint64_t cached_head_ = 0;
   RingFault fault_;

@@ -76,6 +76,37 @@ TEST(ShmRing, HeaderIsCopiedOutOfSharedMemory) {
   EXPECT_FALSE(seen >= r.data && seen < r.data + kCap) << "the handler reads the header where the peer can change it";
 }
 
+// Payloads written with streaming stores (stream_copy.hpp) arrive byte for
+// byte whatever their length and the alignment of their source and of
+// their place in the ring (header lengths move it within a line).
+TEST(ShmRing, StreamedPayloadsArriveIntact) {
+  ShmRing shared;
+  std::vector<char> mem(kCap + 64, 0);
+  char* data = mem.data() + (64 - reinterpret_cast<uintptr_t>(mem.data()) % 64) % 64;
+  RingProducer prod{&shared, data, kCap, 1};
+  RingConsumer cons{&shared, data, kCap, kMaxHeader};
+  std::vector<unsigned char> src(2048 + 64);
+  for (std::size_t i = 0; i < src.size(); ++i) src[i] = static_cast<unsigned char>(i * 131 + 7);
+  int checked = 0;
+  for (std::size_t bytes : {1u, 15u, 63u, 64u, 65u, 127u, 128u, 129u, 200u, 1000u, 1500u, 1900u}) {
+    for (std::size_t src_off : {0u, 1u, 8u, 33u}) {
+      for (std::size_t hb : {1u, 8u, 40u, 48u}) {
+        std::vector<unsigned char> hdr(hb, 1);
+        ASSERT_EQ(prod.push(hdr.data(), hb, Payload{src.data() + src_off, bytes, nullptr, 0}),
+                  RingProducer::Push::Sent);
+        int n = cons.drain(1, [&](const void*, std::size_t, const void* p, std::size_t pb) {
+          ASSERT_EQ(pb, bytes);
+          EXPECT_EQ(std::memcmp(p, src.data() + src_off, bytes), 0)
+              << bytes << " bytes from source offset " << src_off << " after a " << hb << "-byte header";
+          ++checked;
+        });
+        ASSERT_EQ(n, 1) << (cons.fault().what ? cons.fault().what : "");
+      }
+    }
+  }
+  EXPECT_EQ(checked, 12 * 4 * 4);
+}
+
 // A corrupt record at the head: never followed, the ring breaks for good.
 void expect_broken(Ring& r, const char* what) {
   EXPECT_FALSE(r.cons.empty()) << "a corrupt record must be looked at, not waited on";
