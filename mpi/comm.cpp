@@ -12,6 +12,7 @@
 #include "mpi/agree.hpp"
 #include "mpi/api.hpp"
 #include "mpi/attributes.hpp"
+#include "rma/memory.hpp"
 
 using namespace adi3;
 using namespace adi3::mpi;
@@ -77,20 +78,22 @@ int split(Runtime& rt, CommObj& c, int color, int key, MPI_Comm* out) {
   return make_comm(rt, std::move(g), ctx, c, out);
 }
 
-// Color for MPI_COMM_TYPE_SHARED: the lowest rank on the same host. The
-// host is the launcher's (its node map, which also decides shm or network
-// between two ranks), so a shared communicator is one whose ranks can share
-// memory even where hosts share a hostname (network namespaces); the
-// hostname only without a launcher's map.
+// Color for MPI_COMM_TYPE_SHARED: the lowest rank on the same host whose
+// memory this rank can map (rma::shares_memory: not where the channel has no
+// shared-memory one-sided part, e.g. tcp alone, or emulation is forced; each
+// rank is then a communicator of its own, which can still make a shared
+// window). The host is the launcher's (its node map, which also decides shm
+// or network between two ranks), so a shared communicator is one whose ranks
+// can share memory even where hosts share a hostname (network namespaces);
+// the hostname only without a launcher's map.
 int host_color(Runtime& rt, CommObj& c, int* color) {
+  auto peer = [&](int r) { return c.group->ranks[static_cast<std::size_t>(r)]; };
   if (Bootstrap* boot = process_bootstrap(rt.dev())) {
     const std::vector<int>& node_of = boot->node_map().node_of;
-    auto node = [&](int r) {
-      return node_of.at(static_cast<std::size_t>(c.group->ranks[static_cast<std::size_t>(r)]));
-    };
+    auto node = [&](int r) { return node_of.at(static_cast<std::size_t>(peer(r))); };
     const int mine = node(c.rank());
     for (int r = 0; r < c.size(); ++r) {
-      if (node(r) == mine) {
+      if (node(r) == mine && shares_memory(rt.dev(), peer(r))) {
         *color = r;
         return 0;
       }
@@ -101,7 +104,8 @@ int host_color(Runtime& rt, CommObj& c, int* color) {
   std::vector<char> all(static_cast<std::size_t>(c.size()) * sizeof name);
   if (int e = allgather_bytes(rt.dev(), c.internal, name, sizeof name, all.data(), kTagGather)) return e;
   for (int r = 0; r < c.size(); ++r) {
-    if (std::memcmp(all.data() + static_cast<std::size_t>(r) * sizeof name, name, sizeof name) == 0) {
+    if (std::memcmp(all.data() + static_cast<std::size_t>(r) * sizeof name, name, sizeof name) == 0 &&
+        shares_memory(rt.dev(), peer(r))) {
       *color = r;
       return 0;
     }

@@ -34,4 +34,11 @@ int free_mem(Device& dev, void* base) {
   return 0;
 }
 
+bool shares_memory(Device& dev, int peer) {
+  if (peer == dev.rank()) return true;
+  if (dev.config().force_emulation) return false;
+  OneSided* os = dev.channel_of(dev.rank()).onesided();
+  return os && (os->caps().native_ops & kOsLoadStore) && dev.channel_of(peer).onesided() == os && os->reaches(peer);
+}
+
 }  // namespace adi3

@@ -82,11 +82,15 @@ int make_window(Device& dev, void* base, std::ptrdiff_t size, int disp_unit, con
                                     flavor == WinFlavor::Shared ? &sizes : nullptr);
     if (prepared && alloc_base) st->base = base = nb;
   }
+  // One rank shares memory with itself whatever the channel: a shared
+  // window of one rank (MPI_COMM_SELF; a shared communicator of one where
+  // the channel maps no peer memory) is heap memory, its operations emulated.
+  const bool lone_shared = flavor == WinFlavor::Shared && comm.size == 1 && !prepared;
   if (flavor == WinFlavor::Shared) {
     base = nullptr;  // known after the attach (contiguous: inside rank 0's region)
     if (!prepared) st->native.reset();
   }
-  if (alloc_base && !base && flavor != WinFlavor::Shared) {
+  if (alloc_base && !base && (flavor != WinFlavor::Shared || lone_shared)) {
     const std::size_t bytes = (static_cast<std::size_t>(size) + 63) / 64 * 64;
     base = std::aligned_alloc(64, bytes ? bytes : 64);
     if (!base) return dev.errors().raise(ErrorClass::NoMem, "Win_allocate: cannot allocate %td bytes", size);
@@ -141,7 +145,7 @@ int make_window(Device& dev, void* base, std::ptrdiff_t size, int disp_unit, con
     std::lock_guard g(st->mu);
     rma::native::agree(*st, firsts, seconds);
   }
-  if (flavor == WinFlavor::Shared && !st->native_usable) {
+  if (flavor == WinFlavor::Shared && !st->native_usable && !lone_shared) {
     hub.remove(*st);
     return dev.errors().raise(ErrorClass::RmaShared,
                               "Win_allocate_shared on rank %d: the ranks of the communicator cannot share memory "
