@@ -1,53 +1,22 @@
 #include "coll/shm_node.hpp"
 
-#include <linux/futex.h>
-#include <sched.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
-#include <chrono>
-#include <climits>
 #include <cstring>
-#include <ctime>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
 
-#include "adi3/spin_lock.hpp"
 #include "channels/onesided.hpp"
 #include "coll/nbc.hpp"
 
 namespace adi3::coll::detail {
 
-// A rank's doorbell in the segment: waiters announce themselves in
-// `sleepers` before sleeping on `word`; a poster that sees one bumps the
-// word and wakes it (shared futex operations: the word is in a mapping
-// shared between processes).
-struct ShmNode::Bell {
-  std::atomic<uint32_t> word;
-  std::atomic<uint32_t> sleepers;
-  char pad[kShmLine - 2 * sizeof(uint32_t)];
-};
-static_assert(sizeof(ShmNode::Bell) == kShmLine);
-
 namespace {
 
 constexpr uint64_t kMagic = 0x61646933636f6c6cull;  // "adi3coll"
 
-void futex_wake(std::atomic<uint32_t>* w) {
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(w), FUTEX_WAKE, INT_MAX, nullptr, nullptr, 0);
-}
-
-void futex_wait(std::atomic<uint32_t>* w, uint32_t seen, int us) {
-  timespec ts{};
-  ts.tv_sec = us / 1000000;
-  ts.tv_nsec = static_cast<long>(us % 1000000) * 1000;
-  syscall(SYS_futex, reinterpret_cast<uint32_t*>(w), FUTEX_WAIT, seen, &ts, nullptr, 0);
-}
-
 std::size_t segment_bytes(int p) {
   const auto n = static_cast<std::size_t>(p);
-  return kShmLine + 2 * n * kShmLine + kShmDepth * n * kShmSlot + kShmRing * n * kShmSmall + n * kShmChunk;
+  return kShmLine + n * kShmLine + kShmDepth * n * kShmSlot + kShmRing * n * kShmSmall + n * kShmChunk;
 }
 
 // What rank 0 sends each member during setup.
@@ -125,11 +94,6 @@ ShmNode* ShmNode::of(Device& dev, const Comm& comm, bool enabled, int* err) {
 ShmNode::ShmNode(Device& dev, const Comm& comm)
     : dev_(dev), comm_(comm), context_(comm.context), peers_(comm.peers), me_(comm.rank), p_(comm.size) {
   comm_.buffers = nullptr;
-  // More members than processors: the rank a waiter spins for is likely
-  // not running, so give way almost at once.
-  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  spin_ = dev.config().spin_count;
-  if (cpus > 0 && p_ > cpus && spin_ > kShmSpinOversubscribed) spin_ = kShmSpinOversubscribed;
 }
 
 ShmNode::~ShmNode() {
@@ -209,8 +173,6 @@ void ShmNode::layout(std::byte* base) {
   std::byte* at = base + kShmLine;  // the header line
   flags_ = at;
   at += n * kShmLine;
-  bells_ = reinterpret_cast<Bell*>(at);
-  at += n * kShmLine;
   slots_ = at;
   at += kShmDepth * n * kShmSlot;
   smalls_ = at;
@@ -251,21 +213,17 @@ int ShmNode::claim_area(std::byte** mine) {
 }
 
 void ShmNode::post(uint64_t s) {
-  // seq_cst store, then seq_cst loads of the sleepers: against the
-  // sleeper's seq_cst increment and flag load, one of the two sees the other.
-  flag(me_).store(s, std::memory_order_seq_cst);
+  flag(me_).store(s, std::memory_order_release);
+  // A member asleep in its wait sleeps on its channel's doorbell, which a
+  // store into the segment does not ring (each ring orders this store
+  // before its look for sleepers: see Doorbell).
   for (int r = 0; r < p_; ++r) {
-    Bell& b = bells_[r];
-    if (r != me_ && b.sleepers.load(std::memory_order_seq_cst)) {
-      b.word.fetch_add(1, std::memory_order_seq_cst);
-      futex_wake(&b.word);
-    }
+    if (r != me_) os_->wake(comm_.to_peer(r));
   }
 }
 
 void ShmNode::publish(uint64_t s) {
-  // Release: the data before the stamp. The flag's seq_cst store in post()
-  // comes after it, so a sleeper woken by the flag finds the stamp too.
+  // Release: the data before the stamp; post() rings after both.
   stamp(me_).store(s, std::memory_order_release);
   post(s);
 }
@@ -284,51 +242,14 @@ bool ShmNode::all_reached(uint64_t s) {
   return true;
 }
 
+// The device's one waiting policy (Device::block_until): spin while
+// progressing the device (a rank blocked here still serves the traffic
+// others send it, as the MPI progress rule asks), yield, then sleep on this
+// rank's channel doorbell, which post() rings; fail rather than hang once a
+// peer died and nothing moved. ready() only turns true once.
 template <class Ready>
 int ShmNode::wait(Ready&& ready) {
-  const Config& cfg = dev_.config();
-  // A rank blocked here still serves the traffic others send it (the MPI
-  // progress rule: passive-target RMA to it waited for the futex timeout
-  // below, a millisecond per operation): the spin polls the device and
-  // starts again while packets keep coming, as Device::block_until does.
-  for (int idle = 0; idle < spin_;) {
-    if (ready()) return 0;
-    if (dev_.progress()) {
-      idle = 0;
-      continue;
-    }
-    ++idle;
-    cpu_relax();
-  }
-  // Point-to-point traffic may wait on this rank meanwhile: keep it moving.
-  for (int i = 0; i < cfg.yield_count; ++i) {
-    dev_.progress();
-    if (ready()) return 0;
-    sched_yield();
-  }
-  Bell& b = bells_[me_];
-  const int us = cfg.sleep_us > 0 ? cfg.sleep_us : 1;
-  for (;;) {
-    b.sleepers.fetch_add(1, std::memory_order_seq_cst);
-    const uint32_t seen = b.word.load(std::memory_order_seq_cst);
-    if (!ready()) futex_wait(&b.word, seen, us);
-    b.sleepers.fetch_sub(1, std::memory_order_seq_cst);
-    if (ready()) return 0;
-    // Nothing moves: look for failed processes (the channel's check runs
-    // only in its own sleeps, which these are not) and fail rather than
-    // hang when a member died.
-    dev_.channel().check_liveness();
-    // Not announced as a user poll while an agent runs: the agent then
-    // serves this rank's traffic while it sleeps here, as while the program
-    // computes (it naps while user threads poll, see emul/agent.hpp).
-    if (dev_.agent_running()) {
-      dev_.agent_pass();
-    } else {
-      dev_.progress();
-    }
-    if (ready()) return 0;
-    if (int e = dev_.check_alive(comm_, -1, "a shared-memory collective")) return e;
-  }
+  return dev_.block_until(ready);
 }
 
 int ShmNode::wait_one(int r, uint64_t s) {

@@ -1,5 +1,5 @@
 // The shared-memory segment of one communicator whose members are all on
-// this host: the flags, doorbells and buffers the collectives of
+// this host: the flags and buffers the collectives of
 // shm_coll.cpp run on, instead of point-to-point messages.
 //
 // Rank 0 allocates the segment from the channel's one-sided part (a shared
@@ -14,7 +14,9 @@
 // same order); "rank r posted stage s" is flag[r] >= s, so nothing is
 // ever reset (the epoch form of sense reversal). A flag at the first stage
 // of call c also says that its rank finished reading everything of the
-// calls before c, which is what lets a writer reuse a buffer.
+// calls before c, which is what lets a writer reuse a buffer. A waiter
+// waits as every blocking call does (Device::block_until) and may sleep on
+// its channel's doorbell: a poster rings its peers' (OneSided::wake).
 //
 // Buffers: two tiers of rotating slots per rank, chosen per call from
 // the bytes it puts in a slot (the same on every rank): kShmRing sets of
@@ -60,7 +62,6 @@ inline constexpr std::size_t kShmRing = 64;  // small-tier sets (a power of two,
 static_assert(kShmRing % kShmDepth == 0 && kShmRing > kShmDepth);
 inline constexpr std::size_t kShmChunk = 256 * 1024;  // large area per rank (one round of a long reduction)
 inline constexpr int kShmMaxRanks = 64;               // flat algorithms read every member's flag
-inline constexpr int kShmSpinOversubscribed = 64;     // spins before yielding with more members than processors
 
 class ShmNode {
  public:
@@ -102,14 +103,11 @@ class ShmNode {
 
   // Publishes stage s for this rank and wakes members asleep on it.
   void post(uint64_t s);
-  // Until rank r (every rank) posted stage s: spins, then progresses the
-  // device and yields, then sleeps on this rank's doorbell. Returns 0, or
-  // the device's failure error when a peer died and nothing moved for
-  // ~100 ms.
+  // Until rank r (every rank) posted stage s, waiting as every blocking
+  // call of the device does (Device::block_until). Returns 0, or the
+  // device's failure error when a peer died and nothing moved for ~100 ms.
   int wait_one(int r, uint64_t s);
   int wait_all(uint64_t s);
-
-  struct Bell;
 
  private:
   ShmNode(Device& dev, const Comm& comm);
@@ -134,10 +132,8 @@ class ShmNode {
   Region* region_ = nullptr;        // rank 0: the segment
   RemoteRegion* remote_ = nullptr;  // the others: rank 0's segment, mapped
   bool ready_ = false;              // setup succeeded everywhere
-  int spin_ = 0;                    // polls before the waits yield
 
   std::byte* flags_ = nullptr;   // p lines, a flag at the start of each
-  Bell* bells_ = nullptr;        // p lines
   std::byte* slots_ = nullptr;   // kDepth * p * kShmSlot
   std::byte* smalls_ = nullptr;  // kRing * p * kShmSmall
   std::byte* areas_ = nullptr;   // p * kShmChunk
