@@ -65,6 +65,20 @@ ShmNode* node_for(Device& dev, const Comm& comm, const Tuning& t, int* err, bool
   return n;
 }
 
+// The node an allgather or alltoall runs on, when its arguments are for
+// this path (the checks both share: the chosen algorithm is the default,
+// the buffers and types are usable, a block has bytes); else nullptr, with
+// *taken telling whether a failed setup ended the call (*err).
+ShmNode* gather_node(Device& dev, bool auto_algo, const void* sbuf, const Datatype* stype, const void* rbuf,
+                     std::size_t rcount, const Datatype* rtype, const Comm& comm, const Tuning& t, int* err,
+                     bool* taken) {
+  *taken = false;
+  if (!auto_algo || !rbuf || in_place(rbuf) || !rtype || !rtype->is_committed()) return nullptr;
+  if (rcount == 0 || rtype->size() == 0) return nullptr;
+  if (!in_place(sbuf) && (!sbuf || !stype || !stype->is_committed())) return nullptr;
+  return node_for(dev, comm, t, err, taken);
+}
+
 // A send of more bytes than the matching receive takes: what a message
 // would report.
 int truncated(Device& dev, const char* call, std::size_t sent, std::size_t room) {
@@ -76,13 +90,11 @@ int truncated(Device& dev, const char* call, std::size_t sent, std::size_t room)
 
 bool shm_allgather(Device& dev, const void* sbuf, std::size_t scount, const Datatype* stype, void* rbuf,
                    std::size_t rcount, const Datatype* rtype, const Comm& comm, const Tuning& t, int* err) {
-  if (t.allgather != AllgatherAlgo::Auto || !rbuf || in_place(rbuf) || !rtype || !rtype->is_committed()) return false;
-  if (rcount == 0 || rtype->size() == 0) return false;
-  const bool inplace = in_place(sbuf);
-  if (!inplace && (!sbuf || !stype || !stype->is_committed())) return false;
   bool taken = false;
-  ShmNode* n = node_for(dev, comm, t, err, &taken);
+  ShmNode* n =
+      gather_node(dev, t.allgather == AllgatherAlgo::Auto, sbuf, stype, rbuf, rcount, rtype, comm, t, err, &taken);
   if (!n) return taken;
+  const bool inplace = in_place(sbuf);
   const int me = n->rank(), p = n->size();
   const std::ptrdiff_t stride = static_cast<std::ptrdiff_t>(rcount) * rtype->extent();
   auto* base = static_cast<std::byte*>(rbuf);
@@ -126,13 +138,11 @@ bool shm_allgather(Device& dev, const void* sbuf, std::size_t scount, const Data
 
 bool shm_alltoall(Device& dev, const void* sbuf, std::size_t scount, const Datatype* stype, void* rbuf,
                   std::size_t rcount, const Datatype* rtype, const Comm& comm, const Tuning& t, int* err) {
-  if (t.alltoall != AlltoallAlgo::Auto || !rbuf || in_place(rbuf) || !rtype || !rtype->is_committed()) return false;
-  if (rcount == 0 || rtype->size() == 0) return false;
-  const bool inplace = in_place(sbuf);
-  if (!inplace && (!sbuf || !stype || !stype->is_committed())) return false;
   bool taken = false;
-  ShmNode* n = node_for(dev, comm, t, err, &taken);
+  ShmNode* n =
+      gather_node(dev, t.alltoall == AlltoallAlgo::Auto, sbuf, stype, rbuf, rcount, rtype, comm, t, err, &taken);
   if (!n) return taken;
+  const bool inplace = in_place(sbuf);
   const int me = n->rank(), p = n->size();
   const auto np = static_cast<std::size_t>(p);
   const std::ptrdiff_t rstride = static_cast<std::ptrdiff_t>(rcount) * rtype->extent();
