@@ -1,8 +1,11 @@
-// Passive-target progress (type 4 over type 2): the target computes for 2 s
-// without calling the library while the origin runs lock / put / get /
-// unlock 1,000 times; the agent serves the target's lock queue and
-// operations, so the origin finishes long before the target's compute ends.
+// Passive-target progress (type 4 over type 2): the target computes without
+// calling the library while the origin runs lock / put / get / unlock 1,000
+// times, then puts a done mark; the agent (or the native path) serves the
+// target's lock queue and operations, so the target sees the mark while it
+// still computes. The target gives up after 25 s: no wall-clock bound tighter
+// than that, so a loaded machine slows the test but does not fail it.
 // Windows from create and from allocate.
+#include <atomic>
 #include <chrono>
 
 #include "tests/rma/rma_harness.hpp"
@@ -22,15 +25,19 @@ void progress_while_computing(Device& dev, Flavor flavor) {
     GTEST_SKIP() << "no agent runs (ADI3_ASYNC_PROGRESS=off): passive target progresses only inside calls";
   }
   ASSERT_EQ(dev.barrier(), 0);
-  constexpr auto kCompute = std::chrono::seconds(2);
+  constexpr auto kGiveUp = std::chrono::seconds(25);
   constexpr int kIters = 1000;
+  constexpr int kDone = 0x600d;
   if (dev.rank() == 1) {
-    // Compute: no library call for 2 s.
-    const auto end = Clock::now() + kCompute;
+    // Compute, with no library call, until the origin's done mark lands.
+    const auto start = Clock::now();
+    std::atomic_ref<int> mark(w.mem[2]);
     volatile uint64_t x = 0;
-    while (Clock::now() < end) {
+    while (mark.load(std::memory_order_acquire) != kDone && Clock::now() - start < kGiveUp) {
       for (int i = 0; i < 1000; ++i) x = x + 1;
     }
+    EXPECT_EQ(mark.load(std::memory_order_acquire), kDone)
+        << "the origin's 1,000 epochs did not complete within 25 s while the target computed";
   } else if (dev.rank() == 0) {
     const auto start = Clock::now();
     for (int i = 0; i < kIters; ++i) {
@@ -44,14 +51,10 @@ void progress_while_computing(Device& dev, Flavor flavor) {
     const double s = std::chrono::duration<double>(Clock::now() - start).count();
     std::printf("[ rank 0 ] %d lock/put/get/unlock on a computing target: %.3f s (%.1f us each)\n", kIters, s,
                 s * 1e6 / kIters);
-    // Sanitized builds run the agent several times slower: there, only
-    // "before the compute ends" is asserted.
-#if ADI3_SANITIZED
-    constexpr double kLimit = 1.9;
-#else
-    constexpr double kLimit = 1.5;
-#endif
-    EXPECT_LT(s, kLimit) << "the origin did not finish long before the target's 2 s of compute";
+    int done = kDone;
+    ASSERT_EQ(w.win->lock(adi3::LockType::Exclusive, 1, 0), 0);
+    ASSERT_EQ(w.win->put(&done, 1, int_t(), 1, 2, 1, int_t()), 0);
+    ASSERT_EQ(w.win->unlock(1), 0);
   }
   ASSERT_EQ(dev.barrier(), 0);
   if (dev.rank() == 1) {
@@ -67,8 +70,7 @@ TEST_P(RmaProgress, AllocateWindowNp2) {
 }
 
 // The default configuration, and over processes the forced emulation too
-// (progress by the agent; the shm and verbs entries ask for it): the test
-// takes 2 s per window flavor. Setups list the default first.
+// (progress by the agent; the shm and verbs entries ask for it). Setups list the default first.
 std::vector<core_test::Setup> progress_setups() {
   std::vector<core_test::Setup> all = core_test::setups(), v{all[0]};
   for (const core_test::Setup& s : all) {
