@@ -1,5 +1,6 @@
 #include "channels/shm/settings.hpp"
 
+#include <algorithm>
 #include <cstdint>
 
 namespace adi3::shm {
@@ -9,7 +10,7 @@ namespace {
 constexpr std::size_t kRingBytes = 512 * 1024;
 constexpr std::size_t kChunkBytes = 32 * 1024;
 constexpr std::size_t kCmaMin = 256 * 1024;
-constexpr std::size_t kStreamMin = 32 * 1024;
+constexpr std::size_t kStreamMin = 16 * 1024;
 constexpr int kLivenessMs = 50;
 
 constexpr Knob kShmKnobs[] = {
@@ -19,11 +20,12 @@ constexpr Knob kShmKnobs[] = {
     {"ADI3_SHM_CHUNK_BYTES", "32768",
      "Largest packet payload: the unit of the two-copy pipeline that streams large messages when "
      "CMA is not used (at most a quarter of the ring), and the most the eager limit can be."},
-    {"ADI3_SHM_STREAM_MIN", "32768",
-     "Smallest packet payload written into a ring with non-temporal (streaming) stores: they skip "
-     "taking back the ring lines the receiver read (a read for ownership across cores), which made "
-     "the sender's copy of a large message 8x slower than the receiver's. Smaller payloads (eager "
-     "messages) use ordinary stores, read at once from the sender's cache. A huge value: never."},
+    {"ADI3_SHM_STREAM_MIN", "16384",
+     "Smallest packet payload written into a ring with non-temporal (streaming) stores (at most "
+     "ADI3_SHM_CHUNK_BYTES unless set): they skip taking back the ring lines the receiver has read "
+     "(a read for ownership across cores, line by line), which made the sender's copy several "
+     "times slower than the receiver's. Smaller payloads use ordinary stores, which the receiver "
+     "reads from the sender's cache. A huge value: never."},
     {"ADI3_SHM_CMA", "1",
      "Cross-memory attach (process_vm_readv, one copy, by the receiver alone), if a probe at start "
      "shows it is permitted. 0: never. 1: for a message of at least ADI3_SHM_CMA_MIN bytes when "
@@ -54,7 +56,8 @@ ShmSettings ShmSettings::from_env() {
   int64_t chunk = env_int("ADI3_SHM_CHUNK_BYTES", kChunkBytes);
   s.chunk_bytes = chunk < 1024 ? 1024 : static_cast<std::size_t>(chunk);
   if (s.chunk_bytes > s.ring_bytes / 4) s.chunk_bytes = s.ring_bytes / 4;
-  int64_t stream = env_int("ADI3_SHM_STREAM_MIN", kStreamMin);
+  // Unless set, every full pipeline chunk streams.
+  int64_t stream = env_int("ADI3_SHM_STREAM_MIN", static_cast<int64_t>(std::min(kStreamMin, s.chunk_bytes)));
   s.stream_min = stream < 0 ? SIZE_MAX : static_cast<std::size_t>(stream);
   int64_t cma = env_int("ADI3_SHM_CMA", 1);
   s.cma = cma == 0 ? Cma::Off : cma >= 2 ? Cma::Always : Cma::Adaptive;

@@ -3,14 +3,16 @@
 //
 // Why: a ring line the receiver has read sits in its cache; the sender's
 // next lap over it with ordinary stores must first take the line back
-// (a read-for-ownership that probes the other core), one line at a time.
+// (a read for ownership that probes the other core), one line at a time.
 // Measured on the 2-core EPYC VM (32 KiB chunks through a 512 KiB ring, 1
 // MiB messages): the sender's copy ran at 2.4-3.3 GB/s with ordinary
 // stores (glibc's memcpy or AVX-512 alike) against 25-36 GB/s with
 // streaming stores, while the receiver's copy out ran at 21-23 GB/s either
-// way. Streaming stores write whole lines without reading them first.
-// Small payloads keep ordinary stores: the receiver reads them at once,
-// from the sender's cache, faster than from memory.
+// way; bench/mpi bw at 1 MiB went from 2.3-3.0 to 18-21 GB/s (MPICH 12).
+// How much a cross-core line costs varies between runs of this VM (8-byte
+// latency 0.16 us in one run, 0.42 us in another); streaming stores do not
+// depend on it. Small payloads keep ordinary stores: the receiver reads
+// them at once, from the sender's cache, sooner than from memory.
 //
 // Streaming stores are weakly ordered: the copy ends with a store fence,
 // so the record's stamp (a release store after it) cannot be seen first.
