@@ -256,7 +256,8 @@ bool shm_allreduce(Device& dev, const void* sbuf, void* rbuf, std::size_t count,
   return true;
 }
 
-// Reduce-scatter in rounds of kShmChunk bytes of the vector: each rank
+// Reduce-scatter of a vector that fits a slot: through the slots, one
+// stage. Longer, in rounds of kShmChunk bytes of the vector: each rank
 // copies the round into its area once (all of it in place, where the
 // result overwrites the input; else all but its own block, which only it
 // reads), then folds its block's share of the round in rank order straight
@@ -282,10 +283,27 @@ bool shm_reduce_scatter(Device& dev, const void* sbuf, void* rbuf, const int* co
   ShmNode* n = node_for(dev, comm, t, err, &taken);
   if (!n) return taken;
   const std::size_t ext = red.ext, b1 = b0 + mine;
-  const std::size_t per_round = std::max<std::size_t>(1, kShmChunk / ext);
-  const std::size_t rounds = (total + per_round - 1) / per_round;
   const auto* src = static_cast<const std::byte*>(in);
   auto* dst = static_cast<std::byte*>(rbuf);
+  if (total <= kShmSlotData / ext) {
+    // The whole vector fits a slot: one stage (the rounds below take two,
+    // so a rank passes through the scheduler twice per call when ranks
+    // outnumber cores). Every rank folds its block out of the slots; in
+    // place, rbuf is only written after its copy is in my slot.
+    const uint64_t s = n->begin(1, total * ext);
+    std::byte* slot = nullptr;
+    if ((*err = n->claim_slot(&slot))) return true;
+    std::memcpy(slot, src, total * ext);
+    n->publish(s);
+    if ((*err = n->wait_slots(s))) return true;
+    if (mine > 0) {
+      fold(
+          red, [&](int j) -> const void* { return n->slot(j) + b0 * ext; }, p, dst, mine);
+    }
+    return true;
+  }
+  const std::size_t per_round = std::max<std::size_t>(1, kShmChunk / ext);
+  const std::size_t rounds = (total + per_round - 1) / per_round;
   uint64_t s = n->begin(2 * rounds);
   for (std::size_t at = 0; at < total; at += per_round, s += 2) {
     const std::size_t end = std::min(total, at + per_round);

@@ -14,8 +14,10 @@
 //    input into its area once, reduces one slice of the round straight out
 //    of every area (rank order again), then the root (every rank) copies
 //    the reduced slices out.
-//  - reduce_scatter(_block): the long reduction without the copy out:
-//    each rank folds its own block straight into its receive buffer.
+//  - reduce_scatter(_block) up to a slot: each rank copies its vector to
+//    its slot and folds its own block out of every slot. Longer: the long
+//    reduction without the copy out: each rank folds its own block
+//    straight into its receive buffer.
 //  - allgather and alltoall (shm_gather.cpp): every rank copies what it
 //    sends into its slot (or area, in rounds) once and the readers copy it
 //    out, all at the same time.

@@ -266,14 +266,15 @@ static void reductions(MPI_Comm comm, MPI_Op affine) {
 }
 
 /* Reduce_scatter with uneven counts (rank 1 gets none), in place, the
- * non-commutative op, and reduce_scatter_block; small and over rounds. */
+ * non-commutative op, and reduce_scatter_block; through either slot tier
+ * (the whole vector fits a slot) and over rounds. */
 static void scatters(MPI_Comm comm, MPI_Op affine, int full) {
   int me, p;
   MPI_Comm_rank(comm, &me);
   MPI_Comm_size(comm, &p);
-  static const int base[] = {1, 5, 3000, 50000};
+  static const int base[] = {1, 5, 150, 3000, 50000};
   int* counts = malloc((size_t)p * sizeof(int));
-  for (size_t c = 0; c < (full ? 4u : 2u); ++c) {
+  for (size_t c = 0; c < (full ? 5u : 3u); ++c) {
     long total = 0, before = 0;
     for (int r = 0; r < p; ++r) {
       counts[r] = r == 1 ? 0 : base[c] + r;
