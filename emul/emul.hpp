@@ -24,7 +24,8 @@ namespace adi3::emul {
 // (with the lazy lock request first when one is due) and emits what may go.
 void push(rma::WindowState& w, int target, rma::Item&& item);
 // Emits queued items to target while their gates are open; large data goes
-// one chunk per call when the peer is busy. True if anything left.
+// one chunk per call when the peer is busy. True if anything was emitted
+// (a stall on a busy peer is not progress: the progress engine may sleep).
 bool pump(rma::WindowState& w, int target);
 // Takes the mutex: pumps every target and every reply queue (progress hook).
 bool pump_all(rma::WindowState& w);
@@ -36,7 +37,8 @@ int send(rma::WindowState& w, int to, rma::Header h, const Payload& p = {});
 // ---- target side (target.cpp) ----
 // A packet from channel rank peer for this window (takes the mutex).
 void on_packet(rma::WindowState& w, int peer, const rma::Header& h, const void* payload, std::size_t bytes);
-// Emits queued replies to origin (get data, grants, acks).
+// Emits queued replies to origin (get data, grants, acks). True if anything
+// was emitted.
 bool pump_replies(rma::WindowState& w, int origin);
 
 }  // namespace adi3::emul

@@ -21,8 +21,10 @@ class LockQueue {
   // otherwise it waits and a later release() returns it.
   bool request(int origin, rma::LockKind kind);
   // Releases origin's lock (or withdraws its waiting request). Appends the
-  // origins granted as a result to *granted. False when origin held none.
+  // origins granted as a result to *granted (may be null when !waiting()).
+  // False when origin held none.
   bool release(int origin, std::vector<int>* granted);
+  bool waiting() const { return !waiting_.empty(); }
   bool idle() const { return !exclusive_ && shared_ == 0 && waiting_.empty(); }
   int shared_holders() const { return shared_; }
   bool exclusive_held() const { return exclusive_; }

@@ -257,7 +257,9 @@ bool pump(WindowState& w, int to) {
     if (!gate_open(t, it.gate)) break;
     const bool carried = t.q.size() > 1 && can_carry(t, it, t.q[1]);
     if (carried) carry(it, t.q[1]);
-    if (!emit(w, to, it)) return true;
+    const std::size_t sent = it.sent;
+    // A stall (the peer's queue busy) is no progress: see pump_replies.
+    if (!emit(w, to, it)) return any || it.sent != sent;
     t.q.pop_front();
     w.add_queued(-1);
     if (carried) {

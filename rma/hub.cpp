@@ -48,6 +48,7 @@ void Hub::add(const std::shared_ptr<WindowState>& w) {
   w->hub = this;
   // Published last: a handler that finds it sees its slot and generation.
   c.load(std::memory_order_relaxed)->win[i % kChunk].store(w.get(), std::memory_order_release);
+  if (slots_.size() > high_.load(std::memory_order_relaxed)) high_.store(slots_.size(), std::memory_order_release);
   live_.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -64,6 +65,12 @@ void Hub::remove(const WindowState& w) {
   }
   // A handler on another thread may have found it just before: wait for it.
   dev_.quiesce_handlers();
+  // So may a progress pass (on_progress reads the table without a lock):
+  // taking the hook out waits for a pass running elsewhere; it goes back in
+  // at once (a window is freed seldom; the hook's flag keeps any work).
+  std::lock_guard<std::mutex> g(mu_);
+  dev_.remove_progress_hook(hook_);
+  hook_ = dev_.add_progress_hook(&Hub::on_progress, this);
 }
 
 void Hub::add_memory(Region* r, OneSided* os) {
@@ -120,11 +127,15 @@ bool Hub::on_progress(void* ctx) {
   if (!hub->work_.load(std::memory_order_acquire)) return false;
   hub->work_.store(false, std::memory_order_relaxed);
   bool any = false;
-  std::lock_guard<std::mutex> g(hub->mu_);
-  for (Slot& s : hub->slots_) {
-    if (!s.win || s.win->queued.load(std::memory_order_relaxed) == 0) continue;
-    any |= emul::pump_all(*s.win);
-    if (s.win->queued.load(std::memory_order_relaxed) != 0) hub->work_.store(true, std::memory_order_relaxed);
+  // Lock-free, as find(): remove() waits for a running pass (it takes the
+  // hook out and back in), so a window seen here lives until the pass ends.
+  const std::size_t high = hub->high_.load(std::memory_order_acquire);
+  for (std::size_t i = 0; i < high; ++i) {
+    const Chunk* c = hub->chunks_[i / kChunk].load(std::memory_order_acquire);
+    WindowState* w = c ? c->win[i % kChunk].load(std::memory_order_acquire) : nullptr;
+    if (!w || w->queued.load(std::memory_order_relaxed) == 0) continue;
+    any |= emul::pump_all(*w);
+    if (w->queued.load(std::memory_order_relaxed) != 0) hub->work_.store(true, std::memory_order_relaxed);
   }
   return any;
 }

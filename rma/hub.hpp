@@ -69,6 +69,7 @@ class Hub {
     std::atomic<WindowState*> win[kChunk];
   };
   std::array<std::atomic<Chunk*>, kChunks> chunks_{};
+  std::atomic<std::size_t> high_{0};  // slots ever used (on_progress looks below it)
   std::atomic<bool> work_{false};
   struct Memory {
     Region* region;
