@@ -17,7 +17,7 @@
 namespace adi3::shm {
 
 inline constexpr uint64_t kInboxMagic = 0x314d48533349'4441ull;  // "ADI3SHM1"
-inline constexpr uint32_t kInboxVersion = 3;
+inline constexpr uint32_t kInboxVersion = 4;
 
 struct alignas(64) InboxHeader {
   uint64_t magic;
@@ -33,6 +33,9 @@ struct alignas(64) InboxHeader {
   // library right now (see ShmChannel::get). Its own line: only the owner
   // writes it, peers read it rarely.
   alignas(64) std::atomic<uint64_t> activity;
+  // Nonzero while the owner copies a message with CMA: a system call that
+  // bumps nothing, yet the owner is inside the library, not computing.
+  std::atomic<uint32_t> cma_copies;
 };
 
 // Set by a sender whose packet did not fit, cleared by the receiver when it

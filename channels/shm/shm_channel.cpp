@@ -45,6 +45,7 @@ ShmChannel::ShmChannel(ChannelBootstrap& boot, const ShmSettings& settings)
       in_(static_cast<std::size_t>(size_)),
       out_(static_cast<std::size_t>(size_)),
       activity_(static_cast<std::size_t>(size_)),
+      cma_copies_(static_cast<std::size_t>(size_)),
       dead_(static_cast<std::size_t>(size_)) {
   caps_.max_header = 128;  // before map_peers: the ring readers check it
   // 1. My inbox, built before anyone can see its name.
@@ -53,6 +54,7 @@ ShmChannel::ShmChannel(ChannelBootstrap& boot, const ShmSettings& settings)
   layout_.construct(mine.base(), rank_, getpid(), reinterpret_cast<uintptr_t>(&cma_cookie_), cma_cookie_);
   my_bell_ = layout_.bell(mine.base());
   my_activity_ = &layout_.header(mine.base())->activity;
+  my_cma_copies_ = &layout_.header(mine.base())->cma_copies;
 
   // 2. Everyone's inbox, then the names go: once every rank has mapped
   // every segment nothing needs them, and a crash can leave nothing behind.
@@ -106,6 +108,7 @@ void ShmChannel::map_peers(ChannelBootstrap& boot) {
     o.bell = layout_.bell(base);
     o.pid = h->pid;
     activity_[idx] = &layout_.header(base)->activity;
+    cma_copies_[idx] = &layout_.header(base)->cma_copies;
     char* mine = segments_[static_cast<std::size_t>(rank_)].base();
     in_[idx] = {RingConsumer(layout_.ring(mine, p), layout_.data(mine, p), settings_.ring_bytes, caps_.max_header),
                 layout_.room(mine, p), layout_.bell(base)};
@@ -288,22 +291,36 @@ int ShmChannel::get(int peer, void* local, uint64_t remote, std::size_t len) {
   if (!cma_ok_) return -1;
   // Declining makes the core stream the message through the rings.
   if (settings_.cma == ShmSettings::Cma::Adaptive && polling_now(peer)) return -1;
-  return cma_read(out_[static_cast<std::size_t>(peer)].pid, local, remote, len) ? 0 : -1;
+  // While we copy, a peer deciding the same for a message of its own sees
+  // us busy in the library (bibw: both ranks would otherwise take each
+  // other's silence for computing and both copy with CMA, 5-8 GB/s against
+  // the pipeline's 15-22 GB/s).
+  my_cma_copies_->fetch_add(1, std::memory_order_relaxed);
+  const bool ok = cma_read(out_[static_cast<std::size_t>(peer)].pid, local, remote, len);
+  my_cma_copies_->fetch_sub(1, std::memory_order_relaxed);
+  bump_activity();
+  return ok ? 0 : -1;
 }
 
 // Whether the peer is inside the library (polling) right now: then the
 // two-copy pipeline, in which it copies half, beats CMA at every size we
 // measured; when it computes or sleeps, CMA finishes without it. A polling
 // peer bumps its counter every ~0.1 us, one streaming chunks at each send
-// (~1.3 us per 64 KiB). The full watch is only paid when CMA is chosen.
-bool ShmChannel::polling_now(int peer) const {
+// (~1.3 us per 64 KiB), one inside a CMA copy shows it by cma_copies. The
+// full watch is only paid when CMA is chosen.
+bool ShmChannel::polling_now(int peer) {
   constexpr int64_t kWatchNs = 3000;
   const std::atomic<uint64_t>& a = *activity_[static_cast<std::size_t>(peer)];
+  const std::atomic<uint32_t>& copying = *cma_copies_[static_cast<std::size_t>(peer)];
+  if (copying.load(std::memory_order_relaxed) != 0) return true;
   const uint64_t first = a.load(std::memory_order_relaxed);
   const int64_t until = now_ns() + kWatchNs;
   do {
+    // We are in the library too: a peer watching us at the same moment
+    // (both receiving) must see it.
+    bump_activity();
     for (int i = 0; i < 16; ++i) {
-      if (a.load(std::memory_order_relaxed) != first) return true;
+      if (a.load(std::memory_order_relaxed) != first || copying.load(std::memory_order_relaxed) != 0) return true;
       cpu_relax();
     }
   } while (now_ns() < until);

@@ -68,7 +68,7 @@ class ShmChannel final : public Channel {
   };
 
   void map_peers(ChannelBootstrap& boot);
-  bool polling_now(int peer) const;
+  bool polling_now(int peer);
   void probe_cma();
   bool inbox_idle() const;
   // Liveness: check when due, report through the next poll().
@@ -100,7 +100,9 @@ class ShmChannel final : public Channel {
     my_activity_->store(my_activity_->load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
   std::vector<const std::atomic<uint64_t>*> activity_;  // [peer]
-  int next_ = 0;                                        // first sender of the next poll
+  std::atomic<uint32_t>* my_cma_copies_ = nullptr;
+  std::vector<const std::atomic<uint32_t>*> cma_copies_;  // [peer]
+  int next_ = 0;                                          // first sender of the next poll
 
   // Peer failure state; wait() may run in any thread, so it is locked.
   std::mutex watch_lock_;
