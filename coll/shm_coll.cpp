@@ -139,50 +139,41 @@ int long_reduction(ShmNode& n, const Reduction& red, const void* in, void* out, 
   return 0;
 }
 
-// Bcast beyond a slot: the root streams pieces through its area, kPieces
-// of them in flight; reader k posts stage s + k once it copied piece k.
-constexpr std::size_t kPieces = 4;
-constexpr std::size_t kPiece = kShmChunk / kPieces;
-
+// Bcast beyond a slot: the root streams pieces through its area
+// (ShmNode::claim_piece: kShmPieces in flight, across calls too); every
+// rank posts stage s + k once it wrote or copied piece k.
 int long_bcast(ShmNode& n, void* buf, std::size_t count, const Datatype* type, int root) {
   const std::size_t bytes = count * type->size();
-  const std::size_t pieces = (bytes + kPiece - 1) / kPiece;
+  const std::size_t pieces = (bytes + kShmPiece - 1) / kShmPiece;
   const bool contig = type->is_contiguous();
   auto* data = static_cast<std::byte*>(buf) + type->true_lb();
   Segment seg;
   if (!contig) seg = Segment(buf, count, type);
   const uint64_t s = n.begin(pieces);
-  std::byte* area = n.area(root);
-  if (n.rank() == root) {
-    std::byte* mine = nullptr;
-    if (int e = n.claim_area(&mine)) return e;
-    for (std::size_t k = 0; k < pieces; ++k) {
-      if (k >= kPieces) {
-        if (int e = n.wait_all(s + k - kPieces)) return e;  // everyone copied the piece this one replaces
-      }
-      const std::size_t at = k * kPiece, len = std::min(kPiece, bytes - at);
-      std::byte* to = area + (k % kPieces) * kPiece;
+  const uint64_t g = n.take_pieces(pieces);
+  const bool me_root = n.rank() == root;
+  for (std::size_t k = 0; k < pieces; ++k) {
+    const std::size_t at = k * kShmPiece, len = std::min(kShmPiece, bytes - at);
+    std::byte* piece = nullptr;
+    if (me_root) {
+      if (int e = n.claim_piece(root, g + k, &piece)) return e;
       if (contig) {
-        std::memcpy(to, data + at, len);
+        std::memcpy(piece, data + at, len);
       } else {
-        seg.pack(at, at + len, to);
+        seg.pack(at, at + len, piece);
       }
-      n.post(s + k);
-    }
-  } else {
-    for (std::size_t k = 0; k < pieces; ++k) {
+    } else {
       if (int e = n.wait_one(root, s + k)) return e;
-      const std::size_t at = k * kPiece, len = std::min(kPiece, bytes - at);
-      const std::byte* from = area + (k % kPieces) * kPiece;
+      piece = n.area(root) + ((g + k) % kShmPieces) * kShmPiece;
       if (contig) {
-        std::memcpy(data + at, from, len);
+        std::memcpy(data + at, piece, len);
       } else {
-        seg.unpack(at, at + len, from);
+        seg.unpack(at, at + len, piece);
       }
-      n.post(s + k);
     }
+    n.post(s + k);
+    n.piece_read_at(g + k, s + k);
   }
-  n.areas_free_at(s + pieces - 1);
   return 0;
 }
 

@@ -1,5 +1,6 @@
 #include "coll/shm_node.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -205,10 +206,20 @@ int ShmNode::claim_slot(std::byte** mine) {
 }
 
 int ShmNode::claim_area(std::byte** mine) {
-  if (area_free_ > known_all_) {
-    if (int e = wait_all(area_free_)) return e;
+  const uint64_t need = std::max(area_free_, pieces_free_);
+  if (need > known_all_) {
+    if (int e = wait_all(need)) return e;
   }
   *mine = area(me_);
+  return 0;
+}
+
+int ShmNode::claim_piece(int r, uint64_t g, std::byte** at) {
+  const uint64_t need = std::max(area_free_, piece_free_[g % kShmPieces]);
+  if (need > known_all_) {
+    if (int e = wait_all(need)) return e;
+  }
+  *at = area(r) + (g % kShmPieces) * kShmPiece;
   return 0;
 }
 

@@ -61,7 +61,9 @@ inline constexpr std::size_t kShmSmallData = kShmSmall - kShmSlotHead;
 inline constexpr std::size_t kShmRing = 64;  // small-tier sets (a power of two, and the depth of first_)
 static_assert(kShmRing % kShmDepth == 0 && kShmRing > kShmDepth);
 inline constexpr std::size_t kShmChunk = 256 * 1024;  // large area per rank (one round of a long reduction)
-inline constexpr int kShmMaxRanks = 64;               // flat algorithms read every member's flag
+inline constexpr std::size_t kShmPieces = 4;          // long bcast: pieces of an area in flight
+inline constexpr std::size_t kShmPiece = kShmChunk / kShmPieces;
+inline constexpr int kShmMaxRanks = 64;  // flat algorithms read every member's flag
 
 class ShmNode {
  public:
@@ -100,6 +102,24 @@ class ShmNode {
   // After the last stage of a round that read others' areas: they may be
   // rewritten once every rank posted `stage`.
   void areas_free_at(uint64_t stage) { area_free_ = stage; }
+  // A long bcast streams through a ring of kShmPieces pieces of the root's
+  // area, numbered across calls (every rank takes the same numbers), so a
+  // root runs ahead into the next call while the readers still copy out
+  // of this one. take_pieces(n) numbers a call's n pieces (returns the
+  // first); claim_piece(g) waits until every rank is done with what piece
+  // g's place held (a piece read, or another collective's use of the
+  // area) and returns it in area(r); piece_read_at(g, s) says that once
+  // every rank posted s, piece g was read.
+  uint64_t take_pieces(uint64_t n) {
+    const uint64_t g = pieces_;
+    pieces_ += n;
+    return g;
+  }
+  int claim_piece(int r, uint64_t g, std::byte** at);
+  void piece_read_at(uint64_t g, uint64_t stage) {
+    piece_free_[g % kShmPieces] = stage;
+    pieces_free_ = stage;
+  }
 
   // Publishes stage s for this rank and wakes members asleep on it.
   void post(uint64_t s);
@@ -138,14 +158,17 @@ class ShmNode {
   std::byte* smalls_ = nullptr;  // kRing * p * kShmSmall
   std::byte* areas_ = nullptr;   // p * kShmChunk
 
-  uint64_t stage_ = 0;             // the last stage taken
-  uint64_t call_ = 0;              // collectives run
-  std::byte* set_ = nullptr;       // this call's slot set
-  std::size_t slot_size_ = 0;      // and its slots' size
-  uint64_t slot_free_ = 0;         // the set is free once every rank posted this
-  uint64_t first_[kShmRing] = {};  // first stage of the last kRing calls, by call % kRing
-  uint64_t known_all_ = 0;         // every rank has posted at least this
-  uint64_t area_free_ = 0;
+  uint64_t stage_ = 0;                    // the last stage taken
+  uint64_t call_ = 0;                     // collectives run
+  std::byte* set_ = nullptr;              // this call's slot set
+  std::size_t slot_size_ = 0;             // and its slots' size
+  uint64_t slot_free_ = 0;                // the set is free once every rank posted this
+  uint64_t first_[kShmRing] = {};         // first stage of the last kRing calls, by call % kRing
+  uint64_t known_all_ = 0;                // every rank has posted at least this
+  uint64_t area_free_ = 0;                // the areas' last use by a collective other than bcast
+  uint64_t pieces_ = 0;                   // long bcast pieces numbered
+  uint64_t piece_free_[kShmPieces] = {};  // by piece number % kShmPieces
+  uint64_t pieces_free_ = 0;              // the last piece read
 
   friend struct ShmNodes;
 };
