@@ -293,9 +293,10 @@ TEST(SoftDevice, WaitUntilSeesAWakeBeforeTheSleep) {
     return published;
   };
   const auto t0 = std::chrono::steady_clock::now();
-  d[0]->wait_until(std::chrono::seconds(5), WaitCondition::of(done));
+  // A lost wakeup sleeps the whole 30 s; the bound leaves room for load.
+  d[0]->wait_until(std::chrono::seconds(30), WaitCondition::of(done));
   const auto waited = std::chrono::steady_clock::now() - t0;
-  EXPECT_LT(waited, std::chrono::seconds(1)) << "slept through a wakeup rung before the sleep";
+  EXPECT_LT(waited, std::chrono::seconds(5)) << "slept through a wakeup rung before the sleep";
   EXPECT_GE(checks, 1);
 }
 
