@@ -7,6 +7,7 @@
  * (VmHWM) and how many operations and bytes it checked.
  *
  *   mpiexec -n 8 soak SECONDS [SEED]       (scripts/soak.sh runs it) */
+#include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -221,15 +222,25 @@ static void greq_round(uint64_t round) {
   free(h.buf);
 }
 
-static long vm_hwm_kib(void) {
+/* A line of /proc/self/status in KiB (VmHWM, VmRSS), -1 if absent. */
+static long status_kib(const char* key) {
   FILE* f = fopen("/proc/self/status", "r");
   char line[256];
   long v = -1;
+  const size_t n = strlen(key);
   while (f && fgets(line, sizeof line, f)) {
-    if (strncmp(line, "VmHWM:", 6) == 0) v = strtol(line + 6, NULL, 10);
+    if (strncmp(line, key, n) == 0 && line[n] == ':') v = strtol(line + n + 1, NULL, 10);
   }
   if (f) fclose(f);
   return v;
+}
+static long vm_hwm_kib(void) { return status_kib("VmHWM"); }
+
+/* Heap bytes in use (malloc'd, not freed): what a leak grows, unlike VmHWM,
+   which also counts the shared-memory segments a rank has touched. */
+static long heap_kib(void) {
+  struct mallinfo2 m = mallinfo2();
+  return (long)((m.uordblks + m.hblkhd) / 1024);
 }
 
 int main(int argc, char** argv) {
@@ -243,6 +254,10 @@ int main(int argc, char** argv) {
   const double start = MPI_Wtime();
   uint64_t round = 0;
   long hwm_after_warmup = -1;
+  /* heap in use at each quarter of the run and at the end, VmRSS at the
+     first quarter: flat when nothing grows with the number of rounds */
+  long heap_at[3] = {-1, -1, -1}, rss_quarter = -1;
+  int quarters = 0;
   for (int go = 1; go; ++round) {
     rng_state = seed * 0x9e3779b97f4a7c15ull + round * 0xbf58476d1ce4e5b9ull + 1;
     switch (next_rand() % 7) {
@@ -270,16 +285,24 @@ int main(int argc, char** argv) {
     }
     if (round == 200) hwm_after_warmup = vm_hwm_kib();
     if (round % 16 == 15) {
-      go = rank != 0 || MPI_Wtime() - start < seconds;
+      const double t = MPI_Wtime() - start;
+      go = rank != 0 || t < seconds;
+      if (rank == 0 && go && quarters < 3 && t >= seconds * (quarters + 1) / 4) go = 2; /* everyone samples now */
       CALL(MPI_Bcast(&go, 1, MPI_INT, 0, MPI_COMM_WORLD));
+      if (go == 2) {
+        heap_at[quarters] = heap_kib();
+        if (quarters++ == 0) rss_quarter = status_kib("VmRSS");
+      }
     }
   }
+  const long heap_end = heap_kib(), rss_end = status_kib("VmRSS");
   rma_teardown();
   printf(
       "soak rank %d: %llu rounds, %llu checks (%llu RMA calls), %llu bytes checked, VmHWM %ld KiB (%ld KiB after 200 "
-      "rounds)\n",
+      "rounds); heap in use at 1/4, 1/2, 3/4 and the end %ld %ld %ld %ld KiB; VmRSS at 1/4 and the end %ld %ld KiB\n",
       rank, (unsigned long long)round, (unsigned long long)ops, (unsigned long long)rma_ops,
-      (unsigned long long)bytes_checked, vm_hwm_kib(), hwm_after_warmup);
+      (unsigned long long)bytes_checked, vm_hwm_kib(), hwm_after_warmup, heap_at[0], heap_at[1], heap_at[2], heap_end,
+      rss_quarter, rss_end);
   fflush(stdout);
   MPI_Finalize();
   return 0;
