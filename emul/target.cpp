@@ -7,6 +7,7 @@
 // and reported to its origin, and still counts as applied so that the
 // origin's synchronization completes.
 #include <algorithm>
+#include <atomic>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
@@ -162,6 +163,48 @@ void notify_waiters(WindowState& w) {
   if (w.agent) w.dev.notify();
 }
 
+// Stores n bytes of a put at dst. One aligned element of 1, 2, 4 or 8 bytes
+// lands as one atomic store (release: what the origin put before it is
+// visible to whoever sees it), so a target that polls a flag in its window
+// without MPI calls (the unified model) reads the old or the new value,
+// never a torn one, and the agent's write is no data race with its load.
+void put_bytes(char* dst, const void* src, std::size_t n) {
+  const auto a = reinterpret_cast<uintptr_t>(dst);
+  switch (n) {
+    case 1:
+      std::atomic_ref<uint8_t>(*reinterpret_cast<uint8_t*>(dst))
+          .store(*static_cast<const uint8_t*>(src), std::memory_order_release);
+      return;
+    case 2:
+      if (a % 2) break;
+      {
+        uint16_t v;
+        std::memcpy(&v, src, 2);
+        std::atomic_ref<uint16_t>(*reinterpret_cast<uint16_t*>(dst)).store(v, std::memory_order_release);
+      }
+      return;
+    case 4:
+      if (a % 4) break;
+      {
+        uint32_t v;
+        std::memcpy(&v, src, 4);
+        std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(dst)).store(v, std::memory_order_release);
+      }
+      return;
+    case 8:
+      if (a % 8) break;
+      {
+        uint64_t v;
+        std::memcpy(&v, src, 8);
+        std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(dst)).store(v, std::memory_order_release);
+      }
+      return;
+    default:
+      break;
+  }
+  std::memcpy(dst, src, n);
+}
+
 // A put of a contiguous predefined type (no description) inside a window
 // with a fixed base: what apply_op decides for it, in a few tests. False
 // leaves it to apply_op (which names any error).
@@ -177,7 +220,7 @@ bool quick_put(WindowState& w, const Header& h, const void* payload, std::size_t
       h.total > size - h.disp) {
     return false;
   }
-  std::memcpy(static_cast<char*>(w.base) + h.disp + h.first, payload, h.len);
+  put_bytes(static_cast<char*>(w.base) + h.disp + h.first, payload, h.len);
   return true;
 }
 
@@ -290,7 +333,7 @@ void apply_op(WindowState& w, int o, const Header& h, const void* payload, std::
   }
   if (h.kind == Msg::Put) {
     if (t->is_contiguous()) {
-      std::memcpy(addr + t->true_lb() + h.first, payload, h.len);
+      put_bytes(addr + t->true_lb() + h.first, payload, h.len);
     } else {
       Segment(addr, h.count, t).unpack(h.first, h.first + h.len, payload);
     }
