@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include "adi3/device.hpp"
 #include "coll/op.hpp"
@@ -96,23 +97,82 @@ inline bool fast_copy(WindowState& w, bool put, void* buf, int64_t ocount, const
   return fast_done(w);
 }
 
-// Fetch_and_op (op: Sum on C integers, Replace, NoOp) or compare_and_swap
-// (op null) of one 4- or 8-byte predefined element on its alignment: the
-// hardware atomic combine_atomic and cas_element take for it too (the path
-// of an element depends only on its type and address, rma/atomic_acc.hpp,
-// so every other path stays atomic with this one). Not on windows where
-// accumulates take the stripes (cma_acc). True when done.
+// What the fast path does to one element: the hardware atomic
+// combine_atomic's element_hw takes for the same type and op (the path of
+// an element depends only on its type and address, rma/atomic_acc.hpp, so
+// every other path stays atomic with this one).
+enum class FastOp : uint8_t { None, Add, FloatAdd, Replace, Read };
+
+// The fast operation of op k on elements of class tc, or None (the general path).
+inline FastOp fast_op(coll::OpKind k, coll::TypeClass tc) {
+  switch (k) {
+    case coll::OpKind::Sum:
+      return tc == coll::TypeClass::CInteger   ? FastOp::Add
+             : tc == coll::TypeClass::Floating ? FastOp::FloatAdd
+                                               : FastOp::None;
+    case coll::OpKind::Replace:
+      return FastOp::Replace;
+    case coll::OpKind::NoOp:
+      return FastOp::Read;
+    default:
+      return FastOp::None;
+  }
+}
+
+// f applied to the 4- or 8-byte word at p with operand v; returns the old
+// word. A floating sum is the op's kernel (in + inout) published by a
+// compare-and-swap loop, as element_hw does it: 4-byte floating types are
+// float and 8-byte ones double.
+template <class W>
+inline W fast_element(W* p, W v, FastOp f) {
+  std::atomic_ref<W> a(*p);
+  switch (f) {
+    case FastOp::Add:
+      return a.fetch_add(v, std::memory_order_acq_rel);
+    case FastOp::Replace:
+      return a.exchange(v, std::memory_order_acq_rel);
+    case FastOp::FloatAdd: {
+      using F = std::conditional_t<sizeof(W) == 8, double, float>;
+      F in;
+      std::memcpy(&in, &v, sizeof in);
+      W prev = a.load(std::memory_order_relaxed);
+      for (;;) {
+        F cur;
+        std::memcpy(&cur, &prev, sizeof cur);
+        const F sum = in + cur;
+        W next;
+        std::memcpy(&next, &sum, sizeof next);
+        if (a.compare_exchange_weak(prev, next, std::memory_order_acq_rel, std::memory_order_relaxed)) return prev;
+      }
+    }
+    default:
+      return a.load(std::memory_order_acquire);
+  }
+}
+
+// The element size of a predefined type the fast accumulates take (4 or 8
+// bytes, no padding, starting at its address), else 0; *tc its class.
+inline std::size_t fast_elem(const Datatype* t, coll::TypeClass* tc) {
+  if (!t || !t->is_predefined()) return 0;
+  const std::size_t es = t->size();
+  if ((es != 8 && es != 4) || t->extent() != static_cast<std::ptrdiff_t>(es) || t->true_lb() != 0) return 0;
+  Builtin b;
+  if (!t->builtin_id(&b)) return 0;
+  *tc = coll::type_class(b);
+  return es;
+}
+
+// Fetch_and_op (op: Sum on C integers and floating types, Replace, NoOp)
+// or compare_and_swap (op null) of one 4- or 8-byte predefined element on
+// its alignment, by fast_element's atomic (compare_and_swap: the hardware
+// one, as cas_element). Not on windows where accumulates take the stripes
+// (cma_acc). True when done.
 inline bool fast_atomic(WindowState& w, const void* origin, const void* compare, void* result, const Datatype* t,
                         int target, std::ptrdiff_t disp, const coll::Op* op) {
-  if (!t || !result || !t->is_predefined()) return false;
-  const std::size_t es = t->size();
-  if ((es != 8 && es != 4) || t->extent() != static_cast<std::ptrdiff_t>(es) || t->true_lb() != 0) return false;
-  NativePeer* p = fast_target(w, target);
-  if (!p || w.native->cma_acc) return false;
-  Builtin b;
-  if (!t->builtin_id(&b)) return false;
-  const coll::TypeClass tc = coll::type_class(b);
-  coll::OpKind k = coll::OpKind::Replace;
+  coll::TypeClass tc;
+  const std::size_t es = fast_elem(t, &tc);
+  if (!es || !result) return false;
+  FastOp f = FastOp::None;
   if (!op) {
     if (!compare || !origin) return false;
     if (tc != coll::TypeClass::CInteger && tc != coll::TypeClass::Logical && tc != coll::TypeClass::Byte &&
@@ -120,31 +180,24 @@ inline bool fast_atomic(WindowState& w, const void* origin, const void* compare,
       return false;
     }
   } else {
-    k = op->kind();
-    if (k == coll::OpKind::Sum ? tc != coll::TypeClass::CInteger
-                               : k != coll::OpKind::Replace && k != coll::OpKind::NoOp) {
-      return false;
-    }
-    if (k != coll::OpKind::NoOp && !origin) return false;
+    f = fast_op(op->kind(), tc);
+    if (f == FastOp::None || (f != FastOp::Read && !origin)) return false;
   }
+  NativePeer* p = fast_target(w, target);
+  if (!p || w.native->cma_acc) return false;
   char* at = fast_at(w, *p, target, disp, static_cast<__int128>(es));
   if (!at || reinterpret_cast<uintptr_t>(at) % es) return false;
   auto apply = [&](auto word) {
     using W = decltype(word);
-    std::atomic_ref<W> a(*reinterpret_cast<W*>(at));
     W v = 0, prev;
-    if (origin && k != coll::OpKind::NoOp) std::memcpy(&v, origin, sizeof v);
+    if (origin && f != FastOp::Read) std::memcpy(&v, origin, sizeof v);
     if (!op) {
       W c;
       std::memcpy(&c, compare, sizeof c);
-      a.compare_exchange_strong(c, v, std::memory_order_acq_rel);
+      std::atomic_ref<W>(*reinterpret_cast<W*>(at)).compare_exchange_strong(c, v, std::memory_order_acq_rel);
       prev = c;
-    } else if (k == coll::OpKind::NoOp) {
-      prev = a.load(std::memory_order_acquire);
-    } else if (k == coll::OpKind::Replace) {
-      prev = a.exchange(v, std::memory_order_acq_rel);
     } else {
-      prev = a.fetch_add(v, std::memory_order_acq_rel);
+      prev = fast_element(reinterpret_cast<W*>(at), v, f);
     }
     std::memcpy(result, &prev, sizeof prev);
   };
@@ -153,38 +206,26 @@ inline bool fast_atomic(WindowState& w, const void* origin, const void* compare,
 }
 
 // Accumulate of up to 64 aligned 4- or 8-byte predefined elements (Sum on
-// C integers, Replace), the same type and count on both sides: each
-// element by the hardware atomic combine_atomic takes for it (see
-// fast_atomic). True when done.
+// C integers and floating types, Replace), the same type and count on both
+// sides: each element by fast_element. True when done.
 inline bool fast_acc(WindowState& w, const void* origin, int64_t ocount, const Datatype* otype, int target,
                      std::ptrdiff_t disp, int64_t tcount, const Datatype* ttype, const coll::Op& op) {
-  if (otype != ttype || ocount != tcount || tcount <= 0 || tcount > 64 || !origin || !ttype ||
-      !ttype->is_predefined()) {
-    return false;
-  }
-  const std::size_t es = ttype->size();
-  if ((es != 8 && es != 4) || ttype->extent() != static_cast<std::ptrdiff_t>(es) || ttype->true_lb() != 0) return false;
-  const coll::OpKind k = op.kind();
-  if (k != coll::OpKind::Sum && k != coll::OpKind::Replace) return false;
+  if (otype != ttype || ocount != tcount || tcount <= 0 || tcount > 64 || !origin) return false;
+  coll::TypeClass tc;
+  const std::size_t es = fast_elem(ttype, &tc);
+  if (!es) return false;
+  const FastOp f = fast_op(op.kind(), tc);
+  if (f == FastOp::None || f == FastOp::Read) return false;  // NO_OP: not an accumulate's op
   NativePeer* p = fast_target(w, target);
   if (!p || w.native->cma_acc) return false;
-  Builtin b;
-  if (!ttype->builtin_id(&b) || (k == coll::OpKind::Sum && coll::type_class(b) != coll::TypeClass::CInteger)) {
-    return false;
-  }
   char* at = fast_at(w, *p, target, disp, static_cast<__int128>(es) * tcount);
   if (!at || reinterpret_cast<uintptr_t>(at) % es) return false;
   auto apply = [&](auto word) {
     using W = decltype(word);
     for (int64_t i = 0; i < tcount; ++i) {
-      std::atomic_ref<W> a(*reinterpret_cast<W*>(at + static_cast<std::size_t>(i) * sizeof(W)));
       W v;
       std::memcpy(&v, static_cast<const char*>(origin) + static_cast<std::size_t>(i) * sizeof(W), sizeof v);
-      if (k == coll::OpKind::Sum) {
-        a.fetch_add(v, std::memory_order_acq_rel);
-      } else {
-        a.exchange(v, std::memory_order_acq_rel);
-      }
+      fast_element(reinterpret_cast<W*>(at + static_cast<std::size_t>(i) * sizeof(W)), v, f);
     }
   };
   by_word(es, apply);

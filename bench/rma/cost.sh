@@ -8,7 +8,7 @@ set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 impls="adi3 mpich openmpi"
-modes="put get acc fop cas lock bare"
+modes="put get acc accd fop cas lock bare"
 while [ $# -gt 0 ]; do
   case $1 in
     --impls) impls=$2; shift 2 ;;

@@ -9,6 +9,7 @@
  *   put   MPI_Put + MPI_Win_flush (inside MPI_Win_lock_all)
  *   get   MPI_Get + MPI_Win_flush
  *   acc   MPI_Accumulate (MPI_SUM, int64) + MPI_Win_flush
+ *   accd  MPI_Accumulate (MPI_SUM, double: rmabench's acc) + MPI_Win_flush
  *   fop   MPI_Fetch_and_op (MPI_SUM, int64) + MPI_Win_flush
  *   cas   MPI_Compare_and_swap (int64) + MPI_Win_flush
  *   lock  MPI_Win_lock (exclusive) + MPI_Put + MPI_Win_unlock
@@ -21,6 +22,7 @@
 
 static MPI_Win win;
 static long long src = 1, res, cmp;
+static double dsrc = 1.0;
 
 static void __attribute__((noinline)) cost_loop(const char* mode, long n) {
   if (!strcmp(mode, "lock")) {
@@ -31,12 +33,13 @@ static void __attribute__((noinline)) cost_loop(const char* mode, long n) {
     }
     return;
   }
-  int m = !strcmp(mode, "put")   ? 0
-          : !strcmp(mode, "get") ? 1
-          : !strcmp(mode, "acc") ? 2
-          : !strcmp(mode, "fop") ? 3
-          : !strcmp(mode, "cas") ? 4
-                                 : 5;
+  int m = !strcmp(mode, "put")    ? 0
+          : !strcmp(mode, "get")  ? 1
+          : !strcmp(mode, "acc")  ? 2
+          : !strcmp(mode, "fop")  ? 3
+          : !strcmp(mode, "cas")  ? 4
+          : !strcmp(mode, "accd") ? 6
+                                  : 5;
   for (long i = 0; i < n; ++i) {
     switch (m) {
       case 0:
@@ -54,6 +57,9 @@ static void __attribute__((noinline)) cost_loop(const char* mode, long n) {
       case 4:
         MPI_Compare_and_swap(&src, &cmp, &res, MPI_LONG_LONG, 1, 0, win);
         break;
+      case 6:
+        MPI_Accumulate(&dsrc, 1, MPI_DOUBLE, 1, 0, 1, MPI_DOUBLE, MPI_SUM, win);
+        break;
       default:
         MPI_Put(&src, 1, MPI_LONG_LONG, 1, 0, 1, MPI_LONG_LONG, win);
         continue;
@@ -68,7 +74,7 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   if (argc < 3 || size < 2) {
-    if (rank == 0) fprintf(stderr, "usage: rmacost put|get|acc|fop|cas|lock|bare N (2 ranks or more)\n");
+    if (rank == 0) fprintf(stderr, "usage: rmacost put|get|acc|accd|fop|cas|lock|bare N (2 ranks or more)\n");
     MPI_Finalize();
     return 2;
   }

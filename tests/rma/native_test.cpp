@@ -118,7 +118,8 @@ TEST_P(RmaNative, PathsNp3) { run(3, paths); }
 // Some ranks force their accumulates to the emulation (adi3_emulate_ops)
 // while the others accumulate natively into the same elements: sums of
 // int64 (hardware fetch-add), double (compare-and-swap loop) and int16
-// (the stripe lock) stay exact, and fetch_and_op sees every value once.
+// (the stripe lock) stay exact, and fetch_and_op (int64 and double) sees
+// every value once.
 // On a window from create (memory reached by cross-memory attach) the
 // native accumulates read, combine and write back under the target's
 // stripes, and the emulated ones the target applies take the same stripes.
@@ -148,6 +149,8 @@ void mixed(Device& dev, bool create) {
   // Results land when the epoch completes them (flush or unlock), not when
   // the call returns: they must outlive the loop body.
   std::vector<int64_t> prev(kIters);
+  std::vector<double> seen_d(kIters);
+  const double oned = 1.0;
   ASSERT_EQ(win->lock_all(0), 0);
   for (int i = 0; i < kIters; ++i) {
     ASSERT_EQ(win->accumulate(&one, 1, i64, 0, 0, 1, i64, sum), 0);
@@ -155,6 +158,7 @@ void mixed(Device& dev, bool create) {
     ASSERT_EQ(win->accumulate(&two, 1, i16, 0, 18, 1, i16, sum), 0);
     ASSERT_EQ(win->get_accumulate(&one, 1, i64, &prev[static_cast<std::size_t>(i)], 1, i64, 0, 24, 1, i64, sum), 0);
     ASSERT_EQ(win->fetch_and_op(&one, &seen[static_cast<std::size_t>(i)], i64, 0, 32, sum), 0);
+    ASSERT_EQ(win->fetch_and_op(&oned, &seen_d[static_cast<std::size_t>(i)], f64, 0, 40, sum), 0);
     if (i % 50 == 49) {
       ASSERT_EQ(win->flush(0), 0);
     }
@@ -178,37 +182,43 @@ void mixed(Device& dev, bool create) {
       EXPECT_GT(st.emulated_ops, 0u);  // no cross-memory attach here: emulated
     } else if (create && me != 0) {
       // Cross-memory attach, or a packet while rank 0 polls (route_op).
-      EXPECT_EQ(st.native_ops + st.emulated_ops, 5u * kIters);
+      EXPECT_EQ(st.native_ops + st.emulated_ops, 6u * kIters);
     } else {
       EXPECT_EQ(st.emulated_ops, 0u);
-      EXPECT_EQ(st.native_ops, 5u * kIters);
+      EXPECT_EQ(st.native_ops, 6u * kIters);
     }
   }
   ASSERT_EQ(dev.barrier(), 0);
   if (me == 0) {
     int64_t a, g, f;
-    double d;
+    double d, fd;
     int16_t s;
     std::memcpy(&a, mem, 8);
     std::memcpy(&d, mem + 8, 8);
     std::memcpy(&s, mem + 18, 2);
     std::memcpy(&g, mem + 24, 8);
     std::memcpy(&f, mem + 32, 8);
+    std::memcpy(&fd, mem + 40, 8);
     EXPECT_EQ(a, n * kIters);
     EXPECT_EQ(d, 0.5 * n * kIters);
     EXPECT_EQ(s, 2 * n * kIters);
     EXPECT_EQ(g, n * kIters);
     EXPECT_EQ(f, n * kIters);
+    EXPECT_EQ(fd, 1.0 * n * kIters);
   }
   // Every fetched value is distinct: for fetch_and_op and for
   // get_accumulate alike, their sum is 0 + 1 + ... + nk - 1.
   int64_t mine = 0;
   for (int64_t x : seen) mine += x;
   for (int64_t x : prev) mine += x;
+  int64_t mine_d = 0;  // whole numbers below 2^53: exact
+  for (double x : seen_d) mine_d += static_cast<int64_t>(x);
   const int64_t total = sum_at_root(dev, mine);
+  const int64_t total_d = sum_at_root(dev, mine_d);
   if (me == 0) {
     const int64_t k = int64_t{n} * kIters;
     EXPECT_EQ(total, k * (k - 1));
+    EXPECT_EQ(total_d, k * (k - 1) / 2);
   }
   ASSERT_EQ(Window::free(&win), 0);
 }
