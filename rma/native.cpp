@@ -283,9 +283,12 @@ void agree(WindowState& w, const std::vector<NativeCard>& firsts, const std::vec
   for (const NativePeer& p : nw.peers) {
     if (!p.reached) nw.partial = true;
   }
-  // Dynamic windows: accumulates always take the emulation (the target
-  // applies them), so nobody combines by cross-memory attach.
-  if (w.flavor == WinFlavor::Dynamic) nw.cma_acc = false;
+  // Dynamic windows: origins combine into heap regions by cross-memory
+  // attach and into MPI_Alloc_mem regions by loads and stores, both under
+  // the stripes (rma/native_ops.cpp, dyn_acc), so every accumulate takes
+  // them, the target's application of packets included (no window memory
+  // is mapped, so cma_acc is already set: kept, whatever a region is).
+  if (w.flavor == WinFlavor::Dynamic) nw.cma_acc = true;
   nw.fast = !nw.nic && w.flavor != WinFlavor::Dynamic && !w.info.emulate_ops;
   nw.fast_fence = !w.dev.config().forced(kActiveRma);
 }

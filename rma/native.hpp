@@ -178,15 +178,28 @@ void cas_element(Control* ctl, char* data, char* p, Builtin e, const void* swap,
 // table overflowed send the operation as a packet).
 void dyn_attach(WindowState& w, void* base, std::size_t bytes);
 int dyn_detach(WindowState& w, uintptr_t base);
-// Whether a put or get goes natively: target's table lists a region
-// holding the bytes and the channel reaches it, or lists none and never
-// overflowed (dyn_copy then refuses the address). Attaches the entry's
-// region on first use (cached per entry and generation).
+// Whether an operation goes natively: target's table lists a region
+// holding the bytes and the channel reaches it (puts and gets: contiguous
+// target; the accumulate family: any target layout in mapped memory, a
+// contiguous one by cross-memory attach), or lists none and never
+// overflowed (the operation then refuses the address). Attaches the
+// entry's region on first use (cached per entry and generation).
 bool dyn_native(const WindowState& w, const OpArgs& a, const Checked& c);
 // Put or get (contiguous target) into target's attached memory; an address
 // in no attached region is an RMA_RANGE error, deferred to the next
 // synchronization as the emulation's target would report it.
 int dyn_copy(WindowState& w, const OpArgs& a, const Checked& c, bool put);
+// The attached region of target holding an operation's bytes, entered: we
+// count in its users (its owner's detach waits for them) until dyn_leave.
+struct DynAccess {
+  RemoteRegion* r = nullptr;  // null: refused (RMA_RANGE deferred to the next synchronization)
+  uint64_t addr = 0;          // the target address of the first byte (after the type's true_lb)
+  uint64_t off = 0;           // its offset in r
+  uint32_t* users = nullptr;
+};
+// 0 (d->r null when refused) or an error code (the region cannot be reached).
+int dyn_enter(WindowState& w, const OpArgs& a, const Checked& c, DynAccess* d);
+void dyn_leave(DynAccess& d);
 
 // ---- NIC windows (native_nic.cpp) ----
 // Whether the operation goes through the NIC: every operation to a target

@@ -139,13 +139,22 @@ bool dyn_native(const WindowState& w, const OpArgs& a, const Checked& c) {
     // one attached beyond the table, which only the emulation reaches.
     return !dyn_at(p.dyn->overflow).load(std::memory_order_acquire);
   }
-  // The region must take the copy (cross-memory attach may be refused by
-  // the kernel: then the emulation carries it).
+  // The region must take the operation (cross-memory attach may be refused
+  // by the kernel: then the emulation carries it).
   const RemoteRegion* r = region_for(w.native->os, p, f);
-  return r && (r->ops & (a.kind == Msg::Put ? kOsPut : kOsGet));
+  if (!r) return false;
+  const bool contiguous = !c.derived || a.ttype->is_contiguous();
+  if (a.kind == Msg::Put) return (r->ops & kOsPut) && contiguous;
+  if (a.kind == Msg::Get) return (r->ops & kOsGet) && contiguous;
+  // The accumulate family: mapped memory takes any target layout (element
+  // by element under the stripes); memory reached by cross-memory attach a
+  // contiguous one (read, combined, written back under the stripes).
+  if (r->direct) return true;
+  return (r->ops & (kOsGet | kOsPut)) == (kOsGet | kOsPut) && contiguous;
 }
 
-int dyn_copy(WindowState& w, const OpArgs& a, const Checked& c, bool put) {
+int dyn_enter(WindowState& w, const OpArgs& a, const Checked& c, DynAccess* d) {
+  *d = DynAccess{};
   NativePeer& p = w.native->peers[static_cast<std::size_t>(a.target)];
   const Datatype* t = c.derived ? a.ttype : Datatype::builtin(c.elem);
   const uint64_t addr = c.disp_bytes + static_cast<uint64_t>(t->true_lb());
@@ -174,42 +183,56 @@ int dyn_copy(WindowState& w, const OpArgs& a, const Checked& c, bool put) {
     return 0;
   };
   if (!users) return refuse();
-  int rc = -1;
-  OneSided& os = w.native->os;
   errno = 0;
-  RemoteRegion* r = region_for(os, p, f);
-  if (!r && errno == ESTALE) {
+  RemoteRegion* r = region_for(w.native->os, p, f);
+  if (!r) {
+    const int err = errno;
+    dyn_at(*users).fetch_sub(1, std::memory_order_seq_cst);
     // The owner's detach marked the entry dead after we counted ourselves
     // in: the region is going away, so this access is refused like one
     // that found no entry.
-    dyn_at(*users).fetch_sub(1, std::memory_order_seq_cst);
-    return refuse();
+    if (err == ESTALE) return refuse();
+    return w.dev.errors().raise(ErrorClass::Other, "%s to rank %d: the region at address %#llx cannot be reached: %s",
+                                a.name, a.target, static_cast<unsigned long long>(addr), std::strerror(err));
   }
-  if (r) {
-    const uint64_t off = addr - f.base;
-    void* obuf = put ? const_cast<void*>(a.origin) : a.result;
-    if (!a.otype->is_contiguous() && a.ocount > 0) {
-      // A derived origin type: through a bounded bounce buffer.
-      std::vector<char> tmp(std::min<std::size_t>(c.bytes, kBounce));
-      Segment seg(obuf, static_cast<std::size_t>(a.ocount), a.otype);
-      rc = 0;
-      for (std::size_t at = 0; at < c.bytes && rc == 0; at += tmp.size()) {
-        const std::size_t n = std::min(tmp.size(), c.bytes - at);
-        if (put) {
-          seg.pack(at, at + n, tmp.data());
-          rc = os.put(*r, off + at, tmp.data(), n);
-        } else {
-          rc = os.get(*r, off + at, tmp.data(), n);
-          if (rc == 0) seg.unpack(at, at + n, tmp.data());
-        }
+  *d = DynAccess{r, addr, addr - f.base, users};
+  return 0;
+}
+
+void dyn_leave(DynAccess& d) {
+  if (d.users) dyn_at(*d.users).fetch_sub(1, std::memory_order_seq_cst);
+  d = DynAccess{};
+}
+
+int dyn_copy(WindowState& w, const OpArgs& a, const Checked& c, bool put) {
+  DynAccess d;
+  if (int e = dyn_enter(w, a, c, &d)) return e;
+  if (!d.r) return 0;  // refused: the error waits for the synchronization
+  OneSided& os = w.native->os;
+  int rc = 0;
+  errno = 0;
+  void* obuf = put ? const_cast<void*>(a.origin) : a.result;
+  if (!a.otype->is_contiguous() && a.ocount > 0) {
+    // A derived origin type: through a bounded bounce buffer.
+    std::vector<char> tmp(std::min<std::size_t>(c.bytes, kBounce));
+    Segment seg(obuf, static_cast<std::size_t>(a.ocount), a.otype);
+    for (std::size_t at = 0; at < c.bytes && rc == 0; at += tmp.size()) {
+      const std::size_t n = std::min(tmp.size(), c.bytes - at);
+      if (put) {
+        seg.pack(at, at + n, tmp.data());
+        rc = os.put(*d.r, d.off + at, tmp.data(), n);
+      } else {
+        rc = os.get(*d.r, d.off + at, tmp.data(), n);
+        if (rc == 0) seg.unpack(at, at + n, tmp.data());
       }
-    } else {
-      char* o = static_cast<char*>(obuf) + a.otype->true_lb();
-      rc = put ? os.put(*r, off, o, c.bytes) : os.get(*r, off, o, c.bytes);
     }
+  } else {
+    char* o = static_cast<char*>(obuf) + a.otype->true_lb();
+    rc = put ? os.put(*d.r, d.off, o, c.bytes) : os.get(*d.r, d.off, o, c.bytes);
   }
   const int err = errno;
-  dyn_at(*users).fetch_sub(1, std::memory_order_seq_cst);
+  const uint64_t addr = d.addr;
+  dyn_leave(d);
   if (rc == 0) return 0;
   return w.dev.errors().raise(ErrorClass::Other, "%s to rank %d: the one-sided %s at address %#llx failed: %s", a.name,
                               a.target, put ? "put" : "get", static_cast<unsigned long long>(addr), std::strerror(err));

@@ -162,17 +162,16 @@ Stripes stripes_for(Control* c, std::size_t off, std::size_t n) {
 }
 
 // The accumulate family into memory reached by cross-memory attach (a
-// window from create): read, combine here, write back, under the stripes
-// of the target's control block, which every other path to that memory
-// takes too on such a window (AccTarget::locks_only), so accumulates stay
-// atomic per element whoever applies them. Under our exclusive lock nobody
-// else may touch the memory: no stripes.
-int acc_remote(WindowState& w, const OpArgs& a, const Checked& c) {
+// window from create, or a heap region attached to a dynamic window):
+// read, combine here, write back, under the stripes of the target's control
+// block, which every other path to that memory takes too on such a window
+// (AccTarget::locks_only), so accumulates stay atomic per element whoever
+// applies them. Under our exclusive lock nobody else may touch the memory:
+// no stripes. The operation's first byte is at offset off of region r and
+// at woff in the target's stripe numbering.
+int acc_remote(WindowState& w, const OpArgs& a, const Checked& c, RemoteRegion& r, uint64_t off, std::size_t woff) {
   NativeWin& nw = *w.native;
   NativePeer& p = nw.peers[static_cast<std::size_t>(a.target)];
-  const Datatype* t = c.derived ? a.ttype : Datatype::builtin(c.elem);
-  const std::size_t woff = c.disp_bytes + static_cast<std::size_t>(t->true_lb());
-  const uint64_t off = p.mem_off + woff;
   const std::size_t es = Datatype::builtin(c.elem)->size();
   const coll::OpKind op = a.op ? a.op->kind() : coll::OpKind::Replace;
   const bool excl = nw.held[static_cast<std::size_t>(a.target)] == 2;
@@ -187,8 +186,8 @@ int acc_remote(WindowState& w, const OpArgs& a, const Checked& c) {
     Segment(const_cast<void*>(a.compare), 1, a.ttype).pack(0, es, cmp);
     const Stripes s = stripes_for(p.ctl, woff, es);
     if (!excl) s.lock();
-    int rc = os.get(*p.mem_r, off, cur, es);
-    if (rc == 0 && std::memcmp(cur, cmp, es) == 0) rc = os.put(*p.mem_r, off, sw, es);
+    int rc = os.get(r, off, cur, es);
+    if (rc == 0 && std::memcmp(cur, cmp, es) == 0) rc = os.put(r, off, sw, es);
     if (!excl) s.unlock();
     if (rc) return fail();
     Segment(a.result, 1, a.ttype).unpack(0, es, cur);
@@ -213,13 +212,13 @@ int acc_remote(WindowState& w, const OpArgs& a, const Checked& c) {
     const Stripes s = stripes_for(p.ctl, woff + at, n);
     if (!excl) s.lock();
     int rc = 0;
-    if (fetch || (op != coll::OpKind::Replace && has_in)) rc = os.get(*p.mem_r, off + at, cur, n);
+    if (fetch || (op != coll::OpKind::Replace && has_in)) rc = os.get(r, off + at, cur, n);
     if (rc == 0 && fetch) dst.unpack(at, at + n, cur);
     if (rc == 0 && op == coll::OpKind::Replace) {
-      rc = os.put(*p.mem_r, off + at, in, n);
+      rc = os.put(r, off + at, in, n);
     } else if (rc == 0 && has_in) {
       coll::apply(op, c.elem, in, cur, n / es, es);
-      rc = os.put(*p.mem_r, off + at, cur, n);
+      rc = os.put(r, off + at, cur, n);
     }
     if (!excl) s.unlock();
     if (rc) return fail();
@@ -228,12 +227,10 @@ int acc_remote(WindowState& w, const OpArgs& a, const Checked& c) {
 }
 
 // Accumulate family into mapped memory, chunk by chunk (whole elements).
-void accumulate(WindowState& w, const OpArgs& a, const Checked& c, const Where& x) {
+void accumulate(const OpArgs& a, const Checked& c, const Where& x, const AccTarget& tgt) {
   const std::size_t es = Datatype::builtin(c.elem)->size();
   const coll::OpKind op = a.op ? a.op->kind() : coll::OpKind::Replace;
   const bool fetch = a.kind == Msg::GetAcc || a.kind == Msg::Fop;
-  AccTarget tgt{x.peer->ctl, x.peer->mem, w.native->held[static_cast<std::size_t>(a.target)] == 2};
-  tgt.locks_only = w.native->cma_acc;
   const bool has_in = op != coll::OpKind::NoOp;
   const Bounce b(c.bytes, es, fetch);
   const std::size_t chunk = b.chunk;
@@ -266,15 +263,70 @@ void accumulate(WindowState& w, const OpArgs& a, const Checked& c, const Where& 
   }
 }
 
+// The accumulate family (and compare_and_swap) into mapped memory: x.addr
+// is the target data, tgt says how its elements are locked.
+void acc_mapped(const OpArgs& a, const Checked& c, const Where& x, const AccTarget& tgt) {
+  if (a.kind != Msg::Cas) {
+    accumulate(a, c, x, tgt);
+    return;
+  }
+  const std::size_t es = x.t->size();
+  alignas(16) char sw[64], cmp[64], old[64];
+  // One element: packed by hand when the type is one run (no Segment).
+  auto in = [&](const void* b, char* to) {
+    if (const char* p = run_of(b, 1, a.ttype)) {
+      std::memcpy(to, p, es);
+    } else {
+      Segment(const_cast<void*>(b), 1, a.ttype).pack(0, es, to);
+    }
+  };
+  in(a.origin, sw);
+  in(a.compare, cmp);
+  cas_element(tgt.ctl, tgt.data, x.addr + x.t->true_lb(), c.elem, sw, cmp, old, nullptr, tgt.locks_only);
+  if (char* r = run_of(a.result, 1, a.ttype)) {
+    std::memcpy(r, old, es);
+  } else {
+    Segment(a.result, 1, a.ttype).unpack(0, es, old);
+  }
+}
+
+// The accumulate family into a region attached to a dynamic window. Every
+// element takes its stripe (the window's cma_acc: heap regions are reached
+// by cross-memory attach, and the target's own application of packets
+// locks the same stripes), numbered by the element's address at the
+// target (a dynamic window's base is address 0).
+int dyn_acc(WindowState& w, const OpArgs& a, const Checked& c) {
+  DynAccess d;
+  if (int e = dyn_enter(w, a, c, &d)) return e;
+  if (!d.r) return 0;  // refused: the error waits for the synchronization
+  NativePeer& p = w.native->peers[static_cast<std::size_t>(a.target)];
+  const bool excl = w.native->held[static_cast<std::size_t>(a.target)] == 2;
+  int rc = 0;
+  if (d.r->direct) {
+    const Datatype* t = c.derived ? a.ttype : Datatype::builtin(c.elem);
+    char* first = static_cast<char*>(d.r->direct) + d.off;
+    // Address 0 of the target, as seen here: stripe offsets count from it.
+    auto* zero = reinterpret_cast<char*>(reinterpret_cast<uintptr_t>(first) - d.addr);
+    AccTarget tgt{p.ctl, zero, excl};
+    tgt.locks_only = true;
+    acc_mapped(a, c, Where{&p, t, c.count, first - t->true_lb()}, tgt);
+  } else {
+    rc = acc_remote(w, a, c, *d.r, d.off, static_cast<std::size_t>(d.addr));
+  }
+  dyn_leave(d);
+  return rc;
+}
+
 }  // namespace
 
 bool can(const WindowState& w, Msg kind, int target, bool contiguous_target) {
   if (w.native->nic) return false;  // route_op asks nic_can
   const NativePeer& p = w.native->peers[static_cast<std::size_t>(target)];
   if (p.mem) return true;  // loads, stores, atomics: anything
-  // Dynamic windows: contiguous puts and gets by the table of attached
-  // regions (route_op then asks dyn_native); accumulates are the target's.
-  if (p.dyn) return (kind == Msg::Put || kind == Msg::Get) && contiguous_target;
+  // Dynamic windows: contiguous puts and gets, and the accumulate family,
+  // by the table of attached regions (route_op then asks dyn_native, which
+  // knows the region).
+  if (p.dyn) return contiguous_target || (kind != Msg::Put && kind != Msg::Get);
   if (!p.mem_r) return false;
   if (kind == Msg::Put) return (p.mem_r->ops & kOsPut) && contiguous_target;
   if (kind == Msg::Get) return (p.mem_r->ops & kOsGet) && contiguous_target;
@@ -286,9 +338,11 @@ int run(WindowState& w, const OpArgs& a, const Checked& c) {
   if (w.native->nic) return nic_run(w, a, c);
   const Where x = where(w, a, c);
   if (!x.addr) {
-    if (x.peer->dyn) return dyn_copy(w, a, c, a.kind == Msg::Put);
-    if (a.kind == Msg::Put || a.kind == Msg::Get) return copy_remote(w, a, c, a.kind == Msg::Put);
-    return acc_remote(w, a, c);
+    const bool copy = a.kind == Msg::Put || a.kind == Msg::Get;
+    if (x.peer->dyn) return copy ? dyn_copy(w, a, c, a.kind == Msg::Put) : dyn_acc(w, a, c);
+    if (copy) return copy_remote(w, a, c, a.kind == Msg::Put);
+    const std::size_t woff = c.disp_bytes + static_cast<std::size_t>(x.t->true_lb());
+    return acc_remote(w, a, c, *x.peer->mem_r, x.peer->mem_off + woff, woff);
   }
   switch (a.kind) {
     case Msg::Put:
@@ -297,30 +351,12 @@ int run(WindowState& w, const OpArgs& a, const Checked& c) {
     case Msg::Get:
       stream_copy(x.addr, x.count, x.t, a.result, static_cast<std::size_t>(a.ocount), a.otype, c.bytes);
       return 0;
-    case Msg::Cas: {
-      const std::size_t es = x.t->size();
-      alignas(16) char sw[64], cmp[64], old[64];
-      // One element: packed by hand when the type is one run (no Segment).
-      auto in = [&](const void* b, char* to) {
-        if (const char* p = run_of(b, 1, a.ttype)) {
-          std::memcpy(to, p, es);
-        } else {
-          Segment(const_cast<void*>(b), 1, a.ttype).pack(0, es, to);
-        }
-      };
-      in(a.origin, sw);
-      in(a.compare, cmp);
-      cas_element(x.peer->ctl, x.peer->mem, x.addr + x.t->true_lb(), c.elem, sw, cmp, old, nullptr, w.native->cma_acc);
-      if (char* r = run_of(a.result, 1, a.ttype)) {
-        std::memcpy(r, old, es);
-      } else {
-        Segment(a.result, 1, a.ttype).unpack(0, es, old);
-      }
+    default: {
+      AccTarget tgt{x.peer->ctl, x.peer->mem, w.native->held[static_cast<std::size_t>(a.target)] == 2};
+      tgt.locks_only = w.native->cma_acc;
+      acc_mapped(a, c, x, tgt);
       return 0;
     }
-    default:
-      accumulate(w, a, c, x);
-      return 0;
   }
 }
 

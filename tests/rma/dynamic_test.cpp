@@ -1,7 +1,7 @@
 // Dynamic windows (MPI_Win_create_dynamic, attach, detach) natively and
 // emulated: over thread-ranks (inproc: emulated) and as processes over shm
-// (puts and gets go by the target's table of attached regions unless the
-// setup forces the emulation; accumulates are always the target's).
+// (puts, gets and accumulates go by the target's table of attached
+// regions unless the setup forces the emulation).
 #include <cstdio>
 #include <cstring>
 #include <thread>
@@ -124,10 +124,8 @@ void paths(Device& dev) {
   } else if (native_passive(dev)) {
     // The big copies into mapped memory always go natively (those into
     // heap memory too where the kernel permits cross-memory attach; small
-    // ones may go as packets while the target polls); accumulates are the
-    // target's.
-    EXPECT_GE(st.native_ops, 2u);
-    EXPECT_GE(st.emulated_ops, 2u);
+    // ones and the accumulates may go as packets while the target polls).
+    EXPECT_GE(st.native_ops, 4u);
   }
   EXPECT_EQ(st.native_ops + st.emulated_ops, 10u);
   if (me == 0)
@@ -142,6 +140,104 @@ void paths(Device& dev) {
 
 TEST_P(RmaDynamic, PathsNp2) { run(2, paths); }
 TEST_P(RmaDynamic, PathsNp3) { run(3, paths); }
+
+// Accumulates from every rank at once into rank 0's heap region (reached
+// by cross-memory attach) and MPI_Alloc_mem region (mapped), the odd ranks
+// forcing theirs to the emulation (adi3_emulate_ops), so the target applies
+// packets while origins combine natively into the same elements: int64
+// sums of 1,100 elements (8,800 bytes: native whatever the target does),
+// double and int16 sums, and fetch_and_op, all exact.
+void acc_exact(Device& dev) {
+  const int n = dev.size(), me = dev.rank();
+  constexpr int kIters = 40;
+  constexpr std::size_t kLong = 1100, kD = kLong, kS = kLong + 1, kF = kLong + 2;
+  std::vector<int64_t> heap(kWords, 0);
+  void* am = nullptr;
+  ASSERT_EQ(adi3::alloc_mem(dev, kWords * sizeof(int64_t), &am), 0);
+  auto* mapped = static_cast<int64_t*>(am);
+  std::memset(mapped, 0, kWords * sizeof(int64_t));
+  adi3::WinInfo info;
+  if (me % 2 == 1) {
+    ASSERT_TRUE(info.set("adi3_emulate_ops", "accumulate,get_accumulate,fetch_and_op,compare_and_swap"));
+  }
+  Window* win = nullptr;
+  int e = Window::create_dynamic(dev, info, win_comm(dev), &win);
+  ASSERT_EQ(e, 0) << why(dev, e);
+  ASSERT_EQ(win->attach(heap.data(), kWords * sizeof(int64_t)), 0);
+  ASSERT_EQ(win->attach(mapped, kWords * sizeof(int64_t)), 0);
+  const auto H = all_of(dev, reinterpret_cast<std::ptrdiff_t>(heap.data()), 6);
+  const auto A = all_of(dev, reinterpret_cast<std::ptrdiff_t>(mapped), 7);
+  const std::ptrdiff_t base[2] = {H[0], A[0]};
+  const std::vector<int64_t> ones(kLong, 1);
+  const double half = 0.5;
+  const int16_t two = 2;
+  const int64_t one = 1;
+  const auto* f64 = dt(adi3::Builtin::kDouble);
+  const auto* i16 = dt(adi3::Builtin::kInt16);
+  const Op sum(OpKind::Sum);
+  std::vector<int64_t> seen(2 * kIters);  // written at the flush: outlives the epoch
+  ASSERT_EQ(dev.barrier(), 0);
+  ASSERT_EQ(win->lock_all(0), 0);
+  for (int i = 0; i < kIters; ++i) {
+    for (int r = 0; r < 2; ++r) {
+      const std::ptrdiff_t b = base[r];
+      ASSERT_EQ(win->accumulate(ones.data(), kLong, i64(), 0, b, kLong, i64(), sum), 0);
+      ASSERT_EQ(win->accumulate(&half, 1, f64, 0, b + kD * 8, 1, f64, sum), 0);
+      ASSERT_EQ(win->accumulate(&two, 1, i16, 0, b + kS * 8 + 2, 1, i16, sum), 0);
+      ASSERT_EQ(win->fetch_and_op(&one, &seen[static_cast<std::size_t>(2 * i + r)], i64(), 0, b + kF * 8, sum), 0);
+    }
+    if (i % 8 == 7) {
+      ASSERT_EQ(win->flush(0), 0);
+    }
+  }
+  ASSERT_EQ(win->unlock_all(), 0);
+  adi3::rma::WindowState& st = win->state();
+  EXPECT_EQ(st.native_ops + st.emulated_ops, 8u * kIters);
+  if (st.native_usable && native_passive(dev)) {
+    if (me % 2 == 1) {
+      EXPECT_EQ(st.native_ops, 0u);
+    } else {
+      // The long sums into mapped memory at least (those into heap memory
+      // too where the kernel permits cross-memory attach).
+      EXPECT_GE(st.native_ops, static_cast<uint64_t>(kIters));
+    }
+  }
+  if (me == 0)
+    std::printf("dynamic accumulates: %llu native, %llu emulated\n", static_cast<unsigned long long>(st.native_ops),
+                static_cast<unsigned long long>(st.emulated_ops));
+  ASSERT_EQ(dev.barrier(), 0);
+  if (me == 0) {
+    for (const int64_t* m : {static_cast<const int64_t*>(heap.data()), static_cast<const int64_t*>(mapped)}) {
+      for (std::size_t i = 0; i < kLong; ++i) ASSERT_EQ(m[i], int64_t{n} * kIters) << i;
+      double d;
+      int16_t s;
+      std::memcpy(&d, m + kD, 8);
+      std::memcpy(&s, reinterpret_cast<const char*>(m + kS) + 2, 2);
+      EXPECT_EQ(d, 0.5 * n * kIters);
+      EXPECT_EQ(s, 2 * n * kIters);
+      EXPECT_EQ(m[kF], int64_t{n} * kIters);
+    }
+  }
+  // Every fetched value of each counter is distinct: their sum over all
+  // ranks is twice 0 + 1 + ... + nk - 1.
+  int64_t mine = 0;
+  for (int64_t x : seen) mine += x;
+  const auto all = all_of(dev, static_cast<std::ptrdiff_t>(mine), 8);
+  if (me == 0) {
+    int64_t total = 0;
+    for (std::ptrdiff_t x : all) total += x;
+    const int64_t k = int64_t{n} * kIters;
+    EXPECT_EQ(total, k * (k - 1));
+  }
+  ASSERT_EQ(dev.barrier(), 0);
+  ASSERT_EQ(win->detach(heap.data()), 0);
+  ASSERT_EQ(win->detach(mapped), 0);
+  ASSERT_EQ(Window::free(&win), 0);
+  ASSERT_EQ(adi3::free_mem(dev, am), 0);
+}
+
+TEST_P(RmaDynamic, AccumulateExactNp2) { run(2, acc_exact); }
+TEST_P(RmaDynamic, AccumulateExactNp3) { run(3, acc_exact); }
 
 // An address the target never attached (or detached): RMA_RANGE at the
 // next synchronization, nothing written or read, and natively the message
