@@ -14,6 +14,11 @@
  *   cas   MPI_Compare_and_swap (int64) + MPI_Win_flush
  *   lock  MPI_Win_lock (exclusive) + MPI_Put + MPI_Win_unlock
  *   bare  MPI_Put alone (flushed once after the loop)
+ *
+ * With RMACOST_CREATE=1 in the environment the window is one from
+ * MPI_Win_create over malloc'd memory instead (on shm: reached by
+ * cross-memory attach, or as packets while the target polls), whose count
+ * then depends on what rank 1 does; for looking at the origin's path only.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -81,7 +86,13 @@ int main(int argc, char** argv) {
   const char* mode = argv[1];
   long n = atol(argv[2]);
   void* base;
-  MPI_Win_allocate(64, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+  const char* create = getenv("RMACOST_CREATE");
+  if (create && atoi(create)) {
+    base = malloc(64);
+    MPI_Win_create(base, 64, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+  } else {
+    MPI_Win_allocate(64, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+  }
   memset(base, 0, 64);
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) {
@@ -93,6 +104,7 @@ int main(int argc, char** argv) {
   }
   MPI_Barrier(MPI_COMM_WORLD);
   MPI_Win_free(&win);
+  if (create && atoi(create)) free(base);
   MPI_Finalize();
   return 0;
 }
