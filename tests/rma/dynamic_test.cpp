@@ -171,7 +171,7 @@ void acc_exact(Device& dev) {
   ASSERT_EQ(win->attach(mapped, kWords * sizeof(int64_t)), 0);
   const auto H = all_of(dev, reinterpret_cast<std::ptrdiff_t>(heap.data()), 6);
   const auto A = all_of(dev, reinterpret_cast<std::ptrdiff_t>(mapped), 7);
-  const std::ptrdiff_t base[2] = {H[0], A[0]};
+  const std::ptrdiff_t base[2] = {A[0], H[0]};  // mapped first: its long sum after a flush is native
   const std::vector<int64_t> ones(kLong, 1);
   const double half = 0.5;
   const int16_t two = 2;
@@ -190,9 +190,10 @@ void acc_exact(Device& dev) {
       ASSERT_EQ(win->accumulate(&two, 1, i16, 0, b + kS * 8 + 2, 1, i16, sum), 0);
       ASSERT_EQ(win->fetch_and_op(&one, &seen[static_cast<std::size_t>(2 * i + r)], i64(), 0, b + kF * 8, sum), 0);
     }
-    if (i % 8 == 7) {
-      ASSERT_EQ(win->flush(0), 0);
-    }
+    // After a flush nothing emulated is in flight, so the next long sum
+    // goes natively (the small ones may then go as packets while rank 0
+    // polls, and what follows them in the epoch stays behind them).
+    ASSERT_EQ(win->flush(0), 0);
   }
   ASSERT_EQ(win->unlock_all(), 0);
   adi3::rma::WindowState& st = win->state();
@@ -201,8 +202,7 @@ void acc_exact(Device& dev) {
     if (forced) {
       EXPECT_EQ(st.native_ops, 0u);
     } else {
-      // The long sums into mapped memory at least (those into heap memory
-      // too where the kernel permits cross-memory attach).
+      // The first long sum after each flush at least (into mapped memory).
       EXPECT_GE(st.native_ops, static_cast<uint64_t>(kIters));
     }
   }
