@@ -196,7 +196,7 @@ bool shm_bcast(Device& dev, void* buf, std::size_t count, const Datatype* type, 
   bool taken = false;
   ShmNode* n = node_for(dev, comm, t, err, &taken);
   if (!n) return taken;
-  if (count * type->size() > kShmSlotData) {
+  if (count * type->size() > n->slot_limit()) {
     *err = long_bcast(*n, buf, count, type, root);
     return true;
   }
@@ -227,8 +227,8 @@ bool shm_reduce(Device& dev, const void* sbuf, void* rbuf, std::size_t count, co
   bool taken = false;
   ShmNode* n = node_for(dev, comm, t, err, &taken);
   if (!n) return taken;
-  *err = count * red.ext <= kShmSlotData ? small_reduction(*n, red, in, rbuf, count, root)
-                                         : long_reduction(*n, red, in, rbuf, count, root);
+  *err = count * red.ext <= n->slot_limit() ? small_reduction(*n, red, in, rbuf, count, root)
+                                            : long_reduction(*n, red, in, rbuf, count, root);
   return true;
 }
 
@@ -242,8 +242,8 @@ bool shm_allreduce(Device& dev, const void* sbuf, void* rbuf, std::size_t count,
   bool taken = false;
   ShmNode* n = node_for(dev, comm, t, err, &taken);
   if (!n) return taken;
-  *err = count * red.ext <= kShmSlotData ? small_reduction(*n, red, in, rbuf, count, -1)
-                                         : long_reduction(*n, red, in, rbuf, count, -1);
+  *err = count * red.ext <= n->slot_limit() ? small_reduction(*n, red, in, rbuf, count, -1)
+                                            : long_reduction(*n, red, in, rbuf, count, -1);
   return true;
 }
 
@@ -276,7 +276,7 @@ bool shm_reduce_scatter(Device& dev, const void* sbuf, void* rbuf, const int* co
   const std::size_t ext = red.ext, b1 = b0 + mine;
   const auto* src = static_cast<const std::byte*>(in);
   auto* dst = static_cast<std::byte*>(rbuf);
-  if (total <= kShmSlotData / ext) {
+  if (total <= n->slot_limit() / ext) {
     // The whole vector fits a slot: one stage (the rounds below take two,
     // so a rank passes through the scheduler twice per call when ranks
     // outnumber cores). Every rank folds its block out of the slots; in

@@ -2,11 +2,11 @@
 // segment (shm_node.hpp) when every member is on this host: flags and
 // loads and stores instead of messages.
 //  - barrier: each rank posts its flag and waits for everyone's.
-//  - bcast up to kShmSlotData bytes: the root packs into its slot and stamps it;
+//  - bcast up to a slot (ShmNode::slot_limit): the root packs into its slot and stamps it;
 //    the others post on entry (they are done with older slots), wait for
 //    the stamp and unpack.
 //    Longer: the root streams pieces through its area, a few in flight.
-//  - reduce/allreduce up to kShmSlotData bytes: each rank copies its input
+//  - reduce/allreduce up to a slot: each rank copies its input
 //    to its slot and stamps it; the root (every rank) folds the slots in rank
 //    order, so non-commutative ops are exact and all ranks of an allreduce
 //    get identical bits.

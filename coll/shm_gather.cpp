@@ -104,7 +104,7 @@ bool shm_allgather(Device& dev, const void* sbuf, std::size_t scount, const Data
   if (!inplace) copy(sbuf, scount, stype, base + me * stride, rcount, rtype);
   // Up to a slot: one stage. Longer: rounds of kShmChunk bytes, two
   // stages each (written; read, so the areas may be rewritten).
-  const bool small = bytes <= kShmSlotData;
+  const bool small = bytes <= n->slot_limit();
   const std::size_t round = small ? bytes : kShmChunk;
   const std::size_t rounds = (bytes + round - 1) / round;
   uint64_t s = small ? n->begin(1, bytes) : n->begin(2 * rounds);
@@ -161,7 +161,7 @@ bool shm_alltoall(Device& dev, const void* sbuf, std::size_t scount, const Datat
   if (!inplace) copy(static_cast<const std::byte*>(sb) + me * sstride, sc, st, rbase + me * rstride, rcount, rtype);
   // A round moves `piece` bytes of every block: all of them when the p
   // blocks fit a slot, else a share of the area each.
-  const bool small = bytes * np <= kShmSlotData;
+  const bool small = bytes * np <= n->slot_limit();
   const std::size_t piece = small ? bytes : kShmChunk / np;
   const std::size_t rounds = (bytes + piece - 1) / piece;
   uint64_t s = small ? n->begin(1, bytes * np) : n->begin(2 * rounds);

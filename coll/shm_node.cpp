@@ -1,5 +1,7 @@
 #include "coll/shm_node.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -95,6 +97,8 @@ ShmNode* ShmNode::of(Device& dev, const Comm& comm, bool enabled, int* err) {
 ShmNode::ShmNode(Device& dev, const Comm& comm)
     : dev_(dev), comm_(comm), context_(comm.context), peers_(comm.peers), me_(comm.rank), p_(comm.size) {
   comm_.buffers = nullptr;
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  if (cpus > 0 && p_ > cpus) slot_limit_ = kShmSlotData;
 }
 
 ShmNode::~ShmNode() {

@@ -52,11 +52,16 @@ struct RemoteRegion;
 namespace adi3::coll::detail {
 
 inline constexpr std::size_t kShmLine = 128;     // two cache lines: no false sharing with the prefetcher's pair
-inline constexpr std::size_t kShmSlot = 8192;    // small-message slot per rank, with its stamp
+inline constexpr std::size_t kShmSlot = 17408;   // small-message slot per rank, with its stamp
 inline constexpr std::size_t kShmSlotHead = 16;  // the stamp; keeps the data 16-byte aligned
 inline constexpr std::size_t kShmSlotData = kShmSlot - kShmSlotHead;  // data bytes a slot holds
-inline constexpr std::size_t kShmDepth = 4;                           // rotating slot sets
-inline constexpr std::size_t kShmSmall = 1024;                        // small-tier slot per rank, with its stamp
+// What a call puts in a slot when every member has a core of its own; the
+// whole slot (16 KiB of data) only when members outnumber the processors:
+// then one stage instead of a long reduction's three (each costs every rank
+// a trip through the scheduler) pays for the root folding alone.
+inline constexpr std::size_t kShmSlotOwnCores = 8192 - kShmSlotHead;
+inline constexpr std::size_t kShmDepth = 4;     // rotating slot sets
+inline constexpr std::size_t kShmSmall = 1024;  // small-tier slot per rank, with its stamp
 inline constexpr std::size_t kShmSmallData = kShmSmall - kShmSlotHead;
 inline constexpr std::size_t kShmRing = 64;  // small-tier sets (a power of two, and the depth of first_)
 static_assert(kShmRing % kShmDepth == 0 && kShmRing > kShmDepth);
@@ -80,6 +85,9 @@ class ShmNode {
 
   int rank() const { return me_; }
   int size() const { return p_; }
+  // The most a call of this node puts in a slot (the same on every member:
+  // they share the host): kShmSlotData or kShmSlotOwnCores.
+  std::size_t slot_limit() const { return slot_limit_; }
 
   // Starts a collective taking `stages` stages, whose slot (if it uses
   // one) holds slot_bytes <= kShmSlotData: the tier of its slots. Returns
@@ -152,6 +160,7 @@ class ShmNode {
   Region* region_ = nullptr;        // rank 0: the segment
   RemoteRegion* remote_ = nullptr;  // the others: rank 0's segment, mapped
   bool ready_ = false;              // setup succeeded everywhere
+  std::size_t slot_limit_ = kShmSlotOwnCores;
 
   std::byte* flags_ = nullptr;   // p lines, a flag at the start of each
   std::byte* slots_ = nullptr;   // kDepth * p * kShmSlot

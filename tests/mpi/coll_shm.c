@@ -3,7 +3,8 @@
  * exactly: integer and exactly representable data, every root, MPI_IN_PLACE,
  * a non-commutative user op, reduce_scatter(_block), allgather and alltoall (in place too, with
  * strided receive types), sizes on both sides of each slot tier (1 KiB
- * and 8 KiB less the 16-byte stamp) and of a round (256 KiB), many calls
+ * and 8 KiB less the 16-byte stamp; 17 KiB when ranks outnumber cores) and
+ * of a round (256 KiB), many calls
  * in a row with nothing else in between (the rotating slots), sub-communicators and
  * freed ones whose context comes back. Run again with ADI3_COLL_SHM=0 (point-to-point), which must give
  * the same results. */
@@ -56,7 +57,7 @@ static void bcasts(MPI_Comm comm, int full) {
   int me, p;
   MPI_Comm_rank(comm, &me);
   MPI_Comm_size(comm, &p);
-  static const int counts[] = {1, 2, 7, 100, 2044, 2045, 2049, 5000};
+  static const int counts[] = {1, 2, 7, 100, 2044, 2045, 2049, 4348, 4349, 5000};
   int buf[5000];
   for (size_t c = 0; c < sizeof counts / sizeof counts[0]; ++c) {
     int n = counts[c];
@@ -169,7 +170,7 @@ static void reductions(MPI_Comm comm, MPI_Op affine) {
   int me, p;
   MPI_Comm_rank(comm, &me);
   MPI_Comm_size(comm, &p);
-  static const long counts[] = {1, 3, 2044, 2045, 2048, 32768 + 7, 131072 + 5};
+  static const long counts[] = {1, 3, 2044, 2045, 2048, 4348, 4349, 32768 + 7, 131072 + 5};
   for (size_t c = 0; c < sizeof counts / sizeof counts[0]; ++c) {
     const long n = counts[c];
     int* si = malloc((size_t)n * sizeof(int));
