@@ -10,7 +10,7 @@ namespace {
 constexpr std::size_t kRingBytes = 512 * 1024;
 constexpr std::size_t kChunkBytes = 32 * 1024;
 constexpr std::size_t kCmaMin = 256 * 1024;
-constexpr std::size_t kStreamMin = 16 * 1024;
+constexpr std::size_t kStreamMin = 8 * 1024;
 constexpr int kLivenessMs = 50;
 
 constexpr Knob kShmKnobs[] = {
@@ -20,7 +20,7 @@ constexpr Knob kShmKnobs[] = {
     {"ADI3_SHM_CHUNK_BYTES", "32768",
      "Largest packet payload: the unit of the two-copy pipeline that streams large messages when "
      "CMA is not used (at most a quarter of the ring), and the most the eager limit can be."},
-    {"ADI3_SHM_STREAM_MIN", "16384",
+    {"ADI3_SHM_STREAM_MIN", "8192",
      "Smallest packet payload written into a ring with non-temporal (streaming) stores (at most "
      "ADI3_SHM_CHUNK_BYTES unless set): they skip taking back the ring lines the receiver has read "
      "(a read for ownership across cores, line by line), which made the sender's copy several "
