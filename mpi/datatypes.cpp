@@ -224,19 +224,27 @@ ADI3_MPI_API(int, Type_dup, (MPI_Datatype oldtype, MPI_Datatype* newtype), (oldt
   Datatype* t = nullptr;
   if (!e) e = publish(*rt, type_dup(old, &t), &t, newtype, "cannot duplicate the datatype");
   if (e) return world_error(e, __func__);
-  // Attributes follow their copy callbacks.
-  AttrList from;
-  {
-    std::lock_guard<std::mutex> g(rt->attr_lock);
-    auto it = rt->type_attrs.find(old);
-    if (it != rt->type_attrs.end()) from = it->second;
+  // Attributes follow their copy callbacks. A copy callback that fails (or
+  // memory running out) fails the call: the new type is freed, the
+  // attributes copied so far get their delete callbacks, no handle is left.
+  try {
+    AttrList from;
+    {
+      std::lock_guard<std::mutex> g(rt->attr_lock);
+      auto it = rt->type_attrs.find(old);
+      if (it != rt->type_attrs.end()) from = it->second;
+    }
+    if (!from.empty()) {
+      AttrList to;
+      e = copy_attrs(*rt, from, oldtype, &to);
+      std::lock_guard<std::mutex> g(rt->attr_lock);
+      rt->type_attrs[t] = std::move(to);
+    }
+  } catch (...) {
+    (void)PMPI_Type_free(newtype);
+    throw;
   }
-  if (!from.empty()) {
-    AttrList to;
-    e = copy_attrs(*rt, from, oldtype, &to);
-    std::lock_guard<std::mutex> g(rt->attr_lock);
-    rt->type_attrs[t] = std::move(to);
-  }
+  if (e) (void)PMPI_Type_free(newtype);
   return world_error(e, __func__);
 }
 

@@ -185,6 +185,38 @@ static int tdelete(MPI_Datatype t, int k, void* v, void* extra) {
   return MPI_SUCCESS;
 }
 
+static int tcopy_fails(MPI_Datatype t, int k, void* extra, void* in, void* out, int* flag) {
+  (void)t, (void)k, (void)extra, (void)in, (void)out;
+  *flag = 0;
+  return MPI_ERR_OTHER;
+}
+
+/* A copy callback that fails fails MPI_Type_dup: the attribute copied
+   before it is deleted with the discarded type (no type is left behind). */
+static void test_dup_copy_fails(void) {
+  int good, bad;
+  CHECK_OK(MPI_Type_create_keyval(tcopy, tdelete, &good, NULL));
+  CHECK_OK(MPI_Type_create_keyval(tcopy_fails, MPI_TYPE_NULL_DELETE_FN, &bad, NULL));
+  MPI_Datatype t, d = MPI_DATATYPE_NULL;
+  MPI_Type_contiguous(3, MPI_INT, &t);
+  CHECK_OK(MPI_Type_set_attr(t, good, NULL));
+  CHECK_OK(MPI_Type_set_attr(t, bad, NULL));
+  type_copies = type_deletes = 0;
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  CHECK(MPI_Type_dup(t, &d) != MPI_SUCCESS);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+  CHECK_EQ(type_copies, 1);
+#ifdef ADI3_MPI
+  CHECK_EQ(type_deletes, 1); /* the copy on the discarded type */
+  CHECK(d == MPI_DATATYPE_NULL);
+#endif
+  type_deletes = 0;
+  MPI_Type_free(&t);
+  CHECK_EQ(type_deletes, 1);
+  MPI_Type_free_keyval(&good);
+  MPI_Type_free_keyval(&bad);
+}
+
 static void test_type_attrs(void) {
   int key;
   CHECK_OK(MPI_Type_create_keyval(tcopy, tdelete, &key, NULL));
@@ -311,6 +343,7 @@ int main(int argc, char** argv) {
   test_constructors();
   test_names();
   test_type_attrs();
+  test_dup_copy_fails();
   test_pack();
   test_communication();
   return mt_finish();
