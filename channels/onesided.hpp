@@ -103,6 +103,25 @@ class OneSided {
   // must lie inside it (checked: -1 / ERANGE otherwise).
   virtual int put(RemoteRegion& r, uint64_t offset, const void* src, std::size_t len) = 0;
   virtual int get(RemoteRegion& r, uint64_t offset, void* dst, std::size_t len) = 0;
+  // The same over n runs of the region (a noncontiguous target), from or
+  // into the packed bytes at local, in order. A channel that can chain
+  // them in one posting does (verbs); the default issues one per run.
+  struct Run {
+    uint64_t offset;
+    std::size_t len;
+  };
+  virtual int put_runs(RemoteRegion& r, const Run* runs, std::size_t n, const void* local) {
+    for (std::size_t i = 0; i < n; local = static_cast<const char*>(local) + runs[i].len, ++i) {
+      if (int rc = put(r, runs[i].offset, local, runs[i].len)) return rc;
+    }
+    return 0;
+  }
+  virtual int get_runs(RemoteRegion& r, const Run* runs, std::size_t n, void* local) {
+    for (std::size_t i = 0; i < n; local = static_cast<char*>(local) + runs[i].len, ++i) {
+      if (int rc = get(r, runs[i].offset, local, runs[i].len)) return rc;
+    }
+    return 0;
+  }
   // *result = old value; width is 4 or 8, offset aligned to it.
   virtual int fetch_add(RemoteRegion& r, uint64_t offset, uint64_t operand, uint64_t* result, std::size_t width) = 0;
   virtual int compare_swap(RemoteRegion& r, uint64_t offset, uint64_t compare, uint64_t swap, uint64_t* result,

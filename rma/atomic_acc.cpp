@@ -176,13 +176,18 @@ class NicGroup {
         combine_local(el, 1, es_, in_ + pos_ + i * es_, op_, e_, old_ ? old_ + pos_ + i * es_ : nullptr);
         std::memcpy(buf_ + off_[i], el, es_);
       }
-      for (std::size_t i = 0; i < m && ok && op_ != OpKind::NoOp;) {
+      // The runs of adjacent elements, packed for one chain of writes.
+      std::size_t runs = 0, packed = 0;
+      for (std::size_t i = 0; i < m && op_ != OpKind::NoOp;) {
         std::size_t j = i + 1;
         while (j < m && off_[j] == off_[j - 1] + es_) ++j;
-        ok = nic_.post_write(lo_ + off_[i], buf_ + off_[i], off_[j - 1] + es_ - off_[i]);
+        const std::size_t len = off_[j - 1] + es_ - off_[i];
+        std::memcpy(out_ + packed, buf_ + off_[i], len);
+        run_[runs++] = {lo_ + off_[i], len};
+        packed += len;
         i = j;
       }
-      ok = nic_.complete() && ok;
+      if (runs) ok = nic_.write_runs(run_, runs, out_);
     }
     return nic_unlock(nic_, stripe_) && ok;
   }
@@ -198,7 +203,9 @@ class NicGroup {
   std::size_t stripe_ = 0, pos_ = 0, m_ = 0, span_ = 0;
   uint64_t lo_ = 0;
   uint16_t off_[kMax];
+  NicAtomics::Run run_[kMax];
   alignas(16) char buf_[kNicGranule + 64];
+  char out_[kNicGranule + 64];
 };
 
 // One element whose bytes lie in several pieces (a type that splits it):

@@ -44,10 +44,13 @@ class NicAtomics {
   // RDMA read and write of n bytes at `at`.
   virtual bool read(uint64_t at, void* dst, std::size_t n) = 0;
   virtual bool write(uint64_t at, const void* src, std::size_t n) = 0;
-  // A write left in flight (src must stay until complete()), and the wait
-  // for every request in flight.
-  virtual bool post_write(uint64_t at, const void* src, std::size_t n) = 0;
-  virtual bool complete() = 0;
+  // Writes the packed bytes at src to n runs (address, length), in one
+  // chain where the channel can.
+  struct Run {
+    uint64_t at;
+    std::size_t len;
+  };
+  virtual bool write_runs(const Run* runs, std::size_t n, const void* src) = 0;
   // Compare-and-swap on lock word s (< kNicStripes) of the target's control block.
   virtual bool lock_word(std::size_t s, uint64_t compare, uint64_t swap, uint64_t* old) = 0;
   uint64_t base = 0;  // the target's window base address: stripes count from it

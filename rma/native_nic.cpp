@@ -63,10 +63,11 @@ class PeerNic final : public NicAtomics {
   }
   bool read(uint64_t at, void* dst, std::size_t n) override { return done(os_.get(*p_.mem_r, off(at), dst, n)); }
   bool write(uint64_t at, const void* src, std::size_t n) override { return done(os_.put(*p_.mem_r, off(at), src, n)); }
-  bool post_write(uint64_t at, const void* src, std::size_t n) override {
-    return os_.put(*p_.mem_r, off(at), src, n) == 0;
+  bool write_runs(const Run* runs, std::size_t n, const void* src) override {
+    std::vector<OneSided::Run> v(n);
+    for (std::size_t i = 0; i < n; ++i) v[i] = {off(runs[i].at), runs[i].len};
+    return done(os_.put_runs(*p_.mem_r, v.data(), n, src));
   }
-  bool complete() override { return os_.flush(p_.mem_r->peer) == 0; }
   bool lock_word(std::size_t s, uint64_t compare, uint64_t swap, uint64_t* old) override {
     return done(os_.compare_swap(*p_.ctl_r, kStripeWords + s * 8, compare, swap, old, 8));
   }
@@ -102,12 +103,22 @@ TargetData target_data(const WindowState& w, const OpArgs& a, const Checked& c) 
   return {c.derived ? a.ttype : Datatype::builtin(c.elem), c.count, base + c.disp_bytes, base};
 }
 
-// Posts one RDMA write or read per run of the target's stream bytes
-// [first, first + n), from or into the packed bytes at local; nothing is
-// flushed. false: a post failed (errno).
+// Posts the runs of the target's stream bytes [first, first + n), from or
+// into the packed bytes at local, as chains of up to kRuns (OneSided::
+// put_runs / get_runs); nothing is flushed. false: a post failed (errno).
 bool post_runs(OneSided& os, NativePeer& p, const TargetData& td, Segment& tseg, std::size_t first, std::size_t n,
                char* local, bool put) {
-  std::size_t pos = first;
+  constexpr std::size_t kRuns = 1024;
+  std::vector<OneSided::Run> runs;
+  runs.reserve(kRuns);
+  std::size_t pos = first, from = first;
+  auto post = [&] {
+    const int rc = put ? os.put_runs(*p.mem_r, runs.data(), runs.size(), local + (from - first))
+                       : os.get_runs(*p.mem_r, runs.data(), runs.size(), local + (from - first));
+    runs.clear();
+    from = pos;
+    return rc == 0;
+  };
   while (pos < first + n) {
     iovec iov[16];
     std::size_t k = 0;
@@ -116,14 +127,12 @@ bool post_runs(OneSided& os, NativePeer& p, const TargetData& td, Segment& tseg,
       return false;
     }
     for (std::size_t j = 0; j < k; ++j) {
-      const uint64_t off = p.mem_off + (reinterpret_cast<uintptr_t>(iov[j].iov_base) - td.base);
-      char* l = local + (pos - first);
-      const std::size_t len = iov[j].iov_len;
-      if ((put ? os.put(*p.mem_r, off, l, len) : os.get(*p.mem_r, off, l, len)) != 0) return false;
-      pos += len;
+      runs.push_back({p.mem_off + (reinterpret_cast<uintptr_t>(iov[j].iov_base) - td.base), iov[j].iov_len});
+      pos += iov[j].iov_len;
+      if (runs.size() == kRuns && !post()) return false;
     }
   }
-  return true;
+  return runs.empty() || post();
 }
 
 // Put or get: one RDMA write or read per run of the target data (one for

@@ -14,6 +14,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -390,6 +391,31 @@ class IbvDevice final : public VerbsDevice {
     wr.wr.rdma.remote_addr = remote;
     wr.wr.rdma.rkey = rkey;
     return post(peer, wr);
+  }
+  // A chain of up to kChain signaled requests linked in one ibv_post_send
+  // (one doorbell); the send queue may take only a prefix (bad names the
+  // first refused): that many were posted, each yields its completion.
+  std::size_t post_list(int peer, uint64_t wr_id, const ListEntry* list, std::size_t n, uint32_t lkey, uint32_t rkey,
+                        bool write, std::size_t* completions) override {
+    constexpr std::size_t kChain = 32;
+    *completions = 0;
+    ibv_qp* qp = qps_[static_cast<std::size_t>(peer)];
+    if (!qp || n == 0) return 0;
+    const std::size_t k = std::min(n, kChain);
+    ibv_sge sge[kChain];
+    ibv_send_wr wr[kChain];
+    for (std::size_t i = 0; i < k; ++i) {
+      sge[i] = {reinterpret_cast<uintptr_t>(list[i].local), static_cast<uint32_t>(list[i].len), lkey};
+      wr[i] = base(wr_id, write ? Op::Write : Op::Read, write ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_READ,
+                   list[i].len || !write ? &sge[i] : nullptr);
+      wr[i].wr.rdma.remote_addr = list[i].remote;
+      wr[i].wr.rdma.rkey = rkey;
+      wr[i].next = i + 1 < k ? &wr[i + 1] : nullptr;
+    }
+    ibv_send_wr* bad = nullptr;
+    const std::size_t posted = ibv_post_send(qp, wr, &bad) == 0 ? k : static_cast<std::size_t>(bad - wr);
+    *completions = posted;
+    return posted;
   }
   bool fetch_add(int peer, uint64_t wr_id, uint64_t* result, uint32_t lkey, uint64_t remote, uint32_t rkey,
                  uint64_t add) override {

@@ -5,6 +5,7 @@
 // catches an address that is not mapped. Every request executes when it
 // is posted; its completion waits in a local queue for poll().
 #include <sys/types.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -205,6 +206,27 @@ class SoftDevice final : public VerbsDevice {
     return complete(p, peer, wr_id, Op::Read, s);
   }
 
+  // A chain: every entry checked as one request would be, then the data
+  // moves in one process_vm_writev/readv per kCmaIov entries; one
+  // completion (the chain's first failure, if any), as a chain whose last
+  // request alone is signaled.
+  std::size_t post_list(int peer, uint64_t wr_id, const ListEntry* list, std::size_t n, uint32_t, uint32_t rkey,
+                        bool write, std::size_t* completions) override {
+    *completions = 0;
+    Peer& p = at(peer);
+    if (!p.remote_qpn || n == 0) return 0;  // not connected: refused at posting, as by ibv_post_send
+    Status s = Status::Success;
+    for (std::size_t i = 0; i < n && s == Status::Success; ++i) {
+      s = check(p, list[i].remote, list[i].len, rkey, write ? kRemoteWrite : kRemoteRead);
+    }
+    for (std::size_t i = 0; i < n && s == Status::Success; i += kCmaIov) {
+      if (!cma_list(p.pid, list + i, std::min(kCmaIov, n - i), write)) s = Status::RemoteAccess;
+    }
+    *completions = 1;
+    complete(p, peer, wr_id, write ? Op::Write : Op::Read, s);
+    return n;
+  }
+
   bool fetch_add(int peer, uint64_t wr_id, uint64_t* result, uint32_t, uint64_t remote, uint32_t rkey,
                  uint64_t add) override {
     return atomic(peer, wr_id, Op::FetchAdd, result, remote, rkey, [&](uint64_t old) { return old + add; });
@@ -285,6 +307,28 @@ class SoftDevice final : public VerbsDevice {
   Peer& at(int peer) {
     if (peer < 0 || peer >= size_) throw std::out_of_range("verbs: no rank " + std::to_string(peer));
     return peers_[static_cast<std::size_t>(peer)];
+  }
+
+  // Entries of a chain in one system call; a short transfer (a signal, a
+  // range the kernel would not take at once) is redone entry by entry.
+  static constexpr std::size_t kCmaIov = 512;
+  static bool cma_list(pid_t pid, const ListEntry* list, std::size_t k, bool write) {
+    iovec l[kCmaIov], r[kCmaIov];
+    std::size_t total = 0;
+    for (std::size_t i = 0; i < k; ++i) {
+      l[i] = {list[i].local, list[i].len};
+      r[i] = {reinterpret_cast<void*>(static_cast<uintptr_t>(list[i].remote)), list[i].len};
+      total += list[i].len;
+    }
+    const ssize_t got = write ? process_vm_writev(pid, l, k, r, k, 0) : process_vm_readv(pid, l, k, r, k, 0);
+    if (got >= 0 && static_cast<std::size_t>(got) == total) return true;
+    for (std::size_t i = 0; i < k; ++i) {
+      const ListEntry& e = list[i];
+      if (e.len &&
+          !(write ? shm::cma_write(pid, e.remote, e.local, e.len) : shm::cma_read(pid, e.local, e.remote, e.len)))
+        return false;
+    }
+    return true;
   }
 
   // The target's protection check, on its key table.

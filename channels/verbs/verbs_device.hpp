@@ -125,6 +125,30 @@ class VerbsDevice {
                      uint32_t rkey) = 0;
   virtual bool read(int peer, uint64_t wr_id, void* local, std::size_t len, uint32_t lkey, uint64_t remote,
                     uint32_t rkey) = 0;
+  // Plain RDMA writes (or reads) of a list, local[i] <-> remote[i] for len[i]
+  // bytes, all local buffers under lkey, all remote under rkey: posted as
+  // one chain of work requests where the device can. Returns how many
+  // entries it posted (the caller retries the rest after polling: 0 when
+  // the send queue is full) and in *completions how many completions with
+  // wr_id they will yield (one for a whole chain, or one per entry).
+  struct ListEntry {
+    char* local;
+    std::size_t len;
+    uint64_t remote;
+  };
+  virtual std::size_t post_list(int peer, uint64_t wr_id, const ListEntry* list, std::size_t n, uint32_t lkey,
+                                uint32_t rkey, bool write, std::size_t* completions) {
+    // Default: one signaled request per entry.
+    std::size_t i = 0;
+    for (; i < n; ++i) {
+      const ListEntry& e = list[i];
+      if (!(write ? this->write(peer, wr_id, e.local, e.len, lkey, e.remote, rkey)
+                  : read(peer, wr_id, e.local, e.len, lkey, e.remote, rkey)))
+        break;
+    }
+    *completions = i;
+    return i;
+  }
   // *result receives the old value (8 bytes, registered with lkey).
   virtual bool fetch_add(int peer, uint64_t wr_id, uint64_t* result, uint32_t lkey, uint64_t remote, uint32_t rkey,
                          uint64_t add) = 0;

@@ -267,15 +267,74 @@ void VerbsOneSided::completed(uint64_t token, const Completion& c) {
   auto it = pending_.find(token);
   if (it == pending_.end()) return;
   Pending& p = it->second;
-  if (p.slot >= 0) {
-    if (c.status == Status::Success && p.result) *p.result = slots_mem_[static_cast<std::size_t>(p.slot)];
-    free_slots_.push_back(p.slot);
-  }
-  if (p.local.handle) ch_.cache_.release(p.local);
   const auto i = static_cast<std::size_t>(p.peer);
-  --outstanding_[i];
   if (c.status != Status::Success && errors_[i] == Status::Success) errors_[i] = c.status;
+  if (p.slot >= 0 && c.status == Status::Success && p.result) *p.result = slots_mem_[static_cast<std::size_t>(p.slot)];
+  if (p.left > 0) --p.left;
+  if (p.left == 0 && !p.posting) finish(it);
+}
+
+void VerbsOneSided::finish(std::map<uint64_t, Pending>::iterator it) {
+  Pending& p = it->second;
+  if (p.slot >= 0) free_slots_.push_back(p.slot);
+  if (p.local.handle) ch_.cache_.release(p.local);
+  --outstanding_[static_cast<std::size_t>(p.peer)];
   pending_.erase(it);
+}
+
+// A noncontiguous target: the runs as one chain (or as few as the send
+// queue takes at once), under one registration of the packed local bytes
+// and one pending entry that completes when every completion came.
+int VerbsOneSided::transfer_runs(RemoteRegion& r, const Run* runs, std::size_t n, char* local, bool write) {
+  std::size_t total = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (!in_range(r, runs[i].offset, runs[i].len)) return -1;
+    total += runs[i].len;
+  }
+  if (n == 0 || total == 0) return 0;
+  if (total > kChunk) return write ? OneSided::put_runs(r, runs, n, local) : OneSided::get_runs(r, runs, n, local);
+  auto& x = static_cast<Remote&>(r);
+  std::vector<VerbsDevice::ListEntry> list(n);
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < n; at += runs[i].len, ++i) list[i] = {local + at, runs[i].len, x.addr + runs[i].offset};
+  std::unique_lock g(ch_.mu_);
+  Pending p;
+  p.peer = x.peer;
+  try {
+    p.local = ch_.cache_.acquire(local, total);
+  } catch (const std::exception&) {
+    errno = EFAULT;  // the device cannot register the local buffer
+    return -1;
+  }
+  if (!ch_.connected(g, p.peer)) {
+    ch_.cache_.release(p.local);
+    errno = EIO;
+    return -1;
+  }
+  const uint64_t token = ++next_token_;
+  p.left = 0;
+  p.posting = true;
+  auto it = pending_.emplace(token, p).first;
+  ++outstanding_[static_cast<std::size_t>(p.peer)];
+  for (std::size_t i = 0; i < n;) {
+    std::size_t completions = 0;
+    const std::size_t k =
+        ch_.dev_->post_list(x.peer, wr(token), list.data() + i, n - i, p.local.lkey, x.rkey, write, &completions);
+    it->second.left += completions;
+    i += k;
+    if (k == 0) ch_.drive(g);  // send queue full: completions make room
+  }
+  it->second.posting = false;
+  if (it->second.left == 0) finish(it);
+  return 0;
+}
+
+int VerbsOneSided::put_runs(RemoteRegion& r, const Run* runs, std::size_t n, const void* local) {
+  return transfer_runs(r, runs, n, const_cast<char*>(static_cast<const char*>(local)), true);
+}
+
+int VerbsOneSided::get_runs(RemoteRegion& r, const Run* runs, std::size_t n, void* local) {
+  return transfer_runs(r, runs, n, static_cast<char*>(local), false);
 }
 
 int VerbsOneSided::flush(int peer) {

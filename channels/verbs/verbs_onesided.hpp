@@ -40,6 +40,9 @@ class VerbsOneSided final : public OneSided {
   void detach(RemoteRegion* r) override;
   int put(RemoteRegion& r, uint64_t offset, const void* src, std::size_t len) override;
   int get(RemoteRegion& r, uint64_t offset, void* dst, std::size_t len) override;
+  // One chain of RDMA writes / reads (VerbsDevice::post_list).
+  int put_runs(RemoteRegion& r, const Run* runs, std::size_t n, const void* local) override;
+  int get_runs(RemoteRegion& r, const Run* runs, std::size_t n, void* local) override;
   int fetch_add(RemoteRegion& r, uint64_t offset, uint64_t operand, uint64_t* result, std::size_t width) override;
   int compare_swap(RemoteRegion& r, uint64_t offset, uint64_t compare, uint64_t swap, uint64_t* result,
                    std::size_t width) override;
@@ -56,6 +59,8 @@ class VerbsOneSided final : public OneSided {
     Region local{};  // registration of the local buffer (released at completion)
     int slot = -1;   // atomics: the registered result slot
     uint64_t* result = nullptr;
+    std::size_t left = 1;  // completions still to come (a chain: as the device said)
+    bool posting = false;  // a chain still being posted: not done at left == 0
   };
   // Posts one request (post(wr_id) returns the device's answer), waiting
   // for the peer's queue pair to be connected and for room in its send
@@ -64,6 +69,8 @@ class VerbsOneSided final : public OneSided {
   template <class Post>
   bool submit(std::unique_lock<std::mutex>& g, const Pending& p, Post&& post);
   int transfer(RemoteRegion& r, uint64_t offset, void* local, std::size_t len, bool write);
+  int transfer_runs(RemoteRegion& r, const Run* runs, std::size_t n, char* local, bool write);
+  void finish(std::map<uint64_t, Pending>::iterator it);
   template <class Post>
   int atomic(RemoteRegion& r, uint64_t offset, uint64_t* result, Post&& post);
 
