@@ -54,6 +54,11 @@ struct OneSidedCaps {
   // Operations complete without any call by the target (types 2 and 4 can
   // rest on them: no agent thread is needed).
   bool progress_without_target = false;
+  // A noncontiguous put whose target runs average fewer bytes than this is
+  // cheaper as a packet the target unpacks (the emulation) than as one
+  // request per run (0: never); the core takes that choice per operation
+  // where the target serves packets (rma/route.cpp).
+  uint32_t put_min_run = 0;
 };
 
 // Memory this rank exposes.

@@ -207,6 +207,11 @@ void dyn_leave(DynAccess& d);
 // the accumulate family and compare_and_swap element by element:
 // rma/atomic_acc.hpp).
 bool nic_can(const WindowState& w, const OpArgs& a, const Checked& c);
+// A put whose target runs average fewer bytes than the channel's
+// put_min_run (OneSidedCaps), to a target that serves packets anyway
+// (serves_packets: active target, or its agent runs): the emulation's one
+// packet beats a request per run.
+bool nic_fragmented_put(const WindowState& w, const OpArgs& a, const Checked& c, bool serves_packets);
 // Runs it to completion (posts, then flushes the target).
 int nic_run(WindowState& w, const OpArgs& a, const Checked& c);
 int nic_lock(WindowState& w, int target, bool exclusive);

@@ -256,6 +256,24 @@ bool nic_can(const WindowState& w, const OpArgs& a, const Checked&) {
   return p.mem_r && p.ctl_r;
 }
 
+bool nic_fragmented_put(const WindowState& w, const OpArgs& a, const Checked& c, bool serves_packets) {
+  // The mean run length of a prefix of the target data: enough for the
+  // regular types that make many runs, and bounded whatever the count.
+  constexpr std::size_t kSample = 256, kMinRuns = 64;
+  const std::size_t min_run = w.native->os.caps().put_min_run;
+  if (a.kind != Msg::Put || !serves_packets || min_run == 0 || !c.derived || a.ttype->is_contiguous()) return false;
+  if (c.bytes < kMinRuns) return false;  // fewer runs than that whatever their size
+  const TargetData td = target_data(w, a, c);
+  Segment tseg(reinterpret_cast<void*>(static_cast<uintptr_t>(td.addr)), td.count, td.t);
+  iovec iov[kSample];
+  std::size_t k = 0;
+  const std::size_t bytes = tseg.to_iov(0, c.bytes, iov, kSample, &k);
+  // Few runs cost little as a chain; a sample shorter than the whole
+  // operation that still has few runs means long runs.
+  if (k < kMinRuns) return false;
+  return bytes < k * min_run;
+}
+
 int nic_run(WindowState& w, const OpArgs& a, const Checked& c) {
   NativePeer& p = w.native->peers[static_cast<std::size_t>(a.target)];
   switch (a.kind) {

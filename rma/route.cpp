@@ -54,6 +54,19 @@ Route route_op(const WindowState& w, const OpArgs& a, const Checked& c, const Ga
   if (w.native->nic ? !native::nic_can(w, a, c) : !native::can(w, a.kind, a.target, contiguous)) {
     return {Path::Emulated, "the target's region does not take this operation natively"};
   }
+  // A put over many short runs of a NIC window: the target unpacks one
+  // packet faster than the NIC takes a request per run, when it serves
+  // packets anyway (between its post and wait, or its agent), and when the
+  // synchronization that ends the epoch waits until it is applied (wait,
+  // or the unlock's acknowledgment). Not under fence: a rank leaves the
+  // fence once every rank entered it, so another rank's RDMA get of the
+  // next epoch could read the target before it applied the packet.
+  const bool serves = w.access == WindowState::Access::Pscw || (passive_epoch(w) && passive_needs_agent(w));
+  if (w.native->nic && native::nic_fragmented_put(w, a, c, serves)) {
+    return {Path::Emulated,
+            "a put over many short target runs: one packet beats a request per run "
+            "(ADI3_VERBS_PUT_MIN_RUN)"};
+  }
   if (w.flavor == WinFlavor::Dynamic && !native::dyn_native(w, a, c)) {
     return {Path::Emulated, "the target attached this memory beyond its table, or the channel cannot reach it"};
   }

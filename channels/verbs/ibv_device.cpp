@@ -413,7 +413,8 @@ class IbvDevice final : public VerbsDevice {
       wr[i].next = i + 1 < k ? &wr[i + 1] : nullptr;
     }
     ibv_send_wr* bad = nullptr;
-    const std::size_t posted = ibv_post_send(qp, wr, &bad) == 0 ? k : static_cast<std::size_t>(bad - wr);
+    std::size_t posted = k;
+    if (ibv_post_send(qp, wr, &bad) != 0) posted = bad >= wr && bad < wr + k ? static_cast<std::size_t>(bad - wr) : 0;
     *completions = posted;
     return posted;
   }

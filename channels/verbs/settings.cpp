@@ -29,6 +29,11 @@ constexpr Knob kVerbsKnobs[] = {
     {"ADI3_VERBS_REPORT", "0",
      "1: at close, each rank prints to stderr how many reliable-connected queue pairs it made and to "
      "which peers (they are made on first use)."},
+    {"ADI3_VERBS_PUT_MIN_RUN", "64",
+     "A noncontiguous put to a window whose target runs average fewer bytes than this goes to the emulation "
+     "(a packet the target unpacks) instead of one RDMA write per run, where the target serves packets anyway "
+     "and the epoch's end waits for them (a PSCW epoch, or a passive one when the window has the agent); "
+     "counted as emulated. 0: always RDMA."},
 };
 
 }  // namespace
@@ -55,6 +60,7 @@ VerbsSettings VerbsSettings::from_env() {
   s.connect_timeout_ms =
       static_cast<int>(std::clamp<int64_t>(env_int("ADI3_VERBS_CONNECT_TIMEOUT", 120), 1, 86400) * 1000);
   s.report = env_int("ADI3_VERBS_REPORT", 0) != 0;
+  s.put_min_run = static_cast<uint32_t>(std::clamp<int64_t>(env_int("ADI3_VERBS_PUT_MIN_RUN", 64), 0, 1 << 20));
   return s;
 }
 

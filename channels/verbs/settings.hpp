@@ -17,6 +17,7 @@ struct VerbsSettings {
   std::size_t cache_bytes = 0;  // idle registrations kept
   int connect_timeout_ms = 0;   // a peer that does not answer a connection request fails
   bool report = false;          // print the queue pairs made at close
+  uint32_t put_min_run = 0;     // OneSidedCaps::put_min_run
   static VerbsSettings from_env();
 };
 

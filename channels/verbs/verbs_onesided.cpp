@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -16,6 +17,13 @@ constexpr uint32_t kKeyMagic = 0x564f4b31;  // "VOK1"
 constexpr uint32_t kWindowAccess = kLocalWrite | kRemoteRead | kRemoteWrite | kRemoteAtomic;
 constexpr std::size_t kChunk = std::size_t{1} << 30;  // below the 2 GiB message limit
 constexpr int kResultSlots = 256;
+// A get whose runs lie close together reads the span covering them into a
+// bounce buffer and scatters it: reading a gap changes nothing at the
+// target, and a request costs what reading a few KiB more does (a work
+// request on hardware; a page pinned per run on the software device). A
+// put never does this: writing back a gap would undo a concurrent put to it.
+constexpr std::size_t kSpanMax = std::size_t{4} << 20;  // bounce bytes of one get at most
+constexpr std::size_t kGapPerRun = 4096;                // gap bytes read to save one request
 
 // The key peers exchange; attach() checks every field it can (the rest, the
 // rkey and the range, the target's device checks at every access).
@@ -80,6 +88,13 @@ uint64_t wr(uint64_t token) { return token << 2 | VerbsOneSided::kWrKind; }
 
 }  // namespace
 
+struct VerbsOneSided::SpanGet {
+  std::vector<char> buf;  // the span's bytes, read from offset lo
+  uint64_t lo = 0;
+  std::vector<Run> runs;
+  char* local = nullptr;  // the packed bytes the runs go to, in order
+};
+
 VerbsOneSided::VerbsOneSided(VerbsChannel& ch)
     : ch_(ch),
       windows_(*ch.dev_, kWindowAccess, ch.settings_.cache_bytes),
@@ -89,6 +104,7 @@ VerbsOneSided::VerbsOneSided(VerbsChannel& ch)
   caps_.native_ops = kOsPut | kOsGet | kOsFetchAdd | kOsCompareSwap;
   caps_.atomic_widths = 1u << 3;
   caps_.progress_without_target = true;
+  caps_.put_min_run = ch.settings_.put_min_run;
   slots_mr_ = ch_.dev_->reg(slots_mem_.data(), slots_mem_.size() * sizeof(uint64_t), kLocalWrite);
   for (int i = kResultSlots - 1; i >= 0; --i) free_slots_.push_back(i);
 }
@@ -270,6 +286,14 @@ void VerbsOneSided::completed(uint64_t token, const Completion& c) {
   const auto i = static_cast<std::size_t>(p.peer);
   if (c.status != Status::Success && errors_[i] == Status::Success) errors_[i] = c.status;
   if (p.slot >= 0 && c.status == Status::Success && p.result) *p.result = slots_mem_[static_cast<std::size_t>(p.slot)];
+  if (p.span && c.status == Status::Success) {
+    const SpanGet& sg = *p.span;
+    char* to = sg.local;
+    for (const Run& r : sg.runs) {
+      std::memcpy(to, sg.buf.data() + (r.offset - sg.lo), r.len);
+      to += r.len;
+    }
+  }
   if (p.left > 0) --p.left;
   if (p.left == 0 && !p.posting) finish(it);
 }
@@ -292,6 +316,16 @@ int VerbsOneSided::transfer_runs(RemoteRegion& r, const Run* runs, std::size_t n
     total += runs[i].len;
   }
   if (n == 0 || total == 0) return 0;
+  if (!write && n > 1) {
+    uint64_t lo = runs[0].offset, hi = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      lo = std::min(lo, runs[i].offset);
+      hi = std::max(hi, runs[i].offset + runs[i].len);
+    }
+    const std::size_t span = hi - lo;
+    if (span <= kSpanMax && (span <= total || span - total <= (n - 1) * kGapPerRun))
+      return span_get(r, runs, n, lo, span, local);
+  }
   if (total > kChunk) return write ? OneSided::put_runs(r, runs, n, local) : OneSided::get_runs(r, runs, n, local);
   auto& x = static_cast<Remote&>(r);
   std::vector<VerbsDevice::ListEntry> list(n);
@@ -327,6 +361,37 @@ int VerbsOneSided::transfer_runs(RemoteRegion& r, const Run* runs, std::size_t n
   it->second.posting = false;
   if (it->second.left == 0) finish(it);
   return 0;
+}
+
+// One RDMA read of [lo, lo + span) into a bounce buffer; completed()
+// scatters it into the runs' packed bytes.
+int VerbsOneSided::span_get(RemoteRegion& r, const Run* runs, std::size_t n, uint64_t lo, std::size_t span,
+                            char* local) {
+  auto& x = static_cast<Remote&>(r);
+  Pending p;
+  p.peer = x.peer;
+  try {
+    p.span = std::make_shared<SpanGet>();
+    p.span->buf.resize(span);
+    p.span->runs.assign(runs, runs + n);
+  } catch (const std::bad_alloc&) {
+    errno = ENOMEM;
+    return -1;
+  }
+  p.span->lo = lo;
+  p.span->local = local;
+  char* buf = p.span->buf.data();
+  std::unique_lock g(ch_.mu_);
+  try {
+    p.local = ch_.cache_.acquire(buf, span);
+  } catch (const std::exception&) {
+    errno = EFAULT;
+    return -1;
+  }
+  return submit(g, p,
+                [&](uint64_t id) { return ch_.dev_->read(x.peer, id, buf, span, p.local.lkey, x.addr + lo, x.rkey); })
+             ? 0
+             : -1;
 }
 
 int VerbsOneSided::put_runs(RemoteRegion& r, const Run* runs, std::size_t n, const void* local) {

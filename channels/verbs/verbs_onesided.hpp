@@ -15,6 +15,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -54,6 +55,7 @@ class VerbsOneSided final : public OneSided {
   static constexpr uint64_t kWrKind = 3;  // the wr_id kind of one-sided requests
 
  private:
+  struct SpanGet;
   struct Pending {
     int peer = -1;
     Region local{};  // registration of the local buffer (released at completion)
@@ -61,6 +63,9 @@ class VerbsOneSided final : public OneSided {
     uint64_t* result = nullptr;
     std::size_t left = 1;  // completions still to come (a chain: as the device said)
     bool posting = false;  // a chain still being posted: not done at left == 0
+    // A get of dense runs read as one covering span: scattered into the
+    // packed local bytes at completion.
+    std::shared_ptr<SpanGet> span;
   };
   // Posts one request (post(wr_id) returns the device's answer), waiting
   // for the peer's queue pair to be connected and for room in its send
@@ -70,6 +75,7 @@ class VerbsOneSided final : public OneSided {
   bool submit(std::unique_lock<std::mutex>& g, const Pending& p, Post&& post);
   int transfer(RemoteRegion& r, uint64_t offset, void* local, std::size_t len, bool write);
   int transfer_runs(RemoteRegion& r, const Run* runs, std::size_t n, char* local, bool write);
+  int span_get(RemoteRegion& r, const Run* runs, std::size_t n, uint64_t lo, std::size_t span, char* local);
   void finish(std::map<uint64_t, Pending>::iterator it);
   template <class Post>
   int atomic(RemoteRegion& r, uint64_t offset, uint64_t* result, Post&& post);

@@ -7,6 +7,7 @@
 // Built as processes (tests/shm/core_adapter.hpp) and run with the Verbs
 // setup only.
 #include <cstring>
+#include <span>
 
 #include "adi3/device.hpp"
 #include "rma/window_state.hpp"
@@ -235,6 +236,61 @@ void get_acc_create(Device& dev) {
 }
 
 TEST_P(NicWindow, GetAccumulateCreateNp3) { run(3, get_acc_create); }
+
+// A target type of many 4-byte runs (every other int). In a PSCW epoch the
+// put goes to the emulation (ADI3_VERBS_PUT_MIN_RUN: the target serves
+// packets until its wait anyway); under fence the get reads the covering
+// span once; under lock_all (no agent) the puts stay RDMA chains and never
+// write a gap: every rank puts the even ints of its right neighbour while
+// that neighbour puts its own odd ints, and both survive.
+void fragmented(Device& dev) {
+  if (!nic_device(dev)) GTEST_SKIP() << "not a NIC window";
+  constexpr int kN = 8192;
+  const int n = dev.size(), me = dev.rank(), right = (me + 1) % n, left = (me + n - 1) % n;
+  IntWin w(dev, 2 * kN);
+  Window* win = w.win;
+  Type strided(vector_of_ints(kN, 1, 2));
+  std::vector<int> src(kN), back(kN, -1), odd(kN);
+  for (int i = 0; i < kN; ++i) {
+    src[static_cast<std::size_t>(i)] = 7 * me + 3 * i;
+    odd[static_cast<std::size_t>(i)] = -(me + 1) * i;
+  }
+  adi3::rma::WindowState& st = win->state();
+  ASSERT_EQ(dev.barrier(), 0);
+  ASSERT_EQ(win->post(std::span<const int>(&left, 1), 0), 0);
+  ASSERT_EQ(win->start(std::span<const int>(&right, 1), 0), 0);
+  ASSERT_EQ(win->put(src.data(), kN, int_t(), right, 0, 1, strided), 0);
+  ASSERT_EQ(win->complete(), 0);
+  ASSERT_EQ(win->wait(), 0);
+  EXPECT_EQ(st.emulated_ops, 1u) << "the fragmented put in a PSCW epoch did not take the emulation";
+  ASSERT_EQ(win->fence(0), 0);
+  for (int i = 0; i < kN; ++i) {
+    ASSERT_EQ(w.mem[2 * i], 7 * left + 3 * i) << i;
+    ASSERT_EQ(w.mem[2 * i + 1], 100 * me + 2 * i + 1) << i;
+  }
+  ASSERT_EQ(win->get(back.data(), kN, int_t(), right, 0, 1, strided), 0);
+  ASSERT_EQ(win->fence(adi3::kModeNoSucceed), 0);
+  EXPECT_EQ(back, src);
+  EXPECT_EQ(st.emulated_ops, 1u) << "the strided get did not take the NIC";
+  ASSERT_EQ(dev.barrier(), 0);
+  ASSERT_EQ(win->lock_all(0), 0);
+  for (int i = 0; i < kN; ++i) src[static_cast<std::size_t>(i)] += 1000000;
+  ASSERT_EQ(win->put(src.data(), kN, int_t(), right, 0, 1, strided), 0);
+  ASSERT_EQ(win->put(odd.data(), kN, int_t(), me, 1, 1, strided), 0);
+  ASSERT_EQ(win->unlock_all(), 0);
+  ASSERT_EQ(dev.barrier(), 0);
+  for (int i = 0; i < kN; ++i) {
+    ASSERT_EQ(w.mem[2 * i], 7 * left + 3 * i + 1000000) << i;
+    ASSERT_EQ(w.mem[2 * i + 1], -(me + 1) * i) << i;
+  }
+  EXPECT_EQ(st.emulated_ops, 1u) << "a put in a passive epoch without an agent took the emulation";
+  EXPECT_EQ(st.native_ops, 3u);
+  EXPECT_FALSE(dev.agent_running());
+  ASSERT_EQ(dev.barrier(), 0);
+}
+
+TEST_P(NicWindow, FragmentedPutGetNp2) { run(2, fragmented); }
+TEST_P(NicWindow, FragmentedPutGetNp3) { run(3, fragmented); }
 
 INSTANTIATE_TEST_SUITE_P(Verbs, NicWindow, ::testing::ValuesIn(core_test::setups()), core_test::SetupName());
 
