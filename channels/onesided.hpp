@@ -148,6 +148,12 @@ class OneSided {
   // EHOSTUNREACH, and the core emulates the operations to that peer.
   virtual bool reaches(int /*peer*/) const { return true; }
 
+  // Whether peer's process still lives as far as the channel can tell (its
+  // dead-peer detection; no progress is made, no packet delivered). A wait
+  // on a word only that peer can change (a lock it holds) asks it now and
+  // then, so a dead holder ends the wait instead of leaving it spinning.
+  virtual bool peer_alive(int /*peer*/) { return true; }
+
   // Wakes peer if a thread of it sleeps in a blocking wait: a waiter on a
   // word of a region (an active-target counter) sleeps on its doorbell, and
   // a store into the region rings nothing. Call it after the store. A

@@ -109,18 +109,29 @@ bool run(const AccTarget& t, char* p, std::size_t m, std::size_t es, const char*
 // A NIC stripe lock: compare-and-swap 0 -> 1 until it is ours. The holder
 // is another origin's read-combine-write (three round trips): spin on the
 // NIC, yielding the core now and then (more ranks than cores).
+// The word holds its holder's rank + 1, so a waiter can ask whether the
+// holder still lives: one that died holding it would leave every later
+// accumulate to the stripe spinning.
 bool nic_lock(NicAtomics& nic, std::size_t s) {
   for (int i = 0;; ++i) {
     uint64_t old = 0;
-    if (!nic.lock_word(s, 0, 1, &old)) return false;
+    if (!nic.lock_word(s, 0, nic.me, &old)) return false;
     if (old == 0) return true;
-    if (i % 16 == 15) sched_yield();
+    if (i % 16 == 15) {
+      if (!nic.holder_alive(old)) {
+        nic.dead_holder = old;
+        nic.dead_stripe = s;
+        errno = EOWNERDEAD;
+        return false;
+      }
+      sched_yield();
+    }
   }
 }
 
 bool nic_unlock(NicAtomics& nic, std::size_t s) {
   uint64_t old = 0;
-  return nic.lock_word(s, 1, 0, &old);
+  return nic.lock_word(s, nic.me, 0, &old);
 }
 
 std::size_t nic_stripe(const NicAtomics& nic, uint64_t at) { return ((at - nic.base) / kNicGranule) % kNicStripes; }

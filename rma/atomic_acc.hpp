@@ -53,7 +53,15 @@ class NicAtomics {
   virtual bool write_runs(const Run* runs, std::size_t n, const void* src) = 0;
   // Compare-and-swap on lock word s (< kNicStripes) of the target's control block.
   virtual bool lock_word(std::size_t s, uint64_t compare, uint64_t swap, uint64_t* old) = 0;
+  // Whether the holder a lock word names (its value: holder's rank + 1)
+  // still lives; a wait for that word ends when it does not.
+  virtual bool holder_alive(uint64_t /*word*/) { return true; }
   uint64_t base = 0;  // the target's window base address: stripes count from it
+  uint64_t me = 1;    // what this rank writes into a stripe lock word it takes (its rank + 1)
+  // Set when a stripe lock wait ended because its holder died (errno
+  // EOWNERDEAD): the word's value, and the stripe.
+  uint64_t dead_holder = 0;
+  std::size_t dead_stripe = 0;
 };
 
 // NIC stripe locks: 8-byte words over the control block's stripe array

@@ -54,7 +54,10 @@ static_assert(kStripeWords % 8 == 0 && kNicStripes * 8 <= sizeof(Control::stripe
 // is an address in the peer's window (its base: NicAtomics::base).
 class PeerNic final : public NicAtomics {
  public:
-  PeerNic(OneSided& os, NativePeer& p, uint64_t window_base) : os_(os), p_(p) { base = window_base; }
+  PeerNic(const WindowState& w, NativePeer& p, uint64_t window_base) : w_(w), os_(w.native->os), p_(p) {
+    base = window_base;
+    me = static_cast<uint64_t>(w.comm.rank) + 1;
+  }
   bool fetch_add(uint64_t at, uint64_t add, uint64_t* old) override {
     return done(os_.fetch_add(*p_.mem_r, off(at), add, old, 8));
   }
@@ -71,10 +74,17 @@ class PeerNic final : public NicAtomics {
   bool lock_word(std::size_t s, uint64_t compare, uint64_t swap, uint64_t* old) override {
     return done(os_.compare_swap(*p_.ctl_r, kStripeWords + s * 8, compare, swap, old, 8));
   }
+  // The word comes from the target's memory: a value that names no rank
+  // of the window is not waited on either.
+  bool holder_alive(uint64_t word) override {
+    if (word == 0 || word > static_cast<uint64_t>(w_.comm.size)) return false;
+    return os_.peer_alive(w_.comm.to_peer(static_cast<int>(word - 1)));
+  }
 
  private:
   uint64_t off(uint64_t at) const { return p_.mem_off + (at - base); }
   bool done(int rc) { return rc == 0 && os_.flush(p_.mem_r->peer) == 0; }
+  const WindowState& w_;
   OneSided& os_;
   NativePeer& p_;
 };
@@ -87,6 +97,23 @@ char* run_of(const void* buf, std::size_t count, const Datatype* t) {
 int failed(WindowState& w, const char* what, int target, const char* op) {
   return w.dev.errors().raise(ErrorClass::Other, "%s to rank %d: the NIC's %s failed: %s", what, target, op,
                               std::strerror(errno));
+}
+
+// An accumulate or compare-and-swap whose stripe lock is held by a rank
+// that died (nic_lock gave up: EOWNERDEAD), or by a value naming no rank.
+int stripe_failed(WindowState& w, const char* what, int target, const NicAtomics& nic) {
+  const uint64_t word = nic.dead_holder;
+  if (word == 0 || word > static_cast<uint64_t>(w.comm.size)) {
+    return w.dev.errors().raise(ErrorClass::Other,
+                                "%s to rank %d of window %u: its accumulate lock of stripe %zu holds %llu, which "
+                                "names no rank of the window's %d",
+                                what, target, w.slot, nic.dead_stripe, static_cast<unsigned long long>(word),
+                                w.comm.size);
+  }
+  return w.dev.errors().raise(ErrorClass::ProcFailed,
+                              "%s to rank %d of window %u: its accumulate lock of stripe %zu is held by rank %llu, "
+                              "which has failed (it died inside an accumulate; the lock is never released)",
+                              what, target, w.slot, nic.dead_stripe, static_cast<unsigned long long>(word - 1));
 }
 
 // The target data of an operation: count elements of t at address addr of
@@ -178,7 +205,7 @@ int transfer(WindowState& w, const OpArgs& a, const Checked& c, NativePeer& p, b
 // the target's NIC stripe locks), a bounded chunk at a time.
 int accumulate(WindowState& w, const OpArgs& a, const Checked& c, NativePeer& p) {
   const TargetData td = target_data(w, a, c);
-  PeerNic nic(w.native->os, p, td.base);
+  PeerNic nic(w, p, td.base);
   const coll::OpKind op = a.op ? a.op->kind() : coll::OpKind::Replace;
   const bool fetch = a.kind == Msg::GetAcc || a.kind == Msg::Fop;
   const bool has_in = op != coll::OpKind::NoOp;
@@ -194,7 +221,7 @@ int accumulate(WindowState& w, const OpArgs& a, const Checked& c, NativePeer& p)
     const std::size_t n = std::min(chunk, c.bytes - at);
     if (has_in) src.pack(at, at + n, in.data());
     if (!nic_combine(nic, td.addr, td.count, td.t, at, n, in.data(), op, c.elem, fetch ? old.data() : nullptr))
-      return failed(w, a.name, a.target, "atomic");
+      return errno == EOWNERDEAD ? stripe_failed(w, a.name, a.target, nic) : failed(w, a.name, a.target, "atomic");
     if (fetch) dst.unpack(at, at + n, old.data());
   }
   return 0;
@@ -206,9 +233,10 @@ int compare_swap(WindowState& w, const OpArgs& a, const Checked& c, NativePeer& 
   alignas(16) char sw[64], cmp[64], old[64];
   Segment(const_cast<void*>(a.origin), 1, a.ttype).pack(0, es, sw);
   Segment(const_cast<void*>(a.compare), 1, a.ttype).pack(0, es, cmp);
-  PeerNic nic(w.native->os, p, td.base);
+  PeerNic nic(w, p, td.base);
   if (!nic_cas(nic, td.addr + static_cast<uint64_t>(td.t->true_lb()), es, sw, cmp, old))
-    return failed(w, a.name, a.target, "compare-and-swap");
+    return errno == EOWNERDEAD ? stripe_failed(w, a.name, a.target, nic)
+                               : failed(w, a.name, a.target, "compare-and-swap");
   Segment(a.result, 1, a.ttype).unpack(0, es, old);
   return 0;
 }
@@ -318,7 +346,7 @@ void nic_unlock(WindowState& w, int target, bool exclusive) {
 std::unique_ptr<NicAtomics> make_nic_self(WindowState& w) {
   NativePeer& me = w.native->peers[static_cast<std::size_t>(w.comm.rank)];
   if (!me.mem_r || !me.ctl_r) return nullptr;
-  return std::make_unique<PeerNic>(w.native->os, me, reinterpret_cast<uintptr_t>(w.base));
+  return std::make_unique<PeerNic>(w, me, reinterpret_cast<uintptr_t>(w.base));
 }
 
 }  // namespace adi3::rma::native

@@ -418,4 +418,11 @@ int VerbsOneSided::flush(int peer) {
   return -1;
 }
 
+bool VerbsOneSided::peer_alive(int peer) {
+  if (peer < 0 || peer >= ch_.size_) return false;
+  std::lock_guard g(ch_.mu_);
+  ch_.check_liveness_locked();
+  return !ch_.peers_[static_cast<std::size_t>(peer)].dead;
+}
+
 }  // namespace adi3::verbs

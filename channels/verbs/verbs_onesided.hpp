@@ -48,6 +48,8 @@ class VerbsOneSided final : public OneSided {
   int compare_swap(RemoteRegion& r, uint64_t offset, uint64_t compare, uint64_t swap, uint64_t* result,
                    std::size_t width) override;
   int flush(int peer) override;
+  // The channel's dead-peer detection (the device's, paced by it).
+  bool peer_alive(int peer) override;
 
   // ---- for the channel, with its lock held ----
   // A completion of one of our work requests (token: the wr_id's value).
