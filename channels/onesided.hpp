@@ -148,6 +148,12 @@ class OneSided {
   // EHOSTUNREACH, and the core emulates the operations to that peer.
   virtual bool reaches(int /*peer*/) const { return true; }
 
+  // The one-sided part MPI_Win_allocate_shared uses: regions every member
+  // maps (loads, stores, CPU atomics), for the peers it reaches(). A
+  // channel whose own regions are not mapped (verbs) may keep one for the
+  // ranks of its host; nullptr when it has none.
+  virtual OneSided* shared_part() { return (caps().native_ops & kOsLoadStore) ? this : nullptr; }
+
   // Whether peer's process still lives as far as the channel can tell (its
   // dead-peer detection; no progress is made, no packet delivered). A wait
   // on a word only that peer can change (a lock it holds) asks it now and

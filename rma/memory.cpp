@@ -38,7 +38,9 @@ bool shares_memory(Device& dev, int peer) {
   if (peer == dev.rank()) return true;
   if (dev.config().force_emulation) return false;
   OneSided* os = dev.channel_of(dev.rank()).onesided();
-  return os && (os->caps().native_ops & kOsLoadStore) && dev.channel_of(peer).onesided() == os && os->reaches(peer);
+  // The part shared windows take (verbs: segments of its host's ranks).
+  OneSided* shared = os ? os->shared_part() : nullptr;
+  return shared && dev.channel_of(peer).onesided() == os && shared->reaches(peer);
 }
 
 }  // namespace adi3

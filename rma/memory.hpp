@@ -20,7 +20,8 @@ int free_mem(Device& dev, void* base);
 
 // Whether this rank and `peer` (a device rank) can load and store each
 // other's memory, so that a shared window between them can exist: the same
-// one-sided part reaches the peer with mapped regions and emulation is not
+// one-sided part reaches the peer and its shared part (OneSided::shared_part:
+// mapped regions) does too, and emulation is not
 // forced. Always true of the rank itself. MPI_COMM_TYPE_SHARED groups by it
 // (MPI-3.1 6.4.2: each part can create a shared memory window).
 bool shares_memory(Device& dev, int peer);

@@ -58,12 +58,15 @@ bool prepare(WindowState& w, bool alloc, std::size_t bytes, void* user_base, voi
   // Per peer: the one-sided part may reach only some members (a channel
   // set reaches this host's ranks). The others are left out of the native
   // part of the window: operations to them are emulated (route.cpp).
-  OneSided* os = w.dev.channel_of(w.comm.to_peer(w.comm.rank)).onesided();
+  OneSided* chan_os = w.dev.channel_of(w.comm.to_peer(w.comm.rank)).onesided();
+  // A shared window takes the channel's mapped part (verbs: segments of
+  // this host's ranks, not its NIC regions).
+  OneSided* os = chan_os && shared_sizes ? chan_os->shared_part() : chan_os;
   if (!os) return false;
   bool all_reached = true, all_passive = true;
   for (int r = 0; r < w.comm.size; ++r) {
     const int peer = w.comm.to_peer(r);
-    if (w.dev.channel_of(peer).onesided() != os || !os->reaches(peer)) {
+    if (w.dev.channel_of(peer).onesided() != chan_os || !os->reaches(peer)) {
       all_reached = false;
     } else if (!w.dev.native_to(peer, kPassiveRma)) {
       all_passive = false;

@@ -149,8 +149,8 @@ int make_window(Device& dev, void* base, std::ptrdiff_t size, int disp_unit, con
     hub.remove(*st);
     return dev.errors().raise(ErrorClass::RmaShared,
                               "Win_allocate_shared on rank %d: the ranks of the communicator cannot share memory "
-                              "(the channel has no shared-memory one-sided part, emulation is forced, or a rank "
-                              "could not map another's memory)",
+                              "(the channel has no shared-memory one-sided part, some ranks are on other hosts, "
+                              "emulation is forced, or a rank could not map another's memory)",
                               comm.rank);
   }
   // Passive target needs someone to serve lock requests while the target

@@ -1,6 +1,7 @@
 #include "channels/verbs/verbs_channel.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
@@ -27,6 +28,17 @@ uint64_t wr(WrKind k, uint64_t v) { return v << 2 | k; }
 
 std::string key_for(int rank) { return "adi3-verbs-" + std::to_string(rank); }
 
+// This host's name as ranks compare it (the characters a host name has).
+std::string host_name() {
+  char buf[256] = {};
+  gethostname(buf, sizeof buf - 1);
+  std::string h;
+  for (const char* c = buf; *c && h.size() < 64; ++c) {
+    if (std::isalnum(static_cast<unsigned char>(*c)) || *c == '.' || *c == '-' || *c == '_') h += *c;
+  }
+  return h.empty() ? "?" : h;
+}
+
 }  // namespace
 
 VerbsChannel::VerbsChannel(ChannelBootstrap& boot, const VerbsSettings& settings, std::unique_ptr<VerbsDevice> dev)
@@ -35,6 +47,7 @@ VerbsChannel::VerbsChannel(ChannelBootstrap& boot, const VerbsSettings& settings
       settings_(settings),
       dev_(std::move(dev)),
       peers_(static_cast<std::size_t>(size_)),
+      same_host_(static_cast<std::size_t>(size_), false),
       cache_(*dev_, kLocalWrite | kRemoteRead, settings.cache_bytes) {
   const std::size_t per_peer = settings_.slot_bytes * settings_.slots;
   rings_mem_.assign(per_peer * static_cast<std::size_t>(size_) + 64, 0);
@@ -53,6 +66,7 @@ VerbsChannel::VerbsChannel(ChannelBootstrap& boot, const VerbsSettings& settings
   caps_.eager_limit = std::min(kEagerLimit, caps_.max_payload);
   caps_.get_min = 0;
   launcher_ = getppid();
+  shared_ = std::make_unique<SharedPart>(boot.job_id(), rank_, same_host_);
   os_ = std::make_unique<VerbsOneSided>(*this);
 }
 
@@ -81,7 +95,7 @@ void VerbsChannel::exchange(ChannelBootstrap& boot) {
   char ring[96];
   std::snprintf(ring, sizeof ring, "%" PRIx64 " %x %zx %x|", static_cast<uint64_t>(rings_mr_.addr), rings_mr_.rkey,
                 settings_.slot_bytes, settings_.slots);
-  std::string value = ring + dev_->datagram_address();
+  std::string value = ring + host_name() + "|" + dev_->datagram_address();
   if (value.size() > boot.max_value_length())
     throw std::runtime_error("verbs address of " + std::to_string(value.size()) + " bytes exceeds the launcher's " +
                              std::to_string(boot.max_value_length()) + "-byte values");
@@ -94,7 +108,8 @@ void VerbsChannel::exchange(ChannelBootstrap& boot) {
     unsigned rkey = 0, slots = 0;
     std::size_t slot_bytes = 0;
     auto bar = v->find('|');
-    if (bar == std::string::npos ||
+    const auto bar2 = bar == std::string::npos ? bar : v->find('|', bar + 1);
+    if (bar2 == std::string::npos ||
         std::sscanf(v->c_str(), "%" SCNx64 " %x %zx %x|", &ring_base, &rkey, &slot_bytes, &slots) != 4)
       throw std::runtime_error("rank " + std::to_string(p) + " published a malformed verbs address: '" + *v + "'");
     if (slot_bytes != settings_.slot_bytes || slots != settings_.slots)
@@ -102,6 +117,9 @@ void VerbsChannel::exchange(ChannelBootstrap& boot) {
                                std::to_string(slot_bytes) + " bytes, this rank " + std::to_string(settings_.slots) +
                                " x " + std::to_string(settings_.slot_bytes) +
                                " (set ADI3_VERBS_SLOTS and ADI3_VERBS_SLOT_BYTES alike for every rank)");
+    // The host it names is only compared with ours (shared_part()).
+    same_host_[static_cast<std::size_t>(p)] = v->compare(bar + 1, bar2 - bar - 1, host_name()) == 0;
+    bar = bar2;
     dev_->datagram_peer(p, v->substr(bar + 1));
     Peer& peer = peers_[static_cast<std::size_t>(p)];
     peer.ring = ring_base + per_peer * static_cast<std::size_t>(rank_);

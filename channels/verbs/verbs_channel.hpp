@@ -37,6 +37,7 @@
 #include "channels/verbs/mr_cache.hpp"
 #include "channels/verbs/record.hpp"
 #include "channels/verbs/settings.hpp"
+#include "channels/verbs/shared_part.hpp"
 #include "channels/verbs/verbs_device.hpp"
 #include "channels/verbs/verbs_onesided.hpp"
 
@@ -125,6 +126,7 @@ class VerbsChannel final : public Channel, private ConnManager::Hooks {
   std::unique_ptr<VerbsDevice> dev_;
   std::mutex mu_;  // device, peers, cache; never held while calling the sink
   std::vector<Peer> peers_;
+  std::vector<bool> same_host_;  // per rank: on this host (its published address says)
   std::vector<char> rings_mem_, stage_mem_;
   char* rings_ = nullptr;  // [peer][slot]: records from peer
   char* stage_ = nullptr;  // [peer][slot]: records to peer being written
@@ -147,7 +149,8 @@ class VerbsChannel final : public Channel, private ConnManager::Hooks {
   std::atomic<uint64_t> qps_{0};         // dev_->qps_created(), for any thread
   pid_t launcher_ = 0;                   // our parent at start
   bool orphaned_ = false;
-  std::unique_ptr<VerbsOneSided> os_;  // last: its requests refer to the members above
+  std::unique_ptr<SharedPart> shared_;  // MPI_Win_allocate_shared: segments this host's ranks map
+  std::unique_ptr<VerbsOneSided> os_;   // last: its requests refer to the members above
 };
 
 }  // namespace adi3::verbs

@@ -418,6 +418,8 @@ int VerbsOneSided::flush(int peer) {
   return -1;
 }
 
+OneSided* VerbsOneSided::shared_part() { return ch_.shared_.get(); }
+
 bool VerbsOneSided::peer_alive(int peer) {
   if (peer < 0 || peer >= ch_.size_) return false;
   std::lock_guard g(ch_.mu_);

@@ -50,6 +50,8 @@ class VerbsOneSided final : public OneSided {
   int flush(int peer) override;
   // The channel's dead-peer detection (the device's, paced by it).
   bool peer_alive(int peer) override;
+  // Shared-memory segments for this host's ranks (shared_part.hpp).
+  OneSided* shared_part() override;
 
   // ---- for the channel, with its lock held ----
   // A completion of one of our work requests (token: the wr_id's value).
