@@ -28,13 +28,21 @@ uint64_t wr(WrKind k, uint64_t v) { return v << 2 | k; }
 
 std::string key_for(int rank) { return "adi3-verbs-" + std::to_string(rank); }
 
-// This host's name as ranks compare it (the characters a host name has).
+// This host as ranks compare it: its name and the kernel's boot id (nodes
+// of a cluster may share a host name, containers in particular), in the
+// characters those have.
 std::string host_name() {
   char buf[256] = {};
   gethostname(buf, sizeof buf - 1);
+  std::string raw = buf;
+  if (FILE* f = std::fopen("/proc/sys/kernel/random/boot_id", "r")) {
+    char id[64] = {};
+    if (std::fgets(id, sizeof id, f)) raw += std::string("/") + id;
+    std::fclose(f);
+  }
   std::string h;
-  for (const char* c = buf; *c && h.size() < 64; ++c) {
-    if (std::isalnum(static_cast<unsigned char>(*c)) || *c == '.' || *c == '-' || *c == '_') h += *c;
+  for (const char* c = raw.c_str(); *c && h.size() < 104; ++c) {
+    if (std::isalnum(static_cast<unsigned char>(*c)) || *c == '.' || *c == '-' || *c == '_' || *c == '/') h += *c;
   }
   return h.empty() ? "?" : h;
 }
