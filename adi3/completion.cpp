@@ -14,6 +14,14 @@ bool is_persistent(const Request* r) { return r->has(Request::kPersistent); }
 // MPI: a null handle or an inactive persistent request.
 bool inactive(const Request* r) { return !r || (is_persistent(r) && !r->has(Request::kActive)); }
 bool done(const Request* r) { return !inactive(r) && r->complete(); }
+// The user's reference goes: a live MPI_Request stops naming r (a
+// generalized request freed while open keeps its mark for
+// MPI_Grequest_complete).
+void drop_handle(Request* r) {
+  if (r->handle.load(std::memory_order_relaxed) == Request::kHandleLive) {
+    r->handle.store(Request::kNoHandle, std::memory_order_relaxed);
+  }
+}
 void set_empty(Status* s) {
   if (s) *s = Status{};
 }
@@ -49,6 +57,7 @@ int Device::finish(Request** slot, Status* status, int* callback_error) {
     // A plain send or receive: no callbacks, freed now.
     const int e = r->status.error;
     if (status) *status = r->status;
+    drop_handle(r);
     release(r);
     *slot = nullptr;
     if (callback_error) *callback_error = 0;
@@ -70,6 +79,7 @@ int Device::finish(Request** slot, Status* status, int* callback_error) {
       int f = r->cls->free(*r);
       if (f) cb = f;
     }
+    drop_handle(r);
     release(r);
     *slot = nullptr;
   }
@@ -257,6 +267,7 @@ int Device::request_free(Request** slot) {
   // request is active (a generalized request runs free_fn once both this
   // and its completion have happened, in whichever comes last).
   r->set(Request::kUserFreed);
+  drop_handle(r);
   int e = r->cls && r->cls->free ? r->cls->free(*r) : 0;
   release(r);
   *slot = nullptr;

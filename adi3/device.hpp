@@ -233,6 +233,11 @@ class Device final : private PacketSink {
   // A core packet (48-byte header) to a channel rank, in the peer's FIFO.
   int send_control(int peer, const PacketHeader& h, const void* payload = nullptr, std::size_t bytes = 0);
   std::size_t live_requests() const { return pool_.live(); }
+  // The live request of pool slot index whose generation agrees with gen in
+  // mask's bits (RequestPool::lookup_slot): what an MPI_Request names.
+  Request* request_in_slot(std::size_t index, uint32_t gen, uint32_t mask) const {
+    return pool_.lookup_slot(index, gen, mask);
+  }
   std::size_t posted_depth() const { return matcher_.posted_size(); }
   std::size_t unexpected_depth() const { return matcher_.unexpected_size(); }
   // greq/'s per-device state (its progress hook), made by make() on first

@@ -121,6 +121,20 @@ struct Request : QueueHook, BySrcHook, ByTagHook, ByCtxHook {
   // reference to its internal send out of the attached buffer; that send
   // points back while a cancel of the user's request is pending (cancel.cpp).
   Request* buffered = nullptr;
+  // The MPI binding's (mpi/) record of the user's MPI_Request, which names
+  // the request's pool slot: whether a handle names it (kHandle*) and the
+  // communicator whose handler reports its errors. The core only clears
+  // kHandleLive where it drops the user's reference (finish, request_free),
+  // so a stale handle never names a request that lives on for others.
+  enum HandleState : uint8_t {
+    kNoHandle = 0,
+    kHandleLive = 1,
+    // A generalized request freed before MPI_Grequest_complete: only that
+    // call may still name it (MPI-4.1 13.2).
+    kHandleFreedOpen = 2,
+  };
+  std::atomic<uint8_t> handle{kNoHandle};
+  int32_t handle_comm = 0;
 
   bool complete() const { return cc.load(std::memory_order_acquire) == 0; }
   bool has(Flags f) const { return (flags.load(std::memory_order_relaxed) & f) != 0; }

@@ -5,10 +5,6 @@
 
 namespace adi3 {
 
-namespace {
-constexpr std::size_t kSlot = (sizeof(Request) + 63) / 64 * 64;
-}
-
 RequestPool::RequestPool(bool thread_safe, std::size_t max_requests)
     : thread_safe_(thread_safe),
       chunks_(new std::atomic<Chunk*>[kMaxChunks]()),

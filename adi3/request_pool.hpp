@@ -42,6 +42,21 @@ class RequestPool {
   std::size_t live() const { return live_.load(std::memory_order_relaxed); }
   // The live request an id from the wire names, or nullptr.
   Request* lookup(uint64_t id) const;
+  // The live request in slot `index` (the low half of its id, minus 1)
+  // whose generation agrees with gen in the bits of mask, or nullptr: for
+  // names with fewer generation bits than the wire's (the MPI binding's
+  // MPI_Request handles). Lock-free, like lookup.
+  Request* lookup_slot(std::size_t index, uint32_t gen, uint32_t mask) const {
+    if (index >= kMaxChunks * kChunk) return nullptr;
+    Chunk* c = chunks_[index / kChunk].load(std::memory_order_acquire);
+    if (!c) [[unlikely]]
+      return nullptr;
+    const uint32_t g = c->gens[index % kChunk].load(std::memory_order_acquire);
+    if (!(g & 1) || ((g ^ gen) & mask)) return nullptr;
+    return reinterpret_cast<Request*>(c->slots + (index % kChunk) * kSlot);
+  }
+  // Slots there can ever be (ADI3_MAX_REQUESTS is capped at it).
+  static constexpr std::size_t kMaxSlots = std::size_t{16384} * 64;
 
  private:
   struct FreeNode {
@@ -53,7 +68,8 @@ class RequestPool {
     std::atomic<uint32_t>* gens;  // their generations
   };
   static constexpr std::size_t kChunk = 64;
-  static constexpr std::size_t kMaxChunks = 16384;  // 1 Mi live requests
+  static constexpr std::size_t kMaxChunks = kMaxSlots / kChunk;  // 1 Mi live requests
+  static constexpr std::size_t kSlot = (sizeof(Request) + 63) / 64 * 64;
   bool grow() noexcept;
 
   std::atomic<bool> thread_safe_{false};

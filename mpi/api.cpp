@@ -193,47 +193,4 @@ void to_mpi(const Status& s, MPI_Status* out, bool with_error) {
 
 void empty_status(MPI_Status* out, bool with_error) { to_mpi(Status{}, out, with_error); }
 
-namespace {
-
-// An operation that started but got no handle must not run on unobserved
-// (nobody could wait for it, and a receive would take a message meant for
-// a later one): a receive or send is cancelled (withdrawn unless already
-// matched) and then waited for, which ends at once when the cancel took and
-// otherwise when the matched transfer is done (the peer is carrying it
-// through; a failed peer ends it too); a nonblocking collective or
-// request-based RMA operation cannot be cancelled and is waited for. An
-// inactive persistent request runs nothing and is freed; a generalized
-// request belongs to its creator and is freed when complete.
-void abandon(Runtime& rt, Request* r, bool persistent) noexcept {
-  Device& dev = rt.dev();
-  if (!persistent && r->kind != RequestKind::Generalized) {
-    dev.cancel(r);  // no-op for the kinds that cannot be cancelled
-    Status s;
-    dev.wait(&r, &s);  // frees r
-  }
-  if (r) dev.request_free(&r);
-}
-
-}  // namespace
-
-int new_request(Runtime& rt, Request* r, MPI_Comm comm, bool persistent, MPI_Request* out) {
-  int i = -1;
-  try {
-    i = rt.requests.add(ReqSlot{r, comm, persistent});
-  } catch (const std::bad_alloc&) {
-    const int live = rt.requests.live();
-    abandon(rt, r, persistent);
-    return raise(ErrorClass::NoMem,
-                 "out of memory allocating a part of the request handle table (%zu bytes; %d handles live); the "
-                 "operation it was for was cancelled or, already matched, completed",
-                 rt.requests.chunk_bytes(), live);
-  }
-  if (i < 0) {
-    abandon(rt, r, persistent);
-    return raise(ErrorClass::Intern, "too many requests in use");
-  }
-  *out = make_handle(HandleClass::User, Kind::Request, i);
-  return 0;
-}
-
 }  // namespace adi3::mpi

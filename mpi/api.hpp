@@ -228,9 +228,40 @@ int make_intercomm(Runtime& rt, GroupPtr local, GroupPtr remote, uint32_t ctx, c
 int inter_split(Runtime& rt, CommObj& c, int color, int key, MPI_Comm* out);
 int inter_create(Runtime& rt, CommObj& c, const GroupData& g, MPI_Comm* out);
 
-// The slot of a non-null request handle.
-int get_slot(Runtime& rt, MPI_Request h, ReqSlot** out);
-// Communicator of a new MPI request handle (0 and *out, or an error).
-int new_request(Runtime& rt, Request* r, MPI_Comm comm, bool persistent, MPI_Request* out);
+// MPI_Request handles name the request pool's slot directly, so making,
+// finding and dropping one touches no table: class Pool (bits 30-31), bits
+// 1-10 of the slot's generation in bits 20-29, the slot in bits 0-19. A
+// handle finds its request only while the slot holds a live request of that
+// generation that a user handle names (Request::handle): a freed, stale or
+// made-up handle gives ERR_REQUEST, never someone else's request (until the
+// slot's generation wraps, after 1024 reuses of the slot).
+constexpr unsigned kRequestSlotBits = 20;
+static_assert(RequestPool::kMaxSlots <= (std::size_t{1} << kRequestSlotBits));
+inline MPI_Request request_handle(const Request& r) {
+  const uint64_t id = r.id();
+  const auto slot = static_cast<unsigned>((id & 0xffffffffu) - 1);
+  const auto gen = static_cast<unsigned>(id >> 33) & 0x3ffu;  // bits 1-10
+  return static_cast<MPI_Request>((static_cast<unsigned>(HandleClass::Pool) << 30) | gen << kRequestSlotBits | slot);
+}
+// The request a handle names with the given mark (Request::kHandleLive
+// for every call but MPI_Grequest_complete), or nullptr.
+inline Request* find_request(Runtime& rt, MPI_Request h, uint8_t mark = Request::kHandleLive) {
+  const auto u = static_cast<unsigned>(h);
+  if (u >> 30 != static_cast<unsigned>(HandleClass::Pool)) return nullptr;
+  Request* r =
+      rt.dev().request_in_slot(u & ((1u << kRequestSlotBits) - 1), (u >> kRequestSlotBits & 0x3ffu) << 1 | 1, 0x7ffu);
+  return r && r->handle.load(std::memory_order_relaxed) == mark ? r : nullptr;
+}
+// The request and communicator of a non-null request handle, or
+// ERR_REQUEST naming the handle.
+int get_slot(Runtime& rt, MPI_Request h, ReqSlot* out);
+// Hands out r under a new MPI request handle whose errors go to comm's
+// handler (persistent: unused, the request knows). Cannot fail.
+inline int new_request(Runtime&, Request* r, MPI_Comm comm, bool /*persistent*/, MPI_Request* out) {
+  r->handle_comm = comm;
+  r->handle.store(Request::kHandleLive, std::memory_order_relaxed);
+  *out = request_handle(*r);
+  return 0;
+}
 
 }  // namespace adi3::mpi

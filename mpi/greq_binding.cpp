@@ -149,15 +149,19 @@ ADI3_MPI_API(int, Grequest_start,
 
 ADI3_MPI_API(int, Grequest_complete, (MPI_Request request), (request)) {
   ADI3_MPI_ENTER();
-  if (!is_kind(request, Kind::Request, HandleClass::User)) {
+  // A handle freed by MPI_Request_free before completion still names it.
+  Request* r = find_request(*rt, request);
+  if (!r) r = find_request(*rt, request, Request::kHandleFreedOpen);
+  if (!r) {
+    if (static_cast<unsigned>(request) >> 30 != static_cast<unsigned>(HandleClass::Pool)) {
+      return world_error(raise(ErrorClass::Request, "0x%x is not a generalized request", request), __func__);
+    }
+    return world_error(raise(ErrorClass::Request, "request 0x%x was freed or never created", request), __func__);
+  }
+  if (r->kind != RequestKind::Generalized) {
     return world_error(raise(ErrorClass::Request, "0x%x is not a generalized request", request), __func__);
   }
-  ReqSlot* s = rt->requests.get(handle_index(request));
-  if (!s) return world_error(raise(ErrorClass::Request, "request 0x%x was freed or never created", request), __func__);
-  bool freed = s->freed_pending;
-  int e = grequest_complete(s->req);  // runs free_fn if the request was freed
-  if (freed && !e) rt->requests.remove(handle_index(request));
-  return world_error(e, __func__);
+  return world_error(grequest_complete(r), __func__);  // runs free_fn if the request was freed
 }
 
 ADI3_MPI_API(int, Isendrecv,

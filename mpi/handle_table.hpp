@@ -26,8 +26,9 @@ enum class Kind : int {
   Message = 12,
 };
 
-// Bits 30-31 of a handle.
-enum class HandleClass : int { Null = 0, Builtin = 1, User = 2 };
+// Bits 30-31 of a handle. Pool: an MPI_Request, which names the device's
+// request pool slot itself (mpi/api.hpp, request_handle): no table between.
+enum class HandleClass : int { Null = 0, Builtin = 1, User = 2, Pool = 3 };
 
 constexpr int make_handle(HandleClass c, Kind k, int index) {
   return static_cast<int>((static_cast<unsigned>(c) << 30) | (static_cast<unsigned>(k) << 26) |

@@ -309,11 +309,11 @@ int part_init(Runtime& rt, CommObj& c, bool sender, const void* buf, int partiti
 }
 
 // The partitioned request behind a handle, of the side `sender` says.
-int get_part(Runtime& rt, MPI_Request h, bool sender, ReqSlot** slot, Part** out) {
+int get_part(Runtime& rt, MPI_Request h, bool sender, ReqSlot* slot, Part** out) {
   if (h == MPI_REQUEST_NULL) return raise(ErrorClass::Request, "the request is MPI_REQUEST_NULL");
   if (int e = get_slot(rt, h, slot)) return e;
-  Request* r = (*slot)->req;
-  if (!r || r->cls != &kPartitioned || part_of(*r)->sender != sender) {
+  Request* r = slot->req;
+  if (r->cls != &kPartitioned || part_of(*r)->sender != sender) {
     return raise(ErrorClass::Request, "request 0x%x is not a partitioned %s request", h, sender ? "send" : "receive");
   }
   *out = part_of(*r);
@@ -366,11 +366,11 @@ ADI3_PART_INIT(Precv_init, false, void)
 // Pready over a set of partitions: `at(k)` gives the k-th of n.
 #define ADI3_PREADY_BODY(n, at)                                                      \
   ADI3_MPI_ENTER();                                                                  \
-  ReqSlot* s = nullptr;                                                              \
+  ReqSlot s;                                                                         \
   Part* p = nullptr;                                                                 \
   if (int e = get_part(*rt, request, true, &s, &p)) return world_error(e, __func__); \
   for (long long k = 0; k < (n); ++k) {                                              \
-    if (int e = ready(*s->req, *p, (at))) return comm_error(s->comm, e, __func__);   \
+    if (int e = ready(*s.req, *p, (at))) return comm_error(s.comm, e, __func__);     \
   }                                                                                  \
   return MPI_SUCCESS
 
@@ -393,15 +393,15 @@ ADI3_MPI_API(int, Pready_list, (int length, const int array_of_partitions[], MPI
 
 ADI3_MPI_API(int, Parrived, (MPI_Request request, int partition, int* flag), (request, partition, flag)) {
   ADI3_MPI_ENTER();
-  ReqSlot* s = nullptr;
+  ReqSlot s;
   Part* p = nullptr;
   if (int e = get_part(*rt, request, false, &s, &p)) return world_error(e, __func__);
-  if (!flag) return comm_error(s->comm, raise(ErrorClass::Arg, "flag is null"), __func__);
+  if (!flag) return comm_error(s.comm, raise(ErrorClass::Arg, "flag is null"), __func__);
   if (partition < 0 || static_cast<std::size_t>(partition) >= p->parts) {
-    return comm_error(
-        s->comm, raise(ErrorClass::Arg, "invalid partition %d (the request has %zu)", partition, p->parts), __func__);
+    return comm_error(s.comm, raise(ErrorClass::Arg, "invalid partition %d (the request has %zu)", partition, p->parts),
+                      __func__);
   }
-  Request& r = *s->req;
+  Request& r = *s.req;
   // An inactive request's partitions are all there (its run completed).
   if (!r.has(Request::kActive) || r.complete() || p->peer == kProcNull) {
     *flag = 1;

@@ -10,12 +10,12 @@
 using namespace adi3;
 using namespace adi3::mpi;
 
-int adi3::mpi::get_slot(Runtime& rt, MPI_Request h, ReqSlot** out) {
-  if (is_kind(h, Kind::Request, HandleClass::User)) {
-    if (ReqSlot* s = rt.requests.get(handle_index(h))) {
-      *out = s;
-      return 0;
-    }
+int adi3::mpi::get_slot(Runtime& rt, MPI_Request h, ReqSlot* out) {
+  if (Request* r = find_request(rt, h)) [[likely]] {
+    *out = ReqSlot{r, r->handle_comm};
+    return 0;
+  }
+  if (static_cast<unsigned>(h) >> 30 == static_cast<unsigned>(HandleClass::Pool)) {
     return raise(ErrorClass::Request, "request handle 0x%x was freed or never created", h);
   }
   return raise(ErrorClass::Request, "0x%x is not a request handle", h);
@@ -60,22 +60,21 @@ int gather(Runtime& rt, int n, const MPI_Request* reqs, Request** out, MPI_Comm*
     comms[i] = MPI_COMM_WORLD;
     if (reqs[i] == MPI_REQUEST_NULL) continue;
     // The live user handle inline; get_slot names what is wrong otherwise.
-    ReqSlot* s = is_kind(reqs[i], Kind::Request, HandleClass::User) ? rt.requests.get(handle_index(reqs[i])) : nullptr;
-    if (!s) [[unlikely]] {
-      if (int e = get_slot(rt, reqs[i], &s)) return e;
+    Request* r = find_request(rt, reqs[i]);
+    if (!r) [[unlikely]] {
+      ReqSlot s;
+      return get_slot(rt, reqs[i], &s);
     }
-    out[i] = s->req;
-    comms[i] = s->comm;
+    out[i] = r;
+    comms[i] = r->handle_comm;
   }
   return 0;
 }
 
-// After the core finished request i: a freed request frees its handle.
-void settle(Runtime& rt, MPI_Request* h, Request* r) {
-  if (*h != MPI_REQUEST_NULL && !r) {
-    rt.requests.remove(handle_index(*h));
-    *h = MPI_REQUEST_NULL;
-  }
+// After the core finished request i: a freed request's handle becomes
+// MPI_REQUEST_NULL (the core already unmarked the request).
+void settle(Runtime&, MPI_Request* h, Request* r) {
+  if (!r) *h = MPI_REQUEST_NULL;
 }
 
 bool in_status(int e) { return e && error_class_of(e) == ErrorClass::InStatus; }
@@ -103,10 +102,10 @@ int complete_one(const char* fn, MPI_Request* request, int* flag, MPI_Status* st
     empty_status(status, false);
     return MPI_SUCCESS;
   }
-  ReqSlot* s = nullptr;
+  ReqSlot s;
   if (int e = get_slot(*rt, *request, &s)) return world_error(e, fn);
-  MPI_Comm comm = s->comm;
-  Request* r = s->req;
+  MPI_Comm comm = s.comm;
+  Request* r = s.req;
   Status st;
   int e;
   if (flag) {
@@ -118,7 +117,6 @@ int complete_one(const char* fn, MPI_Request* request, int* flag, MPI_Status* st
     e = rt->dev().wait(&r, &st);
     to_mpi(st, status, false);
   }
-  s->req = r;
   settle(*rt, request, r);
   return comm_error(comm, e, fn);
 }
@@ -253,14 +251,14 @@ ADI3_MPI_API(int, Request_get_status, (MPI_Request request, int* flag, MPI_Statu
     empty_status(status, false);
     return MPI_SUCCESS;
   }
-  ReqSlot* s = nullptr;
+  ReqSlot s;
   if (int e = get_slot(*rt, request, &s)) return world_error(e, __func__);
   Status st;
   bool f = false;
-  int e = rt->dev().request_get_status(s->req, &f, &st);
+  int e = rt->dev().request_get_status(s.req, &f, &st);
   *flag = f;
   if (f) to_mpi(st, status, false);
-  return comm_error(s->comm, e, __func__);
+  return comm_error(s.comm, e, __func__);
 }
 
 ADI3_MPI_API(int, Request_free, (MPI_Request * request), (request)) {
@@ -269,21 +267,21 @@ ADI3_MPI_API(int, Request_free, (MPI_Request * request), (request)) {
   if (*request == MPI_REQUEST_NULL) {
     return world_error(raise(ErrorClass::Request, "MPI_Request_free of MPI_REQUEST_NULL"), __func__);
   }
-  ReqSlot* s = nullptr;
+  ReqSlot s;
   if (int e = get_slot(*rt, *request, &s)) return world_error(e, __func__);
-  MPI_Comm comm = s->comm;
-  Request* r = s->req;
-  if (r && r->kind == RequestKind::Collective && r->has(Request::kPersistent) && r->has(Request::kActive)) {
+  MPI_Comm comm = s.comm;
+  Request* r = s.req;
+  if (r->kind == RequestKind::Collective && r->has(Request::kPersistent) && r->has(Request::kActive)) {
     // MPI: a persistent collective is freed only when inactive.
     return comm_error(comm, raise(ErrorClass::Request, "MPI_Request_free of an active persistent collective request"),
                       __func__);
   }
-  bool greq_open = r && r->kind == RequestKind::Generalized && r->cc.load(std::memory_order_acquire) != 0;
+  // An open generalized request: MPI_Grequest_complete still gets the
+  // handle (the core leaves this mark; completion then frees the slot).
+  if (r->kind == RequestKind::Generalized && r->cc.load(std::memory_order_acquire) != 0) {
+    r->handle.store(Request::kHandleFreedOpen, std::memory_order_relaxed);
+  }
   int e = rt->dev().request_free(&r);
-  if (greq_open)
-    s->freed_pending = true;  // MPI_Grequest_complete still gets the handle
-  else
-    rt->requests.remove(handle_index(*request));
   *request = MPI_REQUEST_NULL;
   return comm_error(comm, e, __func__);
 }
@@ -293,12 +291,12 @@ ADI3_MPI_API(int, Cancel, (MPI_Request * request), (request)) {
   if (!request) return world_error(raise(ErrorClass::Arg, "request is null"), __func__);
   if (*request == MPI_REQUEST_NULL)
     return world_error(raise(ErrorClass::Request, "MPI_Cancel of MPI_REQUEST_NULL"), __func__);
-  ReqSlot* s = nullptr;
+  ReqSlot s;
   if (int e = get_slot(*rt, *request, &s)) return world_error(e, __func__);
-  if (s->req && s->req->kind == RequestKind::Collective) {
-    return comm_error(s->comm, raise(ErrorClass::Request, "MPI_Cancel of a collective request is erroneous"), __func__);
+  if (s.req->kind == RequestKind::Collective) {
+    return comm_error(s.comm, raise(ErrorClass::Request, "MPI_Cancel of a collective request is erroneous"), __func__);
   }
-  return comm_error(s->comm, rt->dev().cancel(s->req), __func__);
+  return comm_error(s.comm, rt->dev().cancel(s.req), __func__);
 }
 
 ADI3_MPI_API(int, Start, (MPI_Request * request), (request)) {
@@ -306,9 +304,9 @@ ADI3_MPI_API(int, Start, (MPI_Request * request), (request)) {
   if (!request) return world_error(raise(ErrorClass::Arg, "request is null"), __func__);
   if (*request == MPI_REQUEST_NULL)
     return world_error(raise(ErrorClass::Request, "MPI_Start of MPI_REQUEST_NULL"), __func__);
-  ReqSlot* s = nullptr;
+  ReqSlot s;
   if (int e = get_slot(*rt, *request, &s)) return world_error(e, __func__);
-  return comm_error(s->comm, rt->dev().start(s->req), __func__);
+  return comm_error(s.comm, rt->dev().start(s.req), __func__);
 }
 
 ADI3_MPI_API(int, Startall, (int count, MPI_Request reqs[]), (count, reqs)) {
@@ -353,11 +351,11 @@ int probe_requests(Runtime& rt, int n, const MPI_Request* reqs, std::vector<Prob
   for (int i = 0; i < n; ++i) {
     Probe& p = (*out)[static_cast<std::size_t>(i)];
     if (reqs[i] == MPI_REQUEST_NULL) continue;
-    ReqSlot* s = nullptr;
+    ReqSlot s;
     if (int e = get_slot(rt, reqs[i], &s)) return e;
-    p.comm = s->comm;
-    Request* r = s->req;
-    if (!r || (r->has(Request::kPersistent) && !r->has(Request::kActive))) continue;
+    p.comm = s.comm;
+    Request* r = s.req;
+    if ((r->has(Request::kPersistent) && !r->has(Request::kActive))) continue;
     p.active = true;
     if (int e = rt.dev().request_get_status(r, &p.done, &p.st)) return e;
   }

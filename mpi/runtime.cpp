@@ -50,7 +50,6 @@ Runtime::Runtime(std::unique_ptr<Device> dev, int level) : thread_level(level), 
   errhandlers.set_threaded(threaded);
   infos.set_threaded(threaded);
   keyvals.set_threaded(threaded);
-  requests.set_threaded(threaded);
   messages.set_threaded(threaded);
   ops.set_threaded(threaded);
   for (std::size_t b = 0; b < kNumBuiltins; ++b) builtin_types[b] = Datatype::builtin(static_cast<Builtin>(b));

@@ -118,16 +118,11 @@ struct OpObj {
   MPI_User_function_c* fn_c = nullptr;  // MPI_Op_create_c: takes an MPI_Count length
 };
 
-// What an MPI_Request names: a core request and what the binding needs to
-// finish it (the communicator whose handler reports its errors).
+// What an MPI_Request names: a core request and the communicator whose
+// handler reports its errors (kept in the request: Request::handle_comm).
 struct ReqSlot {
   Request* req = nullptr;
   MPI_Comm comm = MPI_COMM_WORLD;
-  bool persistent = false;
-  // A generalized request freed before MPI_Grequest_complete: the user's
-  // copies of the handle stay valid for that call (MPI-4.1 13.2), which
-  // then releases the slot.
-  bool freed_pending = false;
 };
 
 class Runtime {
@@ -148,7 +143,6 @@ class Runtime {
   HandleTable<ErrhandlerObj*> errhandlers;
   HandleTable<InfoObj*>& infos = info_table();
   HandleTable<KeyvalObj*> keyvals;
-  HandleTable<ReqSlot> requests;
   HandleTable<Request*> messages;
   HandleTable<OpObj> ops;
   HandleTable<WinObj*> wins;

@@ -87,6 +87,34 @@ static void test_argument_classes(void) {
   CHECK_CLASS(MPI_Start(&nul), MPI_ERR_REQUEST);
   MPI_Request two[2] = {MPI_REQUEST_NULL, (MPI_Request)0xac000777};
   CHECK_CLASS(MPI_Waitall(2, two, MPI_STATUSES_IGNORE), MPI_ERR_REQUEST);
+  {
+    /* A handle names a request pool slot and its generation: the handle of
+     * a finished request (also once its slot serves a new request) and
+     * made-up slots and generations are errors, never a crash. */
+    int v = 0, w = 1;
+    MPI_Request r, old;
+    MPI_Irecv(&v, 1, MPI_INT, 0, 5, MPI_COMM_SELF, &r);
+    old = r;
+    MPI_Send(&w, 1, MPI_INT, 0, 5, MPI_COMM_SELF);
+    MPI_Wait(&r, MPI_STATUS_IGNORE);
+    CHECK(r == MPI_REQUEST_NULL && v == 1);
+    CHECK_CLASS(MPI_Wait(&old, &st), MPI_ERR_REQUEST);
+    MPI_Irecv(&v, 1, MPI_INT, 0, 6, MPI_COMM_SELF, &r); /* likely the same slot */
+    int flag = 0;
+    CHECK_CLASS(MPI_Test(&old, &flag, &st), MPI_ERR_REQUEST);
+    CHECK_CLASS(MPI_Cancel(&old), MPI_ERR_REQUEST);
+    CHECK_CLASS(MPI_Request_free(&old), MPI_ERR_REQUEST);
+    MPI_Request other = (MPI_Request)((unsigned)r ^ (1u << 20)); /* another generation */
+    CHECK_CLASS(MPI_Wait(&other, &st), MPI_ERR_REQUEST);
+    MPI_Request junk[3] = {(MPI_Request)0xffffffff, (MPI_Request)0xc00fffff, (MPI_Request)0xc0000000};
+    for (int i = 0; i < 3; ++i) CHECK_CLASS(MPI_Wait(&junk[i], &st), MPI_ERR_REQUEST);
+    MPI_Request pair[2] = {r, (MPI_Request)0xc00fffff};
+    CHECK_CLASS(MPI_Waitall(2, pair, MPI_STATUSES_IGNORE), MPI_ERR_REQUEST);
+    w = 2;
+    MPI_Send(&w, 1, MPI_INT, 0, 6, MPI_COMM_SELF);
+    MPI_Wait(&r, MPI_STATUS_IGNORE); /* the live one is untouched by the above */
+    CHECK(r == MPI_REQUEST_NULL && v == 2);
+  }
   MPI_Message msg = MPI_MESSAGE_NULL;
   CHECK_CLASS(MPI_Mrecv(buf, 1, MPI_INT, &msg, &st), MPI_ERR_REQUEST);
   /* collectives: root, op, type */

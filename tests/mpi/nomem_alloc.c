@@ -19,7 +19,7 @@
  * types, request-based operations, fetches: run it with
  * ADI3_FORCE_EMULATION=1 so every operation is queued), tools the MPI_T
  * calls that allocate (MPI_T_ERR_MEMORY is their NOMEM), handles many live
- * receive handles (a handle table that cannot grow must leave no receive
+ * receive handles (a request pool that cannot grow must leave no receive
  * behind: the message it would have taken is received afterwards). */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -283,9 +283,10 @@ static void tools(void) {
   TCALL(MPI_T_finalize());
 }
 
-/* Enough live receive handles that the handle table grows (it holds 1024
- * per chunk). A receive whose handle cannot be made must not stay posted:
- * the failing rank then receives that very message with a fresh MPI_Recv. */
+/* Enough live receive handles that the request pool grows (by 64 at a
+ * time; an MPI_Request names its slot). A receive whose request cannot be
+ * had must not be posted: the failing rank then receives that very message
+ * with a fresh MPI_Recv. */
 enum { kHandles = 1500 };
 static void handles(void) {
   static MPI_Request r[kHandles];
@@ -293,7 +294,7 @@ static void handles(void) {
   int lost = -1;
   CALL(MPI_Barrier(MPI_COMM_WORLD));
   for (int i = 0; i < kHandles; ++i) {
-    if (armed && i == 1024) arm(arm_at); /* the table's second chunk */
+    if (armed && i == 1024) arm(arm_at); /* a new chunk of the pool */
     int e = MPI_Irecv(&in[i], 1, MPI_INT, peer, i, MPI_COMM_WORLD, &r[i]);
     if (e != MPI_SUCCESS) {
       int cls = -1, len = 0;

@@ -13,8 +13,9 @@
 # completed, that crashed, that failed otherwise); exit status 0 when every
 # run passed. NOMEM_PARTS (see nomem_alloc.c) passes through. With
 # NOMEM_PARTS=handles it instead fails each of the first 8 allocations from
-# the 1025th MPI_Irecv on (where the request handle table grows) and wants
-# one of them to be the table's, every receive accounted for.
+# the 1025th MPI_Irecv on (where the request pool, which MPI_Request handles
+# name directly, grows) and wants one of them to be the pool's, every
+# receive accounted for.
 set -u
 mpiexec=$1 prog=$2 preload=$3 points=${4:-24}
 out=$(mktemp)
@@ -33,14 +34,14 @@ if [ "${NOMEM_PARTS:-}" = handles ]; then
       failed=$((failed + 1))
       continue
     fi
-    if grep -q '^ABSORBED 0 .*request handle table.*cancelled' "$out"; then
+    if grep -q '^ABSORBED 0 .*out of memory allocating a request for a receive' "$out"; then
       table=$((table + 1))
-      echo "allocation $at after handle 1024: the handle table could not grow; the receive was cancelled and its message received later"
+      echo "allocation $at after handle 1024: the request pool could not grow; the receive was not posted and its message was received later"
     else
       echo "allocation $at after handle 1024: $(grep -m1 '^ABSORBED' "$out" | cut -c1-120)"
     fi
   done
-  echo "handle-table sweep: $table runs failed the table's growth, $failed failed"
+  echo "request-pool sweep: $table runs failed the pool's growth, $failed failed"
   [ "$failed" -eq 0 ] && [ "$table" -ge 1 ] && echo PASS
   [ "$failed" -eq 0 ] && [ "$table" -ge 1 ]
   exit
