@@ -7,6 +7,20 @@
 
 namespace adi3::emul {
 
+void LockQueue::reserve(int ranks) {
+  const auto n = 2 * static_cast<std::size_t>(ranks > 0 ? ranks : 1);
+  shared_owners_.reserve(n);
+  waiting_.reserve(n);
+}
+
+bool LockQueue::has_room_for(int origin) const {
+  int times = exclusive_ && exclusive_owner_ == origin ? 1 : 0;
+  times += static_cast<int>(std::count(shared_owners_.begin(), shared_owners_.end(), origin));
+  times += static_cast<int>(
+      std::count_if(waiting_.begin(), waiting_.end(), [&](const Waiter& x) { return x.origin == origin; }));
+  return times < 2 && shared_owners_.size() < shared_owners_.capacity() && waiting_.size() < waiting_.capacity();
+}
+
 bool LockQueue::request(int origin, rma::LockKind kind) {
   const bool excl = kind == rma::LockKind::Exclusive;
   // Granted at once only when nobody waits (FIFO) and the holders allow it.
@@ -53,7 +67,7 @@ void LockQueue::grant_from_head(std::vector<int>* granted) {
       ++shared_;
       shared_owners_.push_back(w.origin);
     }
-    waiting_.pop_front();
+    waiting_.erase(waiting_.begin());
     granted->push_back(w.origin);
   }
 }

@@ -542,6 +542,38 @@ bool pump_replies(WindowState& w, int o) {
   return any;
 }
 
+namespace {
+
+// apply_op, or, when this rank runs out of memory applying it (scratch
+// space, a queued reply), a refusal to its origin that still counts it as
+// applied (as any refusal), so the origin's operation fails with
+// MPI_ERR_NO_MEM instead of this process ending. A get whose reply was
+// already queued counts when that reply leaves.
+void apply_or_refuse(WindowState& w, int o, const Header& h, const void* payload, std::size_t bytes) {
+  Origin& O = w.origins[static_cast<std::size_t>(o)];
+  const uint64_t applied = O.applied;
+  const std::size_t queued = O.out.size();
+  try {
+    apply_op(w, o, h, payload, bytes);
+  } catch (const std::bad_alloc&) {
+    if (O.applied == applied && O.out.size() == queued) ++O.applied;
+    try {
+      const int e = w.dev.errors().raise(ErrorClass::NoMem,
+                                         "rank %d: out of memory applying a one-sided operation from rank %d "
+                                         "(%llu bytes at displacement %llu): it was refused",
+                                         w.comm.rank, o, static_cast<unsigned long long>(h.total),
+                                         static_cast<unsigned long long>(h.disp));
+      if (!w.deferred_error) w.deferred_error = e;
+      refuse(w, o, h, ErrorClass::NoMem, "out of memory applying it");
+    } catch (const std::bad_alloc&) {
+      // Not even the refusal could be sent: the count above still lets the
+      // origin's synchronization end.
+    }
+  }
+}
+
+}  // namespace
+
 void on_packet(WindowState& w, int peer, const Header& h, const void* payload, std::size_t bytes) {
   std::lock_guard g(w.mu);
   // The sender must be a rank of the window.
@@ -562,7 +594,7 @@ void on_packet(WindowState& w, int peer, const Header& h, const void* payload, s
     case Msg::GetAcc:
     case Msg::Fop:
     case Msg::Cas:
-      apply_op(w, src, h, payload, bytes);
+      apply_or_refuse(w, src, h, payload, bytes);
       if ((h.flags & rma::kAckAfter) && (h.kind == Msg::Put || h.kind == Msg::Acc)) {
         // It carried a flush or unlock: answer as for one.
         sync_ack(w, src, h.token, (h.flags & rma::kRelease) != 0);
@@ -616,6 +648,10 @@ void on_packet(WindowState& w, int peer, const Header& h, const void* payload, s
       }
       if (w.info.no_locks) {
         refuse(w, src, h, ErrorClass::RmaSync, "the window was created with no_locks=true");
+        break;
+      }
+      if (!w.lockq.has_room_for(src)) {
+        refuse(w, src, h, ErrorClass::RmaSync, "a lock request while it already holds or waits for the lock twice");
         break;
       }
       if (w.lockq.request(src, static_cast<rma::LockKind>(h.op))) {

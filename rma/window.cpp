@@ -21,6 +21,7 @@ WindowState::WindowState(Device& d, const Comm& c, WinFlavor f, const WinInfo& i
   // Built in place: their queues are not copyable.
   targets = std::vector<Target>(n);
   origins = std::vector<Origin>(n);
+  lockq.reserve(c.size);
 }
 
 WindowState::~WindowState() {

@@ -50,7 +50,9 @@ static void call_failed(const char* what, int line, int e) {
   MPI_Error_string(e, text, &len);
   if (cls == MPI_ERR_NO_MEM && armed) {
     printf("NOMEM %d line %d %s: %s\n", rank, line, what, text);
-  } else if (!armed && (cls == MPI_ERR_NO_MEM || cls == MPI_ERR_PROC_FAILED)) {
+  } else if (!armed && (cls == MPI_ERR_NO_MEM || cls == MPI_ERR_PROC_FAILED || cls == MPI_ERR_IN_STATUS)) {
+    /* The failing rank refused this rank's operation (MPI_ERR_NO_MEM; in a
+     * Waitall, MPI_ERR_IN_STATUS) or ended. */
     printf("PEER %d line %d %s: %s\n", rank, line, what, text);
   } else {
     printf("WRONG %d line %d %s: error class %d: %s\n", rank, line, what, cls, text);
