@@ -68,9 +68,10 @@ int creation_args(Runtime& rt, CommObj& c, MPI_Info info, const MPI_Win* win, co
 // A handle for a window rma/ made over c; on failure the window is dropped
 // locally (the other ranks may hold theirs: MPI leaves the job erroneous).
 int add_win(Runtime& rt, CommObj& c, Window* win, MPI_Win* out) {
+  std::unique_ptr<Window> held(win);  // dropped if the handle object cannot be made
   auto owned = std::make_unique<WinObj>();
   WinObj* w = owned.get();
-  w->win = win;
+  w->win = held.release();
   w->group = c.group;
   w->attr_size = win->size();
   w->attr_disp_unit = win->disp_unit();
