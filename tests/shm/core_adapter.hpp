@@ -144,6 +144,12 @@ inline void run_ranks(const Setup& s, int n, const std::function<void(Device&)>&
     FAIL() << "this job runs configuration " << holder.setup() << "; select one per job with --gtest_filter";
   }
   if (dev.size() != n) GTEST_SKIP() << "written for " << n << " ranks; this job has " << dev.size();
+  // The job's one device was made for whichever test ran first; a test of
+  // threaded_setups() (same name, MPI_THREAD_MULTIPLE) after one without
+  // would otherwise run its threads on a device that takes no locks and
+  // takes the single-threaded fast paths (rma/native_fast.hpp). Turn the
+  // locks on as MPI_Init_thread would have: this thread is its only user.
+  if (s.config.thread_multiple) dev.enable_threads();
   try {
     body(dev);
   } catch (const std::exception& e) {
