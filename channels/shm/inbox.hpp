@@ -17,7 +17,7 @@
 namespace adi3::shm {
 
 inline constexpr uint64_t kInboxMagic = 0x314d48533349'4441ull;  // "ADI3SHM1"
-inline constexpr uint32_t kInboxVersion = 4;
+inline constexpr uint32_t kInboxVersion = 5;                     // 5: ShmRing has the producer's tail
 
 struct alignas(64) InboxHeader {
   uint64_t magic;

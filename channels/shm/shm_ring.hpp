@@ -11,8 +11,9 @@
 // that word before it publishes each record (the word is inside the room
 // it checked for). Memory must be zero at init (a fresh shm segment is).
 //
-// The other process is not trusted. Shared memory holds only the records
-// and the consumer's published head (ShmRing); each side keeps its own
+// The other process is not trusted. Shared memory holds only the records,
+// the consumer's published head and the producer's published tail
+// (ShmRing; the tail only for RingConsumer::empty()); each side keeps its own
 // position and the capacity in private memory (RingProducer, RingConsumer),
 // so nothing the peer writes can move where this side reads or writes.
 // The consumer checks every record before following it: the stamp at its
@@ -32,9 +33,13 @@
 
 namespace adi3::shm {
 
-// The shared part of a ring: the consumer's head, on its own cache line.
+// The shared part of a ring: the consumer's head and the producer's tail,
+// each on its own cache line. The tail is read only by RingConsumer::empty()
+// (a rank about to sleep), never on the drain path, so the producer's store
+// to it stays in its own cache while the receiver polls.
 struct alignas(64) ShmRing {
   std::atomic<uint64_t> head{0};
+  alignas(64) std::atomic<uint64_t> tail{0};
 };
 
 namespace ring_format {
@@ -105,6 +110,7 @@ class RingProducer {
     at(data_, (off + need) & (cap_ - 1))->stamp.store(0, std::memory_order_relaxed);
     r->stamp.store(tail_ + 1, std::memory_order_release);
     tail_ += need;
+    shared_->tail.store(tail_, std::memory_order_release);
     return Push::Sent;
   }
   const RingFault& fault() const { return fault_; }
@@ -153,14 +159,18 @@ class RingConsumer {
     return *this;
   }
 
-  // Nothing to take now. A corrupt stamp is "something": drain() reports it.
-  // Any thread may ask (the channel's wait() runs beside poll()), so this
-  // reads only the head and fault flag drain() publishes, never its own.
+  // Nothing to take now. Any thread may ask (the channel's wait() runs
+  // beside poll()), so this reads no record: a line behind the head may
+  // already be the producer's again (drain() releases each record at once)
+  // and be rewritten while we look. It compares the producer's published
+  // tail with the head drain() published: a record pushed before the
+  // caller announced its sleep (Doorbell) is seen; a stale head (another
+  // thread is draining) or a tail the peer garbled only means "not empty",
+  // a wasted look, never a missed record.
   bool empty() const {
     if (broken_.load(std::memory_order_acquire)) return true;
-    const uint64_t head = head_pub_.load(std::memory_order_acquire);
-    const uint64_t s = ring_format::at(data_, head & (cap_ - 1))->stamp.load(std::memory_order_acquire);
-    return s == 0;
+    const uint64_t tail = shared_->tail.load(std::memory_order_acquire);
+    return tail == head_pub_.load(std::memory_order_acquire);
   }
 
   // Whether drain() would find a record (or a corrupt stamp) now: one load,
@@ -233,8 +243,8 @@ class RingConsumer {
   RingFault fault_;
   // What empty() reads from other threads: head_ as of the last drain(),
   // and whether the ring broke. A stale head is harmless: it can only be
-  // stale while another thread drains (and so delivers), and the waiter's
-  // sleep is bounded by its timeout.
+  // stale while another thread drains (and so delivers); empty() then
+  // answers "not empty".
   std::atomic<uint64_t> head_pub_{0};
   std::atomic<bool> broken_{false};
 };

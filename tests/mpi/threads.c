@@ -1,7 +1,11 @@
 /* MPI_THREAD_MULTIPLE: several threads per rank, each on its own
  * communicator, doing point-to-point, collectives and communicator
  * creation at the same time (context ids agreed while other threads
- * create communicators too). */
+ * create communicators too). With argument "self" (mpi.threads.self, tiny
+ * rings): every thread sends to its own rank, messages of varied sizes, so
+ * the rank's ring to itself laps while one thread drains it and others
+ * wait (the TSan preset runs it: the shm ring's empty() against its
+ * producer in one process). */
 #include <pthread.h>
 
 #include "mpitest.h"
@@ -43,6 +47,33 @@ static void* work(void* arg) {
   return NULL;
 }
 
+/* Sends to oneself, 1 to 2000 ints, each checked. */
+static void* self_work(void* arg) {
+  int t = (int)(long)arg;
+  MPI_Comm c = comms[t];
+  enum { MAX = 2000 };
+  int* out = malloc(MAX * sizeof(int));
+  int* in = malloc(MAX * sizeof(int));
+  for (int i = 0; i < ITERS; ++i) {
+    int n = 1 + (i * 397 + t * 131) % MAX;
+    for (int k = 0; k < n; ++k) out[k] = rank * 1000003 + t * 10007 + i + k;
+    MPI_Request r[2];
+    MPI_Status st;
+    CHECK_OK(MPI_Irecv(in, MAX, MPI_INT, rank, i, c, &r[0]));
+    CHECK_OK(MPI_Isend(out, n, MPI_INT, rank, i, c, &r[1]));
+    CHECK_OK(MPI_Wait(&r[1], MPI_STATUS_IGNORE));
+    CHECK_OK(MPI_Wait(&r[0], &st));
+    int got = -1;
+    MPI_Get_count(&st, MPI_INT, &got);
+    CHECK_EQ(got, n);
+    CHECK_EQ(in[0], out[0]);
+    CHECK_EQ(in[n - 1], out[n - 1]);
+  }
+  free(out);
+  free(in);
+  return NULL;
+}
+
 int main(int argc, char** argv) {
   int provided = -1;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
@@ -54,7 +85,8 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   for (int t = 0; t < THREADS; ++t) MPI_Comm_dup(MPI_COMM_WORLD, &comms[t]);
   pthread_t th[THREADS];
-  for (int t = 0; t < THREADS; ++t) pthread_create(&th[t], NULL, work, (void*)(long)t);
+  const int self = argc > 1 && strcmp(argv[1], "self") == 0;
+  for (int t = 0; t < THREADS; ++t) pthread_create(&th[t], NULL, self ? self_work : work, (void*)(long)t);
   for (int t = 0; t < THREADS; ++t) pthread_join(th[t], NULL);
   for (int t = 0; t < THREADS; ++t) MPI_Comm_free(&comms[t]);
   return mt_finish();
