@@ -27,6 +27,14 @@ int check_remote_root(CollCall& k, int root) {
   return 0;
 }
 
+// MPI_IN_PLACE has no meaning on an intercommunicator (MPI 3.1 5.2.3): a
+// buffer that matters here and is MPI_IN_PLACE is an error naming it, not
+// a read of address -1.
+int no_in_place(const void* buf, const char* which) {
+  if (buf != MPI_IN_PLACE) return 0;
+  return raise(ErrorClass::Buffer, "%s is MPI_IN_PLACE, which is not allowed on an intercommunicator", which);
+}
+
 // One intercommunicator collective as one schedule: phases on the
 // remote-group Comm (`coll`) and the local group's (`grouped`), run to the
 // end (blocking) or advanced by the progress engine (nonblocking and
@@ -86,6 +94,10 @@ int bcast(CollCall& k, void* buf, int count, const Datatype* t, int root, MPI_Re
 int reduce(CollCall& k, const void* sbuf, void* rbuf, int count, const Datatype* t, const coll::Op& op, int root,
            MPI_Request* req) {
   if (int e = check_remote_root(k, root)) return e;
+  if (int e = root == MPI_PROC_NULL ? 0
+              : root == MPI_ROOT    ? no_in_place(rbuf, "recvbuf")
+                                    : no_in_place(sbuf, "sendbuf"))
+    return e;
   Plan p(k, req);
   if (root == MPI_PROC_NULL) return p.finish();
   p.keep(t);
@@ -106,6 +118,8 @@ int allreduce(CollCall& k, const void* sbuf, void* rbuf, int count, const Dataty
               MPI_Request* req) {
   // Each group gets the reduction of the other group's data: local
   // reductions, a swap between the ranks 0, local broadcasts.
+  if (int e = no_in_place(sbuf, "sendbuf")) return e;
+  if (int e = no_in_place(rbuf, "recvbuf")) return e;
   Plan p(k, req);
   p.keep(t);
   void* tmp = p.temp(count, t);
@@ -124,6 +138,10 @@ int allreduce(CollCall& k, const void* sbuf, void* rbuf, int count, const Dataty
 int gather(CollCall& k, const void* sbuf, int scount, const Datatype* st, void* rbuf, int rcount, const int* rcounts,
            const int* displs, const Datatype* rt, int root, MPI_Request* req) {
   if (int e = check_remote_root(k, root)) return e;
+  if (int e = root == MPI_PROC_NULL ? 0
+              : root == MPI_ROOT    ? no_in_place(rbuf, "recvbuf")
+                                    : no_in_place(sbuf, "sendbuf"))
+    return e;
   Plan p(k, req);
   if (root == MPI_PROC_NULL) return p.finish();
   if (root != MPI_ROOT) {
@@ -143,6 +161,10 @@ int gather(CollCall& k, const void* sbuf, int scount, const Datatype* st, void* 
 int scatter(CollCall& k, const void* sbuf, int scount, const int* scounts, const int* displs, const Datatype* st,
             void* rbuf, int rcount, const Datatype* rt, int root, MPI_Request* req) {
   if (int e = check_remote_root(k, root)) return e;
+  if (int e = root == MPI_PROC_NULL ? 0
+              : root == MPI_ROOT    ? no_in_place(sbuf, "sendbuf")
+                                    : no_in_place(rbuf, "recvbuf"))
+    return e;
   Plan p(k, req);
   if (root == MPI_PROC_NULL) return p.finish();
   if (root != MPI_ROOT) {
@@ -160,6 +182,8 @@ int scatter(CollCall& k, const void* sbuf, int scount, const int* scounts, const
 }
 
 int exchange(CollCall& k, const Blocks& send, const Blocks& recv, MPI_Request* req) {
+  if (int e = no_in_place(send.buf, "sendbuf")) return e;
+  if (int e = no_in_place(recv.buf, "recvbuf")) return e;
   int n = k.c->remote->size();
   Plan p(k, req);
   auto block = [](const Blocks& b, int i, const void** at, int* count, const Datatype** type) {
@@ -198,6 +222,8 @@ namespace {
 // rank 0's, which our rank 0 then scatters over the local group.
 int reduce_swap_scatter(CollCall& k, const void* sbuf, void* rbuf, std::vector<int> counts, const Datatype* t,
                         const coll::Op& op, MPI_Request* req) {
+  if (int e = no_in_place(sbuf, "sendbuf")) return e;
+  if (int e = no_in_place(rbuf, "recvbuf")) return e;
   int n = k.c->size(), total = 0;
   std::vector<int> displs(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) {
