@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <ctime>
+#include <new>
 #include <pthread.h>
 
 #include "adi3/device.hpp"
@@ -35,26 +36,38 @@ void Agent::run() {
   const auto nap = std::chrono::microseconds(dev_.config().sleep_us > 0 ? dev_.config().sleep_us : 1000);
   uint64_t seen_user = dev_.user_polls();
   while (!stop_.load(std::memory_order_acquire)) {
-    // A user thread polled since we last looked: it is inside the library
-    // and progresses the device itself. Stay out of its way (no pass that
-    // would contend for the device's locks, and off the doorbell) and look
-    // again after a nap.
-    uint64_t u = dev_.user_polls();
-    if (u != seen_user) {
-      seen_user = u;
+    try {
+      step(nap, seen_user);
+    } catch (const std::bad_alloc&) {
+      // Progress reports running out of memory to the calls it concerns;
+      // an allocation that escapes it anyway must not end the process from
+      // this thread (std::terminate): look again after a nap.
+      out_of_memory_.fetch_add(1, std::memory_order_relaxed);
       std::this_thread::sleep_for(nap);
-      continue;
     }
-    if (dev_.agent_pass()) {
-      busy_.fetch_add(1, std::memory_order_relaxed);
-      continue;
-    }
-    sleeps_.fetch_add(1, std::memory_order_relaxed);
-    // Hooks may have a next step no packet announces: look again sooner
-    // while any is registered (100 wake-ups a second at most).
-    dev_.channel().wait(dev_.has_progress_hooks() ? std::chrono::microseconds(kHookSleep)
-                                                  : std::chrono::microseconds(kIdleSleep));
   }
+}
+
+void Agent::step(std::chrono::microseconds nap, uint64_t& seen_user) {
+  // A user thread polled since we last looked: it is inside the library
+  // and progresses the device itself. Stay out of its way (no pass that
+  // would contend for the device's locks, and off the doorbell) and look
+  // again after a nap.
+  uint64_t u = dev_.user_polls();
+  if (u != seen_user) {
+    seen_user = u;
+    std::this_thread::sleep_for(nap);
+    return;
+  }
+  if (dev_.agent_pass()) {
+    busy_.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  sleeps_.fetch_add(1, std::memory_order_relaxed);
+  // Hooks may have a next step no packet announces: look again sooner
+  // while any is registered (100 wake-ups a second at most).
+  dev_.channel().wait(dev_.has_progress_hooks() ? std::chrono::microseconds(kHookSleep)
+                                                : std::chrono::microseconds(kIdleSleep));
 }
 
 }  // namespace adi3

@@ -11,6 +11,8 @@
 // exchange would cost every sender of this rank's traffic a system call.
 #pragma once
 #include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <thread>
 
 namespace adi3 {
@@ -32,14 +34,18 @@ class Agent {
   double cpu_seconds() const;
   // Times the agent went to sleep on the doorbell.
   uint64_t doorbell_sleeps() const { return sleeps_.load(std::memory_order_relaxed); }
+  // Passes cut short by an allocation that failed (retried after a nap).
+  uint64_t out_of_memory() const { return out_of_memory_.load(std::memory_order_relaxed); }
 
  private:
   void run();
+  void step(std::chrono::microseconds nap, uint64_t& seen_user);  // one look: a pass, a nap or a sleep
 
   Device& dev_;
   std::atomic<bool> stop_{false};
   std::atomic<uint64_t> busy_{0};
   std::atomic<uint64_t> sleeps_{0};
+  std::atomic<uint64_t> out_of_memory_{0};
   std::thread thread_;  // last: starts after the fields above exist
 };
 

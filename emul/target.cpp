@@ -559,8 +559,9 @@ void apply_or_refuse(WindowState& w, int o, const Header& h, const void* payload
     if (O.applied == applied && O.out.size() == queued) ++O.applied;
     try {
       const int e = w.dev.errors().raise(ErrorClass::NoMem,
-                                         "rank %d: out of memory applying a one-sided operation from rank %d "
-                                         "(%llu bytes at displacement %llu): it was refused",
+                                         "rank %d: out of memory allocating room (scratch space, a reply) to apply "
+                                         "a one-sided operation from rank %d (%llu bytes at displacement %llu), "
+                                         "so it was refused",
                                          w.comm.rank, o, static_cast<unsigned long long>(h.total),
                                          static_cast<unsigned long long>(h.disp));
       if (!w.deferred_error) w.deferred_error = e;

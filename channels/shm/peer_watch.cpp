@@ -18,6 +18,9 @@ PeerWatch::~PeerWatch() {
 void PeerWatch::watch(int rank, pid_t pid) {
   if (rank < 0) return;
   if (peers_.size() <= static_cast<std::size_t>(rank)) peers_.resize(static_cast<std::size_t>(rank) + 1);
+  newly_dead_.reserve(peers_.size());
+  fds_.reserve(peers_.size());
+  fd_ranks_.reserve(peers_.size());
   Peer& p = peers_[static_cast<std::size_t>(rank)];
   p.pid = pid;
   p.watched = true;
@@ -37,21 +40,21 @@ bool PeerWatch::gone(const Peer& p) {
 
 void PeerWatch::collect() {
   newly_dead_.clear();
-  std::vector<pollfd> fds;
-  std::vector<int> ranks;
+  fds_.clear();
+  fd_ranks_.clear();
   for (std::size_t r = 0; r < peers_.size(); ++r) {
     Peer& p = peers_[r];
     if (!p.watched || p.dead) continue;
     if (p.pidfd >= 0) {
-      fds.push_back({p.pidfd, POLLIN, 0});
-      ranks.push_back(static_cast<int>(r));
+      fds_.push_back({p.pidfd, POLLIN, 0});  // within the capacity watch() reserved
+      fd_ranks_.push_back(static_cast<int>(r));
     } else if (gone(p)) {
       p.dead = true;
     }
   }
-  if (!fds.empty() && poll(fds.data(), fds.size(), 0) > 0) {
-    for (std::size_t i = 0; i < fds.size(); ++i) {
-      if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) peers_[static_cast<std::size_t>(ranks[i])].dead = true;
+  if (!fds_.empty() && poll(fds_.data(), fds_.size(), 0) > 0) {
+    for (std::size_t i = 0; i < fds_.size(); ++i) {
+      if (fds_[i].revents & (POLLIN | POLLHUP | POLLERR)) peers_[static_cast<std::size_t>(fd_ranks_[i])].dead = true;
     }
   }
   for (std::size_t r = 0; r < peers_.size(); ++r) {

@@ -3,6 +3,7 @@
 // when that process exits, even before its parent reaps it; one poll()
 // checks them all. Without pidfds (old kernels) kill(pid, 0) is used.
 #pragma once
+#include <poll.h>
 #include <sys/types.h>
 
 #include <vector>
@@ -43,7 +44,11 @@ class PeerWatch {
   static bool gone(const Peer& p);
 
   std::vector<Peer> peers_;
+  // Sized by watch(): collect() runs in progress (and in the agent thread),
+  // where an allocation that fails would have nobody to report to.
   std::vector<int> newly_dead_;
+  std::vector<pollfd> fds_;
+  std::vector<int> fd_ranks_;
 };
 
 }  // namespace adi3::shm

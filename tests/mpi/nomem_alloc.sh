@@ -6,7 +6,8 @@
 # failing one allocation n spread over that range, alternately on rank 0
 # and rank 1 (their counts are alike). Every run must end (no timeout) with
 # status 0 or 7, the failing rank must print DONE or NOMEM (its call
-# returned MPI_ERR_NO_MEM), and no rank may crash, report another error
+# returned MPI_ERR_NO_MEM; or its peer's call reports that it refused
+# an operation for want of memory), and no rank may crash, report another error
 # class or see other data than was sent; an MPI_ERR_NO_MEM message must
 # say "rank R: out of memory allocating <what> (...) in MPI_Xxx". Prints a
 # line per run and a summary (runs that ended with MPI_ERR_NO_MEM, that
@@ -77,6 +78,12 @@ for ((i = 0; i < points; i++)); do
   elif grep -q "^DONE $r" "$out"; then
     done_=$((done_ + 1))
     msg="completed (the failure was absorbed)"
+  elif grep -q "^PEER $((1 - r)) .*MPI_ERR_NO_MEM: rank $r .*out of memory" "$out"; then
+    # The failing rank ran out while applying its peer's one-sided
+    # operation and refused it; the peer's call said so and ended the job
+    # before the failing rank reached its own next check.
+    nomem=$((nomem + 1))
+    msg="refused the peer's operation (the peer got MPI_ERR_NO_MEM)"
   else
     why+=" rank $r printed neither NOMEM nor DONE;"
   fi
