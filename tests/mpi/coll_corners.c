@@ -4,7 +4,8 @@
  * collectives with MPI_ROOT / MPI_PROC_NULL roots, MPI_Alltoallw with
  * derived types, nonblocking collectives mixed with point-to-point on the
  * same communicator, Scan/Exscan with user operations, and the order a
- * non-commutative user operation is applied in (ascending rank). */
+ * non-commutative user operation is applied in (ascending rank), also over
+ * 80 KB (the large-message algorithms). */
 #include "mpitest.h"
 
 static int rank, size;
@@ -614,6 +615,45 @@ static void noncommutative_order(void) {
   MPI_Type_free(&mat);
 }
 
+/* The same order with many elements (80 KB): the large-message and
+ * segmented algorithms must keep it too. */
+static void noncommutative_large(void) {
+  enum { C = 5000 };
+  MPI_Op op;
+  MPI_Datatype mat;
+  MPI_Type_contiguous(4, MPI_INT, &mat);
+  MPI_Type_commit(&mat);
+  MPI_Op_create(matmul, 0, &op);
+  int* mine = malloc(sizeof(int) * 4 * C);
+  int* out = malloc(sizeof(int) * 4 * C);
+  for (int k = 0; k < C; ++k) mat_of(rank, k, mine + 4 * k);
+  for (int variant = 0; variant < 4; ++variant) {
+    const int root = size - 1;
+    memset(out, 0, sizeof(int) * 4 * C);
+    MPI_Request rq;
+    if (variant == 0) CHECK_OK(MPI_Allreduce(mine, out, C, mat, op, MPI_COMM_WORLD));
+    if (variant == 1) CHECK_OK(MPI_Reduce(mine, out, C, mat, op, root, MPI_COMM_WORLD));
+    if (variant == 2) {
+      CHECK_OK(MPI_Iallreduce(mine, out, C, mat, op, MPI_COMM_WORLD, &rq));
+      CHECK_OK(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+    }
+    if (variant == 3) CHECK_OK(MPI_Scan(mine, out, C, mat, op, MPI_COMM_WORLD));
+    if (variant == 1 && rank != root) continue;
+    for (int k = 0; k < C; ++k) {
+      int want[4];
+      prefix(0, variant == 3 ? rank + 1 : size, k, want);
+      if (memcmp(out + 4 * k, want, sizeof want) != 0) {
+        mt_fail(__FILE__, __LINE__, "large non-commutative reduction (variant, element)", variant, k);
+        break;
+      }
+    }
+  }
+  free(mine);
+  free(out);
+  MPI_Op_free(&op);
+  MPI_Type_free(&mat);
+}
+
 /* A commutative user op in Scan / Exscan: max of absolute values, with the
  * element count the function is given summed over calls. */
 static void absmax(void* in, void* inout, int* len, MPI_Datatype* dt) {
@@ -684,6 +724,7 @@ int main(int argc, char** argv) {
   alltoallw_derived();
   nbc_with_p2p();
   noncommutative_order();
+  noncommutative_large();
   user_scans();
   return mt_finish();
 }
