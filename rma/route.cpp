@@ -61,8 +61,9 @@ Route route_op(const WindowState& w, const OpArgs& a, const Checked& c, const Ga
   // or the unlock's acknowledgment). Not under fence: a rank leaves the
   // fence once every rank entered it, so another rank's RDMA get of the
   // next epoch could read the target before it applied the packet.
-  const bool serves = w.access == WindowState::Access::Pscw || (passive_epoch(w) && passive_needs_agent(w));
-  if (w.native->nic && native::nic_fragmented_put(w, a, c, serves)) {
+  if (w.native->nic &&
+      native::nic_fragmented_put(
+          w, a, c, w.access == WindowState::Access::Pscw || (passive_epoch(w) && passive_needs_agent(w)))) {
     return {Path::Emulated,
             "a put over many short target runs: one packet beats a request per run "
             "(ADI3_VERBS_PUT_MIN_RUN)"};

@@ -36,6 +36,13 @@ struct alignas(64) InboxHeader {
   // Nonzero while the owner copies a message with CMA: a system call that
   // bumps nothing, yet the owner is inside the library, not computing.
   std::atomic<uint32_t> cma_copies;
+  // Threads of the owner asleep in a blocking wait (a call waiting for a
+  // condition, Channel::wait_until: it polls again as soon as its doorbell
+  // rings), as opposed to its agent's idle sleep. Peers reaching its memory
+  // by cross-memory attach read it (channels/shm/shm_onesided.cpp,
+  // attentive): a packet wakes such a rank, which then polls for the
+  // operations that follow.
+  std::atomic<uint32_t> waiting;
 };
 
 // Set by a sender whose packet did not fit, cleared by the receiver when it

@@ -55,6 +55,7 @@ ShmChannel::ShmChannel(ChannelBootstrap& boot, const ShmSettings& settings)
   my_bell_ = layout_.bell(mine.base());
   my_activity_ = &layout_.header(mine.base())->activity;
   my_cma_copies_ = &layout_.header(mine.base())->cma_copies;
+  my_waiting_ = &layout_.header(mine.base())->waiting;
 
   // 2. Everyone's inbox, then the names go: once every rank has mapped
   // every segment nothing needs them, and a crash can leave nothing behind.
@@ -70,9 +71,14 @@ ShmChannel::ShmChannel(ChannelBootstrap& boot, const ShmSettings& settings)
     for (int p = 0; p < size_; ++p)
       pids[static_cast<std::size_t>(p)] = p == rank_ ? getpid() : out_[static_cast<std::size_t>(p)].pid;
     std::vector<Doorbell*> bells(static_cast<std::size_t>(size_));
-    for (int p = 0; p < size_; ++p) bells[static_cast<std::size_t>(p)] = out_[static_cast<std::size_t>(p)].bell;
+    std::vector<const std::atomic<uint32_t>*> waiting(static_cast<std::size_t>(size_));
+    for (int p = 0; p < size_; ++p) {
+      bells[static_cast<std::size_t>(p)] = out_[static_cast<std::size_t>(p)].bell;
+      waiting[static_cast<std::size_t>(p)] = &layout_.header(segments_[static_cast<std::size_t>(p)].base())->waiting;
+    }
     onesided_ = std::make_unique<ShmOneSided>(boot.job_id(), rank_, std::move(pids), cma_ok_,
-                                              std::vector<const std::atomic<uint64_t>*>(activity_), std::move(bells));
+                                              std::vector<const std::atomic<uint64_t>*>(activity_), std::move(bells),
+                                              std::move(waiting));
   }
   // Windows in shared memory are reached with loads, stores and atomics,
   // whatever the target does: passive target is native.
@@ -226,8 +232,13 @@ void ShmChannel::wait_until(std::chrono::microseconds timeout, const WaitConditi
   auto until_check = std::chrono::microseconds((next_check_ns_.load(std::memory_order_relaxed) - now_ns()) / 1000);
   if (until_check < timeout) timeout = std::max(until_check, std::chrono::microseconds(1));
   // done is checked after the announcement: a completer that rang before
-  // it is seen here, one that rings after it wakes the futex.
+  // it is seen here, one that rings after it wakes the futex. A sleep with
+  // a condition is a blocking call's (the agent's idle sleep has none):
+  // peers see it in our header (InboxHeader::waiting).
+  const bool blocking = done.fn != nullptr;
+  if (blocking) my_waiting_->fetch_add(1, std::memory_order_relaxed);
   my_bell_->sleep_if([&] { return inbox_idle() && !done(); }, timeout);
+  if (blocking) my_waiting_->fetch_sub(1, std::memory_order_relaxed);
 }
 
 void ShmChannel::check_peers_if_due() {

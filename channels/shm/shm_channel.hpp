@@ -101,6 +101,7 @@ class ShmChannel final : public Channel {
   }
   std::vector<const std::atomic<uint64_t>*> activity_;  // [peer]
   std::atomic<uint32_t>* my_cma_copies_ = nullptr;
+  std::atomic<uint32_t>* my_waiting_ = nullptr;           // InboxHeader::waiting
   std::vector<const std::atomic<uint32_t>*> cma_copies_;  // [peer]
   int next_ = 0;                                          // first sender of the next poll
 

@@ -81,12 +81,14 @@ bool atomic_ok(const RemoteRegion& r, uint64_t offset, std::size_t width) {
 }  // namespace
 
 ShmOneSided::ShmOneSided(std::string job_id, int rank, std::vector<pid_t> pids, bool cma,
-                         std::vector<const std::atomic<uint64_t>*> activity, std::vector<Doorbell*> bells)
+                         std::vector<const std::atomic<uint64_t>*> activity, std::vector<Doorbell*> bells,
+                         std::vector<const std::atomic<uint32_t>*> waiting)
     : job_id_(std::move(job_id)),
       rank_(rank),
       pids_(std::move(pids)),
       cma_(cma),
       activity_(std::move(activity)),
+      waiting_(std::move(waiting)),
       watch_(std::make_unique<Watch[]>(activity_.size())),
       bells_(std::move(bells)) {
   caps_.native_ops = kOsPut | kOsGet | kOsFetchAdd | kOsCompareSwap | kOsLoadStore;
@@ -290,12 +292,27 @@ int ShmOneSided::compare_swap(RemoteRegion& r, uint64_t offset, uint64_t compare
 }
 
 // A polling rank bumps its counter every ~0.1 us (each poll). A change
-// since our last look, when that was recent, says it polls now; else we
-// watch for up to kWatchNs. A peer found quiet is not watched again for
-// kQuietNs unless its counter moves: an origin issuing many operations to
-// a computing target pays one load and a clock read per operation.
+// since our last look, when that was recent, says it polls now.
+//
+// A rank asleep in a blocking wait (InboxHeader::waiting) polls again as
+// soon as a packet rings its doorbell, and keeps polling (and bumping) for
+// the operations after it; but copies by cross-memory attach never wake
+// it, so without help a stream that began while it slept would pay a
+// system call per operation to its end. Its first packet waits for the
+// wake-up (tens of microseconds), so only a stream earns one: after
+// kStreamOps operations in a row went by cross-memory attach, each within
+// kStreamGapNs of the one before, the next goes as a packet, at most one
+// such every kWakeGapNs (a loaded host may deschedule it again at once). A
+// rank that computes (its agent sleeps without a condition) is not woken
+// so.
+//
+// Else we watch the counter for up to kWatchNs. A peer found quiet is not
+// watched again for kQuietNs unless its counter moves: an origin issuing
+// many operations to a computing target pays one load and a clock read per
+// operation.
 bool ShmOneSided::attentive(int peer) {
-  constexpr int64_t kFreshNs = 20000, kWatchNs = 400, kQuietNs = 20000;
+  constexpr int64_t kFreshNs = 20000, kWatchNs = 400, kQuietNs = 20000, kStreamGapNs = 100000, kWakeGapNs = 200000;
+  constexpr uint32_t kStreamOps = 8;
   if (peer < 0 || static_cast<std::size_t>(peer) >= activity_.size() || !activity_[static_cast<std::size_t>(peer)])
     return false;
   const std::atomic<uint64_t>& a = *activity_[static_cast<std::size_t>(peer)];
@@ -310,11 +327,30 @@ bool ShmOneSided::attentive(int peer) {
   const int64_t at = w.at_ns.load(std::memory_order_relaxed);
   w.seen.store(v, std::memory_order_relaxed);
   w.at_ns.store(t, std::memory_order_relaxed);
-  if (t - at < kFreshNs && v != seen) return true;
+  if (t - at < kFreshNs && v != seen) {
+    w.cma_run.store(0, std::memory_order_relaxed);
+    return true;
+  }
+  // Not polling now: this operation would be the run-th in a row by
+  // cross-memory attach.
+  const uint32_t run = t - at < kStreamGapNs ? w.cma_run.load(std::memory_order_relaxed) + 1 : 1;
+  const std::atomic<uint32_t>* asleep =
+      static_cast<std::size_t>(peer) < waiting_.size() ? waiting_[static_cast<std::size_t>(peer)] : nullptr;
+  if (asleep && asleep->load(std::memory_order_relaxed) != 0) {
+    // Its counter stays still until a packet wakes it: no watch.
+    const bool wake = run > kStreamOps && t - w.woke_ns.load(std::memory_order_relaxed) >= kWakeGapNs;
+    w.cma_run.store(wake ? 0 : run, std::memory_order_relaxed);
+    if (wake) w.woke_ns.store(t, std::memory_order_relaxed);
+    return wake;
+  }
+  w.cma_run.store(run, std::memory_order_relaxed);
   if (t < w.quiet_until_ns.load(std::memory_order_relaxed)) return false;
   do {
     for (int i = 0; i < 16; ++i) {
-      if (a.load(std::memory_order_relaxed) != v) return true;
+      if (a.load(std::memory_order_relaxed) != v) {
+        w.cma_run.store(0, std::memory_order_relaxed);
+        return true;
+      }
       cpu_relax();
     }
   } while (now() < t + kWatchNs);

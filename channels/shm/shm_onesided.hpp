@@ -29,9 +29,11 @@ class ShmOneSided final : public OneSided {
   // pids: each rank's process id (from the inbox headers, which the channel
   // checked); cma: whether the start-up probe found cross-memory attach
   // usable; activity: each rank's poll counter (InboxHeader::activity);
-  // bells: each rank's doorbell.
+  // bells: each rank's doorbell; waiting: each rank's count of threads
+  // asleep in a blocking wait (InboxHeader::waiting; empty: unknown).
   ShmOneSided(std::string job_id, int rank, std::vector<pid_t> pids, bool cma,
-              std::vector<const std::atomic<uint64_t>*> activity, std::vector<Doorbell*> bells);
+              std::vector<const std::atomic<uint64_t>*> activity, std::vector<Doorbell*> bells,
+              std::vector<const std::atomic<uint32_t>*> waiting = {});
   ~ShmOneSided() = default;
 
   const OneSidedCaps& caps() const override { return caps_; }
@@ -57,13 +59,17 @@ class ShmOneSided final : public OneSided {
   bool cma_;
   OneSidedCaps caps_;
   std::atomic<int> fence_{0};
-  // attentive(): what we last saw of each peer's poll counter, when, and
-  // until when it is known to be quiet (a hint: relaxed, races harmless).
+  // attentive(): what we last saw of each peer's poll counter, when, until
+  // when it is known to be quiet, how many operations in a row went to it
+  // by cross-memory attach and when we last woke it with a packet (a hint:
+  // relaxed, races harmless).
   struct Watch {
     std::atomic<uint64_t> seen{0};
-    std::atomic<int64_t> at_ns{0}, quiet_until_ns{0};
+    std::atomic<int64_t> at_ns{0}, quiet_until_ns{0}, woke_ns{0};
+    std::atomic<uint32_t> cma_run{0};
   };
   std::vector<const std::atomic<uint64_t>*> activity_;
+  std::vector<const std::atomic<uint32_t>*> waiting_;
   std::unique_ptr<Watch[]> watch_;
   std::vector<Doorbell*> bells_;
   // Live allocated regions (expose() looks for the one holding its memory).

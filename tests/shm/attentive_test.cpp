@@ -1,0 +1,82 @@
+// ShmOneSided::attentive, the hint route_op asks before an operation on
+// memory reached by cross-memory attach: a packet while the target polls
+// or sleeps in a blocking wait during a stream, the system call otherwise.
+// The peer's header words (InboxHeader::activity and ::waiting) are plain
+// atomics here, so every case is deterministic: no second process, no
+// timing bound (a descheduled test only resets a stream, and the stream
+// case retries).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <vector>
+
+#include "channels/shm/shm_onesided.hpp"
+
+namespace {
+
+struct Peer {
+  std::atomic<uint64_t> activity{1};
+  std::atomic<uint32_t> waiting{0};
+};
+
+// Rank 0's view of peer 1, whose header words are p's.
+std::unique_ptr<adi3::shm::ShmOneSided> view_of(Peer& p) {
+  std::vector<const std::atomic<uint64_t>*> activity{nullptr, &p.activity};
+  std::vector<const std::atomic<uint32_t>*> waiting{nullptr, &p.waiting};
+  return std::make_unique<adi3::shm::ShmOneSided>("attentive-test", 0, std::vector<pid_t>(2, 0), false,
+                                                  std::move(activity), std::vector<adi3::Doorbell*>(2, nullptr),
+                                                  std::move(waiting));
+}
+
+TEST(ShmAttentive, PollingPeerTakesPackets) {
+  Peer p;
+  auto os = view_of(p);
+  os->attentive(1);  // first look
+  for (int i = 0; i < 100; ++i) {
+    p.activity.fetch_add(1);  // it polled since our last look
+    EXPECT_TRUE(os->attentive(1)) << "look " << i;
+  }
+}
+
+TEST(ShmAttentive, ComputingPeerIsNeverWoken) {
+  // Counter still, nobody asleep in a blocking wait (its agent's idle sleep
+  // has no condition): every operation takes cross-memory attach.
+  Peer p;
+  auto os = view_of(p);
+  for (int i = 0; i < 1000; ++i) ASSERT_FALSE(os->attentive(1)) << "look " << i;
+}
+
+TEST(ShmAttentive, StreamWakesPeerAsleepInBlockingWait) {
+  Peer p;
+  p.waiting.store(1);
+  auto os = view_of(p);
+  // An isolated operation, or the first of a stream, never waits for a
+  // wake-up: the first eight take cross-memory attach whatever the timing.
+  for (int i = 0; i < 8; ++i) ASSERT_FALSE(os->attentive(1)) << "look " << i;
+  // Then one packet wakes it (the run restarts if this process was
+  // descheduled for longer than the stream gap, so allow many looks).
+  int woke_at = -1;
+  for (int i = 0; i < 100000 && woke_at < 0; ++i) {
+    if (os->attentive(1)) woke_at = i;
+  }
+  ASSERT_GE(woke_at, 0) << "a stream to a peer asleep in a blocking wait never sent the packet that wakes it";
+  // Awake, it polls: packets from then on.
+  p.waiting.store(0);
+  for (int i = 0; i < 100; ++i) {
+    p.activity.fetch_add(1);
+    EXPECT_TRUE(os->attentive(1)) << "look " << i << " after the wake-up";
+  }
+  // Asleep again: the next wake-up waits for a new run of eight.
+  p.waiting.store(1);
+  for (int i = 0; i < 8; ++i) ASSERT_FALSE(os->attentive(1)) << "look " << i << " of the second stream";
+}
+
+TEST(ShmAttentive, UnknownPeerIsNotAttentive) {
+  Peer p;
+  auto os = view_of(p);
+  EXPECT_FALSE(os->attentive(0));  // no counter published
+  EXPECT_FALSE(os->attentive(2));
+  EXPECT_FALSE(os->attentive(-1));
+}
+
+}  // namespace
