@@ -97,12 +97,11 @@ ShmOneSided::ShmOneSided(std::string job_id, int rank, std::vector<pid_t> pids, 
 }
 
 Region* ShmOneSided::allocate(std::size_t bytes) {
-  auto* r = new LocalRegion;
+  auto r = std::make_unique<LocalRegion>();  // freed on every way out but the last
   try {
     // Whole pages: peers map the segment whole.
     r->seg = ShmSegment::create(job_id_, ((bytes ? bytes : 1) + 4095) / 4096 * 4096);
   } catch (const std::exception&) {
-    delete r;
     errno = ENOMEM;
     return nullptr;
   }
@@ -114,7 +113,6 @@ Region* ShmOneSided::allocate(std::size_t bytes) {
   k.offset = 0;
   k.bytes = bytes;
   if (r->seg.name().size() >= sizeof k.name) {
-    delete r;
     errno = ENAMETOOLONG;
     return nullptr;
   }
@@ -122,8 +120,8 @@ Region* ShmOneSided::allocate(std::size_t bytes) {
   std::memcpy(r->key, &k, sizeof k);
   r->key_bytes = sizeof k;
   std::lock_guard<std::mutex> g(mu_);
-  allocated_.push_back(r);
-  return r;
+  allocated_.push_back(r.get());  // may throw (out of memory): r still owns the region
+  return r.release();
 }
 
 Region* ShmOneSided::expose(void* base, std::size_t bytes) {
