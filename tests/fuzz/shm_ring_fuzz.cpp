@@ -6,7 +6,11 @@
 //    allocation) and hands out headers from private memory;
 //  - until the first raw write, every pushed packet comes out intact and in
 //    order (the ring loses, duplicates or reorders nothing);
-//  - a broken ring stays broken and delivers nothing more.
+//  - a broken ring stays broken and delivers nothing more;
+//  - until the first raw write, empty() (what a rank about to sleep asks)
+//    says "empty" exactly when nothing pushed is left to drain; after one,
+//    a garbled shared head or tail only makes it answer, never crash.
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -115,14 +119,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, std::size_t size) {
         tampered = true;
         break;
       }
-      default: {  // the shared head, as a hostile consumer
+      default: {  // the shared head (a hostile consumer) or tail (a hostile producer)
         uint64_t v = in.u64();
-        if (in.byte() & 1) v = shared->head.load() + (v % 256) * 64 - 8192;  // near the real one
-        shared->head.store(v);
+        const uint8_t how = in.byte();
+        std::atomic<uint64_t>& word = how & 2 ? shared->tail : shared->head;
+        if (how & 1) v = word.load() + (v % 256) * 64 - 8192;  // near the real one
+        word.store(v);
         tampered = true;
         break;
       }
     }
+    if (!tampered && cons.empty() != expect.empty()) trap("empty() disagrees with what is pending");
   }
   delete shared;
   std::free(ring);
