@@ -66,19 +66,12 @@ void Device::complete(Request* r) {
   }
 }
 
-void Device::release(Request* r) {
-  // Holding the only reference, nobody else can drop one: no locked
-  // instruction. (Without threads a generalized request's completing
-  // thread may still drop its own; then refs > 1 and the exchange below
-  // settles who is last.)
-  const bool last = !threads_enabled() && r->refs.load(std::memory_order_acquire) == 1;
-  if (!last && r->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+void Device::release_parts(Request* r) {
   if (r->tmp && r->has(Request::kUnexpected)) scratch_free(r->tmp);
   if (r->seg) delete r->seg;
   if (r->kind == RequestKind::PersistentSend && r->mode == SendMode::Buffered) delete static_cast<Comm*>(r->ext);
   if (r->buffered) release(r->buffered);  // a buffered send's internal send (none pending: see cancel.cpp)
   if (r->type) r->type->release();
-  pool_.put(r);
 }
 
 void Device::add_pollable(Request* r) {

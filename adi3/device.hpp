@@ -225,8 +225,22 @@ class Device final : private PacketSink {
       return 0;
     return no_request(what, -1);
   }
-  void complete(Request* r);      // one part of r done
-  void release(Request* r);       // drop one reference
+  void complete(Request* r);  // one part of r done
+  // Drops one reference; the last one gives r back to the pool, in line
+  // for a plain request (nothing beside it to free).
+  void release(Request* r) {
+    // Holding the only reference, nobody else can drop one: no locked
+    // instruction. (Without threads a generalized request's completing
+    // thread may still drop its own; then refs > 1 and the exchange below
+    // settles who is last.)
+    const bool last = !threads_enabled() && r->refs.load(std::memory_order_acquire) == 1;
+    if (!last && r->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    if (r->tmp || r->seg || r->buffered || r->kind == RequestKind::PersistentSend ||
+        (r->type && !r->type->is_predefined())) [[unlikely]] {
+      release_parts(r);
+    }
+    pool_.put(r);
+  }
   void add_pollable(Request* r);  // progress() calls r->cls->poll
   // The core's own packet kinds (ids below PacketType::FirstExtension).
   void set_handler(PacketType t, Handler h) { handlers_[static_cast<std::size_t>(t)] = h; }
@@ -465,6 +479,7 @@ class Device final : private PacketSink {
   bool run_hooks();
 
   // completion helpers
+  void release_parts(Request* r);  // what a released request holds beside it
   int finish(Request** slot, Status* status, int* callback_error);
   bool poll_pollables();
   void sleep_once();

@@ -136,6 +136,47 @@ struct Request : QueueHook, BySrcHook, ByTagHook, ByCtxHook {
   std::atomic<uint8_t> handle{kNoHandle};
   int32_t handle_comm = 0;
 
+  // The pool's own (request_pool.hpp): the slot's generation (odd while
+  // live; lookups read it from any thread) and, while free, the next free
+  // slot. reset() leaves them and wire_id alone.
+  std::atomic<uint32_t> pool_gen{0};
+  Request* pool_next = nullptr;
+
+  // A fresh request's state, set in place when the pool hands the slot out
+  // again (cheaper than destroying and rebuilding it); the hooks are
+  // unlinked already. A field added above must be reset here too.
+  void reset() {
+    cc.store(0, std::memory_order_relaxed);
+    refs.store(0, std::memory_order_relaxed);
+    kind = RequestKind::Send;
+    flags.store(0, std::memory_order_relaxed);
+    phase = 0;
+    mode = SendMode::Standard;
+    status = Status{};
+    context = 0;
+    source = 0;
+    tag = 0;
+    seq = 0;
+    peer = -1;
+    buf = nullptr;
+    count = 0;
+    type = nullptr;
+    seg = nullptr;
+    bytes = 0;
+    want = 0;
+    done = 0;
+    remote = 0;
+    remote_addr = 0;
+    tmp = nullptr;
+    cls = nullptr;
+    ext = nullptr;
+    dev = nullptr;
+    cancels_pending = 0;
+    buffered = nullptr;
+    handle.store(kNoHandle, std::memory_order_relaxed);
+    handle_comm = 0;
+  }
+
   bool complete() const { return cc.load(std::memory_order_acquire) == 0; }
   bool has(Flags f) const { return (flags.load(std::memory_order_relaxed) & f) != 0; }
   void set(Flags f) { flags.fetch_or(f, std::memory_order_relaxed); }

@@ -1,5 +1,7 @@
 // Per-device pool of requests: chunks carved once, a free list after, so
-// steady-state messaging does no malloc.
+// steady-state messaging does no malloc. A slot holds a constructed Request
+// for the pool's whole life: handing it out again resets it in place, and
+// giving it back only unlinks it and bumps its generation.
 //
 // Requests travel on the wire as ids, never as addresses: an id names a
 // slot of the pool and the generation of its current occupant (bumped at
@@ -11,7 +13,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <vector>
 
 #include "adi3/request.hpp"
 #include "adi3/spin_lock.hpp"
@@ -20,9 +21,12 @@ namespace adi3 {
 
 class RequestPool {
  public:
+  // Slots there can ever be (ADI3_MAX_REQUESTS is capped at it).
+  static constexpr std::size_t kMaxSlots = std::size_t{16384} * 64;
+
   // At most max_requests live (rounded up to a multiple of 64, capped at
   // 1 Mi): ADI3_MAX_REQUESTS.
-  explicit RequestPool(bool thread_safe = false, std::size_t max_requests = kMaxChunks * kChunk);
+  explicit RequestPool(bool thread_safe = false, std::size_t max_requests = kMaxSlots);
   // Takes its lock from now on (Device::enable_threads, while no other
   // thread uses it).
   void enable_threads() { thread_safe_.store(true, std::memory_order_relaxed); }
@@ -32,13 +36,31 @@ class RequestPool {
 
   // A fresh request with refs = 1 and cc = 1, or nullptr when the pool is
   // at its cap or memory for a new chunk cannot be had (callers turn it
-  // into ERR_NO_MEM). Never throws.
-  Request* get(Device* dev, RequestKind kind) noexcept;
+  // into ERR_NO_MEM). Never throws. Single-threaded it is a pop and a reset.
+  Request* get(Device* dev, RequestKind kind) noexcept {
+    // The flag first: with threads free_ is read only under lock_.
+    if (thread_safe_.load(std::memory_order_relaxed) || !free_) [[unlikely]]
+      return get_slow(dev, kind);
+    Request* r = free_;
+    free_ = r->pool_next;
+    live_.store(live_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    start(r, dev, kind);
+    return r;
+  }
   // The most requests that can be live at once.
   std::size_t capacity() const { return max_chunks_ * kChunk; }
-  void put(Request* r);
+  void put(Request* r) {
+    if (thread_safe_.load(std::memory_order_relaxed)) [[unlikely]] {
+      put_locked(r);
+      return;
+    }
+    retire(r);
+    r->pool_next = free_;
+    free_ = r;
+    live_.store(live_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+  }
   // Read from any thread (error messages name it): a relaxed atomic,
-  // changed only under lock_ (a plain load and store, no locked instruction).
+  // changed only by the owner or under lock_ (a plain load and store).
   std::size_t live() const { return live_.load(std::memory_order_relaxed); }
   // The live request an id from the wire names, or nullptr.
   Request* lookup(uint64_t id) const;
@@ -47,34 +69,54 @@ class RequestPool {
   // names with fewer generation bits than the wire's (the MPI binding's
   // MPI_Request handles). Lock-free, like lookup.
   Request* lookup_slot(std::size_t index, uint32_t gen, uint32_t mask) const {
-    if (index >= kMaxChunks * kChunk) return nullptr;
+    if (index >= kMaxSlots) return nullptr;
     Chunk* c = chunks_[index / kChunk].load(std::memory_order_acquire);
     if (!c) [[unlikely]]
       return nullptr;
-    const uint32_t g = c->gens[index % kChunk].load(std::memory_order_acquire);
-    if (!(g & 1) || ((g ^ gen) & mask)) return nullptr;
-    return reinterpret_cast<Request*>(c->slots + (index % kChunk) * kSlot);
+    auto* r = reinterpret_cast<Request*>(c->slots + (index % kChunk) * kSlot);
+    const uint32_t g = r->pool_gen.load(std::memory_order_acquire);
+    return (g & 1) && !((g ^ gen) & mask) ? r : nullptr;
   }
-  // Slots there can ever be (ADI3_MAX_REQUESTS is capped at it).
-  static constexpr std::size_t kMaxSlots = std::size_t{16384} * 64;
 
  private:
-  struct FreeNode {
-    FreeNode* next;
-    std::size_t index;  // the slot's place in the pool
-  };
   struct Chunk {
-    char* slots;                  // kChunk requests
-    std::atomic<uint32_t>* gens;  // their generations
+    char* slots;  // kChunk requests
   };
   static constexpr std::size_t kChunk = 64;
   static constexpr std::size_t kMaxChunks = kMaxSlots / kChunk;  // 1 Mi live requests
   static constexpr std::size_t kSlot = (sizeof(Request) + 63) / 64 * 64;
+
+  // A taken slot made ready for its next occupant, then live for lookup()
+  // under its next (odd) generation: an id from the wire, even a forged
+  // one, never finds a request whose reset is under way. Only the taker
+  // changes a taken slot's generation until put().
+  static void start(Request* r, Device* dev, RequestKind kind) {
+    const uint32_t gen = r->pool_gen.load(std::memory_order_relaxed) + 1;
+    r->reset();
+    r->dev = dev;
+    r->kind = kind;
+    r->wire_id = uint64_t{gen} << 32 | (r->wire_id & 0xffffffffu);
+    r->refs.store(1, std::memory_order_relaxed);
+    r->cc.store(1, std::memory_order_relaxed);
+    r->pool_gen.store(gen, std::memory_order_release);
+  }
+  // A request given back: out of every list it may still sit in, and no
+  // longer found by lookup (even generation). A plain increment: writers of
+  // a generation are serialized (one thread, or under lock_).
+  static void retire(Request* r) {
+    static_cast<QueueHook*>(r)->unlink();
+    static_cast<BySrcHook*>(r)->unlink();
+    static_cast<ByTagHook*>(r)->unlink();
+    static_cast<ByCtxHook*>(r)->unlink();
+    r->pool_gen.store(r->pool_gen.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  }
+  Request* get_slow(Device* dev, RequestKind kind) noexcept;
+  void put_locked(Request* r);
   bool grow() noexcept;
 
   std::atomic<bool> thread_safe_{false};
   SpinLock lock_;
-  FreeNode* free_ = nullptr;
+  Request* free_ = nullptr;
   // Written once per chunk (under lock_), read by lookup without it.
   std::unique_ptr<std::atomic<Chunk*>[]> chunks_;
   std::size_t nchunks_ = 0;
