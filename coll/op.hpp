@@ -81,6 +81,13 @@ int check_op(ErrorLog& log, const Op& op, const Datatype* type, bool accumulate 
 // Pairs may sit unaligned; plain scalars must be aligned for their type.
 void apply(OpKind op, Builtin b, const void* in, void* inout, std::size_t n, std::size_t stride);
 
+// The loop of predefined type b (pair types excepted, and types without
+// arithmetic): inout[i] = in[i] op inout[i] for n packed elements, any op
+// op_accepts(op, b) allows but REPLACE and NO_OP; nullptr for the others.
+// A caller that reduces one (type, op) pair often looks it up once.
+using Kernel = void (*)(OpKind op, const void* in, void* inout, std::size_t n);
+Kernel kernel_of(Builtin b);
+
 // MPI_Reduce_local: inout = in op inout for count elements of type, any
 // layout (derived types of one predefined element type are packed, combined
 // and unpacked). Returns 0 or an error code (Op, Type, Buffer).

@@ -265,94 +265,83 @@ bool op_accepts(OpKind op, Builtin b) {
   }
 }
 
+Kernel kernel_of(Builtin b) {
+  switch (b) {
+    case B::kChar:
+      return integer<char>;
+    case B::kSignedChar:
+    case B::kInt8:
+      return integer<signed char>;
+    case B::kUnsignedChar:
+    case B::kUint8:
+    case B::kByte:
+    case B::kPacked:
+      return integer<unsigned char>;
+    case B::kShort:
+    case B::kInt16:
+      return integer<short>;
+    case B::kUnsignedShort:
+    case B::kUint16:
+      return integer<unsigned short>;
+    case B::kInt:
+    case B::kInt32:
+      return integer<int>;
+    case B::kUnsigned:
+    case B::kUint32:
+      return integer<unsigned>;
+    case B::kWchar:
+      return integer<wchar_t>;
+    case B::kLong:
+      return integer<long>;
+    case B::kUnsignedLong:
+      return integer<unsigned long>;
+    case B::kLongLong:
+      return integer<long long>;
+    case B::kUnsignedLongLong:
+      return integer<unsigned long long>;
+    case B::kInt64:
+    case B::kOffset:
+    case B::kCount:
+      return integer<std::int64_t>;
+    case B::kUint64:
+      return integer<std::uint64_t>;
+    case B::kAint:
+      return integer<std::ptrdiff_t>;
+    case B::kFloat:
+      return floating<float>;
+    case B::kDouble:
+      return floating<double>;
+    case B::kLongDouble:
+      return floating<long double>;
+    case B::kCBool:
+    case B::kCxxBool:
+      return logical;
+    case B::kCComplex:
+    case B::kCFloatComplex:
+    case B::kCxxFloatComplex:
+      return complex<float>;
+    case B::kCDoubleComplex:
+    case B::kCxxDoubleComplex:
+      return complex<double>;
+    case B::kCLongDoubleComplex:
+    case B::kCxxLongDoubleComplex:
+      return complex<long double>;
+    default:  // pairs (pair_kernel) and types without arithmetic
+      return nullptr;
+  }
+}
+
 void apply(OpKind op, Builtin b, const void* in, void* inout, std::size_t n, std::size_t stride) {
   if (op == OpKind::NoOp || n == 0) return;
   if (op == OpKind::Replace) {
     std::memmove(inout, in, n * stride);
     return;
   }
+  if (Kernel k = kernel_of(b)) {
+    k(op, in, inout, n);
+    return;
+  }
   switch (b) {
-    case B::kChar:
-      integer<char>(op, in, inout, n);
-      break;
-    case B::kSignedChar:
-    case B::kInt8:
-      integer<signed char>(op, in, inout, n);
-      break;
-    case B::kUnsignedChar:
-    case B::kUint8:
-    case B::kByte:
-    case B::kPacked:
-      integer<unsigned char>(op, in, inout, n);
-      break;
-    case B::kShort:
-    case B::kInt16:
-      integer<short>(op, in, inout, n);
-      break;
-    case B::kUnsignedShort:
-    case B::kUint16:
-      integer<unsigned short>(op, in, inout, n);
-      break;
-    case B::kInt:
-    case B::kInt32:
-      integer<int>(op, in, inout, n);
-      break;
-    case B::kUnsigned:
-    case B::kUint32:
-      integer<unsigned>(op, in, inout, n);
-      break;
-    case B::kWchar:
-      integer<wchar_t>(op, in, inout, n);
-      break;
-    case B::kLong:
-      integer<long>(op, in, inout, n);
-      break;
-    case B::kUnsignedLong:
-      integer<unsigned long>(op, in, inout, n);
-      break;
-    case B::kLongLong:
-      integer<long long>(op, in, inout, n);
-      break;
-    case B::kUnsignedLongLong:
-      integer<unsigned long long>(op, in, inout, n);
-      break;
-    case B::kInt64:
-    case B::kOffset:
-    case B::kCount:
-      integer<std::int64_t>(op, in, inout, n);
-      break;
-    case B::kUint64:
-      integer<std::uint64_t>(op, in, inout, n);
-      break;
-    case B::kAint:
-      integer<std::ptrdiff_t>(op, in, inout, n);
-      break;
-    case B::kFloat:
-      floating<float>(op, in, inout, n);
-      break;
-    case B::kDouble:
-      floating<double>(op, in, inout, n);
-      break;
-    case B::kLongDouble:
-      floating<long double>(op, in, inout, n);
-      break;
-    case B::kCBool:
-    case B::kCxxBool:
-      logical(op, in, inout, n);
-      break;
-    case B::kCComplex:
-    case B::kCFloatComplex:
-    case B::kCxxFloatComplex:
-      complex<float>(op, in, inout, n);
-      break;
-    case B::kCDoubleComplex:
-    case B::kCxxDoubleComplex:
-      complex<double>(op, in, inout, n);
-      break;
-    case B::kCLongDoubleComplex:
-    case B::kCxxLongDoubleComplex:
-      complex<long double>(op, in, inout, n);
-      break;
     case B::kFloatInt:
       pair<float>(b, op, in, inout, n, stride);
       break;

@@ -94,9 +94,24 @@ ShmNode* ShmNode::of(Device& dev, const Comm& comm, bool enabled, int* err) {
   return n->ready_ ? n : nullptr;
 }
 
+ShmNode* ShmNode::made(Device& dev, const Comm& comm, bool* ready) {
+  *ready = false;
+  auto* nodes =
+      static_cast<ShmNodes*>(dev.layer_state(Device::Layer::Coll, [] { return std::make_shared<ShmNodes>(); }));
+  std::unique_lock g(nodes->mu, std::defer_lock);
+  if (dev.threads_enabled()) g.lock();
+  auto it = nodes->by_context.find(comm.context);
+  if (it == nodes->by_context.end() || !ShmNodes::matches(*it->second, comm)) return nullptr;
+  *ready = it->second->ready_;
+  return it->second.get();
+}
+
 ShmNode::ShmNode(Device& dev, const Comm& comm)
     : dev_(dev), comm_(comm), context_(comm.context), peers_(comm.peers), me_(comm.rank), p_(comm.size) {
   comm_.buffers = nullptr;
+  for (int r = 0; r < p_; ++r) {
+    if (r != me_) others_.push_back(comm.to_peer(r));
+  }
   const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   if (cpus > 0 && p_ > cpus) slot_limit_ = kShmSlotData;
 }
@@ -185,30 +200,6 @@ void ShmNode::layout(std::byte* base) {
   areas_ = at;
 }
 
-uint64_t ShmNode::begin(uint64_t stages, std::size_t slot_bytes) {
-  ++call_;
-  const uint64_t first = stage_ + 1;
-  stage_ += stages;
-  first_[call_ % kShmRing] = first;
-  const bool small = slot_bytes <= kShmSmallData;
-  const std::size_t sets = small ? kShmRing : kShmDepth;
-  const auto np = static_cast<std::size_t>(p_);
-  slot_size_ = small ? kShmSmall : kShmSlot;
-  set_ = (small ? smalls_ : slots_) + (call_ % sets) * np * slot_size_;
-  // The call that last used this set is call_ - sets; every rank is past
-  // it once it posted the first stage of the call after it.
-  slot_free_ = call_ > sets ? first_[(call_ - sets + 1) % kShmRing] : 0;
-  return first;
-}
-
-int ShmNode::claim_slot(std::byte** mine) {
-  if (slot_free_ > known_all_) {
-    if (int e = wait_all(slot_free_)) return e;
-  }
-  *mine = slot(me_);
-  return 0;
-}
-
 int ShmNode::claim_area(std::byte** mine) {
   const uint64_t need = std::max(area_free_, pieces_free_);
   if (need > known_all_) {
@@ -227,35 +218,7 @@ int ShmNode::claim_piece(int r, uint64_t g, std::byte** at) {
   return 0;
 }
 
-void ShmNode::post(uint64_t s) {
-  flag(me_).store(s, std::memory_order_release);
-  // A member asleep in its wait sleeps on its channel's doorbell, which a
-  // store into the segment does not ring (each ring orders this store
-  // before its look for sleepers: see Doorbell).
-  for (int r = 0; r < p_; ++r) {
-    if (r != me_) os_->wake(comm_.to_peer(r));
-  }
-}
-
-void ShmNode::publish(uint64_t s) {
-  // Release: the data before the stamp; post() rings after both.
-  stamp(me_).store(s, std::memory_order_release);
-  post(s);
-}
-
 bool ShmNode::reached(int r, uint64_t s) const { return flag(r).load(std::memory_order_acquire) >= s; }
-
-bool ShmNode::all_reached(uint64_t s) {
-  if (known_all_ >= s) return true;
-  uint64_t low = UINT64_MAX;
-  for (int r = 0; r < p_; ++r) {
-    const uint64_t v = flag(r).load(std::memory_order_acquire);
-    if (v < s) return false;
-    if (v < low) low = v;
-  }
-  known_all_ = low;
-  return true;
-}
 
 // The device's one waiting policy (Device::block_until): spin while
 // progressing the device (a rank blocked here still serves the traffic
@@ -271,17 +234,16 @@ int ShmNode::wait_one(int r, uint64_t s) {
   return wait([&] { return reached(r, s); });
 }
 
-int ShmNode::wait_all(uint64_t s) {
+int ShmNode::wait_all_slow(uint64_t s) {
   return wait([&] { return all_reached(s); });
 }
 
-int ShmNode::wait_slot(int r, uint64_t s) {
+int ShmNode::wait_slot_slow(int r, uint64_t s) {
   return wait([&] { return stamp(r).load(std::memory_order_acquire) >= s; });
 }
 
-int ShmNode::wait_slots(uint64_t s) {
+int ShmNode::wait_slots_from(int next, uint64_t s) {
   // Ranks found stamped are not read again.
-  int next = me_ == 0 ? 1 : 0;
   return wait([&] {
     for (; next < p_; ++next) {
       if (next != me_ && stamp(next).load(std::memory_order_acquire) < s) return false;

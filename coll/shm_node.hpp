@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "adi3/device.hpp"
+#include "channels/onesided.hpp"
 
 namespace adi3 {
 class OneSided;
@@ -65,6 +66,7 @@ inline constexpr std::size_t kShmSmall = 1024;  // small-tier slot per rank, wit
 inline constexpr std::size_t kShmSmallData = kShmSmall - kShmSlotHead;
 inline constexpr std::size_t kShmRing = 64;  // small-tier sets (a power of two, and the depth of first_)
 static_assert(kShmRing % kShmDepth == 0 && kShmRing > kShmDepth);
+static_assert((kShmRing & (kShmRing - 1)) == 0 && (kShmDepth & (kShmDepth - 1)) == 0);  // sets picked by a mask
 inline constexpr std::size_t kShmChunk = 256 * 1024;  // large area per rank (one round of a long reduction)
 inline constexpr std::size_t kShmPieces = 4;          // long bcast: pieces of an area in flight
 inline constexpr std::size_t kShmPiece = kShmChunk / kShmPieces;
@@ -80,6 +82,9 @@ class ShmNode {
   // members cannot share memory or t.shm is off. *err is set when the
   // setup's messages failed (a dead peer): the caller returns it.
   static ShmNode* of(Device& dev, const Comm& comm, bool enabled, int* err);
+  // The node an earlier of() made for comm (*ready: its setup succeeded),
+  // or nullptr: none yet. Not collective (coll/express.hpp).
+  static ShmNode* made(Device& dev, const Comm& comm, bool* ready);
   // The context's communicator was freed.
   static void forget(Device& dev, uint32_t context);
 
@@ -101,8 +106,13 @@ class ShmNode {
   void publish(uint64_t s);
   // Until rank r's slot (every other rank's) is stamped s: the data is then
   // readable.
-  int wait_slot(int r, uint64_t s);
-  int wait_slots(uint64_t s);
+  int wait_slot(int r, uint64_t s) { return stamp(r).load(std::memory_order_acquire) >= s ? 0 : wait_slot_slow(r, s); }
+  int wait_slots(uint64_t s) {
+    for (int r = 0; r < p_; ++r) {
+      if (r != me_ && stamp(r).load(std::memory_order_acquire) < s) return wait_slots_from(r, s);
+    }
+    return 0;
+  }
   // Rank r's large area (kShmChunk bytes), and mine once every rank is done
   // with the previous long reduction's last stage (may wait).
   std::byte* area(int r) const { return areas_ + static_cast<std::size_t>(r) * kShmChunk; }
@@ -135,7 +145,7 @@ class ShmNode {
   // call of the device does (Device::block_until). Returns 0, or the
   // device's failure error when a peer died and nothing moved for ~100 ms.
   int wait_one(int r, uint64_t s);
-  int wait_all(uint64_t s);
+  int wait_all(uint64_t s) { return all_reached(s) ? 0 : wait_all_slow(s); }
 
  private:
   ShmNode(Device& dev, const Comm& comm);
@@ -146,15 +156,29 @@ class ShmNode {
   }
   std::byte* slot_base(int r) const { return set_ + static_cast<std::size_t>(r) * slot_size_; }
   std::atomic<uint64_t>& stamp(int r) const { return *reinterpret_cast<std::atomic<uint64_t>*>(slot_base(r)); }
+  int wait_slots_from(int r, uint64_t s);
+  int wait_slot_slow(int r, uint64_t s);
+  int wait_all_slow(uint64_t s);
   bool reached(int r, uint64_t s) const;
-  bool all_reached(uint64_t s);
+  bool all_reached(uint64_t s) {
+    if (known_all_ >= s) return true;
+    uint64_t low = UINT64_MAX;
+    for (int r = 0; r < p_; ++r) {
+      const uint64_t v = flag(r).load(std::memory_order_acquire);
+      if (v < s) return false;
+      if (v < low) low = v;
+    }
+    known_all_ = low;
+    return true;
+  }
   template <class Ready>
   int wait(Ready&& ready);
 
   Device& dev_;
   Comm comm_;  // its members, for the setup's messages and liveness checks
   uint32_t context_;
-  std::vector<int> peers_;  // comm rank -> channel rank
+  std::vector<int> peers_;   // comm rank -> channel rank
+  std::vector<int> others_;  // the channel ranks of the other members (post() wakes them)
   int me_, p_;
   OneSided* os_ = nullptr;
   Region* region_ = nullptr;        // rank 0: the segment
@@ -181,5 +205,44 @@ class ShmNode {
 
   friend struct ShmNodes;
 };
+
+// The per-call steps every collective takes, inline: the express path
+// (coll/express.hpp) is little else.
+inline uint64_t ShmNode::begin(uint64_t stages, std::size_t slot_bytes) {
+  ++call_;
+  const uint64_t first = stage_ + 1;
+  stage_ += stages;
+  first_[call_ & (kShmRing - 1)] = first;
+  const bool small = slot_bytes <= kShmSmallData;
+  const std::size_t sets = small ? kShmRing : kShmDepth;
+  slot_size_ = small ? kShmSmall : kShmSlot;
+  set_ = (small ? smalls_ : slots_) + (call_ & (sets - 1)) * static_cast<std::size_t>(p_) * slot_size_;
+  // The call that last used this set is call_ - sets; every rank is past
+  // it once it posted the first stage of the call after it.
+  slot_free_ = call_ > sets ? first_[(call_ - sets + 1) & (kShmRing - 1)] : 0;
+  return first;
+}
+
+inline int ShmNode::claim_slot(std::byte** mine) {
+  if (slot_free_ > known_all_) [[unlikely]] {
+    if (int e = wait_all(slot_free_)) return e;
+  }
+  *mine = slot(me_);
+  return 0;
+}
+
+inline void ShmNode::post(uint64_t s) {
+  flag(me_).store(s, std::memory_order_release);
+  // A member asleep in its wait sleeps on its channel's doorbell, which a
+  // store into the segment does not ring (each ring orders this store
+  // before its look for sleepers: see Doorbell).
+  for (const int peer : others_) os_->wake(peer);
+}
+
+inline void ShmNode::publish(uint64_t s) {
+  // Release: the data before the stamp; post() rings after both.
+  stamp(me_).store(s, std::memory_order_release);
+  post(s);
+}
 
 }  // namespace adi3::coll::detail

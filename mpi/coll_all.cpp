@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "mpi/coll_express.hpp"
 #include "mpi/coll_inter.hpp"
 
 using namespace adi3;
@@ -280,7 +281,7 @@ int reduce_scatter_any(CollCall& k, const void* sbuf, void* rbuf, const C* rcoun
 
 }  // namespace
 
-ADI3_COLL_BLOCKING(Barrier, (MPI_Comm comm), (comm), barrier(k, request))
+ADI3_COLL_BLOCKING_EXPRESS(Barrier, (MPI_Comm comm), (comm), express_barrier(k, &e), barrier(k, request))
 ADI3_COLL_NONBLOCKING(Ibarrier, (MPI_Comm comm, MPI_Request* request), (comm, request), barrier(k, request))
 ADI3_COLL_PERSISTENT(Barrier_init, (MPI_Comm comm, MPI_Info info, MPI_Request* request), (comm, info, request),
                      barrier(k, request))
@@ -288,8 +289,9 @@ ADI3_COLL_PERSISTENT(Barrier_init, (MPI_Comm comm, MPI_Info info, MPI_Request* r
 #define ADI3_REDUCE_ALL(C, D) const void *sendbuf, void *recvbuf, C count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm
 #define ADI3_REDUCE_ALL_NAMES sendbuf, recvbuf, count, dt, op, comm
 #define ADI3_REDUCE_ALL_ARGS sendbuf, recvbuf, count, dt, op, request
-ADI3_COLL_FAMILY(Allreduce, Iallreduce, ADI3_REDUCE_ALL, ADI3_REDUCE_ALL_NAMES, allreduce(k, ADI3_REDUCE_ALL_ARGS),
-                 allreduce(k, ADI3_REDUCE_ALL_ARGS))
+ADI3_COLL_FAMILY_EXPRESS(Allreduce, Iallreduce, ADI3_REDUCE_ALL, ADI3_REDUCE_ALL_NAMES,
+                         express_allreduce(k, sendbuf, recvbuf, count, dt, op, &e), allreduce(k, ADI3_REDUCE_ALL_ARGS),
+                         allreduce(k, ADI3_REDUCE_ALL_ARGS))
 ADI3_COLL_FAMILY(Scan, Iscan, ADI3_REDUCE_ALL, ADI3_REDUCE_ALL_NAMES, scan(k, false, ADI3_REDUCE_ALL_ARGS),
                  scan(k, false, ADI3_REDUCE_ALL_ARGS))
 ADI3_COLL_FAMILY(Exscan, Iexscan, ADI3_REDUCE_ALL, ADI3_REDUCE_ALL_NAMES, scan(k, true, ADI3_REDUCE_ALL_ARGS),

@@ -10,12 +10,21 @@
 namespace adi3::mpi {
 
 int get_op(Runtime& rt, MPI_Op h, coll::Op* out);
+// A predefined op handle's kind; false for any other handle (no error raised).
+bool builtin_op(MPI_Op h, coll::OpKind* out);
 coll::Sequence& sequence(CommObj& c);
 
 // The start of a collective entry point: runtime and communicator, or the
 // error to return (e != 0).
 struct CollCall {
-  CollCall(const char* fn, MPI_Comm comm);
+  CollCall(const char* f, MPI_Comm comm) : fn(f), rt(g_runtime) {
+    if (!rt) [[unlikely]] {
+      e = not_initialized(fn);
+      return;
+    }
+    if (int err = get_comm(*rt, comm, &c)) [[unlikely]]
+      e = world_error(err, fn);
+  }
   const char* fn;
   Runtime* rt = nullptr;
   CommObj* c = nullptr;
@@ -100,6 +109,22 @@ class IntArray {
     return k.done(e ? e : __VA_ARGS__);               \
   }
 
+// A blocking entry point that tries the express path first
+// (mpi/coll_express.hpp): `express` sets e and is true when it ran the
+// call; else the regular `call` runs and the communicator learns whether
+// the express path is open to it.
+#define ADI3_COLL_BLOCKING_EXPRESS(name, params, args, express, ...) \
+  ADI3_MPI_API(int, name, params, args) {                            \
+    ::adi3::mpi::CollCall k(__func__, comm);                         \
+    if (k.e) return k.e;                                             \
+    int e = 0;                                                       \
+    if (express) return k.done(e);                                   \
+    MPI_Request* request = nullptr;                                  \
+    e = __VA_ARGS__;                                                 \
+    ::adi3::mpi::express_learn(k);                                   \
+    return k.done(e);                                                \
+  }
+
 // The six entry points of one collective: blocking, nonblocking (iname) and
 // persistent (_init), each with int and large-count (_c) counts. PARAMS(C, D)
 // lists the parameters with count type C and displacement type D, NAMES
@@ -111,6 +136,16 @@ class IntArray {
   ADI3_COLL_PERSISTENT(name##_init, (PARAMS(int, int), MPI_Info info, MPI_Request * request), (NAMES, info, request), \
                        call)                                                                                          \
   ADI3_COLL_BLOCKING(name##_c, (PARAMS(MPI_Count, MPI_Aint)), (NAMES), call_c)                                        \
+  ADI3_COLL_NONBLOCKING(iname##_c, (PARAMS(MPI_Count, MPI_Aint), MPI_Request * request), (NAMES, request), call_c)    \
+  ADI3_COLL_PERSISTENT(name##_init_c, (PARAMS(MPI_Count, MPI_Aint), MPI_Info info, MPI_Request * request),            \
+                       (NAMES, info, request), call_c)
+// The same whose blocking forms try the express path first.
+#define ADI3_COLL_FAMILY_EXPRESS(name, iname, PARAMS, NAMES, express, call, call_c)                                   \
+  ADI3_COLL_BLOCKING_EXPRESS(name, (PARAMS(int, int)), (NAMES), express, call)                                        \
+  ADI3_COLL_NONBLOCKING(iname, (PARAMS(int, int), MPI_Request * request), (NAMES, request), call)                     \
+  ADI3_COLL_PERSISTENT(name##_init, (PARAMS(int, int), MPI_Info info, MPI_Request * request), (NAMES, info, request), \
+                       call)                                                                                          \
+  ADI3_COLL_BLOCKING_EXPRESS(name##_c, (PARAMS(MPI_Count, MPI_Aint)), (NAMES), express, call_c)                       \
   ADI3_COLL_NONBLOCKING(iname##_c, (PARAMS(MPI_Count, MPI_Aint), MPI_Request * request), (NAMES, request), call_c)    \
   ADI3_COLL_PERSISTENT(name##_init_c, (PARAMS(MPI_Count, MPI_Aint), MPI_Info info, MPI_Request * request),            \
                        (NAMES, info, request), call_c)

@@ -1,6 +1,7 @@
 // Rooted collectives (bcast, reduce, gather(v), scatter(v)) and their
 // nonblocking forms. Arguments significant only at the root are checked
 // only there.
+#include "mpi/coll_express.hpp"
 #include "mpi/coll_inter.hpp"
 
 using namespace adi3;
@@ -196,8 +197,10 @@ int scatterv_any(CollCall& k, const void* sbuf, const C* scounts, const D* displ
 
 #define ADI3_BCAST(C, D) void *buffer, C count, MPI_Datatype datatype, int root, MPI_Comm comm
 #define ADI3_BCAST_NAMES buffer, count, datatype, root, comm
-ADI3_COLL_FAMILY(Bcast, Ibcast, ADI3_BCAST, ADI3_BCAST_NAMES, bcast(k, buffer, count, datatype, root, request),
-                 bcast(k, buffer, count, datatype, root, request))
+ADI3_COLL_FAMILY_EXPRESS(Bcast, Ibcast, ADI3_BCAST, ADI3_BCAST_NAMES,
+                         express_bcast(k, buffer, count, datatype, root, &e),
+                         bcast(k, buffer, count, datatype, root, request),
+                         bcast(k, buffer, count, datatype, root, request))
 #undef ADI3_BCAST
 #undef ADI3_BCAST_NAMES
 
@@ -205,8 +208,9 @@ ADI3_COLL_FAMILY(Bcast, Ibcast, ADI3_BCAST, ADI3_BCAST_NAMES, bcast(k, buffer, c
   const void *sendbuf, void *recvbuf, C count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm
 #define ADI3_REDUCE_NAMES sendbuf, recvbuf, count, datatype, op, root, comm
 #define ADI3_REDUCE_ARGS sendbuf, recvbuf, count, datatype, op, root, request
-ADI3_COLL_FAMILY(Reduce, Ireduce, ADI3_REDUCE, ADI3_REDUCE_NAMES, reduce(k, ADI3_REDUCE_ARGS),
-                 reduce(k, ADI3_REDUCE_ARGS))
+ADI3_COLL_FAMILY_EXPRESS(Reduce, Ireduce, ADI3_REDUCE, ADI3_REDUCE_NAMES,
+                         express_reduce(k, sendbuf, recvbuf, count, datatype, op, root, &e),
+                         reduce(k, ADI3_REDUCE_ARGS), reduce(k, ADI3_REDUCE_ARGS))
 #undef ADI3_REDUCE
 #undef ADI3_REDUCE_NAMES
 #undef ADI3_REDUCE_ARGS

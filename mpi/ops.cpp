@@ -19,6 +19,14 @@ constexpr int kNumBuiltinOps = sizeof kBuiltinOps / sizeof kBuiltinOps[0];
 
 }  // namespace
 
+bool builtin_op(MPI_Op h, coll::OpKind* out) {
+  if (!is_kind(h, Kind::Op, HandleClass::Builtin)) return false;
+  const int i = handle_index(h);
+  if (i < 1 || i > kNumBuiltinOps) return false;
+  *out = kBuiltinOps[i - 1];
+  return true;
+}
+
 int get_op(Runtime& rt, MPI_Op h, coll::Op* out) {
   if (is_kind(h, Kind::Op, HandleClass::Builtin)) {
     int i = handle_index(h);
@@ -57,14 +65,6 @@ int get_op(Runtime& rt, MPI_Op h, coll::Op* out) {
 coll::Sequence& sequence(CommObj& c) {
   if (!c.nbc) c.nbc = std::make_shared<coll::Sequence>();
   return *static_cast<coll::Sequence*>(c.nbc.get());
-}
-
-CollCall::CollCall(const char* f, MPI_Comm comm) : fn(f), rt(g_runtime) {
-  if (!rt) {
-    e = not_initialized(fn);
-    return;
-  }
-  if (int err = get_comm(*rt, comm, &c)) e = world_error(err, fn);
 }
 
 int coll_side(Runtime& rt, const void* buf, MPI_Count count, MPI_Datatype dt, const Datatype** out) {

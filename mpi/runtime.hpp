@@ -87,6 +87,10 @@ struct CommObj {
   AttrList attrs;
   std::vector<std::pair<std::string, std::string>> info;
   std::shared_ptr<void> nbc;  // coll::Sequence of nonblocking collectives
+  // The collectives' express path (mpi/coll_express.hpp): set once a
+  // collective found the shared segment ready; _off once it never will be.
+  std::shared_ptr<void> coll_express;
+  bool coll_express_off = false;
   std::shared_ptr<const CartTopo> cart;
   std::shared_ptr<const GraphTopo> graph;
   std::shared_ptr<const DistGraphTopo> dist;

@@ -12,6 +12,11 @@
  *            (cost per message)
  *   empty    MPI_Test of a receive nobody sends to (an empty progress pass)
  *   iprobe   MPI_Iprobe finding nothing
+ *   allreduce, reduce, bcast, barrier: one blocking collective of 8 B
+ *            (one MPI_LONG, MPI_SUM; root 0) on MPI_COMM_WORLD. These need
+ *            every rank, so the others run the same loop natively; rank 0
+ *            under callgrind is the slowest, so its waits find the others
+ *            already there and the count is still its own work.
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -21,6 +26,23 @@
 #define WINDOW 64
 
 static char sbuf[8], rbuf[WINDOW][8];
+
+static int is_coll(const char* mode) {
+  return !strcmp(mode, "allreduce") || !strcmp(mode, "reduce") || !strcmp(mode, "bcast") || !strcmp(mode, "barrier");
+}
+
+static void coll_loop(const char* mode, long n) {
+  long in = 1, out = 0;
+  if (!strcmp(mode, "allreduce")) {
+    for (long i = 0; i < n; ++i) MPI_Allreduce(&in, &out, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  } else if (!strcmp(mode, "reduce")) {
+    for (long i = 0; i < n; ++i) MPI_Reduce(&in, &out, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+  } else if (!strcmp(mode, "bcast")) {
+    for (long i = 0; i < n; ++i) MPI_Bcast(&in, 1, MPI_LONG, 0, MPI_COMM_WORLD);
+  } else if (!strcmp(mode, "barrier")) {
+    for (long i = 0; i < n; ++i) MPI_Barrier(MPI_COMM_WORLD);
+  }
+}
 
 static void __attribute__((noinline)) cost_loop(const char* mode, long n) {
   MPI_Request reqs[2 * WINDOW];
@@ -50,6 +72,8 @@ static void __attribute__((noinline)) cost_loop(const char* mode, long n) {
   } else if (!strcmp(mode, "iprobe")) {
     int flag = 0;
     for (long i = 0; i < n; ++i) MPI_Iprobe(0, 4, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+  } else {
+    coll_loop(mode, n);
   }
 }
 
@@ -62,6 +86,9 @@ int main(int argc, char** argv) {
   if (rank == 0) {
     cost_loop(mode, 64); /* warm-up: pools, rings and pages */
     cost_loop(mode, n);
+  } else if (is_coll(mode)) {
+    coll_loop(mode, 64);
+    coll_loop(mode, n);
   }
   MPI_Barrier(MPI_COMM_WORLD);
   MPI_Finalize();

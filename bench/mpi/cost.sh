@@ -4,6 +4,7 @@
 # callgrind on rank 0 of 2, so the figures do not depend on the machine's
 # load. Each mode runs twice (N1 and N2 iterations); the difference over
 # N2 - N1 leaves out start-up, warm-up and the loop's first pass.
+# COST_MODES="allreduce barrier" picks modes (default: all, see cost.c).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -27,7 +28,7 @@ total() { awk '/^summary:|^totals:/ { print $2; exit }' "$1"; }
 printf '%-8s' mode
 for impl in $impls; do printf '%10s' "$impl"; done
 echo "   (instructions per operation)"
-for mode in send unexp rate empty iprobe; do
+for mode in ${COST_MODES:-send unexp rate empty iprobe allreduce reduce bcast barrier}; do
   printf '%-8s' "$mode"
   for impl in $impls; do
     prog=$bin/mpicost_$impl

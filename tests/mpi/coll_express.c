@@ -1,0 +1,158 @@
+/* The express path of the blocking barrier, bcast, reduce and allreduce
+ * (mpi/coll_express.hpp): what it keeps per communicator (the shared
+ * segment, the last predefined (type, op) pair and its kernel) must never
+ * change an answer or hide an error:
+ *  - pairs switching from call to call (each kernel, the cache replaced),
+ *    user ops and derived types in between (the regular path), the _c forms;
+ *  - MPI_IN_PLACE, aliased buffers, zero counts, bad ops, types and roots
+ *    after the pair is cached: the regular path's results and errors;
+ *  - a root bcasting predefined data to ranks receiving it as a derived type
+ *    (one rank on the express path, the others on the regular one: the same
+ *    protocol);
+ *  - communicators freed and made again (a context comes back with other
+ *    members), a duplicate beside its parent, every root.
+ * Run again with ADI3_COLL_SHM=0 (no segment: never express). */
+#include <stdint.h>
+
+#include "mpitest.h"
+
+static int rank, size;
+
+static void user_sum(void* in, void* inout, int* len, MPI_Datatype* dt) {
+  (void)dt;
+  for (int i = 0; i < *len; ++i) ((long*)inout)[i] += ((long*)in)[i];
+}
+
+static void pairs(MPI_Comm comm) {
+  int me, p;
+  MPI_Comm_rank(comm, &me);
+  MPI_Comm_size(comm, &p);
+  MPI_Op usum;
+  CHECK_OK(MPI_Op_create(user_sum, 1, &usum));
+  MPI_Datatype two;
+  CHECK_OK(MPI_Type_contiguous(2, MPI_LONG, &two));
+  CHECK_OK(MPI_Type_commit(&two));
+  const long tri = (long)p * (p + 1) / 2; /* sum of me + 1 */
+  for (int round = 0; round < 50; ++round) {
+    long l = me + 1, lo = -1;
+    CHECK_OK(MPI_Allreduce(&l, &lo, 1, MPI_LONG, MPI_SUM, comm));
+    CHECK_EQ(lo, tri);
+    int i = me + 1, io = -1;
+    CHECK_OK(MPI_Allreduce(&i, &io, 1, MPI_INT, MPI_MAX, comm));
+    CHECK_EQ(io, p);
+    CHECK_OK(MPI_Allreduce(&i, &io, 1, MPI_INT, MPI_MIN, comm));
+    CHECK_EQ(io, 1);
+    double d = 0.5 * (me + 1), dout = 0;
+    CHECK_OK(MPI_Allreduce(&d, &dout, 1, MPI_DOUBLE, MPI_SUM, comm));
+    CHECK(dout == 0.5 * (double)tri);
+    unsigned char c = (unsigned char)(1u << (me % 8)), co = 0;
+    CHECK_OK(MPI_Allreduce(&c, &co, 1, MPI_BYTE, MPI_BOR, comm));
+    CHECK_EQ(co, p >= 8 ? 0xff : (1u << p) - 1);
+    char ch = 1, cho = 0; /* MPI_CHAR with MPI_SUM, as the peers accept */
+    CHECK_OK(MPI_Allreduce(&ch, &cho, 1, MPI_CHAR, MPI_SUM, comm));
+    CHECK_EQ(cho, p);
+    /* A vector, in place, then the _c form. */
+    long v[33];
+    for (int k = 0; k < 33; ++k) v[k] = k * (me + 1);
+    CHECK_OK(MPI_Allreduce(MPI_IN_PLACE, v, 33, MPI_LONG, MPI_SUM, comm));
+    for (int k = 0; k < 33; ++k) CHECK_EQ(v[k], k * tri);
+    lo = -1;
+    CHECK_OK(MPI_Allreduce_c(&l, &lo, (MPI_Count)1, MPI_LONG, MPI_PROD, comm));
+    long fact = 1;
+    for (int k = 1; k <= p; ++k) fact *= k;
+    CHECK_EQ(lo, fact);
+    /* A user op and a derived type between predefined pairs. */
+    lo = -1;
+    CHECK_OK(MPI_Allreduce(&l, &lo, 1, MPI_LONG, usum, comm));
+    CHECK_EQ(lo, tri);
+    long t2[2] = {l, 2 * l}, t2o[2] = {0, 0};
+    CHECK_OK(MPI_Allreduce(t2, t2o, 1, two, MPI_SUM, comm));
+    CHECK_EQ(t2o[0], tri);
+    CHECK_EQ(t2o[1], 2 * tri);
+    /* MAXLOC on a pair type (the regular path). */
+    struct {
+      double v;
+      int i;
+    } dl = {(double)(me / 2), me}, dlo = {0, -1};
+    CHECK_OK(MPI_Allreduce(&dl, &dlo, 1, MPI_DOUBLE_INT, MPI_MAXLOC, comm));
+    CHECK(dlo.v == (double)((p - 1) / 2));
+    CHECK_EQ(dlo.i, (p - 1) / 2 * 2); /* ties keep the smaller index */
+    /* Reduce to every root, in place at the root. */
+    const int root = round % p;
+    lo = -1;
+    CHECK_OK(MPI_Reduce(&l, &lo, 1, MPI_LONG, MPI_SUM, root, comm));
+    if (me == root) CHECK_EQ(lo, tri);
+    if (me != root) CHECK_EQ(lo, -1);
+    long inp = l;
+    CHECK_OK(MPI_Reduce(me == root ? MPI_IN_PLACE : &l, me == root ? &inp : NULL, 1, MPI_LONG, MPI_SUM, root, comm));
+    if (me == root) CHECK_EQ(inp, tri);
+    /* Bcast from every root, several types. */
+    long b = me == root ? 1000 + round : -1;
+    CHECK_OK(MPI_Bcast(&b, 1, MPI_LONG, root, comm));
+    CHECK_EQ(b, 1000 + round);
+    short s[5];
+    for (int k = 0; k < 5; ++k) s[k] = (short)(me == root ? k + round : -1);
+    CHECK_OK(MPI_Bcast_c(s, (MPI_Count)5, MPI_SHORT, root, comm));
+    for (int k = 0; k < 5; ++k) CHECK_EQ(s[k], k + round);
+    /* The root sends two MPI_LONG, the others receive one `two`. */
+    long bb[2] = {me == root ? round : -1, me == root ? -round : -1};
+    CHECK_OK(MPI_Bcast(bb, me == root ? 2 : 1, me == root ? MPI_LONG : two, root, comm));
+    CHECK_EQ(bb[0], round);
+    CHECK_EQ(bb[1], -round);
+    CHECK_OK(MPI_Barrier(comm));
+  }
+  MPI_Type_free(&two);
+  MPI_Op_free(&usum);
+}
+
+/* Errors after the pair was cached: the regular path's checks. */
+static void errors(MPI_Comm comm) {
+  int me, p;
+  MPI_Comm_rank(comm, &me);
+  MPI_Comm_size(comm, &p);
+  CHECK_OK(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN));
+  long l = 1, lo = 0;
+  CHECK_OK(MPI_Allreduce(&l, &lo, 1, MPI_LONG, MPI_SUM, comm));
+  CHECK_CLASS(MPI_Allreduce(&l, &l, 1, MPI_LONG, MPI_SUM, comm), MPI_ERR_BUFFER);
+  CHECK_CLASS(MPI_Allreduce(&l, &lo, -1, MPI_LONG, MPI_SUM, comm), MPI_ERR_COUNT);
+  CHECK_CLASS(MPI_Allreduce(&l, &lo, 1, MPI_LONG, MPI_OP_NULL, comm), MPI_ERR_OP);
+  CHECK_CLASS(MPI_Allreduce(&l, &lo, 1, MPI_DATATYPE_NULL, MPI_SUM, comm), MPI_ERR_TYPE);
+  CHECK_CLASS(MPI_Allreduce(&l, MPI_IN_PLACE, 1, MPI_LONG, MPI_SUM, comm), MPI_ERR_BUFFER);
+  double d = 1;
+  CHECK_CLASS(MPI_Allreduce(&d, &lo, 1, MPI_DOUBLE, MPI_BAND, comm), MPI_ERR_OP);
+  CHECK_CLASS(MPI_Allreduce(&d, &lo, 1, MPI_DOUBLE, MPI_BAND, comm), MPI_ERR_OP); /* cached refusal */
+  CHECK_CLASS(MPI_Reduce(&l, &lo, 1, MPI_LONG, MPI_SUM, p, comm), MPI_ERR_ROOT);
+  CHECK_CLASS(MPI_Bcast(&l, 1, MPI_LONG, -1, comm), MPI_ERR_ROOT);
+  CHECK_CLASS(MPI_Bcast(&l, -2, MPI_LONG, 0, comm), MPI_ERR_COUNT);
+  /* Count zero: nothing moves, nothing is read. */
+  lo = 7;
+  CHECK_OK(MPI_Allreduce(&l, &lo, 0, MPI_LONG, MPI_SUM, comm));
+  CHECK_EQ(lo, 7);
+  CHECK_OK(MPI_Bcast(NULL, 0, MPI_LONG, 0, comm));
+  /* Still in step afterwards. */
+  CHECK_OK(MPI_Allreduce(&l, &lo, 1, MPI_LONG, MPI_SUM, comm));
+  CHECK_EQ(lo, p);
+  CHECK_OK(MPI_Barrier(comm));
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  pairs(MPI_COMM_WORLD);
+  MPI_Comm dup;
+  CHECK_OK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+  pairs(dup);
+  errors(dup);
+  pairs(MPI_COMM_WORLD); /* the parent's state is its own */
+  CHECK_OK(MPI_Comm_free(&dup));
+  /* Communicators freed and made again: a context comes back with other
+   * members, whose segment and cache must be new. */
+  for (int k = 1; k <= size; ++k) {
+    MPI_Comm sub;
+    CHECK_OK(MPI_Comm_split(MPI_COMM_WORLD, rank < k ? 0 : 1, size - rank, &sub));
+    pairs(sub);
+    CHECK_OK(MPI_Comm_free(&sub));
+  }
+  return mt_finish();
+}
