@@ -119,6 +119,7 @@ void Device::on_cancel_ack(Device& d, int src, const PacketHeader& h, const void
     // Withdrawn before any receive took it: no clear-to-send or
     // acknowledgement will come, so this is the send's last part.
     r->status.cancelled = true;
+    if (r->has(Request::kRndv)) d.offer_answered(r);
     d.complete(r);
   } else if (rearmed) {
     d.complete(r);  // a receive took it: the send stands

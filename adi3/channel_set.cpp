@@ -221,6 +221,11 @@ int ChannelSet::get(int peer, void* local, uint64_t remote, std::size_t len) {
   return near_->get(near_index_[static_cast<std::size_t>(peer)], local, remote, len);
 }
 
+int ChannelSet::get_crossing(int peer, void* local, uint64_t remote, std::size_t len) {
+  if (!on_host(peer)) return -1;
+  return near_->get_crossing(near_index_[static_cast<std::size_t>(peer)], local, remote, len);
+}
+
 int ChannelSet::put(int peer, uint64_t remote, const void* local, std::size_t len) {
   if (!on_host(peer)) return -1;
   return near_->put(near_index_[static_cast<std::size_t>(peer)], remote, local, len);

@@ -62,6 +62,7 @@ class ChannelSet final : public Channel {
   void check_liveness() override { near_->check_liveness(); }
   void wake() override;
   int get(int peer, void* local, uint64_t remote, std::size_t len) override;
+  int get_crossing(int peer, void* local, uint64_t remote, std::size_t len) override;
   int put(int peer, uint64_t remote, const void* local, std::size_t len) override;
   OneSided* onesided() override;
   uint64_t connections() const override { return near_->connections() + far_->connections(); }

@@ -350,6 +350,10 @@ class Device final : private PacketSink {
   struct Peer {
     mutable SpinLock lock;
     SendQueue q;  // everything still to emit to this peer, in order
+    // Our rendezvous sends to this peer that offered their buffer for a
+    // native get and have no answer yet: while there are any, a large
+    // message from the peer crosses ours (Channel::get_crossing).
+    std::atomic<uint32_t> offers{0};
   };
   struct Extension {
     std::atomic<PacketHandler> fn{nullptr};
@@ -445,6 +449,10 @@ class Device final : private PacketSink {
   void matched(Request* r, Request* unexpected);
   void deliver_eager(Request* r, const void* data, std::size_t bytes);
   void start_rndv_recv(Request* r);
+  // Whether r's request-to-send offers its buffer for the peer's native get
+  // (then it counts in Peer::offers until answered).
+  bool offers_get(const Request* r) const;
+  void offer_answered(const Request* r);
   Request* hand_off(Request* stack_recv);  // blocking_recv.cpp
   int probe_once(int source, int tag, const Comm& comm, bool* flag, Request** message, Status* status);
   int probe_blocking(int source, int tag, const Comm& comm, Request** message, Status* status);

@@ -204,6 +204,9 @@ class ProcessChannel final : public Channel {
   int put(int peer, uint64_t remote, const void* local, std::size_t len) override {
     return inner_->put(peer, remote, local, len);
   }
+  int get_crossing(int peer, void* local, uint64_t remote, std::size_t len) override {
+    return inner_->get_crossing(peer, local, remote, len);
+  }
   OneSided* onesided() override { return inner_->onesided(); }
   Channel* data_path() override { return inner_->data_path(); }
   uint64_t connections() const override { return inner_->connections(); }

@@ -133,7 +133,12 @@ void Device::start_rndv_recv(Request* r) {
       r->bytes >= caps_of(r->peer).get_min) {
     // Single copy: fetch the sender's buffer, then tell it we are done.
     char* dst = static_cast<char*>(r->buf) + r->type->true_lb();
-    if (channel_->get(r->peer, dst, r->remote_addr, r->want) == 0) {
+    // While our own offer to the peer waits for its answer, the peer is
+    // deciding the same for ours: the channel chooses for both alike.
+    const bool crossing = peers_[static_cast<std::size_t>(r->peer)].offers.load(std::memory_order_relaxed) > 0;
+    const int got = crossing ? channel_->get_crossing(r->peer, dst, r->remote_addr, r->want)
+                             : channel_->get(r->peer, dst, r->remote_addr, r->want);
+    if (got == 0) {
       PacketHeader fin{PacketType::Fin, 0, 0, r->context, 0, 0, r->want, r->remote, r->id(), 0};
       send_control(r->peer, fin);
       complete(r);

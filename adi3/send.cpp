@@ -188,7 +188,12 @@ bool Device::emit(Request* r) {
       PacketHeader h{PacketType::Rts, flags, 0, r->context, r->source, r->tag, r->bytes, r->id(), 0, addr};
       // Idle before the packet leaves: the answer may complete r at once.
       r->phase = kIdle;
+      // Counted before it leaves too: another thread may handle the answer.
+      std::atomic<uint32_t>& offers = peers_[static_cast<std::size_t>(r->peer)].offers;
+      const bool offer = addr && offers_get(r);
+      if (offer) offers.fetch_add(1, std::memory_order_relaxed);
       SendResult res = io_->send(r->peer, &h, sizeof h, Payload{});
+      if (res != SendResult::Sent && offer) offers.fetch_sub(1, std::memory_order_relaxed);
       if (res == SendResult::Busy) {
         r->phase = kRtsOut;
         return false;
@@ -311,6 +316,7 @@ void Device::on_cts(Device& d, int src, const PacketHeader& h, const void*, std:
              r->bytes);
     return;
   }
+  d.offer_answered(r);
   r->remote = h.rreq;
   r->want = h.bytes;
   r->done = 0;
@@ -325,8 +331,25 @@ void Device::on_fin(Device& d, int src, const PacketHeader& h, const void*, std:
     d.refuse(src, "fin (%llu bytes) for a send that is not waiting for one", static_cast<unsigned long long>(h.bytes));
     return;
   }
+  d.offer_answered(r);
   r->remote = h.rreq ? h.rreq : 1;  // answered: a second fin or clear-to-send is refused
   d.complete(r);
+}
+
+// A rendezvous send whose buffer the peer may fetch itself: contiguous, over
+// a channel with a native get, and large enough for the peer to use it.
+bool Device::offers_get(const Request* r) const {
+  return contiguous(r->type) && native_to(r->peer, kActiveRma) && r->bytes >= caps_of(r->peer).get_min;
+}
+
+// The peer answered r's request-to-send (clear-to-send, fin, or withdrawn
+// by a cancel): it no longer counts as an offer crossing the peer's sends.
+void Device::offer_answered(const Request* r) {
+  if (!offers_get(r)) return;
+  std::atomic<uint32_t>& offers = peers_[static_cast<std::size_t>(r->peer)].offers;
+  uint32_t n = offers.load(std::memory_order_relaxed);
+  while (n > 0 && !offers.compare_exchange_weak(n, n - 1, std::memory_order_relaxed)) {
+  }
 }
 
 // A synchronous eager send was matched: its second and last part.

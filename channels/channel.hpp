@@ -133,6 +133,14 @@ class Channel {
   // memory and an address the peer exposed. Return 0, or -1 if unsupported.
   virtual int get(int /*peer*/, void* /*local*/, uint64_t /*remote*/, std::size_t /*len*/) { return -1; }
   virtual int put(int /*peer*/, uint64_t /*remote*/, const void* /*local*/, std::size_t /*len*/) { return -1; }
+  // get() for a rendezvous receive that crosses a send of ours: this rank
+  // offered the peer its own buffer and waits for the answer, so the peer
+  // is deciding the same question for our message at about the same time
+  // (bidirectional traffic). A channel whose choice depends on what the
+  // peer does answers both alike here. Default: get().
+  virtual int get_crossing(int peer, void* local, uint64_t remote, std::size_t len) {
+    return get(peer, local, remote, len);
+  }
 
   // The capabilities that hold for traffic with `peer` (a channel set
   // answers for the channel serving it; a single channel has one answer).

@@ -25,7 +25,8 @@ namespace adi3 {
 // 4: OneSided gained a virtual (attentive); 5: OneSided gained wake (Channel: check_liveness).
 // 6: Channel gained a virtual (connections: the verbs channel's lazy queue pairs).
 // 7: Channel gained expect_payload, PacketSink place and on_placed (tcp reads rendezvous data into place).
-inline constexpr uint32_t kChannelAbiVersion = 7;
+// 8: Channel gained get_crossing (shm: one CMA choice for both directions of bidirectional traffic).
+inline constexpr uint32_t kChannelAbiVersion = 8;
 
 // What a channel may use while it starts: who we are, and the launcher's
 // key-value space and barrier (PMI, or a local stand-in for a singleton).

@@ -17,7 +17,8 @@
 namespace adi3::shm {
 
 inline constexpr uint64_t kInboxMagic = 0x314d48533349'4441ull;  // "ADI3SHM1"
-inline constexpr uint32_t kInboxVersion = 5;                     // 5: ShmRing has the producer's tail
+// 5: ShmRing has the producer's tail; 6: crossing_slow
+inline constexpr uint32_t kInboxVersion = 6;
 
 struct alignas(64) InboxHeader {
   uint64_t magic;
@@ -43,6 +44,10 @@ struct alignas(64) InboxHeader {
   // attentive): a packet wakes such a rank, which then polls for the
   // operations that follow.
   std::atomic<uint32_t> waiting;
+  // Nonzero while the owner finds CMA slower than the pipeline for
+  // messages that cross (both ranks fetch at once, ShmChannel::get_crossing):
+  // both ranks of a pair read both words and choose alike.
+  std::atomic<uint32_t> crossing_slow;
 };
 
 // Set by a sender whose packet did not fit, cleared by the receiver when it

@@ -12,6 +12,7 @@ constexpr std::size_t kChunkBytes = 32 * 1024;
 constexpr std::size_t kCmaMin = 256 * 1024;
 constexpr std::size_t kStreamMin = 8 * 1024;
 constexpr int kLivenessMs = 50;
+constexpr int64_t kCrossingMbps = 9000;
 
 constexpr Knob kShmKnobs[] = {
     {"ADI3_SHM_RING_BYTES", "524288",
@@ -35,6 +36,11 @@ constexpr Knob kShmKnobs[] = {
     {"ADI3_SHM_CMA_MIN", "262144",
      "Smallest message that may be copied with CMA after the rendezvous; smaller ones are always "
      "pipelined through the rings. A huge value disables CMA for messages."},
+    {"ADI3_SHM_CMA_CROSSING_MBPS", "9000",
+     "With ADI3_SHM_CMA=1, messages that cross (both ranks send large messages to each other) are "
+     "fetched with CMA in both directions while each rank's CMA copies of them run at least this "
+     "fast (MB/s, a moving average; both ranks of a pair must agree), else both take the pipeline. "
+     "0: always CMA for them; a huge value: never."},
     {"ADI3_SHM_LIVENESS_MS", "50",
      "How often (milliseconds) a rank checks that its peers' processes still live, while it polls "
      "or before it sleeps."},
@@ -63,6 +69,8 @@ ShmSettings ShmSettings::from_env() {
   s.cma = cma == 0 ? Cma::Off : cma >= 2 ? Cma::Always : Cma::Adaptive;
   int64_t cma_min = env_int("ADI3_SHM_CMA_MIN", kCmaMin);
   s.cma_min = cma_min < 0 ? SIZE_MAX : static_cast<std::size_t>(cma_min);
+  int64_t cross = env_int("ADI3_SHM_CMA_CROSSING_MBPS", kCrossingMbps);
+  s.crossing_mbps = static_cast<uint32_t>(std::clamp<int64_t>(cross, 0, UINT32_MAX));
   int64_t live = env_int("ADI3_SHM_LIVENESS_MS", kLivenessMs);
   s.liveness_ms = live < 1 ? 1 : static_cast<int>(live);
   return s;

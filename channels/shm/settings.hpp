@@ -2,6 +2,7 @@
 // and the values a channel reads once at start.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <span>
 
 #include "adi3/config.hpp"
@@ -15,9 +16,10 @@ struct ShmSettings {
   std::size_t chunk_bytes;  // largest packet payload (rendezvous chunk)
   std::size_t stream_min;   // payloads of at least this use streaming stores
   enum class Cma { Off, Adaptive, Always };
-  Cma cma;              // whether and when to use cross-memory attach
-  std::size_t cma_min;  // messages of at least this may use CMA
-  int liveness_ms;      // how often to check that peers live
+  Cma cma;                 // whether and when to use cross-memory attach
+  std::size_t cma_min;     // messages of at least this may use CMA
+  uint32_t crossing_mbps;  // crossing CMA copies slower than this: pipeline
+  int liveness_ms;         // how often to check that peers live
 
   static ShmSettings from_env();
 };

@@ -46,6 +46,7 @@ class ShmChannel final : public Channel {
   void wake() override { my_bell_->ring(); }
   int get(int peer, void* local, uint64_t remote, std::size_t len) override;
   int put(int peer, uint64_t remote, const void* local, std::size_t len) override;
+  int get_crossing(int peer, void* local, uint64_t remote, std::size_t len) override;
 
   OneSided* onesided() override { return onesided_.get(); }
 
@@ -103,7 +104,15 @@ class ShmChannel final : public Channel {
   std::atomic<uint32_t>* my_cma_copies_ = nullptr;
   std::atomic<uint32_t>* my_waiting_ = nullptr;           // InboxHeader::waiting
   std::vector<const std::atomic<uint32_t>*> cma_copies_;  // [peer]
-  int next_ = 0;                                          // first sender of the next poll
+  // Crossing messages (get_crossing): our verdict, the peers', the rate our
+  // crossing CMA copies ran at (MB/s, a moving average; 0: none yet), and
+  // when a slow verdict is next put to the test. Any thread may fetch, so
+  // atomics; a lost update only delays a verdict by a message.
+  std::atomic<uint32_t>* my_crossing_slow_ = nullptr;
+  std::vector<const std::atomic<uint32_t>*> crossing_slow_;  // [peer]
+  std::atomic<uint32_t> crossing_mbps_{0};
+  std::atomic<int64_t> next_crossing_probe_ns_{0};
+  int next_ = 0;  // first sender of the next poll
 
   // Peer failure state; wait() may run in any thread, so it is locked.
   std::mutex watch_lock_;

@@ -218,6 +218,64 @@ void unexpected_large(Device& dev) {
   }
 }
 
+// Partners (ranks 2k and 2k+1) send large messages to each other at once,
+// as a bidirectional bandwidth test does: each rank offers its buffer while
+// the partner's offer arrives (Channel::get_crossing), in windows, with the
+// receives posted first, posted late (unexpected) and with one side
+// sending only after its receives completed (no crossing). Each message
+// has its own pattern, so a message fetched twice, from the wrong buffer
+// or only in part shows.
+void crossing(Device& dev) {
+  constexpr std::size_t kWindowSizes[] = {300000, 1 << 20, (2 << 20) + 5, 262144};
+  constexpr int kWindow = static_cast<int>(std::size(kWindowSizes));
+  const int me = dev.rank(), partner = me ^ 1;
+  if (partner >= dev.size()) return;
+  std::vector<std::vector<char>> out(kWindow), in(kWindow);
+  for (int k = 0; k < kWindow; ++k) {
+    out[static_cast<std::size_t>(k)].resize(kWindowSizes[k]);
+    in[static_cast<std::size_t>(k)].resize(kWindowSizes[k] + 64);
+  }
+  for (int round = 0; round < 12; ++round) {
+    const int style = round % 3;  // 0: receives first; 1: sends first (unexpected); 2: me odd sends late
+    const auto seed = [&](int sender, int k) { return static_cast<uint32_t>(sender * 1000 + round * 10 + k); };
+    std::vector<Request*> recvs(kWindow), sends(kWindow);
+    for (int k = 0; k < kWindow; ++k) {
+      fill_pattern(out[static_cast<std::size_t>(k)].data(), kWindowSizes[k], seed(me, k));
+      std::memset(in[static_cast<std::size_t>(k)].data(), 0xee, in[static_cast<std::size_t>(k)].size());
+    }
+    auto post_recvs = [&] {
+      for (int k = 0; k < kWindow; ++k) {
+        SHM_OK(dev, dev.irecv(in[static_cast<std::size_t>(k)].data(), in[static_cast<std::size_t>(k)].size(), byte(),
+                              partner, k, dev.world(), &recvs[static_cast<std::size_t>(k)]));
+      }
+    };
+    auto post_sends = [&] {
+      for (int k = 0; k < kWindow; ++k) {
+        SHM_OK(dev, dev.isend(out[static_cast<std::size_t>(k)].data(), kWindowSizes[k], byte(), partner, k, dev.world(),
+                              SendMode::Standard, &sends[static_cast<std::size_t>(k)]));
+      }
+    };
+    if (style == 1) {
+      post_sends();
+      SHM_OK(dev, dev.barrier());  // the requests-to-send wait unexpected
+      post_recvs();
+    } else if (style == 2 && (me & 1)) {
+      post_recvs();
+      SHM_OK(dev, dev.waitall(kWindow, recvs.data(), nullptr));
+      post_sends();
+    } else {
+      post_recvs();
+      post_sends();
+    }
+    if (!(style == 2 && (me & 1))) SHM_OK(dev, dev.waitall(kWindow, recvs.data(), nullptr));
+    SHM_OK(dev, dev.waitall(kWindow, sends.data(), nullptr));
+    for (int k = 0; k < kWindow; ++k) {
+      SHM_PATTERN(dev, in[static_cast<std::size_t>(k)].data(), kWindowSizes[k], seed(partner, k));
+      SHM_CHECK(dev, static_cast<unsigned char>(in[static_cast<std::size_t>(k)][kWindowSizes[k]]) == 0xee);
+    }
+  }
+}
+
 // Messages to oneself, small and large.
 void self(Device& dev) {
   const int me = dev.rank();
@@ -239,6 +297,7 @@ constexpr Body kBodies[] = {
     {"flood", &flood, "all-to-all small flood (full rings), then all-to-all 3 MiB"},
     {"unexpected_large", &unexpected_large, "rendezvous sends that arrive before the receive"},
     {"self", &self, "messages to oneself, 0 B .. 16 MiB"},
+    {"crossing", &crossing, "partners send large messages to each other at once (bibw)"},
 };
 
 }  // namespace
