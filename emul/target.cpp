@@ -314,7 +314,11 @@ void apply_op(WindowState& w, int o, const Header& h, const void* payload, std::
     }
     Reply r;
     r.kind = Msg::GetResp;
-    r.src = Segment(addr, h.count, t);
+    if (t->is_contiguous()) {
+      r.direct = addr + t->true_lb();
+    } else {
+      r.src = Segment(addr, h.count, t);
+    }
     r.total = total;
     r.token = h.token;
     O.out.push_back(std::move(r));
@@ -521,7 +525,7 @@ bool pump_replies(WindowState& w, int o) {
         std::size_t n = std::min(chunk, r.total - r.first);
         h.first = r.first;
         h.len = n;
-        send(w, o, h, Payload{nullptr, n, &r.src, r.first});
+        send(w, o, h, r.direct ? Payload{r.direct + r.first, n, nullptr, 0} : Payload{nullptr, n, &r.src, r.first});
         r.first += n;
         any = true;
       }

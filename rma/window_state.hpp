@@ -142,7 +142,10 @@ inline bool gate_open(const Target& t, const Gate& g) {
 // a lock grant, the acknowledgement of an unlock or flush.
 struct Reply {
   Msg kind = Msg::GetResp;
-  Segment src;  // window memory of a get
+  // Window memory of a get: contiguous bytes (sent from where they lie, so a
+  // large chunk takes the channel's streaming copy), or any other layout.
+  const char* direct = nullptr;
+  Segment src;
   std::size_t first = 0, total = 0;
   uint64_t token = 0;
   uint64_t count = 0;    // Unlock/Flush: operations the origin sent before it
