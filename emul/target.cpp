@@ -403,6 +403,24 @@ void reply_done(rma::Target& t) {
   if (--t.replies == 0 && t.ack_on_reply > t.acked) t.acked = t.ack_on_reply;
 }
 
+// Origin side: a get-like operation is over. Its record goes back to the
+// window's spares (a few), so the next get allocates nothing.
+void retire(WindowState& w, decltype(w.pending)::iterator it) {
+  auto node = w.pending.extract(it);
+  *node.mapped() = rma::Pending{};  // releases an unpacker (and its type) now
+  constexpr std::size_t kSpares = 64;
+  auto& spare = w.spare_pending;
+  if (spare.size() == spare.capacity()) {
+    if (spare.size() >= kSpares) return;
+    try {
+      spare.reserve(kSpares);
+    } catch (const std::bad_alloc&) {
+      return;  // freed instead
+    }
+  }
+  spare.push_back(std::move(node));
+}
+
 // Origin side: data of a get-like operation arrived.
 void on_reply(WindowState& w, int from, const Header& h, const void* payload, std::size_t bytes) {
   auto it = w.pending.find(h.token);
@@ -430,7 +448,7 @@ void on_reply(WindowState& w, int from, const Header& h, const void* payload, st
     p.req->status.error = p.error;
     w.dev.complete(p.req);
   }
-  w.pending.erase(it);
+  retire(w, it);
   notify_waiters(w);
 }
 
@@ -450,7 +468,7 @@ void on_error(WindowState& w, int from, const Header& h, const void* payload, st
     p.req->status.error = code;
     w.dev.complete(p.req);
   }
-  w.pending.erase(it);
+  retire(w, it);
   notify_waiters(w);
 }
 

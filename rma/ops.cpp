@@ -154,10 +154,19 @@ int emulate(WindowState& w, const OpArgs& a, const Checked& c, const Gate& gate,
       });
     }
   }
-  std::unique_ptr<Pending> p;
+  std::unique_ptr<Pending> fresh;
+  decltype(w.pending)::node_type reused;  // a finished operation's record, when one is spare
+  Pending* p = nullptr;
   if (fetches) {
-    p = allocating("the reply record of a one-sided operation", sizeof(Pending),
-                   [] { return std::make_unique<Pending>(); });
+    if (!w.spare_pending.empty()) {
+      reused = std::move(w.spare_pending.back());
+      w.spare_pending.pop_back();
+      p = reused.mapped().get();
+    } else {
+      fresh = allocating("the reply record of a one-sided operation", sizeof(Pending),
+                         [] { return std::make_unique<Pending>(); });
+      p = fresh.get();
+    }
     p->target = a.target;
     const Datatype* rt = a.kind == Msg::Get ? a.otype : a.kind == Msg::GetAcc ? a.rtype : a.ttype;
     const int64_t rc = a.kind == Msg::Get ? a.ocount : a.kind == Msg::GetAcc ? a.rcount : 1;
@@ -176,8 +185,14 @@ int emulate(WindowState& w, const OpArgs& a, const Checked& c, const Gate& gate,
   uint64_t token = 0;
   if (fetches) {
     token = w.next_token;
-    allocating("the reply record of a one-sided operation", sizeof(Pending),
-               [&] { w.pending.emplace(token, std::move(p)); });
+    if (reused) {
+      reused.key() = token;
+      allocating("the reply record of a one-sided operation", sizeof(Pending),
+                 [&] { w.pending.insert(std::move(reused)); });
+    } else {
+      allocating("the reply record of a one-sided operation", sizeof(Pending),
+                 [&] { w.pending.emplace(token, std::move(fresh)); });
+    }
     ++w.next_token;
     it.token = token;
     ++t.replies;

@@ -190,6 +190,9 @@ class WindowState {
   std::vector<Target> targets;    // by comm rank
   std::vector<Origin> origins;    // by comm rank
   std::unordered_map<uint64_t, std::unique_ptr<Pending>> pending;
+  // Records of finished get-like operations (map node and Pending), reused
+  // by the next ones so that a get allocates nothing (emul/target.cpp).
+  std::vector<decltype(pending)::node_type> spare_pending;
   uint64_t next_token = 1;
   std::atomic<int> queued{0};  // items in all target queues and replies (the hook's fast exit)
   // Changed under mu only (read without it by the hook): no locked
