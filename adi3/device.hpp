@@ -229,12 +229,20 @@ class Device final : private PacketSink {
   // Drops one reference; the last one gives r back to the pool, in line
   // for a plain request (nothing beside it to free).
   void release(Request* r) {
-    // Holding the only reference, nobody else can drop one: no locked
-    // instruction. (Without threads a generalized request's completing
-    // thread may still drop its own; then refs > 1 and the exchange below
-    // settles who is last.)
-    const bool last = !threads_enabled() && r->refs.load(std::memory_order_acquire) == 1;
-    if (!last && r->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    // Without threads one thread counts a request's references: no locked
+    // instruction. A generalized request is the exception (its completing
+    // thread may drop its own reference even then): holding the only
+    // reference, nobody else can drop one, otherwise the exchange settles
+    // who is last.
+    const bool single = !threads_enabled();
+    if (single && r->kind != RequestKind::Generalized) [[likely]] {
+      const int left = r->refs.load(std::memory_order_relaxed) - 1;
+      r->refs.store(left, std::memory_order_relaxed);
+      if (left != 0) return;
+    } else if (!(single && r->refs.load(std::memory_order_acquire) == 1) &&
+               r->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) {
+      return;
+    }
     if (r->tmp || r->seg || r->buffered || r->kind == RequestKind::PersistentSend ||
         (r->type && !r->type->is_predefined())) [[unlikely]] {
       release_parts(r);
@@ -429,6 +437,7 @@ class Device final : private PacketSink {
   void start_send(Request* r);
   SendResult try_send_now(const void* buf, std::size_t count, const Datatype* type, int peer, int tag, const Comm& comm,
                           SendMode mode);
+  bool eager_now(Request* r);  // true: sent and complete (no reference held)
   void queue_or_emit(Request* r, uint8_t phase);
   bool emit(Request* r);  // false: channel busy
   int queue_packet(int peer, const void* hdr, std::size_t hdr_bytes, const Payload& payload);

@@ -16,6 +16,10 @@ bool contiguous(const Datatype* t) { return t->is_contiguous(); }
 
 const char* base_of(const void* buf, const Datatype* t) { return static_cast<const char*>(buf) + t->true_lb(); }
 
+uint8_t packet_flags(SendMode mode) {
+  return mode == SendMode::Synchronous ? uint8_t{kPacketSync} : mode == SendMode::Ready ? uint8_t{kPacketReady} : 0;
+}
+
 }  // namespace
 
 int Device::send_checked(const void* buf, std::size_t count, const Datatype* type, int dest, int tag, const Comm& comm,
@@ -118,21 +122,47 @@ void Device::start_send(Request* r) {
     r->cc.store(0, std::memory_order_release);
     return;
   }
-  // In flight: the operation holds a reference until it completes.
-  hold(r, threads_enabled());
   if (!contiguous(r->type) && !r->seg) r->seg = new Segment(r->buf, r->count, r->type);
   bool sync = r->mode == SendMode::Synchronous;
   // Eager when small and the receiver has room for it unexpected (flow.hpp).
   if (r->bytes <= eager_limit_ && credits_.take(r->peer, r->bytes)) {
+    if (!sync && eager_now(r)) return;
+    // In flight: the operation holds a reference until it completes.
+    hold(r, threads_enabled());
     // A synchronous eager send also waits for the receiver's acknowledgement.
     r->cc.store(sync ? 2 : 1, std::memory_order_relaxed);
     if (sync) r->set(Request::kSync);
     queue_or_emit(r, kEagerOut);
   } else {
+    hold(r, threads_enabled());
     r->cc.store(1, std::memory_order_relaxed);
     r->set(Request::kRndv);
     queue_or_emit(r, kRtsOut);
   }
+}
+
+// A standard or ready eager send (its credit taken) that the channel takes
+// at once, with nothing queued before it: complete before any other code
+// can see it, so the operation never holds a reference and nothing counts
+// it down. False (nothing sent) when it must queue.
+bool Device::eager_now(Request* r) {
+  Peer& p = peers_[static_cast<std::size_t>(r->peer)];
+  const bool contig = contiguous(r->type);
+  PacketHeader h{PacketType::Eager, packet_flags(r->mode), 0, r->context, r->source, r->tag, r->bytes, r->id(), 0, 0};
+  const Payload data = contig ? Payload{base_of(r->buf, r->type), r->bytes, nullptr, 0}
+                              : Payload{nullptr, r->bytes, r->seg, 0};
+  {
+    MaybeLock g(p.lock, threads_enabled());
+    if (!p.q.empty()) return false;
+    const SendResult res = io_->send(r->peer, &h, kEagerHeaderBytes, data);
+    if (res == SendResult::Busy) return false;
+    if (res == SendResult::Failed) {
+      r->status.error = errors_.raise(ErrorClass::ProcFailed, "send to rank %d failed: its process is gone", r->peer);
+    }
+  }
+  r->phase = kIdle;
+  r->cc.store(0, std::memory_order_release);
+  return true;
 }
 
 // Sets what r must emit next and emits it now, or queues it behind older
@@ -165,9 +195,7 @@ bool Device::emit(Request* r) {
   auto payload = [&](std::size_t first, std::size_t n) {
     return contig ? Payload{base + first, n, nullptr, 0} : Payload{nullptr, n, r->seg, first};
   };
-  uint8_t flags = 0;
-  if (r->mode == SendMode::Synchronous) flags |= kPacketSync;
-  if (r->mode == SendMode::Ready) flags |= kPacketReady;
+  const uint8_t flags = packet_flags(r->mode);
 
   switch (r->phase) {
     case kEagerOut: {

@@ -2,6 +2,8 @@
 // times in every send mode, the inactive state (wait/test return an empty
 // status at once), start on an active request (an error), cancel, free, and
 // PROC_NULL.
+#include <algorithm>
+
 #include "harness.hpp"
 
 namespace {
@@ -263,6 +265,52 @@ TEST_P(Persistent, CancelThenRestart) {
     EXPECT_EQ(st.tag, 6);
     EXPECT_EQ(st.bytes, buf.size());
     EXPECT_TRUE(has_pattern(buf.data(), buf.size(), 6));
+    ASSERT_OK(dev, dev.request_free(&r));
+  });
+}
+
+// Cancel of a started persistent send that left at once (an eager standard
+// send is complete when the channel takes it) but waits unmatched at the
+// receiver: each round is withdrawn; the request restarts cleanly and its
+// last round is received exactly once.
+TEST_P(Persistent, CancelSendThenRestart) {
+  run(2, [](Device& dev) {
+    adi3::Comm ctl = ctl_comm(dev);
+    const std::size_t n = std::min<std::size_t>(100, dev.eager_limit());
+    const int rounds = 3;
+    if (dev.rank() == 1) {
+      // Polls in this wait while rank 0 cancels (the cancels need answers).
+      await(dev, ctl, 0, kGo);
+      std::vector<unsigned char> buf(n);
+      Status st;
+      ASSERT_OK(dev, dev.recv(buf.data(), n, byte(), 0, 8, dev.world(), &st));
+      EXPECT_EQ(st.bytes, n);
+      EXPECT_TRUE(has_pattern(buf.data(), n, rounds));
+      bool flag = true;
+      ASSERT_OK(dev, dev.iprobe(0, 8, dev.world(), &flag, nullptr));
+      EXPECT_FALSE(flag) << "a cancelled round was delivered";
+      notify(dev, ctl, 0, kAck);
+      return;
+    }
+    std::vector<unsigned char> buf(n);
+    Request* r = nullptr;
+    ASSERT_OK(dev, dev.send_init(buf.data(), n, byte(), 1, 8, dev.world(), SendMode::Standard, &r));
+    for (int i = 0; i < rounds; ++i) {
+      fill_pattern(buf.data(), n, static_cast<uint32_t>(i));
+      ASSERT_OK(dev, dev.start(r));
+      ASSERT_OK(dev, dev.cancel(r));
+      Status st;
+      ASSERT_OK(dev, dev.wait(&r, &st));
+      EXPECT_TRUE(st.cancelled) << "round " << i;
+      ASSERT_NE(r, nullptr);
+    }
+    fill_pattern(buf.data(), n, static_cast<uint32_t>(rounds));
+    ASSERT_OK(dev, dev.start(r));
+    Status st;
+    ASSERT_OK(dev, dev.wait(&r, &st));
+    EXPECT_FALSE(st.cancelled) << "a restarted send keeps no cancelled state";
+    notify(dev, ctl, 1, kGo);
+    await(dev, ctl, 1, kAck);
     ASSERT_OK(dev, dev.request_free(&r));
   });
 }
