@@ -149,8 +149,8 @@ bool Device::eager_now(Request* r) {
   Peer& p = peers_[static_cast<std::size_t>(r->peer)];
   const bool contig = contiguous(r->type);
   PacketHeader h{PacketType::Eager, packet_flags(r->mode), 0, r->context, r->source, r->tag, r->bytes, r->id(), 0, 0};
-  const Payload data = contig ? Payload{base_of(r->buf, r->type), r->bytes, nullptr, 0}
-                              : Payload{nullptr, r->bytes, r->seg, 0};
+  const Payload data =
+      contig ? Payload{base_of(r->buf, r->type), r->bytes, nullptr, 0} : Payload{nullptr, r->bytes, r->seg, 0};
   {
     MaybeLock g(p.lock, threads_enabled());
     if (!p.q.empty()) return false;
