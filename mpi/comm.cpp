@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <tuple>
 
 #include "adi3/process.hpp"
@@ -19,16 +20,23 @@ using namespace adi3::mpi;
 
 // Makes the CommObj and its handle; inherits parent's error handler.
 int adi3::mpi::make_comm(Runtime& rt, GroupPtr group, uint32_t ctx, const CommObj& parent, MPI_Comm* out) {
-  auto* c = new CommObj;
-  init_comm(*c, std::move(group), ctx, rt.dev().rank());
-  // A session's communicators beget communicators of that session.
-  if (!session_buffer(*c)) init_buffers(*c, session_buffer(parent));
-  int i = rt.comms.add(c);
+  std::unique_ptr<CommObj> owned;
+  int i = -1;
+  try {  // out of memory part way: nothing is kept, the context goes back
+    owned = std::make_unique<CommObj>();
+    init_comm(*owned, std::move(group), ctx, rt.dev().rank());
+    // A session's communicators beget communicators of that session.
+    if (!session_buffer(*owned)) init_buffers(*owned, session_buffer(parent));
+    i = rt.comms.add(owned.get());
+  } catch (...) {
+    rt.contexts.release(static_cast<int>(ctx));
+    throw;
+  }
   if (i < 0) {
     rt.contexts.release(static_cast<int>(ctx));
-    delete c;
     return raise(ErrorClass::Intern, "too many communicators");
   }
+  CommObj* c = owned.release();
   c->handle = make_handle(HandleClass::User, Kind::Comm, i);
   set_errhandler(rt, *c, parent.errh, parent.errh_builtin);
   *out = c->handle;
