@@ -12,7 +12,7 @@ constexpr std::size_t kChunkBytes = 32 * 1024;
 constexpr std::size_t kCmaMin = 256 * 1024;
 constexpr std::size_t kStreamMin = 8 * 1024;
 constexpr int kLivenessMs = 50;
-constexpr int64_t kCrossingMbps = 9000;
+constexpr int64_t kCrossingMbps = 5000;
 
 constexpr Knob kShmKnobs[] = {
     {"ADI3_SHM_RING_BYTES", "524288",
@@ -36,7 +36,7 @@ constexpr Knob kShmKnobs[] = {
     {"ADI3_SHM_CMA_MIN", "262144",
      "Smallest message that may be copied with CMA after the rendezvous; smaller ones are always "
      "pipelined through the rings. A huge value disables CMA for messages."},
-    {"ADI3_SHM_CMA_CROSSING_MBPS", "9000",
+    {"ADI3_SHM_CMA_CROSSING_MBPS", "5000",
      "With ADI3_SHM_CMA=1, messages that cross (both ranks send large messages to each other) are "
      "fetched with CMA in both directions while each rank's CMA copies of them run at least this "
      "fast (MB/s, a moving average; both ranks of a pair must agree), else both take the pipeline. "
