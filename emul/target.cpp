@@ -163,42 +163,35 @@ void notify_waiters(WindowState& w) {
   if (w.agent) w.dev.notify();
 }
 
+// One aligned element of T as a single release store (false: misaligned).
+template <class T>
+bool store_whole(char* dst, const void* src) {
+  if (reinterpret_cast<uintptr_t>(dst) % sizeof(T)) return false;
+  T v;
+  std::memcpy(&v, src, sizeof v);
+  std::atomic_ref<T>(*reinterpret_cast<T*>(dst)).store(v, std::memory_order_release);
+  return true;
+}
+
 // Stores n bytes of a put at dst. One aligned element of 1, 2, 4 or 8 bytes
 // lands as one atomic store (release: what the origin put before it is
 // visible to whoever sees it), so a target that polls a flag in its window
 // without MPI calls (the unified model) reads the old or the new value,
 // never a torn one, and the agent's write is no data race with its load.
 void put_bytes(char* dst, const void* src, std::size_t n) {
-  const auto a = reinterpret_cast<uintptr_t>(dst);
   switch (n) {
     case 1:
-      std::atomic_ref<uint8_t>(*reinterpret_cast<uint8_t*>(dst))
-          .store(*static_cast<const uint8_t*>(src), std::memory_order_release);
-      return;
+      if (store_whole<uint8_t>(dst, src)) return;
+      break;
     case 2:
-      if (a % 2) break;
-      {
-        uint16_t v;
-        std::memcpy(&v, src, 2);
-        std::atomic_ref<uint16_t>(*reinterpret_cast<uint16_t*>(dst)).store(v, std::memory_order_release);
-      }
-      return;
+      if (store_whole<uint16_t>(dst, src)) return;
+      break;
     case 4:
-      if (a % 4) break;
-      {
-        uint32_t v;
-        std::memcpy(&v, src, 4);
-        std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(dst)).store(v, std::memory_order_release);
-      }
-      return;
+      if (store_whole<uint32_t>(dst, src)) return;
+      break;
     case 8:
-      if (a % 8) break;
-      {
-        uint64_t v;
-        std::memcpy(&v, src, 8);
-        std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(dst)).store(v, std::memory_order_release);
-      }
-      return;
+      if (store_whole<uint64_t>(dst, src)) return;
+      break;
     default:
       break;
   }
