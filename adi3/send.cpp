@@ -20,6 +20,20 @@ uint8_t packet_flags(SendMode mode) {
   return mode == SendMode::Synchronous ? uint8_t{kPacketSync} : mode == SendMode::Ready ? uint8_t{kPacketReady} : 0;
 }
 
+// Sends r's eager packet, header and all its data, in one channel call (the
+// queued path and the at-once path alike); a failed peer is recorded in r.
+[[gnu::always_inline]] inline SendResult send_eager_packet(Channel& io, ErrorLog& errors, Request* r) {
+  const bool contig = contiguous(r->type);
+  PacketHeader h{PacketType::Eager, packet_flags(r->mode), 0, r->context, r->source, r->tag, r->bytes, r->id(), 0, 0};
+  const Payload data =
+      contig ? Payload{base_of(r->buf, r->type), r->bytes, nullptr, 0} : Payload{nullptr, r->bytes, r->seg, 0};
+  const SendResult res = io.send(r->peer, &h, kEagerHeaderBytes, data);
+  if (res == SendResult::Failed) {
+    r->status.error = errors.raise(ErrorClass::ProcFailed, "send to rank %d failed: its process is gone", r->peer);
+  }
+  return res;
+}
+
 }  // namespace
 
 int Device::send_checked(const void* buf, std::size_t count, const Datatype* type, int dest, int tag, const Comm& comm,
@@ -147,18 +161,9 @@ void Device::start_send(Request* r) {
 // it down. False (nothing sent) when it must queue.
 bool Device::eager_now(Request* r) {
   Peer& p = peers_[static_cast<std::size_t>(r->peer)];
-  const bool contig = contiguous(r->type);
-  PacketHeader h{PacketType::Eager, packet_flags(r->mode), 0, r->context, r->source, r->tag, r->bytes, r->id(), 0, 0};
-  const Payload data =
-      contig ? Payload{base_of(r->buf, r->type), r->bytes, nullptr, 0} : Payload{nullptr, r->bytes, r->seg, 0};
   {
     MaybeLock g(p.lock, threads_enabled());
-    if (!p.q.empty()) return false;
-    const SendResult res = io_->send(r->peer, &h, kEagerHeaderBytes, data);
-    if (res == SendResult::Busy) return false;
-    if (res == SendResult::Failed) {
-      r->status.error = errors_.raise(ErrorClass::ProcFailed, "send to rank %d failed: its process is gone", r->peer);
-    }
+    if (!p.q.empty() || send_eager_packet(*io_, errors_, r) == SendResult::Busy) return false;
   }
   r->phase = kIdle;
   r->cc.store(0, std::memory_order_release);
@@ -199,14 +204,11 @@ bool Device::emit(Request* r) {
 
   switch (r->phase) {
     case kEagerOut: {
-      PacketHeader h{PacketType::Eager, flags, 0, r->context, r->source, r->tag, r->bytes, r->id(), 0, 0};
-      SendResult res = io_->send(r->peer, &h, kEagerHeaderBytes, payload(0, r->bytes));
+      const SendResult res = send_eager_packet(*io_, errors_, r);
       if (res == SendResult::Busy) return false;
       r->phase = kIdle;
-      if (res == SendResult::Failed) {
-        r->status.error = errors_.raise(ErrorClass::ProcFailed, "send to rank %d failed: its process is gone", r->peer);
-        if (r->has(Request::kSync)) r->cc.fetch_sub(1, std::memory_order_acq_rel);
-      }
+      // A synchronous send's acknowledgement will never come.
+      if (res == SendResult::Failed && r->has(Request::kSync)) r->cc.fetch_sub(1, std::memory_order_acq_rel);
       complete(r);  // locally complete: the channel holds the data
       return true;
     }
