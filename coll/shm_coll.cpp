@@ -106,8 +106,8 @@ int long_reduction(ShmNode& n, const Reduction& red, const void* in, void* out, 
     std::byte* mine = nullptr;
     if (int e = n.claim_area(&mine)) return e;
     // Everything but my slice, which only I read.
-    std::memcpy(mine, round_in, lo * ext);
-    std::memcpy(mine + hi * ext, round_in + hi * ext, (m - hi) * ext);
+    to_area(mine, round_in, lo * ext);
+    to_area(mine + hi * ext, round_in + hi * ext, (m - hi) * ext);
     n.post(s);
     if (int e = n.wait_all(s)) return e;
     if (hi > lo) {
@@ -158,7 +158,7 @@ int long_bcast(ShmNode& n, void* buf, std::size_t count, const Datatype* type, i
     if (me_root) {
       if (int e = n.claim_piece(root, g + k, &piece)) return e;
       if (contig) {
-        std::memcpy(piece, data + at, len);
+        to_area(piece, data + at, len);
       } else {
         seg.pack(at, at + len, piece);
       }
@@ -303,10 +303,10 @@ bool shm_reduce_scatter(Device& dev, const void* sbuf, void* rbuf, const int* co
     std::byte* area = nullptr;
     if ((*err = n->claim_area(&area))) return true;
     if (inplace) {
-      std::memcpy(area, src + at * ext, (end - at) * ext);
+      to_area(area, src + at * ext, (end - at) * ext);
     } else {
-      std::memcpy(area, src + at * ext, (lo - at) * ext);
-      std::memcpy(area + (hi - at) * ext, src + hi * ext, (end - hi) * ext);
+      to_area(area, src + at * ext, (lo - at) * ext);
+      to_area(area + (hi - at) * ext, src + hi * ext, (end - hi) * ext);
     }
     n->post(s);
     if ((*err = n->wait_all(s))) return true;

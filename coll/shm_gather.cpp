@@ -27,11 +27,17 @@ class Typed {
         contig_(type->is_contiguous()) {}
   std::size_t bytes() const { return bytes_; }
 
-  void out(std::size_t lo, std::size_t hi, std::byte* to) {
+  // area: `to` is in a large area (to_area: streaming stores), not a slot.
+  void out(std::size_t lo, std::size_t hi, std::byte* to, bool area) {
     hi = std::min(hi, bytes_);
     if (lo >= hi) return;
     if (contig_) {
-      std::memcpy(to, static_cast<const std::byte*>(buf_) + type_->true_lb() + lo, hi - lo);
+      const auto* from = static_cast<const std::byte*>(buf_) + type_->true_lb() + lo;
+      if (area) {
+        to_area(to, from, hi - lo);
+      } else {
+        std::memcpy(to, from, hi - lo);
+      }
     } else {
       segment().pack(lo, hi, to);
     }
@@ -114,7 +120,7 @@ bool shm_allgather(Device& dev, const void* sbuf, std::size_t scount, const Data
     if ((*err = small ? n->claim_slot(&to) : n->claim_area(&to))) return true;
     // A shorter send than the receive (erroneous) arrives zero-padded.
     if (mine_in.bytes() < end) std::memset(to, 0, end - at);
-    mine_in.out(at, end, to);
+    mine_in.out(at, end, to, !small);
     if (small) {
       n->publish(s);
       if ((*err = n->wait_slots(s))) return true;
@@ -173,7 +179,7 @@ bool shm_alltoall(Device& dev, const void* sbuf, std::size_t scount, const Datat
       if (j == me) continue;
       std::byte* at_j = to + static_cast<std::size_t>(j) * piece;
       if (sent < end) std::memset(at_j, 0, end - at);
-      send_block(j).out(at, end, at_j);
+      send_block(j).out(at, end, at_j, !small);
     }
     if (small) {
       n->publish(s);

@@ -43,6 +43,7 @@
 
 #include "adi3/device.hpp"
 #include "channels/onesided.hpp"
+#include "channels/shm/stream_copy.hpp"
 
 namespace adi3 {
 class OneSided;
@@ -71,6 +72,18 @@ inline constexpr std::size_t kShmChunk = 256 * 1024;  // large area per rank (on
 inline constexpr std::size_t kShmPieces = 4;          // long bcast: pieces of an area in flight
 inline constexpr std::size_t kShmPiece = kShmChunk / kShmPieces;
 inline constexpr int kShmMaxRanks = 64;  // flat algorithms read every member's flag
+
+// Writes into a large area (or a long bcast's piece) that other ranks read:
+// with streaming stores (channels/shm/stream_copy.hpp, ends with a store
+// fence, so a post() after it publishes the data). The area's lines sit in
+// the caches of the cores that read them last round; ordinary stores take
+// each line back first (a read for ownership across cores), which ran the
+// writer's copy at 2-3 GB/s on the 2-core host (bench/shm/xcopy
+// pipe-plain) and made a 2-rank 1 MiB bcast cost two p2p messages;
+// streaming stores write at 28-39 GB/s whatever the other core holds.
+// Slots keep ordinary stores: their small data is read at once, from the
+// writer's cache.
+inline void to_area(std::byte* area, const std::byte* src, std::size_t n) { shm::stream_copy(area, src, n); }
 
 class ShmNode {
  public:
