@@ -14,6 +14,7 @@
 // All functions run with the window's mutex held unless they say otherwise.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 
 #include "rma/window_state.hpp"
 
@@ -33,6 +34,33 @@ bool pump_all(rma::WindowState& w);
 // receiver's packet id and window slot). Records a failure as the window's
 // deferred error.
 int send(rma::WindowState& w, int to, rma::Header h, const Payload& p = {});
+
+// ---- the short origin path (quick.cpp; take the mutex themselves) ----
+// A put or get of count elements of one predefined contiguous type (the
+// same on both sides) to a target it may leave for now, on a window no
+// rank maps: sent as one packet at once. False (nothing done) sends it the
+// general way (rma/ops.cpp issue), which also names every error.
+bool quick_put_now(rma::WindowState& w, const void* origin, int64_t count, const Datatype* type, int target,
+                   std::ptrdiff_t disp);
+bool quick_get_now(rma::WindowState& w, void* result, int64_t count, const Datatype* type, int target,
+                   std::ptrdiff_t disp);
+// Their first tests, inline: an operation they never take (a mapped
+// window, mixed types, a small put, which waits for the flush behind it)
+// pays a few instructions.
+inline bool quick_types(const rma::WindowState& w, int64_t ocount, const Datatype* otype, int64_t tcount,
+                        const Datatype* ttype) {
+  return !w.native_usable && otype == ttype && ttype && ocount == tcount && tcount > 0 && tcount <= (int64_t{1} << 40);
+}
+inline bool quick_put(rma::WindowState& w, const void* origin, int64_t ocount, const Datatype* otype, int target,
+                      std::ptrdiff_t disp, int64_t tcount, const Datatype* ttype) {
+  return quick_types(w, ocount, otype, tcount, ttype) &&
+         static_cast<uint64_t>(tcount) * ttype->size() > sizeof(rma::Item::inline_data) &&
+         quick_put_now(w, origin, tcount, ttype, target, disp);
+}
+inline bool quick_get(rma::WindowState& w, void* result, int64_t ocount, const Datatype* otype, int target,
+                      std::ptrdiff_t disp, int64_t tcount, const Datatype* ttype) {
+  return quick_types(w, ocount, otype, tcount, ttype) && quick_get_now(w, result, tcount, ttype, target, disp);
+}
 
 // ---- target side (target.cpp) ----
 // A packet from channel rank peer for this window (takes the mutex).

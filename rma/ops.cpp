@@ -294,12 +294,14 @@ int Window::put(const void* origin, std::int64_t ocount, const Datatype* otype, 
                 std::int64_t tcount, const Datatype* ttype) {
   if (rma::native::fast_copy(*st_, true, const_cast<void*>(origin), ocount, otype, target, disp, tcount, ttype))
     return 0;
+  if (emul::quick_put(*st_, origin, ocount, otype, target, disp, tcount, ttype)) return 0;
   return rma::issue(*st_, args(rma::Msg::Put, "Put", origin, ocount, otype, target, disp, tcount, ttype));
 }
 
 int Window::get(void* origin, std::int64_t ocount, const Datatype* otype, int target, std::ptrdiff_t disp,
                 std::int64_t tcount, const Datatype* ttype) {
   if (rma::native::fast_copy(*st_, false, origin, ocount, otype, target, disp, tcount, ttype)) return 0;
+  if (emul::quick_get(*st_, origin, ocount, otype, target, disp, tcount, ttype)) return 0;
   OpArgs a = args(rma::Msg::Get, "Get", nullptr, ocount, otype, target, disp, tcount, ttype);
   a.result = origin;
   return rma::issue(*st_, a);

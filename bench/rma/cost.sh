@@ -1,18 +1,24 @@
 #!/usr/bin/env bash
-# cost.sh [--impls "adi3 mpich openmpi"] [--modes "put get ..."] [BUILD_DIR]:
+# cost.sh [--impls "adi3 mpich openmpi"] [--modes "put get ..."] [--fn RE] [BUILD_DIR]:
 # instructions per 8-byte one-sided operation on an allocate window
 # (bin/rmacost_<impl>, see rmacost.c), counted by callgrind on rank 0 of 2.
 # Each mode runs twice (N1 and N2 iterations); the difference over N2 - N1
-# leaves out start-up and warm-up.
+# leaves out start-up and warm-up. With --fn, the count is the inclusive
+# cost of the functions whose names match RE (an awk regex, whole name,
+# e.g. 'P?MPI_Put'; the largest match) instead of the whole loop: the
+# origin's side of an operation alone, without the time a flush spends
+# waiting for an emulating target (which depends on the machine's load).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 impls="adi3 mpich openmpi"
 modes="put get acc accd fop cas lock bare"
+fn=
 while [ $# -gt 0 ]; do
   case $1 in
     --impls) impls=$2; shift 2 ;;
     --modes) modes=$2; shift 2 ;;
+    --fn) fn=$2; shift 2 ;;
     *) break ;;
   esac
 done
@@ -29,10 +35,21 @@ exec valgrind --tool=callgrind --collect-atstart=no --toggle-collect=cost_loop \
   --callgrind-out-file="$COST_OUT" "$@" 2>/dev/null
 W
 chmod +x "$tmp/wrap"
-total() { awk '/^summary:|^totals:/ { print $2; exit }' "$1"; }
+total() {
+  if [ -z "$fn" ]; then
+    awk '/^summary:|^totals:/ { print $2; exit }' "$1"
+    return
+  fi
+  callgrind_annotate --inclusive=yes --threshold=100 "$1" 2>/dev/null | awk -v re="^($fn)\$" '
+    match($0, /:[^ :]+ \[/) {
+      name = substr($0, RSTART + 1, RLENGTH - 3)
+      if (name ~ re) { v = $1; gsub(",", "", v); if (v + 0 > best) best = v + 0 }
+    }
+    END { print best + 0 }'
+}
 printf '%-8s' mode
 for impl in $impls; do printf '%10s' "$impl"; done
-echo "   (instructions per operation)"
+echo "   (instructions per operation${fn:+ in $fn})"
 for mode in $modes; do
   printf '%-8s' "$mode"
   for impl in $impls; do

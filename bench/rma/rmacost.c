@@ -14,6 +14,9 @@
  *   cas   MPI_Compare_and_swap (int64) + MPI_Win_flush
  *   lock  MPI_Win_lock (exclusive) + MPI_Put + MPI_Win_unlock
  *   bare  MPI_Put alone (flushed once after the loop)
+ *   putk  MPI_Put of 1 KiB (MPI_BYTE), 16 per MPI_Win_flush: rmabench's
+ *         put_bw_flush at 1 KiB (the count is per put, flush included)
+ *   getk  MPI_Get of 1 KiB, 16 per MPI_Win_flush (get_bw_flush at 1 KiB)
  *
  * With RMACOST_CREATE=1 in the environment the window is one from
  * MPI_Win_create over malloc'd memory instead (on shm: reached by
@@ -28,6 +31,7 @@
 static MPI_Win win;
 static long long src = 1, res, cmp;
 static double dsrc = 1.0;
+static char kbuf[1024], kres[1024];
 
 static void __attribute__((noinline)) cost_loop(const char* mode, long n) {
   if (!strcmp(mode, "lock")) {
@@ -36,6 +40,19 @@ static void __attribute__((noinline)) cost_loop(const char* mode, long n) {
       MPI_Put(&src, 1, MPI_LONG_LONG, 1, 0, 1, MPI_LONG_LONG, win);
       MPI_Win_unlock(1, win);
     }
+    return;
+  }
+  if (!strcmp(mode, "putk") || !strcmp(mode, "getk")) {
+    const int put = mode[0] == 'p';
+    for (long i = 0; i < n; ++i) {
+      if (put) {
+        MPI_Put(kbuf, 1024, MPI_BYTE, 1, 0, 1024, MPI_BYTE, win);
+      } else {
+        MPI_Get(kres, 1024, MPI_BYTE, 1, 0, 1024, MPI_BYTE, win);
+      }
+      if (i % 16 == 15) MPI_Win_flush(1, win);
+    }
+    MPI_Win_flush(1, win);
     return;
   }
   int m = !strcmp(mode, "put")    ? 0
@@ -79,7 +96,7 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   if (argc < 3 || size < 2) {
-    if (rank == 0) fprintf(stderr, "usage: rmacost put|get|acc|accd|fop|cas|lock|bare N (2 ranks or more)\n");
+    if (rank == 0) fprintf(stderr, "usage: rmacost put|get|acc|accd|fop|cas|lock|bare|putk|getk N (2 ranks or more)\n");
     MPI_Finalize();
     return 2;
   }
@@ -88,12 +105,12 @@ int main(int argc, char** argv) {
   void* base;
   const char* create = getenv("RMACOST_CREATE");
   if (create && atoi(create)) {
-    base = malloc(64);
-    MPI_Win_create(base, 64, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    base = malloc(1024);
+    MPI_Win_create(base, 1024, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
   } else {
-    MPI_Win_allocate(64, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+    MPI_Win_allocate(1024, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
   }
-  memset(base, 0, 64);
+  memset(base, 0, 1024);
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank == 0) {
     const int lock_all = strcmp(mode, "lock") != 0;

@@ -1,7 +1,8 @@
 // Semantics beyond one operation: concurrent accumulates and fetch_and_op
 // to one location are exact, exclusive locks exclude and shared locks run
 // together, PSCW with overlapping groups, large streamed transfers with
-// derived types, accumulate ordering, every predefined op, attributes.
+// derived types, puts and gets on the emulation's short path mixed with
+// the general one, accumulate ordering, every predefined op, attributes.
 #include <chrono>
 #include <numeric>
 #include <thread>
@@ -214,6 +215,86 @@ void large(Device& dev) {
 }
 
 TEST_P(RmaSemantics, LargeStreamedNp2) { run(2, large); }
+
+// Contiguous puts and gets of one predefined type leave at once as one
+// packet when nothing waits ahead of them (emul/quick.cpp), the general way
+// otherwise: mixed with small puts (held for the flush behind them),
+// accumulates, puts of bytes, more gets than the 64 spare reply records and
+// a fence epoch whose operations wait for the target's fence, every byte
+// lands, every get reads what the epoch before left, and a put or get past
+// the window still fails with ERR_RMA_RANGE, changing nothing.
+void short_path_mix(Device& dev) {
+  constexpr int kBlock = 256;  // ints: 1 KiB
+  constexpr int kBlocks = 80;
+  constexpr int kN = kBlock * kBlocks;
+  const int me = dev.rank(), t = 1 - me;
+  IntWin w(dev, kN);
+  std::vector<int> src(kN), back(kN, -1);
+  for (int i = 0; i < kN; ++i) src[static_cast<std::size_t>(i)] = 1000000 * (me + 1) + i;
+  ASSERT_EQ(dev.barrier(), 0);
+  ASSERT_EQ(w.win->lock_all(0), 0);
+  for (int b = 0; b < kBlocks; ++b) {
+    const int at = b * kBlock;
+    int* from = src.data() + at;
+    switch (b % 4) {
+      case 0:
+        ASSERT_EQ(w.win->put(from, kBlock, int_t(), t, at, kBlock, int_t()), 0);
+        break;
+      case 1:  // two small puts, then the rest behind them
+        ASSERT_EQ(w.win->put(from, 2, int_t(), t, at, 2, int_t()), 0);
+        ASSERT_EQ(w.win->put(from + 2, 2, int_t(), t, at + 2, 2, int_t()), 0);
+        ASSERT_EQ(w.win->put(from + 4, kBlock - 4, int_t(), t, at + 4, kBlock - 4, int_t()), 0);
+        break;
+      case 2:
+        ASSERT_EQ(w.win->accumulate(from, kBlock, int_t(), t, at, kBlock, int_t(), Op(OpKind::Replace)), 0);
+        break;
+      default: {
+        const adi3::Datatype* byte = adi3::Datatype::byte();
+        const int bytes = kBlock * static_cast<int>(sizeof(int));
+        ASSERT_EQ(w.win->put(from, bytes, byte, t, at, bytes, byte), 0);
+        break;
+      }
+    }
+    if (b % 16 == 15) {
+      ASSERT_EQ(w.win->flush(t), 0);
+    }
+  }
+  ASSERT_EQ(w.win->unlock_all(), 0);
+  ASSERT_EQ(dev.barrier(), 0);
+  const int other = 1000000 * (t + 1);
+  for (int i = 0; i < kN; ++i) ASSERT_EQ(w.mem[i], other + i) << i;
+  ASSERT_EQ(dev.barrier(), 0);
+  // Every block back in one epoch, one flush: my data, in the target.
+  ASSERT_EQ(w.win->lock_all(0), 0);
+  for (int b = 0; b < kBlocks; ++b) {
+    ASSERT_EQ(w.win->get(back.data() + b * kBlock, kBlock, int_t(), t, b * kBlock, kBlock, int_t()), 0);
+  }
+  ASSERT_EQ(w.win->flush(t), 0);
+  ASSERT_EQ(w.win->unlock_all(), 0);
+  for (int i = 0; i < kN; ++i) ASSERT_EQ(back[static_cast<std::size_t>(i)], src[static_cast<std::size_t>(i)]) << i;
+  // A fence epoch opened with NOPRECEDE: the operations wait for the
+  // target's fence (or find it arrived).
+  std::vector<int> fresh(kBlock, 7 + me), old(kBlock, -1);
+  ASSERT_EQ(w.win->fence(adi3::kModeNoPrecede), 0);
+  ASSERT_EQ(w.win->put(fresh.data(), kBlock, int_t(), t, 0, kBlock, int_t()), 0);
+  ASSERT_EQ(w.win->get(old.data(), kBlock, int_t(), t, kBlock, kBlock, int_t()), 0);
+  ASSERT_EQ(w.win->fence(adi3::kModeNoSucceed), 0);
+  for (int i = 0; i < kBlock; ++i) {
+    ASSERT_EQ(w.mem[i], 7 + t) << i;
+    ASSERT_EQ(old[static_cast<std::size_t>(i)], src[static_cast<std::size_t>(kBlock + i)]) << i;
+  }
+  // Past the window's end: refused at the origin, nothing sent.
+  ASSERT_EQ(w.win->lock(LockType::Shared, t, 0), 0);
+  int e = w.win->put(src.data(), kBlock, int_t(), t, kN - kBlock + 1, kBlock, int_t());
+  EXPECT_EQ(adi3::error_class_of(e), adi3::ErrorClass::RmaRange) << why(dev, e);
+  e = w.win->get(back.data(), kBlock, int_t(), t, -1, kBlock, int_t());
+  EXPECT_EQ(adi3::error_class_of(e), adi3::ErrorClass::RmaRange) << why(dev, e);
+  ASSERT_EQ(w.win->unlock(t), 0);
+  ASSERT_EQ(dev.barrier(), 0);
+  EXPECT_EQ(w.mem[kN - 1], other + kN - 1);
+}
+
+TEST_P(RmaSemantics, ShortPathMixNp2) { run(2, short_path_mix); }
 
 // Accumulates from one origin to one location apply in order (the default
 // accumulate_ordering), and a get_accumulate sees the ones before it.

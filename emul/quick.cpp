@@ -1,0 +1,148 @@
+// The short origin path of the emulation: a put or get of contiguous data
+// of one predefined type (the same on both sides) to a target that takes
+// packets now (its gate open, nothing queued or held for it) goes straight
+// from the caller to one packet, without the OpArgs, check_op, route_op,
+// queue item and emit layers (about 600 instructions of a 1 KiB put). The
+// checks are the general path's in the cheap form this case allows; any
+// case it does not take, every error included, goes the general way
+// (rma/ops.cpp issue), which raises the error with its message.
+#include <cstring>
+#include <new>
+
+#include "adi3/device.hpp"
+#include "emul/emul.hpp"
+
+namespace adi3::emul {
+
+using rma::Gate;
+using rma::Msg;
+using rma::Target;
+using rma::WindowState;
+
+namespace {
+
+// The operation's element type, bytes and byte displacement in target's
+// window, when it is one the short path takes and lies inside the window
+// (quick_types passed: one type on both sides, a positive count of at
+// most 2^40).
+[[gnu::always_inline]] inline bool short_args(const WindowState& w, const void* buf, int64_t count,
+                                              const Datatype* type, int target, std::ptrdiff_t disp, Builtin* b,
+                                              std::size_t* bytes, uint64_t* off) {
+  if (!buf || !type->builtin_id(b) || type->true_lb() != 0 || !type->is_contiguous()) return false;
+  if (w.flavor == WinFlavor::Dynamic) return false;
+  const auto ti = static_cast<std::size_t>(target);  // kProcNull and negatives: huge
+  if (ti >= w.peers.size()) return false;
+  // One packet (a predefined type is a few bytes: no overflow).
+  *bytes = static_cast<std::size_t>(count) * type->size();
+  if (*bytes > w.dev.max_packet_payload() || *bytes == 0) return false;
+  const rma::PeerWin& pw = w.peers[ti];
+  if (disp < 0 || disp > pw.size) return false;
+  const auto at = static_cast<__int128>(disp) * pw.disp_unit;
+  if (at + static_cast<__int128>(*bytes) > pw.size) return false;
+  *off = static_cast<uint64_t>(at);
+  return true;
+}
+
+// Under w.mu: whether an operation to t leaves now in the current epoch
+// (passive with the lock granted or NOCHECK, or a fence epoch whose fence
+// arrived), with nothing queued or held ahead of it.
+[[gnu::always_inline]] inline bool leaves_now(const WindowState& w, const Target& t) {
+  Gate gate;
+  switch (w.access) {
+    case WindowState::Access::Lock:
+    case WindowState::Access::LockAll:
+      if (!t.locked || t.lock_pending) return false;
+      if (!t.lock_nocheck) gate = Gate{Gate::Lock, t.lock_epoch};
+      break;
+    case WindowState::Access::Fence:
+      if (w.fence_lazy) gate = Gate{Gate::Fence, w.fence_no};
+      break;
+    default:
+      return false;
+  }
+  return t.q.empty() && !t.hold && rma::gate_open(t, gate);
+}
+
+// Sends the packet of the operation, as emit_op fills it for one chunk
+// (and emul::send addresses it); records a failure as the window's error.
+[[gnu::always_inline]] inline int send_op(WindowState& w, int target, Msg kind, Builtin b, uint64_t off, int64_t count,
+                                          std::size_t bytes, uint64_t token, const Payload& p) {
+  const rma::PeerWin& pw = w.peers[static_cast<std::size_t>(target)];
+  rma::Header h{};
+  h.id = pw.pkt;
+  h.win = pw.win;
+  h.gen = pw.gen;
+  h.kind = kind;
+  h.op = static_cast<uint8_t>(coll::OpKind::Replace);
+  h.elem = static_cast<uint8_t>(b);
+  h.disp = off;
+  h.count = static_cast<uint64_t>(count);
+  h.total = bytes;
+  h.token = token;
+  h.len = p.bytes;
+  return w.dev.send_packet(pw.peer, &h, sizeof h, p);
+}
+
+// The operation left: counted as push, emit and emulate count it.
+[[gnu::always_inline]] inline void count_sent(WindowState& w, Target& t, int code) {
+  if (code && !w.deferred_error) w.deferred_error = code;
+  if (w.access == WindowState::Access::Fence) ++w.fence_ops;
+  ++t.queued_ops;
+  ++t.sent_ops;
+  ++w.emulated_ops;
+  t.emul_inflight = true;
+}
+
+}  // namespace
+
+bool quick_put_now(WindowState& w, const void* origin, int64_t count, const Datatype* type, int target,
+                   std::ptrdiff_t disp) {
+  Builtin b;
+  std::size_t bytes = 0;
+  uint64_t off = 0;
+  if (!short_args(w, origin, count, type, target, disp, &b, &bytes, &off)) return false;
+  std::lock_guard g(w.mu);
+  Target& t = w.targets[static_cast<std::size_t>(target)];
+  // A target flushed after each operation gets a put asking for the Ack
+  // of the flush behind it (emul/origin.cpp push): the general path.
+  if (!leaves_now(w, t) || t.flush_each_op) return false;
+  t.tail_fetch = false;
+  const int e = send_op(w, target, Msg::Put, b, off, count, bytes, 0, Payload{origin, bytes, nullptr, 0});
+  count_sent(w, t, e);
+  return true;
+}
+
+bool quick_get_now(WindowState& w, void* result, int64_t count, const Datatype* type, int target, std::ptrdiff_t disp) {
+  Builtin b;
+  std::size_t bytes = 0;
+  uint64_t off = 0;
+  if (!short_args(w, result, count, type, target, disp, &b, &bytes, &off)) return false;
+  std::lock_guard g(w.mu);
+  Target& t = w.targets[static_cast<std::size_t>(target)];
+  // A get takes a spare reply record (the general path allocates one).
+  if (!leaves_now(w, t) || w.spare_pending.empty()) return false;
+  auto node = std::move(w.spare_pending.back());
+  w.spare_pending.pop_back();
+  rma::Pending& p = *node.mapped();
+  p.target = target;
+  p.direct = static_cast<char*>(result);
+  p.total = bytes;
+  const uint64_t token = w.next_token;
+  node.key() = token;
+  try {
+    w.pending.insert(std::move(node));
+  } catch (const std::bad_alloc&) {
+    // The table could not grow: the record goes back (the vector keeps the
+    // room it had), and the general path reports the lack of memory.
+    w.spare_pending.push_back(std::move(node));
+    return false;
+  }
+  ++w.next_token;
+  ++t.replies;
+  t.tail_fetch = true;  // its reply says the target applied what came before
+  const int e = send_op(w, target, Msg::Get, b, off, count, bytes, token, Payload{});
+  count_sent(w, t, e);
+  return true;
+}
+
+}  // namespace adi3::emul
