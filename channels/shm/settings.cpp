@@ -11,6 +11,8 @@ constexpr std::size_t kRingBytes = 512 * 1024;
 constexpr std::size_t kChunkBytes = 32 * 1024;
 constexpr std::size_t kCmaMin = 256 * 1024;
 constexpr std::size_t kStreamMin = 8 * 1024;
+constexpr std::size_t kAdaptMin = 512;
+constexpr int64_t kStreamSlowMbps = 6000;
 constexpr int kLivenessMs = 50;
 constexpr int64_t kCrossingMbps = 5000;
 
@@ -27,6 +29,15 @@ constexpr Knob kShmKnobs[] = {
      "(a read for ownership across cores, line by line), which made the sender's copy several "
      "times slower than the receiver's. Smaller payloads use ordinary stores, which the receiver "
      "reads from the sender's cache. A huge value: never."},
+    {"ADI3_SHM_STREAM_ADAPT_MIN", "512",
+     "From this payload size up to ADI3_SHM_STREAM_MIN the sender chooses: it times one ordinary "
+     "copy into the ring in 32 and uses streaming stores while those run slower than "
+     "ADI3_SHM_STREAM_SLOW_MBPS (taking back ring lines from the receiver's cache is slow in some "
+     "states of a VM, cheap in others), trying ordinary stores again every 1024 payloads. "
+     "A huge value: never."},
+    {"ADI3_SHM_STREAM_SLOW_MBPS", "6000",
+     "The rate (MB/s, a moving average of timed copies) below which ordinary copies into the ring "
+     "count as slow (see ADI3_SHM_STREAM_ADAPT_MIN). 0: never stream below ADI3_SHM_STREAM_MIN."},
     {"ADI3_SHM_CMA", "1",
      "Cross-memory attach (process_vm_readv, one copy, by the receiver alone), if a probe at start "
      "shows it is permitted. 0: never. 1: for a message of at least ADI3_SHM_CMA_MIN bytes when "
@@ -65,6 +76,11 @@ ShmSettings ShmSettings::from_env() {
   // Unless set, every full pipeline chunk streams.
   int64_t stream = env_int("ADI3_SHM_STREAM_MIN", static_cast<int64_t>(std::min(kStreamMin, s.chunk_bytes)));
   s.stream_min = stream < 0 ? SIZE_MAX : static_cast<std::size_t>(stream);
+  int64_t adapt = env_int("ADI3_SHM_STREAM_ADAPT_MIN", static_cast<int64_t>(kAdaptMin));
+  s.adapt_min = adapt < 0 ? SIZE_MAX : static_cast<std::size_t>(adapt);
+  s.stream_slow_mbps =
+      static_cast<uint32_t>(std::clamp<int64_t>(env_int("ADI3_SHM_STREAM_SLOW_MBPS", kStreamSlowMbps), 0, UINT32_MAX));
+  if (s.stream_slow_mbps == 0) s.adapt_min = SIZE_MAX;
   int64_t cma = env_int("ADI3_SHM_CMA", 1);
   s.cma = cma == 0 ? Cma::Off : cma >= 2 ? Cma::Always : Cma::Adaptive;
   int64_t cma_min = env_int("ADI3_SHM_CMA_MIN", kCmaMin);

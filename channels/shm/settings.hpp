@@ -12,9 +12,11 @@ namespace adi3::shm {
 std::span<const Knob> shm_knobs();
 
 struct ShmSettings {
-  std::size_t ring_bytes;   // per ordered pair of ranks, a power of two
-  std::size_t chunk_bytes;  // largest packet payload (rendezvous chunk)
-  std::size_t stream_min;   // payloads of at least this use streaming stores
+  std::size_t ring_bytes;     // per ordered pair of ranks, a power of two
+  std::size_t chunk_bytes;    // largest packet payload (rendezvous chunk)
+  std::size_t stream_min;     // payloads of at least this use streaming stores
+  std::size_t adapt_min;      // from this up to stream_min: timed choice
+  uint32_t stream_slow_mbps;  // ordinary copies slower than this: stream
   enum class Cma { Off, Adaptive, Always };
   Cma cma;                 // whether and when to use cross-memory attach
   std::size_t cma_min;     // messages of at least this may use CMA

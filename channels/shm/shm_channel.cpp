@@ -111,8 +111,8 @@ void ShmChannel::map_peers(ChannelBootstrap& boot) {
                                " does not match this rank's layout (different adi3 build or ADI3_SHM_RING_BYTES?)");
     }
     Out& o = out_[idx];
-    o.ring =
-        RingProducer(layout_.ring(base, rank_), layout_.data(base, rank_), settings_.ring_bytes, settings_.stream_min);
+    o.ring = RingProducer(layout_.ring(base, rank_), layout_.data(base, rank_), settings_.ring_bytes,
+                          settings_.stream_min, settings_.adapt_min, settings_.stream_slow_mbps);
     o.room = layout_.room(base, rank_);
     o.bell = layout_.bell(base);
     o.pid = h->pid;

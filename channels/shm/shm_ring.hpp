@@ -29,6 +29,7 @@
 #include <cstring>
 
 #include "channels/channel.hpp"
+#include "channels/shm/store_choice.hpp"
 #include "channels/shm/stream_copy.hpp"
 
 namespace adi3::shm {
@@ -73,9 +74,12 @@ class RingProducer {
  public:
   RingProducer() = default;
   // cap: a power of two, >= 4096. A contiguous payload of at least
-  // stream_min bytes is written with streaming stores (stream_copy.hpp).
-  RingProducer(ShmRing* shared, char* data, std::size_t cap, std::size_t stream_min = SIZE_MAX)
-      : shared_(shared), data_(data), cap_(cap), stream_min_(stream_min) {}
+  // stream_min bytes is written with streaming stores (stream_copy.hpp);
+  // one of at least adapt_min bytes with the stores StoreChooser picks
+  // (slow_mbps: see store_choice.hpp).
+  RingProducer(ShmRing* shared, char* data, std::size_t cap, std::size_t stream_min = SIZE_MAX,
+               std::size_t adapt_min = SIZE_MAX, uint32_t slow_mbps = 0)
+      : shared_(shared), data_(data), cap_(cap), stream_min_(stream_min), adapt_min_(adapt_min), chooser_(slow_mbps) {}
   // The largest record that always fits eventually.
   std::size_t max_record() const { return cap_ / 2; }
 
@@ -112,6 +116,8 @@ class RingProducer {
     }
     if (!p.seg && p.bytes >= stream_min_) {
       stream_copy(body + round_up(hdr_bytes, 8), p.data, p.bytes);
+    } else if (!p.seg && p.bytes >= adapt_min_) {
+      chooser_.copy(body + round_up(hdr_bytes, 8), p.data, p.bytes);
     } else {
       p.copy_to(body + round_up(hdr_bytes, 8));
     }
@@ -140,6 +146,8 @@ class RingProducer {
   char* data_ = nullptr;
   std::size_t cap_ = 0;
   std::size_t stream_min_ = SIZE_MAX;
+  std::size_t adapt_min_ = SIZE_MAX;
+  StoreChooser chooser_;
   uint64_t tail_ = 0;
   uint64_t cached_head_ = 0;
   RingFault fault_;

@@ -44,6 +44,44 @@ struct Ring {
   fmt::Record* record_at(uint64_t pos) { return fmt::at(data, pos & (kCap - 1)); }
 };
 
+// Mid-size payloads go through StoreChooser: whichever stores it picks
+// (every ordinary copy slow: streaming; 0: never streaming), they arrive
+// intact across laps.
+TEST(ShmRing, ChosenStoresKeepPayloadsIntact) {
+  for (uint32_t slow_mbps : {UINT32_MAX, 0u}) {
+    Ring r;
+    r.prod = RingProducer(&r.shared, r.data, kCap, SIZE_MAX, 512, slow_mbps);
+    std::vector<unsigned char> hdr(48, 3), payload(1500);
+    for (int i = 0; i < 200; ++i) {
+      const std::size_t pb = 512 + static_cast<std::size_t>(i * 97) % 900;
+      for (std::size_t k = 0; k < pb; ++k) payload[k] = static_cast<unsigned char>(i * 31 + k);
+      ASSERT_EQ(r.prod.push(hdr.data(), hdr.size(), Payload{payload.data(), pb, nullptr, 0}), RingProducer::Push::Sent);
+      int got = 0;
+      ASSERT_EQ(r.cons.drain(10,
+                             [&](const void*, std::size_t, const void* p, std::size_t n) {
+                               ASSERT_EQ(n, pb);
+                               EXPECT_EQ(std::memcmp(p, payload.data(), n), 0) << "packet " << i;
+                               ++got;
+                             }),
+                1);
+      ASSERT_EQ(got, 1);
+    }
+  }
+}
+
+TEST(StoreChooser, StreamsOnlyWhileOrdinaryCopiesAreSlow) {
+  std::vector<char> src(4096, 'x'), dst(4096 + 64);
+  char* d = dst.data() + (64 - reinterpret_cast<uintptr_t>(dst.data()) % 64) % 64;
+  adi3::shm::StoreChooser always_slow(UINT32_MAX), never_slow(0);
+  for (uint32_t i = 0; i < adi3::shm::StoreChooser::kSampleEvery + 1; ++i) {
+    always_slow.copy(d, src.data(), 4000);
+    never_slow.copy(d, src.data(), 4000);
+  }
+  EXPECT_TRUE(always_slow.streaming());
+  EXPECT_FALSE(never_slow.streaming());
+  EXPECT_EQ(std::memcmp(d, src.data(), 4000), 0);
+}
+
 TEST(ShmRing, RecordsSurviveManyLaps) {
   Ring r;
   std::size_t sent = 0, received = 0;

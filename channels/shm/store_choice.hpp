@@ -1,0 +1,105 @@
+// Ordinary or streaming stores for mid-size ring payloads, chosen by timing
+// the sender's own copies.
+//
+// Why: a ring line the receiver has read sits in its cache, and an ordinary
+// store to it on the next lap must first take it back. How much that costs
+// depends on the VM's state, which changes while a job runs. Measured on the
+// 2-core EPYC VM (bench/mpi, 2 ranks, chrt -f 1): in its slow state ordinary
+// copies into the ring ran at 2.3-3.3 GB/s, and streaming raised bw at
+// 512 B/1/2/4 KiB 1.5/2.0/3.1/4.4x and cut ping-pong latency at 1/2/4 KiB
+// 0.99/1.50/2.45 -> 0.74/0.89/1.13 us; in its fast state streaming at 4 KiB raised bw 7.4 ->
+// 10.7 GB/s but latency 0.68 -> 0.84-0.92 us (the receiver then reads the
+// payload from memory instead of the sender's cache). So from `adapt_min`
+// up to the channel's always-stream size the sender times one ordinary copy
+// in kSampleEvery (fenced, so the stores' ownership requests are counted,
+// not just their entry into the store buffer) and streams while a moving
+// average of those rates is below `slow_mbps`; while streaming it tries one
+// timed ordinary copy every kProbeEvery payloads, since the state changes
+// back too.
+#pragma once
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include "channels/shm/stream_copy.hpp"
+
+namespace adi3::shm {
+
+// Waits until this thread's earlier stores own their lines. For timing only:
+// no order with another thread is meant (so no std::atomic_thread_fence,
+// which TSan refuses besides).
+inline void drain_stores() {
+#if defined(__SSE2__)
+  _mm_mfence();
+#else
+  std::atomic_signal_fence(std::memory_order_seq_cst);
+#endif
+}
+
+class StoreChooser {
+ public:
+  StoreChooser() = default;
+  // slow_mbps 0: never stream here.
+  explicit StoreChooser(uint32_t slow_mbps) : slow_mbps_(slow_mbps) {
+    if (slow_mbps_ == 0) return;
+    // What the fences and clock reads of a timed copy cost by themselves.
+    int64_t least = INT64_MAX;
+    for (int i = 0; i < 8; ++i) {
+      drain_stores();
+      const int64_t t0 = now_ns();
+      drain_stores();
+      least = std::min(least, now_ns() - t0);
+    }
+    overhead_ns_ = least;
+  }
+
+  void copy(void* dst, const void* src, std::size_t n) {
+    if (--countdown_ > 0) {
+      if (streaming_) {
+        stream_copy(dst, src, n);
+      } else {
+        std::memcpy(dst, src, n);
+      }
+      return;
+    }
+    timed_copy(dst, src, n);
+  }
+  bool streaming() const { return streaming_; }
+
+  static constexpr uint32_t kSampleEvery = 32;
+  static constexpr uint32_t kProbeEvery = 1024;
+
+ private:
+  static int64_t now_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+
+  [[gnu::noinline]] void timed_copy(void* dst, const void* src, std::size_t n) {
+    // Earlier stores out of the way first, then this copy's stores until
+    // they own their lines.
+    drain_stores();
+    const int64_t t0 = now_ns();
+    std::memcpy(dst, src, n);
+    drain_stores();
+    const int64_t t1 = now_ns();
+    const int64_t ns = std::max<int64_t>(t1 - t0 - overhead_ns_, 1);
+    const auto mbps = static_cast<uint32_t>(std::min<uint64_t>(n * 1000 / static_cast<uint64_t>(ns), UINT32_MAX));
+    // A probe while streaming starts afresh; otherwise a moving average,
+    // so one copy slowed by a preemption does not flip the choice.
+    avg_mbps_ = streaming_ || avg_mbps_ == 0 ? mbps : static_cast<uint32_t>((3ull * avg_mbps_ + mbps) / 4);
+    streaming_ = avg_mbps_ < slow_mbps_;
+    countdown_ = streaming_ ? kProbeEvery : kSampleEvery;
+  }
+
+  uint32_t slow_mbps_ = 0;
+  int64_t overhead_ns_ = 0;
+  uint32_t avg_mbps_ = 0;  // 0: no sample yet
+  uint32_t countdown_ = 1;
+  bool streaming_ = false;
+};
+
+}  // namespace adi3::shm
