@@ -68,10 +68,10 @@ inline constexpr std::size_t kShmSmallData = kShmSmall - kShmSlotHead;
 inline constexpr std::size_t kShmRing = 64;  // small-tier sets (a power of two, and the depth of first_)
 static_assert(kShmRing % kShmDepth == 0 && kShmRing > kShmDepth);
 static_assert((kShmRing & (kShmRing - 1)) == 0 && (kShmDepth & (kShmDepth - 1)) == 0);  // sets picked by a mask
-inline constexpr std::size_t kShmChunk = 256 * 1024;  // large area per rank (one round of a long reduction)
-inline constexpr std::size_t kShmPieces = 4;          // long bcast: pieces of an area in flight
-inline constexpr std::size_t kShmPiece = kShmChunk / kShmPieces;
-inline constexpr int kShmMaxRanks = 64;  // flat algorithms read every member's flag
+inline constexpr std::size_t kShmChunk = 1024 * 1024;  // large area per rank (one round of a long reduction)
+inline constexpr std::size_t kShmPieces = 4;           // long bcast: pieces of an area in flight
+inline constexpr std::size_t kShmPiece = 64 * 1024;    // the first kShmPieces * kShmPiece bytes of the area
+inline constexpr int kShmMaxRanks = 64;                // flat algorithms read every member's flag
 
 // Writes into a large area (or a long bcast's piece) that other ranks read:
 // with streaming stores (channels/shm/stream_copy.hpp, ends with a store

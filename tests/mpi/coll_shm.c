@@ -4,7 +4,7 @@
  * a non-commutative user op, reduce_scatter(_block), allgather and alltoall (in place too, with
  * strided receive types), sizes on both sides of each slot tier (1 KiB
  * and 8 KiB less the 16-byte stamp; 17 KiB when ranks outnumber cores) and
- * of a round (256 KiB), many calls
+ * of a round (allgather 256 KiB; alltoall and the reductions 1 MiB areas), many calls
  * in a row with nothing else in between (the rotating slots), sub-communicators and
  * freed ones whose context comes back. Run again with ADI3_COLL_SHM=0 (point-to-point), which must give
  * the same results. */
@@ -344,7 +344,8 @@ static void gathers(MPI_Comm comm, int full) {
   MPI_Comm_rank(comm, &me);
   MPI_Comm_size(comm, &p);
   /* Per-rank counts: one slot (8 KiB) holds the whole small exchange;
-   * 70000 ints per block is two rounds of the 256 KiB areas. */
+   * 70000 ints per block is two rounds of allgather's 256 KiB, and from 4
+   * ranks on two or more of alltoall's share of the 1 MiB areas. */
   static const long counts[] = {1, 7, 1000, 2045, 70000};
   const size_t nc = full ? sizeof counts / sizeof counts[0] : 3;
   for (size_t c = 0; c < nc; ++c) {
