@@ -127,8 +127,7 @@ void combine(WindowState& w, char* addr, uint64_t count, const Datatype* t, std:
   if (w.native_usable) {
     // Origins may accumulate into this memory natively at the same time:
     // the same element-wise atomics as theirs (rma/atomic_acc.hpp).
-    rma::AccTarget tgt{w.native->ctl, static_cast<char*>(w.base), false, w.native->nic_self.get()};
-    tgt.locks_only = w.native->cma_acc;
+    const rma::AccTarget tgt{w.native->ctl, static_cast<char*>(w.base), false, w.native->nic_self.get()};
     rma::combine_atomic(tgt, addr, count, t, first, n, a, op, e, old_out);
     return;
   }
@@ -369,7 +368,7 @@ void apply_op(WindowState& w, int o, const Header& h, const void* payload, std::
       std::memcpy(sw, p, es);
       std::memcpy(cmp, p + es, es);
       rma::native::cas_element(w.native->ctl, static_cast<char*>(w.base), addr + t->true_lb(), e, sw, cmp, buf,
-                               w.native->nic_self.get(), w.native->cma_acc);
+                               w.native->nic_self.get());
     } else if (t->is_contiguous()) {
       char* at = addr + t->true_lb();  // the element's bytes (atomic under the window's lock)
       std::memcpy(buf, at, es);

@@ -16,91 +16,38 @@ namespace {
 
 using coll::OpKind;
 
-// One element at p (es bytes, aligned to es, es 4 or 8): lock-free.
-template <class W>
-void element_hw(char* p, const char* in, OpKind op, Builtin e, bool int_class, char* old) {
-  std::atomic_ref<W> a(*reinterpret_cast<W*>(p));
-  W v;
-  std::memcpy(&v, in, sizeof v);
-  W prev;
-  if (op == OpKind::NoOp) {
-    prev = a.load(std::memory_order_acquire);
-  } else if (op == OpKind::Replace) {
-    prev = a.exchange(v, std::memory_order_acq_rel);
-  } else if (op == OpKind::Sum && int_class) {
-    prev = a.fetch_add(v, std::memory_order_acq_rel);
-  } else if (op == OpKind::Band && int_class) {
-    prev = a.fetch_and(v, std::memory_order_acq_rel);
-  } else if (op == OpKind::Bor && int_class) {
-    prev = a.fetch_or(v, std::memory_order_acq_rel);
-  } else if (op == OpKind::Bxor && int_class) {
-    prev = a.fetch_xor(v, std::memory_order_acq_rel);
-  } else {
-    // Any other op: the op's own kernel on a copy, published by CAS.
-    prev = a.load(std::memory_order_relaxed);
-    for (;;) {
-      W next = prev;
-      coll::apply(op, e, &v, &next, 1, sizeof(W));
-      if (a.compare_exchange_weak(prev, next, std::memory_order_acq_rel, std::memory_order_relaxed)) break;
-    }
-  }
-  if (old) std::memcpy(old, &prev, sizeof prev);
-}
-
-// One element at p under its stripe's lock (any size; p may be unaligned
-// for pairs, which coll::apply allows).
-void element_locked(const AccTarget& t, char* p, std::size_t es, const char* in, OpKind op, Builtin e, char* old) {
-  uint32_t& s = stripe_of(*t.ctl, static_cast<std::size_t>(p - t.data));
-  stripe_lock(s);
-  if (old) std::memcpy(old, p, es);
+// inout = in op inout on m elements laid es apart from p, with the op's
+// vectorised kernel where the run is aligned (the caller excludes every
+// other accumulate on these bytes).
+void apply_run(char* p, std::size_t m, std::size_t es, const char* in, OpKind op, Builtin e, char* old) {
+  if (old) std::memcpy(old, p, m * es);
   if (op == OpKind::Replace) {
-    std::memcpy(p, in, es);
+    std::memcpy(p, in, m * es);
   } else if (op != OpKind::NoOp) {
-    alignas(16) char a[64], b[64];
-    std::memcpy(a, in, es);
-    std::memcpy(b, p, es);
-    coll::apply(op, e, a, b, 1, es);
-    std::memcpy(p, b, es);
-  }
-  stripe_unlock(s);
-}
-
-// m elements laid es apart from p.
-bool run(const AccTarget& t, char* p, std::size_t m, std::size_t es, const char* in, OpKind op, Builtin e, char* old) {
-  if (t.exclusive) {
-    // Nobody else may touch the window now: bulk kernels.
-    if (old) std::memcpy(old, p, m * es);
-    if (op == OpKind::Replace) {
-      std::memcpy(p, in, m * es);
-    } else if (op != OpKind::NoOp) {
-      if (reinterpret_cast<uintptr_t>(p) % es == 0 || coll::type_class(e) == coll::TypeClass::Pair) {
-        coll::apply(op, e, in, p, m, es);
-      } else {
-        for (std::size_t i = 0; i < m; ++i) {
-          alignas(16) char b[64];
-          std::memcpy(b, p + i * es, es);
-          coll::apply(op, e, in + i * es, b, 1, es);
-          std::memcpy(p + i * es, b, es);
-        }
+    if (reinterpret_cast<uintptr_t>(p) % es == 0 || coll::type_class(e) == coll::TypeClass::Pair) {
+      coll::apply(op, e, in, p, m, es);
+    } else {
+      for (std::size_t i = 0; i < m; ++i) {
+        alignas(16) char b[64];  // the kernels want an aligned element
+        std::memcpy(b, p + i * es, es);
+        coll::apply(op, e, in + i * es, b, 1, es);
+        std::memcpy(p + i * es, b, es);
       }
     }
+  }
+}
+
+// m elements laid es apart from p: under the stripes of their bytes, taken
+// once for the run (none when the caller excludes everyone already).
+bool run(const AccTarget& t, char* p, std::size_t m, std::size_t es, const char* in, OpKind op, Builtin e, char* old) {
+  if (t.exclusive) {
+    apply_run(p, m, es, in, op, e, old);
     return true;
   }
-  const bool int_class = coll::type_class(e) == coll::TypeClass::CInteger;
-  for (std::size_t i = 0; i < m; ++i) {
-    char* q = p + i * es;
-    char* o = old ? old + i * es : nullptr;
-    const char* x = in + i * es;
-    if (t.locks_only) {
-      element_locked(t, q, es, x, op, e, o);
-    } else if (es == 8 && reinterpret_cast<uintptr_t>(q) % 8 == 0) {
-      element_hw<uint64_t>(q, x, op, e, int_class, o);
-    } else if (es == 4 && reinterpret_cast<uintptr_t>(q) % 4 == 0) {
-      element_hw<uint32_t>(q, x, op, e, int_class, o);
-    } else {
-      element_locked(t, q, es, x, op, e, o);
-    }
-  }
+  const StripeRange s(*t.ctl, static_cast<std::size_t>(p - t.data), m * es);
+  s.lock();
+  apply_run(p, m, es, in, op, e, old);
+  s.unlock();
   return true;
 }
 

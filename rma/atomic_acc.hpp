@@ -1,13 +1,28 @@
 // Accumulates that stay atomic per element whoever applies them: an origin
-// writing straight into a window in shared memory, the target applying a
-// packet of the emulation, or the target accumulating into itself. All of
-// them call combine_atomic on a native window, so the choice per element
-// is the same everywhere: a 4- or 8-byte element on its natural alignment
-// takes hardware atomics (fetch-add, exchange, or a compare-and-swap loop
-// around the op's kernel); any other element (1- and 2-byte types, long
-// double, complex double, padded pairs) takes the accumulate lock of its
-// stripe in the window's control block. Both are atomic with respect to each
-// other because an element's path depends only on its type and address.
+// writing straight into a window in shared memory, an origin reading,
+// combining and writing back by cross-memory attach, the target applying a
+// packet of the emulation (its own thread or its agent), or the target
+// accumulating into itself. Every one of them, on every CPU window, takes
+// the accumulate locks (stripes) of the bytes it combines in the target's
+// control block (rma/native_sync.hpp: 64-byte blocks of the window, block
+// number modulo kStripes), and nobody combines without them, so the scheme
+// is one rule:
+//   - a run of elements (a whole contiguous accumulate, a run of a derived
+//     type, a chunk of a cross-memory-attach accumulate) takes the stripes
+//     of its bytes ONCE, in increasing index order (all of them past 32
+//     KiB), and applies the op's vectorised kernel (coll::apply) to the
+//     whole run; a 4 MiB MPI_SUM of doubles is one kernel call;
+//   - one element (fetch_and_op, compare_and_swap, an 8-byte accumulate on
+//     the fast path, rma/native_fast.hpp) takes the stripe of its first
+//     byte, which any run containing it holds too, and combines with
+//     plain loads and stores: one compare-and-swap on the stripe word, as
+//     cheap as the hardware atomic it replaces;
+//   - an origin holding the exclusive lock of the target skips the stripes
+//     (nobody else may touch the memory).
+// A locker of several stripes takes them in increasing order and a locker
+// of one holds no other, so lockers never deadlock. No element is ever
+// updated by a bare hardware atomic: that would not exclude a run applied
+// with plain stores.
 //
 // A window whose memory a NIC updates (verbs: RDMA atomics, not coherent
 // with the CPU's) takes another rule instead: every element is updated
@@ -71,14 +86,13 @@ inline constexpr std::size_t kNicGranule = 512;
 inline constexpr std::size_t kNicStripes = 256;
 
 struct AccTarget {
-  Control* ctl = nullptr;     // the target's control block (stripe locks)
-  char* data = nullptr;       // the start of the target's window memory (stripe offsets count from it)
-  bool exclusive = false;     // the caller holds the exclusive lock: plain kernels suffice
+  Control* ctl = nullptr;  // the target's control block (stripe locks)
+  char* data = nullptr;    // the start of the target's window memory (stripe offsets count from it)
+  // The caller excludes every other accumulate on the memory already (it
+  // holds the target's exclusive lock, or the stripes of the whole range):
+  // plain kernels, no stripes.
+  bool exclusive = false;
   NicAtomics* nic = nullptr;  // set: every element goes through the NIC (nic_combine)
-  // Some rank reaches this window's memory by cross-memory attach (it reads,
-  // combines and writes back under the stripes): every element takes its
-  // stripe, hardware atomics alone would not exclude that.
-  bool locks_only = false;
 };
 
 // One 8-byte element through the NIC: old = [at]; [at] = in op old
@@ -100,7 +114,7 @@ bool nic_cas(NicAtomics& nic, uint64_t at, std::size_t es, const void* swap, con
 // inout = in op inout for stream bytes [first, first + n) of count elements
 // of t at addr (inside the window at tgt.data); in is n packed bytes of
 // element type e (aligned to 16). With old_out, the values before the op
-// are packed there first, element by element, under the same atomicity.
+// are packed there first, under the same exclusion.
 // false: the NIC failed on an element (errno); the others were applied.
 bool combine_atomic(const AccTarget& tgt, char* addr, uint64_t count, const Datatype* t, std::size_t first,
                     std::size_t n, const void* in, coll::OpKind op, Builtin e, void* old_out);

@@ -92,9 +92,9 @@ class NativeWin {
   std::vector<NativePeer> peers;  // by comm rank
   bool passive = false;           // every rank agreed: locks are the control blocks' words
   bool active = false;            // every rank agreed: fence and PSCW are the control blocks' counters
-  // Some rank reaches some window memory by cross-memory attach: its
-  // accumulates read, combine and write back under the stripes, so every
-  // accumulate on this window takes them (AccTarget::locks_only).
+  // Some rank reaches some window memory by cross-memory attach (its
+  // accumulates read, combine and write back under the stripes, which every
+  // accumulate takes on every window: rma/atomic_acc.hpp).
   bool cma_acc = false;
   bool others_emulate = false;  // some rank forces operations to the emulation
   bool nic = false;             // a NIC window: nothing is mapped, the interface reaches everything
@@ -164,10 +164,11 @@ int run(WindowState& w, const OpArgs& a, const Checked& c);
 // Takes the target's lock word (waits in the device's blocking wait).
 int lock(WindowState& w, int target, bool exclusive);
 void unlock(WindowState& w, int target, bool exclusive);
-// combine_atomic on the same element (given the same nic and locks_only,
-// as AccTarget's).
+// Compare-and-swap of the element at p, atomic with combine_atomic on the
+// same element (given the same nic): under its stripe, unless the caller
+// holds the target's exclusive lock.
 void cas_element(Control* ctl, char* data, char* p, Builtin e, const void* swap, const void* compare, void* old,
-                 NicAtomics* nic = nullptr, bool locks_only = false);
+                 NicAtomics* nic = nullptr, bool exclusive = false);
 
 // ---- dynamic windows (native_dyn.cpp) ----
 // Win_attach / Win_detach of a native dynamic window (w.mu held by the

@@ -16,6 +16,7 @@
 
 #include "adi3/device.hpp"
 #include "coll/op.hpp"
+#include "rma/native_sync.hpp"
 #include "rma/window_state.hpp"
 
 namespace adi3::rma::native {
@@ -97,10 +98,8 @@ inline bool fast_copy(WindowState& w, bool put, void* buf, int64_t ocount, const
   return fast_done(w);
 }
 
-// What the fast path does to one element: the hardware atomic
-// combine_atomic's element_hw takes for the same type and op (the path of
-// an element depends only on its type and address, rma/atomic_acc.hpp, so
-// every other path stays atomic with this one).
+// What the fast path does to one element, under its stripe like every
+// other accumulate on it (rma/atomic_acc.hpp).
 enum class FastOp : uint8_t { None, Add, FloatAdd, Replace, Read };
 
 // The fast operation of op k on elements of class tc, or None (the general path).
@@ -119,35 +118,33 @@ inline FastOp fast_op(coll::OpKind k, coll::TypeClass tc) {
   }
 }
 
-// f applied to the 4- or 8-byte word at p with operand v; returns the old
-// word. A floating sum is the op's kernel (in + inout) published by a
-// compare-and-swap loop, as element_hw does it: 4-byte floating types are
-// float and 8-byte ones double.
+// f applied to the 4- or 8-byte word at p with operand v (the caller holds
+// its stripe); returns the old word. A floating sum is in + inout, as the
+// op's kernel computes it: 4-byte floating types are float and 8-byte ones
+// double.
 template <class W>
 inline W fast_element(W* p, W v, FastOp f) {
-  std::atomic_ref<W> a(*p);
+  const W cur = *p;
   switch (f) {
     case FastOp::Add:
-      return a.fetch_add(v, std::memory_order_acq_rel);
+      *p = static_cast<W>(cur + v);
+      break;
     case FastOp::Replace:
-      return a.exchange(v, std::memory_order_acq_rel);
+      *p = v;
+      break;
     case FastOp::FloatAdd: {
       using F = std::conditional_t<sizeof(W) == 8, double, float>;
-      F in;
+      F in, old;
       std::memcpy(&in, &v, sizeof in);
-      W prev = a.load(std::memory_order_relaxed);
-      for (;;) {
-        F cur;
-        std::memcpy(&cur, &prev, sizeof cur);
-        const F sum = in + cur;
-        W next;
-        std::memcpy(&next, &sum, sizeof next);
-        if (a.compare_exchange_weak(prev, next, std::memory_order_acq_rel, std::memory_order_relaxed)) return prev;
-      }
+      std::memcpy(&old, &cur, sizeof old);
+      const F sum = in + old;
+      std::memcpy(p, &sum, sizeof sum);
+      break;
     }
     default:
-      return a.load(std::memory_order_acquire);
+      break;
   }
+  return cur;
 }
 
 // The element size of a predefined type the fast accumulates take (4 or 8
@@ -162,11 +159,16 @@ inline std::size_t fast_elem(const Datatype* t, coll::TypeClass* tc) {
   return es;
 }
 
+// Whether the origin holds target's exclusive lock (then nobody else
+// accumulates there: no stripes).
+inline bool fast_exclusive(const WindowState& w, int target) {
+  return w.native->held[static_cast<std::size_t>(target)] == 2;
+}
+
 // Fetch_and_op (op: Sum on C integers and floating types, Replace, NoOp)
 // or compare_and_swap (op null) of one 4- or 8-byte predefined element on
-// its alignment, by fast_element's atomic (compare_and_swap: the hardware
-// one, as cas_element). Not on windows where accumulates take the stripes
-// (cma_acc). True when done.
+// its alignment, under the element's stripe (as cas_element and
+// combine_atomic). True when done.
 inline bool fast_atomic(WindowState& w, const void* origin, const void* compare, void* result, const Datatype* t,
                         int target, std::ptrdiff_t disp, const coll::Op* op) {
   coll::TypeClass tc;
@@ -184,21 +186,25 @@ inline bool fast_atomic(WindowState& w, const void* origin, const void* compare,
     if (f == FastOp::None || (f != FastOp::Read && !origin)) return false;
   }
   NativePeer* p = fast_target(w, target);
-  if (!p || w.native->cma_acc) return false;
+  if (!p) return false;
   char* at = fast_at(w, *p, target, disp, static_cast<__int128>(es));
-  if (!at || reinterpret_cast<uintptr_t>(at) % es) return false;
+  if (!at || (reinterpret_cast<uintptr_t>(at) & (es - 1))) return false;  // es: 4 or 8 (no division)
+  uint32_t& stripe = stripe_of(*p->ctl, static_cast<std::size_t>(at - p->mem));
+  const bool excl = fast_exclusive(w, target);
   auto apply = [&](auto word) {
     using W = decltype(word);
     W v = 0, prev;
     if (origin && f != FastOp::Read) std::memcpy(&v, origin, sizeof v);
+    if (!excl) stripe_lock(stripe);
     if (!op) {
+      std::memcpy(&prev, at, sizeof prev);
       W c;
       std::memcpy(&c, compare, sizeof c);
-      std::atomic_ref<W>(*reinterpret_cast<W*>(at)).compare_exchange_strong(c, v, std::memory_order_acq_rel);
-      prev = c;
+      if (prev == c) std::memcpy(at, &v, sizeof v);
     } else {
       prev = fast_element(reinterpret_cast<W*>(at), v, f);
     }
+    if (!excl) stripe_unlock(stripe);
     std::memcpy(result, &prev, sizeof prev);
   };
   by_word(es, apply);
@@ -207,7 +213,7 @@ inline bool fast_atomic(WindowState& w, const void* origin, const void* compare,
 
 // Accumulate of up to 64 aligned 4- or 8-byte predefined elements (Sum on
 // C integers and floating types, Replace), the same type and count on both
-// sides: each element by fast_element. True when done.
+// sides: under the stripes of the range, taken once. True when done.
 inline bool fast_acc(WindowState& w, const void* origin, int64_t ocount, const Datatype* otype, int target,
                      std::ptrdiff_t disp, int64_t tcount, const Datatype* ttype, const coll::Op& op) {
   if (otype != ttype || ocount != tcount || tcount <= 0 || tcount > 64 || !origin) return false;
@@ -217,9 +223,12 @@ inline bool fast_acc(WindowState& w, const void* origin, int64_t ocount, const D
   const FastOp f = fast_op(op.kind(), tc);
   if (f == FastOp::None || f == FastOp::Read) return false;  // NO_OP: not an accumulate's op
   NativePeer* p = fast_target(w, target);
-  if (!p || w.native->cma_acc) return false;
-  char* at = fast_at(w, *p, target, disp, static_cast<__int128>(es) * tcount);
-  if (!at || reinterpret_cast<uintptr_t>(at) % es) return false;
+  if (!p) return false;
+  const std::size_t bytes = es * static_cast<std::size_t>(tcount);
+  char* at = fast_at(w, *p, target, disp, static_cast<__int128>(bytes));
+  if (!at || (reinterpret_cast<uintptr_t>(at) & (es - 1))) return false;
+  const bool excl = fast_exclusive(w, target);
+  const std::size_t off = static_cast<std::size_t>(at - p->mem);
   auto apply = [&](auto word) {
     using W = decltype(word);
     for (int64_t i = 0; i < tcount; ++i) {
@@ -228,7 +237,20 @@ inline bool fast_acc(WindowState& w, const void* origin, int64_t ocount, const D
       fast_element(reinterpret_cast<W*>(at + static_cast<std::size_t>(i) * sizeof(W)), v, f);
     }
   };
-  by_word(es, apply);
+  if (excl) {
+    by_word(es, apply);
+  } else if (off % 64 + bytes <= 64) {
+    // One block (an 8-byte accumulate): one stripe.
+    uint32_t& stripe = stripe_of(*p->ctl, off);
+    stripe_lock(stripe);
+    by_word(es, apply);
+    stripe_unlock(stripe);
+  } else {
+    const StripeRange s(*p->ctl, off, bytes);
+    s.lock();
+    by_word(es, apply);
+    s.unlock();
+  }
   return fast_done(w);
 }
 

@@ -1,8 +1,9 @@
 // Native operations on a window in shared memory: puts and gets are copies
 // between the origin buffer and the target's memory mapped here (through a
 // bounded bounce buffer when both sides are noncontiguous: no
-// whole-message temporary), accumulates are element-wise atomics
-// (rma/atomic_acc.*), and passive-target locks are the target's lock word.
+// whole-message temporary), accumulates combine under the target's
+// accumulate stripes (rma/atomic_acc.*), and passive-target locks are the
+// target's lock word.
 // Everything completes before the call returns: flush has nothing to wait
 // for but a fence. Regions reached by cross-memory attach take puts and
 // gets of contiguous target data only (the router sends the rest to the
@@ -126,46 +127,11 @@ class Bounce {
   std::vector<uint64_t> big_in_, big_out_;
 };
 
-// The accumulate stripes covering window bytes [off, off + n): at most two
-// runs of indices, locked in increasing order (every multi-stripe locker
-// does, and single-element lockers hold one at a time: no deadlock).
-struct Stripes {
-  Control* c = nullptr;
-  std::size_t a0 = 0, a1 = 0, b0 = 0, b1 = 0;  // [a0, a1) then [b0, b1)
-  void lock() const {
-    for (std::size_t i = a0; i < a1; ++i) stripe_lock(c->stripe[i]);
-    for (std::size_t i = b0; i < b1; ++i) stripe_lock(c->stripe[i]);
-  }
-  void unlock() const {
-    for (std::size_t i = a0; i < a1; ++i) stripe_unlock(c->stripe[i]);
-    for (std::size_t i = b0; i < b1; ++i) stripe_unlock(c->stripe[i]);
-  }
-};
-
-Stripes stripes_for(Control* c, std::size_t off, std::size_t n) {
-  Stripes s{c};
-  const std::size_t first = off / 64, last = (off + n - 1) / 64;
-  if (last - first + 1 >= kStripes) {
-    s.a1 = kStripes;
-    return s;
-  }
-  const std::size_t f = first % kStripes, l = last % kStripes;
-  if (f <= l) {
-    s.a0 = f;
-    s.a1 = l + 1;
-  } else {
-    s.a1 = l + 1;
-    s.b0 = f;
-    s.b1 = kStripes;
-  }
-  return s;
-}
-
 // The accumulate family into memory reached by cross-memory attach (a
 // window from create, or a heap region attached to a dynamic window):
 // read, combine here, write back, under the stripes of the target's control
-// block, which every other path to that memory takes too on such a window
-// (AccTarget::locks_only), so accumulates stay atomic per element whoever
+// block, which every other path to that memory takes too
+// (rma/atomic_acc.hpp), so accumulates stay atomic per element whoever
 // applies them. Under our exclusive lock nobody else may touch the memory:
 // no stripes. The operation's first byte is at offset off of region r and
 // at woff in the target's stripe numbering.
@@ -184,7 +150,7 @@ int acc_remote(WindowState& w, const OpArgs& a, const Checked& c, RemoteRegion& 
     alignas(16) char sw[64], cmp[64], cur[64];
     Segment(const_cast<void*>(a.origin), 1, a.ttype).pack(0, es, sw);
     Segment(const_cast<void*>(a.compare), 1, a.ttype).pack(0, es, cmp);
-    const Stripes s = stripes_for(p.ctl, woff, es);
+    const StripeRange s(*p.ctl, woff, es);
     if (!excl) s.lock();
     int rc = os.get(r, off, cur, es);
     if (rc == 0 && std::memcmp(cur, cmp, es) == 0) rc = os.put(r, off, sw, es);
@@ -199,10 +165,13 @@ int acc_remote(WindowState& w, const OpArgs& a, const Checked& c, RemoteRegion& 
   const std::size_t chunk = b.chunk;
   uint64_t* in = b.in;
   uint64_t* cur = b.out;
+  const std::size_t scount = a.kind == Msg::Fop ? 1 : static_cast<std::size_t>(a.ocount);
+  const Datatype* stype = a.kind == Msg::Fop ? a.ttype : a.otype;
+  // A contiguous operand on its element's alignment is used in place.
+  const char* in_run = has_in ? run_of(a.origin, scount, stype) : nullptr;
+  if (in_run && reinterpret_cast<uintptr_t>(in_run) % std::min<std::size_t>(es, 16)) in_run = nullptr;
   Segment src, dst;
-  if (has_in)
-    src = Segment(const_cast<void*>(a.origin), a.kind == Msg::Fop ? 1 : static_cast<std::size_t>(a.ocount),
-                  a.kind == Msg::Fop ? a.ttype : a.otype);
+  if (has_in && !in_run) src = Segment(const_cast<void*>(a.origin), scount, stype);
   if (fetch)
     dst = Segment(a.result, a.kind == Msg::Fop ? 1 : static_cast<std::size_t>(a.rcount),
                   a.kind == Msg::Fop ? a.ttype : a.rtype);
@@ -210,18 +179,23 @@ int acc_remote(WindowState& w, const OpArgs& a, const Checked& c, RemoteRegion& 
   // needs every stripe anyway, and taking 512 stripes per 64 KiB chunk cost
   // a quarter of a 4 MiB accumulate. (Taken in ascending order like every
   // other taker's, so no two origins deadlock.)
-  const Stripes s = stripes_for(p.ctl, woff, c.bytes);
+  const StripeRange s(*p.ctl, woff, c.bytes);
   if (!excl) s.lock();
   int rc = 0;
   for (std::size_t at = 0; at < c.bytes && rc == 0; at += chunk) {
     const std::size_t n = std::min(chunk, c.bytes - at);
-    if (has_in) src.pack(at, at + n, in);
+    const void* operand = in;
+    if (in_run) {
+      operand = in_run + at;
+    } else if (has_in) {
+      src.pack(at, at + n, in);
+    }
     if (fetch || (op != coll::OpKind::Replace && has_in)) rc = os.get(r, off + at, cur, n);
     if (rc == 0 && fetch) dst.unpack(at, at + n, cur);
     if (rc == 0 && op == coll::OpKind::Replace) {
-      rc = os.put(r, off + at, in, n);
+      rc = os.put(r, off + at, operand, n);
     } else if (rc == 0 && has_in) {
-      coll::apply(op, c.elem, in, cur, n / es, es);
+      coll::apply(op, c.elem, operand, cur, n / es, es);
       rc = os.put(r, off + at, cur, n);
     }
   }
@@ -229,8 +203,28 @@ int acc_remote(WindowState& w, const OpArgs& a, const Checked& c, RemoteRegion& 
   return rc ? fail() : 0;
 }
 
+// Bytes [lo, hi) from x.addr that count elements of t touch.
+void span_of(uint64_t count, const Datatype* t, std::ptrdiff_t* lo, std::ptrdiff_t* hi) {
+  const std::ptrdiff_t k = count ? static_cast<std::ptrdiff_t>(count - 1) * t->extent() : 0;
+  *lo = t->true_lb() + std::min<std::ptrdiff_t>(k, 0);
+  *hi = t->true_ub() + std::max<std::ptrdiff_t>(k, 0);
+}
+
 // Accumulate family into mapped memory, chunk by chunk (whole elements).
-void accumulate(const OpArgs& a, const Checked& c, const Where& x, const AccTarget& tgt) {
+// The stripes of the whole target range are taken once, around every chunk
+// (rma/atomic_acc.hpp): per 64 KiB chunk they would be all 512 again.
+void accumulate(const OpArgs& a, const Checked& c, const Where& x, const AccTarget& target) {
+  AccTarget tgt = target;
+  StripeRange stripes;
+  if (!tgt.exclusive) {
+    std::ptrdiff_t lo, hi;
+    span_of(x.count, x.t, &lo, &hi);
+    if (c.bytes != 0 && hi > lo) {
+      stripes =
+          StripeRange(*tgt.ctl, static_cast<std::size_t>(x.addr + lo - tgt.data), static_cast<std::size_t>(hi - lo));
+      tgt.exclusive = true;
+    }
+  }
   const std::size_t es = Datatype::builtin(c.elem)->size();
   const coll::OpKind op = a.op ? a.op->kind() : coll::OpKind::Replace;
   const bool fetch = a.kind == Msg::GetAcc || a.kind == Msg::Fop;
@@ -252,6 +246,9 @@ void accumulate(const OpArgs& a, const Checked& c, const Where& x, const AccTarg
   Segment src, dst;
   if (has_in && !in_run) src = Segment(const_cast<void*>(a.origin), scount, stype);
   if (fetch && !out_run) dst = Segment(a.result, rcount, rtype);
+  // Taken after the allocations above: a failing one (std::bad_alloc,
+  // MPI_ERR_NO_MEM) leaves no stripe held.
+  stripes.lock();
   for (std::size_t at = 0; at < c.bytes; at += chunk) {
     const std::size_t n = std::min(chunk, c.bytes - at);
     const void* operand = in;
@@ -264,6 +261,7 @@ void accumulate(const OpArgs& a, const Checked& c, const Where& x, const AccTarg
                    fetch ? (out_run ? out_run + at : static_cast<void*>(old)) : nullptr);
     if (fetch && !out_run) dst.unpack(at, at + n, old);
   }
+  stripes.unlock();
 }
 
 // The accumulate family (and compare_and_swap) into mapped memory: x.addr
@@ -285,7 +283,7 @@ void acc_mapped(const OpArgs& a, const Checked& c, const Where& x, const AccTarg
   };
   in(a.origin, sw);
   in(a.compare, cmp);
-  cas_element(tgt.ctl, tgt.data, x.addr + x.t->true_lb(), c.elem, sw, cmp, old, nullptr, tgt.locks_only);
+  cas_element(tgt.ctl, tgt.data, x.addr + x.t->true_lb(), c.elem, sw, cmp, old, nullptr, tgt.exclusive);
   if (char* r = run_of(a.result, 1, a.ttype)) {
     std::memcpy(r, old, es);
   } else {
@@ -310,8 +308,7 @@ int dyn_acc(WindowState& w, const OpArgs& a, const Checked& c) {
     char* first = static_cast<char*>(d.r->direct) + d.off;
     // Address 0 of the target, as seen here: stripe offsets count from it.
     auto* zero = reinterpret_cast<char*>(reinterpret_cast<uintptr_t>(first) - d.addr);
-    AccTarget tgt{p.ctl, zero, excl};
-    tgt.locks_only = true;
+    const AccTarget tgt{p.ctl, zero, excl};
     acc_mapped(a, c, Where{&p, t, c.count, first - t->true_lb()}, tgt);
   } else {
     rc = acc_remote(w, a, c, *d.r, d.off, static_cast<std::size_t>(d.addr));
@@ -355,8 +352,7 @@ int run(WindowState& w, const OpArgs& a, const Checked& c) {
       stream_copy(x.addr, x.count, x.t, a.result, static_cast<std::size_t>(a.ocount), a.otype, c.bytes);
       return 0;
     default: {
-      AccTarget tgt{x.peer->ctl, x.peer->mem, w.native->held[static_cast<std::size_t>(a.target)] == 2};
-      tgt.locks_only = w.native->cma_acc;
+      const AccTarget tgt{x.peer->ctl, x.peer->mem, w.native->held[static_cast<std::size_t>(a.target)] == 2};
       acc_mapped(a, c, x, tgt);
       return 0;
     }
@@ -364,7 +360,7 @@ int run(WindowState& w, const OpArgs& a, const Checked& c) {
 }
 
 void cas_element(Control* ctl, char* data, char* p, Builtin e, const void* swap, const void* compare, void* old,
-                 NicAtomics* nic, bool locks_only) {
+                 NicAtomics* nic, bool exclusive) {
   const std::size_t es = Datatype::builtin(e)->size();
   if (nic) {
     // A NIC window: every element through the NIC (rma/atomic_acc.hpp). A
@@ -372,29 +368,12 @@ void cas_element(Control* ctl, char* data, char* p, Builtin e, const void* swap,
     if (!nic_cas(*nic, reinterpret_cast<uintptr_t>(p), es, swap, compare, old)) std::memset(old, 0, es);
     return;
   }
-  if (!locks_only && (es == 8 || es == 4) && reinterpret_cast<uintptr_t>(p) % es == 0) {
-    if (es == 8) {
-      uint64_t c, s;
-      std::memcpy(&c, compare, 8);
-      std::memcpy(&s, swap, 8);
-      std::atomic_ref<uint64_t>(*reinterpret_cast<uint64_t*>(p))
-          .compare_exchange_strong(c, s, std::memory_order_acq_rel);
-      std::memcpy(old, &c, 8);
-    } else {
-      uint32_t c, s;
-      std::memcpy(&c, compare, 4);
-      std::memcpy(&s, swap, 4);
-      std::atomic_ref<uint32_t>(*reinterpret_cast<uint32_t*>(p))
-          .compare_exchange_strong(c, s, std::memory_order_acq_rel);
-      std::memcpy(old, &c, 4);
-    }
-    return;
-  }
+  // The element's stripe, like every accumulate on it (rma/atomic_acc.hpp).
   uint32_t& s = stripe_of(*ctl, static_cast<std::size_t>(p - data));
-  stripe_lock(s);
+  if (!exclusive) stripe_lock(s);
   std::memcpy(old, p, es);
   if (std::memcmp(old, compare, es) == 0) std::memcpy(p, swap, es);
-  stripe_unlock(s);
+  if (!exclusive) stripe_unlock(s);
 }
 
 int lock(WindowState& w, int target, bool exclusive) {

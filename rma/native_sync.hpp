@@ -85,4 +85,39 @@ inline void stripe_lock(uint32_t& s) {
 }
 inline void stripe_unlock(uint32_t& s) { at(s).store(0, std::memory_order_release); }
 
+// The stripes covering window bytes [off, off + n) (n > 0): at most two runs
+// of indices, [a0, a1) then [b0, b1), locked in increasing index order.
+// Every locker of several stripes takes them in that order and a locker of
+// one holds no other, so no two lockers deadlock. A range of kStripes
+// blocks (32 KiB) or more takes them all.
+struct StripeRange {
+  Control* c = nullptr;
+  std::size_t a0 = 0, a1 = 0, b0 = 0, b1 = 0;
+  StripeRange() = default;
+  StripeRange(Control& ctl, std::size_t off, std::size_t n) : c(&ctl) {
+    const std::size_t first = off / 64, last = (off + (n ? n : 1) - 1) / 64;
+    if (last - first + 1 >= kStripes) {
+      a1 = kStripes;
+      return;
+    }
+    const std::size_t f = first % kStripes, l = last % kStripes;
+    if (f <= l) {
+      a0 = f;
+      a1 = l + 1;
+    } else {
+      a1 = l + 1;
+      b0 = f;
+      b1 = kStripes;
+    }
+  }
+  void lock() const {
+    for (std::size_t i = a0; i < a1; ++i) stripe_lock(c->stripe[i]);
+    for (std::size_t i = b0; i < b1; ++i) stripe_lock(c->stripe[i]);
+  }
+  void unlock() const {
+    for (std::size_t i = a0; i < a1; ++i) stripe_unlock(c->stripe[i]);
+    for (std::size_t i = b0; i < b1; ++i) stripe_unlock(c->stripe[i]);
+  }
+};
+
 }  // namespace adi3::rma

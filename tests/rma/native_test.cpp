@@ -117,9 +117,8 @@ TEST_P(RmaNative, PathsNp3) { run(3, paths); }
 
 // Some ranks force their accumulates to the emulation (adi3_emulate_ops)
 // while the others accumulate natively into the same elements: sums of
-// int64 (hardware fetch-add), double (compare-and-swap loop) and int16
-// (the stripe lock) stay exact, and fetch_and_op (int64 and double) sees
-// every value once.
+// int64, double and int16 stay exact, and fetch_and_op (int64 and double)
+// sees every value once.
 // On a window from create (memory reached by cross-memory attach) the
 // native accumulates read, combine and write back under the target's
 // stripes, and the emulated ones the target applies take the same stripes.
@@ -231,6 +230,117 @@ TEST_P(RmaNative, MixedPathsExactNp3) {
 }
 TEST_P(RmaNative, MixedPathsExactCreateNp3) {
   run(3, [](Device& d) { mixed(d, true); });
+}
+
+// Large and small accumulates from every rank into overlapping ranges of
+// rank 0's window, odd ranks forcing theirs to the emulation (rank 0
+// applies their packets) while even ranks combine natively: a whole-half
+// sum of int64 and of doubles (one kernel call under the stripes of the
+// range), fetch_and_op and 8-byte accumulates into single elements of both
+// halves (one stripe each), get_accumulate through a strided vector (runs
+// of one element), and a compare-and-swap increment loop. Every element of
+// the window ends exact (doubles hold whole numbers below 2^53).
+void large_small(Device& dev, bool create) {
+  const int n = dev.size(), me = dev.rank();
+  constexpr int kHalf = 4096, kRounds = 8, kSmall = 12, kStride = 16;
+  adi3::WinInfo info;
+  if (me % 2 == 1) {
+    ASSERT_TRUE(info.set("adi3_emulate_ops", "accumulate,get_accumulate,fetch_and_op,compare_and_swap"));
+  }
+  void* base = nullptr;
+  Window* win = nullptr;
+  std::vector<int64_t> own(2 * kHalf, 0);  // create: the window's memory
+  const std::ptrdiff_t bytes = 2 * kHalf * 8;
+  int e = create ? Window::create(dev, own.data(), bytes, 8, info, win_comm(dev), &win)
+                 : Window::allocate(dev, bytes, 8, info, win_comm(dev), &base, &win);
+  ASSERT_EQ(e, 0) << why(dev, e);
+  auto* ints = create ? own.data() : static_cast<int64_t*>(base);
+  auto* dbls = reinterpret_cast<double*>(ints + kHalf);
+  if (!create) std::fill(ints, ints + 2 * kHalf, 0);
+  const auto* i64 = dt(adi3::Builtin::kInt64);
+  const auto* f64 = dt(adi3::Builtin::kDouble);
+  adi3::Datatype* vt = nullptr;
+  ASSERT_EQ(adi3::type_vector(kHalf / kStride, 1, kStride, i64, &vt), adi3::ErrorClass::Success);
+  const Type strided(vt);
+  const Op sum(OpKind::Sum);
+  // Where rank r's small operations land in round k.
+  auto spot = [](int r, int k, int j) { return (r * 37 + k * 101 + j * 509) % kHalf; };
+  const std::vector<int64_t> ones(kHalf, 1);
+  const std::vector<double> halves(kHalf, 0.5);
+  const std::vector<int64_t> twos(kHalf / kStride, 2);
+  std::vector<int64_t> fetched(kRounds * kSmall), got(kHalf / kStride);
+  // Origin buffers are read when the epoch completes the operations (an
+  // emulated one: at the flush): they outlive the loop.
+  const int64_t one = 1;
+  const double oned = 1.0;
+  ASSERT_EQ(dev.barrier(), 0);
+  ASSERT_EQ(win->lock_all(0), 0);
+  for (int k = 0; k < kRounds; ++k) {
+    ASSERT_EQ(win->accumulate(ones.data(), kHalf, i64, 0, 0, kHalf, i64, sum), 0);
+    ASSERT_EQ(win->accumulate(halves.data(), kHalf, f64, 0, kHalf, kHalf, f64, sum), 0);
+    for (int j = 0; j < kSmall; ++j) {
+      const int at = spot(me, k, j);
+      ASSERT_EQ(win->fetch_and_op(&one, &fetched[static_cast<std::size_t>(k * kSmall + j)], i64, 0, at, sum), 0);
+      ASSERT_EQ(win->accumulate(&oned, 1, f64, 0, kHalf + at, 1, f64, sum), 0);
+    }
+    ASSERT_EQ(win->get_accumulate(twos.data(), kHalf / kStride, i64, got.data(), kHalf / kStride, i64, 0, k % kStride,
+                                  1, strided, sum),
+              0);
+    ASSERT_EQ(win->flush(0), 0);
+    // One compare-and-swap increment of element kHalf - 1.
+    int64_t seen = 0, prev = -1;
+    ASSERT_EQ(win->fetch_and_op(nullptr, &seen, i64, 0, kHalf - 1, Op(OpKind::NoOp)), 0);
+    ASSERT_EQ(win->flush(0), 0);
+    for (int tries = 0;; ++tries) {
+      const int64_t want = seen + 1;
+      ASSERT_EQ(win->compare_and_swap(&want, &seen, &prev, i64, 0, kHalf - 1), 0);
+      ASSERT_EQ(win->flush(0), 0);
+      if (prev == seen) break;
+      seen = prev;
+      ASSERT_LT(tries, 1000000) << "compare_and_swap never succeeds";
+    }
+  }
+  ASSERT_EQ(win->unlock_all(), 0);
+  ASSERT_EQ(dev.barrier(), 0);
+  if (me == 0) {
+    // The expected window, replaying every rank's operations.
+    std::vector<int64_t> want_i(kHalf, int64_t{n} * kRounds);
+    std::vector<double> want_d(kHalf, 0.5 * n * kRounds);
+    for (int r = 0; r < n; ++r) {
+      for (int k = 0; k < kRounds; ++k) {
+        for (int j = 0; j < kSmall; ++j) {
+          want_i[static_cast<std::size_t>(spot(r, k, j))] += 1;
+          want_d[static_cast<std::size_t>(spot(r, k, j))] += 1.0;
+        }
+        for (int i = k % kStride; i < kHalf; i += kStride) want_i[static_cast<std::size_t>(i)] += 2;
+        want_i[kHalf - 1] += 1;
+      }
+    }
+    int bad = 0;
+    for (int i = 0; i < kHalf && bad < 5; ++i) {
+      if (ints[i] != want_i[static_cast<std::size_t>(i)]) {
+        ADD_FAILURE() << "int64 element " << i << ": " << ints[i] << ", want " << want_i[static_cast<std::size_t>(i)];
+        ++bad;
+      }
+      if (dbls[i] != want_d[static_cast<std::size_t>(i)]) {
+        ADD_FAILURE() << "double element " << i << ": " << dbls[i] << ", want " << want_d[static_cast<std::size_t>(i)];
+        ++bad;
+      }
+    }
+  }
+  // Every fetched value is a state the element went through: positive
+  // after the first round's whole-half sums reached it, never above its
+  // final value.
+  for (int64_t x : fetched) EXPECT_TRUE(x >= 0 && x <= int64_t{n} * (kRounds + 4 * kRounds * kSmall)) << x;
+  ASSERT_EQ(dev.barrier(), 0);
+  ASSERT_EQ(Window::free(&win), 0);
+}
+
+TEST_P(RmaNative, LargeSmallAccumulatesExactNp3) {
+  run(3, [](Device& d) { large_small(d, false); });
+}
+TEST_P(RmaNative, LargeSmallAccumulatesExactCreateNp2) {
+  run(2, [](Device& d) { large_small(d, true); });
 }
 
 // Exclusive locks exclude across the lock word: each rank increments a
