@@ -1,172 +1,23 @@
 // Internal: what the cursor does with the runs it visits. Raw ops copy
-// bytes (the hot path: strided batches use fixed-size copies for 1, 2, 4,
-// 8, 16, 32 and 64-byte runs, which compile to a few vector loads/stores); typed ops
-// convert elements through a Representation.
+// bytes (the hot path: strided batches go to the kernels of
+// strided_copy.hpp); typed ops convert elements through a Representation.
 #pragma once
 #include <sys/uio.h>
 
+#include <algorithm>
 #include <cstring>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 #include "segment/cursor.hpp"
 #include "segment/representation.hpp"
+#include "segment/strided_copy.hpp"
 
 namespace adi3::detail {
-
-inline char* ptr(Addr a) { return reinterpret_cast<char*>(a); }
-
-template <std::size_t W>
-struct Chunk {
-  unsigned char b[W];
-};
-
-// Gathers m runs of W bytes at stride into the stream s (or scatters, if
-// !kGather). Four runs per step, all loads before the stores so the
-// compiler need not assume they alias. kAhead > 0 prefetches that many
-// runs ahead: far-apart runs (a new page every run or two) defeat the
-// hardware prefetcher.
-template <bool kGather, std::size_t W, std::size_t kAhead>
-inline char* strided_loop(char* s, Addr mem, std::ptrdiff_t stride, std::size_t m) {
-  std::size_t k = 0;
-  for (; k + 4 <= m; k += 4) {
-    char* p0 = ptr(mem);
-    char* p1 = ptr(add(mem, stride));
-    char* p2 = ptr(add(mem, 2 * stride));
-    char* p3 = ptr(add(mem, 3 * stride));
-    if constexpr (kAhead > 0) {
-      if (k + kAhead + 4 <= m) {
-        for (std::ptrdiff_t a = 0; a < 4; ++a) {
-          __builtin_prefetch(ptr(add(mem, (static_cast<std::ptrdiff_t>(kAhead) + a) * stride)), kGather ? 0 : 1);
-        }
-      }
-    }
-    Chunk<W> c0, c1, c2, c3;
-    if constexpr (kGather) {
-      std::memcpy(&c0, p0, W);
-      std::memcpy(&c1, p1, W);
-      std::memcpy(&c2, p2, W);
-      std::memcpy(&c3, p3, W);
-      std::memcpy(s, &c0, W);
-      std::memcpy(s + W, &c1, W);
-      std::memcpy(s + 2 * W, &c2, W);
-      std::memcpy(s + 3 * W, &c3, W);
-    } else {
-      std::memcpy(&c0, s, W);
-      std::memcpy(&c1, s + W, W);
-      std::memcpy(&c2, s + 2 * W, W);
-      std::memcpy(&c3, s + 3 * W, W);
-      std::memcpy(p0, &c0, W);
-      std::memcpy(p1, &c1, W);
-      std::memcpy(p2, &c2, W);
-      std::memcpy(p3, &c3, W);
-    }
-    s += 4 * W;
-    mem = add(mem, 4 * stride);
-  }
-  for (; k < m; ++k) {
-    if constexpr (kGather) {
-      std::memcpy(s, ptr(mem), W);
-    } else {
-      std::memcpy(ptr(mem), s, W);
-    }
-    s += W;
-    mem = add(mem, stride);
-  }
-  return s;
-}
-
-#if defined(__SSE2__)
-// Every other double (stride 16): the source is read whole anyway, so load
-// it 16 bytes at a time and keep the low halves; two runs per store.
-inline char* gather_every_other_double(char* s, Addr mem, std::size_t m) {
-  const char* p = ptr(mem);
-  std::size_t k = 0;
-  for (; k + 2 <= m; k += 2, p += 32, s += 16) {
-    __m128d a = _mm_loadu_pd(reinterpret_cast<const double*>(p));
-    __m128d b = _mm_loadu_pd(reinterpret_cast<const double*>(p + 16));
-    _mm_storeu_pd(reinterpret_cast<double*>(s), _mm_unpacklo_pd(a, b));
-  }
-  if (k < m) {
-    std::memcpy(s, p, 8);
-    s += 8;
-  }
-  return s;
-}
-#endif
-
-template <bool kGather, std::size_t W>
-inline char* strided_fixed(char* s, Addr mem, std::ptrdiff_t stride, std::size_t m) {
-#if defined(__SSE2__)
-  if constexpr (kGather && W == 8) {
-    if (stride == 16) return gather_every_other_double(s, mem, m);
-  }
-#endif
-  if ((stride > 512 || stride < -512) && m > 64) return strided_loop<kGather, W, 32>(s, mem, stride, m);
-  return strided_loop<kGather, W, 0>(s, mem, stride, m);
-}
-
-// A copy of n bytes that avoids a library call for the short runs typical
-// of struct fields (two possibly overlapping fixed-size moves).
-inline void copy_var(char* d, const char* s, std::size_t n) {
-  if (n > 16) {
-    std::memcpy(d, s, n);
-  } else if (n >= 8) {
-    std::uint64_t a, b;
-    std::memcpy(&a, s, 8);
-    std::memcpy(&b, s + n - 8, 8);
-    std::memcpy(d, &a, 8);
-    std::memcpy(d + n - 8, &b, 8);
-  } else if (n >= 4) {
-    std::uint32_t a, b;
-    std::memcpy(&a, s, 4);
-    std::memcpy(&b, s + n - 4, 4);
-    std::memcpy(d, &a, 4);
-    std::memcpy(d + n - 4, &b, 4);
-  } else if (n) {
-    d[0] = s[0];
-    d[n - 1] = s[n - 1];
-    d[n / 2] = s[n / 2];
-  }
-}
-
-template <bool kGather>
-inline char* strided(char* s, Addr mem, std::size_t len, std::ptrdiff_t stride, std::size_t m) {
-  switch (len) {
-    case 1:
-      return strided_fixed<kGather, 1>(s, mem, stride, m);
-    case 2:
-      return strided_fixed<kGather, 2>(s, mem, stride, m);
-    case 4:
-      return strided_fixed<kGather, 4>(s, mem, stride, m);
-    case 8:
-      return strided_fixed<kGather, 8>(s, mem, stride, m);
-    case 16:
-      return strided_fixed<kGather, 16>(s, mem, stride, m);
-    case 32:
-      return strided_fixed<kGather, 32>(s, mem, stride, m);
-    case 64:  // a cache line (blocks of 8 doubles): a library call per run cost 3x the copy
-      return strided_fixed<kGather, 64>(s, mem, stride, m);
-    default:
-      break;
-  }
-  for (std::size_t k = 0; k < m; ++k) {
-    if constexpr (kGather) {
-      copy_var(s, ptr(mem), len);
-    } else {
-      copy_var(ptr(mem), s, len);
-    }
-    s += len;
-    mem = add(mem, stride);
-  }
-  return s;
-}
 
 // Memory -> stream.
 struct PackOp {
   static constexpr bool kRaw = true;
   static constexpr bool kBulk = true;
+  static constexpr bool kGather = true;
   char* out;
   bool run(Addr p, std::size_t n) {
     copy_var(out, ptr(p), n);
@@ -194,6 +45,7 @@ struct PackOp {
 struct UnpackOp {
   static constexpr bool kRaw = true;
   static constexpr bool kBulk = true;
+  static constexpr bool kGather = false;
   const char* in;
   bool run(Addr p, std::size_t n) {
     copy_var(ptr(p), in, n);

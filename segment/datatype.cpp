@@ -38,7 +38,11 @@ void Datatype::commit() {
 }
 
 const detail::Program& Datatype::native_program() const {
-  std::call_once(native_once_, [this] { native_ = detail::compile(*this, nullptr); });
+  if (const detail::Program* p = native_ready_.load(std::memory_order_acquire)) return *p;
+  std::call_once(native_once_, [this] {
+    native_ = detail::compile(*this, nullptr);
+    native_ready_.store(native_.get(), std::memory_order_release);
+  });
   return *native_;
 }
 

@@ -147,6 +147,8 @@ class Datatype {
 
   mutable std::once_flag native_once_;
   mutable std::shared_ptr<const detail::Program> native_;
+  // native_.get() once built: every pack reads it without call_once's cost.
+  mutable std::atomic<const detail::Program*> native_ready_{nullptr};
   mutable std::once_flag ext32_once_;
   mutable std::shared_ptr<const detail::Program> ext32_;
   mutable std::once_flag typed_once_;  // native sizes, typed runs (get_elements)

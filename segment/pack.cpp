@@ -1,13 +1,16 @@
 // MPI_Pack-style helpers on top of Segment.
 #include "segment/pack.hpp"
 
+#include <cstring>
 #include <string_view>
 
 #include "adi3/sizes.hpp"
+#include "segment/copy_ops.hpp"
 #include "segment/program.hpp"
 #include "segment/representation.hpp"
 #include "segment/segment.hpp"
 #include "segment/type_build.hpp"
+#include "segment/whole.hpp"
 
 namespace adi3 {
 namespace {
@@ -27,12 +30,39 @@ const Representation* external(const char* datarep) {
   return &Representation::external32();
 }
 
+// Native data moves in one pass over the committed program (no Segment:
+// nothing to resume); the bytes are count * size, the program's as well.
+template <class Op, class Io>
+ErrorClass native_whole(const void* userbuf, std::size_t count, const Datatype* type, std::size_t bytes, Io* packed,
+                        std::size_t packed_size, std::size_t* position) {
+  if (*position > packed_size || bytes > packed_size - *position) return ErrorClass::Truncate;
+  if (bytes == 0) return ErrorClass::Success;
+  const auto mem = reinterpret_cast<detail::Addr>(userbuf);
+  Io* at = packed + *position;
+  if (type->is_contiguous()) {
+    char* data = detail::ptr(detail::add(mem, type->true_lb()));
+    if constexpr (Op::kGather) {
+      std::memcpy(at, data, bytes);
+    } else {
+      std::memcpy(data, at, bytes);
+    }
+  } else {
+    Op op{at};
+    detail::walk_whole(type->native_program(), mem, count, op);
+  }
+  *position += bytes;
+  return ErrorClass::Success;
+}
+
 ErrorClass do_pack(const Representation& rep, const void* inbuf, std::size_t incount, const Datatype* type,
                    void* outbuf, std::size_t outsize, std::size_t* position) {
   if (ErrorClass e = check_type(type); e != ErrorClass::Success) return e;
   if (!position || (!outbuf && outsize)) return ErrorClass::Arg;
   std::size_t bytes = 0;
   if (ErrorClass e = checked_size(incount, type->size(), &bytes); e != ErrorClass::Success) return e;
+  if (&rep == &Representation::native()) {
+    return native_whole<detail::PackOp>(inbuf, incount, type, bytes, static_cast<char*>(outbuf), outsize, position);
+  }
   return detail::no_throw([&] {
     Segment seg(const_cast<void*>(inbuf), incount, type, rep);
     if (*position > outsize || seg.size() > outsize - *position) return ErrorClass::Truncate;
@@ -47,6 +77,10 @@ ErrorClass do_unpack(const Representation& rep, const void* inbuf, std::size_t i
   if (!position || (!inbuf && insize)) return ErrorClass::Arg;
   std::size_t bytes = 0;
   if (ErrorClass e = checked_size(outcount, type->size(), &bytes); e != ErrorClass::Success) return e;
+  if (&rep == &Representation::native()) {
+    return native_whole<detail::UnpackOp>(outbuf, outcount, type, bytes, static_cast<const char*>(inbuf), insize,
+                                          position);
+  }
   return detail::no_throw([&] {
     Segment seg(outbuf, outcount, type, rep);
     if (*position > insize || seg.size() > insize - *position) return ErrorClass::Truncate;

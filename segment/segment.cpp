@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "segment/copy_ops.hpp"
+#include "segment/whole.hpp"
 
 namespace adi3 {
 
@@ -27,7 +28,12 @@ void Segment::init(void* buf, std::size_t count, const Datatype* type, const Rep
   rep_ = &rep;
   if (!type_) return;
   type_->retain();
-  prog_ = type_->program_for(rep);
+  if (&rep == &Representation::native()) {
+    prog_ = &type_->native_program();
+  } else {
+    own_prog_ = type_->program_for(rep);
+    prog_ = own_prog_.get();
+  }
   const Node* root = prog_->root;
   if (!root || count == 0) return;
   size_ = count * prog_->size;
@@ -77,7 +83,8 @@ void Segment::init(void* buf, std::size_t count, const Datatype* type, const Rep
 void Segment::clear() {
   if (type_) type_->release();
   type_ = nullptr;
-  prog_.reset();
+  prog_ = nullptr;
+  own_prog_.reset();
   buf_ = 0;
   count_ = size_ = 0;
   contig_ = own_top_ = false;
@@ -98,7 +105,8 @@ Segment& Segment::operator=(Segment&& o) noexcept {
   count_ = o.count_;
   type_ = std::exchange(o.type_, nullptr);
   rep_ = o.rep_;
-  prog_ = std::move(o.prog_);
+  prog_ = o.prog_;
+  own_prog_ = std::move(o.own_prog_);
   size_ = o.size_;
   contig_ = o.contig_;
   own_top_ = o.own_top_;
@@ -128,11 +136,16 @@ std::size_t Segment::pack(std::size_t first, std::size_t last, void* dst) {
     std::memcpy(dst, detail::ptr(detail::add(buf_, type_->true_lb())) + first, last - first);
     return last - first;
   }
-  place(first);
   if (prog_->raw) {
     detail::PackOp op{static_cast<char*>(dst)};
+    if (first == 0 && last == size_) {  // all of it: no cursor needed
+      detail::walk_whole(*prog_, buf_, count_, op);
+      return last;
+    }
+    place(first);
     return cur_.walk(op, last - first);
   }
+  place(first);
   detail::EncodeOp op{rep_, static_cast<char*>(dst)};
   return cur_.walk(op, last - first);
 }
@@ -144,11 +157,16 @@ std::size_t Segment::unpack(std::size_t first, std::size_t last, const void* src
     std::memcpy(detail::ptr(detail::add(buf_, type_->true_lb())) + first, src, last - first);
     return last - first;
   }
-  place(first);
   if (prog_->raw) {
     detail::UnpackOp op{static_cast<const char*>(src)};
+    if (first == 0 && last == size_) {
+      detail::walk_whole(*prog_, buf_, count_, op);
+      return last;
+    }
+    place(first);
     return cur_.walk(op, last - first);
   }
+  place(first);
   detail::DecodeOp op{rep_, static_cast<const char*>(src)};
   return cur_.walk(op, last - first);
 }

@@ -59,7 +59,8 @@ class Segment {
   std::size_t count_ = 0;
   const Datatype* type_ = nullptr;
   const Representation* rep_ = &Representation::native();
-  std::shared_ptr<const detail::Program> prog_;
+  const detail::Program* prog_ = nullptr;            // the type's own for native (type_ keeps it)
+  std::shared_ptr<const detail::Program> own_prog_;  // other representations
   std::size_t size_ = 0;
   bool contig_ = false;   // native contiguous: plain memcpy at buf_ + true_lb
   bool own_top_ = false;  // top_ (count copies of the root) is in use

@@ -102,6 +102,19 @@ TEST_P(RandomTypes, MatchReference) {
     ASSERT_EQ(0xEE, got.back());
     got.pop_back();
     ASSERT_EQ(got, want);
+    // The whole stream in one call: Segment (its cursor left where the
+    // cuts put it) and MPI_Pack at a nonzero position.
+    std::fill(got.begin(), got.end(), 0);
+    ASSERT_EQ(seg.pack(0, want.size(), got.data()), want.size());
+    ASSERT_EQ(got, want);
+    {
+      std::vector<unsigned char> packed(want.size() + 5, 0xEE);
+      std::size_t position = 3;
+      ASSERT_EQ(pack(src.base, count, t.get(), packed.data(), packed.size(), &position), ErrorClass::Success);
+      ASSERT_EQ(position, want.size() + 3);
+      ASSERT_TRUE(std::equal(want.begin(), want.end(), packed.begin() + 3));
+      ASSERT_EQ(packed.back(), 0xEE);
+    }
     std::vector<std::size_t> order(c.size() > 1 ? c.size() - 1 : 0);
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
     std::shuffle(order.begin(), order.end(), rng);
@@ -121,6 +134,15 @@ TEST_P(RandomTypes, MatchReference) {
         ASSERT_EQ(useg.unpack(uc[i], uc[i + 1], want.data() + uc[i]), uc[i + 1] - uc[i]);
       }
       ASSERT_EQ(dst.mem, expect.mem);
+      Buffer whole(es, rng, true);
+      std::size_t position = 0;
+      ASSERT_EQ(unpack(want.data(), want.size(), &position, whole.base, count, t.get()), ErrorClass::Success);
+      ASSERT_EQ(position, want.size());
+      ASSERT_EQ(whole.mem, expect.mem);
+      Buffer whole_seg(es, rng, true);
+      Segment wseg(whole_seg.base, count, t.get());
+      ASSERT_EQ(wseg.unpack(0, want.size(), want.data()), want.size());
+      ASSERT_EQ(whole_seg.mem, expect.mem);
     } else {
       ADD_FAILURE() << "generator made an overlapping layout";
     }

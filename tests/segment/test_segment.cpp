@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <numeric>
+#include <string>
 
 #include "segment/pack.hpp"
 #include "segment/program.hpp"
@@ -108,32 +109,61 @@ TEST(Segment, MpiPackPositions) {
   EXPECT_EQ(pack(ints, 1, nullptr, buf.data(), 64, &pos), ErrorClass::Type);
 }
 
-// Runs of the fixed-size copy widths (64 bytes: blocks of 8 doubles),
-// gathered and scattered, odd run counts so the unrolled loop's tail runs
-// too; the gaps stay untouched on unpack.
+// Runs of every fixed-size copy width (and odd ones between them),
+// gathered and scattered: near (blocks of 8 doubles: 64 bytes at 128) and
+// far apart (the prefetching loop), run counts that leave the unrolled
+// loop a tail, one and several copies of the type (copies continue the
+// strided batch). MPI_Pack/Unpack take the whole-stream pass, a Segment
+// cut in three the cursor: both give the same bytes, and unpacking leaves
+// the gaps untouched.
 TEST(Segment, FixedWidthRunsPackAndUnpack) {
-  for (int width : {8, 16, 32, 64}) {
-    for (int blocks : {1, 5, 17}) {
-      TypeRef t;
-      ASSERT_EQ(type_vector(blocks, width, 2 * width, B(Builtin::kByte), t.out()), ErrorClass::Success);
-      ASSERT_EQ(type_commit(t.get()), ErrorClass::Success);
-      std::vector<unsigned char> mem(static_cast<std::size_t>(2 * width * blocks)), out(mem.size() / 2);
-      std::iota(mem.begin(), mem.end(), 0);
-      std::size_t pos = 0;
-      ASSERT_EQ(pack(mem.data(), 1, t.get(), out.data(), out.size(), &pos), ErrorClass::Success);
-      ASSERT_EQ(pos, out.size());
-      for (int b = 0; b < blocks; ++b) {
-        for (int i = 0; i < width; ++i) {
-          ASSERT_EQ(out[static_cast<std::size_t>(b * width + i)], mem[static_cast<std::size_t>(2 * b * width + i)])
-              << "width " << width << " block " << b;
+  for (int width : {1, 2, 4, 8, 16, 24, 32, 48, 64}) {
+    for (int gap : {0, 1, 600}) {
+      for (int blocks : {1, 5, 17, 70}) {
+        for (std::size_t count : {1u, 3u}) {
+          const std::ptrdiff_t stride = 2 * width + gap;
+          TypeRef t;
+          ASSERT_EQ(type_vector(blocks, width, stride, B(Builtin::kByte), t.out()), ErrorClass::Success);
+          ASSERT_EQ(type_commit(t.get()), ErrorClass::Success);
+          SCOPED_TRACE("width " + std::to_string(width) + " stride " + std::to_string(stride) + " blocks " +
+                       std::to_string(blocks) + " count " + std::to_string(count));
+          const auto ext = static_cast<std::size_t>(t->extent());
+          std::vector<unsigned char> mem(ext * count), want, out(count * t->size());
+          std::iota(mem.begin(), mem.end(), 0);
+          std::vector<bool> data(mem.size(), false);
+          for (std::size_t c = 0; c < count; ++c) {
+            for (int b = 0; b < blocks; ++b) {
+              for (int i = 0; i < width; ++i) {
+                std::size_t at = c * ext + static_cast<std::size_t>(b * stride + i);
+                want.push_back(mem[at]);
+                data[at] = true;
+              }
+            }
+          }
+          std::size_t pos = 0;
+          ASSERT_EQ(pack(mem.data(), count, t.get(), out.data(), out.size(), &pos), ErrorClass::Success);
+          ASSERT_EQ(pos, out.size());
+          ASSERT_EQ(out, want);
+          std::vector<unsigned char> split(out.size(), 0);
+          Segment seg(mem.data(), count, t.get());
+          const std::size_t a = out.size() / 3, z = out.size() - out.size() / 5;
+          ASSERT_EQ(seg.pack(0, a, split.data()), a);
+          ASSERT_EQ(seg.pack(a, z, split.data() + a), z - a);
+          ASSERT_EQ(seg.pack(z, out.size(), split.data() + z), out.size() - z);
+          ASSERT_EQ(split, want);
+
+          std::vector<unsigned char> back(mem.size(), 0xee), back_seg(mem.size(), 0xee);
+          std::size_t in = 0;
+          ASSERT_EQ(unpack(out.data(), out.size(), &in, back.data(), count, t.get()), ErrorClass::Success);
+          ASSERT_EQ(in, out.size());
+          Segment useg(back_seg.data(), count, t.get());
+          ASSERT_EQ(useg.unpack(0, a, out.data()), a);
+          ASSERT_EQ(useg.unpack(a, out.size(), out.data() + a), out.size() - a);
+          for (std::size_t i = 0; i < back.size(); ++i) {
+            ASSERT_EQ(back[i], data[i] ? mem[i] : 0xee) << "byte " << i;
+            ASSERT_EQ(back_seg[i], back[i]) << "byte " << i;
+          }
         }
-      }
-      std::vector<unsigned char> back(mem.size(), 0xee);
-      std::size_t in = 0;
-      ASSERT_EQ(unpack(out.data(), out.size(), &in, back.data(), 1, t.get()), ErrorClass::Success);
-      for (std::size_t i = 0; i < back.size(); ++i) {
-        const bool data = (i / static_cast<std::size_t>(width)) % 2 == 0;
-        ASSERT_EQ(back[i], data ? mem[i] : 0xee) << "width " << width << " byte " << i;
       }
     }
   }
