@@ -47,6 +47,7 @@ ShmChannel::ShmChannel(ChannelBootstrap& boot, const ShmSettings& settings)
       out_(static_cast<std::size_t>(size_)),
       activity_(static_cast<std::size_t>(size_)),
       cma_copies_(static_cast<std::size_t>(size_)),
+      waiting_(static_cast<std::size_t>(size_)),
       crossing_slow_(static_cast<std::size_t>(size_)),
       dead_(static_cast<std::size_t>(size_)) {
   caps_.max_header = 128;  // before map_peers: the ring readers check it
@@ -118,6 +119,7 @@ void ShmChannel::map_peers(ChannelBootstrap& boot) {
     o.pid = h->pid;
     activity_[idx] = &layout_.header(base)->activity;
     cma_copies_[idx] = &layout_.header(base)->cma_copies;
+    waiting_[idx] = &layout_.header(base)->waiting;
     crossing_slow_[idx] = &layout_.header(base)->crossing_slow;
     char* mine = segments_[static_cast<std::size_t>(rank_)].base();
     in_[idx] = {RingConsumer(layout_.ring(mine, p), layout_.data(mine, p), settings_.ring_bytes, caps_.max_header),
@@ -319,15 +321,20 @@ int ShmChannel::get(int peer, void* local, uint64_t remote, std::size_t len) {
 
 // Whether the peer is inside the library (polling) right now: then the
 // two-copy pipeline, in which it copies half, beats CMA at every size we
-// measured; when it computes or sleeps, CMA finishes without it. A polling
-// peer bumps its counter every ~0.1 us, one streaming chunks at each send
-// (~1.3 us per 64 KiB), one inside a CMA copy shows it by cma_copies. The
-// full watch is only paid when CMA is chosen.
+// measured; when it computes, CMA finishes without it. A polling peer bumps
+// its counter every ~0.1 us, one streaming chunks at each send (~1.3 us per
+// 64 KiB), one inside a CMA copy shows it by cma_copies, one asleep in a
+// blocking call (MPI_Wait*, MPI_Recv) by `waiting`: our answer rings its
+// doorbell and it streams at once. Taking that sleeper for a computing rank
+// made bw at 4 MiB bimodal: CMA copies (10-11.5 GB/s) kept the sender
+// asleep, so the next message chose CMA too, against 20-22 GB/s for the
+// pipeline. The full watch is only paid when CMA is chosen.
 bool ShmChannel::polling_now(int peer) {
   constexpr int64_t kWatchNs = 3000;
   const std::atomic<uint64_t>& a = *activity_[static_cast<std::size_t>(peer)];
   const std::atomic<uint32_t>& copying = *cma_copies_[static_cast<std::size_t>(peer)];
-  if (copying.load(std::memory_order_relaxed) != 0) return true;
+  const std::atomic<uint32_t>& asleep = *waiting_[static_cast<std::size_t>(peer)];
+  if (copying.load(std::memory_order_relaxed) != 0 || asleep.load(std::memory_order_relaxed) != 0) return true;
   const uint64_t first = a.load(std::memory_order_relaxed);
   const int64_t until = now_ns() + kWatchNs;
   do {
@@ -335,7 +342,10 @@ bool ShmChannel::polling_now(int peer) {
     // (both receiving) must see it.
     bump_activity();
     for (int i = 0; i < 16; ++i) {
-      if (a.load(std::memory_order_relaxed) != first || copying.load(std::memory_order_relaxed) != 0) return true;
+      if (a.load(std::memory_order_relaxed) != first || copying.load(std::memory_order_relaxed) != 0 ||
+          asleep.load(std::memory_order_relaxed) != 0) {
+        return true;
+      }
       cpu_relax();
     }
   } while (now_ns() < until);

@@ -104,6 +104,7 @@ class ShmChannel final : public Channel {
   std::atomic<uint32_t>* my_cma_copies_ = nullptr;
   std::atomic<uint32_t>* my_waiting_ = nullptr;           // InboxHeader::waiting
   std::vector<const std::atomic<uint32_t>*> cma_copies_;  // [peer]
+  std::vector<const std::atomic<uint32_t>*> waiting_;     // [peer]: InboxHeader::waiting
   // Crossing messages (get_crossing): our verdict, the peers', the rate our
   // crossing CMA copies ran at (MB/s, a moving average; 0: none yet), and
   // when a slow verdict is next put to the test. Any thread may fetch, so
