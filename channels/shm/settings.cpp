@@ -11,7 +11,7 @@ constexpr std::size_t kRingBytes = 512 * 1024;
 constexpr std::size_t kChunkBytes = 32 * 1024;
 constexpr std::size_t kCmaMin = 256 * 1024;
 constexpr std::size_t kStreamMin = 8 * 1024;
-constexpr std::size_t kAdaptMin = 512;
+constexpr std::size_t kAdaptMin = 2048;
 constexpr int64_t kStreamSlowMbps = 6000;
 constexpr int kLivenessMs = 50;
 constexpr int64_t kCrossingMbps = 5000;
@@ -29,7 +29,7 @@ constexpr Knob kShmKnobs[] = {
      "(a read for ownership across cores, line by line), which made the sender's copy several "
      "times slower than the receiver's. Smaller payloads use ordinary stores, which the receiver "
      "reads from the sender's cache. A huge value: never."},
-    {"ADI3_SHM_STREAM_ADAPT_MIN", "512",
+    {"ADI3_SHM_STREAM_ADAPT_MIN", "2048",
      "From this payload size up to ADI3_SHM_STREAM_MIN the sender chooses: it times one ordinary "
      "copy into the ring in 32 and uses streaming stores while those run slower than "
      "ADI3_SHM_STREAM_SLOW_MBPS (taking back ring lines from the receiver's cache is slow in some "

@@ -9,7 +9,10 @@
 // 512 B/1/2/4 KiB 1.5/2.0/3.1/4.4x and cut ping-pong latency at 1/2/4 KiB
 // 0.99/1.50/2.45 -> 0.74/0.89/1.13 us; in its fast state streaming at 4 KiB raised bw 7.4 ->
 // 10.7 GB/s but latency 0.68 -> 0.84-0.92 us (the receiver then reads the
-// payload from memory instead of the sender's cache). So from `adapt_min`
+// payload from memory instead of the sender's cache). Below 2 KiB the
+// timing cannot tell the states apart (in the fast state 512 B and 1 KiB
+// copies often measured under the threshold: latency at 512 B 0.23 -> 0.33
+// us), so the range starts at 2 KiB by default. So from `adapt_min`
 // up to the channel's always-stream size the sender times one ordinary copy
 // in kSampleEvery (fenced, so the stores' ownership requests are counted,
 // not just their entry into the store buffer) and streams while a moving
