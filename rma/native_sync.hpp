@@ -33,7 +33,7 @@ struct Control {
   uint32_t readers;  // a reader with this ticket may enter
   uint32_t writers;  // a writer with this ticket may enter
   uint32_t pad1[13];
-  // accumulate locks: stripe (byte offset / 64) % kStripes
+  // accumulate locks: stripe (byte offset / 64) % kStripes, at stripe_word
   uint32_t stripe[kStripes];
   // Active target (rma/native_active.cpp). Every count is cumulative over
   // the window's life (64 bits: they never wrap), so no word is ever reset
@@ -67,8 +67,16 @@ inline void lock_release(Control& c, bool exclusive) {
   at(c.writers).fetch_add(1, std::memory_order_acq_rel);
 }
 
+// Stripe s's word: consecutive stripes lie on different cache lines
+// (word (s % 32) * 16 + s / 32: 32 lines of 16 words), so origins working
+// on neighbouring 64-byte blocks of a window (a slot per rank) do not pass
+// one line of the control block around. Only the words' places change:
+// lockers still take stripes in increasing index order.
+inline uint32_t& stripe_word(Control& c, std::size_t s) { return c.stripe[(s % 32) * 16 + s / 32]; }
+static_assert(kStripes == 32 * 16);
+
 // The accumulate lock of the element at byte offset `off` of the window.
-inline uint32_t& stripe_of(Control& c, std::size_t off) { return c.stripe[(off / 64) % kStripes]; }
+inline uint32_t& stripe_of(Control& c, std::size_t off) { return stripe_word(c, (off / 64) % kStripes); }
 inline void stripe_lock(uint32_t& s) {
   for (;;) {
     uint32_t z = 0;
@@ -111,12 +119,12 @@ struct StripeRange {
     }
   }
   void lock() const {
-    for (std::size_t i = a0; i < a1; ++i) stripe_lock(c->stripe[i]);
-    for (std::size_t i = b0; i < b1; ++i) stripe_lock(c->stripe[i]);
+    for (std::size_t i = a0; i < a1; ++i) stripe_lock(stripe_word(*c, i));
+    for (std::size_t i = b0; i < b1; ++i) stripe_lock(stripe_word(*c, i));
   }
   void unlock() const {
-    for (std::size_t i = a0; i < a1; ++i) stripe_unlock(c->stripe[i]);
-    for (std::size_t i = b0; i < b1; ++i) stripe_unlock(c->stripe[i]);
+    for (std::size_t i = a0; i < a1; ++i) stripe_unlock(stripe_word(*c, i));
+    for (std::size_t i = b0; i < b1; ++i) stripe_unlock(stripe_word(*c, i));
   }
 };
 
