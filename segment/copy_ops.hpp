@@ -24,16 +24,22 @@ struct PackOp {
     out += n;
     return true;
   }
-  // m copies, stride apart, of the run list r.
+  // m copies, stride apart, of the run list r. The cursor and the list
+  // live in locals: byte stores may alias any memory, so members would be
+  // reloaded after every run.
   void rep(Addr p, std::ptrdiff_t stride, std::size_t m, const Node& r) {
     const std::ptrdiff_t* d = r.disps.data();
     const std::size_t* l = r.lens.data();
+    const std::size_t runs = r.count;
+    char* o = out;
     for (std::size_t k = 0; k < m; ++k, p = add(p, stride)) {
-      for (std::size_t q = 0; q < r.count; ++q) {
-        copy_var(out, ptr(add(p, d[q])), l[q]);
-        out += l[q];
+      for (std::size_t q = 0; q < runs; ++q) {
+        const std::size_t n = l[q];
+        copy_var(o, ptr(add(p, d[q])), n);
+        o += n;
       }
     }
+    out = o;
   }
   std::size_t vec(Addr p, std::size_t len, std::ptrdiff_t stride, std::size_t m) {
     out = strided<true>(out, p, len, stride, m);
@@ -55,12 +61,16 @@ struct UnpackOp {
   void rep(Addr p, std::ptrdiff_t stride, std::size_t m, const Node& r) {
     const std::ptrdiff_t* d = r.disps.data();
     const std::size_t* l = r.lens.data();
+    const std::size_t runs = r.count;
+    const char* i = in;
     for (std::size_t k = 0; k < m; ++k, p = add(p, stride)) {
-      for (std::size_t q = 0; q < r.count; ++q) {
-        copy_var(ptr(add(p, d[q])), in, l[q]);
-        in += l[q];
+      for (std::size_t q = 0; q < runs; ++q) {
+        const std::size_t n = l[q];
+        copy_var(ptr(add(p, d[q])), i, n);
+        i += n;
       }
     }
+    in = i;
   }
   std::size_t vec(Addr p, std::size_t len, std::ptrdiff_t stride, std::size_t m) {
     in = strided<false>(const_cast<char*>(in), p, len, stride, m);

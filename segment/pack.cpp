@@ -30,11 +30,16 @@ const Representation* external(const char* datarep) {
   return &Representation::external32();
 }
 
-// Native data moves in one pass over the committed program (no Segment:
-// nothing to resume); the bytes are count * size, the program's as well.
+// MPI_Pack / MPI_Unpack in the native representation: one pass over the
+// committed program (no Segment: nothing to resume). Io is the packed
+// side (char for pack, const char for unpack).
 template <class Op, class Io>
-ErrorClass native_whole(const void* userbuf, std::size_t count, const Datatype* type, std::size_t bytes, Io* packed,
+ErrorClass native_whole(const void* userbuf, std::size_t count, const Datatype* type, Io* packed,
                         std::size_t packed_size, std::size_t* position) {
+  if (ErrorClass e = check_type(type); e != ErrorClass::Success) return e;
+  if (!position || (!packed && packed_size)) return ErrorClass::Arg;
+  std::size_t bytes = 0;
+  if (ErrorClass e = checked_size(count, type->size(), &bytes); e != ErrorClass::Success) return e;
   if (*position > packed_size || bytes > packed_size - *position) return ErrorClass::Truncate;
   if (bytes == 0) return ErrorClass::Success;
   const auto mem = reinterpret_cast<detail::Addr>(userbuf);
@@ -47,8 +52,17 @@ ErrorClass native_whole(const void* userbuf, std::size_t count, const Datatype* 
       std::memcpy(data, at, bytes);
     }
   } else {
+    // A predefined pair type compiles its program on first use.
+    const detail::Program* prog = nullptr;
+    if (ErrorClass e = detail::no_throw([&] {
+          prog = &type->native_program();
+          return ErrorClass::Success;
+        });
+        e != ErrorClass::Success) {
+      return e;
+    }
     Op op{at};
-    detail::walk_whole(type->native_program(), mem, count, op);
+    detail::walk_whole(*prog, mem, count, op);
   }
   *position += bytes;
   return ErrorClass::Success;
@@ -60,9 +74,6 @@ ErrorClass do_pack(const Representation& rep, const void* inbuf, std::size_t inc
   if (!position || (!outbuf && outsize)) return ErrorClass::Arg;
   std::size_t bytes = 0;
   if (ErrorClass e = checked_size(incount, type->size(), &bytes); e != ErrorClass::Success) return e;
-  if (&rep == &Representation::native()) {
-    return native_whole<detail::PackOp>(inbuf, incount, type, bytes, static_cast<char*>(outbuf), outsize, position);
-  }
   return detail::no_throw([&] {
     Segment seg(const_cast<void*>(inbuf), incount, type, rep);
     if (*position > outsize || seg.size() > outsize - *position) return ErrorClass::Truncate;
@@ -77,10 +88,6 @@ ErrorClass do_unpack(const Representation& rep, const void* inbuf, std::size_t i
   if (!position || (!inbuf && insize)) return ErrorClass::Arg;
   std::size_t bytes = 0;
   if (ErrorClass e = checked_size(outcount, type->size(), &bytes); e != ErrorClass::Success) return e;
-  if (&rep == &Representation::native()) {
-    return native_whole<detail::UnpackOp>(outbuf, outcount, type, bytes, static_cast<const char*>(inbuf), insize,
-                                          position);
-  }
   return detail::no_throw([&] {
     Segment seg(outbuf, outcount, type, rep);
     if (*position > insize || seg.size() > insize - *position) return ErrorClass::Truncate;
@@ -93,12 +100,12 @@ ErrorClass do_unpack(const Representation& rep, const void* inbuf, std::size_t i
 
 ErrorClass pack(const void* inbuf, std::size_t incount, const Datatype* type, void* outbuf, std::size_t outsize,
                 std::size_t* position) {
-  return do_pack(Representation::native(), inbuf, incount, type, outbuf, outsize, position);
+  return native_whole<detail::PackOp>(inbuf, incount, type, static_cast<char*>(outbuf), outsize, position);
 }
 
 ErrorClass unpack(const void* inbuf, std::size_t insize, std::size_t* position, void* outbuf, std::size_t outcount,
                   const Datatype* type) {
-  return do_unpack(Representation::native(), inbuf, insize, position, outbuf, outcount, type);
+  return native_whole<detail::UnpackOp>(outbuf, outcount, type, static_cast<const char*>(inbuf), insize, position);
 }
 
 ErrorClass pack_size(std::size_t incount, const Datatype* type, std::size_t* size) {

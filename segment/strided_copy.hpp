@@ -125,19 +125,18 @@ template <bool kGather, std::size_t W>
 
 #if defined(__SSE2__)
 // Every other double (stride 16): the source is read whole anyway, so load
-// it 16 bytes at a time and keep the low halves; two runs per store.
+// it 16 bytes at a time and keep the low halves; two runs per store. A
+// 16-byte load also reads the gap after its run, so the last run (whose
+// gap may lie past the end of the buffer) moves on its own.
 inline char* gather_every_other_double(char* s, Addr mem, std::size_t m) {
   const char* p = ptr(mem);
   std::size_t k = 0;
-  for (; k + 2 <= m; k += 2, p += 32, s += 16) {
+  for (; k + 2 < m; k += 2, p += 32, s += 16) {
     __m128d a = _mm_loadu_pd(reinterpret_cast<const double*>(p));
     __m128d b = _mm_loadu_pd(reinterpret_cast<const double*>(p + 16));
     _mm_storeu_pd(reinterpret_cast<double*>(s), _mm_unpacklo_pd(a, b));
   }
-  if (k < m) {
-    std::memcpy(s, p, 8);
-    s += 8;
-  }
+  for (; k < m; ++k, p += 16, s += 8) std::memcpy(s, p, 8);
   return s;
 }
 #endif
@@ -159,11 +158,25 @@ inline char* strided_fixed(char* s, Addr mem, std::ptrdiff_t stride, std::size_t
   return strided_pick<kGather, W, (W < 16 ? W : 16)>(s, mem, stride, m);
 }
 
-// A copy of n bytes that avoids a library call for the short runs typical
-// of struct fields (two possibly overlapping fixed-size moves).
+// n > 16 bytes: up to 32 as two overlapping 16-byte moves, else memcpy.
+[[gnu::noinline]] inline void copy_17_or_more(char* d, const char* s, std::size_t n) {
+  if (n > 32) {
+    std::memcpy(d, s, n);
+    return;
+  }
+  using V = Lane<16>::type;
+  V a, b;
+  std::memcpy(&a, s, 16);
+  std::memcpy(&b, s + n - 16, 16);
+  std::memcpy(d, &a, 16);
+  std::memcpy(d + n - 16, &b, 16);
+}
+
+// A copy of n bytes that avoids a library call for runs up to 32 bytes
+// (struct fields, short blocks): two possibly overlapping fixed-size moves.
 inline void copy_var(char* d, const char* s, std::size_t n) {
   if (n > 16) {
-    std::memcpy(d, s, n);
+    copy_17_or_more(d, s, n);
   } else if (n >= 8) {
     std::uint64_t a, b;
     std::memcpy(&a, s, 8);
