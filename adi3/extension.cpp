@@ -165,12 +165,23 @@ bool Device::run_hooks() {
 
 // ---- threads ----
 
+namespace {
+// The locks on (enable_threads and require_agent).
+void locks_on(RequestPool& pool, Matcher& matcher, EagerCredits& credits, std::atomic<bool>& threads) {
+  if (threads.load(std::memory_order_relaxed)) return;
+  pool.enable_threads();
+  matcher.enable_threads();
+  credits.enable_threads();
+  threads.store(true, std::memory_order_release);
+}
+}  // namespace
+
 void Device::enable_threads() {
-  if (threads_enabled()) return;
-  pool_.enable_threads();
-  matcher_.enable_threads();
-  credits_.enable_threads();
-  threads_.store(true, std::memory_order_release);
+  // The application's threads may call in from now on: config().thread_multiple
+  // says so to paths that skip locks only for them (rma/native_fast.hpp), as
+  // MPI_THREAD_MULTIPLE at start does.
+  config_.thread_multiple = true;
+  locks_on(pool_, matcher_, credits_, threads_);
 }
 
 // ---- the agent (emul/agent.*) ----
@@ -180,8 +191,9 @@ bool Device::require_agent(const char* why) {
   if (agent_) return true;
   if (config_.async_progress == AsyncProgress::Off) return false;
   // The caller is the only thread using the device (or threads are on
-  // already): safe to turn the locks on before the agent exists.
-  enable_threads();
+  // already): safe to turn the locks on before the agent exists. Only the
+  // locks: the application's threads stay as they were (thread_multiple).
+  locks_on(pool_, matcher_, credits_, threads_);
   agent_why_ = why ? why : "";
   agent_ = std::make_unique<Agent>(*this);
   agent_on_.store(true, std::memory_order_release);

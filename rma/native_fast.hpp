@@ -1,13 +1,24 @@
 // The common native operation without the general machinery: a put or get
 // of predefined contiguous data (or a flush) to a target whose window
 // memory is mapped here, inside a native lock or a plain fence epoch, in a
-// process where no other thread touches the device (no agent, not
-// MPI_THREAD_MULTIPLE: threads_enabled() is false, so the window's state
-// is the caller's alone and needs no mutex). Everything it does not
+// process whose application threads do not call in concurrently (not
+// MPI_THREAD_MULTIPLE nor Device::enable_threads:
+// config().thread_multiple is false). Everything it does not
 // handle, including every error, goes the general way (check_op, route_op,
 // native::run), which raises the error with its message; so this path only
 // ever answers "done". The checks are the general path's, in the cheap
 // form the common case allows.
+//
+// It takes no mutex, even while the agent runs (a window from create
+// started it): the agent touches a window only under its mutex, in packet
+// handlers and in pumps of queued emulated operations, and of the state
+// read and written here it writes none that this path reads for a target
+// with nothing emulated in flight (emul_inflight false: no queued item, no
+// reply or grant due), except deferred_error, which is atomic. Origin
+// epoch state (access, the targets' lock flags, fence and op counts) is
+// written by the application's calls only; the agent reads access while it
+// pumps another target's queue, so fast_lock writes it only when it
+// changes (from None, when no queue holds anything).
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -24,7 +35,7 @@ namespace adi3::rma::native {
 // The target's state when an operation to it may take the fast path, else
 // nullptr.
 inline NativePeer* fast_target(WindowState& w, int target) {
-  if (!w.native_usable || w.dev.threads_enabled()) return nullptr;
+  if (!w.native_usable || w.dev.config().thread_multiple) return nullptr;
   NativeWin& nw = *w.native;
   const auto t = static_cast<std::size_t>(target);  // kProcNull and negatives: huge
   if (!nw.fast || t >= nw.peers.size()) return nullptr;
@@ -269,7 +280,7 @@ inline bool fast_flush(WindowState& w, int target) {
 // state the general path would set, then the target's lock word (waiting
 // as the general path does when it is held). -1: not handled here.
 inline int fast_lock(WindowState& w, LockType type, int rank, int assert) {
-  if (!w.native_usable || w.dev.threads_enabled() || (assert & ~kModeNoCheck)) return -1;
+  if (!w.native_usable || w.dev.config().thread_multiple || (assert & ~kModeNoCheck)) return -1;
   if (type != LockType::Exclusive && type != LockType::Shared) return -1;
   NativeWin& nw = *w.native;
   const auto r = static_cast<std::size_t>(rank);
@@ -278,7 +289,7 @@ inline int fast_lock(WindowState& w, LockType type, int rank, int assert) {
   Target& t = w.targets[r];
   if (t.locked) return -1;
   const bool excl = type == LockType::Exclusive;
-  w.access = WindowState::Access::Lock;
+  if (w.access != WindowState::Access::Lock) w.access = WindowState::Access::Lock;  // see the top
   ++w.locks_held;
   t.locked = true;
   t.lock_nocheck = true;  // native: no emulated grant (see Window::lock)
@@ -293,7 +304,7 @@ inline int fast_lock(WindowState& w, LockType type, int rank, int assert) {
 // Win_unlock with nothing sent through the emulation to the target: a
 // release fence, then the lock word. -1: not handled here.
 inline int fast_unlock(WindowState& w, int rank) {
-  if (!w.native_usable || w.dev.threads_enabled() || w.access != WindowState::Access::Lock || w.deferred_error)
+  if (!w.native_usable || w.dev.config().thread_multiple || w.access != WindowState::Access::Lock || w.deferred_error)
     return -1;
   NativeWin& nw = *w.native;
   const auto r = static_cast<std::size_t>(rank);

@@ -217,7 +217,9 @@ class WindowState {
   emul::LockQueue lockq;
   std::vector<uint64_t> scratch[3];  // aligned buffers for accumulates (used under mu)
   // the first error a target reported for this origin's operations
-  int deferred_error = 0;
+  // (atomic: rma/native_fast.hpp reads it without mu while the agent may
+  // set it)
+  std::atomic<int> deferred_error{0};
 
   // The native part (rma/native.hpp): null when the channel has none or
   // the window cannot use it; usable once every rank attached every region.
