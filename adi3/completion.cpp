@@ -44,6 +44,19 @@ int class_wait(int n, Request* const* reqs) {
   return k->wait(static_cast<int>(set.size()), set.data(), scratch);
 }
 
+// A plain send or receive (no class, not persistent): reported and freed
+// without the general path's callbacks. Returns the operation's error.
+[[gnu::always_inline]] inline int finish_plain(Device& d, Request** slot, Status* status) {
+  Request* r = *slot;
+  const int e = r->status.error;
+  if (status) *status = r->status;
+  drop_handle(r);
+  d.release(r);
+  *slot = nullptr;
+  return e;
+}
+bool is_plain(const Request* r) { return !r->cls && !is_persistent(r); }
+
 }  // namespace
 
 // Reports a completed request: status (via query for generalized requests),
@@ -53,15 +66,10 @@ int class_wait(int n, Request* const* reqs) {
 // but a failed query is not lost when free succeeds.
 int Device::finish(Request** slot, Status* status, int* callback_error) {
   Request* r = *slot;
-  if (!r->cls && !is_persistent(r)) [[likely]] {
+  if (is_plain(r)) [[likely]] {
     // A plain send or receive: no callbacks, freed now.
-    const int e = r->status.error;
-    if (status) *status = r->status;
-    drop_handle(r);
-    release(r);
-    *slot = nullptr;
     if (callback_error) *callback_error = 0;
-    return e;
+    return finish_plain(*this, slot, status);
   }
   Status s = r->status;
   int cb = 0;
@@ -97,6 +105,9 @@ int Device::wait(Request** slot, Status* status) {
     if (int e = class_wait(1, slot)) return e;
   }
   if (int e = block_until([&] { return r->complete(); })) return e;
+  // The common case (a plain send or receive) without finish()'s call.
+  if (is_plain(r)) [[likely]]
+    return finish_plain(*this, slot, status);
   return finish(slot, status, nullptr);
 }
 
@@ -109,7 +120,10 @@ int Device::test(Request** slot, bool* flag, Status* status) {
   }
   if (!r->complete()) progress();
   *flag = r->complete();
-  return *flag ? finish(slot, status, nullptr) : 0;
+  if (!*flag) return 0;
+  if (is_plain(r)) [[likely]]
+    return finish_plain(*this, slot, status);
+  return finish(slot, status, nullptr);
 }
 
 namespace {
@@ -126,7 +140,7 @@ int Device::waitall(int n, Request** reqs, Status* statuses) {
   // Plain sends and receives (no class, not persistent: a message-rate
   // window) need no class wait and finish in one pass below.
   bool plain = true;
-  for (int i = 0; i < n && plain; ++i) plain = !reqs[i] || (!reqs[i]->cls && !is_persistent(reqs[i]));
+  for (int i = 0; i < n && plain; ++i) plain = !reqs[i] || is_plain(reqs[i]);
   if (!plain) {
     if (int e = class_wait(n, reqs)) return e;
   }
@@ -149,10 +163,7 @@ int Device::waitall(int n, Request** reqs, Status* statuses) {
     }
     if (plain && !r->status.error) [[likely]] {
       // finish() for a plain request, without its call chain.
-      if (s) *s = r->status;
-      drop_handle(r);
-      release(r);
-      reqs[i] = nullptr;
+      finish_plain(*this, &reqs[i], s);
       continue;
     }
     int e = finish(&reqs[i], s, nullptr);

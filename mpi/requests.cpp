@@ -102,10 +102,15 @@ int complete_one(const char* fn, MPI_Request* request, int* flag, MPI_Status* st
     empty_status(status, false);
     return MPI_SUCCESS;
   }
-  ReqSlot s;
-  if (int e = get_slot(*rt, *request, &s)) return world_error(e, fn);
-  MPI_Comm comm = s.comm;
-  Request* r = s.req;
+  // The live user handle inline; get_slot names what is wrong otherwise.
+  Request* r = find_request(*rt, *request);
+  MPI_Comm comm = r ? r->handle_comm : MPI_COMM_WORLD;
+  if (!r) [[unlikely]] {
+    ReqSlot s;
+    if (int e = get_slot(*rt, *request, &s)) return world_error(e, fn);
+    r = s.req;
+    comm = s.comm;
+  }
   Status st;
   int e;
   if (flag) {
