@@ -22,7 +22,8 @@ Device::Device(std::unique_ptr<Channel> channel, const Config& config)
       peers_(static_cast<std::size_t>(size_)),
       max_header_(channel_->caps().max_header),
       peer_failed_(static_cast<std::size_t>(size_), 0),
-      peer_refused_(static_cast<std::size_t>(size_), 0) {
+      peer_refused_(static_cast<std::size_t>(size_), 0),
+      placing_(static_cast<std::size_t>(size_)) {
   world_.context = 0;
   world_.rank = rank_;
   world_.size = size_;

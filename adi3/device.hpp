@@ -384,9 +384,19 @@ class Device final : private PacketSink {
   void on_peer_failed(int peer, const char* why) override;
   // Rendezvous data read by the channel straight into the receive buffer
   // (recv.cpp): place() checks the header as on_data does, on_placed counts it.
+  // An eager message matching a posted receive is placed too: place_eager
+  // takes the receive off the posted queue (it is matched from then on) and
+  // placing_[src] keeps it until on_placed delivers it.
   bool place(int src, const void* hdr, std::size_t hdr_bytes, std::size_t bytes, Placement* where) override;
   void on_placed(int src, const void* hdr, std::size_t hdr_bytes, std::size_t bytes) override;
   Request* data_target(int src, const PacketHeader& h, std::size_t bytes);
+  bool placeable_header(int src, const void* hdr, std::size_t hdr_bytes, PacketHeader* h) const;
+  bool place_eager(int src, const PacketHeader& h, std::size_t bytes, Placement* where);
+  void placed_eager(int src, std::size_t bytes, bool refused);
+  struct PlacingEager {
+    Request* r = nullptr;
+    void* tmp = nullptr;  // a message longer than the receive: staged, then truncated
+  };
 
   // checks (error codes name the bad value)
   // Each check is inline for the common good case (every message makes
@@ -561,6 +571,7 @@ class Device final : private PacketSink {
   std::atomic<uint32_t> liveness_calls_{0};  // check_alive calls (mod 2^32)
   std::vector<uint8_t> peer_failed_;
   std::vector<uint8_t> peer_refused_;  // sent a bad packet: nothing more is read from it
+  std::vector<PlacingEager> placing_;  // by channel rank
   std::atomic<int> refused_peers_{0};  // how many peer_refused_ entries are set
   std::vector<char> failure_text_;
   ErrorClass failure_class_ = ErrorClass::ProcFailed;  // NoMem: lost_to_memory

@@ -271,16 +271,31 @@ Request* Device::data_target(int src, const PacketHeader& h, std::size_t bytes) 
   return r;
 }
 
-// A stream channel asks where a packet's payload goes before reading it:
-// only rendezvous data for a receive it fits (the checks of on_data; a
-// packet that fails them is delivered and refused as usual).
-bool Device::place(int src, const void* hdr, std::size_t hdr_bytes, std::size_t bytes, Placement* where) {
-  if (src < 0 || src >= size_ || peer_refused_[static_cast<std::size_t>(src)] || hdr_bytes != sizeof(PacketHeader) ||
-      *static_cast<const uint8_t*>(hdr) != static_cast<uint8_t>(PacketType::Data)) {
-    return false;
+// The header of a packet whose payload may be placed (rendezvous data or
+// an eager message, whose header is shorter) from a peer not refused.
+bool Device::placeable_header(int src, const void* hdr, std::size_t hdr_bytes, PacketHeader* h) const {
+  if (src < 0 || src >= size_ || peer_refused_[static_cast<std::size_t>(src)] || hdr_bytes == 0) return false;
+  const auto type = static_cast<PacketType>(*static_cast<const uint8_t*>(hdr));
+  if (type == PacketType::Data && hdr_bytes == sizeof(PacketHeader)) {
+    std::memcpy(h, hdr, sizeof *h);
+    return true;
   }
+  if (type == PacketType::Eager && (hdr_bytes == sizeof(PacketHeader) || hdr_bytes == kEagerHeaderBytes)) {
+    *h = PacketHeader{};
+    std::memcpy(h, hdr, hdr_bytes);
+    return true;
+  }
+  return false;
+}
+
+// A stream channel asks where a packet's payload goes before reading it:
+// rendezvous data for a receive it fits (the checks of on_data; a packet
+// that fails them is delivered and refused as usual), or an eager message
+// a posted receive matches.
+bool Device::place(int src, const void* hdr, std::size_t hdr_bytes, std::size_t bytes, Placement* where) {
   PacketHeader h;
-  std::memcpy(&h, hdr, sizeof h);
+  if (!placeable_header(src, hdr, hdr_bytes, &h)) return false;
+  if (h.type == PacketType::Eager) return place_eager(src, h, bytes, where);
   Request* r = pool_.lookup(h.rreq);
   if (!r || (r->kind != RequestKind::Recv && r->kind != RequestKind::PersistentRecv) || r->peer != src ||
       r->context != h.context || !r->has(Request::kRndv) || r->has(Request::kUnexpected) || r->complete() ||
@@ -301,15 +316,98 @@ bool Device::place(int src, const void* hdr, std::size_t hdr_bytes, std::size_t 
 // completed by anything else, so the checks still hold; they are made
 // again all the same (a peer failure would have ended the placement).
 void Device::on_placed(int src, const void* hdr, std::size_t hdr_bytes, std::size_t bytes) {
-  if (src < 0 || src >= size_ || peer_refused_[static_cast<std::size_t>(src)] || hdr_bytes != sizeof(PacketHeader)) {
+  PacketHeader h;
+  if (!placeable_header(src, hdr, hdr_bytes, &h)) {
+    // Refused while its payload was read: the receive place_eager took
+    // fails with the peer.
+    if (src >= 0 && src < size_ && placing_[static_cast<std::size_t>(src)].r) {
+      placed_eager(src, bytes, true);
+    }
     return;
   }
-  PacketHeader h;
-  std::memcpy(&h, hdr, sizeof h);
+  if (h.type == PacketType::Eager) return placed_eager(src, bytes, false);
   Request* r = data_target(src, h, bytes);
   if (!r) return;
   r->done += bytes;
   if (r->done >= r->want) complete(r);
+}
+
+// An eager message whose header is in and whose payload is still on its
+// way: when a posted receive matches it (the matching on_eager would do;
+// nothing else from src is delivered before it, so the order of matches
+// is the same), the receive takes it now and the payload is read straight
+// into its buffer. Unexpected messages are staged as before.
+bool Device::place_eager(int src, const PacketHeader& h, std::size_t bytes, Placement* where) {
+  // A small one is cheaper to copy: a placement makes a stream channel read
+  // the next few headers on their own (a system call each).
+  constexpr std::size_t kPlaceFrom = 8 * 1024;
+  if (h.bytes != bytes || bytes < kPlaceFrom) return false;  // (on_eager refuses a wrong size)
+  PlacingEager& pe = placing_[static_cast<std::size_t>(src)];
+  if (pe.r) return false;  // (the channel places one payload per peer at a time)
+  Request* r = matcher_.arrive({h.context, h.source, h.tag}, []() -> Request* { return nullptr; });
+  if (!r) return false;
+  // From here the message is this receive's, as in on_eager.
+  r->status.source = h.source;
+  r->status.tag = h.tag;
+  r->peer = src;
+  if (h.flags & kPacketSync) {
+    r->set(Request::kNeedsAck);
+    r->remote = h.sreq;
+  }
+  pe.r = r;
+  if (bytes > capacity(r)) {
+    // Longer than the receive: staged whole, truncated on delivery.
+    if (!(pe.tmp = scratch_alloc(bytes))) {
+      // Delivered at once with nothing (the receive fails with NO_MEM);
+      // the payload is read and dropped.
+      r->status.error = errors_.raise(ErrorClass::NoMem,
+                                      "rank %d: out of memory allocating %zu bytes to receive a message from rank %d "
+                                      "(tag %d) longer than its receive buffer",
+                                      rank_, bytes, r->status.source, r->status.tag);
+    }
+    where->data = static_cast<char*>(pe.tmp);
+  } else if (r->seg) {
+    where->seg = r->seg;
+    where->first = 0;
+  } else {
+    where->data = static_cast<char*>(r->buf) + r->type->true_lb();
+  }
+  return true;
+}
+
+// The eager payload place_eager placed is in: complete its receive (with
+// the peer's failure when it was refused meanwhile).
+void Device::placed_eager(int src, std::size_t bytes, bool refused) {
+  PlacingEager& pe = placing_[static_cast<std::size_t>(src)];
+  Request* r = pe.r;
+  if (!r) return;
+  pe.r = nullptr;
+  // The bytes arrived under the sender's credit: counted and given back
+  // at once, as for a message a posted receive took (on_eager).
+  if (refused) {
+    r->status.error = peer_failure_error();
+    complete(r);
+  } else if (!credits_.arrived(src, bytes)) {
+    refuse(src,
+           "eager message of %zu bytes beyond its credit: rank %d already holds its share of %lld unexpected "
+           "bytes (ADI3_UNEXPECTED_BYTES)",
+           bytes, rank_, static_cast<long long>(credits_.share()));
+    r->status.error = peer_failure_error();
+    complete(r);
+  } else if (pe.tmp || r->status.error) {
+    deliver_eager(r, pe.tmp, pe.tmp ? bytes : 0);  // truncated (or NO_MEM: nothing)
+    eager_consumed(src, bytes);
+  } else {
+    r->status.bytes = bytes;
+    if (r->has(Request::kNeedsAck)) {
+      PacketHeader ack{PacketType::SyncAck, 0, 0, r->context, 0, 0, 0, r->remote, r->id(), 0};
+      send_control(r->peer, ack);
+    }
+    complete(r);
+    eager_consumed(src, bytes);
+  }
+  if (pe.tmp) scratch_free(pe.tmp);
+  pe.tmp = nullptr;
 }
 
 // ---- probes ----
