@@ -1,6 +1,7 @@
 // The emulated communication types of the RMA layer:
-//  - type 3 over type 1 (origin.cpp, target.cpp): operations travel as
-//    packets of the device and are applied by the target's progress engine;
+//  - type 3 over type 1 (origin.cpp and quick.cpp at the origin, apply.cpp
+//    and target.cpp at the target): operations travel as packets of the
+//    device and are applied by the target's progress engine;
 //    every sync packet carries the count of operations sent before it;
 //    an operation that fits one packet leaves at once from the caller's
 //    buffer when nothing is queued ahead of it; in a passive epoch a small
@@ -68,5 +69,16 @@ void on_packet(rma::WindowState& w, int peer, const rma::Header& h, const void* 
 // Emits queued replies to origin (get data, grants, acks). True if anything
 // was emitted.
 bool pump_replies(rma::WindowState& w, int origin);
+
+// ---- target side, applying operations (apply.cpp) ----
+// Put, Acc, Get, GetAcc, Fop or Cas from comm rank origin: checked, then
+// applied (a get's data sent or queued). A refused one, or one this rank
+// runs out of memory applying, is reported to its origin and still counts
+// as applied, so the origin's synchronization ends (with the error).
+void apply(rma::WindowState& w, int origin, const rma::Header& h, const void* payload, std::size_t bytes);
+// Logs a refused packet here and reports it to its origin (with the reply
+// token, so a get-like operation waiting for data completes with it).
+__attribute__((format(printf, 5, 6))) void refuse(rma::WindowState& w, int origin, const rma::Header& h, ErrorClass c,
+                                                  const char* fmt, ...);
 
 }  // namespace adi3::emul

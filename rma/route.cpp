@@ -47,7 +47,7 @@ Route route_op(const WindowState& w, const OpArgs& a, const Checked& c, const Ga
   // queued ahead, they move the memory natively. The lock stays the queue's
   // until our Unlock packet, which leaves after them. Accumulates stay
   // atomic with the remote origins' the target applies: both take the same
-  // element-wise atomics (emul/target.cpp combine, rma/atomic_acc.hpp).
+  // element-wise atomics (emul/apply.cpp combine, rma/atomic_acc.hpp).
   if (gate.kind == Gate::Lock ? t.lock_pending || !gate_open(t, gate) || !t.q.empty() : !gate_open(t, gate))
     return {Path::Emulated, "the target's post, fence or lock grant has not arrived: it waits in the queue"};
   const bool contiguous = !c.derived || a.ttype->is_contiguous();
