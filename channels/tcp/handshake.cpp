@@ -191,12 +191,8 @@ void TcpChannel::on_dial_event(int peer, uint32_t events) {
   if (hs->in[0] == kAccept) {
     p.fd = hs->fd;
     p.dial.reset();
-    p.state = State::Up;
     handshakes_.fetch_sub(1, std::memory_order_relaxed);
-    tune_connection(p.fd);
-    p.want_out = true;  // flush_locked settles the registration
-    rewatch(p.fd, tag(Tag::Conn, static_cast<uint64_t>(peer)), true);
-    flush_locked(peer, p);
+    came_up_locked(peer, p);
   } else if (hs->in[0] == kReject) {
     // It dials us too and its connection wins (it has the lower rank).
     epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, hs->fd, nullptr);
@@ -327,11 +323,7 @@ void TcpChannel::admit(std::unique_ptr<Handshake> hs) {
     return;
   }
   p.fd = hs->fd;
-  p.state = State::Up;
-  tune_connection(p.fd);
-  p.want_out = true;
-  rewatch(p.fd, tag(Tag::Conn, static_cast<uint64_t>(peer)), true);
-  flush_locked(peer, p);
+  came_up_locked(peer, p);
 }
 
 void TcpChannel::check_deadlines() {

@@ -242,11 +242,27 @@ bool TcpChannel::flush_locked(int peer, Peer& p) {
     p.out_head = 0;
   }
   // EPOLLOUT only while bytes wait, so wait() wakes when they can go.
-  if (p.state == State::Up && p.want_out != (p.pending() > 0)) {
-    p.want_out = p.pending() > 0;
-    rewatch(p.fd, tag(Tag::Conn, static_cast<uint64_t>(peer)), p.want_out);
-  }
+  if (p.state == State::Up && p.want_out != (p.pending() > 0)) want_out_locked(peer, p, p.pending() > 0);
   return true;
+}
+
+// Arms or disarms EPOLLOUT; while any connection has it armed, poll()
+// asks epoll every pass (the event says when the bytes can go).
+void TcpChannel::want_out_locked(int peer, Peer& p, bool out) {
+  if (p.want_out != out) out_armed_.fetch_add(out ? 1 : -1, std::memory_order_relaxed);
+  p.want_out = out;
+  rewatch(p.fd, tag(Tag::Conn, static_cast<uint64_t>(peer)), out);
+}
+
+// A handshake ended with this connection carrying the pair's packets
+// (called from poll() only): queued packets go.
+void TcpChannel::came_up_locked(int peer, Peer& p) {
+  p.state = State::Up;
+  up_.push_back(peer);
+  tune_connection(p.fd);
+  p.want_out = false;
+  want_out_locked(peer, p, true);  // flush_locked settles the registration
+  flush_locked(peer, p);
 }
 
 int TcpChannel::deliver_self(PacketSink& sink) {
@@ -277,6 +293,8 @@ void TcpChannel::lost_locked(int peer, Peer& p, const std::string& how) {
     p.dial.reset();
   }
   p.state = State::Dead;
+  if (p.want_out) out_armed_.fetch_sub(1, std::memory_order_relaxed);
+  p.want_out = false;
   if (p.fd >= 0) {
     epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, p.fd, nullptr);
     shutdown(p.fd, SHUT_RDWR);  // closed in the destructor: the number is never reused meanwhile
@@ -299,55 +317,6 @@ void TcpChannel::report_failures(PacketSink& sink) {
     now.swap(failures_);
   }
   for (auto& [peer, why] : now) sink.on_peer_failed(peer, why.c_str());
-}
-
-int TcpChannel::poll(PacketSink& sink) {
-  int n = 0;
-  if (local_work_.exchange(false, std::memory_order_acq_rel)) n += deliver_self(sink);
-  epoll_event ev[32];
-  int ready = epoll_wait(epoll_fd_, ev, 32, 0);
-  for (int i = 0; i < ready; ++i) {
-    const uint64_t id = tag_id(ev[i].data.u64);
-    const uint32_t events = ev[i].events;
-    switch (tag_kind(ev[i].data.u64)) {
-      case Tag::Wake: {
-        uint64_t drain;
-        while (read(wake_fd_, &drain, sizeof drain) > 0) {
-        }
-        break;
-      }
-      case Tag::Listen:
-        accept_new();
-        break;
-      case Tag::Dial:
-        on_dial_event(static_cast<int>(id), events);
-        break;
-      case Tag::Incoming:
-        on_incoming_event(id, events);
-        break;
-      case Tag::Conn: {
-        int peer = static_cast<int>(id);
-        if (events & EPOLLOUT) {
-          Peer& p = *peers_[id];
-          std::lock_guard g(p.m);
-          if (p.state == State::Up) flush_locked(peer, p);
-        }
-        if (events & (EPOLLIN | EPOLLHUP | EPOLLERR)) n += read_from(peer, sink);
-        break;
-      }
-    }
-  }
-  if (handshakes_.load(std::memory_order_relaxed) > 0) check_deadlines();
-  report_failures(sink);
-  return n;
-}
-
-void TcpChannel::wait(std::chrono::microseconds timeout) {
-  if (local_work_.load(std::memory_order_acquire)) return;
-  epoll_event ev[1];
-  timespec ts{static_cast<time_t>(timeout.count() / 1000000), static_cast<long>(timeout.count() % 1000000) * 1000};
-  // Only sleeps: the events stay pending (level-triggered) for poll().
-  epoll_pwait2(epoll_fd_, ev, 1, &ts, nullptr);
 }
 
 void TcpChannel::expect_payload(int peer) {

@@ -98,6 +98,12 @@ class TcpChannel final : public Channel {
   // Packets after expect_payload (or a placed payload) whose headers are
   // read on their own before the channel goes back to chunked reads.
   static constexpr int kProbeFrames = 16;
+  // With this many connections or fewer, poll() reads them directly (one
+  // recv each, the one that finds a packet is its only system call) and
+  // asks epoll only every kEpollEvery-th pass, after a sleep, and while
+  // handshakes run or output waits (poll.cpp).
+  static constexpr std::size_t kDirectPeers = 2;
+  static constexpr unsigned kEpollEvery = 16;
 
  private:
   using Clock = std::chrono::steady_clock;
@@ -156,6 +162,12 @@ class TcpChannel final : public Channel {
   void report_failures(PacketSink& sink);
   void watch(int fd, uint64_t tag, bool out);
   void rewatch(int fd, uint64_t tag, bool out);
+  void want_out_locked(int peer, Peer& p, bool out);
+  void came_up_locked(int peer, Peer& p);
+  // poll.cpp
+  bool direct_pass();
+  int read_direct(PacketSink& sink);
+  int poll_events(PacketSink& sink);
   void tune_connection(int fd);
   void settle();  // the destructor's: queued packets leave, handshakes finish
 
@@ -191,6 +203,14 @@ class TcpChannel final : public Channel {
   std::atomic<std::size_t> refused_{0};
   std::atomic<std::size_t> iov_sends_{0};
   std::atomic<std::size_t> placed_bytes_{0}, staged_bytes_{0};
+  // Direct reads (poll.cpp): the connections that came up (poll() only,
+  // in that order), where the next direct pass starts, passes so far,
+  // connections with EPOLLOUT armed, and "a sleep ended: ask epoll".
+  std::vector<int> up_;
+  std::size_t up_next_ = 0;
+  unsigned passes_ = 0;
+  std::atomic<int> out_armed_{0};
+  std::atomic<bool> epoll_due_{false};
 };
 
 }  // namespace adi3::tcp
