@@ -515,9 +515,12 @@ class Device final : private PacketSink {
   void sleep_until(const WaitCondition& done) {
     channel_->wait_until(std::chrono::microseconds(config_.sleep_us), done);
   }
-  // How long a wait sleeps on in a job with a failed peer before it fails:
-  // wall time, since on a loaded host one sleep quantum can take tens of ms.
-  static constexpr std::chrono::milliseconds kFailurePatience{100};
+  // How long a wait without progress sleeps on in a job with a failed peer
+  // before it fails: wall time, since on a loaded host one sleep quantum
+  // can take tens of ms and a live partner may not run for longer than
+  // 100 ms (core.Wire failed that way at load 30); a second still fails a
+  // wait on the dead peer well within the seconds the brief allows.
+  static constexpr std::chrono::milliseconds kFailurePatience{1000};
   int peer_failure_error();
   static constexpr uint32_t kLivenessEvery = 64;
   bool none_failed() {
@@ -593,10 +596,11 @@ template <class Done>
 int Device::block_until(Done&& done) {
   int idle = 0;
   // A peer died: the wait may depend on it, so after kFailurePatience of
-  // wall time it fails rather than hang. Counted from the first yield or
-  // sleep after the failure; the clock is read only next to a system call
-  // (on a loaded host the 200 yields alone took seconds), never while
-  // spinning.
+  // wall time without progress it fails rather than hang. Counted from the
+  // first yield or sleep after the failure and restarted whenever progress
+  // is made (a wait on live peers may take longer than the patience on a
+  // loaded host); the clock is read only next to a system call (on a loaded
+  // host the 200 yields alone took seconds), never while spinning.
   std::chrono::steady_clock::time_point give_up{};
   auto patience_over = [&] {
     if (!failed_peers_.load(std::memory_order_acquire)) return false;
@@ -607,6 +611,7 @@ int Device::block_until(Done&& done) {
   while (!done()) {
     if (progress()) {
       idle = 0;
+      give_up = {};
       continue;
     }
     ++idle;
