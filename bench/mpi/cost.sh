@@ -5,11 +5,23 @@
 # load. Each mode runs twice (N1 and N2 iterations); the difference over
 # N2 - N1 leaves out start-up, warm-up and the loop's first pass.
 # COST_MODES="allreduce barrier" picks modes (default: all, see cost.c).
+# --profile DIR keeps, per mode and implementation, the hot path's profile:
+# DIR/<mode>.<impl>.txt lists each function's own instructions per
+# operation (the N2 run's callgrind_annotate, divided by N2) and the
+# callgrind output beside it (<mode>.<impl>.out, for kcachegrind).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 impls="adi3 mpich openmpi"
-[ "${1:-}" = --impls ] && { impls=$2; shift 2; }
+profile=
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --impls) impls=$2; shift 2 ;;
+    --profile) profile=$2; shift 2 ;;
+    *) break ;;
+  esac
+done
+[ -n "$profile" ] && mkdir -p "$profile"
 bin=${1:-$root/build/release}/bin
 command -v valgrind >/dev/null || { echo "cost.sh: valgrind not found" >&2; exit 2; }
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
@@ -25,6 +37,14 @@ exec valgrind --tool=callgrind --collect-atstart=no --toggle-collect=cost_loop \
 W
 chmod +x "$tmp/wrap"
 total() { awk '/^summary:|^totals:/ { print $2; exit }' "$1"; }
+# keep_profile OUT N BASE: functions by own instructions per operation.
+keep_profile() {
+  cp "$1" "$3.out"
+  callgrind_annotate --inclusive=no --threshold=99 "$1" 2>/dev/null |
+    awk -v n="$2" '/^ *[0-9,]+ .*:/ { c = $1; gsub(",", "", c); f = $0
+        sub(/^ *[0-9,]+ +(\( *[0-9.]+%\) +)?/, "", f); sub(/ \[.*$/, "", f)
+        printf "%10.1f  %s\n", c / n, f }' >"$3.txt"
+}
 printf '%-8s' mode
 for impl in $impls; do printf '%10s' "$impl"; done
 echo "   (instructions per operation)"
@@ -45,6 +65,7 @@ for mode in ${COST_MODES:-send unexp rate empty iprobe allreduce reduce bcast ba
     done
     if [ $ok = yes ]; then
       printf '%10.0f' "$(echo "($(total "$tmp/out.$n2") - $(total "$tmp/out.$n1")) / ($n2 - $n1)" | bc -l)"
+      [ -n "$profile" ] && keep_profile "$tmp/out.$n2" "$n2" "$profile/$mode.$impl"
     else
       printf '%10s' fail
     fi
