@@ -10,7 +10,6 @@ namespace {
 constexpr std::size_t kRingBytes = 512 * 1024;
 constexpr std::size_t kChunkBytes = 32 * 1024;
 constexpr std::size_t kCmaMin = 256 * 1024;
-constexpr std::size_t kStreamMin = 8 * 1024;
 constexpr std::size_t kAdaptMin = 2048;
 constexpr int64_t kStreamSlowMbps = 6000;
 constexpr int kLivenessMs = 50;
@@ -23,15 +22,16 @@ constexpr Knob kShmKnobs[] = {
     {"ADI3_SHM_CHUNK_BYTES", "32768",
      "Largest packet payload: the unit of the two-copy pipeline that streams large messages when "
      "CMA is not used (at most a quarter of the ring), and the most the eager limit can be."},
-    {"ADI3_SHM_STREAM_MIN", "8192",
-     "Smallest packet payload written into a ring with non-temporal (streaming) stores (at most "
-     "ADI3_SHM_CHUNK_BYTES unless set): they skip taking back the ring lines the receiver has read "
-     "(a read for ownership across cores, line by line), which made the sender's copy several "
-     "times slower than the receiver's. Smaller payloads use ordinary stores, which the receiver "
-     "reads from the sender's cache. A huge value: never."},
+    {"ADI3_SHM_STREAM_MIN", "-1",
+     "Smallest packet payload always written into a ring with non-temporal (streaming) stores; "
+     "-1: none (from ADI3_SHM_STREAM_ADAPT_MIN on the sender chooses by timing its copies). "
+     "Streaming skips taking back the ring lines the receiver has read (a read for ownership "
+     "across cores, line by line), which in a VM's slow state made the sender's copy several "
+     "times slower than the receiver's; where lines move cheaply, ordinary stores keep the ring "
+     "in cache and run 2-3x faster (bw at 1 MiB 21 -> 60 GB/s)."},
     {"ADI3_SHM_STREAM_ADAPT_MIN", "2048",
-     "From this payload size up to ADI3_SHM_STREAM_MIN the sender chooses: it times one ordinary "
-     "copy into the ring in 32 and uses streaming stores while those run slower than "
+     "From this payload size up (below ADI3_SHM_STREAM_MIN) the sender chooses: it times one "
+     "ordinary copy into the ring in 32 and uses streaming stores while those run slower than "
      "ADI3_SHM_STREAM_SLOW_MBPS (taking back ring lines from the receiver's cache is slow in some "
      "states of a VM, cheap in others), trying ordinary stores again every 1024 payloads. "
      "A huge value: never."},
@@ -73,8 +73,8 @@ ShmSettings ShmSettings::from_env() {
   int64_t chunk = env_int("ADI3_SHM_CHUNK_BYTES", kChunkBytes);
   s.chunk_bytes = chunk < 1024 ? 1024 : static_cast<std::size_t>(chunk);
   if (s.chunk_bytes > s.ring_bytes / 4) s.chunk_bytes = s.ring_bytes / 4;
-  // Unless set, every full pipeline chunk streams.
-  int64_t stream = env_int("ADI3_SHM_STREAM_MIN", static_cast<int64_t>(std::min(kStreamMin, s.chunk_bytes)));
+  // Unless set, the chooser decides for every payload from adapt_min on.
+  int64_t stream = env_int("ADI3_SHM_STREAM_MIN", -1);
   s.stream_min = stream < 0 ? SIZE_MAX : static_cast<std::size_t>(stream);
   int64_t adapt = env_int("ADI3_SHM_STREAM_ADAPT_MIN", static_cast<int64_t>(kAdaptMin));
   s.adapt_min = adapt < 0 ? SIZE_MAX : static_cast<std::size_t>(adapt);

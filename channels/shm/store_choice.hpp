@@ -1,5 +1,5 @@
-// Ordinary or streaming stores for mid-size ring payloads, chosen by timing
-// the sender's own copies.
+// Ordinary or streaming stores for ring payloads (from 2 KiB on by
+// default, whatever their size), chosen by timing the sender's own copies.
 //
 // Why: a ring line the receiver has read sits in its cache, and an ordinary
 // store to it on the next lap must first take it back. How much that costs
@@ -59,7 +59,7 @@ class StoreChooser {
     overhead_ns_ = least;
   }
 
-  // Out of line: payloads here are 512 B or more, and RingProducer::push
+  // Out of line: payloads here are 2 KiB or more, and RingProducer::push
   // stays small enough to be inlined into the channel's send.
   [[gnu::noinline]] void copy(void* dst, const void* src, std::size_t n) {
     if (--countdown_ > 0) {
