@@ -171,6 +171,8 @@ bool store_whole(char* dst, const void* src) {
   return true;
 }
 
+}  // namespace
+
 // Stores n bytes of a put at dst. One aligned element of 1, 2, 4 or 8 bytes
 // lands as one atomic store (release: what the origin put before it is
 // visible to whoever sees it), so a target that polls a flag in its window
@@ -195,6 +197,8 @@ void put_bytes(char* dst, const void* src, std::size_t n) {
   }
   std::memcpy(dst, src, n);
 }
+
+namespace {
 
 // A put of a contiguous predefined type (no description) inside a window
 // with a fixed base: what apply_op decides for it, in a few tests. False

@@ -186,6 +186,7 @@ void release_held(WindowState& w, int to) {
 }  // namespace
 
 int send(WindowState& w, int to, Header h, const Payload& p) {
+  if (w.targets[static_cast<std::size_t>(to)].batch_len) send_batch(w, to);  // it goes first
   const rma::PeerWin& pw = w.peers[static_cast<std::size_t>(to)];
   h.id = pw.pkt;
   h.win = pw.win;
@@ -219,6 +220,13 @@ void push(WindowState& w, int to, Item&& item) {
     }
     return;
   }
+  if (t.batch_len && !t.hold && t.q.empty() && (item.kind == Msg::Flush || item.kind == Msg::Unlock) &&
+      gate_open(t, item.gate)) {
+    // The flush or unlock rides on the batch of puts before it.
+    const bool release = item.kind == Msg::Unlock && !(item.flags & rma::kNoCheck);
+    send_batch(w, to, static_cast<uint8_t>(rma::kAckAfter | (release ? rma::kRelease : 0)), item.token);
+    return;
+  }
   if (t.hold) {
     // The held operation leaves now, carrying this item if it is its flush
     // or unlock.
@@ -247,6 +255,11 @@ void push(WindowState& w, int to, Item&& item) {
 bool pump(WindowState& w, int to) {
   Target& t = w.targets[static_cast<std::size_t>(to)];
   bool any = false;
+  if (t.batch_len) {
+    // The puts coalesced so far wait no longer either.
+    send_batch(w, to);
+    any = true;
+  }
   if (t.hold) {
     // A progress pass came before the next push: it waits no longer.
     release_held(w, to);
@@ -276,7 +289,7 @@ bool pump_all(WindowState& w) {
   bool any = false;
   const bool counters = w.native_active();
   for (std::size_t i = 0; i < w.targets.size(); ++i) {
-    if (!w.targets[i].q.empty() || w.targets[i].hold) {
+    if (!w.targets[i].q.empty() || w.targets[i].hold || w.targets[i].batch_len) {
       // Native active target: the gates open on the control blocks' counts.
       if (counters) rma::native::refresh(w, static_cast<int>(i));
       any |= pump(w, static_cast<int>(i));

@@ -67,6 +67,7 @@ namespace {
 // (and emul::send addresses it); records a failure as the window's error.
 [[gnu::always_inline]] inline int send_op(WindowState& w, int target, Msg kind, Builtin b, uint64_t off, int64_t count,
                                           std::size_t bytes, uint64_t token, const Payload& p) {
+  if (w.targets[static_cast<std::size_t>(target)].batch_len) send_batch(w, target);  // it goes first
   const rma::PeerWin& pw = w.peers[static_cast<std::size_t>(target)];
   rma::Header h{};
   h.id = pw.pkt;
@@ -107,6 +108,13 @@ bool quick_put_now(WindowState& w, const void* origin, int64_t count, const Data
   // of the flush behind it (emul/origin.cpp push): the general path.
   if (!leaves_now(w, t) || t.flush_each_op) return false;
   t.tail_fetch = false;
+  // In a passive epoch a flush or unlock ends it: coalesced with the puts
+  // around it (emul/batch.cpp).
+  const bool passive = w.access == WindowState::Access::Lock || w.access == WindowState::Access::LockAll;
+  if (passive && batch_put(w, target, b, off, origin, bytes)) {
+    count_sent(w, t, 0);
+    return true;
+  }
   const int e = send_op(w, target, Msg::Put, b, off, count, bytes, 0, Payload{origin, bytes, nullptr, 0});
   count_sent(w, t, e);
   return true;

@@ -222,6 +222,10 @@ void on_packet(WindowState& w, int peer, const Header& h, const void* payload, s
         sync_ack(w, src, h.token, (h.flags & rma::kRelease) != 0);
       }
       break;
+    case Msg::PutBatch:
+      apply_batch(w, src, h, payload, bytes);
+      if (h.flags & rma::kAckAfter) sync_ack(w, src, h.token, (h.flags & rma::kRelease) != 0);
+      break;
     case Msg::TypeDesc: {
       if (O.desc) O.desc->release();
       O.desc = nullptr;

@@ -17,6 +17,7 @@ enum class Msg : uint8_t {
   GetAcc,     // read then combine one chunk: answered by one GetResp
   Fop,        // fetch_and_op: one element; answered by GetResp
   Cas,        // compare_and_swap: payload = origin element then compare element
+  PutBatch,   // count small puts: payload = count records (BatchRec, then its len data bytes)
   TypeDesc,   // the target datatype of the following operations (payload = description)
   Fence,      // count = operations sent so far; seq = the sender's fence number
   Post,       // the target opened an exposure epoch to the receiver
@@ -59,5 +60,15 @@ struct Header {
   uint64_t len;    // bytes of this chunk (data ops: equals the payload; GetAcc NO_OP has none)
 };
 static_assert(sizeof(Header) == 64);
+
+// One put of a PutBatch packet, followed by its len bytes of data: len
+// bytes of the predefined type elem at byte displacement disp.
+struct BatchRec {
+  uint64_t disp;
+  uint32_t len;
+  uint8_t elem;
+  uint8_t pad[3];
+};
+static_assert(sizeof(BatchRec) == 16);
 
 }  // namespace adi3::rma

@@ -120,6 +120,13 @@ struct Target {
   // nothing and its round trip started with the operation (emul/origin.cpp).
   bool flush_each_op = false;
   uint64_t spec_seq = 0, spec_ops = 0;
+  // emul/batch.cpp: small contiguous puts of a passive epoch, copied into
+  // one PutBatch packet (records, rma::BatchRec) that leaves before any
+  // other packet to this target, at the flush or unlock (which rides on
+  // it), when it fills, or at the next progress pass.
+  std::unique_ptr<char[]> batch;
+  std::size_t batch_len = 0;
+  uint32_t batch_ops = 0;
 };
 
 // Whether the synchronization an operation waits for has arrived from its

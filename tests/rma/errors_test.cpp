@@ -241,6 +241,30 @@ TEST_P(RmaErrors, HostilePacketsRefusedNp2) {
       h.gen = p.gen + 7;
       h.len = 8;
       send(h, data, 8);
+      // 8. batches of puts: a record past the end, a count its bytes cannot
+      //    hold, a record longer than the bytes after it, a bad type id
+      struct {
+        adi3::rma::BatchRec r;
+        int d[2];
+      } rec{};
+      rec.r.elem = static_cast<uint8_t>(adi3::Builtin::kInt);
+      rec.r.len = 8;
+      rec.r.disp = 60;
+      rec.d[0] = rec.d[1] = 9;
+      adi3::rma::Header b{};
+      b.kind = adi3::rma::Msg::PutBatch;
+      b.count = 1;
+      b.len = b.total = sizeof rec;
+      send(b, &rec, sizeof rec);
+      b.count = 5;
+      send(b, &rec, sizeof rec);
+      b.count = 1;
+      rec.r.disp = 0;
+      rec.r.len = 64;
+      send(b, &rec, sizeof rec);
+      rec.r.len = 8;
+      rec.r.elem = 200;
+      send(b, &rec, sizeof rec);
       // The refusals come back as errors; wait for them.
       int got = 0;
       for (int i = 0; i < 1000000 && !got; ++i) {

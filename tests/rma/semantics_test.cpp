@@ -296,6 +296,50 @@ void short_path_mix(Device& dev) {
 
 TEST_P(RmaSemantics, ShortPathMixNp2) { run(2, short_path_mix); }
 
+// Small contiguous puts of a passive epoch are coalesced into batches
+// (emul/batch.cpp): more than one batch holds (it spills), odd sizes, a put
+// of bytes between them, an unlock that rides on the last batch; then a
+// batch that only a later progress pass sends (flush_local, then the
+// barrier's progress) and a flush: every byte lands where it was put.
+void batch_spill(Device& dev) {
+  constexpr int kPut = 25;  // ints: 100 bytes
+  constexpr int kPuts = 400;
+  constexpr int kN = kPut * kPuts;
+  const int me = dev.rank(), t = 1 - me;
+  IntWin w(dev, kN);
+  std::vector<int> src(kN);
+  for (int i = 0; i < kN; ++i) src[static_cast<std::size_t>(i)] = 3000000 * (me + 1) + i;
+  ASSERT_EQ(dev.barrier(), 0);
+  ASSERT_EQ(w.win->lock(LockType::Shared, t, 0), 0);
+  for (int k = kPuts - 1; k >= 0; --k) {
+    int* from = src.data() + k * kPut;
+    if (k % 7 == 3) {
+      const int bytes = kPut * static_cast<int>(sizeof(int));
+      ASSERT_EQ(w.win->put(from, bytes, adi3::Datatype::byte(), t, k * kPut, bytes, adi3::Datatype::byte()), 0);
+    } else {
+      ASSERT_EQ(w.win->put(from, kPut, int_t(), t, k * kPut, kPut, int_t()), 0);
+    }
+  }
+  ASSERT_EQ(w.win->unlock(t), 0);
+  ASSERT_EQ(dev.barrier(), 0);
+  const int other = 3000000 * (t + 1);
+  for (int i = 0; i < kN; ++i) ASSERT_EQ(w.mem[i], other + i) << i;
+  ASSERT_EQ(dev.barrier(), 0);
+  std::vector<int> twice(kPut * 2);
+  for (int i = 0; i < kPut * 2; ++i) twice[static_cast<std::size_t>(i)] = -i - me;
+  ASSERT_EQ(w.win->lock_all(0), 0);
+  ASSERT_EQ(w.win->put(twice.data(), kPut * 2, int_t(), t, 0, kPut * 2, int_t()), 0);
+  ASSERT_EQ(w.win->flush_local(t), 0);
+  ASSERT_EQ(dev.barrier(), 0);
+  ASSERT_EQ(w.win->flush(t), 0);
+  ASSERT_EQ(w.win->unlock_all(), 0);
+  ASSERT_EQ(dev.barrier(), 0);
+  for (int i = 0; i < kPut * 2; ++i) ASSERT_EQ(w.mem[i], -i - t) << i;
+  EXPECT_EQ(w.mem[kN - 1], other + kN - 1);
+}
+
+TEST_P(RmaSemantics, BatchedPutsNp2) { run(2, batch_spill); }
+
 // Accumulates from one origin to one location apply in order (the default
 // accumulate_ordering), and a get_accumulate sees the ones before it.
 TEST_P(RmaSemantics, AccumulateOrderingNp2) {
