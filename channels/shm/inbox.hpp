@@ -17,8 +17,8 @@
 namespace adi3::shm {
 
 inline constexpr uint64_t kInboxMagic = 0x314d48533349'4441ull;  // "ADI3SHM1"
-// 5: ShmRing has the producer's tail; 6: crossing_slow
-inline constexpr uint32_t kInboxVersion = 6;
+// 5: ShmRing has the producer's tail; 6: crossing_slow; 7: ShmRing::streaming
+inline constexpr uint32_t kInboxVersion = 7;
 
 struct alignas(64) InboxHeader {
   uint64_t magic;

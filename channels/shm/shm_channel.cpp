@@ -367,6 +367,16 @@ bool ShmChannel::polling_now(int peer) {
 int ShmChannel::get_crossing(int peer, void* local, uint64_t remote, std::size_t len) {
   constexpr int64_t kCrossingProbeNs = 100'000'000;
   if (peer == rank_ || !cma_ok_ || settings_.cma != ShmSettings::Cma::Adaptive) return get(peer, local, remote, len);
+  // Where neither ring of the pair streams (ordinary copies into them time
+  // fast, store_choice.hpp), the pipeline's copies stay in the caches and
+  // beat CMA both ways 2-2.5x (bibw 256 KiB-4 MiB 52-64 GB/s against
+  // 25-28). Both ranks read the same two words, so they choose alike.
+  // ADI3_SHM_CMA_CROSSING_MBPS=0 keeps CMA for every crossing.
+  const std::size_t idx = static_cast<std::size_t>(peer);
+  if (settings_.crossing_mbps != 0 && settings_.stream_min == SIZE_MAX && !out_[idx].ring.streaming() &&
+      !in_[idx].ring.producer_streams()) {
+    return -1;
+  }
   const bool mine_slow = my_crossing_slow_->load(std::memory_order_relaxed) != 0;
   if (mine_slow || crossing_slow_[static_cast<std::size_t>(peer)]->load(std::memory_order_relaxed) != 0) {
     // The peer tests its own verdict; we test ours when due.

@@ -60,8 +60,16 @@ class StoreChooser {
   }
 
   // Out of line: payloads here are 2 KiB or more, and RingProducer::push
-  // stays small enough to be inlined into the channel's send.
-  [[gnu::noinline]] void copy(void* dst, const void* src, std::size_t n) {
+  // stays small enough to be inlined into the channel's send. warm: the
+  // ring's first lap is over. Copies before that are neither timed nor
+  // streamed: they fault the ring's pages in, and a first sample that
+  // timed page faults found every state slow (then a crossing message chose
+  // CMA, see ShmChannel::get_crossing, and the rings never learned better).
+  [[gnu::noinline]] void copy(void* dst, const void* src, std::size_t n, bool warm = true) {
+    if (!warm) {
+      std::memcpy(dst, src, n);
+      return;
+    }
     if (--countdown_ > 0) {
       if (streaming_) {
         stream_copy(dst, src, n);
@@ -73,6 +81,11 @@ class StoreChooser {
     timed_copy(dst, src, n);
   }
   bool streaming() const { return streaming_; }
+  // A word (in shared memory) that mirrors streaming() from now on.
+  void publish_to(std::atomic<uint32_t>* word) {
+    published_ = word;
+    published_->store(streaming_ ? 1 : 0, std::memory_order_relaxed);
+  }
 
   static constexpr uint32_t kSampleEvery = 32;
   static constexpr uint32_t kProbeEvery = 1024;
@@ -97,6 +110,7 @@ class StoreChooser {
     // so one copy slowed by a preemption does not flip the choice.
     avg_mbps_ = streaming_ || avg_mbps_ == 0 ? mbps : static_cast<uint32_t>((3ull * avg_mbps_ + mbps) / 4);
     streaming_ = avg_mbps_ < slow_mbps_;
+    if (published_) published_->store(streaming_ ? 1 : 0, std::memory_order_relaxed);
     countdown_ = streaming_ ? kProbeEvery : kSampleEvery;
   }
 
@@ -105,6 +119,7 @@ class StoreChooser {
   uint32_t avg_mbps_ = 0;  // 0: no sample yet
   uint32_t countdown_ = 1;
   bool streaming_ = false;
+  std::atomic<uint32_t>* published_ = nullptr;
 };
 
 }  // namespace adi3::shm
