@@ -5,11 +5,48 @@
 #include "coll/op.hpp"
 #include "mpi/coll_binding.hpp"
 #include "mpi/win.hpp"
+#include "rma/native_fast.hpp"
 
 using namespace adi3;
 using namespace adi3::mpi;
 
 namespace {
+
+// ---- the native fast path straight from the binding ----
+// An operation of predefined data on a window whose target memory is mapped
+// here goes to rma/native_fast.hpp before any argument check: it takes only
+// what it can prove valid (a predefined type, counts, buffers, the target's
+// rank and range, the epoch) and leaves everything else, every error
+// included, to the checked path below, which raises it.
+
+// The predefined datatype of handle h, else nullptr.
+inline const Datatype* fast_type(Runtime& rt, MPI_Datatype h) {
+  const auto i = static_cast<std::size_t>(handle_index(h));
+  return is_kind(h, Kind::Datatype, HandleClass::Builtin) && i < rt.builtin_types.size() ? rt.builtin_types[i]
+                                                                                         : nullptr;
+}
+
+// The ops the fast path combines (MPI_SUM, MPI_REPLACE, MPI_NO_OP); false for the others.
+inline bool fast_kind(MPI_Op h, coll::OpKind* k) {
+  if (h == MPI_SUM) {
+    *k = coll::OpKind::Sum;
+  } else if (h == MPI_REPLACE) {
+    *k = coll::OpKind::Replace;
+  } else if (h == MPI_NO_OP) {
+    *k = coll::OpKind::NoOp;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// Put (or get) of count elements of one predefined type on both sides.
+inline bool fast_copy(Runtime& rt, WinObj* w, bool put, const void* buf, int ocount, MPI_Datatype otype, int target,
+                      MPI_Aint disp, int tcount, MPI_Datatype ttype) {
+  if (otype != ttype) return false;
+  const Datatype* t = fast_type(rt, ttype);
+  return t && rma::native::fast_copy(w->win->state(), put, const_cast<void*>(buf), ocount, t, target, disp, tcount, t);
+}
 
 // One (buffer, count, datatype) of a call: count >= 0, a committed type,
 // a buffer when there is something to access.
@@ -87,6 +124,10 @@ ADI3_MPI_API(int, Put,
              (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype,
               win)) {
   ADI3_WIN_ENTER(win);
+  if (fast_copy(*rt, w, true, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                target_datatype)) {
+    return MPI_SUCCESS;
+  }
   const Datatype *ot = nullptr, *tt = nullptr;
   if (int e = rw_args(*rt, origin_addr, origin_count, origin_datatype, target_count, target_datatype, &ot, &tt)) {
     return win_error(w, e, __func__);
@@ -100,6 +141,10 @@ ADI3_MPI_API(int, Get,
              (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype,
               win)) {
   ADI3_WIN_ENTER(win);
+  if (fast_copy(*rt, w, false, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                target_datatype)) {
+    return MPI_SUCCESS;
+  }
   const Datatype *ot = nullptr, *tt = nullptr;
   if (int e = rw_args(*rt, origin_addr, origin_count, origin_datatype, target_count, target_datatype, &ot, &tt)) {
     return win_error(w, e, __func__);
@@ -113,6 +158,14 @@ ADI3_MPI_API(int, Accumulate,
              (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op,
               win)) {
   ADI3_WIN_ENTER(win);
+  coll::OpKind k;
+  if (origin_datatype == target_datatype && fast_kind(op, &k)) {
+    if (const Datatype* t = fast_type(*rt, target_datatype);
+        t && rma::native::fast_acc(w->win->state(), origin_addr, origin_count, t, target_rank, target_disp,
+                                   target_count, t, k)) {
+      return MPI_SUCCESS;
+    }
+  }
   const Datatype *ot = nullptr, *tt = nullptr;
   coll::Op o(coll::OpKind::NoOp);
   int e = acc_op(*rt, op, false, &o);
@@ -150,6 +203,13 @@ ADI3_MPI_API(int, Fetch_and_op,
               MPI_Op op, MPI_Win win),
              (origin_addr, result_addr, datatype, target_rank, target_disp, op, win)) {
   ADI3_WIN_ENTER(win);
+  coll::OpKind k;
+  if (const Datatype* ft = fast_type(*rt, datatype);
+      ft && fast_kind(op, &k) &&
+      rma::native::fast_atomic(w->win->state(), origin_addr, nullptr, result_addr, ft, target_rank, target_disp, false,
+                               k)) {
+    return MPI_SUCCESS;
+  }
   const Datatype* t = nullptr;
   coll::Op o(coll::OpKind::NoOp);
   int e = acc_op(*rt, op, true, &o);
@@ -165,6 +225,11 @@ ADI3_MPI_API(int, Compare_and_swap,
               int target_rank, MPI_Aint target_disp, MPI_Win win),
              (origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win)) {
   ADI3_WIN_ENTER(win);
+  if (const Datatype* ft = fast_type(*rt, datatype);
+      ft && rma::native::fast_atomic(w->win->state(), origin_addr, compare_addr, result_addr, ft, target_rank,
+                                     target_disp, true, coll::OpKind::NoOp)) {
+    return MPI_SUCCESS;
+  }
   const Datatype* t = nullptr;
   int e = single_type(*rt, datatype, true, &t);
   if (!e && (!origin_addr || !compare_addr || !result_addr)) {

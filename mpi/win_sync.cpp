@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "mpi/win.hpp"
+#include "rma/native_fast.hpp"
 
 using namespace adi3;
 using namespace adi3::mpi;
@@ -113,6 +114,10 @@ ADI3_MPI_API(int, Win_unlock_all, (MPI_Win win), (win)) {
 
 ADI3_MPI_API(int, Win_flush, (int rank, MPI_Win win), (rank, win)) {
   ADI3_WIN_ENTER(win);
+  // Nothing but a fence to a mapped target (rma/native_fast.hpp), as Window::flush would.
+  if (rma::WindowState& st = w->win->state(); rma::native::fast_flush(st, rank)) {
+    return win_error(w, st.dev.check_alive(st.comm, rank, "Win_flush"), __func__);
+  }
   return win_error(w, w->win->flush(rank), __func__);
 }
 

@@ -176,24 +176,24 @@ inline bool fast_exclusive(const WindowState& w, int target) {
   return w.native->held[static_cast<std::size_t>(target)] == 2;
 }
 
-// Fetch_and_op (op: Sum on C integers and floating types, Replace, NoOp)
-// or compare_and_swap (op null) of one 4- or 8-byte predefined element on
-// its alignment, under the element's stripe (as cas_element and
-// combine_atomic). True when done.
+// Fetch_and_op (cas false; op: Sum on C integers and floating types,
+// Replace, NoOp) or compare_and_swap (cas true, op unused) of one 4- or
+// 8-byte predefined element on its alignment, under the element's stripe
+// (as cas_element and combine_atomic). True when done.
 inline bool fast_atomic(WindowState& w, const void* origin, const void* compare, void* result, const Datatype* t,
-                        int target, std::ptrdiff_t disp, const coll::Op* op) {
+                        int target, std::ptrdiff_t disp, bool cas, coll::OpKind op) {
   coll::TypeClass tc;
   const std::size_t es = fast_elem(t, &tc);
   if (!es || !result) return false;
   FastOp f = FastOp::None;
-  if (!op) {
+  if (cas) {
     if (!compare || !origin) return false;
     if (tc != coll::TypeClass::CInteger && tc != coll::TypeClass::Logical && tc != coll::TypeClass::Byte &&
         tc != coll::TypeClass::MultiLanguage) {
       return false;
     }
   } else {
-    f = fast_op(op->kind(), tc);
+    f = fast_op(op, tc);
     if (f == FastOp::None || (f != FastOp::Read && !origin)) return false;
   }
   NativePeer* p = fast_target(w, target);
@@ -207,7 +207,7 @@ inline bool fast_atomic(WindowState& w, const void* origin, const void* compare,
     W v = 0, prev;
     if (origin && f != FastOp::Read) std::memcpy(&v, origin, sizeof v);
     if (!excl) stripe_lock(stripe);
-    if (!op) {
+    if (cas) {
       std::memcpy(&prev, at, sizeof prev);
       W c;
       std::memcpy(&c, compare, sizeof c);
@@ -226,12 +226,12 @@ inline bool fast_atomic(WindowState& w, const void* origin, const void* compare,
 // C integers and floating types, Replace), the same type and count on both
 // sides: under the stripes of the range, taken once. True when done.
 inline bool fast_acc(WindowState& w, const void* origin, int64_t ocount, const Datatype* otype, int target,
-                     std::ptrdiff_t disp, int64_t tcount, const Datatype* ttype, const coll::Op& op) {
+                     std::ptrdiff_t disp, int64_t tcount, const Datatype* ttype, coll::OpKind op) {
   if (otype != ttype || ocount != tcount || tcount <= 0 || tcount > 64 || !origin) return false;
   coll::TypeClass tc;
   const std::size_t es = fast_elem(ttype, &tc);
   if (!es) return false;
-  const FastOp f = fast_op(op.kind(), tc);
+  const FastOp f = fast_op(op, tc);
   if (f == FastOp::None || f == FastOp::Read) return false;  // NO_OP: not an accumulate's op
   NativePeer* p = fast_target(w, target);
   if (!p) return false;
