@@ -32,6 +32,14 @@ bool fence_done(WindowState& w, uint64_t k, bool native) {
   return true;
 }
 
+// Whether every queue to a target is empty (our emulated operations left).
+bool queues_empty(const WindowState& w) {
+  for (const Target& t : w.targets) {
+    if (!t.q.empty()) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 int Window::fence(int assert) {
@@ -41,7 +49,7 @@ int Window::fence(int assert) {
   if (int e = w.dev.check_alive(w.comm, -1, "Win_fence")) return e;
   const bool noprecede = assert &kModeNoPrecede, nosucceed = assert &kModeNoSucceed;
   uint64_t k;
-  bool native;
+  bool native, entered = false;
   {
     std::lock_guard g(w.mu);
     if (w.access != A::None && w.access != A::Fence) {
@@ -54,8 +62,12 @@ int Window::fence(int assert) {
                                   w.comm.rank, static_cast<unsigned long long>(w.fence_ops));
     }
     // Our native stores into the peers' memory are ordered before the
-    // fence whatever NOSTORE says (it only speaks of local stores).
-    if (!(assert& kModeNoStore) || w.native_usable) w.memory_fence();
+    // fence whatever NOSTORE says (it only speaks of local stores). A native
+    // fence orders them, and the local ones, by the release store of our
+    // count, which every peer acquires before it leaves the fence or
+    // touches our memory after it: no seq_cst fence there.
+    const bool native_fence = w.native_active();
+    if (!native_fence && (!(assert& kModeNoStore) || w.native_usable)) w.memory_fence();
     w.fence_ops = 0;
     if (noprecede && nosucceed) {
       // Neither completes nor opens anything: every rank asserts the same.
@@ -63,36 +75,43 @@ int Window::fence(int assert) {
       return w.take_error();
     }
     k = ++w.fence_no;
-    native = w.native_active();
+    native = native_fence;
     if (!native) {
       for (int r = 0; r < w.comm.size; ++r) push_sync(w, r, rma::Msg::Fence, rma::Gate{});
-    } else if (noprecede) {
-      rma::native::enter_fence(w, k);  // nothing precedes it: count at once
+    } else if (noprecede || queues_empty(w)) {
+      // Nothing precedes it, or nothing of ours is left in the emulation:
+      // the count we announce is final at once.
+      rma::native::enter_fence(w, k);
+      entered = true;
     }
     w.access = nosucceed ? A::None : A::Fence;
     w.fence_lazy = noprecede;
+    // The peers are there already (they usually are): done in this section.
+    if (entered && !noprecede && fence_done(w, k, native)) {
+      for (Target& t : w.targets) t.emul_inflight = false;
+      return w.take_error();
+    }
   }
   if (noprecede) return finish(w);
-  if (native) {
+  if (native && !entered) {
     // Our emulated operations (forced ones, or ones that waited for a
     // gate) leave first, so the count we announce is final.
-    if (int e = wait_for(w, [&] {
-          for (const Target& t : w.targets) {
-            if (!t.q.empty()) return false;
-          }
-          return true;
-        })) {
-      return e;
-    }
+    if (int e = wait_for(w, [&] { return queues_empty(w); })) return e;
     std::lock_guard g(w.mu);
     rma::native::enter_fence(w, k);
   }
-  if (int e = wait_for(w, [&] { return fence_done(w, k, native); })) return e;
-  {
-    std::lock_guard g(w.mu);
-    for (Target& t : w.targets) t.emul_inflight = false;
+  // Done: the epoch's state is settled in the same section. done() may run
+  // again once true: the first error taken is kept.
+  int err = 0;
+  if (int e = wait_for(w, [&] {
+        if (!fence_done(w, k, native)) return false;
+        for (Target& t : w.targets) t.emul_inflight = false;
+        if (int d = w.take_error(); d && !err) err = d;
+        return true;
+      })) {
+    return e;
   }
-  return finish(w);
+  return err;
 }
 
 int Window::sync() {

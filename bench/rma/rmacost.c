@@ -17,6 +17,8 @@
  *   putk  MPI_Put of 1 KiB (MPI_BYTE), 16 per MPI_Win_flush: rmabench's
  *         put_bw_flush at 1 KiB (the count is per put, flush included)
  *   getk  MPI_Get of 1 KiB, 16 per MPI_Win_flush (get_bw_flush at 1 KiB)
+ *   fence MPI_Put + MPI_Win_fence (rank 1 calls MPI_Win_fence as often:
+ *         its arrival, which rank 0 waits for, is usually there already)
  *
  * With RMACOST_CREATE=1 in the environment the window is one from
  * MPI_Win_create over malloc'd memory instead (on shm: reached by
@@ -39,6 +41,13 @@ static void __attribute__((noinline)) cost_loop(const char* mode, long n) {
       MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win);
       MPI_Put(&src, 1, MPI_LONG_LONG, 1, 0, 1, MPI_LONG_LONG, win);
       MPI_Win_unlock(1, win);
+    }
+    return;
+  }
+  if (!strcmp(mode, "fence")) {
+    for (long i = 0; i < n; ++i) {
+      MPI_Put(&src, 1, MPI_LONG_LONG, 1, 0, 1, MPI_LONG_LONG, win);
+      MPI_Win_fence(0, win);
     }
     return;
   }
@@ -96,7 +105,7 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   if (argc < 3 || size < 2) {
-    if (rank == 0) fprintf(stderr, "usage: rmacost put|get|acc|accd|fop|cas|lock|bare|putk|getk N (2 ranks or more)\n");
+    if (rank == 0) fprintf(stderr, "usage: rmacost put|get|acc|accd|fop|cas|lock|bare|putk|getk|fence N (2 ranks or more)\n");
     MPI_Finalize();
     return 2;
   }
@@ -112,13 +121,18 @@ int main(int argc, char** argv) {
   }
   memset(base, 0, 1024);
   MPI_Barrier(MPI_COMM_WORLD);
+  const int fence = !strcmp(mode, "fence");
+  if (fence) MPI_Win_fence(0, win);
   if (rank == 0) {
-    const int lock_all = strcmp(mode, "lock") != 0;
+    const int lock_all = strcmp(mode, "lock") != 0 && !fence;
     if (lock_all) MPI_Win_lock_all(0, win);
     cost_loop(mode, 8); /* warm-up: first-touch paths stay out of the loop's count */
     cost_loop(mode, n);
     if (lock_all) MPI_Win_unlock_all(win);
+  } else if (fence) {
+    for (long i = 0; i < 8 + n; ++i) MPI_Win_fence(0, win);
   }
+  if (fence) MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
   MPI_Barrier(MPI_COMM_WORLD);
   MPI_Win_free(&win);
   if (create && atoi(create)) free(base);
