@@ -10,9 +10,10 @@
 namespace adi3::rma {
 namespace {
 
-// Operations on memory reached by cross-memory attach up to this size go
-// as packets while the target polls (larger ones: one copy beats two).
-constexpr std::size_t kPacketsUpTo = 8 * 1024;
+// On a dynamic window the target address may lie in a region mapped here
+// (MPI_Alloc_mem memory), which loads and stores reach at memory speed:
+// only operations up to this size go as packets there.
+constexpr std::size_t kDynamicPacketsUpTo = 8 * 1024;
 
 bool passive_epoch(const WindowState& w) {
   return w.access == WindowState::Access::Lock || w.access == WindowState::Access::LockAll;
@@ -72,15 +73,18 @@ Route route_op(const WindowState& w, const OpArgs& a, const Checked& c, const Ga
     return {Path::Emulated, "the target attached this memory beyond its table, or the channel cannot reach it"};
   }
   // Memory reached by cross-memory attach costs a system call per copy
-  // (two for an accumulate): while the target polls inside the library, a
-  // small operation is served sooner as a packet. A target that computes
-  // or sleeps gets the one-sided path, which needs nobody. Accumulates stay
-  // atomic either way (both paths take the target's stripes, cma_acc), and
-  // later operations stay behind an emulated one (emul_inflight).
-  if (!w.native->nic && c.bytes <= kPacketsUpTo) {
+  // (two for an accumulate), and the kernel copies at 4-6 GB/s here: while
+  // the target polls inside the library, an operation of any size is
+  // served sooner as a packet (a 64 KiB put or get streams through the
+  // ring at 20-60 GB/s, both ranks copying at once). A target that
+  // computes or sleeps gets the one-sided path, which needs nobody.
+  // Accumulates stay atomic either way (both paths take the target's
+  // stripes, cma_acc), and later operations stay behind an emulated one
+  // (emul_inflight).
+  if (!w.native->nic) {
     const NativePeer& p = w.native->peers[static_cast<std::size_t>(a.target)];
     const RemoteRegion* r = p.mem_r ? p.mem_r : p.dyn ? p.ctl_r : nullptr;
-    if (!p.mem && r && w.native->os.attentive(r->peer)) {
+    if (!p.mem && r && (p.mem_r || c.bytes <= kDynamicPacketsUpTo) && w.native->os.attentive(r->peer)) {
       return {Path::Emulated, "the target polls inside the library: a packet beats cross-memory attach"};
     }
   }
