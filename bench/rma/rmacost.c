@@ -105,7 +105,8 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   if (argc < 3 || size < 2) {
-    if (rank == 0) fprintf(stderr, "usage: rmacost put|get|acc|accd|fop|cas|lock|bare|putk|getk|fence N (2 ranks or more)\n");
+    if (rank == 0)
+      fprintf(stderr, "usage: rmacost put|get|acc|accd|fop|cas|lock|bare|putk|getk|fence N (2 ranks or more)\n");
     MPI_Finalize();
     return 2;
   }
