@@ -17,8 +17,9 @@
 namespace adi3::shm {
 
 inline constexpr uint64_t kInboxMagic = 0x314d48533349'4441ull;  // "ADI3SHM1"
-// 5: ShmRing has the producer's tail; 6: crossing_slow; 7: ShmRing::streaming
-inline constexpr uint32_t kInboxVersion = 7;
+// 5: ShmRing has the producer's tail; 6: crossing_slow; 7: ShmRing::streaming;
+// 8: light_wake
+inline constexpr uint32_t kInboxVersion = 8;
 
 struct alignas(64) InboxHeader {
   uint64_t magic;
@@ -30,6 +31,9 @@ struct alignas(64) InboxHeader {
   // A word in the owner's private memory, for peers to test CMA on.
   uint64_t cma_addr;
   uint64_t cma_value;
+  // Nonzero when the owner runs process_fence() before each sleep, so its
+  // senders may ring its doorbell without a fence (Doorbell::ring_light).
+  uint32_t light_wake;
   // Bumped by the owner at every poll: peers see whether it is inside the
   // library right now (see ShmChannel::get). Its own line: only the owner
   // writes it, peers read it rarely.
@@ -74,7 +78,7 @@ class InboxLayout {
   char* data(char* base, int sender) const { return base + data_ + ring_bytes_ * static_cast<std::size_t>(sender); }
 
   // The owner builds its inbox before anyone else may map it.
-  void construct(char* base, int owner, int pid, uint64_t cma_addr, uint64_t cma_value) const {
+  void construct(char* base, int owner, int pid, uint64_t cma_addr, uint64_t cma_value, bool light_wake) const {
     auto* h = new (base) InboxHeader{};
     h->magic = kInboxMagic;
     h->version = kInboxVersion;
@@ -84,6 +88,7 @@ class InboxLayout {
     h->ring_bytes = ring_bytes_;
     h->cma_addr = cma_addr;
     h->cma_value = cma_value;
+    h->light_wake = light_wake ? 1 : 0;
     new (bell(base)) Doorbell();
     for (int s = 0; s < ranks_; ++s) {
       new (room(base, s)) RoomFlag();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <string>
 
 namespace adi3::shm {
 namespace {
@@ -52,6 +53,13 @@ constexpr Knob kShmKnobs[] = {
      "fetched with CMA in both directions while each rank's CMA copies of them run at least this "
      "fast (MB/s, a moving average; both ranks of a pair must agree), else both take the pipeline. "
      "0: always CMA for them; a huge value: never."},
+    {"ADI3_SHM_LIGHT_WAKE", "auto",
+     "How a sender orders a published packet against its look at the receiver's sleepers. 1: "
+     "with a compiler barrier only, while the receiver, before it sleeps, runs membarrier(2) "
+     "(a barrier on every CPU running a rank); 0: with a fence per packet (which waits for the "
+     "record's cache line to arrive from the receiver's core). auto: 1 when the kernel offers "
+     "membarrier's global expedited barrier and the ranks do not outnumber the CPUs (there ranks "
+     "sleep often)."},
     {"ADI3_SHM_LIVENESS_MS", "50",
      "How often (milliseconds) a rank checks that its peers' processes still live, while it polls "
      "or before it sleeps."},
@@ -87,6 +95,8 @@ ShmSettings ShmSettings::from_env() {
   s.cma_min = cma_min < 0 ? SIZE_MAX : static_cast<std::size_t>(cma_min);
   int64_t cross = env_int("ADI3_SHM_CMA_CROSSING_MBPS", kCrossingMbps);
   s.crossing_mbps = static_cast<uint32_t>(std::clamp<int64_t>(cross, 0, UINT32_MAX));
+  const std::string light = env_string("ADI3_SHM_LIGHT_WAKE", "auto");
+  s.light_wake = light == "0" ? LightWake::Off : light == "1" ? LightWake::On : LightWake::Auto;
   int64_t live = env_int("ADI3_SHM_LIVENESS_MS", kLivenessMs);
   s.liveness_ms = live < 1 ? 1 : static_cast<int>(live);
   return s;

@@ -22,6 +22,8 @@ struct ShmSettings {
   std::size_t cma_min;     // messages of at least this may use CMA
   uint32_t crossing_mbps;  // crossing CMA copies slower than this: pipeline
   int liveness_ms;         // how often to check that peers live
+  enum class LightWake { Off, On, Auto };
+  LightWake light_wake;  // senders ring without a fence (process_fence.hpp)
 
   static ShmSettings from_env();
 };

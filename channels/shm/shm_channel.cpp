@@ -10,6 +10,7 @@
 #include "adi3/spin_lock.hpp"
 #include "channels/common/tsan_link.hpp"
 #include "channels/shm/cma.hpp"
+#include "channels/shm/process_fence.hpp"
 
 namespace adi3::shm {
 namespace {
@@ -51,10 +52,20 @@ ShmChannel::ShmChannel(ChannelBootstrap& boot, const ShmSettings& settings)
       crossing_slow_(static_cast<std::size_t>(size_)),
       dead_(static_cast<std::size_t>(size_)) {
   caps_.max_header = 128;  // before map_peers: the ring readers check it
+  // Light doorbells: our sleeps pay a barrier on every CPU running a rank,
+  // so where ranks outnumber the CPUs (and sleep often) senders keep their
+  // fence unless told otherwise.
+  if (settings_.light_wake != ShmSettings::LightWake::Off) fence_registered_ = process_fence_register();
+  // The machine's CPUs, as the core counts them (adi3/process.cpp): a
+  // launcher that binds gives each rank one of them.
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  fence_on_sleep_ =
+      fence_registered_ && (settings_.light_wake == ShmSettings::LightWake::On || (cpus > 0 && size_ <= cpus));
   // 1. My inbox, built before anyone can see its name.
   ShmSegment& mine = segments_[static_cast<std::size_t>(rank_)];
   mine = ShmSegment::create(boot.job_id(), layout_.total());
-  layout_.construct(mine.base(), rank_, getpid(), reinterpret_cast<uintptr_t>(&cma_cookie_), cma_cookie_);
+  layout_.construct(mine.base(), rank_, getpid(), reinterpret_cast<uintptr_t>(&cma_cookie_), cma_cookie_,
+                    fence_on_sleep_);
   my_bell_ = layout_.bell(mine.base());
   my_activity_ = &layout_.header(mine.base())->activity;
   my_cma_copies_ = &layout_.header(mine.base())->cma_copies;
@@ -117,6 +128,7 @@ void ShmChannel::map_peers(ChannelBootstrap& boot) {
     o.room = layout_.room(base, rank_);
     o.bell = layout_.bell(base);
     o.pid = h->pid;
+    o.light = fence_registered_ && h->light_wake != 0;
     activity_[idx] = &layout_.header(base)->activity;
     cma_copies_[idx] = &layout_.header(base)->cma_copies;
     waiting_[idx] = &layout_.header(base)->waiting;
@@ -165,7 +177,11 @@ SendResult ShmChannel::send(int dest, const void* hdr, std::size_t hdr_bytes, co
     return SendResult::Failed;
   }
   if (o.blocked.load(std::memory_order_relaxed)) o.blocked.store(0, std::memory_order_relaxed);
-  o.bell->ring();
+  if (o.light) {
+    o.bell->ring_light();
+  } else {
+    o.bell->ring();
+  }
   bump_activity();
   return SendResult::Sent;
 }
@@ -243,7 +259,10 @@ void ShmChannel::wait_until(std::chrono::microseconds timeout, const WaitConditi
   // peers see it in our header (InboxHeader::waiting).
   const bool blocking = done.fn != nullptr;
   if (blocking) my_waiting_->fetch_add(1, std::memory_order_relaxed);
-  my_bell_->sleep_if([&] { return inbox_idle() && !done(); }, timeout);
+  // With light senders, the barrier between our announcement and the look
+  // at the rings is theirs too (process_fence.hpp). Should it fail, we do
+  // not sleep: the caller polls again.
+  my_bell_->sleep_if([&] { return (!fence_on_sleep_ || process_fence()) && inbox_idle() && !done(); }, timeout);
   if (blocking) my_waiting_->fetch_sub(1, std::memory_order_relaxed);
 }
 

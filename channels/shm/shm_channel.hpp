@@ -42,8 +42,15 @@ class ShmChannel final : public Channel {
   void wait_until(std::chrono::microseconds timeout, const WaitCondition& done) override;
   void check_liveness() override { check_peers_if_due(); }
   // A system call only when a thread of this rank sleeps (the core calls
-  // wake() at every completion in MPI_THREAD_MULTIPLE mode).
-  void wake() override { my_bell_->ring(); }
+  // wake() at every completion in MPI_THREAD_MULTIPLE mode); no fence when
+  // our sleeps run process_fence() (see send()).
+  void wake() override {
+    if (fence_on_sleep_) {
+      my_bell_->ring_light();
+    } else {
+      my_bell_->ring();
+    }
+  }
   int get(int peer, void* local, uint64_t remote, std::size_t len) override;
   int put(int peer, uint64_t remote, const void* local, std::size_t len) override;
   int get_crossing(int peer, void* local, uint64_t remote, std::size_t len) override;
@@ -64,6 +71,7 @@ class ShmChannel final : public Channel {
     RoomFlag* room;
     Doorbell* bell;
     pid_t pid;
+    bool light = false;               // ring its doorbell without a fence (InboxHeader::light_wake)
     unsigned busy = 0;                // refused sends (sends to one dest are serialized)
     std::atomic<uint8_t> blocked{0};  // last send was refused for lack of room
   };
@@ -87,6 +95,10 @@ class ShmChannel final : public Channel {
   // Read by peers through CMA to prove it works; never changes.
   const uint64_t cma_cookie_;
   bool cma_ok_ = false;
+  // This process takes process_fence() barriers (its sends may ring light
+  // doorbells), and our sleeps run one (our senders ring light).
+  bool fence_registered_ = false;
+  bool fence_on_sleep_ = false;
   std::unique_ptr<ShmOneSided> onesided_;
 
   std::vector<ShmSegment> segments_;  // [rank]: that rank's inbox
