@@ -63,18 +63,22 @@ inline bool quick_get(rma::WindowState& w, void* result, int64_t ocount, const D
   return quick_types(w, ocount, otype, tcount, ttype) && quick_get_now(w, result, tcount, ttype, target, disp);
 }
 
-// ---- small puts coalesced per target (batch.cpp) ----
+// ---- small puts and gets coalesced per target (batch.cpp) ----
 // Origin, under w.mu: appends a put of bytes of predefined type b at byte
 // offset off of target's window to its batch (the data is copied, so the
-// origin buffer is free at once); false (nothing done) when the put is too
-// large for a batch or room for one cannot be had.
+// origin buffer is free at once), or a get of them whose reply (token,
+// registered in w.pending) lands at the origin buffer; false (nothing
+// done) when the operation is too large for a batch or room for one
+// cannot be had.
 bool batch_put(rma::WindowState& w, int target, Builtin b, uint64_t off, const void* data, std::size_t bytes);
-// Sends target's batch, if any, as one PutBatch packet (flags and token:
+bool batch_get(rma::WindowState& w, int target, Builtin b, uint64_t off, std::size_t bytes, uint64_t token);
+// Sends target's batch, if any, as one Batch packet (flags and token:
 // the flush or unlock riding on it, rma::kAckAfter). Every packet to
 // target goes after it (emul::send and the short path call this first).
 void send_batch(rma::WindowState& w, int target, uint8_t flags = 0, uint64_t token = 0);
-// Target, under w.mu: checks and applies every record of a PutBatch from
-// origin; each counts as applied, refused ones too (reported to origin).
+// Target, under w.mu: checks and applies every record of a Batch from
+// origin in order, its gets answered by one BatchResp; each counts as
+// applied, refused ones too (reported to origin).
 void apply_batch(rma::WindowState& w, int origin, const rma::Header& h, const void* payload, std::size_t bytes);
 // Stores n bytes of a put at dst (one aligned element as one atomic store).
 void put_bytes(char* dst, const void* src, std::size_t n);

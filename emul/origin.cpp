@@ -212,7 +212,9 @@ void push(WindowState& w, int to, Item&& item) {
     t.tail_fetch = fetches(item.kind);
   } else if (item.kind == Msg::Flush && t.tail_fetch) {
     // The last operation's reply will say that everything before it was
-    // applied (the target answers in order): no Flush packet, no Ack.
+    // applied (the target answers in order): no Flush packet, no Ack. A
+    // batch ending with a get leaves now.
+    send_batch(w, to);
     if (t.replies == 0) {
       t.acked = std::max(t.acked, item.token);
     } else {

@@ -148,6 +148,14 @@ bool quick_get_now(WindowState& w, void* result, int64_t count, const Datatype* 
   ++w.next_token;
   ++t.replies;
   t.tail_fetch = true;  // its reply says the target applied what came before
+  // The first get since the target's last flush or unlock leaves now (its
+  // round trip starts at once: lock/get/unlock and get/flush stay as fast
+  // as unbatched); the ones behind it are batched.
+  const bool passive = w.access == WindowState::Access::Lock || w.access == WindowState::Access::LockAll;
+  if (passive && t.queued_ops != t.flushed_ops && batch_get(w, target, b, off, bytes, token)) {
+    count_sent(w, t, 0);
+    return true;
+  }
   const int e = send_op(w, target, Msg::Get, b, off, count, bytes, token, Payload{});
   count_sent(w, t, e);
   return true;

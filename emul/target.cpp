@@ -84,6 +84,39 @@ void on_reply(WindowState& w, int from, const Header& h, const void* payload, st
   notify_waiters(w);
 }
 
+// Origin side: the data of the gets of a Batch (emul/batch.cpp), each
+// checked against the get it names before a byte is written.
+void on_batch_reply(WindowState& w, int from, const Header& h, const void* payload, std::size_t bytes) {
+  const auto* p = static_cast<const char*>(payload);
+  std::size_t at = 0;
+  for (uint64_t i = 0; i < h.count; ++i) {
+    rma::RespRec r;
+    if (bytes - at < sizeof r) break;
+    std::memcpy(&r, p + at, sizeof r);
+    at += sizeof r;
+    auto it = w.pending.find(r.token);
+    if (r.len > bytes - at || it == w.pending.end() || it->second->target != from || !it->second->direct ||
+        it->second->got != 0 || r.len != it->second->total) {
+      break;
+    }
+    rma::Pending& g = *it->second;
+    std::memcpy(g.direct, p + at, r.len);
+    at += r.len;
+    reply_done(w.targets[static_cast<std::size_t>(from)]);
+    if (g.req) {
+      g.req->status.error = g.error;
+      w.dev.complete(g.req);
+    }
+    retire(w, it);
+  }
+  if (at != bytes || bytes != h.len) {
+    w.dev.errors().raise(ErrorClass::Intern,
+                         "rank %d: reply of %zu bytes from rank %d for %llu batched gets refused after %zu bytes",
+                         w.comm.rank, bytes, from, static_cast<unsigned long long>(h.count), at);
+  }
+  notify_waiters(w);
+}
+
 void on_error(WindowState& w, int from, const Header& h, const void* payload, std::size_t bytes) {
   std::string text(static_cast<const char*>(payload), std::min<std::size_t>(bytes, 255));
   auto c = h.op < static_cast<uint8_t>(ErrorClass::LastCode) ? static_cast<ErrorClass>(h.op) : ErrorClass::Other;
@@ -222,7 +255,7 @@ void on_packet(WindowState& w, int peer, const Header& h, const void* payload, s
         sync_ack(w, src, h.token, (h.flags & rma::kRelease) != 0);
       }
       break;
-    case Msg::PutBatch:
+    case Msg::Batch:
       apply_batch(w, src, h, payload, bytes);
       if (h.flags & rma::kAckAfter) sync_ack(w, src, h.token, (h.flags & rma::kRelease) != 0);
       break;
@@ -308,6 +341,9 @@ void on_packet(WindowState& w, int peer, const Header& h, const void* payload, s
       break;
     case Msg::GetResp:
       on_reply(w, src, h, payload, bytes);
+      break;
+    case Msg::BatchResp:
+      on_batch_reply(w, src, h, payload, bytes);
       break;
     case Msg::Error:
       on_error(w, src, h, payload, bytes);

@@ -17,7 +17,7 @@ enum class Msg : uint8_t {
   GetAcc,     // read then combine one chunk: answered by one GetResp
   Fop,        // fetch_and_op: one element; answered by GetResp
   Cas,        // compare_and_swap: payload = origin element then compare element
-  PutBatch,   // count small puts: payload = count records (BatchRec, then its len data bytes)
+  Batch,      // count small puts and gets: payload = count records (BatchRec, then data or token)
   TypeDesc,   // the target datatype of the following operations (payload = description)
   Fence,      // count = operations sent so far; seq = the sender's fence number
   Post,       // the target opened an exposure epoch to the receiver
@@ -28,6 +28,7 @@ enum class Msg : uint8_t {
   Flush,      // count = operations sent so far; seq is echoed by Ack
   Ack,        // unlock or flush done at the target: seq
   GetResp,    // token, first: reply data
+  BatchResp,  // the data of a Batch's gets: payload = count records (RespRec, then len data bytes)
   Error,      // the target refused an operation: op = error class, payload = text
   Last
 };
@@ -61,14 +62,25 @@ struct Header {
 };
 static_assert(sizeof(Header) == 64);
 
-// One put of a PutBatch packet, followed by its len bytes of data: len
-// bytes of the predefined type elem at byte displacement disp.
+// One operation of a Batch packet: a put (kind kBatchPut) of len bytes of
+// the predefined type elem at byte displacement disp, its data following,
+// or a get (kBatchGet) of them, its reply token (8 bytes) following.
+enum BatchKind : uint8_t { kBatchPut = 0, kBatchGet = 1 };
 struct BatchRec {
   uint64_t disp;
   uint32_t len;
   uint8_t elem;
-  uint8_t pad[3];
+  uint8_t kind;  // BatchKind
+  uint8_t pad[2];
 };
 static_assert(sizeof(BatchRec) == 16);
+
+// The data of one get of a Batch in a BatchResp, in the Batch's order.
+struct RespRec {
+  uint64_t token;
+  uint32_t len;
+  uint32_t pad;
+};
+static_assert(sizeof(RespRec) == 16);
 
 }  // namespace adi3::rma

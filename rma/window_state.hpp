@@ -120,12 +120,14 @@ struct Target {
   // nothing and its round trip started with the operation (emul/origin.cpp).
   bool flush_each_op = false;
   uint64_t spec_seq = 0, spec_ops = 0;
-  // emul/batch.cpp: small contiguous puts of a passive epoch, copied into
-  // one PutBatch packet (records, rma::BatchRec) that leaves before any
-  // other packet to this target, at the flush or unlock (which rides on
-  // it), when it fills, or at the next progress pass.
+  // emul/batch.cpp: small contiguous puts and gets of a passive epoch,
+  // coalesced into one Batch packet (records, rma::BatchRec) that leaves
+  // before any other packet to this target, at the flush or unlock (which
+  // rides on it), when it (or the reply its gets ask for) fills, or at the
+  // next progress pass.
   std::unique_ptr<char[]> batch;
   std::size_t batch_len = 0;
+  std::size_t batch_reply = 0;  // bytes of the BatchResp its gets ask for
   uint32_t batch_ops = 0;
 };
 
@@ -223,6 +225,7 @@ class WindowState {
   // target side
   emul::LockQueue lockq;
   std::vector<uint64_t> scratch[3];  // aligned buffers for accumulates (used under mu)
+  std::vector<char> batch_out;       // a BatchResp being filled (emul/batch.cpp, under mu)
   // the first error a target reported for this origin's operations
   // (atomic: rma/native_fast.hpp reads it without mu while the agent may
   // set it)

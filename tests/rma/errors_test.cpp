@@ -252,7 +252,7 @@ TEST_P(RmaErrors, HostilePacketsRefusedNp2) {
       rec.r.disp = 60;
       rec.d[0] = rec.d[1] = 9;
       adi3::rma::Header b{};
-      b.kind = adi3::rma::Msg::PutBatch;
+      b.kind = adi3::rma::Msg::Batch;
       b.count = 1;
       b.len = b.total = sizeof rec;
       send(b, &rec, sizeof rec);
@@ -264,6 +264,14 @@ TEST_P(RmaErrors, HostilePacketsRefusedNp2) {
       send(b, &rec, sizeof rec);
       rec.r.len = 8;
       rec.r.elem = 200;
+      send(b, &rec, sizeof rec);
+      // a get past the end, a record of no known kind
+      rec.r.elem = static_cast<uint8_t>(adi3::Builtin::kInt);
+      rec.r.kind = adi3::rma::kBatchGet;
+      rec.r.disp = 60;
+      send(b, &rec, sizeof rec);
+      rec.r.kind = 7;
+      rec.r.disp = 0;
       send(b, &rec, sizeof rec);
       // The refusals come back as errors; wait for them.
       int got = 0;

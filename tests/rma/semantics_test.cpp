@@ -296,11 +296,12 @@ void short_path_mix(Device& dev) {
 
 TEST_P(RmaSemantics, ShortPathMixNp2) { run(2, short_path_mix); }
 
-// Small contiguous puts of a passive epoch are coalesced into batches
-// (emul/batch.cpp): more than one batch holds (it spills), odd sizes, a put
-// of bytes between them, an unlock that rides on the last batch; then a
-// batch that only a later progress pass sends (flush_local, then the
-// barrier's progress) and a flush: every byte lands where it was put.
+// Small contiguous puts and gets of a passive epoch are coalesced into
+// batches (emul/batch.cpp): more than one batch holds (it spills), a put of
+// bytes between them, an unlock that rides on the last batch; every block
+// read back by batched gets; then a batch that only a later progress pass
+// sends (flush_local, then the barrier's progress) and a flush: every byte
+// lands where it was put.
 void batch_spill(Device& dev) {
   constexpr int kPut = 25;  // ints: 100 bytes
   constexpr int kPuts = 400;
@@ -324,6 +325,20 @@ void batch_spill(Device& dev) {
   ASSERT_EQ(dev.barrier(), 0);
   const int other = 3000000 * (t + 1);
   for (int i = 0; i < kN; ++i) ASSERT_EQ(w.mem[i], other + i) << i;
+  ASSERT_EQ(dev.barrier(), 0);
+  // Every block back, batched gets (more than the 64 spare reply records),
+  // a put among them to a block already read, one flush.
+  std::vector<int> back(kN, -1);
+  ASSERT_EQ(w.win->lock_all(0), 0);
+  for (int k = 0; k < kPuts; ++k) {
+    ASSERT_EQ(w.win->get(back.data() + k * kPut, kPut, int_t(), t, k * kPut, kPut, int_t()), 0);
+    if (k == 100) {
+      ASSERT_EQ(w.win->put(src.data(), kPut, int_t(), t, 0, kPut, int_t()), 0);
+    }
+  }
+  ASSERT_EQ(w.win->flush(t), 0);
+  ASSERT_EQ(w.win->unlock_all(), 0);
+  for (int i = 0; i < kN; ++i) ASSERT_EQ(back[static_cast<std::size_t>(i)], src[static_cast<std::size_t>(i)]) << i;
   ASSERT_EQ(dev.barrier(), 0);
   std::vector<int> twice(kPut * 2);
   for (int i = 0; i < kPut * 2; ++i) twice[static_cast<std::size_t>(i)] = -i - me;
