@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "adi3/device.hpp"
+#include "adi3/device_inline.hpp"
 
 namespace adi3 {
 
@@ -44,17 +44,6 @@ int class_wait(int n, Request* const* reqs) {
   return k->wait(static_cast<int>(set.size()), set.data(), scratch);
 }
 
-// A plain send or receive (no class, not persistent): reported and freed
-// without the general path's callbacks. Returns the operation's error.
-[[gnu::always_inline]] inline int finish_plain(Device& d, Request** slot, Status* status) {
-  Request* r = *slot;
-  const int e = r->status.error;
-  if (status) *status = r->status;
-  drop_handle(r);
-  d.release(r);
-  *slot = nullptr;
-  return e;
-}
 bool is_plain(const Request* r) { return !r->cls && !is_persistent(r); }
 
 }  // namespace
@@ -69,7 +58,7 @@ int Device::finish(Request** slot, Status* status, int* callback_error) {
   if (is_plain(r)) [[likely]] {
     // A plain send or receive: no callbacks, freed now.
     if (callback_error) *callback_error = 0;
-    return finish_plain(*this, slot, status);
+    return finish_plain(slot, status);
   }
   Status s = r->status;
   int cb = 0;
@@ -107,7 +96,7 @@ int Device::wait(Request** slot, Status* status) {
   if (int e = block_until([&] { return r->complete(); })) return e;
   // The common case (a plain send or receive) without finish()'s call.
   if (is_plain(r)) [[likely]]
-    return finish_plain(*this, slot, status);
+    return finish_plain(slot, status);
   return finish(slot, status, nullptr);
 }
 
@@ -122,7 +111,7 @@ int Device::test(Request** slot, bool* flag, Status* status) {
   *flag = r->complete();
   if (!*flag) return 0;
   if (is_plain(r)) [[likely]]
-    return finish_plain(*this, slot, status);
+    return finish_plain(slot, status);
   return finish(slot, status, nullptr);
 }
 
@@ -163,7 +152,7 @@ int Device::waitall(int n, Request** reqs, Status* statuses) {
     }
     if (plain && !r->status.error) [[likely]] {
       // finish() for a plain request, without its call chain.
-      finish_plain(*this, &reqs[i], s);
+      finish_plain(&reqs[i], s);
       continue;
     }
     int e = finish(&reqs[i], s, nullptr);

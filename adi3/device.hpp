@@ -126,6 +126,21 @@ class Device final : private PacketSink {
                    Status* status);
   int irecv_checked(void* buf, std::size_t count, const Datatype* type, int source, int tag, const Comm& comm,
                     Request** out);
+  // The common cases of the four above and of wait/test, compiled into the
+  // caller (definitions in adi3/device_inline.hpp, which the MPI binding's
+  // point-to-point entry points include): a standard-mode send or receive of
+  // a small contiguous message goes from MPI to the channel without a call
+  // into the core. Same contracts; anything else takes the general call.
+  inline int send_fast(const void* buf, std::size_t count, const Datatype* type, int dest, int tag, const Comm& comm);
+  inline int isend_fast(const void* buf, std::size_t count, const Datatype* type, int dest, int tag, const Comm& comm,
+                        Request** out);
+  inline int irecv_fast(void* buf, std::size_t count, const Datatype* type, int source, int tag, const Comm& comm,
+                        Request** out);
+  inline int recv_fast(void* buf, std::size_t count, const Datatype* type, int source, int tag, const Comm& comm,
+                       Status* status);
+  inline int wait_fast(Request** r, Status* status);
+  inline int test_fast(Request** r, bool* flag, Status* status);
+  inline int waitall_fast(int n, Request** reqs, Status* statuses);
   int sendrecv(const void* sbuf, std::size_t scount, const Datatype* stype, int dest, int stag, void* rbuf,
                std::size_t rcount, const Datatype* rtype, int source, int rtag, const Comm& comm, Status* status);
   int sendrecv_replace(void* buf, std::size_t count, const Datatype* type, int dest, int stag, int source, int rtag,
@@ -507,6 +522,13 @@ class Device final : private PacketSink {
 
   // completion helpers
   void release_parts(Request* r);  // what a released request holds beside it
+  // Reports and frees a complete plain send or receive (no class, not
+  // persistent): its error (device_inline.hpp).
+  inline int finish_plain(Request** slot, Status* status);
+  // A small contiguous standard-mode eager send straight to the channel
+  // (device_inline.hpp): Sent, or Busy/Failed with nothing sent.
+  inline SendResult eager_fast(const void* buf, std::size_t bytes, const Datatype* type, int peer, int tag,
+                               const Comm& comm, uint64_t sreq);
   int finish(Request** slot, Status* status, int* callback_error);
   bool poll_pollables();
   void sleep_once();
@@ -592,40 +614,6 @@ class Device final : private PacketSink {
   std::atomic<void*> layer_made_[static_cast<std::size_t>(Layer::Count)] = {};
 };
 
-template <class Done>
-int Device::block_until(Done&& done) {
-  int idle = 0;
-  // A peer died: the wait may depend on it, so after kFailurePatience of
-  // wall time without progress it fails rather than hang. Counted from the
-  // first yield or sleep after the failure and restarted whenever progress
-  // is made (a wait on live peers may take longer than the patience on a
-  // loaded host); the clock is read only next to a system call (on a loaded
-  // host the 200 yields alone took seconds), never while spinning.
-  std::chrono::steady_clock::time_point give_up{};
-  auto patience_over = [&] {
-    if (!failed_peers_.load(std::memory_order_acquire)) return false;
-    const auto now = std::chrono::steady_clock::now();
-    if (give_up == std::chrono::steady_clock::time_point{}) give_up = now + kFailurePatience;
-    return now >= give_up;
-  };
-  while (!done()) {
-    if (progress()) {
-      idle = 0;
-      give_up = {};
-      continue;
-    }
-    ++idle;
-    if (idle < config_.spin_count) {
-      cpu_relax();
-    } else if (idle < config_.spin_count + config_.yield_count) {
-      sched_yield();
-      if (patience_over()) return peer_failure_error();
-    } else {
-      sleep_until(WaitCondition::of(done));
-      if (patience_over()) return peer_failure_error();
-    }
-  }
-  return 0;
-}
-
 }  // namespace adi3
+
+#include "adi3/block_until.hpp"

@@ -26,18 +26,7 @@ bool EagerCredits::returned(int peer, uint64_t amount) {
   return true;
 }
 
-bool EagerCredits::arrived(int src, std::size_t bytes) {
-  if (!enabled()) return true;
-  std::atomic<int64_t>& used = peers_[static_cast<std::size_t>(src)].used;
-  const auto c = static_cast<int64_t>(charge(bytes));
-  return add(used, c) <= share_;
-}
-
-uint64_t EagerCredits::consumed(int src, std::size_t bytes) {
-  if (!enabled()) return 0;
-  PerPeer& p = peers_[static_cast<std::size_t>(src)];
-  const auto c = static_cast<int64_t>(charge(bytes));
-  if (add(p.owed, c) < share_ / 2) return 0;
+uint64_t EagerCredits::give_back(PerPeer& p) {
   const int64_t back =
       threaded() ? p.owed.exchange(0, std::memory_order_relaxed) : p.owed.load(std::memory_order_relaxed);
   if (!threaded()) p.owed.store(0, std::memory_order_relaxed);

@@ -70,10 +70,19 @@ class EagerCredits {
   // ---- receiver side ----
   // An eager message of `bytes` from src arrived; false when src has more
   // unexpected bytes outstanding than its share (it ignored its credit).
-  bool arrived(int src, std::size_t bytes);
+  bool arrived(int src, std::size_t bytes) {
+    if (!enabled()) return true;
+    return add(peers_[static_cast<std::size_t>(src)].used, static_cast<int64_t>(charge(bytes))) <= share_;
+  }
   // An eager message of src was consumed; returns the credit to send back
   // now (0: keep collecting).
-  uint64_t consumed(int src, std::size_t bytes);
+  uint64_t consumed(int src, std::size_t bytes) {
+    if (!enabled()) return 0;
+    PerPeer& p = peers_[static_cast<std::size_t>(src)];
+    if (add(p.owed, static_cast<int64_t>(charge(bytes))) < share_ / 2) [[likely]]
+      return 0;
+    return give_back(p);
+  }
 
  private:
   struct alignas(64) PerPeer {
@@ -81,6 +90,8 @@ class EagerCredits {
     std::atomic<int64_t> used{0};    // the peer's: arrived and not yet returned
     std::atomic<int64_t> owed{0};    // the peer's: consumed and not yet returned
   };
+  // What consumed() returns once half a share is owed to the peer.
+  uint64_t give_back(PerPeer& p);
   bool threaded() const { return threaded_.load(std::memory_order_relaxed); }
   // v += d, returning the new value: a plain load and store single-threaded.
   int64_t add(std::atomic<int64_t>& v, int64_t d) {

@@ -20,11 +20,6 @@ Request* Matcher::find_posted(const MatchKey& k) {
   return best;
 }
 
-void Matcher::posted_erase(Request* r) {
-  if (is_wildcard(*r)) --posted_wildcards_;
-  posted_.erase(r);
-}
-
 Request* Matcher::find_unexpected(const MatchKey& p) {
   if (exact_.size() == 0) return nullptr;  // the common empty queue: no hash, no bucket
   bool any_src = p.source == kAnySource, any_tag = p.tag == kAnyTag;
@@ -56,7 +51,7 @@ Request* Matcher::first_unexpected() {
   return first;
 }
 
-Request* Matcher::post(Request* recv) {
+Request* Matcher::post_general(Request* recv) {
   MaybeLock g(lock_, thread_safe_.load(std::memory_order_relaxed));
   if (Request* u = find_unexpected({recv->context, recv->source, recv->tag})) {
     unfile_unexpected(u);

@@ -34,7 +34,9 @@ class Matcher {
   template <class MakeUnexpected>
   Request* arrive(const MatchKey& k, MakeUnexpected&& make_unexpected) {
     MaybeLock g(lock_, thread_safe_.load(std::memory_order_relaxed));
-    if (Request* r = find_posted(k)) {
+    // Without wildcard receives the exact key alone decides (inline).
+    Request* r = posted_wildcards_ ? find_posted(k) : posted_.size() ? posted_.find(k) : nullptr;
+    if (r) {
       posted_erase(r);
       return r;
     }
@@ -44,7 +46,16 @@ class Matcher {
 
   // A new receive: the oldest matching unexpected message (removed), or,
   // when none, recv is filed as posted and nullptr returned. Atomic.
-  Request* post(Request* recv);
+  Request* post(Request* recv) {
+    // The common case inline: one thread, nothing unexpected, no wildcard.
+    if (!thread_safe_.load(std::memory_order_relaxed) && exact_.size() == 0 && recv->source != kAnySource &&
+        recv->tag != kAnyTag) [[likely]] {
+      recv->seq = next_seq_++;
+      posted_.push(recv);
+      return nullptr;
+    }
+    return post_general(recv);
+  }
 
   // Probe: the oldest matching unexpected message, left in place (or removed
   // when `remove`, for mprobe). Its envelope is copied into *status under
@@ -85,8 +96,12 @@ class Matcher {
     MatchKey operator()(const Request& r) const { return {r.context, kAnySource, kAnyTag}; }
   };
 
+  Request* post_general(Request* recv);
   Request* find_posted(const MatchKey& k);
-  void posted_erase(Request* r);
+  void posted_erase(Request* r) {
+    if (r->source == kAnySource || r->tag == kAnyTag) --posted_wildcards_;
+    posted_.erase(r);
+  }
   Request* find_unexpected(const MatchKey& pattern);
   void file_unexpected(Request* u);
   void unfile_unexpected(Request* u);

@@ -105,9 +105,13 @@ class RequestPool {
   // a generation are serialized (one thread, or under lock_).
   static void retire(Request* r) {
     static_cast<QueueHook*>(r)->unlink();
-    static_cast<BySrcHook*>(r)->unlink();
-    static_cast<ByTagHook*>(r)->unlink();
-    static_cast<ByCtxHook*>(r)->unlink();
+    // One test for three hooks: the unexpected tables link them together, and the other lists on
+    // ByTag/ByCtx (pollables_, bsends_) hold a reference, so no request there comes back here.
+    if (static_cast<BySrcHook*>(r)->is_linked()) [[unlikely]] {
+      static_cast<BySrcHook*>(r)->unlink();
+      static_cast<ByTagHook*>(r)->unlink();
+      static_cast<ByCtxHook*>(r)->unlink();
+    }
     r->pool_gen.store(r->pool_gen.load(std::memory_order_relaxed) + 1, std::memory_order_release);
   }
   Request* get_slow(Device* dev, RequestKind kind) noexcept;

@@ -2,6 +2,7 @@
 // probes, persistent initialization and the attached buffer. Arguments the
 // core does not check itself (handles, counts, committed types) are
 // checked here; the core names bad ranks and tags.
+#include "adi3/device_inline.hpp"
 #include "mpi/api.hpp"
 
 using namespace adi3;
@@ -36,7 +37,11 @@ int blocking_send(const char* fn, const void* buf, MPI_Count count, MPI_Datatype
   const Datatype* t = nullptr;
   int e = check_side(*rt, buf, count, dt, &t);
   // The buffer is checked: the device checks only the rest.
-  if (!e) e = rt->dev().send_checked(buf, static_cast<std::size_t>(count), t, dest, tag, c->pt2pt, mode);
+  if (!e) {
+    const auto n = static_cast<std::size_t>(count);
+    e = mode == SendMode::Standard ? rt->dev().send_fast(buf, n, t, dest, tag, c->pt2pt)
+                                   : rt->dev().send_checked(buf, n, t, dest, tag, c->pt2pt, mode);
+  }
   return comm_error(c, e, fn);
 }
 
@@ -52,8 +57,12 @@ int nonblocking_send(const char* fn, const void* buf, MPI_Count count, MPI_Datat
   Request* r = nullptr;
   if (!e) {
     auto n = static_cast<std::size_t>(count);
-    e = persistent ? rt->dev().send_init(buf, n, t, dest, tag, c->pt2pt, mode, &r)
-                   : rt->dev().isend_checked(buf, n, t, dest, tag, c->pt2pt, mode, &r);
+    if (persistent) {
+      e = rt->dev().send_init(buf, n, t, dest, tag, c->pt2pt, mode, &r);
+    } else {
+      e = mode == SendMode::Standard ? rt->dev().isend_fast(buf, n, t, dest, tag, c->pt2pt, &r)
+                                     : rt->dev().isend_checked(buf, n, t, dest, tag, c->pt2pt, mode, &r);
+    }
   }
   if (!e) e = new_request(*rt, r, comm, persistent, request);
   return comm_error(c, e, fn);
@@ -72,7 +81,7 @@ int receive_request(const char* fn, void* buf, MPI_Count count, MPI_Datatype dt,
   if (!e) {
     auto n = static_cast<std::size_t>(count);
     e = persistent ? rt->dev().recv_init(buf, n, t, source, tag, c->pt2pt, &r)
-                   : rt->dev().irecv_checked(buf, n, t, source, tag, c->pt2pt, &r);
+                   : rt->dev().irecv_fast(buf, n, t, source, tag, c->pt2pt, &r);
   }
   if (!e) e = new_request(*rt, r, comm, persistent, request);
   return comm_error(c, e, fn);
