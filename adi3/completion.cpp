@@ -135,12 +135,21 @@ int Device::waitall(int n, Request** reqs, Status* statuses) {
   }
   // Requests complete and stay complete: each pass looks from the first
   // one not seen complete yet, so a window of n costs O(n) over the wait.
+  // Progress passes run here while they move things (next stays in a
+  // register); block_until takes over only when a pass finds nothing.
   int next = 0;
-  if (int e = block_until([&] {
-        while (next < n && (inactive(reqs[next]) || reqs[next]->complete())) ++next;
-        return next == n;
-      })) {
-    return e;
+  for (;;) {
+    while (next < n && (inactive(reqs[next]) || reqs[next]->complete())) ++next;
+    if (next == n || !progress()) break;
+  }
+  if (next < n) {
+    int at = next;
+    if (int e = block_until([&] {
+          while (at < n && (inactive(reqs[at]) || reqs[at]->complete())) ++at;
+          return at == n;
+        })) {
+      return e;
+    }
   }
   int failed = 0, first = 0;
   for (int i = 0; i < n; ++i) {

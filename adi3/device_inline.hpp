@@ -11,7 +11,7 @@
 
 namespace adi3 {
 
-inline int Device::finish_plain(Request** slot, Status* status) {
+[[gnu::always_inline]] inline int Device::finish_plain(Request** slot, Status* status) {
   Request* r = *slot;
   const int e = r->status.error;
   if (status) *status = r->status;
@@ -41,8 +41,8 @@ inline int Device::finish_plain(Request** slot, Status* status) {
   return res;
 }
 
-inline int Device::send_fast(const void* buf, std::size_t count, const Datatype* type, int dest, int tag,
-                             const Comm& comm) {
+[[gnu::always_inline]] inline int Device::send_fast(const void* buf, std::size_t count, const Datatype* type, int dest,
+                                                    int tag, const Comm& comm) {
   const std::size_t bytes = count * type->size();
   if (static_cast<unsigned>(dest) < static_cast<unsigned>(comm.size) &&
       static_cast<unsigned>(tag) <= static_cast<unsigned>(kTagUb) && bytes <= eager_limit_ && type->is_contiguous() &&
@@ -53,8 +53,8 @@ inline int Device::send_fast(const void* buf, std::size_t count, const Datatype*
   return send_checked(buf, count, type, dest, tag, comm, SendMode::Standard);
 }
 
-inline int Device::isend_fast(const void* buf, std::size_t count, const Datatype* type, int dest, int tag,
-                              const Comm& comm, Request** out) {
+[[gnu::always_inline]] inline int Device::isend_fast(const void* buf, std::size_t count, const Datatype* type, int dest,
+                                                     int tag, const Comm& comm, Request** out) {
   const std::size_t bytes = count * type->size();
   if (static_cast<unsigned>(dest) < static_cast<unsigned>(comm.size) &&
       static_cast<unsigned>(tag) <= static_cast<unsigned>(kTagUb) && bytes <= eager_limit_ && type->is_contiguous() &&
@@ -89,8 +89,8 @@ inline int Device::isend_fast(const void* buf, std::size_t count, const Datatype
   return isend_checked(buf, count, type, dest, tag, comm, SendMode::Standard, out);
 }
 
-inline int Device::irecv_fast(void* buf, std::size_t count, const Datatype* type, int source, int tag, const Comm& comm,
-                              Request** out) {
+[[gnu::always_inline]] inline int Device::irecv_fast(void* buf, std::size_t count, const Datatype* type, int source,
+                                                     int tag, const Comm& comm, Request** out) {
   if ((static_cast<unsigned>(source) < static_cast<unsigned>(comm.size) || source == kAnySource) &&
       (static_cast<unsigned>(tag) <= static_cast<unsigned>(kTagUb) || tag == kAnyTag) && type->is_contiguous())
       [[likely]] {
@@ -114,7 +114,7 @@ inline int Device::irecv_fast(void* buf, std::size_t count, const Datatype* type
   return irecv_checked(buf, count, type, source, tag, comm, out);
 }
 
-inline int Device::wait_fast(Request** slot, Status* status) {
+[[gnu::always_inline]] inline int Device::wait_fast(Request** slot, Status* status) {
   Request* r = *slot;
   if (r && !r->cls && !r->has(Request::kPersistent)) [[likely]] {
     if (!r->complete()) progress();
@@ -124,7 +124,7 @@ inline int Device::wait_fast(Request** slot, Status* status) {
   return wait(slot, status);
 }
 
-inline int Device::test_fast(Request** slot, bool* flag, Status* status) {
+[[gnu::always_inline]] inline int Device::test_fast(Request** slot, bool* flag, Status* status) {
   Request* r = *slot;
   if (r && !r->cls && !r->has(Request::kPersistent)) [[likely]] {
     if (!r->complete()) progress();

@@ -28,8 +28,10 @@ inline int check_side(Runtime& rt, const void* buf, MPI_Count count, MPI_Datatyp
   return check_side_slow(rt, buf, count, dt, out);
 }
 
-int blocking_send(const char* fn, const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
-                  SendMode mode) {
+// The bodies below are compiled into each entry point (a call here costs as
+// much as the checks): MPI_Send to the channel is one function deep.
+[[gnu::always_inline]] inline int blocking_send(const char* fn, const void* buf, MPI_Count count, MPI_Datatype dt,
+                                                int dest, int tag, MPI_Comm comm, SendMode mode) {
   Runtime* rt = g_runtime;
   if (!rt) return not_initialized(fn);
   CommObj* c = nullptr;
@@ -45,8 +47,9 @@ int blocking_send(const char* fn, const void* buf, MPI_Count count, MPI_Datatype
   return comm_error(c, e, fn);
 }
 
-int nonblocking_send(const char* fn, const void* buf, MPI_Count count, MPI_Datatype dt, int dest, int tag,
-                     MPI_Comm comm, SendMode mode, MPI_Request* request, bool persistent) {
+[[gnu::always_inline]] inline int nonblocking_send(const char* fn, const void* buf, MPI_Count count, MPI_Datatype dt,
+                                                   int dest, int tag, MPI_Comm comm, SendMode mode,
+                                                   MPI_Request* request, bool persistent) {
   Runtime* rt = g_runtime;
   if (!rt) return not_initialized(fn);
   CommObj* c = nullptr;
@@ -68,8 +71,9 @@ int nonblocking_send(const char* fn, const void* buf, MPI_Count count, MPI_Datat
   return comm_error(c, e, fn);
 }
 
-int receive_request(const char* fn, void* buf, MPI_Count count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
-                    MPI_Request* request, bool persistent) {
+[[gnu::always_inline]] inline int receive_request(const char* fn, void* buf, MPI_Count count, MPI_Datatype dt,
+                                                  int source, int tag, MPI_Comm comm, MPI_Request* request,
+                                                  bool persistent) {
   Runtime* rt = g_runtime;
   if (!rt) return not_initialized(fn);
   CommObj* c = nullptr;
@@ -118,8 +122,8 @@ int new_message(Runtime& rt, Request* msg, MPI_Message* out) {
 namespace {
 
 // Bodies shared by the int and large-count (_c) entry points.
-int recv_impl(const char* fn, void* buf, MPI_Count count, MPI_Datatype dt, int source, int tag, MPI_Comm comm,
-              MPI_Status* status) {
+[[gnu::always_inline]] inline int recv_impl(const char* fn, void* buf, MPI_Count count, MPI_Datatype dt, int source,
+                                            int tag, MPI_Comm comm, MPI_Status* status) {
   Runtime* rt = g_runtime;
   if (!rt) return not_initialized(fn);
   CommObj* c = nullptr;

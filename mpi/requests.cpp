@@ -94,7 +94,7 @@ MPI_Comm failed_comm(int n, const Status* st, const MPI_Comm* comms) {
   return n > 0 ? comms[0] : MPI_COMM_WORLD;
 }
 
-int complete_one(const char* fn, MPI_Request* request, int* flag, MPI_Status* status) {
+[[gnu::always_inline]] inline int complete_one(const char* fn, MPI_Request* request, int* flag, MPI_Status* status) {
   Runtime* rt = g_runtime;
   if (!rt) return not_initialized(fn);
   if (!request) return world_error(raise(ErrorClass::Arg, "request is null"), fn);
