@@ -207,8 +207,10 @@ void Device::on_eager(Device& d, int src, const PacketHeader& h, const void* pay
   }
   if (!sync && !r->seg && bytes <= d.capacity(r) && !d.threads_enabled()) [[likely]] {
     // deliver_eager's common case in line: it fits, nothing to acknowledge,
-    // and one thread completes r (as complete() does without threads).
-    if (bytes) copy_bytes(static_cast<char*>(r->buf) + r->type->true_lb(), payload, bytes);
+    // and one thread completes r (as complete() does without threads). The
+    // copy stays a call: copied in line, the 8-byte ping-pong measured
+    // 0.087 -> 0.091 us (A/B alternated, libadi3 alone swapped).
+    d.unpack_at(r, 0, payload, bytes);
     r->status.bytes = bytes;
     const int left = r->cc.load(std::memory_order_relaxed) - 1;
     r->cc.store(left, std::memory_order_release);
