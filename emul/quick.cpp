@@ -66,7 +66,7 @@ namespace {
 // Sends the packet of the operation, as emit_op fills it for one chunk
 // (and emul::send addresses it); records a failure as the window's error.
 [[gnu::always_inline]] inline int send_op(WindowState& w, int target, Msg kind, Builtin b, uint64_t off, int64_t count,
-                                          std::size_t bytes, uint64_t token, const Payload& p) {
+                                          std::size_t bytes, uint64_t token, const Payload& p, uint8_t flags = 0) {
   if (w.targets[static_cast<std::size_t>(target)].batch_len) send_batch(w, target);  // it goes first
   const rma::PeerWin& pw = w.peers[static_cast<std::size_t>(target)];
   rma::Header h{};
@@ -80,6 +80,7 @@ namespace {
   h.count = static_cast<uint64_t>(count);
   h.total = bytes;
   h.token = token;
+  h.flags = flags;
   h.len = p.bytes;
   return w.dev.send_packet(pw.peer, &h, sizeof h, p);
 }
@@ -104,13 +105,27 @@ bool quick_put_now(WindowState& w, const void* origin, int64_t count, const Data
   if (!short_args(w, origin, count, type, target, disp, &b, &bytes, &off)) return false;
   std::lock_guard g(w.mu);
   Target& t = w.targets[static_cast<std::size_t>(target)];
-  // A target flushed after each operation gets a put asking for the Ack
-  // of the flush behind it (emul/origin.cpp push): the general path.
-  if (!leaves_now(w, t) || t.flush_each_op) return false;
+  if (!leaves_now(w, t)) return false;
+  const bool passive = w.access == WindowState::Access::Lock || w.access == WindowState::Access::LockAll;
+  if (t.flush_each_op && passive) {
+    // Flushed after each operation lately: the put leaves now asking for
+    // the Ack of the flush behind it, which then sends nothing (as
+    // emul/origin.cpp push and ask_ack do it).
+    t.tail_fetch = false;
+    count_sent(w, t, 0);
+    t.spec_seq = ++t.sync_seq;
+    t.spec_ops = t.queued_ops;
+    const int e = send_op(w, target, Msg::Put, b, off, count, bytes, t.spec_seq, Payload{origin, bytes, nullptr, 0},
+                          rma::kAckAfter);
+    if (e && !w.deferred_error) w.deferred_error = e;
+    return true;
+  }
+  // A small put otherwise waits for the flush or unlock behind it (held,
+  // emul/origin.cpp): the general path.
+  if (t.flush_each_op || bytes <= sizeof(rma::Item::inline_data)) return false;
   t.tail_fetch = false;
   // In a passive epoch a flush or unlock ends it: coalesced with the puts
   // around it (emul/batch.cpp).
-  const bool passive = w.access == WindowState::Access::Lock || w.access == WindowState::Access::LockAll;
   if (passive && batch_put(w, target, b, off, origin, bytes)) {
     count_sent(w, t, 0);
     return true;
