@@ -89,6 +89,19 @@ namespace adi3 {
   return isend_checked(buf, count, type, dest, tag, comm, SendMode::Standard, out);
 }
 
+// A receive's pattern and buffer (irecv, irecv_fast, recv_init).
+inline void Device::init_recv(Request* r, void* buf, std::size_t count, const Datatype* type, int source, int tag,
+                              const Comm& comm) {
+  r->buf = buf;
+  r->count = count;
+  r->type = type;
+  type->retain();
+  r->context = comm.context;
+  r->source = source;
+  r->tag = tag;
+  r->peer = source >= 0 ? comm.to_peer(source) : -1;
+}
+
 [[gnu::always_inline]] inline int Device::irecv_fast(void* buf, std::size_t count, const Datatype* type, int source,
                                                      int tag, const Comm& comm, Request** out) {
   if ((static_cast<unsigned>(source) < static_cast<unsigned>(comm.size) || source == kAnySource) &&
@@ -97,14 +110,7 @@ namespace adi3 {
     Request* r = pool_.get(this, RequestKind::Recv);
     if (!r) [[unlikely]]
       return no_request("a receive", source);
-    r->buf = buf;
-    r->count = count;
-    r->type = type;
-    type->retain();
-    r->context = comm.context;
-    r->source = source;
-    r->tag = tag;
-    r->peer = source >= 0 ? comm.to_peer(source) : -1;
+    init_recv(r, buf, count, type, source, tag, comm);
     // start_recv for a fresh request (empty status, no flags, cc = 1).
     hold(r, threads_enabled());
     if (Request* u = matcher_.post(r)) matched(r, u);

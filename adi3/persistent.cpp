@@ -1,6 +1,7 @@
 // Persistent requests: the request is set up once and restarted by start();
 // it is itself the active operation, so a restart allocates nothing.
 #include "adi3/device.hpp"
+#include "adi3/device_inline.hpp"
 
 namespace adi3 {
 

@@ -6,6 +6,7 @@
 #include <tbb/scalable_allocator.h>
 
 #include "adi3/device.hpp"
+#include "adi3/device_inline.hpp"
 #include "adi3/request_start.hpp"
 #include "segment/segment.hpp"
 
@@ -37,18 +38,6 @@ int Device::irecv_checked(void* buf, std::size_t count, const Datatype* type, in
   start_recv(r);
   *out = r;
   return 0;
-}
-
-void Device::init_recv(Request* r, void* buf, std::size_t count, const Datatype* type, int source, int tag,
-                       const Comm& comm) {
-  r->buf = buf;
-  r->count = count;
-  r->type = type;
-  type->retain();
-  r->context = comm.context;
-  r->source = source;
-  r->tag = tag;
-  r->peer = source >= 0 ? comm.to_peer(source) : -1;
 }
 
 // (Re)starts a receive whose pattern and buffer are set (irecv, start()).
