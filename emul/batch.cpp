@@ -30,21 +30,18 @@ using rma::WindowState;
 namespace {
 
 // Largest put a batch takes, and a batch's payload at most (the channel's
-// largest packet, if smaller). Below the shm channel's always-streaming
-// size (8 KiB), so that the target applies one batch while the origin
-// fills the next, and each copy stays cache to cache in the VM's fast
-// state: put_bw at 1 KiB, 16 puts per flush, ran (MB/s, create / allocate,
-// medians of 4, one run) 1.15e4 / 1.15e4 with 4 KiB batches, 1.28e4 /
+// largest packet, if smaller). Small enough that the target applies one
+// batch while the origin fills the next and each copy stays cache to
+// cache. put_bw at 1 KiB, 16 puts per flush (MB/s, create / allocate,
+// medians of 4, one run, while the shm channel still streamed every
+// payload from 8 KiB on): 1.15e4 / 1.15e4 with 4 KiB batches, 1.28e4 /
 // 1.28e4 with 6.4 KiB, 1.32e4 / 1.33e4 with 7.1 KiB, 6.1e3 / 6.3e3 with
-// 16 KiB (streamed), against 5.0e3 / 1.1e4 one packet per put.
+// 16 KiB, against 5.0e3 / 1.1e4 one packet per put; 8 KiB stayed best
+// after the channel stopped streaming at that size (598f7f8).
 constexpr std::size_t kBatchOp = 2048;
 constexpr std::size_t kBatchBytes = 8192 - 64;
 
 std::size_t batch_limit(const WindowState& w) { return std::min(kBatchBytes, w.dev.max_packet_payload()); }
-
-}  // namespace
-
-namespace {
 
 // Room for a record of rec bytes (and reply bytes of its get's data) in
 // to's batch, which is sent first when they would not fit. Null when the
