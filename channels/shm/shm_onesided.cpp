@@ -82,7 +82,7 @@ bool atomic_ok(const RemoteRegion& r, uint64_t offset, std::size_t width) {
 
 ShmOneSided::ShmOneSided(std::string job_id, int rank, std::vector<pid_t> pids, bool cma,
                          std::vector<const std::atomic<uint64_t>*> activity, std::vector<Doorbell*> bells,
-                         std::vector<const std::atomic<uint32_t>*> waiting)
+                         std::vector<const std::atomic<uint32_t>*> waiting, Clock clock)
     : job_id_(std::move(job_id)),
       rank_(rank),
       pids_(std::move(pids)),
@@ -90,7 +90,8 @@ ShmOneSided::ShmOneSided(std::string job_id, int rank, std::vector<pid_t> pids, 
       activity_(std::move(activity)),
       waiting_(std::move(waiting)),
       watch_(std::make_unique<Watch[]>(activity_.size())),
-      bells_(std::move(bells)) {
+      bells_(std::move(bells)),
+      clock_(clock) {
   caps_.native_ops = kOsPut | kOsGet | kOsFetchAdd | kOsCompareSwap | kOsLoadStore;
   caps_.atomic_widths = (1u << 2) | (1u << 3);
   caps_.progress_without_target = true;
@@ -308,6 +309,11 @@ int ShmOneSided::compare_swap(RemoteRegion& r, uint64_t offset, uint64_t compare
 // watched again for kQuietNs unless its counter moves: an origin issuing
 // many operations to a computing target pays one load and a clock read per
 // operation.
+int64_t ShmOneSided::steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
 bool ShmOneSided::attentive(int peer) {
   constexpr int64_t kFreshNs = 20000, kWatchNs = 400, kQuietNs = 20000, kStreamGapNs = 100000, kWakeGapNs = 200000;
   constexpr uint32_t kStreamOps = 8;
@@ -315,10 +321,7 @@ bool ShmOneSided::attentive(int peer) {
     return false;
   const std::atomic<uint64_t>& a = *activity_[static_cast<std::size_t>(peer)];
   Watch& w = watch_[static_cast<std::size_t>(peer)];
-  auto now = [] {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-  };
+  const auto now = clock_;
   const uint64_t v = a.load(std::memory_order_relaxed);
   const int64_t t = now();
   const uint64_t seen = w.seen.load(std::memory_order_relaxed);

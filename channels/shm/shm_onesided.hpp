@@ -30,10 +30,14 @@ class ShmOneSided final : public OneSided {
   // checked); cma: whether the start-up probe found cross-memory attach
   // usable; activity: each rank's poll counter (InboxHeader::activity);
   // bells: each rank's doorbell; waiting: each rank's count of threads
-  // asleep in a blocking wait (InboxHeader::waiting; empty: unknown).
+  // asleep in a blocking wait (InboxHeader::waiting; empty: unknown);
+  // clock: nanoseconds for attentive()'s timing (tests pass a clock they
+  // step, so their verdicts do not hang on the scheduler).
+  using Clock = int64_t (*)();
+  static int64_t steady_ns();
   ShmOneSided(std::string job_id, int rank, std::vector<pid_t> pids, bool cma,
               std::vector<const std::atomic<uint64_t>*> activity, std::vector<Doorbell*> bells,
-              std::vector<const std::atomic<uint32_t>*> waiting = {});
+              std::vector<const std::atomic<uint32_t>*> waiting = {}, Clock clock = steady_ns);
   ~ShmOneSided() = default;
 
   const OneSidedCaps& caps() const override { return caps_; }
@@ -72,6 +76,7 @@ class ShmOneSided final : public OneSided {
   std::vector<const std::atomic<uint32_t>*> waiting_;
   std::unique_ptr<Watch[]> watch_;
   std::vector<Doorbell*> bells_;
+  Clock clock_;
   // Live allocated regions (expose() looks for the one holding its memory).
   std::mutex mu_;
   std::vector<Region*> allocated_;
