@@ -264,6 +264,16 @@ inline int64_t recv_int(Device& dev, const adi3::Comm& ctl, int from, int tag = 
   EXPECT_EQ(e, 0) << dev.errors().message(e);
   return v;
 }
+// The sum of every rank's v, at rank 0 (the others get 0).
+inline int64_t sum_at_root(Device& dev, const adi3::Comm& ctl, int64_t v, int tag = 1) {
+  if (dev.rank() != 0) {
+    send_int(dev, ctl, 0, v, tag);
+    return 0;
+  }
+  int64_t total = v;
+  for (int r = 1; r < dev.size(); ++r) total += recv_int(dev, ctl, r, tag);
+  return total;
+}
 
 // The byte at offset i of the test pattern `seed`.
 inline unsigned char pattern_byte(std::size_t i, uint32_t seed) {

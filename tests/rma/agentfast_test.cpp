@@ -26,22 +26,6 @@ class RmaAgentFast : public core_test::CoreTest {};
 constexpr int kIters = 200, kCasEvery = 8;
 constexpr int kFop = 0, kAcc = 1, kCas = 2, kPuts = 3;  // slots; kPuts + r: rank r's puts
 
-// The sum of v over the ranks, at rank 0 (point-to-point on a control comm).
-int64_t sum_at_root(Device& dev, int64_t v) {
-  const adi3::Comm c = core_test::ctl_comm(dev, 0x6600);
-  if (dev.rank() != 0) {
-    EXPECT_EQ(dev.send(&v, sizeof v, adi3::Datatype::byte(), 0, 4, c), 0);
-    return 0;
-  }
-  int64_t total = v;
-  for (int r = 1; r < dev.size(); ++r) {
-    int64_t x = 0;
-    EXPECT_EQ(dev.recv(&x, sizeof x, adi3::Datatype::byte(), r, 4, c, nullptr), 0);
-    total += x;
-  }
-  return total;
-}
-
 // One compare-and-swap increment of slot kCas at target t.
 void cas_increment(Window* win, int t) {
   const auto* i64 = dt(adi3::Builtin::kInt64);
@@ -117,7 +101,7 @@ void agent_beside_fast(Device& dev) {
   // Each target's fetched values are 0 .. n * kIters - 1, each once.
   int64_t mine = 0;
   for (int64_t x : fetched) mine += x;
-  const int64_t total = sum_at_root(dev, mine);
+  const int64_t total = core_test::sum_at_root(dev, core_test::ctl_comm(dev, 0x6600), mine, 4);
   if (me == 0) {
     const int64_t k = int64_t{n} * kIters;
     EXPECT_EQ(total, targets * (k * (k - 1) / 2));

@@ -37,22 +37,6 @@ bool loads_stores(Device& dev) {
   return os && (os->caps().native_ops & adi3::kOsLoadStore);
 }
 
-// Sums v over the ranks at rank 0 (point-to-point on the control comm).
-int64_t sum_at_root(Device& dev, int64_t v) {
-  adi3::Comm c = ctl(dev);
-  if (dev.rank() != 0) {
-    EXPECT_EQ(dev.send(&v, sizeof v, adi3::Datatype::byte(), 0, 3, c), 0);
-    return 0;
-  }
-  int64_t total = v;
-  for (int r = 1; r < dev.size(); ++r) {
-    int64_t x = 0;
-    EXPECT_EQ(dev.recv(&x, sizeof x, adi3::Datatype::byte(), r, 3, c, nullptr), 0);
-    total += x;
-  }
-  return total;
-}
-
 // Every operation kind under lock_all and under fence, on an allocate
 // window: the results are right and the path is the expected one.
 void paths(Device& dev) {
@@ -212,8 +196,8 @@ void mixed(Device& dev, bool create) {
   for (int64_t x : prev) mine += x;
   int64_t mine_d = 0;  // whole numbers below 2^53: exact
   for (double x : seen_d) mine_d += static_cast<int64_t>(x);
-  const int64_t total = sum_at_root(dev, mine);
-  const int64_t total_d = sum_at_root(dev, mine_d);
+  const int64_t total = core_test::sum_at_root(dev, ctl(dev), mine, 3);
+  const int64_t total_d = core_test::sum_at_root(dev, ctl(dev), mine_d, 3);
   if (me == 0) {
     const int64_t k = int64_t{n} * kIters;
     EXPECT_EQ(total, k * (k - 1));
