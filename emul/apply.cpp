@@ -219,6 +219,41 @@ bool plain_put(WindowState& w, const Header& h, const void* payload, std::size_t
   return true;
 }
 
+// An accumulate of a contiguous predefined type (no description) into a
+// window with a fixed base and no native access (nobody else combines into
+// it, and the window's mutex is held): what apply_op and combine decide for
+// it, in a few tests. False leaves it to apply_op (which names any error).
+bool plain_acc(WindowState& w, const Header& h, const void* payload, std::size_t bytes) {
+  if (h.kind != Msg::Acc || (h.flags & rma::kUseDesc) || w.flavor == WinFlavor::Dynamic || w.native_usable ||
+      h.elem >= kNumBuiltins || h.op >= static_cast<uint8_t>(coll::OpKind::NoOp)) {
+    return false;
+  }
+  const auto e = static_cast<Builtin>(h.elem);
+  const auto op = static_cast<coll::OpKind>(h.op);
+  const Datatype* t = Datatype::builtin(e);
+  const uint64_t es = t->size();
+  const auto size = static_cast<uint64_t>(w.size);
+  if (es == 0 || !t->is_contiguous() || t->true_lb() != 0 || h.count > (uint64_t{1} << 60) / es ||
+      h.total != h.count * es || h.first > h.total || h.len > h.total - h.first || bytes != h.len || h.first % es ||
+      h.len % es || h.disp > size || h.total > size - h.disp || !coll::op_accepts(op, e)) {
+    return false;
+  }
+  char* run = static_cast<char*>(w.base) + h.disp + h.first;
+  if (reinterpret_cast<uintptr_t>(run) % es) return false;
+  // The kernels want aligned operands.
+  alignas(16) char small[256];
+  const void* a = payload;
+  if (reinterpret_cast<uintptr_t>(payload) % 16) {
+    a = std::memcpy(h.len <= sizeof small ? static_cast<void*>(small) : scratch(w, 1, h.len), payload, h.len);
+  }
+  if (op == coll::OpKind::Replace) {
+    put_bytes(run, a, h.len);
+  } else {
+    coll::apply(op, e, a, run, h.len / es, es);
+  }
+  return true;
+}
+
 // A compare_and_swap of one element of a predefined type (no description)
 // inside a window with a fixed base and no native access: what apply_op
 // decides for it, in a few tests, answered from the stack. False leaves it
@@ -253,7 +288,7 @@ bool plain_cas(WindowState& w, int o, const Header& h, const void* payload, std:
 
 void apply_op(WindowState& w, int o, const Header& h, const void* payload, std::size_t bytes) {
   Origin& O = w.origins[static_cast<std::size_t>(o)];
-  if (plain_put(w, h, payload, bytes)) {
+  if (plain_put(w, h, payload, bytes) || plain_acc(w, h, payload, bytes)) {
     ++O.applied;
     return;
   }

@@ -67,12 +67,13 @@ char* batch_room(WindowState& w, int to, std::size_t bytes, std::size_t rec, std
   return at;
 }
 
-void put_rec(char* at, rma::BatchKind kind, Builtin b, uint64_t off, std::size_t bytes) {
+void put_rec(char* at, rma::BatchKind kind, Builtin b, uint64_t off, std::size_t bytes, uint8_t op = 0) {
   BatchRec r{};
   r.disp = off;
   r.len = static_cast<uint32_t>(bytes);
   r.elem = static_cast<uint8_t>(b);
   r.kind = kind;
+  r.op = op;
   std::memcpy(at, &r, sizeof r);
 }
 
@@ -82,6 +83,14 @@ bool batch_put(WindowState& w, int to, Builtin b, uint64_t off, const void* data
   char* at = batch_room(w, to, bytes, sizeof(BatchRec) + bytes, 0);
   if (!at) return false;
   put_rec(at, rma::kBatchPut, b, off, bytes);
+  std::memcpy(at + sizeof(BatchRec), data, bytes);
+  return true;
+}
+
+bool batch_acc(WindowState& w, int to, Builtin b, coll::OpKind op, uint64_t off, const void* data, std::size_t bytes) {
+  char* at = batch_room(w, to, bytes, sizeof(BatchRec) + bytes, 0);
+  if (!at) return false;
+  put_rec(at, rma::kBatchAcc, b, off, bytes, static_cast<uint8_t>(op));
   std::memcpy(at + sizeof(BatchRec), data, bytes);
   return true;
 }
@@ -175,10 +184,10 @@ void apply_batch(WindowState& w, int o, const Header& h, const void* payload, st
     at += sizeof r;
     const bool get = r.kind == rma::kBatchGet;
     const std::size_t follows = get ? sizeof(uint64_t) : r.len;
-    if (r.kind > rma::kBatchGet || r.len == 0 || follows > bytes - at) break;
+    if (r.kind > rma::kBatchAcc || r.len == 0 || follows > bytes - at) break;
     const char* data = p + at;
     at += follows;
-    e.kind = get ? Msg::Get : Msg::Put;
+    e.kind = get ? Msg::Get : r.kind == rma::kBatchAcc ? Msg::Acc : Msg::Put;
     e.token = 0;
     if (get) std::memcpy(&e.token, data, sizeof e.token);
     const Datatype* t = r.elem < kNumBuiltins ? Datatype::builtin(static_cast<Builtin>(r.elem)) : nullptr;
@@ -195,7 +204,18 @@ void apply_batch(WindowState& w, int o, const Header& h, const void* payload, st
       continue;
     }
     const char* mem = static_cast<char*>(w.base) + r.disp;
-    if (!get) {
+    if (r.kind == rma::kBatchAcc) {
+      // apply checks the op against the elements and combines under the
+      // window's mutex (or the stripes a native window's origins take),
+      // in order with the records around it; it counts the record.
+      ++via_apply;
+      e.op = r.op;
+      e.elem = r.elem;
+      e.first = 0;
+      e.len = r.len;
+      e.total = r.len;
+      apply(w, o, e, data, r.len);
+    } else if (!get) {
       put_bytes(static_cast<char*>(w.base) + r.disp, data, r.len);
     } else if (resp && sizeof(rma::RespRec) + r.len <= resp_max) {
       if (resp_len + sizeof(rma::RespRec) + r.len > resp_max) {

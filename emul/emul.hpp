@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "coll/op.hpp"
 #include "rma/window_state.hpp"
 
 namespace adi3::emul {
@@ -45,6 +46,11 @@ bool quick_put_now(rma::WindowState& w, const void* origin, int64_t count, const
                    std::ptrdiff_t disp);
 bool quick_get_now(rma::WindowState& w, void* result, int64_t count, const Datatype* type, int target,
                    std::ptrdiff_t disp);
+// An accumulate of the same kind (op: a predefined op the elements take,
+// not NO_OP) in a fence epoch or flushed after each operation: one packet
+// at once (the latter asking for the flush's Ack).
+bool quick_acc_now(rma::WindowState& w, const void* origin, int64_t count, const Datatype* type, int target,
+                   std::ptrdiff_t disp, coll::OpKind op);
 // Their first tests, inline: an operation they never take (a mapped
 // window, mixed types) pays a few instructions. A small put goes the
 // general way (held for the flush behind it) unless a flush follows each
@@ -61,6 +67,11 @@ inline bool quick_get(rma::WindowState& w, void* result, int64_t ocount, const D
                       std::ptrdiff_t disp, int64_t tcount, const Datatype* ttype) {
   return quick_types(w, ocount, otype, tcount, ttype) && quick_get_now(w, result, tcount, ttype, target, disp);
 }
+inline bool quick_acc(rma::WindowState& w, const void* origin, int64_t ocount, const Datatype* otype, int target,
+                      std::ptrdiff_t disp, int64_t tcount, const Datatype* ttype, coll::OpKind op) {
+  return op < coll::OpKind::NoOp && quick_types(w, ocount, otype, tcount, ttype) &&
+         quick_acc_now(w, origin, tcount, ttype, target, disp, op);
+}
 
 // ---- small puts and gets coalesced per target (batch.cpp) ----
 // Origin, under w.mu: appends a put of bytes of predefined type b at byte
@@ -71,6 +82,10 @@ inline bool quick_get(rma::WindowState& w, void* result, int64_t ocount, const D
 // cannot be had.
 bool batch_put(rma::WindowState& w, int target, Builtin b, uint64_t off, const void* data, std::size_t bytes);
 bool batch_get(rma::WindowState& w, int target, Builtin b, uint64_t off, std::size_t bytes, uint64_t token);
+// An accumulate with op of bytes of predefined type b (data copied), the
+// same way; the target applies it in order with the records around it.
+bool batch_acc(rma::WindowState& w, int target, Builtin b, coll::OpKind op, uint64_t off, const void* data,
+               std::size_t bytes);
 // Sends target's batch, if any, as one Batch packet (flags and token:
 // the flush or unlock riding on it, rma::kAckAfter). Every packet to
 // target goes after it (emul::send and the short path call this first).

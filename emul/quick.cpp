@@ -66,7 +66,8 @@ namespace {
 // Sends the packet of the operation, as emit_op fills it for one chunk
 // (and emul::send addresses it); records a failure as the window's error.
 [[gnu::always_inline]] inline int send_op(WindowState& w, int target, Msg kind, Builtin b, uint64_t off, int64_t count,
-                                          std::size_t bytes, uint64_t token, const Payload& p, uint8_t flags = 0) {
+                                          std::size_t bytes, uint64_t token, const Payload& p, uint8_t flags = 0,
+                                          coll::OpKind op = coll::OpKind::Replace) {
   if (w.targets[static_cast<std::size_t>(target)].batch_len) send_batch(w, target);  // it goes first
   const rma::PeerWin& pw = w.peers[static_cast<std::size_t>(target)];
   rma::Header h{};
@@ -74,7 +75,7 @@ namespace {
   h.win = pw.win;
   h.gen = pw.gen;
   h.kind = kind;
-  h.op = static_cast<uint8_t>(coll::OpKind::Replace);
+  h.op = static_cast<uint8_t>(op);
   h.elem = static_cast<uint8_t>(b);
   h.disp = off;
   h.count = static_cast<uint64_t>(count);
@@ -132,6 +133,41 @@ bool quick_put_now(WindowState& w, const void* origin, int64_t count, const Data
   }
   const int e = send_op(w, target, Msg::Put, b, off, count, bytes, 0, Payload{origin, bytes, nullptr, 0});
   count_sent(w, t, e);
+  return true;
+}
+
+bool quick_acc_now(WindowState& w, const void* origin, int64_t count, const Datatype* type, int target,
+                   std::ptrdiff_t disp, coll::OpKind op) {
+  Builtin b;
+  std::size_t bytes = 0;
+  uint64_t off = 0;
+  if (!short_args(w, origin, count, type, target, disp, &b, &bytes, &off) || !coll::op_accepts(op, b)) return false;
+  std::lock_guard g(w.mu);
+  Target& t = w.targets[static_cast<std::size_t>(target)];
+  if (!leaves_now(w, t)) return false;
+  const bool passive = w.access == WindowState::Access::Lock || w.access == WindowState::Access::LockAll;
+  uint8_t flags = 0;
+  uint64_t token = 0;
+  if (passive && !t.flush_each_op) {
+    // Coalesced with the puts, gets and accumulates around it until the
+    // flush or unlock that ends them (emul/batch.cpp).
+    if (!batch_acc(w, target, b, op, off, origin, bytes)) return false;
+    t.tail_fetch = false;
+    count_sent(w, t, 0);
+    return true;
+  }
+  t.tail_fetch = false;
+  count_sent(w, t, 0);
+  if (passive) {
+    // Leaves now asking for the Ack of the flush behind it (as quick_put).
+    t.spec_seq = ++t.sync_seq;
+    t.spec_ops = t.queued_ops;
+    flags = rma::kAckAfter;
+    token = t.spec_seq;
+  }
+  const int e =
+      send_op(w, target, Msg::Acc, b, off, count, bytes, token, Payload{origin, bytes, nullptr, 0}, flags, op);
+  if (e && !w.deferred_error) w.deferred_error = e;
   return true;
 }
 

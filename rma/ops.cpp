@@ -310,6 +310,7 @@ int Window::get(void* origin, std::int64_t ocount, const Datatype* otype, int ta
 int Window::accumulate(const void* origin, std::int64_t ocount, const Datatype* otype, int target, std::ptrdiff_t disp,
                        std::int64_t tcount, const Datatype* ttype, const coll::Op& op) {
   if (rma::native::fast_acc(*st_, origin, ocount, otype, target, disp, tcount, ttype, op.kind())) return 0;
+  if (emul::quick_acc(*st_, origin, ocount, otype, target, disp, tcount, ttype, op.kind())) return 0;
   OpArgs a = args(rma::Msg::Acc, "Accumulate", origin, ocount, otype, target, disp, tcount, ttype);
   a.op = &op;
   return rma::issue(*st_, a);

@@ -64,14 +64,16 @@ static_assert(sizeof(Header) == 64);
 
 // One operation of a Batch packet: a put (kind kBatchPut) of len bytes of
 // the predefined type elem at byte displacement disp, its data following,
-// or a get (kBatchGet) of them, its reply token (8 bytes) following.
-enum BatchKind : uint8_t { kBatchPut = 0, kBatchGet = 1 };
+// a get (kBatchGet) of them, its reply token (8 bytes) following, or an
+// accumulate (kBatchAcc) with op, its data following.
+enum BatchKind : uint8_t { kBatchPut = 0, kBatchGet = 1, kBatchAcc = 2 };
 struct BatchRec {
   uint64_t disp;
   uint32_t len;
   uint8_t elem;
   uint8_t kind;  // BatchKind
-  uint8_t pad[2];
+  uint8_t op;    // kBatchAcc: coll::OpKind
+  uint8_t pad;
 };
 static_assert(sizeof(BatchRec) == 16);
 
