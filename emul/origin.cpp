@@ -173,6 +173,30 @@ void hold(WindowState& w, Target& t, Item&& item) {
   w.hub->poke();
 }
 
+// A small put or accumulate that opens a lock epoch (its request not yet
+// sent): held with the request owed, so that an unlock right behind it
+// takes request, operation and unlock in one packet (rmabench's
+// lock/acc/unlock: one round trip instead of two).
+bool lock_holdable(const WindowState& w, const Target& t, const Item& it) {
+  return holdable(w, it) && !it.ttype && it.gate.kind == Gate::Lock && t.q.empty() && !t.hold && !t.batch_len;
+}
+
+// The held operation's lock request goes first after all, then it, through
+// the queue (its data stays inline).
+void unhold_lock(WindowState& w, Target& t) {
+  t.hold_lock = false;
+  t.hold = false;
+  Item req;
+  req.kind = Msg::LockReq;
+  req.op = static_cast<uint8_t>(t.lock_kind);
+  t.q.push_back(std::move(req));
+  t.q.push_back(std::move(t.held));
+  Item& op = t.q.back();
+  op.data = reinterpret_cast<const char*>(op.inline_data);
+  t.held = Item{};
+  w.add_queued(1);  // the hold counted one of the two
+}
+
 void release_held(WindowState& w, int to) {
   Target& t = w.targets[static_cast<std::size_t>(to)];
   t.hold = false;
@@ -196,6 +220,31 @@ int send(WindowState& w, int to, Header h, const Payload& p) {
 
 void push(WindowState& w, int to, Item&& item) {
   Target& t = w.targets[static_cast<std::size_t>(to)];
+  if (t.hold_lock) {
+    if (item.kind == Msg::Unlock && !(item.flags & rma::kNoCheck)) {
+      // Lock request, operation and unlock in one packet. No LockGrant
+      // comes for it: the Ack says it was granted, applied and released.
+      Item& op = t.held;
+      op.flags |= rma::kLockReq | rma::kAckAfter | rma::kRelease;
+      if (t.lock_kind == rma::LockKind::Exclusive) op.flags |= rma::kLockExcl;
+      op.token = item.token;
+      ++t.grants;
+      t.hold_lock = false;
+      release_held(w, to);
+      return;
+    }
+    unhold_lock(w, t);
+  }
+  if (t.lock_pending && item.is_op() && lock_holdable(w, t, item)) {
+    t.lock_pending = false;
+    t.lock_epoch = ++t.lock_reqs;
+    item.gate.n = t.lock_epoch;
+    ++t.queued_ops;
+    t.tail_fetch = false;
+    hold(w, t, std::move(item));
+    t.hold_lock = true;
+    return;
+  }
   if (t.lock_pending) {
     // The lazy lock request goes out with the first thing that needs it.
     Item req;
@@ -262,7 +311,12 @@ bool pump(WindowState& w, int to) {
     send_batch(w, to);
     any = true;
   }
-  if (t.hold) {
+  if (t.hold_lock) {
+    // A progress pass came before the next push: the lock request goes now
+    // and the operation behind it once granted.
+    unhold_lock(w, t);
+    any = true;
+  } else if (t.hold) {
     // A progress pass came before the next push: it waits no longer.
     release_held(w, to);
     any = true;

@@ -142,9 +142,25 @@ void queue_reply(WindowState& w, int o, Reply&& r) {
   w.add_queued(1);
 }
 
+void sync_ack(WindowState& w, int o, uint64_t seq, bool release);
+
+// A parked operation (see lock_first) whose lock was just granted: applied,
+// then acknowledged as the unlock it carries, which releases the lock.
+void replay(WindowState& w, int o) {
+  Origin& O = w.origins[static_cast<std::size_t>(o)];
+  O.parked = false;
+  const Header h = O.parked_h;
+  apply(w, o, h, O.parked_data, h.len);
+  sync_ack(w, o, h.token, true);
+}
+
 // Grants the lock to the origins in granted (a release just let them in).
 void grant(WindowState& w, int o, const std::vector<int>& granted) {
   for (int g : granted) {
+    if (w.origins[static_cast<std::size_t>(g)].parked) {
+      replay(w, g);
+      continue;
+    }
     Reply gr;
     gr.kind = Msg::LockGrant;
     queue_reply(w, g, std::move(gr));
@@ -183,6 +199,39 @@ void sync_ack(WindowState& w, int o, uint64_t seq, bool release) {
   r.release = release;
   queue_reply(w, o, std::move(r));
   pump_replies(w, o);
+}
+
+// A put or accumulate that carries its epoch's lock request and unlock
+// (rma::kLockReq, emul/origin.cpp): true when the lock is granted now (it
+// is then applied and acknowledged as any carried unlock). Otherwise it is
+// parked (copied: at most 64 bytes, one per origin, as a lawful origin
+// waits for its Ack) until the lock queue grants it, or refused, counted
+// as applied and acknowledged without a release, so the origin's unlock
+// ends with the error.
+bool lock_first(WindowState& w, int o, const Header& h, const void* payload, std::size_t bytes) {
+  Origin& O = w.origins[static_cast<std::size_t>(o)];
+  auto no = [&](ErrorClass c, const char* why) {
+    ++O.applied;
+    refuse(w, o, h, c, "its lock request: %s", why);
+    if (h.flags & rma::kAckAfter) sync_ack(w, o, h.token, false);
+    return false;
+  };
+  const uint8_t ride = rma::kAckAfter | rma::kRelease;
+  if ((h.kind != Msg::Put && h.kind != Msg::Acc) || (h.flags & ride) != ride || (h.flags & rma::kUseDesc)) {
+    return no(ErrorClass::RmaSync, "only a put or accumulate that ends its epoch carries one");
+  }
+  if (w.info.no_locks) return no(ErrorClass::RmaSync, "the window was created with no_locks=true");
+  if (O.parked || !w.lockq.has_room_for(o)) {
+    return no(ErrorClass::RmaSync, "a lock request while it already holds or waits for the lock");
+  }
+  if (bytes > sizeof O.parked_data || bytes != h.len)
+    return no(ErrorClass::Count, "more data than such a packet holds");
+  const auto kind = (h.flags & rma::kLockExcl) ? rma::LockKind::Exclusive : rma::LockKind::Shared;
+  if (w.lockq.request(o, kind)) return true;
+  O.parked = true;
+  O.parked_h = h;
+  std::memcpy(O.parked_data, payload, bytes);
+  return false;
 }
 
 }  // namespace
@@ -249,6 +298,7 @@ void on_packet(WindowState& w, int peer, const Header& h, const void* payload, s
     case Msg::GetAcc:
     case Msg::Fop:
     case Msg::Cas:
+      if ((h.flags & rma::kLockReq) && !lock_first(w, src, h, payload, bytes)) break;
       apply(w, src, h, payload, bytes);
       if ((h.flags & rma::kAckAfter) && (h.kind == Msg::Put || h.kind == Msg::Acc)) {
         // It carried a flush or unlock: answer as for one.

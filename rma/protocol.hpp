@@ -42,6 +42,11 @@ enum HeaderFlags : uint8_t {
   // behind it: token is then that sync's sequence number, echoed by Ack.
   kAckAfter = 4,
   kRelease = 8,  // with kAckAfter: an unlock (release the lock once applied)
+  // With kAckAfter | kRelease on a put or accumulate of one small packet:
+  // it also carries the epoch's lock request (kLockExcl: exclusive), so
+  // lock/op/unlock is one round trip; the target parks it until granted.
+  kLockReq = 16,
+  kLockExcl = 32,
 };
 
 struct Header {

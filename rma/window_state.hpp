@@ -108,6 +108,10 @@ struct Target {
   // it rides on it.
   bool hold = false;
   Item held;
+  // The held operation also owes the epoch's lock request (lock_epoch is
+  // its number): an unlock right behind it rides on it with the request
+  // (rma::kLockReq), anything else queues the request and then it.
+  bool hold_lock = false;
   // The last operation pushed fetches: its reply says the target applied
   // everything before it, so a flush needs no packet of its own; acked
   // becomes ack_on_reply when no reply is outstanding.
@@ -171,6 +175,11 @@ struct Origin {
   uint64_t expected = 0;           // Complete packets expected (posts made to it)
   const Datatype* desc = nullptr;  // target type of the last TypeDesc (owned)
   std::deque<Reply> out;
+  // A put or accumulate carrying its lock request and unlock (kLockReq)
+  // that waits for the lock: applied and acknowledged when granted.
+  bool parked = false;
+  Header parked_h{};
+  alignas(16) uint8_t parked_data[64] = {};
 };
 
 class WindowState {
