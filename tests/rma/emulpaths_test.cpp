@@ -1,0 +1,216 @@
+// The emulation's short paths for accumulates and lock epochs (emul/quick.cpp
+// quick_acc_now, emul/apply.cpp plain_acc; emul/origin.cpp and
+// emul/target.cpp: a small put or accumulate that carries its epoch's lock
+// request and unlock, parked at the target until the lock is granted).
+// Every result is exact; the same assertions hold on the native paths, so
+// every setup runs them (the emulated ones take the paths under test).
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "tests/rma/rma_harness.hpp"
+
+namespace {
+
+using namespace rma_test;
+using adi3::LockType;
+using adi3::coll::Op;
+using adi3::coll::OpKind;
+using core_test::await;
+using core_test::notify;
+
+class RmaEmulPaths : public core_test::CoreTest {};
+
+adi3::Comm ctl(Device& dev) { return core_test::ctl_comm(dev, 0x6400); }
+
+// Every rank, kIters times: lock rank 0 (shared and exclusive in turn), add
+// 1 to an int64 with one accumulate, unlock; then lock, put its own slot,
+// unlock. Concurrent lock/op/unlock rounds lose no update and every put
+// lands.
+void lock_rides(Device& dev) {
+  constexpr int kIters = 60;
+  const int n = dev.size(), me = dev.rank();
+  void* base = nullptr;
+  Window* win = nullptr;
+  int e = Window::allocate(dev, (2 + n) * static_cast<std::ptrdiff_t>(sizeof(int64_t)), sizeof(int64_t), {},
+                           win_comm(dev), &base, &win);
+  ASSERT_EQ(e, 0) << why(dev, e);
+  auto* mem = static_cast<int64_t*>(base);
+  const auto* i64 = dt(adi3::Builtin::kInt64);
+  const auto* f64 = dt(adi3::Builtin::kDouble);
+  ASSERT_EQ(dev.barrier(), 0);
+  const int64_t one = 1;
+  const double half = 0.5;
+  for (int i = 0; i < kIters; ++i) {
+    const LockType kind = i % 2 ? LockType::Exclusive : LockType::Shared;
+    ASSERT_EQ(win->lock(kind, 0, 0), 0);
+    ASSERT_EQ(win->accumulate(&one, 1, i64, 0, 0, 1, i64, Op(OpKind::Sum)), 0);
+    ASSERT_EQ(win->unlock(0), 0);
+    ASSERT_EQ(win->lock(kind, 0, 0), 0);
+    ASSERT_EQ(win->accumulate(&half, 1, f64, 0, 1, 1, f64, Op(OpKind::Sum)), 0);
+    ASSERT_EQ(win->unlock(0), 0);
+    const int64_t mine = 1000 * me + i;
+    ASSERT_EQ(win->lock(LockType::Exclusive, 0, 0), 0);
+    ASSERT_EQ(win->put(&mine, 1, i64, 0, 2 + me, 1, i64), 0);
+    ASSERT_EQ(win->unlock(0), 0);
+  }
+  ASSERT_EQ(dev.barrier(), 0);
+  if (me == 0) {
+    EXPECT_EQ(mem[0], n * kIters);
+    double d;
+    std::memcpy(&d, &mem[1], sizeof d);
+    EXPECT_EQ(d, 0.5 * n * kIters);
+    for (int r = 0; r < n; ++r) EXPECT_EQ(mem[2 + r], 1000 * r + kIters - 1) << "rank " << r;
+  }
+  ASSERT_EQ(dev.barrier(), 0);
+  ASSERT_EQ(Window::free(&win), 0);
+}
+
+TEST_P(RmaEmulPaths, LockRidesExactNp2) { run(2, lock_rides); }
+TEST_P(RmaEmulPaths, LockRidesExactNp3) { run(3, lock_rides); }
+TEST_P(RmaEmulPaths, LockRidesExactNp4) { run(4, lock_rides); }
+
+// Rank 0 holds the exclusive lock of its own window while every other rank
+// runs lock(exclusive)/accumulate/unlock on it (one packet that waits at
+// rank 0 for the lock): nothing lands while rank 0 holds it, rank 0's own
+// store under the lock is kept, and every accumulate lands after it.
+void parked_until_granted(Device& dev) {
+  const int n = dev.size(), me = dev.rank();
+  IntWin w(dev, 4, Flavor::Create);
+  adi3::Comm c = ctl(dev);
+  w.mem[0] = 0;
+  ASSERT_EQ(dev.barrier(), 0);
+  if (me == 0) {
+    ASSERT_EQ(w.win->lock(LockType::Exclusive, 0, 0), 0);
+    for (int r = 1; r < n; ++r) notify(dev, c, r);
+    // Their packets arrive meanwhile and wait for the lock.
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const int seen = __atomic_load_n(&w.mem[0], __ATOMIC_ACQUIRE);
+    EXPECT_EQ(seen, 0) << "an accumulate landed under rank 0's exclusive lock";
+    __atomic_store_n(&w.mem[0], 1000, __ATOMIC_RELEASE);
+    ASSERT_EQ(w.win->unlock(0), 0);
+  } else {
+    const int add = me;
+    await(dev, c, 0);  // rank 0 holds its lock
+    ASSERT_EQ(w.win->lock(LockType::Exclusive, 0, 0), 0);
+    ASSERT_EQ(w.win->accumulate(&add, 1, int_t(), 0, 0, 1, int_t(), Op(OpKind::Sum)), 0);
+    ASSERT_EQ(w.win->unlock(0), 0);
+  }
+  ASSERT_EQ(dev.barrier(), 0);
+  if (me == 0) {
+    EXPECT_EQ(w.mem[0], 1000 + n * (n - 1) / 2);
+  }
+  // A lock epoch whose first small put meets something other than its
+  // unlock: a flush (the lock request goes first, then the put), a second
+  // put, a progress pass (a barrier) before the unlock.
+  ASSERT_EQ(dev.barrier(), 0);
+  const int t = (me + 1) % n;
+  const int a = 7 + me, b = 70 + me, d = 700 + me;
+  ASSERT_EQ(w.win->lock(LockType::Exclusive, t, 0), 0);
+  ASSERT_EQ(w.win->put(&a, 1, int_t(), t, 1, 1, int_t()), 0);
+  ASSERT_EQ(w.win->flush(t), 0);
+  ASSERT_EQ(w.win->put(&b, 1, int_t(), t, 2, 1, int_t()), 0);
+  ASSERT_EQ(w.win->unlock(t), 0);
+  ASSERT_EQ(w.win->lock(LockType::Shared, t, 0), 0);
+  ASSERT_EQ(w.win->put(&d, 1, int_t(), t, 3, 1, int_t()), 0);
+  ASSERT_EQ(dev.barrier(), 0);
+  ASSERT_EQ(w.win->accumulate(&d, 1, int_t(), t, 3, 1, int_t(), Op(OpKind::Sum)), 0);
+  ASSERT_EQ(w.win->unlock(t), 0);
+  ASSERT_EQ(dev.barrier(), 0);
+  const int from = (me + n - 1) % n;
+  EXPECT_EQ(w.mem[1], 7 + from);
+  EXPECT_EQ(w.mem[2], 70 + from);
+  EXPECT_EQ(w.mem[3], 2 * (700 + from));
+}
+
+TEST_P(RmaEmulPaths, ParkedUntilGrantedNp2) { run(2, parked_until_granted); }
+TEST_P(RmaEmulPaths, ParkedUntilGrantedNp3) { run(3, parked_until_granted); }
+
+// Accumulates of one predefined type on both sides (the short path) in a
+// fence epoch and flushed after each one: SUM, PROD, MAX, REPLACE and BXOR
+// on int, double and int64, counts of 1 to 300, one misaligned double run
+// (a window of disp_unit 1), mixed with the general path (a derived origin
+// type) and with a get_accumulate that must see every one before it.
+void quick_accumulates(Device& dev) {
+  const int n = dev.size(), me = dev.rank();
+  constexpr int kN = 300;
+  const std::ptrdiff_t bytes = 4096;
+  void* base = nullptr;
+  Window* win = nullptr;
+  int e = Window::allocate(dev, bytes, 1, {}, win_comm(dev), &base, &win);
+  ASSERT_EQ(e, 0) << why(dev, e);
+  auto* mem = static_cast<char*>(base);
+  std::memset(mem, 0, static_cast<std::size_t>(bytes));
+  const auto* i32 = int_t();
+  const auto* f64 = dt(adi3::Builtin::kDouble);
+  const auto* i64 = dt(adi3::Builtin::kInt64);
+  std::vector<int> ones(kN, 1);
+  // Fence epoch: every rank adds 1 to kN ints at rank 0 and ORs its bit
+  // into an int64 there, in several accumulates each.
+  ASSERT_EQ(win->fence(0), 0);
+  ASSERT_EQ(win->accumulate(ones.data(), 1, i32, 0, 0, 1, i32, Op(OpKind::Sum)), 0);
+  ASSERT_EQ(win->accumulate(ones.data() + 1, 15, i32, 0, 4, 15, i32, Op(OpKind::Sum)), 0);
+  ASSERT_EQ(win->accumulate(ones.data() + 16, kN - 16, i32, 0, 64, kN - 16, i32, Op(OpKind::Sum)), 0);
+  const int64_t bit = int64_t{1} << me;
+  ASSERT_EQ(win->accumulate(&bit, 1, i64, 0, 2048, 1, i64, Op(OpKind::Bxor)), 0);
+  ASSERT_EQ(win->fence(0), 0);
+  if (me == 0) {
+    for (int i = 0; i < kN; ++i) {
+      int v;
+      std::memcpy(&v, mem + 4 * i, sizeof v);
+      ASSERT_EQ(v, n) << "int " << i;
+    }
+    int64_t x;
+    std::memcpy(&x, mem + 2048, sizeof x);
+    EXPECT_EQ(x, (int64_t{1} << n) - 1);
+  }
+  ASSERT_EQ(win->fence(0), 0);
+  // Flushed after each: rank 1 (or 0 alone) is the target; every rank
+  // replaces, multiplies, maxes and sums doubles at its own 8-byte slot
+  // (misaligned by 1 byte) and int64s, checked by get_accumulate.
+  const int t = n > 1 ? 1 : 0;
+  const std::ptrdiff_t slot = 2560 + 40 * me;
+  ASSERT_EQ(win->lock_all(0), 0);
+  for (int i = 0; i < 20; ++i) {
+    const double two = 2.0, start = 1.5 + i;
+    ASSERT_EQ(win->accumulate(&start, 1, f64, t, slot + 1, 1, f64, Op(OpKind::Replace)), 0);
+    ASSERT_EQ(win->flush(t), 0);
+    ASSERT_EQ(win->accumulate(&two, 1, f64, t, slot + 1, 1, f64, Op(OpKind::Prod)), 0);
+    ASSERT_EQ(win->flush(t), 0);
+    const int64_t v[2] = {i, -i};
+    ASSERT_EQ(win->accumulate(v, 2, i64, t, slot + 16, 2, i64, Op(OpKind::Replace)), 0);
+    ASSERT_EQ(win->flush(t), 0);
+    const int64_t big[2] = {5, -100};
+    ASSERT_EQ(win->accumulate(big, 2, i64, t, slot + 16, 2, i64, Op(OpKind::Max)), 0);
+    ASSERT_EQ(win->flush(t), 0);
+    // The general path: a derived origin type of the same signature.
+    adi3::Datatype* c2 = nullptr;
+    ASSERT_EQ(adi3::type_contiguous(2, i64, &c2), adi3::ErrorClass::Success);
+    ASSERT_EQ(adi3::type_commit(c2), adi3::ErrorClass::Success);
+    const int64_t add[2] = {10, 10};
+    ASSERT_EQ(win->accumulate(add, 1, c2, t, slot + 16, 2, i64, Op(OpKind::Sum)), 0);
+    ASSERT_EQ(adi3::type_free(&c2), adi3::ErrorClass::Success);
+    ASSERT_EQ(win->flush(t), 0);
+    double got = 0;
+    int64_t got2[2] = {0, 0};
+    const double zero = 0;
+    ASSERT_EQ(win->get_accumulate(&zero, 1, f64, &got, 1, f64, t, slot + 1, 1, f64, Op(OpKind::NoOp)), 0);
+    ASSERT_EQ(win->get_accumulate(nullptr, 0, i64, got2, 2, i64, t, slot + 16, 2, i64, Op(OpKind::NoOp)), 0);
+    ASSERT_EQ(win->flush(t), 0);
+    EXPECT_EQ(got, 2 * start) << i;
+    EXPECT_EQ(got2[0], std::max<int64_t>(i, 5) + 10) << i;
+    EXPECT_EQ(got2[1], -i + 10) << i;
+  }
+  ASSERT_EQ(win->unlock_all(), 0);
+  ASSERT_EQ(dev.barrier(), 0);
+  ASSERT_EQ(Window::free(&win), 0);
+}
+
+TEST_P(RmaEmulPaths, QuickAccumulatesNp1) { run(1, quick_accumulates); }
+TEST_P(RmaEmulPaths, QuickAccumulatesNp2) { run(2, quick_accumulates); }
+TEST_P(RmaEmulPaths, QuickAccumulatesNp3) { run(3, quick_accumulates); }
+
+INSTANTIATE_TEST_SUITE_P(Rma, RmaEmulPaths, ::testing::ValuesIn(core_test::setups()), core_test::SetupName());
+
+}  // namespace
