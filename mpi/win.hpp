@@ -55,6 +55,40 @@ inline int win_error(WinObj* w, int code, const char* fn) { return code == 0 ? 0
   if (int e_ = ::adi3::mpi::get_win(*rt, handle, &w)) [[unlikely]] \
   return ::adi3::mpi::world_error(e_, __func__)
 
+// One-sided calls with a native fast path (rma/native_fast.hpp): the
+// exported entry point tries it first, outside any try block and before
+// any argument check, so it compiles into a short function without a
+// frame; whatever it does not take goes to PMPI_<name>'s ordinary body (its
+// own try block and checks, which raise every error), defined by
+// ADI3_WIN_CHECKED(name, params, args) { body } before the entry point,
+// which ADI3_WIN_FAST(name, params, args) { fast path } then defines, with
+// win_checked_<name> args as its fallback.
+#define ADI3_WIN_CHECKED(name, params, args)                     \
+  namespace {                                                    \
+  struct PMPI_##name##_body {                                    \
+    [[gnu::always_inline]] static inline int PMPI_##name params; \
+  };                                                             \
+  [[gnu::noinline]] int win_checked_##name params noexcept {     \
+    try {                                                        \
+      return PMPI_##name##_body::PMPI_##name args;               \
+    } catch (...) {                                              \
+      return ::adi3::mpi::Escaped<int>{"PMPI_" #name} args;      \
+    }                                                            \
+  }                                                              \
+  }                                                              \
+  int PMPI_##name##_body::PMPI_##name params
+#define ADI3_WIN_FAST(name, params) ADI3_MPI_API_NOTHROW(int, name, params)
+
+// The window of handle h when it is a valid one, else nullptr (the fast
+// paths' lookup: the checked path reports the bad handle).
+inline WinObj* find_win(Runtime& rt, MPI_Win h) {
+  if (is_kind(h, Kind::Win, HandleClass::User)) [[likely]] {
+    if (WinObj** w = rt.wins.get(handle_index(h))) [[likely]]
+      return *w;
+  }
+  return nullptr;
+}
+
 // Window error handlers (mpi/win_attr.cpp): a user one is shared by reference.
 
 }  // namespace adi3::mpi

@@ -118,54 +118,63 @@ int gacc_args(Runtime& rt, const void* obuf, int ocount, MPI_Datatype otype, voi
 
 }  // namespace
 
-ADI3_MPI_API(int, Put,
-             (const void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win),
-             (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype,
-              win)) {
+#define PUT_PARAMS                                                                                                 \
+  (const void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, \
+   int target_count, MPI_Datatype target_datatype, MPI_Win win)
+#define PUT_ARGS \
+  (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win)
+ADI3_WIN_CHECKED(Put, PUT_PARAMS, PUT_ARGS) {
   ADI3_WIN_ENTER(win);
-  if (fast_copy(*rt, w, true, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                target_datatype)) {
-    return MPI_SUCCESS;
-  }
   const Datatype *ot = nullptr, *tt = nullptr;
   if (int e = rw_args(*rt, origin_addr, origin_count, origin_datatype, target_count, target_datatype, &ot, &tt)) {
     return win_error(w, e, __func__);
   }
   return win_error(w, w->win->put(origin_addr, origin_count, ot, target_rank, target_disp, target_count, tt), __func__);
 }
-
-ADI3_MPI_API(int, Get,
-             (void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
-              int target_count, MPI_Datatype target_datatype, MPI_Win win),
-             (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype,
-              win)) {
-  ADI3_WIN_ENTER(win);
-  if (fast_copy(*rt, w, false, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                target_datatype)) {
-    return MPI_SUCCESS;
+ADI3_WIN_FAST(Put, PUT_PARAMS) {
+  if (Runtime* rt = g_runtime) [[likely]] {
+    if (WinObj* w = find_win(*rt, win); w && fast_copy(*rt, w, true, origin_addr, origin_count, origin_datatype,
+                                                       target_rank, target_disp, target_count, target_datatype)) {
+      return MPI_SUCCESS;
+    }
   }
+  return win_checked_Put PUT_ARGS;
+}
+#undef PUT_PARAMS
+#undef PUT_ARGS
+
+#define GET_PARAMS                                                                                           \
+  (void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, \
+   int target_count, MPI_Datatype target_datatype, MPI_Win win)
+#define GET_ARGS \
+  (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win)
+ADI3_WIN_CHECKED(Get, GET_PARAMS, GET_ARGS) {
+  ADI3_WIN_ENTER(win);
   const Datatype *ot = nullptr, *tt = nullptr;
   if (int e = rw_args(*rt, origin_addr, origin_count, origin_datatype, target_count, target_datatype, &ot, &tt)) {
     return win_error(w, e, __func__);
   }
   return win_error(w, w->win->get(origin_addr, origin_count, ot, target_rank, target_disp, target_count, tt), __func__);
 }
-
-ADI3_MPI_API(int, Accumulate,
-             (const void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
-              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win),
-             (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op,
-              win)) {
-  ADI3_WIN_ENTER(win);
-  coll::OpKind k;
-  if (origin_datatype == target_datatype && fast_kind(op, &k)) {
-    if (const Datatype* t = fast_type(*rt, target_datatype);
-        t && rma::native::fast_acc(w->win->state(), origin_addr, origin_count, t, target_rank, target_disp,
-                                   target_count, t, k)) {
+ADI3_WIN_FAST(Get, GET_PARAMS) {
+  if (Runtime* rt = g_runtime) [[likely]] {
+    if (WinObj* w = find_win(*rt, win); w && fast_copy(*rt, w, false, origin_addr, origin_count, origin_datatype,
+                                                       target_rank, target_disp, target_count, target_datatype)) {
       return MPI_SUCCESS;
     }
   }
+  return win_checked_Get GET_ARGS;
+}
+#undef GET_PARAMS
+#undef GET_ARGS
+
+#define ACC_PARAMS                                                                                                 \
+  (const void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp, \
+   int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+#define ACC_ARGS \
+  (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win)
+ADI3_WIN_CHECKED(Accumulate, ACC_PARAMS, ACC_ARGS) {
+  ADI3_WIN_ENTER(win);
   const Datatype *ot = nullptr, *tt = nullptr;
   coll::Op o(coll::OpKind::NoOp);
   int e = acc_op(*rt, op, false, &o);
@@ -174,6 +183,21 @@ ADI3_MPI_API(int, Accumulate,
   return win_error(w, w->win->accumulate(origin_addr, origin_count, ot, target_rank, target_disp, target_count, tt, o),
                    __func__);
 }
+ADI3_WIN_FAST(Accumulate, ACC_PARAMS) {
+  coll::OpKind k;
+  if (Runtime* rt = g_runtime; rt && origin_datatype == target_datatype && fast_kind(op, &k)) [[likely]] {
+    WinObj* w = find_win(*rt, win);
+    if (const Datatype* t = fast_type(*rt, target_datatype);
+        w && t &&
+        rma::native::fast_acc(w->win->state(), origin_addr, origin_count, t, target_rank, target_disp, target_count, t,
+                              k)) {
+      return MPI_SUCCESS;
+    }
+  }
+  return win_checked_Accumulate ACC_ARGS;
+}
+#undef ACC_PARAMS
+#undef ACC_ARGS
 
 ADI3_MPI_API(int, Get_accumulate,
              (const void* origin_addr, int origin_count, MPI_Datatype origin_datatype, void* result_addr,
@@ -198,18 +222,12 @@ ADI3_MPI_API(int, Get_accumulate,
                    __func__);
 }
 
-ADI3_MPI_API(int, Fetch_and_op,
-             (const void* origin_addr, void* result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp,
-              MPI_Op op, MPI_Win win),
-             (origin_addr, result_addr, datatype, target_rank, target_disp, op, win)) {
+#define FOP_PARAMS                                                                                           \
+  (const void* origin_addr, void* result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, \
+   MPI_Op op, MPI_Win win)
+#define FOP_ARGS (origin_addr, result_addr, datatype, target_rank, target_disp, op, win)
+ADI3_WIN_CHECKED(Fetch_and_op, FOP_PARAMS, FOP_ARGS) {
   ADI3_WIN_ENTER(win);
-  coll::OpKind k;
-  if (const Datatype* ft = fast_type(*rt, datatype);
-      ft && fast_kind(op, &k) &&
-      rma::native::fast_atomic(w->win->state(), origin_addr, nullptr, result_addr, ft, target_rank, target_disp, false,
-                               k)) {
-    return MPI_SUCCESS;
-  }
   const Datatype* t = nullptr;
   coll::Op o(coll::OpKind::NoOp);
   int e = acc_op(*rt, op, true, &o);
@@ -219,17 +237,28 @@ ADI3_MPI_API(int, Fetch_and_op,
   if (e) return win_error(w, e, __func__);
   return win_error(w, w->win->fetch_and_op(origin_addr, result_addr, t, target_rank, target_disp, o), __func__);
 }
-
-ADI3_MPI_API(int, Compare_and_swap,
-             (const void* origin_addr, const void* compare_addr, void* result_addr, MPI_Datatype datatype,
-              int target_rank, MPI_Aint target_disp, MPI_Win win),
-             (origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win)) {
-  ADI3_WIN_ENTER(win);
-  if (const Datatype* ft = fast_type(*rt, datatype);
-      ft && rma::native::fast_atomic(w->win->state(), origin_addr, compare_addr, result_addr, ft, target_rank,
-                                     target_disp, true, coll::OpKind::NoOp)) {
-    return MPI_SUCCESS;
+ADI3_WIN_FAST(Fetch_and_op, FOP_PARAMS) {
+  coll::OpKind k;
+  if (Runtime* rt = g_runtime; rt && fast_kind(op, &k)) [[likely]] {
+    WinObj* w = find_win(*rt, win);
+    if (const Datatype* ft = fast_type(*rt, datatype);
+        w && ft &&
+        rma::native::fast_atomic(w->win->state(), origin_addr, nullptr, result_addr, ft, target_rank, target_disp,
+                                 false, k)) {
+      return MPI_SUCCESS;
+    }
   }
+  return win_checked_Fetch_and_op FOP_ARGS;
+}
+#undef FOP_PARAMS
+#undef FOP_ARGS
+
+#define CAS_PARAMS                                                                                               \
+  (const void* origin_addr, const void* compare_addr, void* result_addr, MPI_Datatype datatype, int target_rank, \
+   MPI_Aint target_disp, MPI_Win win)
+#define CAS_ARGS (origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win)
+ADI3_WIN_CHECKED(Compare_and_swap, CAS_PARAMS, CAS_ARGS) {
+  ADI3_WIN_ENTER(win);
   const Datatype* t = nullptr;
   int e = single_type(*rt, datatype, true, &t);
   if (!e && (!origin_addr || !compare_addr || !result_addr)) {
@@ -239,6 +268,20 @@ ADI3_MPI_API(int, Compare_and_swap,
   return win_error(w, w->win->compare_and_swap(origin_addr, compare_addr, result_addr, t, target_rank, target_disp),
                    __func__);
 }
+ADI3_WIN_FAST(Compare_and_swap, CAS_PARAMS) {
+  if (Runtime* rt = g_runtime) [[likely]] {
+    WinObj* w = find_win(*rt, win);
+    if (const Datatype* ft = fast_type(*rt, datatype);
+        w && ft &&
+        rma::native::fast_atomic(w->win->state(), origin_addr, compare_addr, result_addr, ft, target_rank, target_disp,
+                                 true, coll::OpKind::NoOp)) {
+      return MPI_SUCCESS;
+    }
+  }
+  return win_checked_Compare_and_swap CAS_ARGS;
+}
+#undef CAS_PARAMS
+#undef CAS_ARGS
 
 // ---- request-based forms ----
 

@@ -85,7 +85,7 @@ ADI3_MPI_API(int, Win_test, (MPI_Win win, int* flag), (win, flag)) {
   return MPI_SUCCESS;
 }
 
-ADI3_MPI_API(int, Win_lock, (int lock_type, int rank, int assert, MPI_Win win), (lock_type, rank, assert, win)) {
+ADI3_WIN_CHECKED(Win_lock, (int lock_type, int rank, int assert, MPI_Win win), (lock_type, rank, assert, win)) {
   ADI3_WIN_ENTER(win);
   if (lock_type != MPI_LOCK_EXCLUSIVE && lock_type != MPI_LOCK_SHARED) {
     return win_error(
@@ -95,10 +95,34 @@ ADI3_MPI_API(int, Win_lock, (int lock_type, int rank, int assert, MPI_Win win), 
   if (int e = check_assert(assert, kLockAsserts, "MPI_Win_lock")) return win_error(w, e, __func__);
   return win_error(w, w->win->lock(static_cast<LockType>(lock_type), rank, assert), __func__);
 }
+// The native lock word straight from the binding (as Window::lock would).
+ADI3_WIN_FAST(Win_lock, (int lock_type, int rank, int assert, MPI_Win win)) {
+  if (Runtime* rt = g_runtime;
+      rt && (lock_type == MPI_LOCK_EXCLUSIVE || lock_type == MPI_LOCK_SHARED) && !(assert & ~kLockAsserts)) [[likely]] {
+    if (WinObj* w = find_win(*rt, win)) {
+      rma::WindowState& st = w->win->state();
+      if (int e = rma::native::fast_lock(st, static_cast<LockType>(lock_type), rank, assert); e >= 0) {
+        return win_error(w, e ? e : st.dev.check_alive(st.comm, rank, "Win_lock"), "PMPI_Win_lock");
+      }
+    }
+  }
+  return win_checked_Win_lock(lock_type, rank, assert, win);
+}
 
-ADI3_MPI_API(int, Win_unlock, (int rank, MPI_Win win), (rank, win)) {
+ADI3_WIN_CHECKED(Win_unlock, (int rank, MPI_Win win), (rank, win)) {
   ADI3_WIN_ENTER(win);
   return win_error(w, w->win->unlock(rank), __func__);
+}
+ADI3_WIN_FAST(Win_unlock, (int rank, MPI_Win win)) {
+  if (Runtime* rt = g_runtime) [[likely]] {
+    if (WinObj* w = find_win(*rt, win)) {
+      rma::WindowState& st = w->win->state();
+      if (int e = rma::native::fast_unlock(st, rank); e >= 0) {
+        return win_error(w, e ? e : st.dev.check_alive(st.comm, rank, "Win_unlock"), "PMPI_Win_unlock");
+      }
+    }
+  }
+  return win_checked_Win_unlock(rank, win);
 }
 
 ADI3_MPI_API(int, Win_lock_all, (int assert, MPI_Win win), (assert, win)) {
@@ -112,13 +136,20 @@ ADI3_MPI_API(int, Win_unlock_all, (MPI_Win win), (win)) {
   return win_error(w, w->win->unlock_all(), __func__);
 }
 
-ADI3_MPI_API(int, Win_flush, (int rank, MPI_Win win), (rank, win)) {
+ADI3_WIN_CHECKED(Win_flush, (int rank, MPI_Win win), (rank, win)) {
   ADI3_WIN_ENTER(win);
-  // Nothing but a fence to a mapped target (rma/native_fast.hpp), as Window::flush would.
-  if (rma::WindowState& st = w->win->state(); rma::native::fast_flush(st, rank)) {
-    return win_error(w, st.dev.check_alive(st.comm, rank, "Win_flush"), __func__);
-  }
   return win_error(w, w->win->flush(rank), __func__);
+}
+ADI3_WIN_FAST(Win_flush, (int rank, MPI_Win win)) {
+  // Nothing to complete at a mapped target (rma/native_fast.hpp), as Window::flush would find.
+  if (Runtime* rt = g_runtime) [[likely]] {
+    if (WinObj* w = find_win(*rt, win)) {
+      if (rma::WindowState& st = w->win->state(); rma::native::fast_flush(st, rank)) {
+        return win_error(w, st.dev.check_alive(st.comm, rank, "Win_flush"), "PMPI_Win_flush");
+      }
+    }
+  }
+  return win_checked_Win_flush(rank, win);
 }
 
 ADI3_MPI_API(int, Win_flush_all, (MPI_Win win), (win)) {

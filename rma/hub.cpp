@@ -46,6 +46,7 @@ void Hub::add(const std::shared_ptr<WindowState>& w) {
   w->slot = static_cast<uint32_t>(i);
   w->gen = s.gen;
   w->hub = this;
+  w->unfenced = &unfenced;
   // Published last: a handler that finds it sees its slot and generation.
   c.load(std::memory_order_relaxed)->win[i % kChunk].store(w.get(), std::memory_order_release);
   if (slots_.size() > high_.load(std::memory_order_relaxed)) high_.store(slots_.size(), std::memory_order_release);

@@ -45,6 +45,9 @@ class Hub {
   // release_memory(base) gives them back to os (false: not one of ours).
   void add_memory(Region* r, OneSided* os);
   bool release_memory(void* base);
+  // Native stores of this device's windows not yet followed by a full
+  // fence (WindowState::unfenced points here).
+  std::atomic<bool> unfenced{false};
 
  private:
   struct Slot {

@@ -294,6 +294,16 @@ void agree(WindowState& w, const std::vector<NativeCard>& firsts, const std::vec
   if (w.flavor == WinFlavor::Dynamic) nw.cma_acc = true;
   nw.fast = !nw.nic && w.flavor != WinFlavor::Dynamic && !w.info.emulate_ops;
   nw.fast_fence = !w.dev.config().forced(kActiveRma);
+  if (nw.fast) {
+    nw.fastp.resize(nw.peers.size());
+    for (std::size_t r = 0; r < nw.peers.size(); ++r) {
+      const NativePeer& p = nw.peers[r];
+      if (!p.mem || !p.ctl) continue;
+      const PeerWin& pw = w.peers[r];
+      nw.fastp[r] = {p.mem, static_cast<uint64_t>(pw.size), static_cast<uint64_t>(pw.disp_unit), p.ctl};
+    }
+    nw.fast_n = nw.fastp.size();
+  }
 }
 
 bool reaches(const WindowState& w, int target) {

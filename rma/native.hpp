@@ -102,6 +102,22 @@ class NativeWin {
   // rma/native_fast.hpp may serve this window: mapped memory, no
   // operation forced to the emulation here; fast_fence: nor fence epochs.
   bool fast = false, fast_fence = false;
+  // rma/native_fast.hpp's view of each target (by comm rank; empty unless
+  // `fast`): its mapped memory (null: not served there), window size,
+  // displacement unit and control block, in one place, so the fast path
+  // reads one entry instead of PeerWin and NativePeer.
+  struct FastPeer {
+    char* mem = nullptr;
+    uint64_t size = 0;
+    uint64_t unit = 1;
+    Control* ctl = nullptr;
+  };
+  std::vector<FastPeer> fastp;
+  std::size_t fast_n = 0;  // fastp.size(), kept (the size of a vector divides by the entry's)
+  // The last datatype fast_elem classified (rma/native_fast.hpp).
+  const Datatype* elem_type = nullptr;
+  uint8_t elem_size = 0;
+  coll::TypeClass elem_class{};
   std::unique_ptr<NicAtomics> nic_self;  // NIC windows: atomics on our own memory (loopback)
   std::vector<int8_t> held;              // per target: native lock held (0 none, 1 shared, 2 exclusive)
   // Dynamic windows: our table (after our control block) and the region
@@ -163,6 +179,8 @@ int run(WindowState& w, const OpArgs& a, const Checked& c);
 // ---- passive target (native_ops.cpp; without the mutex: they may wait) ----
 // Takes the target's lock word (waits in the device's blocking wait).
 int lock(WindowState& w, int target, bool exclusive);
+// Waits until ticket holds the lock word c (the device's blocking wait).
+int lock_wait(WindowState& w, Control& c, bool exclusive, uint32_t ticket);
 void unlock(WindowState& w, int target, bool exclusive);
 // Compare-and-swap of the element at p, atomic with combine_atomic on the
 // same element (given the same nic): under its stripe, unless the caller

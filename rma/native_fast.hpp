@@ -32,14 +32,16 @@
 
 namespace adi3::rma::native {
 
+using FastPeer = NativeWin::FastPeer;
+
 // The target's state when an operation to it may take the fast path, else
 // nullptr.
-inline NativePeer* fast_target(WindowState& w, int target) {
-  if (!w.native_usable || w.dev.config().thread_multiple) return nullptr;
+[[gnu::always_inline]] inline FastPeer* fast_target(WindowState& w, int target) {
+  if (!w.native_usable) return nullptr;
   NativeWin& nw = *w.native;
-  const auto t = static_cast<std::size_t>(target);  // kProcNull and negatives: huge
-  if (!nw.fast || t >= nw.peers.size()) return nullptr;
-  NativePeer& p = nw.peers[t];
+  const auto t = static_cast<std::size_t>(target);                       // kProcNull and negatives: huge
+  if (t >= nw.fast_n || w.dev.config().thread_multiple) return nullptr;  // fast_n: 0 unless nw.fast
+  FastPeer& p = nw.fastp[t];
   const Target& tg = w.targets[t];
   if (!p.mem || tg.emul_inflight) return nullptr;
   switch (w.access) {
@@ -54,15 +56,17 @@ inline NativePeer* fast_target(WindowState& w, int target) {
   }
 }
 
-// Where [disp * unit, + bytes) of target's window starts in its mapped
-// memory: the range check of check_op. nullptr when outside (the caller
-// then leaves the operation to the checked path).
-inline char* fast_at(const WindowState& w, NativePeer& p, int target, std::ptrdiff_t disp, __int128 bytes) {
-  const PeerWin& pw = w.peers[static_cast<std::size_t>(target)];
-  if (disp < 0 || disp > pw.size) return nullptr;
-  const auto off = static_cast<__int128>(disp) * pw.disp_unit;
-  if (off + bytes > pw.size) return nullptr;
-  return p.mem + static_cast<std::size_t>(off);
+// Where [disp * unit, + bytes) of the target's window starts in its mapped
+// memory: the range check of check_op. nullptr when outside or when the
+// product overflows (the caller then leaves the operation to the checked
+// path, which says which).
+[[gnu::always_inline]] inline char* fast_at(const FastPeer& p, std::ptrdiff_t disp, uint64_t bytes) {
+  uint64_t off;
+  if (disp < 0 || __builtin_mul_overflow(static_cast<uint64_t>(disp), p.unit, &off) || off > p.size ||
+      bytes > p.size - off) {
+    return nullptr;
+  }
+  return p.mem + off;
 }
 
 // Calls f with a zero of the 8- or 4-byte unsigned word of an element of es bytes.
@@ -91,13 +95,14 @@ inline bool fast_copy(WindowState& w, bool put, void* buf, int64_t ocount, const
       ttype->true_lb() != 0 || !ttype->is_contiguous()) {
     return false;
   }
-  NativePeer* p = fast_target(w, target);
-  if (!p) return false;
-  const auto bytes = static_cast<__int128>(tcount) * static_cast<__int128>(ttype->size());
-  char* at = fast_at(w, *p, target, disp, bytes);
+  FastPeer* p = fast_target(w, target);
+  uint64_t bytes;
+  if (!p || __builtin_mul_overflow(static_cast<uint64_t>(tcount), ttype->size(), &bytes)) return false;
+  char* at = fast_at(*p, disp, bytes);
   if (!at) return false;
   char* dst = put ? at : static_cast<char*>(buf);
   const char* src = put ? static_cast<const char*>(buf) : at;
+  if (!put) w.before_load();  // not ahead of a store before a flush (WindowState::before_load)
   if (bytes == 8) {
     // The common 8-byte element: a load and a store, not a libc call.
     uint64_t v;
@@ -106,6 +111,7 @@ inline bool fast_copy(WindowState& w, bool put, void* buf, int64_t ocount, const
   } else {
     std::memmove(dst, src, static_cast<std::size_t>(bytes));
   }
+  if (put) w.stored();
   return fast_done(w);
 }
 
@@ -159,14 +165,27 @@ inline W fast_element(W* p, W v, FastOp f) {
 }
 
 // The element size of a predefined type the fast accumulates take (4 or 8
-// bytes, no padding, starting at its address), else 0; *tc its class.
-inline std::size_t fast_elem(const Datatype* t, coll::TypeClass* tc) {
+// bytes, no padding, starting at its address), else 0; *tc its class. The
+// last type asked about is remembered in nw (its class takes two calls
+// into the core library).
+inline std::size_t fast_elem(NativeWin& nw, const Datatype* t, coll::TypeClass* tc) {
+  if (t == nw.elem_type && t) [[likely]] {
+    *tc = nw.elem_class;
+    return nw.elem_size;
+  }
   if (!t || !t->is_predefined()) return 0;
   const std::size_t es = t->size();
-  if ((es != 8 && es != 4) || t->extent() != static_cast<std::ptrdiff_t>(es) || t->true_lb() != 0) return 0;
   Builtin b;
-  if (!t->builtin_id(&b)) return 0;
+  if ((es != 8 && es != 4) || t->extent() != static_cast<std::ptrdiff_t>(es) || t->true_lb() != 0 ||
+      !t->builtin_id(&b)) {
+    return 0;
+  }
   *tc = coll::type_class(b);
+  // Only a predefined type is remembered: it is never freed, so its address
+  // never comes to name another type.
+  nw.elem_type = t;
+  nw.elem_size = static_cast<uint8_t>(es);
+  nw.elem_class = *tc;
   return es;
 }
 
@@ -180,11 +199,14 @@ inline bool fast_exclusive(const WindowState& w, int target) {
 // Replace, NoOp) or compare_and_swap (cas true, op unused) of one 4- or
 // 8-byte predefined element on its alignment, under the element's stripe
 // (as cas_element and combine_atomic). True when done.
-inline bool fast_atomic(WindowState& w, const void* origin, const void* compare, void* result, const Datatype* t,
-                        int target, std::ptrdiff_t disp, bool cas, coll::OpKind op) {
+[[gnu::always_inline]] inline bool fast_atomic(WindowState& w, const void* origin, const void* compare, void* result,
+                                               const Datatype* t, int target, std::ptrdiff_t disp, bool cas,
+                                               coll::OpKind op) {
+  FastPeer* p = fast_target(w, target);
+  if (!p || !result) return false;
   coll::TypeClass tc;
-  const std::size_t es = fast_elem(t, &tc);
-  if (!es || !result) return false;
+  const std::size_t es = fast_elem(*w.native, t, &tc);
+  if (!es) return false;
   FastOp f = FastOp::None;
   if (cas) {
     if (!compare || !origin) return false;
@@ -196,12 +218,12 @@ inline bool fast_atomic(WindowState& w, const void* origin, const void* compare,
     f = fast_op(op, tc);
     if (f == FastOp::None || (f != FastOp::Read && !origin)) return false;
   }
-  NativePeer* p = fast_target(w, target);
-  if (!p) return false;
-  char* at = fast_at(w, *p, target, disp, static_cast<__int128>(es));
+  char* at = fast_at(*p, disp, es);
   if (!at || (reinterpret_cast<uintptr_t>(at) & (es - 1))) return false;  // es: 4 or 8 (no division)
   uint32_t& stripe = stripe_of(*p->ctl, static_cast<std::size_t>(at - p->mem));
   const bool excl = fast_exclusive(w, target);
+  // The stripe's compare-and-swap, a locked instruction, fences on x86.
+  if (excl) w.before_load();
   auto apply = [&](auto word) {
     using W = decltype(word);
     W v = 0, prev;
@@ -219,24 +241,26 @@ inline bool fast_atomic(WindowState& w, const void* origin, const void* compare,
     std::memcpy(result, &prev, sizeof prev);
   };
   by_word(es, apply);
+  w.stored();
   return fast_done(w);
 }
 
 // Accumulate of up to 64 aligned 4- or 8-byte predefined elements (Sum on
 // C integers and floating types, Replace), the same type and count on both
 // sides: under the stripes of the range, taken once. True when done.
-inline bool fast_acc(WindowState& w, const void* origin, int64_t ocount, const Datatype* otype, int target,
-                     std::ptrdiff_t disp, int64_t tcount, const Datatype* ttype, coll::OpKind op) {
+[[gnu::always_inline]] inline bool fast_acc(WindowState& w, const void* origin, int64_t ocount, const Datatype* otype,
+                                            int target, std::ptrdiff_t disp, int64_t tcount, const Datatype* ttype,
+                                            coll::OpKind op) {
   if (otype != ttype || ocount != tcount || tcount <= 0 || tcount > 64 || !origin) return false;
+  FastPeer* p = fast_target(w, target);
+  if (!p) return false;
   coll::TypeClass tc;
-  const std::size_t es = fast_elem(ttype, &tc);
+  const std::size_t es = fast_elem(*w.native, ttype, &tc);
   if (!es) return false;
   const FastOp f = fast_op(op, tc);
   if (f == FastOp::None || f == FastOp::Read) return false;  // NO_OP: not an accumulate's op
-  NativePeer* p = fast_target(w, target);
-  if (!p) return false;
   const std::size_t bytes = es * static_cast<std::size_t>(tcount);
-  char* at = fast_at(w, *p, target, disp, static_cast<__int128>(bytes));
+  char* at = fast_at(*p, disp, bytes);
   if (!at || (reinterpret_cast<uintptr_t>(at) & (es - 1))) return false;
   const bool excl = fast_exclusive(w, target);
   const std::size_t off = static_cast<std::size_t>(at - p->mem);
@@ -249,6 +273,7 @@ inline bool fast_acc(WindowState& w, const void* origin, int64_t ocount, const D
     }
   };
   if (excl) {
+    w.before_load();
     by_word(es, apply);
   } else if (off % 64 + bytes <= 64) {
     // One block (an 8-byte accumulate): one stripe.
@@ -262,17 +287,24 @@ inline bool fast_acc(WindowState& w, const void* origin, int64_t ocount, const D
     by_word(es, apply);
     s.unlock();
   }
+  w.stored();
   return fast_done(w);
 }
 
-// Win_flush(target) with nothing in the emulation: a memory fence. True
-// when done.
+// Win_flush(target) with nothing in the emulation: every operation
+// completed when it returned; the memory fence that orders them before our
+// later loads is left to the next load on x86 (WindowState::before_load),
+// done here elsewhere. True when done.
 inline bool fast_flush(WindowState& w, int target) {
   if (w.access != WindowState::Access::Lock && w.access != WindowState::Access::LockAll) return false;
   if (!fast_target(w, target) || w.deferred_error) return false;
   const Target& t = w.targets[static_cast<std::size_t>(target)];
   if (t.queued_ops != t.flushed_ops || !t.q.empty() || t.replies != 0) return false;
-  w.memory_fence();
+  if constexpr (WindowState::kDeferFence) {
+    std::atomic_signal_fence(std::memory_order_seq_cst);  // the compiler keeps the stores before the return
+  } else {
+    w.memory_fence();
+  }
   return true;
 }
 
@@ -284,7 +316,8 @@ inline int fast_lock(WindowState& w, LockType type, int rank, int assert) {
   if (type != LockType::Exclusive && type != LockType::Shared) return -1;
   NativeWin& nw = *w.native;
   const auto r = static_cast<std::size_t>(rank);
-  if (!nw.passive || nw.nic || w.info.no_locks || r >= nw.peers.size() || !nw.peers[r].ctl) return -1;
+  if (!nw.passive || nw.nic || w.info.no_locks || r >= static_cast<std::size_t>(w.comm.size) || !nw.peers[r].ctl)
+    return -1;
   if (w.access != WindowState::Access::None && w.access != WindowState::Access::Lock) return -1;
   Target& t = w.targets[r];
   if (t.locked) return -1;
@@ -295,20 +328,33 @@ inline int fast_lock(WindowState& w, LockType type, int rank, int assert) {
   t.lock_nocheck = true;  // native: no emulated grant (see Window::lock)
   t.lock_kind = excl ? LockKind::Exclusive : LockKind::Shared;
   t.lock_pending = false;
-  if (assert & kModeNoCheck) return 0;
-  if (int e = lock(w, rank, excl)) return e;
+  if (assert & kModeNoCheck) {
+    w.before_load();  // no lock word's locked instruction: the caller may load next
+    return 0;
+  }
+  // The lock word (native::lock without the call): a free lock costs its
+  // ticket and, for a reader, one store.
+  Control& c = *nw.peers[r].ctl;
+  const uint32_t ticket = lock_ticket(c);
+  if (!lock_held(c, excl, ticket)) {
+    if (int e = lock_wait(w, c, excl, ticket)) return e;
+  }
+  lock_entered(c, excl, ticket);
   nw.held[r] = excl ? 2 : 1;
   return 0;
 }
 
-// Win_unlock with nothing sent through the emulation to the target: a
-// release fence, then the lock word. -1: not handled here.
+// Win_unlock with nothing sent through the emulation to the target: the
+// lock word's release (a locked read-modify-write, after our stores in
+// program order: whoever takes the lock next sees them; on x86 also a full
+// fence). Without a lock word (NOCHECK) the stores stay unfenced
+// (WindowState::before_load). -1: not handled here.
 inline int fast_unlock(WindowState& w, int rank) {
   if (!w.native_usable || w.dev.config().thread_multiple || w.access != WindowState::Access::Lock || w.deferred_error)
     return -1;
   NativeWin& nw = *w.native;
   const auto r = static_cast<std::size_t>(rank);
-  if (!nw.passive || nw.nic || r >= nw.peers.size()) return -1;
+  if (!nw.passive || nw.nic || r >= static_cast<std::size_t>(w.comm.size)) return -1;
   Target& t = w.targets[r];
   if (!t.locked || !t.lock_nocheck || t.lock_pending || t.emul_inflight || t.queued_ops != t.flushed_ops ||
       !t.q.empty() || t.replies != 0) {
@@ -317,9 +363,9 @@ inline int fast_unlock(WindowState& w, int rank) {
   t.locked = false;
   t.lock_nocheck = false;
   if (--w.locks_held == 0) w.access = WindowState::Access::None;
-  w.memory_fence();
+  if constexpr (!WindowState::kDeferFence) w.memory_fence();
   if (int8_t& h = nw.held[r]) {
-    unlock(w, rank, h == 2);
+    lock_release(*nw.peers[r].ctl, h == 2);  // native::unlock without the call (not a NIC window)
     h = 0;
   }
   return 0;

@@ -336,6 +336,10 @@ bool can(const WindowState& w, Msg kind, int target, bool contiguous_target) {
 
 int run(WindowState& w, const OpArgs& a, const Checked& c) {
   if (w.native->nic) return nic_run(w, a, c);
+  // Any of these may load (cross-memory attach, accumulates under an
+  // exclusive lock) or store: WindowState::before_load.
+  w.before_load();
+  w.stored();
   const Where x = where(w, a, c);
   if (!x.addr) {
     const bool copy = a.kind == Msg::Put || a.kind == Msg::Get;
@@ -380,9 +384,13 @@ int lock(WindowState& w, int target, bool exclusive) {
   if (w.native->nic) return nic_lock(w, target, exclusive);
   Control* c = w.native->peers[static_cast<std::size_t>(target)].ctl;
   const uint32_t ticket = lock_ticket(*c);
-  if (int e = w.dev.block_until([&] { return lock_held(*c, exclusive, ticket); })) return e;
-  lock_entered(*c, exclusive);
+  if (int e = lock_wait(w, *c, exclusive, ticket)) return e;
+  lock_entered(*c, exclusive, ticket);
   return 0;
+}
+
+int lock_wait(WindowState& w, Control& c, bool exclusive, uint32_t ticket) {
+  return w.dev.block_until([&] { return lock_held(c, exclusive, ticket); });
 }
 
 void unlock(WindowState& w, int target, bool exclusive) {

@@ -59,11 +59,16 @@ inline bool lock_held(Control& c, bool exclusive, uint32_t ticket) {
   return at(exclusive ? c.writers : c.readers).load(std::memory_order_acquire) == ticket;
 }
 // A reader that entered lets the next ticket (a reader) in at once.
-inline void lock_entered(Control& c, bool exclusive) {
-  if (!exclusive) at(c.readers).fetch_add(1, std::memory_order_acq_rel);
+// `readers` has one writer at a time, the holder of ticket `readers` (the
+// reader entering, or the writer releasing: every earlier ticket moved it
+// on before), so a store does where a locked increment did; `writers`,
+// which readers leaving in any order move on, keeps its read-modify-write.
+inline void lock_entered(Control& c, bool exclusive, uint32_t ticket) {
+  if (!exclusive) at(c.readers).store(ticket + 1, std::memory_order_release);
 }
 inline void lock_release(Control& c, bool exclusive) {
-  if (exclusive) at(c.readers).fetch_add(1, std::memory_order_acq_rel);
+  if (exclusive) at(c.readers).store(at(c.readers).load(std::memory_order_relaxed) + 1, std::memory_order_release);
+  // acq_rel: our stores (and, for a writer, readers) before the release.
   at(c.writers).fetch_add(1, std::memory_order_acq_rel);
 }
 

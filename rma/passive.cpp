@@ -79,6 +79,7 @@ int Window::lock(LockType type, int rank, int assert) {
     return e ? e : w.dev.check_alive(w.comm, rank, "Win_lock");  // its lock word outlives it
   }
   if (int e = bad_assert(w, "Win_lock", assert, kModeNoCheck)) return e;
+  if (assert & kModeNoCheck) w.before_load();  // no lock word fences: the caller may load next
   if (type != LockType::Exclusive && type != LockType::Shared) {
     return w.dev.errors().raise(
         ErrorClass::Locktype, "Win_lock on rank %d: lock type %d is neither exclusive (%d) nor shared (%d)",
@@ -182,6 +183,7 @@ int Window::unlock(int rank) {
 int Window::lock_all(int assert) {
   WindowState& w = *st_;
   if (int e = bad_assert(w, "Win_lock_all", assert, kModeNoCheck)) return e;
+  if (assert & kModeNoCheck) w.before_load();  // (see Window::lock)
   bool take_native;
   std::vector<uint64_t> need(static_cast<std::size_t>(w.comm.size));
   bool asked = false;

@@ -253,9 +253,44 @@ class WindowState {
   // that completes operations fences: flush, unlock, fence, complete).
   void memory_fence() {
     fence_word.fetch_add(0, std::memory_order_seq_cst);
+    unfenced->store(false, std::memory_order_relaxed);
     if (nic_posted.load(std::memory_order_acquire)) complete_nic();
   }
   std::atomic<int> fence_word{0};
+
+  // ---- the fence a flush owes, deferred (x86-TSO) ----
+  // Stores leave a CPU in program order, so a store made before a flush is
+  // ordered before every later store of ours: whoever learns that we passed
+  // the flush (a message, a counter, a lock word) sees it. Only a later
+  // *load* of ours may pass it (the store buffer), which breaks the Dekker
+  // pattern (put x; flush; get y against put y; flush; get x: both may read
+  // the old values). So on x86 the native fast flush fences nothing; every
+  // native store raises `unfenced` (per device: the load may be on another
+  // window) and the next native load that no locked instruction precedes
+  // fences first (before_load). Elsewhere the flush fences as before.
+  // Only where the application's calls do not run concurrently
+  // (rma/native_fast.hpp's condition): a fence orders its own thread's
+  // stores only.
+#if defined(__x86_64__) || defined(__i386__)
+  static constexpr bool kDeferFence = true;
+#else
+  static constexpr bool kDeferFence = false;
+#endif
+  // A native store was made since the last full fence.
+  void stored() {
+    if constexpr (kDeferFence) unfenced->store(true, std::memory_order_relaxed);
+  }
+  // Before a native load that may be ordered against other ranks' stores
+  // (a get, the read of an atomic without a locked instruction before it).
+  void before_load() {
+    if constexpr (kDeferFence) {
+      if (unfenced->load(std::memory_order_relaxed)) memory_fence();
+    }
+  }
+  // Per device once the hub holds the window (Hub::add), so that a load on
+  // one window waits for a store on another.
+  std::atomic<bool> own_unfenced{false};
+  std::atomic<bool>* unfenced = &own_unfenced;
   // NIC windows (rma/native_nic.cpp): puts and gets are posted and left to
   // complete; nic_dirty (under nic_mu) names the targets that have some.
   std::atomic<bool> nic_posted{false};
