@@ -127,17 +127,26 @@ int in_status_error(ErrorLog& log, int n, int failed, int first, bool ignored) {
 
 int Device::waitall(int n, Request** reqs, Status* statuses) {
   // Plain sends and receives (no class, not persistent: a message-rate
-  // window) need no class wait and finish in one pass below.
+  // window) need no class wait and finish in one pass below. The look that
+  // finds them plain also skips those complete already (a window of sends).
   bool plain = true;
-  for (int i = 0; i < n && plain; ++i) plain = !reqs[i] || is_plain(reqs[i]);
+  int next = 0;
+  for (int i = 0; i < n; ++i) {
+    const Request* r = reqs[i];
+    if (r && !is_plain(r)) {
+      plain = false;
+      break;
+    }
+    if (next == i && (!r || r->complete())) ++next;
+  }
   if (!plain) {
+    next = 0;
     if (int e = class_wait(n, reqs)) return e;
   }
   // Requests complete and stay complete: each pass looks from the first
   // one not seen complete yet, so a window of n costs O(n) over the wait.
   // Progress passes run here while they move things (next stays in a
   // register); block_until takes over only when a pass finds nothing.
-  int next = 0;
   for (;;) {
     while (next < n && (inactive(reqs[next]) || reqs[next]->complete())) ++next;
     if (next == n || !progress()) break;

@@ -11,6 +11,24 @@
 
 namespace adi3 {
 
+// What an eager packet carries of PacketHeader: its first 32 bytes. Built
+// as such, the fast send writes no rreq and addr it never sends.
+struct EagerHeader {
+  PacketType type;
+  uint8_t flags;
+  uint16_t reserved;
+  uint32_t context;
+  int32_t source;
+  int32_t tag;
+  uint64_t bytes;
+  uint64_t sreq;
+};
+static_assert(sizeof(EagerHeader) == kEagerHeaderBytes &&
+              offsetof(EagerHeader, context) == offsetof(PacketHeader, context) &&
+              offsetof(EagerHeader, tag) == offsetof(PacketHeader, tag) &&
+              offsetof(EagerHeader, bytes) == offsetof(PacketHeader, bytes) &&
+              offsetof(EagerHeader, sreq) == offsetof(PacketHeader, sreq));
+
 [[gnu::always_inline]] inline int Device::finish_plain(Request** slot, Status* status) {
   Request* r = *slot;
   const int e = r->status.error;
@@ -33,7 +51,7 @@ namespace adi3 {
   const Peer& p = peers_[static_cast<std::size_t>(peer)];
   if (!p.q.empty() || !credits_.take(peer, bytes)) [[unlikely]]
     return SendResult::Busy;
-  const PacketHeader h{PacketType::Eager, 0, 0, comm.context, comm.rank, tag, bytes, sreq, 0, 0};
+  const EagerHeader h{PacketType::Eager, 0, 0, comm.context, comm.rank, tag, bytes, sreq};
   const SendResult res = io_->send(peer, &h, kEagerHeaderBytes,
                                    Payload{static_cast<const char*>(buf) + type->true_lb(), bytes, nullptr, 0});
   if (res != SendResult::Sent) [[unlikely]]

@@ -18,10 +18,12 @@ int check_side_slow(Runtime& rt, const void* buf, MPI_Count count, MPI_Datatype 
 }
 // The common case inline: a predefined type (a few bytes, extent = size)
 // and a non-null buffer with fewer than 2^31 elements cannot overflow.
+// A predefined datatype's handle is the first one's plus its index: one
+// subtraction and one unsigned compare test class, kind and index at once.
 inline int check_side(Runtime& rt, const void* buf, MPI_Count count, MPI_Datatype dt, const Datatype** out) {
-  const auto i = static_cast<std::size_t>(handle_index(dt));
-  if (is_kind(dt, Kind::Datatype, HandleClass::Builtin) && i < rt.builtin_types.size() && buf &&
-      static_cast<unsigned long long>(count) < (1ull << 31)) [[likely]] {
+  constexpr auto kFirst = static_cast<unsigned>(make_handle(HandleClass::Builtin, Kind::Datatype, 0));
+  const unsigned i = static_cast<unsigned>(dt) - kFirst;
+  if (i < rt.builtin_types.size() && buf && static_cast<unsigned long long>(count) < (1ull << 31)) [[likely]] {
     *out = rt.builtin_types[i];
     return 0;
   }

@@ -57,17 +57,21 @@ int gather(Runtime& rt, int n, const MPI_Request* reqs, Request** out, MPI_Comm*
   if (n < 0) return raise(ErrorClass::Count, "invalid count %d of requests", n);
   if (n > 0 && !reqs) return raise(ErrorClass::Arg, "array_of_requests is null");
   for (int i = 0; i < n; ++i) {
-    out[i] = nullptr;
-    comms[i] = MPI_COMM_WORLD;
-    if (reqs[i] == MPI_REQUEST_NULL) continue;
-    // The live user handle inline; get_slot names what is wrong otherwise.
-    Request* r = find_request(rt, reqs[i]);
-    if (!r) [[unlikely]] {
-      ReqSlot s;
-      return get_slot(rt, reqs[i], &s);
+    const MPI_Request h = reqs[i];
+    Request* r = nullptr;
+    MPI_Comm comm = MPI_COMM_WORLD;
+    if (h != MPI_REQUEST_NULL) {
+      // The live user handle inline; get_slot names what is wrong otherwise.
+      r = find_request(rt, h);
+      if (!r) [[unlikely]] {
+        ReqSlot s;
+        return get_slot(rt, h, &s);
+      }
+      comm = r->handle_comm;
     }
+    // Each element written once (a window's gather is per-message cost).
     out[i] = r;
-    comms[i] = r->handle_comm;
+    comms[i] = comm;
   }
   return 0;
 }

@@ -85,6 +85,10 @@ class ShmChannel final : public Channel {
   void check_peers();
   void report_failures(PacketSink& sink);
   SendResult busy_or_failed(int dest);
+  // send() when the ring refused the record (full: retried once; broken).
+  [[gnu::noinline]] SendResult send_refused(int dest, RingProducer::Push r, const void* hdr, std::size_t hdr_bytes,
+                                            const Payload& payload);
+  inline void announce(Out& o);
   // A ring with a peer broke (it wrote what no correct peer writes).
   void ring_broken(int peer, const char* side, const RingFault& f);
 

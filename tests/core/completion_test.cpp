@@ -183,6 +183,48 @@ TEST_P(Completion, WaitallAndTestallWithNullAndInactive) {
   });
 }
 
+// waitall finds a set plain and skips its complete head in one look:
+// a set whose first requests are complete, then a null one, then one still
+// in flight, and an active persistent request last (not plain: the class
+// wait and the full scan), must still wait for the rest and report each.
+TEST_P(Completion, WaitallCompleteHeadThenPending) {
+  with_service(GetParam(), [](Device& dev) {
+    Recvs rv;
+    Request* head[4] = {rv.post(dev, 20), rv.post(dev, 21), nullptr, nullptr};
+    deliver(dev, 20);
+    deliver(dev, 21);
+    // Messages to ourselves wait in our inbox until waitall's progress.
+    std::vector<unsigned char> mine(16, 7), in(16), pin(16);
+    Request* self = nullptr;
+    ASSERT_OK(dev, dev.irecv(in.data(), in.size(), byte(), 0, 22, dev.world(), &self));
+    head[3] = self;
+    ASSERT_OK(dev, dev.send(mine.data(), mine.size(), byte(), 0, 22, dev.world()));
+    Status st[4];
+    ASSERT_OK(dev, dev.waitall(4, head, st));
+    expect_msg(st[0], 20);
+    expect_msg(st[1], 21);
+    EXPECT_TRUE(is_empty_status(st[2]));
+    EXPECT_EQ(st[3].source, 0);
+    EXPECT_EQ(st[3].tag, 22);
+    EXPECT_EQ(in, mine);
+    for (Request* r : head) EXPECT_EQ(r, nullptr);
+
+    Request* p = nullptr;
+    ASSERT_OK(dev, dev.recv_init(pin.data(), pin.size(), byte(), 0, 23, dev.world(), &p));
+    ASSERT_OK(dev, dev.start(p));
+    Request* mixed[3] = {rv.post(dev, 24), nullptr, p};
+    deliver(dev, 24);
+    ASSERT_OK(dev, dev.send(mine.data(), mine.size(), byte(), 0, 23, dev.world()));
+    ASSERT_OK(dev, dev.waitall(3, mixed, st));
+    expect_msg(st[0], 24);
+    EXPECT_EQ(st[2].tag, 23);
+    EXPECT_EQ(pin, mine);
+    EXPECT_EQ(mixed[0], nullptr);
+    EXPECT_EQ(mixed[2], p) << "a persistent request stays, inactive";
+    ASSERT_OK(dev, dev.request_free(&mixed[2]));
+  });
+}
+
 TEST_P(Completion, WaitanyAndTestany) {
   with_service(GetParam(), [](Device& dev) {
     Recvs rv;
