@@ -40,11 +40,17 @@ inline bool fast_kind(MPI_Op h, coll::OpKind* k) {
   return true;
 }
 
-// Put (or get) of count elements of one predefined type on both sides.
-inline bool fast_copy(Runtime& rt, WinObj* w, bool put, const void* buf, int ocount, MPI_Datatype otype, int target,
-                      MPI_Aint disp, int tcount, MPI_Datatype ttype) {
-  if (otype != ttype) return false;
-  const Datatype* t = fast_type(rt, ttype);
+// Put (or get) of count elements of one predefined type on both sides, on
+// the native fast path of window handle win. False: take the checked path.
+inline bool fast_copy(MPI_Win win, bool put, const void* buf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
+                      int tcount, MPI_Datatype ttype) {
+  Runtime* rt = g_runtime;
+  if (!rt || otype != ttype) [[unlikely]]
+    return false;
+  WinObj* w = find_win(*rt, win);
+  if (!w) [[unlikely]]
+    return false;
+  const Datatype* t = fast_type(*rt, ttype);
   return t && rma::native::fast_copy(w->win->state(), put, const_cast<void*>(buf), ocount, t, target, disp, tcount, t);
 }
 
@@ -132,11 +138,9 @@ ADI3_WIN_CHECKED(Put, PUT_PARAMS, PUT_ARGS) {
   return win_error(w, w->win->put(origin_addr, origin_count, ot, target_rank, target_disp, target_count, tt), __func__);
 }
 ADI3_WIN_FAST(Put, PUT_PARAMS) {
-  if (Runtime* rt = g_runtime) [[likely]] {
-    if (WinObj* w = find_win(*rt, win); w && fast_copy(*rt, w, true, origin_addr, origin_count, origin_datatype,
-                                                       target_rank, target_disp, target_count, target_datatype)) {
-      return MPI_SUCCESS;
-    }
+  if (fast_copy(win, true, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                target_datatype)) {
+    return MPI_SUCCESS;
   }
   return win_checked_Put PUT_ARGS;
 }
@@ -157,11 +161,9 @@ ADI3_WIN_CHECKED(Get, GET_PARAMS, GET_ARGS) {
   return win_error(w, w->win->get(origin_addr, origin_count, ot, target_rank, target_disp, target_count, tt), __func__);
 }
 ADI3_WIN_FAST(Get, GET_PARAMS) {
-  if (Runtime* rt = g_runtime) [[likely]] {
-    if (WinObj* w = find_win(*rt, win); w && fast_copy(*rt, w, false, origin_addr, origin_count, origin_datatype,
-                                                       target_rank, target_disp, target_count, target_datatype)) {
-      return MPI_SUCCESS;
-    }
+  if (fast_copy(win, false, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                target_datatype)) {
+    return MPI_SUCCESS;
   }
   return win_checked_Get GET_ARGS;
 }
