@@ -34,6 +34,9 @@ struct OpArgs {
   const coll::Op* op = nullptr;
   const void* compare = nullptr;
   Request** req = nullptr;
+  // route_op's verdict on a target that polls (polls_now), when the caller
+  // already asked: 1 polls, 0 does not, -1 not asked.
+  int8_t polls = -1;
 };
 
 // The checked facts an accepted operation travels with.

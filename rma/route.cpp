@@ -84,11 +84,21 @@ Route route_op(const WindowState& w, const OpArgs& a, const Checked& c, const Ga
   if (!w.native->nic) {
     const NativePeer& p = w.native->peers[static_cast<std::size_t>(a.target)];
     const RemoteRegion* r = p.mem_r ? p.mem_r : p.dyn ? p.ctl_r : nullptr;
-    if (!p.mem && r && (p.mem_r || c.bytes <= kDynamicPacketsUpTo) && w.native->os.attentive(r->peer)) {
+    if (!p.mem && r && (p.mem_r || c.bytes <= kDynamicPacketsUpTo) &&
+        (a.polls >= 0 ? a.polls == 1 : w.native->os.attentive(r->peer))) {
       return {Path::Emulated, "the target polls inside the library: a packet beats cross-memory attach"};
     }
   }
   return {Path::Native, "the target's memory is reached one-sidedly"};
+}
+
+int8_t polls_now(const WindowState& w, int target) {
+  if (!w.native_usable || w.native->nic || w.flavor == WinFlavor::Dynamic) return -1;
+  const auto t = static_cast<std::size_t>(target);  // kProcNull and negatives: huge
+  if (t >= w.native->peers.size()) return -1;
+  const NativePeer& p = w.native->peers[t];
+  if (p.mem || !p.mem_r) return -1;
+  return w.native->os.attentive(p.mem_r->peer) ? 1 : 0;
 }
 
 Route route_active(const WindowState& w) {

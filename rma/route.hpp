@@ -31,6 +31,13 @@ struct Route {
 
 // A checked operation in the current epoch, whose items would wait at gate.
 Route route_op(const WindowState& w, const OpArgs& a, const Checked& c, const Gate& gate);
+// route_op's last rule, asked ahead: on a window from create (memory the
+// channel reaches by cross-memory attach, not mapped), 1 when the target
+// polls inside the library (a packet beats the system call), 0 when it
+// does not; -1 when the rule does not apply to this target. The caller
+// passes the verdict on in OpArgs::polls (the channel's look is asked once
+// per operation: it counts streams).
+int8_t polls_now(const WindowState& w, int target);
 // Active-target synchronization (fence, post/start/complete/wait): native
 // when every rank of the window agreed at creation (the counters of the
 // control blocks, rma/native_active.cpp), else the emulation's packets

@@ -1,0 +1,95 @@
+// Windows from create whose memory the channel reaches by cross-memory
+// attach (shm): while the target polls inside a blocking call (here
+// Device::barrier), an operation goes as a packet (route_op), through the
+// emulation's short path when it takes it (rma/ops.cpp polls_short) and the
+// general path otherwise. The two mix with the system-call path on one
+// window and stay in order: every get after a flush sees the last put,
+// whichever path each took, and the sums stay exact. rma::polls_now answers
+// only for targets reached by cross-memory attach.
+#include <cstring>
+
+#include "rma/route.hpp"
+#include "rma/window_state.hpp"
+#include "tests/rma/rma_harness.hpp"
+
+namespace {
+
+using namespace rma_test;
+using adi3::coll::Op;
+using adi3::coll::OpKind;
+
+class RmaCreatePoll : public core_test::CoreTest {};
+
+void polling_target(Device& dev) {
+  constexpr int kIters = 600;
+  const int me = dev.rank();
+  std::vector<int64_t> own(16, 0);  // the window's memory (heap: reached by cross-memory attach)
+  Window* win = nullptr;
+  int e = Window::create(dev, own.data(), 16 * sizeof(int64_t), sizeof(int64_t), {}, win_comm(dev), &win);
+  ASSERT_EQ(e, 0) << why(dev, e);
+  void* base = nullptr;
+  Window* alloc = nullptr;
+  e = Window::allocate(dev, 64, 8, {}, win_comm(dev), &base, &alloc);
+  ASSERT_EQ(e, 0) << why(dev, e);
+  adi3::rma::WindowState& st = win->state();
+  // The rule is the channel's verdict on memory it does not map: never on
+  // mapped memory (allocate), nor on a window the channel cannot reach.
+  EXPECT_EQ(adi3::rma::polls_now(alloc->state(), 1 - me), -1);
+  EXPECT_EQ(adi3::rma::polls_now(st, adi3::kProcNull), -1);
+  if (!st.native_usable) {
+    EXPECT_EQ(adi3::rma::polls_now(st, 1 - me), -1);
+  }
+  const adi3::RemoteRegion* r1 = st.native_usable ? st.native->peers[1].mem_r : nullptr;
+  const bool cma = st.native_usable && !st.native->peers[1].mem && r1 && (r1->ops & adi3::kOsPut);
+  const auto* i64 = dt(adi3::Builtin::kInt64);
+  const auto* i32 = dt(adi3::Builtin::kInt32);
+  const Op sum(OpKind::Sum);
+  ASSERT_EQ(dev.barrier(), 0);
+  if (me == 0) {
+    if (cma) {
+      EXPECT_NE(adi3::rma::polls_now(st, 1), -1);
+    }
+    ASSERT_EQ(win->lock_all(0), 0);
+    const int64_t one = 1;
+    for (int i = 0; i < kIters; ++i) {
+      // An 8-byte put (the short path's), or the same bytes as two int32
+      // (types differ: the general path), then a get of them after a flush.
+      const int64_t v = 1000 + i;
+      if (i % 3 == 2) {
+        int32_t halves[2];
+        std::memcpy(halves, &v, sizeof v);
+        ASSERT_EQ(win->put(halves, 2, i32, 1, 0, 1, i64), 0);
+      } else {
+        ASSERT_EQ(win->put(&v, 1, i64, 1, 0, 1, i64), 0);
+      }
+      ASSERT_EQ(win->accumulate(&one, 1, i64, 1, 1, 1, i64, sum), 0);
+      ASSERT_EQ(win->flush(1), 0);
+      int64_t got = -1;
+      if (i % 2) {
+        ASSERT_EQ(win->get(&got, 1, i64, 1, 0, 1, i64), 0);
+      } else {
+        int32_t halves[2] = {-1, -1};
+        ASSERT_EQ(win->get(halves, 2, i32, 1, 0, 1, i64), 0);
+        ASSERT_EQ(win->flush(1), 0);
+        std::memcpy(&got, halves, sizeof got);
+      }
+      ASSERT_EQ(win->flush(1), 0);
+      ASSERT_EQ(got, v) << "iteration " << i << ": a get after the flush missed the put before it";
+    }
+    ASSERT_EQ(win->unlock_all(), 0);
+    EXPECT_EQ(st.native_ops + st.emulated_ops, 3u * kIters);
+  }
+  ASSERT_EQ(dev.barrier(), 0);  // rank 1 polls in here throughout
+  if (me == 1) {
+    EXPECT_EQ(own[0], 1000 + kIters - 1);
+    EXPECT_EQ(own[1], kIters);
+  }
+  ASSERT_EQ(Window::free(&alloc), 0);
+  ASSERT_EQ(Window::free(&win), 0);
+}
+
+TEST_P(RmaCreatePoll, PollingTargetNp2) { run(2, polling_target); }
+
+INSTANTIATE_TEST_SUITE_P(Rma, RmaCreatePoll, ::testing::ValuesIn(core_test::setups()), core_test::SetupName());
+
+}  // namespace
