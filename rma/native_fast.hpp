@@ -26,6 +26,7 @@
 #include <type_traits>
 
 #include "adi3/device.hpp"
+#include "channels/common/bulk_copy.hpp"
 #include "coll/op.hpp"
 #include "rma/native_sync.hpp"
 #include "rma/window_state.hpp"
@@ -109,7 +110,7 @@ inline bool fast_copy(WindowState& w, bool put, void* buf, int64_t ocount, const
     std::memcpy(&v, src, 8);
     std::memcpy(dst, &v, 8);
   } else {
-    std::memmove(dst, src, static_cast<std::size_t>(bytes));
+    bulk_move(dst, src, static_cast<std::size_t>(bytes));
   }
   if (put) w.stored();
   return fast_done(w);

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "channels/common/bulk_copy.hpp"
 #include "adi3/device.hpp"
 #include "rma/atomic_acc.hpp"
 #include "rma/native.hpp"
@@ -49,7 +50,7 @@ void stream_copy(const void* sbuf, std::size_t scount, const Datatype* st, void*
   char* s = run_of(sbuf, scount, st);
   char* d = run_of(dbuf, dcount, dt);
   if (s && d) {
-    std::memmove(d, s, bytes);
+    bulk_move(d, s, bytes);
     return;
   }
   if (s) {

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "channels/common/bulk_copy.hpp"
 #include "channels/shm/cma.hpp"
 #include "adi3/spin_lock.hpp"
 #include "channels/shm/shm_segment.hpp"
@@ -240,7 +241,7 @@ void ShmOneSided::detach(RemoteRegion* r) { delete static_cast<Remote*>(r); }
 int ShmOneSided::put(RemoteRegion& r, uint64_t offset, const void* src, std::size_t len) {
   if (!in_range(r, offset, len)) return -1;
   if (r.direct) {
-    std::memcpy(static_cast<char*>(r.direct) + offset, src, len);
+    bulk_move(static_cast<char*>(r.direct) + offset, src, len);
     return 0;
   }
   if (!(r.ops & kOsPut)) {
@@ -254,7 +255,7 @@ int ShmOneSided::put(RemoteRegion& r, uint64_t offset, const void* src, std::siz
 int ShmOneSided::get(RemoteRegion& r, uint64_t offset, void* dst, std::size_t len) {
   if (!in_range(r, offset, len)) return -1;
   if (r.direct) {
-    std::memcpy(dst, static_cast<const char*>(r.direct) + offset, len);
+    bulk_move(dst, static_cast<const char*>(r.direct) + offset, len);
     return 0;
   }
   if (!(r.ops & kOsGet)) {
