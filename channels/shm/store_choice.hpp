@@ -16,7 +16,8 @@
 // up to the channel's always-stream size the sender times one ordinary copy
 // in kSampleEvery (fenced, so the stores' ownership requests are counted,
 // not just their entry into the store buffer) and streams while a moving
-// average of those rates is below `slow_mbps`; while streaming it tries one
+// average of those rates (start-up excluded, see kLatencyBytes) is below
+// `slow_mbps`; while streaming it tries one
 // timed ordinary copy every kProbeEvery payloads, since the state changes
 // back too.
 #pragma once
@@ -89,6 +90,19 @@ class StoreChooser {
 
   static constexpr uint32_t kSampleEvery = 32;
   static constexpr uint32_t kProbeEvery = 1024;
+  // A timed copy pays about one cross-core round trip before its first
+  // stores own their lines, whatever its size: t(n) = L + n / R. Measured
+  // in a ping-pong through a 512 KiB ring on the 2-core EPYC VM (fast
+  // state), the medians of timed 1/2/4/8 KiB copies were 100/120/221/341
+  // ns (10.2/17.1/18.5/24.0 GB/s): L ~ 70 ns, R ~ 30 GB/s, L x R ~ 2 KiB.
+  // Judged by its raw rate, a 2 KiB copy sat at the 15 GB/s threshold
+  // (p25 12.8-13.7, p75 17-20 GB/s), so the choice flipped between runs:
+  // bench/mpi latency at 2 KiB 0.26 us with ordinary stores, 0.85-0.99
+  // streaming (the receiver then reads the payload from memory), 4 KiB
+  // 0.44 against 1.03-1.33. Counting the copy as kLatencyBytes longer
+  // judges it by R; the slow state's copies (2-7 GB/s, line by line) stay
+  // far below the threshold at every size.
+  static constexpr uint64_t kLatencyBytes = 2048;
 
  private:
   static int64_t now_ns() {
@@ -105,7 +119,10 @@ class StoreChooser {
     drain_stores();
     const int64_t t1 = now_ns();
     const int64_t ns = std::max<int64_t>(t1 - t0 - overhead_ns_, 1);
-    const auto mbps = static_cast<uint32_t>(std::min<uint64_t>(n * 1000 / static_cast<uint64_t>(ns), UINT32_MAX));
+    // The rate the copy would show without its fixed start-up (see
+    // kLatencyBytes), so one threshold holds for every size.
+    const auto mbps = static_cast<uint32_t>(
+        std::min<uint64_t>((n + kLatencyBytes) * 1000 / static_cast<uint64_t>(ns), UINT32_MAX));
     // A probe while streaming starts afresh; otherwise a moving average,
     // so one copy slowed by a preemption does not flip the choice.
     avg_mbps_ = streaming_ || avg_mbps_ == 0 ? mbps : static_cast<uint32_t>((3ull * avg_mbps_ + mbps) / 4);
