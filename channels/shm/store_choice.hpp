@@ -121,8 +121,8 @@ class StoreChooser {
     const int64_t ns = std::max<int64_t>(t1 - t0 - overhead_ns_, 1);
     // The rate the copy would show without its fixed start-up (see
     // kLatencyBytes), so one threshold holds for every size.
-    const auto mbps = static_cast<uint32_t>(
-        std::min<uint64_t>((n + kLatencyBytes) * 1000 / static_cast<uint64_t>(ns), UINT32_MAX));
+    const auto mbps =
+        static_cast<uint32_t>(std::min<uint64_t>((n + kLatencyBytes) * 1000 / static_cast<uint64_t>(ns), UINT32_MAX));
     // A probe while streaming starts afresh; otherwise a moving average,
     // so one copy slowed by a preemption does not flip the choice.
     avg_mbps_ = streaming_ || avg_mbps_ == 0 ? mbps : static_cast<uint32_t>((3ull * avg_mbps_ + mbps) / 4);
