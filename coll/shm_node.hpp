@@ -102,10 +102,21 @@ class ShmNode {
   static void forget(Device& dev, uint32_t context);
 
   int rank() const { return me_; }
+  // The channel's one-sided part the segment came from, and the channel
+  // rank of member r (for attach()).
+  OneSided& onesided() const { return *os_; }
+  int peer(int r) const { return comm_.to_peer(r); }
+  // Direct reads of the other members' buffers (shm_gather.cpp): this
+  // rank's moving average of their rate (MB/s; 0 before the first), and
+  // the calls that could have used them (the same count on every member).
+  uint32_t direct_mbps = 0;
+  uint64_t direct_calls = 0;
   int size() const { return p_; }
   // The most a call of this node puts in a slot (the same on every member:
   // they share the host): kShmSlotData or kShmSlotOwnCores.
   std::size_t slot_limit() const { return slot_limit_; }
+  // Whether every member has a processor of its own (the same on every member).
+  bool own_cores() const { return slot_limit_ == kShmSlotOwnCores; }
 
   // Starts a collective taking `stages` stages, whose slot (if it uses
   // one) holds slot_bytes <= kShmSlotData: the tier of its slots. Returns

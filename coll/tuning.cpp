@@ -35,6 +35,12 @@ constexpr Knob kKnobs[] = {
      "Barrier, bcast, reduce, allreduce, reduce_scatter(_block) (predefined types), allgather and alltoall "
      "through a shared-memory segment of the "
      "communicator when all its members are on this host; 0: over point-to-point messages."},
+    {"ADI3_COLL_SHM_DIRECT_MIN", "65536",
+     "Allgather and alltoall on the shared segment: bytes per block from which each rank reads the others' "
+     "buffers straight with cross-memory attach (one copy instead of two); 0 never."},
+    {"ADI3_COLL_SHM_DIRECT_MBPS", "6000",
+     "Those direct reads are used while every rank's reads ran at least this many MB/s (moving average; "
+     "tested again every 64th call when slower)."},
     {"ADI3_COLL_BCAST_ALGO", "auto", "Force bcast: auto, binomial, scatter_doubling, scatter_ring."},
     {"ADI3_COLL_REDUCE_ALGO", "auto", "Force reduce: auto, binomial, reduce_scatter_gather."},
     {"ADI3_COLL_ALLREDUCE_ALGO", "auto", "Force allreduce: auto, recursive_doubling, rabenseifner, ring."},
@@ -82,6 +88,8 @@ Tuning Tuning::from_env() {
   t.reduce_scatter_long = bytes("ADI3_COLL_REDUCE_SCATTER_LONG_MSG", t.reduce_scatter_long);
   t.small_max = bytes("ADI3_COLL_SMALL_MSG", t.small_max);
   t.shm = env_int("ADI3_COLL_SHM", 1) != 0;
+  t.shm_direct_min = bytes("ADI3_COLL_SHM_DIRECT_MIN", t.shm_direct_min);
+  t.shm_direct_mbps = bytes("ADI3_COLL_SHM_DIRECT_MBPS", t.shm_direct_mbps);
   static const char* const kBcast[] = {"auto", "binomial", "scatter_doubling", "scatter_ring"};
   static const char* const kReduce[] = {"auto", "binomial", "reduce_scatter_gather"};
   static const char* const kAllreduce[] = {"auto", "recursive_doubling", "rabenseifner", "ring"};

@@ -35,6 +35,13 @@ struct Tuning {
   // Barrier, bcast, reduce and allreduce through a segment the members
   // share, when they all are on this host (coll/shm_coll.hpp).
   bool shm = true;
+  // Allgather and alltoall on that segment: per-block bytes from which a
+  // rank reads the others' buffers straight (cross-memory attach, one
+  // copy) instead of through the segment (two); 0 never.
+  std::size_t shm_direct_min = 65536;
+  // The direct reads' rate (MB/s, every rank's moving average) below which
+  // the segment's copies are used instead (tested again now and then).
+  std::size_t shm_direct_mbps = 6000;
 
   // Forced algorithms (Auto = by size); a forced one that cannot run (e.g.
   // recursive doubling on 6 ranks, Rabenseifner on a user op) falls back

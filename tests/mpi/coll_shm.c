@@ -438,6 +438,109 @@ static void gathers(MPI_Comm comm, int full) {
   }
 }
 
+/* Blocks read straight from the senders' buffers (ADI3_COLL_SHM_DIRECT_MIN,
+ * 64 KiB, where every rank has a core): sizes on both sides of the switch,
+ * strided send types (offered packed) and receive types (unpacked), in-place
+ * allgather, and a run of calls long enough to cross the probe runs (the
+ * ranks switch between direct reads and the segment with a slow verdict). */
+static unsigned char bval(int from, int to, long i, int it) {
+  return (unsigned char)(from * 31 + to * 7 + i * 13 + it);
+}
+
+static void direct_blocks(MPI_Comm comm) {
+  int me, p;
+  MPI_Comm_rank(comm, &me);
+  MPI_Comm_size(comm, &p);
+  static const long sizes[] = {65535, 65536, 200001};
+  for (size_t c = 0; c < sizeof sizes / sizeof sizes[0]; ++c) {
+    const long n = sizes[c];
+    const size_t all = (size_t)n * (size_t)p;
+    unsigned char* sb = malloc(2 * all);
+    unsigned char* rb = malloc(2 * all);
+    MPI_Datatype strided;
+    CHECK_OK(MPI_Type_vector((int)n, 1, 2, MPI_BYTE, &strided));
+    CHECK_OK(MPI_Type_commit(&strided));
+    MPI_Datatype one; /* a strided block resized to n bytes' extent... */
+    CHECK_OK(MPI_Type_create_resized(strided, 0, 2 * n, &one));
+    CHECK_OK(MPI_Type_commit(&one));
+    for (int it = 0; it < 4; ++it) {
+      /* it 0: dense; 1: strided sends; 2: strided receives; 3: in-place allgather */
+      const int ssend = it == 1, srecv = it == 2;
+      memset(sb, 0xee, 2 * all);
+      memset(rb, 0xee, 2 * all);
+      for (int j = 0; j < p; ++j) {
+        for (long i = 0; i < n; ++i) {
+          const size_t at = (size_t)j * (size_t)n + (size_t)i;
+          sb[ssend ? 2 * at : at] = bval(me, j, i, it);
+        }
+      }
+      if (it == 3) {
+        for (long i = 0; i < n; ++i) rb[(size_t)me * (size_t)n + (size_t)i] = bval(me, me, i, it);
+        CHECK_OK(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, rb, (int)n, MPI_BYTE, comm));
+      } else {
+        CHECK_OK(MPI_Allgather(sb + (ssend ? 2 * (size_t)me * (size_t)n : (size_t)me * (size_t)n), ssend ? 1 : (int)n,
+                               ssend ? one : MPI_BYTE, rb, srecv ? 1 : (int)n, srecv ? one : MPI_BYTE, comm));
+      }
+      for (int j = 0; j < p; ++j) {
+        for (long i = 0; i < n; ++i) {
+          const size_t at = (size_t)j * (size_t)n + (size_t)i;
+          const unsigned char want = bval(j, j, i, it);
+          if (rb[srecv ? 2 * at : at] != want) {
+            mt_fail(__FILE__, __LINE__, "direct allgather", rb[srecv ? 2 * at : at], want);
+            j = p;
+            break;
+          }
+        }
+      }
+      if (it == 3) continue;
+      memset(rb, 0xee, 2 * all);
+      CHECK_OK(MPI_Alltoall(sb, ssend ? 1 : (int)n, ssend ? one : MPI_BYTE, rb, srecv ? 1 : (int)n,
+                            srecv ? one : MPI_BYTE, comm));
+      for (int j = 0; j < p; ++j) {
+        for (long i = 0; i < n; ++i) {
+          const size_t at = (size_t)j * (size_t)n + (size_t)i;
+          if (rb[srecv ? 2 * at : at] != bval(j, me, i, it)) {
+            mt_fail(__FILE__, __LINE__, "direct alltoall", rb[srecv ? 2 * at : at], bval(j, me, i, it));
+            j = p;
+            break;
+          }
+          if (srecv && rb[2 * at + 1] != 0xee) {
+            mt_fail(__FILE__, __LINE__, "direct alltoall wrote a gap", rb[2 * at + 1], 0xee);
+            j = p;
+            break;
+          }
+        }
+      }
+    }
+    MPI_Type_free(&one);
+    MPI_Type_free(&strided);
+    free(sb);
+    free(rb);
+  }
+  /* 140 calls: past two probe runs, fresh data each call. */
+  const long n = 65536;
+  unsigned char* sb = malloc((size_t)n * (size_t)p);
+  unsigned char* rb = malloc((size_t)n * (size_t)p);
+  for (int it = 0; it < 140; ++it) {
+    for (int j = 0; j < p; ++j) {
+      for (long i = 0; i < n; i += 97) sb[(size_t)j * (size_t)n + (size_t)i] = bval(me, j, i, it);
+    }
+    CHECK_OK(MPI_Alltoall(sb, (int)n, MPI_BYTE, rb, (int)n, MPI_BYTE, comm));
+    for (int j = 0; j < p; ++j) {
+      for (long i = 0; i < n; i += 97) {
+        if (rb[(size_t)j * (size_t)n + (size_t)i] != bval(j, me, i, it)) {
+          mt_fail(__FILE__, __LINE__, "direct alltoall run", rb[(size_t)j * (size_t)n + (size_t)i], bval(j, me, i, it));
+          j = p;
+          it = 140;
+          break;
+        }
+      }
+    }
+  }
+  free(sb);
+  free(rb);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -450,6 +553,7 @@ int main(int argc, char** argv) {
   runs_ahead(MPI_COMM_WORLD);
   reductions(MPI_COMM_WORLD, affine);
   gathers(MPI_COMM_WORLD, 1);
+  direct_blocks(MPI_COMM_WORLD);
   scatters(MPI_COMM_WORLD, affine, 1);
 
   /* Sub-communicators, freed and made again (contexts come back with other
@@ -461,6 +565,7 @@ int main(int argc, char** argv) {
     bcasts(sub, 0);
     runs_ahead(sub);
     gathers(sub, 0);
+    direct_blocks(sub);
     scatters(sub, affine, 0);
     int one = 1, total = 0;
     CHECK_OK(MPI_Allreduce(&one, &total, 1, MPI_INT, MPI_SUM, sub));
