@@ -170,7 +170,9 @@ static void reductions(MPI_Comm comm, MPI_Op affine) {
   int me, p;
   MPI_Comm_rank(comm, &me);
   MPI_Comm_size(comm, &p);
-  static const long counts[] = {1, 3, 2044, 2045, 2048, 4348, 4349, 32768 + 7, 131072 + 5};
+  /* 8192/8193 ints and 4096/4097 doubles: 2 ranks reduce up to 32 KiB over
+   * point-to-point, above it through the segment again. */
+  static const long counts[] = {1, 3, 2044, 2045, 2048, 4096, 4097, 4348, 4349, 8192, 8193, 32768 + 7, 131072 + 5};
   for (size_t c = 0; c < sizeof counts / sizeof counts[0]; ++c) {
     const long n = counts[c];
     int* si = malloc((size_t)n * sizeof(int));
