@@ -35,7 +35,7 @@ constexpr Knob kKnobs[] = {
      "Barrier, bcast, reduce, allreduce, reduce_scatter(_block) (predefined types), allgather and alltoall "
      "through a shared-memory segment of the "
      "communicator when all its members are on this host; 0: over point-to-point messages."},
-    {"ADI3_COLL_SHM_DIRECT_MIN", "65536",
+    {"ADI3_COLL_SHM_DIRECT_MIN", "131072",
      "Allgather and alltoall on the shared segment: bytes per block from which each rank reads the others' "
      "buffers straight with cross-memory attach (one copy instead of two); 0 never."},
     {"ADI3_COLL_SHM_DIRECT_MBPS", "6000",

@@ -38,7 +38,7 @@ struct Tuning {
   // Allgather and alltoall on that segment: per-block bytes from which a
   // rank reads the others' buffers straight (cross-memory attach, one
   // copy) instead of through the segment (two); 0 never.
-  std::size_t shm_direct_min = 65536;
+  std::size_t shm_direct_min = 131072;
   // The direct reads' rate (MB/s, every rank's moving average) below which
   // the segment's copies are used instead (tested again now and then).
   std::size_t shm_direct_mbps = 6000;

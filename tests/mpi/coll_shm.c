@@ -441,7 +441,7 @@ static void gathers(MPI_Comm comm, int full) {
 }
 
 /* Blocks read straight from the senders' buffers (ADI3_COLL_SHM_DIRECT_MIN,
- * 64 KiB, where every rank has a core): sizes on both sides of the switch,
+ * 128 KiB, where every rank has a core): sizes on both sides of the switch,
  * strided send types (offered packed) and receive types (unpacked), in-place
  * allgather, and a run of calls long enough to cross the probe runs (the
  * ranks switch between direct reads and the segment with a slow verdict). */
@@ -453,7 +453,7 @@ static void direct_blocks(MPI_Comm comm) {
   int me, p;
   MPI_Comm_rank(comm, &me);
   MPI_Comm_size(comm, &p);
-  static const long sizes[] = {65535, 65536, 200001};
+  static const long sizes[] = {131071, 131072, 200001};
   for (size_t c = 0; c < sizeof sizes / sizeof sizes[0]; ++c) {
     const long n = sizes[c];
     const size_t all = (size_t)n * (size_t)p;
@@ -520,7 +520,7 @@ static void direct_blocks(MPI_Comm comm) {
     free(rb);
   }
   /* 140 calls: past two probe runs, fresh data each call. */
-  const long n = 65536;
+  const long n = 131072;
   unsigned char* sb = malloc((size_t)n * (size_t)p);
   unsigned char* rb = malloc((size_t)n * (size_t)p);
   for (int it = 0; it < 140; ++it) {
