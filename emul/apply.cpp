@@ -200,19 +200,23 @@ void put_bytes(char* dst, const void* src, std::size_t n) {
 
 namespace {
 
+// count elements of es bytes make a stream of total bytes (the fast
+// checks' form of apply_op's: a multiplication, no division).
+inline bool stream_of(uint64_t count, uint64_t es, uint64_t total) {
+  uint64_t n;
+  return !__builtin_mul_overflow(count, es, &n) && n == total;
+}
+
 // A put of a contiguous predefined type (no description) inside a window
 // with a fixed base: what apply_op decides for it, in a few tests. False
 // leaves it to apply_op (which names any error).
 bool plain_put(WindowState& w, const Header& h, const void* payload, std::size_t bytes) {
-  if (h.kind != Msg::Put || (h.flags & rma::kUseDesc) || w.flavor == WinFlavor::Dynamic || h.elem >= kNumBuiltins) {
-    return false;
-  }
+  if ((h.flags & rma::kUseDesc) || w.flavor == WinFlavor::Dynamic || h.elem >= kNumBuiltins) return false;
   const Datatype* t = Datatype::builtin(static_cast<Builtin>(h.elem));
   const uint64_t ts = t->size();
   const auto size = static_cast<uint64_t>(w.size);
-  if (!t->is_contiguous() || t->true_lb() != 0 || ts == 0 || h.count > (uint64_t{1} << 60) / ts ||
-      h.total != h.count * ts || h.first > h.total || h.len > h.total - h.first || bytes != h.len || h.disp > size ||
-      h.total > size - h.disp) {
+  if (!t->is_contiguous() || t->true_lb() != 0 || ts == 0 || !stream_of(h.count, ts, h.total) || h.first > h.total ||
+      h.len > h.total - h.first || bytes != h.len || h.disp > size || h.total > size - h.disp) {
     return false;
   }
   put_bytes(static_cast<char*>(w.base) + h.disp + h.first, payload, h.len);
@@ -224,8 +228,8 @@ bool plain_put(WindowState& w, const Header& h, const void* payload, std::size_t
 // it, and the window's mutex is held): what apply_op and combine decide for
 // it, in a few tests. False leaves it to apply_op (which names any error).
 bool plain_acc(WindowState& w, const Header& h, const void* payload, std::size_t bytes) {
-  if (h.kind != Msg::Acc || (h.flags & rma::kUseDesc) || w.flavor == WinFlavor::Dynamic || w.native_usable ||
-      h.elem >= kNumBuiltins || h.op >= static_cast<uint8_t>(coll::OpKind::NoOp)) {
+  if ((h.flags & rma::kUseDesc) || w.flavor == WinFlavor::Dynamic || w.native_usable || h.elem >= kNumBuiltins ||
+      h.op >= static_cast<uint8_t>(coll::OpKind::NoOp)) {
     return false;
   }
   const auto e = static_cast<Builtin>(h.elem);
@@ -233,9 +237,9 @@ bool plain_acc(WindowState& w, const Header& h, const void* payload, std::size_t
   const Datatype* t = Datatype::builtin(e);
   const uint64_t es = t->size();
   const auto size = static_cast<uint64_t>(w.size);
-  if (es == 0 || !t->is_contiguous() || t->true_lb() != 0 || h.count > (uint64_t{1} << 60) / es ||
-      h.total != h.count * es || h.first > h.total || h.len > h.total - h.first || bytes != h.len || h.first % es ||
-      h.len % es || h.disp > size || h.total > size - h.disp || !coll::op_accepts(op, e)) {
+  if (es == 0 || !t->is_contiguous() || t->true_lb() != 0 || !stream_of(h.count, es, h.total) || h.first > h.total ||
+      h.len > h.total - h.first || bytes != h.len || h.first % es || h.len % es || h.disp > size ||
+      h.total > size - h.disp || !coll::op_accepts(op, e)) {
     return false;
   }
   char* run = static_cast<char*>(w.base) + h.disp + h.first;
@@ -254,45 +258,106 @@ bool plain_acc(WindowState& w, const Header& h, const void* payload, std::size_t
   return true;
 }
 
-// A compare_and_swap of one element of a predefined type (no description)
-// inside a window with a fixed base and no native access: what apply_op
-// decides for it, in a few tests, answered from the stack. False leaves it
-// to apply_op (which names any error).
-bool plain_cas(WindowState& w, int o, const Header& h, const void* payload, std::size_t bytes) {
-  if (h.kind != Msg::Cas || (h.flags & rma::kUseDesc) || w.flavor == WinFlavor::Dynamic || w.native_usable ||
-      h.elem >= kNumBuiltins || h.op != static_cast<uint8_t>(coll::OpKind::Replace)) {
+// A get of a contiguous predefined type (no description) inside a window
+// with a fixed base, one packet of reply and nothing owed to the origin
+// before it: what apply_op decides for it, in a few tests; the data leaves
+// straight from the window. False leaves it to apply_op (which names any
+// error).
+bool plain_get(WindowState& w, int o, const Header& h) {
+  if ((h.flags & rma::kUseDesc) || w.flavor == WinFlavor::Dynamic || h.elem >= kNumBuiltins) return false;
+  const Datatype* t = Datatype::builtin(static_cast<Builtin>(h.elem));
+  const uint64_t ts = t->size();
+  const auto size = static_cast<uint64_t>(w.size);
+  Origin& O = w.origins[static_cast<std::size_t>(o)];
+  if (!t->is_contiguous() || t->true_lb() != 0 || ts == 0 || !stream_of(h.count, ts, h.total) ||
+      h.total > w.dev.max_packet_payload() || h.disp > size || h.total > size - h.disp || !O.out.empty()) {
+    return false;
+  }
+  ++O.applied;
+  Header r{};
+  r.kind = Msg::GetResp;
+  r.token = h.token;
+  r.len = h.total;
+  send(w, o, r, Payload{static_cast<char*>(w.base) + h.disp, h.total, nullptr, 0});
+  return true;
+}
+
+// The largest reply plain_fetch builds on the stack.
+constexpr std::size_t kPlainFetch = 256;
+
+// A fetch_and_op, compare_and_swap or get_accumulate of a contiguous run
+// of one predefined type (no description; the run of up to kPlainFetch
+// bytes) inside a window with a fixed base and no native access (nobody
+// else combines into it, and the window's mutex is held): what apply_op
+// and combine decide for it, in a few tests, answered at once from the
+// stack. False leaves it to apply_op (which names any error).
+bool plain_fetch(WindowState& w, int o, const Header& h, const void* payload, std::size_t bytes) {
+  if ((h.flags & rma::kUseDesc) || w.flavor == WinFlavor::Dynamic || w.native_usable || h.elem >= kNumBuiltins ||
+      h.op > static_cast<uint8_t>(coll::OpKind::NoOp)) {
     return false;
   }
   const auto e = static_cast<Builtin>(h.elem);
+  const auto op = static_cast<coll::OpKind>(h.op);
   const Datatype* t = Datatype::builtin(e);
   const uint64_t es = t->size();
   const auto size = static_cast<uint64_t>(w.size);
-  if (h.count != 1 || es == 0 || es > 16 || h.total != es || h.first != 0 || h.len != es || bytes != 2 * es ||
-      !t->is_contiguous() || t->true_lb() != 0 || static_cast<uint64_t>(t->extent()) != es || h.disp > size ||
-      es > size - h.disp || !coll::op_accepts(coll::OpKind::Replace, e)) {
+  if (es == 0 || h.count == 0 || h.count > kPlainFetch / es || h.total != h.count * es || h.first != 0 ||
+      h.len != h.total || !t->is_contiguous() || t->true_lb() != 0 || static_cast<uint64_t>(t->extent()) != es ||
+      h.disp > size || h.total > size - h.disp || !coll::op_accepts(op, e)) {
     return false;
   }
+  const bool cas = h.kind == Msg::Cas;
+  // Fetch_and_op and compare_and_swap: one element (the latter's compare
+  // operand follows it); get_accumulate with NO_OP carries no data.
+  const std::size_t want = cas ? 2 * es : (h.kind == Msg::GetAcc && op == coll::OpKind::NoOp) ? 0 : h.len;
+  if (bytes != want || (h.kind != Msg::GetAcc && h.count != 1) || (cas && op != coll::OpKind::Replace)) return false;
+  char* run = static_cast<char*>(w.base) + h.disp;
+  const bool kernel = !cas && op != coll::OpKind::Replace && op != coll::OpKind::NoOp;
+  if (kernel && reinterpret_cast<uintptr_t>(run) % es) return false;  // the kernels want aligned elements
+  alignas(16) char old[kPlainFetch];
+  std::memcpy(old, run, h.len);
   const auto* p = static_cast<const char*>(payload);
-  char* at = static_cast<char*>(w.base) + h.disp;  // atomic under the window's lock
-  alignas(16) char old[16];
-  std::memcpy(old, at, es);
-  if (std::memcmp(old, p + es, es) == 0) std::memcpy(at, p, es);
+  if (cas) {
+    if (std::memcmp(old, p + es, es) == 0) put_bytes(run, p, es);
+  } else if (op == coll::OpKind::Replace) {
+    put_bytes(run, p, h.len);
+  } else if (kernel) {
+    alignas(16) char in[kPlainFetch];
+    const void* a = reinterpret_cast<uintptr_t>(p) % 16 ? std::memcpy(in, p, h.len) : p;
+    coll::apply(op, e, a, run, h.count, es);
+  }
   ++w.origins[static_cast<std::size_t>(o)].applied;
   Header r{};
   r.kind = Msg::GetResp;
   r.token = h.token;
-  r.len = es;
-  send(w, o, r, Payload{old, es, nullptr, 0});  // the device copies what it cannot send now
+  r.len = h.len;
+  send(w, o, r, Payload{old, h.len, nullptr, 0});  // the device copies what it cannot send now
   return true;
 }
 
 void apply_op(WindowState& w, int o, const Header& h, const void* payload, std::size_t bytes) {
   Origin& O = w.origins[static_cast<std::size_t>(o)];
-  if (plain_put(w, h, payload, bytes) || plain_acc(w, h, payload, bytes)) {
-    ++O.applied;
-    return;
+  // The common cases first, each in a few tests.
+  switch (h.kind) {
+    case Msg::Put:
+      if (!plain_put(w, h, payload, bytes)) break;
+      ++O.applied;
+      return;
+    case Msg::Acc:
+      if (!plain_acc(w, h, payload, bytes)) break;
+      ++O.applied;
+      return;
+    case Msg::Get:
+      if (plain_get(w, o, h)) return;
+      break;
+    case Msg::GetAcc:
+    case Msg::Fop:
+    case Msg::Cas:
+      if (plain_fetch(w, o, h, payload, bytes)) return;
+      break;
+    default:
+      break;
   }
-  if (plain_cas(w, o, h, payload, bytes)) return;
   const bool get = h.kind == Msg::Get;
   if (!get) ++O.applied;  // a get counts when its data has left
   auto done_get = [&] {

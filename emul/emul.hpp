@@ -30,12 +30,17 @@ void push(rma::WindowState& w, int target, rma::Item&& item);
 // one chunk per call when the peer is busy. True if anything was emitted
 // (a stall on a busy peer is not progress: the progress engine may sleep).
 bool pump(rma::WindowState& w, int target);
+// A flush of target (sequence number seq, under a lock it holds) right
+// behind a get-like operation: that operation's reply says the target
+// applied everything before it (it answers in order), so no Flush packet
+// and no Ack; seq counts as acknowledged when no reply is outstanding.
+void flush_on_reply(rma::WindowState& w, int target, uint64_t seq);
 // Takes the mutex: pumps every target and every reply queue (progress hook).
 bool pump_all(rma::WindowState& w);
-// Sends one packet of the rma protocol to comm rank `to` (fills in the
-// receiver's packet id and window slot). Records a failure as the window's
-// deferred error.
-int send(rma::WindowState& w, int to, rma::Header h, const Payload& p = {});
+// Sends one packet of the rma protocol to comm rank `to` (fills in h's
+// receiver's packet id and window slot: no copy of the header). Returns
+// the device's error code.
+int send(rma::WindowState& w, int to, rma::Header& h, const Payload& p = {});
 
 // ---- the short origin path (quick.cpp; take the mutex themselves) ----
 // A put or get of count elements of one predefined contiguous type (the
@@ -51,6 +56,12 @@ bool quick_get_now(rma::WindowState& w, void* result, int64_t count, const Datat
 // at once (the latter asking for the flush's Ack).
 bool quick_acc_now(rma::WindowState& w, const void* origin, int64_t count, const Datatype* type, int target,
                    std::ptrdiff_t disp, coll::OpKind op);
+// A get_accumulate (kind GetAcc: count elements, op a predefined op the
+// elements take, NO_OP and REPLACE included), fetch_and_op (Fop) or
+// compare_and_swap (Cas, op unused) of one packet: its reply lands in
+// result, through a record of the window's fixed table (rma::QuickReply).
+bool quick_fetch_now(rma::WindowState& w, rma::Msg kind, const void* origin, const void* compare, void* result,
+                     int64_t count, const Datatype* type, int target, std::ptrdiff_t disp, coll::OpKind op);
 // Their first tests, inline: an operation they never take (a mapped
 // window, mixed types) pays a few instructions. A small put goes the
 // general way (held for the flush behind it) unless a flush follows each
@@ -71,6 +82,23 @@ inline bool quick_acc(rma::WindowState& w, const void* origin, int64_t ocount, c
                       std::ptrdiff_t disp, int64_t tcount, const Datatype* ttype, coll::OpKind op) {
   return op < coll::OpKind::NoOp && quick_types(w, ocount, otype, tcount, ttype) &&
          quick_acc_now(w, origin, tcount, ttype, target, disp, op);
+}
+
+inline bool quick_fop(rma::WindowState& w, const void* origin, void* result, const Datatype* type, int target,
+                      std::ptrdiff_t disp, coll::OpKind op) {
+  return !w.native_usable && type &&
+         quick_fetch_now(w, rma::Msg::Fop, origin, nullptr, result, 1, type, target, disp, op);
+}
+inline bool quick_cas(rma::WindowState& w, const void* origin, const void* compare, void* result, const Datatype* type,
+                      int target, std::ptrdiff_t disp) {
+  return !w.native_usable && type &&
+         quick_fetch_now(w, rma::Msg::Cas, origin, compare, result, 1, type, target, disp, coll::OpKind::Replace);
+}
+inline bool quick_get_acc(rma::WindowState& w, const void* origin, int64_t ocount, const Datatype* otype, void* result,
+                          int64_t rcount, const Datatype* rtype, int target, std::ptrdiff_t disp, int64_t tcount,
+                          const Datatype* ttype, coll::OpKind op) {
+  return rtype == ttype && rcount == tcount && quick_types(w, ocount, otype, tcount, ttype) &&
+         quick_fetch_now(w, rma::Msg::GetAcc, origin, nullptr, result, tcount, ttype, target, disp, op);
 }
 
 // ---- small puts and gets coalesced per target (batch.cpp) ----

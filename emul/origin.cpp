@@ -209,13 +209,23 @@ void release_held(WindowState& w, int to) {
 
 }  // namespace
 
-int send(WindowState& w, int to, Header h, const Payload& p) {
+int send(WindowState& w, int to, Header& h, const Payload& p) {
   if (w.targets[static_cast<std::size_t>(to)].batch_len) send_batch(w, to);  // it goes first
   const rma::PeerWin& pw = w.peers[static_cast<std::size_t>(to)];
   h.id = pw.pkt;
   h.win = pw.win;
   h.gen = pw.gen;
   return w.dev.send_packet(pw.peer, &h, sizeof h, p);
+}
+
+void flush_on_reply(WindowState& w, int to, uint64_t seq) {
+  Target& t = w.targets[static_cast<std::size_t>(to)];
+  if (t.batch_len) send_batch(w, to);  // a batch ending with a get leaves now
+  if (t.replies == 0) {
+    t.acked = std::max(t.acked, seq);
+  } else {
+    t.ack_on_reply = seq;
+  }
 }
 
 void push(WindowState& w, int to, Item&& item) {
@@ -260,15 +270,7 @@ void push(WindowState& w, int to, Item&& item) {
     ++t.queued_ops;
     t.tail_fetch = fetches(item.kind);
   } else if (item.kind == Msg::Flush && t.tail_fetch) {
-    // The last operation's reply will say that everything before it was
-    // applied (the target answers in order): no Flush packet, no Ack. A
-    // batch ending with a get leaves now.
-    send_batch(w, to);
-    if (t.replies == 0) {
-      t.acked = std::max(t.acked, item.token);
-    } else {
-      t.ack_on_reply = item.token;
-    }
+    flush_on_reply(w, to, item.token);
     return;
   }
   if (t.batch_len && !t.hold && t.q.empty() && (item.kind == Msg::Flush || item.kind == Msg::Unlock) &&

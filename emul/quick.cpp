@@ -1,8 +1,11 @@
-// The short origin path of the emulation: a put or get of contiguous data
-// of one predefined type (the same on both sides) to a target that takes
-// packets now (its gate open, nothing queued or held for it) goes straight
-// from the caller to one packet, without the OpArgs, check_op, route_op,
-// queue item and emit layers (about 600 instructions of a 1 KiB put). The
+// The short origin path of the emulation: a put, get, accumulate,
+// get_accumulate, fetch_and_op or compare_and_swap of contiguous data of
+// one predefined type (the same on every side) that fits one packet, to a
+// target that takes packets now (its gate open, nothing queued or held for
+// it), goes straight from the caller to one packet, without the OpArgs,
+// check_op, route_op, queue item and emit layers (about 600 instructions
+// of a 1 KiB put); a fetching one takes a reply record from the window's
+// fixed table (rma::QuickReply), which its reply finds by index. The
 // checks are the general path's in the cheap form this case allows; any
 // case it does not take, every error included, goes the general way
 // (rma/ops.cpp issue), which raises the error with its message.
@@ -65,9 +68,11 @@ namespace {
 
 // Sends the packet of the operation, as emit_op fills it for one chunk
 // (and emul::send addresses it); records a failure as the window's error.
+// len: the chunk's bytes (the payload's unless it carries none or, for
+// compare_and_swap, a compare operand too).
 [[gnu::always_inline]] inline int send_op(WindowState& w, int target, Msg kind, Builtin b, uint64_t off, int64_t count,
                                           std::size_t bytes, uint64_t token, const Payload& p, uint8_t flags = 0,
-                                          coll::OpKind op = coll::OpKind::Replace) {
+                                          coll::OpKind op = coll::OpKind::Replace, std::size_t len = ~std::size_t{0}) {
   if (w.targets[static_cast<std::size_t>(target)].batch_len) send_batch(w, target);  // it goes first
   const rma::PeerWin& pw = w.peers[static_cast<std::size_t>(target)];
   rma::Header h{};
@@ -82,8 +87,24 @@ namespace {
   h.total = bytes;
   h.token = token;
   h.flags = flags;
-  h.len = p.bytes;
+  h.len = len == ~std::size_t{0} ? p.bytes : len;
   return w.dev.send_packet(pw.peer, &h, sizeof h, p);
+}
+
+// Under w.mu: a free reply record for len bytes landing at dst, from
+// target; its token, or 0 when every record is taken (the general path
+// then makes one).
+[[gnu::always_inline]] inline uint64_t take_quick(WindowState& w, int target, char* dst, std::size_t len) {
+  static_assert(rma::kQuickSlots == 64, "quick_free is one 64-bit word");
+  if (!w.quick_free) return 0;
+  const auto i = static_cast<unsigned>(__builtin_ctzll(w.quick_free));
+  w.quick_free &= w.quick_free - 1;
+  rma::QuickReply& q = w.quick[i];
+  q.token = rma::kQuickToken | (++w.quick_seq * rma::kQuickSlots) | i;
+  q.dst = dst;
+  q.len = len;
+  q.target = target;
+  return q.token;
 }
 
 // The operation left: counted as push, emit and emulate count it.
@@ -178,25 +199,10 @@ bool quick_get_now(WindowState& w, void* result, int64_t count, const Datatype* 
   if (!short_args(w, result, count, type, target, disp, &b, &bytes, &off)) return false;
   std::lock_guard g(w.mu);
   Target& t = w.targets[static_cast<std::size_t>(target)];
-  // A get takes a spare reply record (the general path allocates one).
-  if (!leaves_now(w, t) || w.spare_pending.empty()) return false;
-  auto node = std::move(w.spare_pending.back());
-  w.spare_pending.pop_back();
-  rma::Pending& p = *node.mapped();
-  p.target = target;
-  p.direct = static_cast<char*>(result);
-  p.total = bytes;
-  const uint64_t token = w.next_token;
-  node.key() = token;
-  try {
-    w.pending.insert(std::move(node));
-  } catch (const std::bad_alloc&) {
-    // The table could not grow: the record goes back (the vector keeps the
-    // room it had), and the general path reports the lack of memory.
-    w.spare_pending.push_back(std::move(node));
-    return false;
-  }
-  ++w.next_token;
+  if (!leaves_now(w, t)) return false;
+  // A reply record from the window's table (the general path makes one).
+  const uint64_t token = take_quick(w, target, static_cast<char*>(result), bytes);
+  if (!token) return false;
   ++t.replies;
   t.tail_fetch = true;  // its reply says the target applied what came before
   // The first get since the target's last flush or unlock leaves now (its
@@ -208,6 +214,51 @@ bool quick_get_now(WindowState& w, void* result, int64_t count, const Datatype* 
     return true;
   }
   const int e = send_op(w, target, Msg::Get, b, off, count, bytes, token, Payload{});
+  count_sent(w, t, e);
+  return true;
+}
+
+bool quick_fetch_now(WindowState& w, Msg kind, const void* origin, const void* compare, void* result, int64_t count,
+                     const Datatype* type, int target, std::ptrdiff_t disp, coll::OpKind op) {
+  Builtin b;
+  std::size_t bytes = 0;
+  uint64_t off = 0;
+  if (!short_args(w, result, count, type, target, disp, &b, &bytes, &off)) return false;
+  const std::size_t es = type->size();
+  if (static_cast<std::size_t>(type->extent()) != es) return false;  // padded pairs: the general path
+  // What check_op requires of each (it names what is wrong otherwise).
+  const bool no_op = op == coll::OpKind::NoOp;
+  if (kind == Msg::Cas) {
+    const coll::TypeClass c = coll::type_class(b);
+    if (c != coll::TypeClass::CInteger && c != coll::TypeClass::Logical && c != coll::TypeClass::Byte &&
+        c != coll::TypeClass::MultiLanguage) {
+      return false;
+    }
+    if (!origin || !compare) return false;
+    op = coll::OpKind::Replace;
+  } else if (op > coll::OpKind::NoOp || !coll::op_accepts(op, b) || (!origin && !no_op)) {
+    return false;
+  }
+  // The packet's data: the origin operand (fetch_and_op: one element, also
+  // with NO_OP), compare_and_swap's compare operand after it; a
+  // get_accumulate with NO_OP carries none.
+  alignas(16) char pair[64];
+  Payload p{origin, bytes, nullptr, 0};
+  if (kind == Msg::Cas) {
+    std::memcpy(pair, origin, es);
+    std::memcpy(pair + es, compare, es);
+    p = Payload{pair, 2 * es, nullptr, 0};
+  } else if (no_op) {
+    p = kind == Msg::Fop ? Payload{std::memset(pair, 0, es), es, nullptr, 0} : Payload{};
+  }
+  std::lock_guard g(w.mu);
+  Target& t = w.targets[static_cast<std::size_t>(target)];
+  if (!leaves_now(w, t)) return false;
+  const uint64_t token = take_quick(w, target, static_cast<char*>(result), bytes);
+  if (!token) return false;
+  ++t.replies;
+  t.tail_fetch = true;  // its reply says the target applied what came before
+  const int e = send_op(w, target, kind, b, off, count, bytes, token, p, 0, op, bytes);
   count_sent(w, t, e);
   return true;
 }

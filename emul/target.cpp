@@ -53,8 +53,36 @@ void retire(WindowState& w, decltype(w.pending)::iterator it) {
   spare.push_back(std::move(node));
 }
 
+// Origin side: the short path's reply record that token names, when it
+// waits for a reply from `from`; null otherwise.
+rma::QuickReply* quick_record(WindowState& w, int from, uint64_t token) {
+  rma::QuickReply& q = w.quick[token % rma::kQuickSlots];
+  return q.token == token && q.target == from ? &q : nullptr;
+}
+
+// Origin side: a short-path operation is over; its record is free again.
+void quick_done(WindowState& w, rma::QuickReply& q) {
+  q.token = 0;
+  w.quick_free |= uint64_t{1} << static_cast<unsigned>(&q - w.quick.data());
+  reply_done(w.targets[static_cast<std::size_t>(q.target)]);
+}
+
 // Origin side: data of a get-like operation arrived.
 void on_reply(WindowState& w, int from, const Header& h, const void* payload, std::size_t bytes) {
+  if (h.token & rma::kQuickToken) {
+    // One packet holds all of it, straight into the caller's buffer.
+    rma::QuickReply* q = quick_record(w, from, h.token);
+    if (!q || h.first != 0 || bytes != q->len || h.len != bytes) {
+      w.dev.errors().raise(ErrorClass::Intern,
+                           "rank %d: reply of %zu bytes at %llu from rank %d refused: operation %llu expects %zu",
+                           w.comm.rank, bytes, static_cast<unsigned long long>(h.first), from,
+                           static_cast<unsigned long long>(h.token), q ? q->len : std::size_t{0});
+      return;
+    }
+    std::memcpy(q->dst, payload, bytes);
+    quick_done(w, *q);
+    return;  // on_packet wakes the waiters
+  }
   auto it = w.pending.find(h.token);
   if (it == w.pending.end() || it->second->target != from) {
     w.dev.errors().raise(ErrorClass::Intern, "rank %d: reply from rank %d for unknown operation %llu refused",
@@ -94,6 +122,14 @@ void on_batch_reply(WindowState& w, int from, const Header& h, const void* paylo
     if (bytes - at < sizeof r) break;
     std::memcpy(&r, p + at, sizeof r);
     at += sizeof r;
+    if (r.token & rma::kQuickToken) {
+      rma::QuickReply* q = quick_record(w, from, r.token);
+      if (!q || r.len != q->len || r.len > bytes - at) break;
+      std::memcpy(q->dst, p + at, r.len);
+      at += r.len;
+      quick_done(w, *q);
+      continue;
+    }
     auto it = w.pending.find(r.token);
     if (r.len > bytes - at || it == w.pending.end() || it->second->target != from || !it->second->direct ||
         it->second->got != 0 || r.len != it->second->total) {
@@ -123,6 +159,12 @@ void on_error(WindowState& w, int from, const Header& h, const void* payload, st
   int code = w.dev.errors().raise(c, "%s", text.c_str());
   if (!w.deferred_error) w.deferred_error = code;
   if (!h.token) return;
+  if (h.token & rma::kQuickToken) {
+    // Whatever else was coming for it will not come.
+    if (rma::QuickReply* q = quick_record(w, from, h.token)) quick_done(w, *q);
+    notify_waiters(w);
+    return;
+  }
   auto it = w.pending.find(h.token);
   if (it == w.pending.end() || it->second->target != from) return;
   rma::Pending& p = *it->second;

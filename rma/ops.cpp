@@ -339,6 +339,9 @@ int Window::accumulate(const void* origin, std::int64_t ocount, const Datatype* 
 int Window::get_accumulate(const void* origin, std::int64_t ocount, const Datatype* otype, void* result,
                            std::int64_t rcount, const Datatype* rtype, int target, std::ptrdiff_t disp,
                            std::int64_t tcount, const Datatype* ttype, const coll::Op& op) {
+  if (emul::quick_get_acc(*st_, origin, ocount, otype, result, rcount, rtype, target, disp, tcount, ttype, op.kind())) {
+    return 0;
+  }
   OpArgs a = args(rma::Msg::GetAcc, "Get_accumulate", origin, ocount, otype, target, disp, tcount, ttype);
   a.result = result;
   a.rcount = rcount;
@@ -350,6 +353,7 @@ int Window::get_accumulate(const void* origin, std::int64_t ocount, const Dataty
 int Window::fetch_and_op(const void* origin, void* result, const Datatype* type, int target, std::ptrdiff_t disp,
                          const coll::Op& op) {
   if (rma::native::fast_atomic(*st_, origin, nullptr, result, type, target, disp, false, op.kind())) return 0;
+  if (emul::quick_fop(*st_, origin, result, type, target, disp, op.kind())) return 0;
   OpArgs a = args(rma::Msg::Fop, "Fetch_and_op", origin, 1, type, target, disp, 1, type);
   a.result = result;
   a.op = &op;
@@ -359,6 +363,7 @@ int Window::fetch_and_op(const void* origin, void* result, const Datatype* type,
 int Window::compare_and_swap(const void* origin, const void* compare, void* result, const Datatype* type, int target,
                              std::ptrdiff_t disp) {
   if (rma::native::fast_atomic(*st_, origin, compare, result, type, target, disp, true, coll::OpKind::NoOp)) return 0;
+  if (emul::quick_cas(*st_, origin, compare, result, type, target, disp)) return 0;
   OpArgs a = args(rma::Msg::Cas, "Compare_and_swap", origin, 1, type, target, disp, 1, type);
   a.result = result;
   a.compare = compare;

@@ -263,6 +263,10 @@ uint64_t flush_target(WindowState& w, int rank) {
   t.flushed_ops = t.queued_ops;
   if (asked) return asked;
   uint64_t seq = ++t.sync_seq;
+  if (t.tail_fetch) {
+    emul::flush_on_reply(w, rank, seq);  // (what emul::push does with it, without the queue item)
+    return seq;
+  }
   push_sync(w, rank, Msg::Flush, t.lock_nocheck ? Gate{} : Gate{Gate::Lock, t.lock_epoch}, seq);
   return seq;
 }

@@ -277,7 +277,7 @@ int Window::free(Window** win) {
   // Others may still need replies from us until they too reach free.
   auto drained = [&] {
     std::lock_guard g(w.mu);
-    return w.queued.load(std::memory_order_relaxed) == 0 && w.pending.empty();
+    return w.queued.load(std::memory_order_relaxed) == 0 && w.pending.empty() && w.quick_free == rma::kQuickAllFree;
   };
   if (int e = dev.block_until(drained)) return e;
   if (int e = coll::barrier(dev, w.comm)) return e;

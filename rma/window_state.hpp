@@ -5,6 +5,7 @@
 // progress engine's packet handlers and hooks (maybe on the agent thread)
 // all take it, and none holds it while it waits.
 #pragma once
+#include <array>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -166,6 +167,23 @@ struct Reply {
   bool nocheck = false;
 };
 
+// The reply record of a get-like operation of the short path
+// (emul/quick.cpp): one packet of reply data for a contiguous buffer.
+// WindowState::quick holds a fixed number, so such an operation allocates
+// nothing and its reply finds the record by index, not through `pending`.
+struct QuickReply {
+  uint64_t token = 0;  // 0: the slot is free
+  char* dst = nullptr;
+  std::size_t len = 0;
+  int target = -1;
+};
+// A token with this bit names slot token % kQuickSlots of WindowState::quick
+// (the bits above the slot count the tokens handed out, so a stale or forged
+// reply does not match a live record); tokens of `pending` never have it.
+inline constexpr uint64_t kQuickToken = uint64_t{1} << 63;
+inline constexpr std::size_t kQuickSlots = 64;
+inline constexpr uint64_t kQuickAllFree = ~uint64_t{0};
+
 // Target side, per origin.
 struct Origin {
   uint64_t applied = 0;            // operations applied (a get counts when its data has left)
@@ -212,6 +230,10 @@ class WindowState {
   // by the next ones so that a get allocates nothing (emul/target.cpp).
   std::vector<decltype(pending)::node_type> spare_pending;
   uint64_t next_token = 1;
+  // The short path's reply records (bit i of quick_free: slot i is free).
+  std::array<QuickReply, kQuickSlots> quick{};
+  uint64_t quick_free = kQuickAllFree;
+  uint64_t quick_seq = 0;
   std::atomic<int> queued{0};  // items in all target queues and replies (the hook's fast exit)
   // Changed under mu only (read without it by the hook): no locked
   // instruction per operation.

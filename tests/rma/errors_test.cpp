@@ -174,7 +174,8 @@ TEST_P(RmaErrors, DynamicTargetRefusesNp2) {
 
 // A packet crafted by hand (as a corrupt or hostile peer would send it):
 // out of range, wrong window generation, bad type id, a chunk that
-// overflows its stream, a bad datatype description. The target refuses
+// overflows its stream, a bad datatype description, operations that fetch
+// with bad sizes, ops or ranges. The target refuses
 // each, reports it to the sender, and its memory is unchanged.
 TEST_P(RmaErrors, HostilePacketsRefusedNp2) {
   run(2, [](Device& dev) {
@@ -273,6 +274,39 @@ TEST_P(RmaErrors, HostilePacketsRefusedNp2) {
       rec.r.kind = 7;
       rec.r.disp = 0;
       send(b, &rec, sizeof rec);
+      // 9. operations that fetch (the target's short paths for them): a
+      //    get past the end, a fetch_and_op of two elements, one whose op
+      //    the type does not take, a compare_and_swap without its compare
+      //    operand, a get_accumulate past the end and one of a bad type id
+      adi3::rma::Header f{};
+      f.elem = static_cast<uint8_t>(adi3::Builtin::kInt);
+      f.token = 99;
+      f.kind = adi3::rma::Msg::Get;
+      f.disp = 60;
+      f.count = 2;
+      f.total = 8;
+      send(f, nullptr, 0);
+      f.kind = adi3::rma::Msg::Fop;
+      f.op = static_cast<uint8_t>(OpKind::Sum);
+      f.disp = 0;
+      f.len = 8;
+      send(f, data, 8);
+      f.count = 1;
+      f.total = f.len = 4;
+      f.elem = static_cast<uint8_t>(adi3::Builtin::kFloat);
+      f.op = static_cast<uint8_t>(OpKind::Bor);
+      send(f, data, 4);
+      f.elem = static_cast<uint8_t>(adi3::Builtin::kInt);
+      f.kind = adi3::rma::Msg::Cas;
+      f.op = static_cast<uint8_t>(OpKind::Replace);
+      send(f, data, 4);
+      f.kind = adi3::rma::Msg::GetAcc;
+      f.op = static_cast<uint8_t>(OpKind::Sum);
+      f.disp = 62;
+      send(f, data, 4);
+      f.disp = 0;
+      f.elem = 200;
+      send(f, data, 4);
       // The refusals come back as errors; wait for them.
       int got = 0;
       for (int i = 0; i < 1000000 && !got; ++i) {
