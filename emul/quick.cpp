@@ -107,6 +107,18 @@ namespace {
   return q.token;
 }
 
+// Under w.mu: the reply record of an operation that fetches into dst,
+// when it may leave now (its token), else 0 (the general path runs). Its
+// reply also says the target applied what came before it.
+[[gnu::always_inline]] inline uint64_t open_reply(WindowState& w, Target& t, int target, void* dst, std::size_t len) {
+  if (!leaves_now(w, t)) return 0;
+  const uint64_t token = take_quick(w, target, static_cast<char*>(dst), len);
+  if (!token) return 0;
+  ++t.replies;
+  t.tail_fetch = true;
+  return token;
+}
+
 // The operation left: counted as push, emit and emulate count it.
 [[gnu::always_inline]] inline void count_sent(WindowState& w, Target& t, int code) {
   if (code && !w.deferred_error) w.deferred_error = code;
@@ -199,12 +211,9 @@ bool quick_get_now(WindowState& w, void* result, int64_t count, const Datatype* 
   if (!short_args(w, result, count, type, target, disp, &b, &bytes, &off)) return false;
   std::lock_guard g(w.mu);
   Target& t = w.targets[static_cast<std::size_t>(target)];
-  if (!leaves_now(w, t)) return false;
   // A reply record from the window's table (the general path makes one).
-  const uint64_t token = take_quick(w, target, static_cast<char*>(result), bytes);
+  const uint64_t token = open_reply(w, t, target, result, bytes);
   if (!token) return false;
-  ++t.replies;
-  t.tail_fetch = true;  // its reply says the target applied what came before
   // The first get since the target's last flush or unlock leaves now (its
   // round trip starts at once: lock/get/unlock and get/flush stay as fast
   // as unbatched); the ones behind it are batched.
@@ -253,11 +262,8 @@ bool quick_fetch_now(WindowState& w, Msg kind, const void* origin, const void* c
   }
   std::lock_guard g(w.mu);
   Target& t = w.targets[static_cast<std::size_t>(target)];
-  if (!leaves_now(w, t)) return false;
-  const uint64_t token = take_quick(w, target, static_cast<char*>(result), bytes);
+  const uint64_t token = open_reply(w, t, target, result, bytes);
   if (!token) return false;
-  ++t.replies;
-  t.tail_fetch = true;  // its reply says the target applied what came before
   const int e = send_op(w, target, kind, b, off, count, bytes, token, p, 0, op, bytes);
   count_sent(w, t, e);
   return true;
