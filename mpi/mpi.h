@@ -189,6 +189,14 @@ typedef struct MPI_Status {
 #define MPI_ARGVS_NULL ((char***)0)
 #define MPI_UNWEIGHTED ((int*)1)
 #define MPI_WEIGHTS_EMPTY ((int*)2)
+/* A Fortran status is MPI_F_STATUS_SIZE INTEGERs laid out as MPI_Status
+   (MPI_Status_c2f/f2c copy every field, the hidden ones too). */
+#define MPI_F_STATUS_SIZE 6
+#define MPI_F_SOURCE 0
+#define MPI_F_TAG 1
+#define MPI_F_ERROR 2
+#define MPI_F_STATUS_IGNORE ((MPI_Fint*)1)
+#define MPI_F_STATUSES_IGNORE ((MPI_Fint*)1)
 
 #define MPI_MAX_PROCESSOR_NAME 128
 #define MPI_MAX_ERROR_STRING 512

@@ -43,6 +43,8 @@ MPI_Fint MPI_Message_c2f(MPI_Message message);
 MPI_Message MPI_Message_f2c(MPI_Fint message);
 MPI_Fint MPI_Win_c2f(MPI_Win win);
 MPI_Win MPI_Win_f2c(MPI_Fint win);
+int MPI_Status_c2f(const MPI_Status* c_status, MPI_Fint* f_status);
+int MPI_Status_f2c(const MPI_Fint* f_status, MPI_Status* c_status);
 
 /* ---- errors ---- */
 int MPI_Error_class(int errorcode, int* errorclass);

@@ -403,6 +403,57 @@ static void tools(void) {
   CHECK_EQ(MPI_T_cvar_get_num(&n), MPI_T_ERR_NOT_INITIALIZED);
 }
 
+/* MPI_Status_c2f/f2c: every field survives both ways, hidden ones too
+   (count, cancelled), and ignore values are refused, not dereferenced. */
+static void status_convert(void) {
+  double out[5] = {1, 2, 3, 4, 5}, in[5];
+  MPI_Status st, back;
+  const int peer = (rank + 1) % size, from = (rank + size - 1) % size;
+  CHECK_OK(MPI_Sendrecv(out, 5, MPI_DOUBLE, peer, 77, in, 5, MPI_DOUBLE, from, 77, MPI_COMM_WORLD, &st));
+  MPI_Fint f[MPI_F_STATUS_SIZE + 1];
+  f[MPI_F_STATUS_SIZE] = 12345; /* the conversion writes exactly MPI_F_STATUS_SIZE ints */
+  CHECK_OK(MPI_Status_c2f(&st, f));
+  CHECK_EQ(f[MPI_F_SOURCE], from);
+  CHECK_EQ(f[MPI_F_TAG], 77);
+  CHECK_EQ(f[MPI_F_STATUS_SIZE], 12345);
+  memset(&back, 0xff, sizeof back);
+  CHECK_OK(MPI_Status_f2c(f, &back));
+  CHECK_EQ(back.MPI_SOURCE, from);
+  CHECK_EQ(back.MPI_TAG, 77);
+  int n = -1, cancelled = -1;
+  CHECK_OK(MPI_Get_count(&back, MPI_DOUBLE, &n));
+  CHECK_EQ(n, 5);
+  CHECK_OK(MPI_Get_elements(&back, MPI_BYTE, &n));
+  CHECK_EQ(n, 40);
+  CHECK_OK(MPI_Test_cancelled(&back, &cancelled));
+  CHECK_EQ(cancelled, 0);
+  /* A status MPI made itself (set_elements, set_cancelled) converts too. */
+  CHECK_OK(MPI_Status_set_elements(&st, MPI_INT, 3));
+  CHECK_OK(MPI_Status_set_cancelled(&st, 1));
+  CHECK_OK(MPI_Status_c2f(&st, f));
+  CHECK_OK(MPI_Status_f2c(f, &back));
+  CHECK_OK(MPI_Get_count(&back, MPI_INT, &n));
+  CHECK_EQ(n, 3);
+  CHECK_OK(MPI_Test_cancelled(&back, &cancelled));
+  CHECK_EQ(cancelled, 1);
+  /* Erroneous: ignore values and null pointers give MPI_ERR_ARG. */
+  CHECK_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+  int cls = -1;
+  MPI_Error_class(MPI_Status_c2f(MPI_STATUS_IGNORE, f), &cls);
+  CHECK_EQ(cls, MPI_ERR_ARG);
+  MPI_Error_class(MPI_Status_c2f(&st, MPI_F_STATUS_IGNORE), &cls);
+  CHECK_EQ(cls, MPI_ERR_ARG);
+  MPI_Error_class(MPI_Status_f2c(MPI_F_STATUS_IGNORE, &back), &cls);
+  CHECK_EQ(cls, MPI_ERR_ARG);
+  MPI_Error_class(MPI_Status_f2c(NULL, &back), &cls);
+  CHECK_EQ(cls, MPI_ERR_ARG);
+  MPI_Error_class(MPI_Status_f2c(f, MPI_STATUS_IGNORE), &cls);
+  CHECK_EQ(cls, MPI_ERR_ARG);
+  MPI_Error_class(PMPI_Status_c2f(NULL, f), &cls);
+  CHECK_EQ(cls, MPI_ERR_ARG);
+  CHECK_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -413,5 +464,6 @@ int main(int argc, char** argv) {
   errhandlers();
   info();
   tools();
+  status_convert();
   return mt_finish();
 }
