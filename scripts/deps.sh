@@ -8,8 +8,9 @@ pkgs=(g++ clang cmake ninja-build libboost-dev libtbb-dev libgtest-dev libgmock-
 # ADI3_NO_LAUNCHERS=1 leaves them out and their tests are then not
 # registered or skipped.
 [ "${ADI3_NO_LAUNCHERS:-0}" = 1 ] || pkgs+=(mpich openmpi-bin slurmd slurmctld slurm-client munge iproute2 openssh-server)
-# The peers' headers, for the side-by-side benchmarks.
-[ "${ADI3_WITH_PEERS:-0}" = 1 ] && pkgs+=(mpich libmpich-dev openmpi-bin libopenmpi-dev)
+# The peers' headers and gnuplot, for the side-by-side benchmarks
+# (bench/mpi/run.sh asks for them).
+[ "${ADI3_WITH_PEERS:-0}" = 1 ] && pkgs+=(mpich libmpich-dev openmpi-bin libopenmpi-dev gnuplot-nox)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -1,7 +1,8 @@
 # report.awk -v dir=DIR RAW: RAW holds "impl repeat name@ranks size value
 # unit" lines (run.sh). Prints one table per benchmark (medians, adi3 vs
 # the best peer, spreads) and writes DIR/tables.md and, per benchmark,
-# DIR/plots/NAME.dat and NAME.gp (gnuplot script for NAME.png).
+# DIR/plots/NAME.dat and NAME.gp (gnuplot script for NAME.png); ends with
+# the rows where adi3 trails the best peer.
 function median(k, n,   i, j, t, a) {
   for (i = 1; i <= n; i++) a[i] = val[k, i]
   for (i = 2; i <= n; i++) for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
@@ -85,6 +86,10 @@ END {
       if (best != "" && med["adi3"] != "" && med["adi3"] > 0 && best > 0)
         ratio = sprintf("%.2fx", lower ? best / med["adi3"] : med["adi3"] / best)
       printf " %8s  %s\n", ratio, spread
+      if (ratio != "-") {
+        rows++
+        if (ratio + 0 < 1) behind = behind sprintf("\n  %s, %s ranks, %s: %s", name, ranks, sn, ratio)
+      }
       printf " %s | %s |\n", ratio, spread > md
       printf "\n" > dat
     }
@@ -104,4 +109,11 @@ END {
     printf "\n" > gp
     close(gp)
   }
+  # The verdict of the run: rows where adi3 trails the best peer.
+  if (!rows) exit
+  nb = split(behind, dummy, "\n") - 1
+  line = sprintf("summary: adi3 behind the best peer on %d of %d rows", nb, rows)
+  print line (nb ? ":" behind : "")
+  mdlist = behind; gsub(/\n  /, "\n- ", mdlist)
+  print "### Summary\n\n" line (nb ? ":\n" mdlist : "") > md
 }

@@ -6,7 +6,7 @@
 # PNG plot per benchmark and the raw figures under the results folder.
 #
 #   bench/mpi/run.sh                       # everything, 5 repeats (~15 min)
-#   bench/mpi/run.sh --repeat 3 --only 'coll|latency'
+#   bench/mpi/run.sh --repeat 3 --only 'p2p|coll2'
 #   bench/mpi/run.sh --quick               # CI gate: adi3 only, seconds
 #
 # Options:
@@ -58,6 +58,13 @@ bin=$bdir/bin
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 
 if [ "$build" = yes ]; then
+  # The peers (their mpicc wrappers and headers) and gnuplot, installed
+  # when missing; then a configure pass, which finds wrappers it missed.
+  if [ "$quick" = no ]; then
+    ADI3_WITH_PEERS=1 "$root/scripts/deps.sh" ||
+      echo "# run.sh: could not install the peers; measuring what is there" >&2
+    cmake "$bdir" >/dev/null || { echo "run.sh: configuring $bdir failed" >&2; exit 2; }
+  fi
   targets=(mpibench mpiexec adi3_ch_shm)
   [ -d "$root/bench/rma" ] && [ "$quick" = no ] && targets+=(rmabench)
   cmake --build "$bdir" --target "${targets[@]}" -j2 >/dev/null ||
