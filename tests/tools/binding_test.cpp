@@ -51,14 +51,26 @@ TEST(Binding, WiderLevelsBindToTheEnclosingObject) {
   }
 }
 
-TEST(Binding, NoneAndOversubscriptionLeaveRanksFree) {
+TEST(Binding, NoneLeavesRanksFree) {
   auto none = plan_binding(2, BindRequest{BindLevel::None, BindLevel::Core, kTwoSockets});
   EXPECT_FALSE(none.bound);
   EXPECT_NE(none.note.find("--bind-to none"), std::string::npos);
-  auto over = plan_binding(5, BindRequest{std::nullopt, BindLevel::Core, kTwoSockets});
-  EXPECT_FALSE(over.bound);
-  EXPECT_NE(over.note.find("5 ranks on 4 cores"), std::string::npos);
-  EXPECT_TRUE(over.masks.empty());
+  EXPECT_TRUE(none.masks.empty());
+}
+
+// More ranks than cores: the deal starts again, so ranks r and r + 1 never
+// share a core (a pair on one core waits for a context switch per message).
+TEST(Binding, OversubscriptionDealsRanksRoundRobin) {
+  auto over = plan_binding(10, BindRequest{std::nullopt, BindLevel::Core, kTwoSockets});
+  ASSERT_TRUE(over.bound);
+  EXPECT_NE(over.note.find("10 ranks on 4 cores"), std::string::npos);
+  ASSERT_EQ(over.masks.size(), 10u);
+  for (int r = 0; r < 10; ++r) EXPECT_EQ(cpus(over.masks[static_cast<std::size_t>(r)]), std::vector<int>{r % 4}) << r;
+  auto by_socket = plan_binding(6, BindRequest{std::nullopt, BindLevel::Socket, kTwoSockets});
+  ASSERT_TRUE(by_socket.bound);
+  const std::vector<std::vector<int>> want = {{0}, {2}, {1}, {3}, {0}, {2}};
+  for (int r = 0; r < 6; ++r)
+    EXPECT_EQ(cpus(by_socket.masks[static_cast<std::size_t>(r)]), want[static_cast<std::size_t>(r)]) << r;
 }
 
 TEST(Binding, HyperthreadsStayTogether) {

@@ -15,7 +15,7 @@ struct Options {
   std::vector<std::pair<std::string, std::string>> genv;  // -genv K V, in order
   bool tag_output = false;                                // prefix lines with "[rank] "
   std::optional<double> timeout_seconds;                  // whole-job wall clock limit
-  std::optional<std::string> bind_to;                     // --bind-to (validated); unset: core unless oversubscribed
+  std::optional<std::string> bind_to;                     // --bind-to (validated); unset: core
   std::string map_by = "core";                            // --map-by
   bool report_bindings = false;                           // --report-bindings
   std::optional<std::string> hosts;                       // --hosts a:2,b:2
