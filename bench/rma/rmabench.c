@@ -20,7 +20,12 @@
  * Options: --target S (seconds one timed batch lasts, default 0.02),
  * --quick (latencies only), --only RE (figures whose name matches the
  * extended regular expression RE), --no-pin (by default rank r runs on
- * core r % ncpu, set before any window exists). */
+ * core r % ncpu, set before any window exists), --busy-target (also the
+ * flush latencies with the target computing outside the library instead
+ * of waiting in MPI_Barrier: "<op>_flush_busy_<flavor>"; it computes
+ * until the origin's put of a stop word lands in its window memory, or
+ * for 1 s at most, so a library that applies operations only inside the
+ * target's calls shows that stall). */
 #define _GNU_SOURCE
 #include <mpi.h>
 #include <regex.h>
@@ -28,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 enum op { PUT, GET, ACC, FOP, CAS };
@@ -38,7 +44,7 @@ static const char* sync_name[] = {"flush", "lock", "fence"};
 #define WIN_BYTES (4L << 20)
 
 static double opt_target = 0.02;
-static int opt_quick = 0, opt_pin = 1, rank;
+static int opt_quick = 0, opt_pin = 1, opt_busy = 0, rank;
 static regex_t opt_only; /* figures whose name matches (default: all) */
 static int have_only = 0;
 
@@ -51,7 +57,32 @@ struct bench {
   int bytes; /* per operation */
   int burst; /* operations per synchronization */
   char *buf, *res;
+  volatile long* stop; /* busy target: the stop word in rank 1's window memory, else NULL */
 };
+
+/* The stop word's displacement: the window's last cache line. */
+#define STOP_DISP (WIN_BYTES - 64)
+#define BUSY_MAX_S 1.0
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static volatile double busy_sink;
+
+/* Rank 1, busy target: arithmetic with no MPI call until the origin's put
+ * sets the stop word (or BUSY_MAX_S pass). */
+static void compute_until(volatile long* stop) {
+  const double t0 = now_s();
+  double x = 1.0;
+  while (!*stop) {
+    for (int i = 0; i < 200; ++i) x = x * 1.0000001 + 1e-9;
+    if (now_s() - t0 > BUSY_MAX_S) break;
+  }
+  busy_sink = x;
+}
 
 static void issue(struct bench* b) {
   long one = 1, cmp = 0;
@@ -105,9 +136,18 @@ static double batch(struct bench* b, long n) {
   MPI_Bcast(&n, 1, MPI_LONG, 0, MPI_COMM_WORLD);
   MPI_Barrier(MPI_COMM_WORLD);
   double t0 = MPI_Wtime();
-  body(b, n);
+  if (b->stop && rank == 1)
+    compute_until(b->stop);
+  else
+    body(b, n);
   double t = MPI_Wtime() - t0;
-  MPI_Barrier(MPI_COMM_WORLD); /* the target waits here */
+  if (b->stop && rank == 0) { /* inside lock_all: end the target's computation */
+    long one = 1;
+    MPI_Put(&one, 1, MPI_LONG, 1, STOP_DISP, 1, MPI_LONG, b->win);
+    MPI_Win_flush(1, b->win);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);            /* the target waits here */
+  if (b->stop && rank == 1) *b->stop = 0; /* the put landed before rank 0's flush returned */
   MPI_Bcast(&t, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
   return t;
 }
@@ -151,9 +191,9 @@ static void pin(void) {
   sched_setaffinity(0, sizeof set, &set);
 }
 
-static void run_window(const char* flavor, MPI_Win win, char* buf, char* res) {
+static void run_window(const char* flavor, MPI_Win win, char* base, char* buf, char* res) {
   char name[64];
-  struct bench b = {win, PUT, FLUSH, 8, 1, buf, res};
+  struct bench b = {win, PUT, FLUSH, 8, 1, buf, res, NULL};
   for (int s = FLUSH; s <= FENCE; ++s) {
     for (int o = PUT; o <= CAS; ++o) {
       b.op = (enum op)o;
@@ -163,6 +203,14 @@ static void run_window(const char* flavor, MPI_Win win, char* buf, char* res) {
       snprintf(name, sizeof name, "%s_%s_%s", op_name[o], sync_name[s], flavor);
       if (wanted(name)) report(name, 8, 1e6 * measure(&b), "us");
     }
+  }
+  for (int o = PUT; opt_busy && o <= CAS; ++o) {
+    b.op = (enum op)o;
+    b.sync = FLUSH;
+    b.stop = (volatile long*)(base + STOP_DISP);
+    snprintf(name, sizeof name, "%s_flush_busy_%s", op_name[o], flavor);
+    if (wanted(name)) report(name, 8, 1e6 * measure(&b), "us");
+    b.stop = NULL;
   }
   if (opt_quick) return;
   static const int sizes[] = {1024, 65536, 1 << 20};
@@ -196,6 +244,8 @@ int main(int argc, char** argv) {
       opt_quick = 1;
     else if (!strcmp(argv[i], "--no-pin"))
       opt_pin = 0;
+    else if (!strcmp(argv[i], "--busy-target"))
+      opt_busy = 1;
     else if (!strcmp(argv[i], "--only") && i + 1 < argc)
       have_only = regcomp(&opt_only, argv[++i], REG_EXTENDED | REG_NOSUB) == 0;
   }
@@ -215,14 +265,14 @@ int main(int argc, char** argv) {
   memset(mem, 0, WIN_BYTES);
   MPI_Win win;
   MPI_Win_create(mem, WIN_BYTES, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
-  run_window("create", win, buf, res);
+  run_window("create", win, mem, buf, res);
   MPI_Win_free(&win);
   free(mem);
 
   MPI_Win_allocate(WIN_BYTES, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win);
   memset(mem, 0, WIN_BYTES);
   MPI_Barrier(MPI_COMM_WORLD);
-  run_window("alloc", win, buf, res);
+  run_window("alloc", win, mem, buf, res);
   MPI_Win_free(&win);
 
   free(buf);
