@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "channels/channel.hpp"
 #include "coll/op.hpp"
 #include "rma/window_state.hpp"
 

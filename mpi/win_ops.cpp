@@ -3,6 +3,7 @@
 // checks handles, counts, buffers and which ops and types each call takes;
 // rma/ checks the epoch, the target rank and the target's window range.
 #include "coll/op.hpp"
+#include "emul/emul.hpp"
 #include "mpi/coll_binding.hpp"
 #include "mpi/win.hpp"
 #include "rma/native_fast.hpp"
@@ -41,7 +42,10 @@ inline bool fast_kind(MPI_Op h, coll::OpKind* k) {
 }
 
 // Put (or get) of count elements of one predefined type on both sides, on
-// the native fast path of window handle win. False: take the checked path.
+// the native fast path of window handle win, or on a window nobody maps as
+// the emulation's one packet (emul/quick.cpp, the terms Window::put/get
+// give it: the checked path would reach the same call after ~250
+// instructions of checks these cases pass). False: take the checked path.
 inline bool fast_copy(MPI_Win win, bool put, const void* buf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
                       int tcount, MPI_Datatype ttype) {
   Runtime* rt = g_runtime;
@@ -51,7 +55,11 @@ inline bool fast_copy(MPI_Win win, bool put, const void* buf, int ocount, MPI_Da
   if (!w) [[unlikely]]
     return false;
   const Datatype* t = fast_type(*rt, ttype);
-  return t && rma::native::fast_copy(w->win->state(), put, const_cast<void*>(buf), ocount, t, target, disp, tcount, t);
+  if (!t) return false;
+  rma::WindowState& s = w->win->state();
+  if (rma::native::fast_copy(s, put, const_cast<void*>(buf), ocount, t, target, disp, tcount, t)) return true;
+  return put ? emul::quick_put(s, buf, ocount, t, target, disp, tcount, t)
+             : emul::quick_get(s, const_cast<void*>(buf), ocount, t, target, disp, tcount, t);
 }
 
 // One (buffer, count, datatype) of a call: count >= 0, a committed type,
