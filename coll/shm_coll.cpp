@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "coll/copy.hpp"
+#include "coll/shm_direct.hpp"
 #include "coll/shm_node.hpp"
 #include "segment/segment.hpp"
 
@@ -177,6 +178,33 @@ int long_bcast(ShmNode& n, void* buf, std::size_t count, const Datatype* type, i
   return 0;
 }
 
+// A reduce of 2 ranks, read directly (shm_direct.hpp): the root copies
+// the other's input into its receive buffer with cross-memory attach (one
+// copy; the long reduction moves every byte through the areas: a streaming
+// copy in, a fold and a copy out) and folds its own input onto it. The
+// fold is `in op out`: rank order with the root at rank 0, any order
+// otherwise, so the caller allows it for commutative ops or root 0.
+// Returns false, having moved nothing, when the ranks chose the segment.
+struct Landing {
+  std::byte* at;
+  std::byte* contiguous() const { return at; }
+  void in(std::size_t, std::size_t, const std::byte*) {}  // read in place: nothing to unpack
+};
+
+bool direct_reduce(Device& dev, ShmNode& n, const Reduction& red, const void* in, void* out, std::size_t count,
+                   int root, const Tuning& t, int* err) {
+  const bool me_root = n.rank() == root;
+  Offer o;
+  o.base = static_cast<const std::byte*>(in);
+  o.len = o.sent = count * red.ext;
+  o.able = !me_root || in != out;  // in place, the read would land on the root's own input
+  auto land = [&](int) { return Landing{static_cast<std::byte*>(out)}; };
+  auto fold_mine = [&] {
+    if (me_root) red.combine(in, out, count);
+  };
+  return direct(dev, n, o, o.len, land, fold_mine, t, err, me_root);
+}
+
 }  // namespace
 
 bool shm_barrier(Device& dev, const Comm& comm, const Tuning& t, int* err) {
@@ -236,6 +264,10 @@ bool shm_reduce(Device& dev, const void* sbuf, void* rbuf, std::size_t count, co
   // tie). From 64 KiB neither led across runs.
   const std::size_t bytes = count * red.ext;
   if (n->size() == 2 && n->own_cores() && bytes > n->slot_limit() && bytes <= kShmTwoRankP2pReduce) return false;
+  if (n->size() == 2 && direct_fits(*n, t.shm_direct_reduce_min, bytes) && (root == 0 || red.op.commutative()) &&
+      direct_reduce(dev, *n, red, in, rbuf, count, root, t, err)) {
+    return true;
+  }
   *err = count * red.ext <= n->slot_limit() ? small_reduction(*n, red, in, rbuf, count, root)
                                             : long_reduction(*n, red, in, rbuf, count, root);
   return true;

@@ -5,13 +5,13 @@
 // Long blocks skip the segment: each rank exposes its send buffer and the
 // readers copy out of it with cross-memory attach (one copy, not two).
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <optional>
 #include <vector>
 
 #include "coll/copy.hpp"
 #include "coll/shm_coll.hpp"
+#include "coll/shm_direct.hpp"
 #include "coll/shm_node.hpp"
 #include "segment/segment.hpp"
 
@@ -104,139 +104,6 @@ int truncated(Device& dev, const char* call, std::size_t sent, std::size_t room)
                             sent, room);
 }
 
-// A member's entry in its slot in a direct call.
-struct DirectEntry {
-  uint32_t ok;         // exposed, and this rank can read the others' memory natively
-  uint32_t fast;       // its direct reads ran fast enough (or were never timed)
-  uint64_t stride;     // bytes between the blocks of its region (0: one block)
-  uint64_t sent;       // bytes per block it sends
-  uint64_t key_bytes;  // of key
-  uint8_t key[kMaxKeyBytes];
-};
-// With a slow verdict the members test it again in runs of kDirectProbeRun
-// calls every kDirectProbeEvery calls, and keep the last call's rate: the
-// first reads of a run find the lines where the segment's copies left them
-// (in the sender's cache), which says nothing of direct reads in steady
-// state.
-constexpr uint64_t kDirectProbeEvery = 64;
-constexpr uint64_t kDirectProbeRun = 4;
-
-// What a rank offers in a direct call: its send buffer where the type is
-// contiguous, else a packed copy of it.
-struct Offer {
-  const std::byte* base = nullptr;
-  std::size_t len = 0;
-  std::size_t stride = 0;
-  std::size_t sent = 0;
-  std::vector<std::byte> packed;
-};
-
-int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-// Why one copy: through the segment a block costs its sender a streaming
-// copy into memory and its reader a copy out of memory; read straight from
-// the sender's buffer it costs the reader one copy (the kernel pins the
-// pages, ~12 GB/s). The members agree in a first stage (slots): every one
-// exposed its buffer and can read (else all use the segment), and none
-// found its reads slow (they run at 2-4 GB/s in a VM state where the
-// sender's core just wrote the lines; then every 64th call tests again).
-// Then each reads its block of every other member's buffer, copies its own
-// block locally (`local`), posts, and waits until all are done reading its
-// buffer. Returns false, having moved nothing, when they chose the segment.
-// Whether a call with blocks of `bytes` may read directly. Only where every
-// member has a core of its own: with 4 and 8 ranks on 2 cores, allgather
-// 64 KiB-1 MiB ran 20-25% slower (the segment path writes a block once for
-// all readers, each direct read costs a pinning copy) and alltoall gained
-// at 256 KiB only.
-bool direct_fits(const ShmNode& n, const Tuning& t, std::size_t bytes) {
-  return t.shm_direct_min && bytes >= t.shm_direct_min && n.size() > 1 && n.own_cores();
-}
-
-template <class RecvBlock, class Local>
-bool direct(Device& dev, ShmNode& n, Offer& o, std::size_t bytes, RecvBlock&& recv_block, Local&& local,
-            const Tuning& t, int* err) {
-  OneSided& os = n.onesided();
-  const int me = n.rank(), p = n.size();
-  Region* region = os.expose(const_cast<std::byte*>(o.base), o.len);
-  const bool probe = ++n.direct_calls % kDirectProbeEvery < kDirectProbeRun;
-  uint64_t s = n.begin(2, sizeof(DirectEntry));
-  std::byte* to = nullptr;
-  if ((*err = n.claim_slot(&to))) {
-    if (region) os.release(region);
-    return true;
-  }
-  DirectEntry mine{};
-  mine.ok = region && region->key_bytes <= kMaxKeyBytes && (os.caps().native_ops & kOsGet) ? 1 : 0;
-  mine.fast = n.direct_mbps == 0 || n.direct_mbps >= t.shm_direct_mbps ? 1 : 0;
-  mine.stride = o.stride;
-  mine.sent = o.sent;
-  if (mine.ok) {
-    mine.key_bytes = region->key_bytes;
-    std::memcpy(mine.key, region->key, region->key_bytes);
-  }
-  std::memcpy(to, &mine, sizeof mine);
-  n.publish(s);
-  if ((*err = n.wait_slots(s))) {
-    if (region) os.release(region);
-    return true;
-  }
-  bool ok = true, fast = true;
-  for (int j = 0; j < p; ++j) {
-    DirectEntry e;
-    std::memcpy(&e, n.slot(j), sizeof e);
-    ok = ok && e.ok == 1;
-    fast = fast && e.fast == 1;
-  }
-  if (!ok || !(fast || probe)) {
-    if (region) os.release(region);
-    return false;
-  }
-  std::vector<std::byte> bounce;  // for a non-contiguous receive type
-  bool first = !fast;             // each call of a probe run starts the average afresh
-  for (int k = 1; k < p && !*err; ++k) {
-    const int j = (me + k) % p;  // not every reader at rank 0 first
-    DirectEntry e;
-    std::memcpy(&e, n.slot(j), sizeof e);
-    // The entry is the peer's word: attach() checks the key (it must name
-    // that peer's process) and get() the range.
-    RemoteRegion* r = e.key_bytes <= kMaxKeyBytes ? os.attach(n.peer(j), e.key, e.key_bytes) : nullptr;
-    auto block = recv_block(j);
-    std::byte* at = block.contiguous();
-    if (!at) {
-      bounce.resize(bytes);
-      at = bounce.data();
-    }
-    const std::size_t take = std::min<uint64_t>(bytes, e.sent);
-    const uint64_t from = static_cast<uint64_t>(me) * e.stride;
-    const int64_t t0 = now_ns();
-    const bool got = r && (r->ops & kOsGet) && (take == 0 || os.get(*r, from, at, take) == 0);
-    const int64_t ns = now_ns() - t0;
-    if (r) os.detach(r);
-    if (!got) {
-      *err = dev.errors().raise(ErrorClass::Other, "collective: reading %zu bytes of rank %d's buffer failed", take, j);
-      break;
-    }
-    if (take >= 65536) {
-      const auto mbps = static_cast<uint32_t>(std::min<uint64_t>(take * 1000 / std::max<int64_t>(ns, 1), UINT32_MAX));
-      n.direct_mbps = first || n.direct_mbps == 0 ? mbps : static_cast<uint32_t>((3ull * n.direct_mbps + mbps) / 4);
-      first = false;
-    }
-    // A shorter send than the receive (erroneous) arrives zero-padded.
-    if (take < bytes) std::memset(at + take, 0, bytes - take);
-    if (at == bounce.data()) block.in(0, bytes, at);
-  }
-  if (!*err) local();
-  // Even after a failed read: the others wait for this post.
-  n.post(s + 1);
-  const int e = n.wait_all(s + 1);
-  if (!*err) *err = e;
-  if (region) os.release(region);
-  return true;
-}
-
 }  // namespace
 
 bool shm_allgather(Device& dev, const void* sbuf, std::size_t scount, const Datatype* stype, void* rbuf,
@@ -255,7 +122,7 @@ bool shm_allgather(Device& dev, const void* sbuf, std::size_t scount, const Data
   auto local = [&] {
     if (!inplace) copy(sbuf, scount, stype, base + me * stride, rcount, rtype);
   };
-  if (direct_fits(*n, t, bytes)) {
+  if (direct_fits(*n, t.shm_direct_min, bytes)) {
     Offer o;
     o.sent = mine_in.bytes();
     o.len = o.sent;
@@ -331,7 +198,7 @@ bool shm_alltoall(Device& dev, const void* sbuf, std::size_t scount, const Datat
     if (!inplace) copy(static_cast<const std::byte*>(sb) + me * sstride, sc, st, rbase + me * rstride, rcount, rtype);
   };
   // Direct reads need the send buffer intact while others read it: not in place.
-  if (!inplace && direct_fits(*n, t, bytes)) {
+  if (!inplace && direct_fits(*n, t.shm_direct_min, bytes)) {
     Offer o;
     o.sent = sent;
     if (st->is_contiguous() && sstride >= static_cast<std::ptrdiff_t>(sent)) {

@@ -38,6 +38,9 @@ constexpr Knob kKnobs[] = {
     {"ADI3_COLL_SHM_DIRECT_MIN", "131072",
      "Allgather and alltoall on the shared segment: bytes per block from which each rank reads the others' "
      "buffers straight with cross-memory attach (one copy instead of two); 0 never."},
+    {"ADI3_COLL_SHM_DIRECT_REDUCE_MIN", "65536",
+     "Reduce of 2 ranks on the shared segment: bytes from which the root reads the other rank's input straight "
+     "with cross-memory attach and folds it (commutative op, or root 0; not in place at the root); 0 never."},
     {"ADI3_COLL_SHM_DIRECT_MBPS", "6000",
      "Those direct reads are used while every rank's reads ran at least this many MB/s (moving average; "
      "tested again every 64th call when slower)."},
@@ -89,6 +92,7 @@ Tuning Tuning::from_env() {
   t.small_max = bytes("ADI3_COLL_SMALL_MSG", t.small_max);
   t.shm = env_int("ADI3_COLL_SHM", 1) != 0;
   t.shm_direct_min = bytes("ADI3_COLL_SHM_DIRECT_MIN", t.shm_direct_min);
+  t.shm_direct_reduce_min = bytes("ADI3_COLL_SHM_DIRECT_REDUCE_MIN", t.shm_direct_reduce_min);
   t.shm_direct_mbps = bytes("ADI3_COLL_SHM_DIRECT_MBPS", t.shm_direct_mbps);
   static const char* const kBcast[] = {"auto", "binomial", "scatter_doubling", "scatter_ring"};
   static const char* const kReduce[] = {"auto", "binomial", "reduce_scatter_gather"};

@@ -39,6 +39,9 @@ struct Tuning {
   // rank reads the others' buffers straight (cross-memory attach, one
   // copy) instead of through the segment (two); 0 never.
   std::size_t shm_direct_min = 131072;
+  // Reduce of 2 ranks on that segment: bytes from which the root reads the
+  // other's input straight and folds it (commutative op, or root 0); 0 never.
+  std::size_t shm_direct_reduce_min = 65536;
   // The direct reads' rate (MB/s, every rank's moving average) below which
   // the segment's copies are used instead (tested again now and then).
   std::size_t shm_direct_mbps = 6000;

@@ -543,6 +543,69 @@ static void direct_blocks(MPI_Comm comm) {
   free(rb);
 }
 
+/* 2-rank reduce read straight from the other rank's input (ADI3_COLL_SHM_
+ * DIRECT_REDUCE_MIN, 64 KiB): both sides of the switch, every root, a
+ * commutative sum and the non-commutative op out of place (direct at root 0
+ * only) and in place (never direct), and a run of calls with the input
+ * rewritten before each, past the probe runs. */
+static void direct_reductions(MPI_Comm comm, MPI_Op affine) {
+  int me, p;
+  MPI_Comm_rank(comm, &me);
+  MPI_Comm_size(comm, &p);
+  static const long counts[] = {8191, 8192, 8193, 70001};
+  for (size_t c = 0; c < sizeof counts / sizeof counts[0]; ++c) {
+    const long n = counts[c];
+    uint64_t* su = malloc((size_t)n * sizeof(uint64_t));
+    uint64_t* ru = malloc((size_t)n * sizeof(uint64_t));
+    for (int root = 0; root < p; ++root) {
+      for (long i = 0; i < n; ++i) su[i] = affine_of(me, i + root);
+      for (long i = 0; i < n; ++i) ru[i] = 7;
+      CHECK_OK(MPI_Reduce(su, ru, (int)n, MPI_UINT64_T, MPI_SUM, root, comm));
+      for (long i = 0; me == root && i < n; ++i) {
+        uint64_t want = 0;
+        for (int r = 0; r < p; ++r) want += affine_of(r, i + root);
+        if (ru[i] != want) {
+          mt_fail(__FILE__, __LINE__, "direct reduce sum", (long long)ru[i], (long long)want);
+          break;
+        }
+      }
+      for (int inplace = 0; inplace < 2; ++inplace) {
+        if (me == root && inplace) memcpy(ru, su, (size_t)n * sizeof(uint64_t));
+        CHECK_OK(MPI_Reduce(me == root && inplace ? MPI_IN_PLACE : su, ru, (int)n, MPI_UINT64_T, affine, root, comm));
+        for (long i = 0; me == root && i < n; ++i) {
+          uint64_t want = affine_of(0, i + root);
+          for (int r = 1; r < p; ++r) want = affine_then(want, affine_of(r, i + root));
+          if (ru[i] != want) {
+            mt_fail(__FILE__, __LINE__, "direct reduce non-commutative", (long long)ru[i], (long long)want);
+            break;
+          }
+        }
+      }
+    }
+    free(su);
+    free(ru);
+  }
+  /* 140 calls with fresh input: past two probe runs. */
+  const long n = 16384;
+  int* si = malloc((size_t)n * sizeof(int));
+  int* ri = malloc((size_t)n * sizeof(int));
+  for (int it = 0; it < 140; ++it) {
+    const int root = it % p;
+    for (long i = 0; i < n; ++i) si[i] = me * 100003 + (int)i + it;
+    CHECK_OK(MPI_Reduce(si, ri, (int)n, MPI_INT, MPI_SUM, root, comm));
+    for (long i = 0; me == root && i < n; ++i) {
+      const int want = 100003 * (p * (p - 1) / 2) + p * ((int)i + it);
+      if (ri[i] != want) {
+        mt_fail(__FILE__, __LINE__, "direct reduce run", ri[i], want);
+        it = 140;
+        break;
+      }
+    }
+  }
+  free(si);
+  free(ri);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -556,6 +619,7 @@ int main(int argc, char** argv) {
   reductions(MPI_COMM_WORLD, affine);
   gathers(MPI_COMM_WORLD, 1);
   direct_blocks(MPI_COMM_WORLD);
+  direct_reductions(MPI_COMM_WORLD, affine);
   scatters(MPI_COMM_WORLD, affine, 1);
 
   /* Sub-communicators, freed and made again (contexts come back with other
@@ -568,6 +632,7 @@ int main(int argc, char** argv) {
     runs_ahead(sub);
     gathers(sub, 0);
     direct_blocks(sub);
+    direct_reductions(sub, affine);
     scatters(sub, affine, 0);
     int one = 1, total = 0;
     CHECK_OK(MPI_Allreduce(&one, &total, 1, MPI_INT, MPI_SUM, sub));
