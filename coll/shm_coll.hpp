@@ -14,6 +14,8 @@
 //    input into its area once, reduces one slice of the round straight out
 //    of every area (rank order again), then the root (every rank) copies
 //    the reduced slices out.
+//    A reduce of 2 ranks from 64 KiB: the root reads the other's input
+//    straight (cross-memory attach, shm_direct.hpp) and folds its own on it.
 //  - reduce_scatter(_block) up to a slot: each rank copies its vector to
 //    its slot and folds its own block out of every slot. Longer: the long
 //    reduction without the copy out: each rank folds its own block
