@@ -166,6 +166,18 @@ static void runs_ahead(MPI_Comm comm) {
   }
 }
 
+/* got[i] is the affine op folded in rank order over affine_of(r, i + shift). */
+static void check_affine(const uint64_t* got, long n, int p, int shift, const char* what) {
+  for (long i = 0; i < n; ++i) {
+    uint64_t want = affine_of(0, i + shift);
+    for (int r = 1; r < p; ++r) want = affine_then(want, affine_of(r, i + shift));
+    if (got[i] != want) {
+      mt_fail(__FILE__, __LINE__, what, (long long)got[i], (long long)want);
+      return;
+    }
+  }
+}
+
 static void reductions(MPI_Comm comm, MPI_Op affine) {
   int me, p;
   MPI_Comm_rank(comm, &me);
@@ -208,14 +220,7 @@ static void reductions(MPI_Comm comm, MPI_Op affine) {
       }
       /* non-commutative: rank order exactly */
       CHECK_OK(MPI_Allreduce(su, ru, (int)n, MPI_UINT64_T, affine, comm));
-      for (long i = 0; i < n; ++i) {
-        uint64_t want = affine_of(0, i + rep);
-        for (int r = 1; r < p; ++r) want = affine_then(want, affine_of(r, i + rep));
-        if (ru[i] != want) {
-          mt_fail(__FILE__, __LINE__, "allreduce non-commutative", (long long)ru[i], (long long)want);
-          break;
-        }
-      }
+      check_affine(ru, n, p, rep, "allreduce non-commutative");
       /* reduce to a rotating root: sum of doubles (exact), then the affine op in place */
       for (long i = 0; i < n; ++i) rd[i] = -1;
       CHECK_OK(MPI_Reduce(sd, rd, (int)n, MPI_DOUBLE, MPI_SUM, root, comm));
@@ -231,16 +236,7 @@ static void reductions(MPI_Comm comm, MPI_Op affine) {
       if (me == root) memcpy(ru, su, (size_t)n * sizeof(uint64_t));
       CHECK_OK(
           MPI_Reduce(me == root ? MPI_IN_PLACE : su, me == root ? ru : NULL, (int)n, MPI_UINT64_T, affine, root, comm));
-      if (me == root) {
-        for (long i = 0; i < n; ++i) {
-          uint64_t want = affine_of(0, i + rep);
-          for (int r = 1; r < p; ++r) want = affine_then(want, affine_of(r, i + rep));
-          if (ru[i] != want) {
-            mt_fail(__FILE__, __LINE__, "reduce non-commutative in place", (long long)ru[i], (long long)want);
-            break;
-          }
-        }
-      }
+      if (me == root) check_affine(ru, n, p, rep, "reduce non-commutative in place");
     }
     free(si);
     free(ri);
@@ -572,14 +568,7 @@ static void direct_reductions(MPI_Comm comm, MPI_Op affine) {
       for (int inplace = 0; inplace < 2; ++inplace) {
         if (me == root && inplace) memcpy(ru, su, (size_t)n * sizeof(uint64_t));
         CHECK_OK(MPI_Reduce(me == root && inplace ? MPI_IN_PLACE : su, ru, (int)n, MPI_UINT64_T, affine, root, comm));
-        for (long i = 0; me == root && i < n; ++i) {
-          uint64_t want = affine_of(0, i + root);
-          for (int r = 1; r < p; ++r) want = affine_then(want, affine_of(r, i + root));
-          if (ru[i] != want) {
-            mt_fail(__FILE__, __LINE__, "direct reduce non-commutative", (long long)ru[i], (long long)want);
-            break;
-          }
-        }
+        if (me == root) check_affine(ru, n, p, root, "direct reduce non-commutative");
       }
     }
     free(su);
