@@ -24,7 +24,26 @@ int Device::block_until(Done&& done) {
     if (give_up == std::chrono::steady_clock::time_point{}) give_up = now + kFailurePatience;
     return now >= give_up;
   };
-  while (!done()) {
+  if (done()) return 0;
+  // From here until it returns this thread waits in a blocking call: peers
+  // that read the count (Channel::call_count) know it polls. Only the
+  // application's threads wait here; one alone (not THREAD_MULTIPLE)
+  // needs no locked instruction.
+  struct Mark {
+    std::atomic<uint32_t>* n;
+    bool shared;
+    Mark(std::atomic<uint32_t>* c, bool mt) : n(c), shared(mt) { add(1); }
+    ~Mark() { add(~0u); }
+    void add(uint32_t d) {
+      if (!n) return;
+      if (shared) {
+        n->fetch_add(d, std::memory_order_relaxed);
+      } else {
+        n->store(n->load(std::memory_order_relaxed) + d, std::memory_order_relaxed);
+      }
+    }
+  } mark(calls_, config_.thread_multiple);
+  do {
     if (progress()) {
       idle = 0;
       give_up = {};
@@ -40,7 +59,7 @@ int Device::block_until(Done&& done) {
       sleep_until(WaitCondition::of(done));
       if (patience_over()) return peer_failure_error();
     }
-  }
+  } while (!done());
   return 0;
 }
 

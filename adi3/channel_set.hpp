@@ -65,6 +65,7 @@ class ChannelSet final : public Channel {
   int get_crossing(int peer, void* local, uint64_t remote, std::size_t len) override;
   int put(int peer, uint64_t remote, const void* local, std::size_t len) override;
   OneSided* onesided() override;
+  std::atomic<uint32_t>* call_count() override { return near_->call_count(); }
   uint64_t connections() const override { return near_->connections() + far_->connections(); }
   void expect_payload(int peer) override {
     if (peer >= 0 && peer < size_ && !on_host(peer)) far_->expect_payload(peer);

@@ -14,6 +14,7 @@ namespace adi3 {
 Device::Device(std::unique_ptr<Channel> channel, const Config& config)
     : channel_(std::move(channel)),
       io_(channel_->data_path()),
+      calls_(channel_->call_count()),
       config_(config),
       rank_(channel_->rank()),
       size_(channel_->size()),

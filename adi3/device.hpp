@@ -558,6 +558,9 @@ class Device final : private PacketSink {
 
   std::unique_ptr<Channel> channel_;
   Channel* io_;  // channel_->data_path(): send and poll
+  // channel_->call_count(): block_until counts its waiting threads there
+  // for peers to read (nullptr: nobody reads it).
+  std::atomic<uint32_t>* calls_;
   Config config_;
   std::atomic<bool> threads_{false};  // take the locks (see enable_threads)
   int rank_, size_;

@@ -208,6 +208,7 @@ class ProcessChannel final : public Channel {
     return inner_->get_crossing(peer, local, remote, len);
   }
   OneSided* onesided() override { return inner_->onesided(); }
+  std::atomic<uint32_t>* call_count() override { return inner_->call_count(); }
   Channel* data_path() override { return inner_->data_path(); }
   uint64_t connections() const override { return inner_->connections(); }
   void expect_payload(int peer) override { inner_->expect_payload(peer); }

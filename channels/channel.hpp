@@ -7,6 +7,7 @@
 // send() calls per destination and serializes poll() calls; wait() and
 // wake() may be called from any thread.
 #pragma once
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -150,6 +151,13 @@ class Channel {
   // nonblocking operations on them; nullptr when the channel has none (the
   // core then emulates every window operation over packets).
   virtual OneSided* onesided() { return nullptr; }
+
+  // A word peers can read, in which the core counts its threads waiting in
+  // a blocking call (Device::block_until, from its first unmet check to its
+  // end); nullptr when no peer looks (the core then counts nothing). The
+  // shm channel's one-sided part sends packets rather than cross-memory
+  // attach copies to a rank that waits so (shm_onesided.cpp, attentive).
+  virtual std::atomic<uint32_t>* call_count() { return nullptr; }
 
   // The channel that moves the packets, when this one only wraps another
   // (the process channel adds the launcher's bootstrap): the core sends

@@ -18,8 +18,8 @@ namespace adi3::shm {
 
 inline constexpr uint64_t kInboxMagic = 0x314d48533349'4441ull;  // "ADI3SHM1"
 // 5: ShmRing has the producer's tail; 6: crossing_slow; 7: ShmRing::streaming;
-// 8: light_wake
-inline constexpr uint32_t kInboxVersion = 8;
+// 8: light_wake; 9: calls, calls_asleep
+inline constexpr uint32_t kInboxVersion = 9;
 
 struct alignas(64) InboxHeader {
   uint64_t magic;
@@ -52,6 +52,15 @@ struct alignas(64) InboxHeader {
   // messages that cross (both ranks fetch at once, ShmChannel::get_crossing):
   // both ranks of a pair read both words and choose alike.
   std::atomic<uint32_t> crossing_slow;
+  // Threads of the owner inside a blocking call's wait (Device::block_until,
+  // for the whole wait: spinning, yielding or asleep), and how many of them
+  // sleep now. A thread that waits and does not sleep polls: peers reaching
+  // the owner's memory by cross-memory attach send packets instead
+  // (shm_onesided.cpp, attentive). Its own line, written at the start and
+  // end of each wait and around each sleep: peers read it at every such
+  // operation without the activity line's bounce.
+  alignas(64) std::atomic<uint32_t> calls;
+  std::atomic<uint32_t> calls_asleep;
 };
 
 // Set by a sender whose packet did not fit, cleared by the receiver when it

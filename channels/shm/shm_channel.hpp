@@ -56,6 +56,7 @@ class ShmChannel final : public Channel {
   int get_crossing(int peer, void* local, uint64_t remote, std::size_t len) override;
 
   OneSided* onesided() override { return onesided_.get(); }
+  std::atomic<uint32_t>* call_count() override { return my_calls_; }
 
   // Whether the start-up probe found CMA usable (tests, adi3_info).
   bool cma_permitted() const { return cma_ok_; }
@@ -119,6 +120,8 @@ class ShmChannel final : public Channel {
   std::vector<const std::atomic<uint64_t>*> activity_;  // [peer]
   std::atomic<uint32_t>* my_cma_copies_ = nullptr;
   std::atomic<uint32_t>* my_waiting_ = nullptr;           // InboxHeader::waiting
+  std::atomic<uint32_t>* my_calls_ = nullptr;             // InboxHeader::calls
+  std::atomic<uint32_t>* my_calls_asleep_ = nullptr;      // InboxHeader::calls_asleep
   std::vector<const std::atomic<uint32_t>*> cma_copies_;  // [peer]
   std::vector<const std::atomic<uint32_t>*> waiting_;     // [peer]: InboxHeader::waiting
   // Crossing messages (get_crossing): our verdict, the peers', the rate our

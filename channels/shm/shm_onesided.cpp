@@ -83,13 +83,13 @@ bool atomic_ok(const RemoteRegion& r, uint64_t offset, std::size_t width) {
 
 ShmOneSided::ShmOneSided(std::string job_id, int rank, std::vector<pid_t> pids, bool cma,
                          std::vector<const std::atomic<uint64_t>*> activity, std::vector<Doorbell*> bells,
-                         std::vector<const std::atomic<uint32_t>*> waiting, Clock clock)
+                         std::vector<Calls> calls, Clock clock)
     : job_id_(std::move(job_id)),
       rank_(rank),
       pids_(std::move(pids)),
       cma_(cma),
       activity_(std::move(activity)),
-      waiting_(std::move(waiting)),
+      calls_(std::move(calls)),
       watch_(std::make_unique<Watch[]>(activity_.size())),
       bells_(std::move(bells)),
       clock_(clock) {
@@ -291,20 +291,26 @@ int ShmOneSided::compare_swap(RemoteRegion& r, uint64_t offset, uint64_t compare
   return 0;
 }
 
-// A polling rank bumps its counter every ~0.1 us (each poll). A change
-// since our last look, when that was recent, says it polls now.
+// A rank waiting in a blocking call (Device::block_until: MPI_Barrier,
+// MPI_Wait, a flush...) says so in its header (InboxHeader::calls), on a
+// line written only when a wait begins or ends and around its sleeps:
+// while any of those threads is awake it polls, so an operation goes as a
+// packet, and we learn it from a line in our cache rather than from the
+// poll counter, whose line moves at each of its polls.
 //
-// A rank asleep in a blocking wait (InboxHeader::waiting) polls again as
-// soon as a packet rings its doorbell, and keeps polling (and bumping) for
-// the operations after it; but copies by cross-memory attach never wake
-// it, so without help a stream that began while it slept would pay a
-// system call per operation to its end. Its first packet waits for the
-// wake-up (tens of microseconds), so only a stream earns one: after
-// kStreamOps operations in a row went by cross-memory attach, each within
-// kStreamGapNs of the one before, the next goes as a packet, at most one
-// such every kWakeGapNs (a loaded host may deschedule it again at once). A
-// rank that computes (its agent sleeps without a condition) is not woken
-// so.
+// Else a polling rank bumps its counter every ~0.1 us (each poll). A
+// change since our last look, when that was recent, says it polls now.
+//
+// A rank asleep in a blocking wait polls again as soon as a packet rings
+// its doorbell, and keeps polling for the operations after it; but copies
+// by cross-memory attach never wake it, so without help a stream that
+// began while it slept would pay a system call per operation to its end.
+// Its first packet waits for the wake-up (tens of microseconds), so only a
+// stream earns one (asleep_in_call): after kStreamOps operations in a row
+// went by cross-memory attach, each within kStreamGapNs of the one before,
+// the next goes as a packet, at most one such every kWakeGapNs (a loaded
+// host may deschedule it again at once). A rank that computes (its agent
+// sleeps without a condition) is not woken so.
 //
 // Else we watch the counter for up to kWatchNs. A peer found quiet is not
 // watched again for kQuietNs unless its counter moves: an origin issuing
@@ -315,14 +321,43 @@ int64_t ShmOneSided::steady_ns() {
       .count();
 }
 
+namespace {
+constexpr int64_t kStreamGapNs = 100000, kWakeGapNs = 200000;
+constexpr uint32_t kStreamOps = 8;
+}  // namespace
+
+// The peer sleeps in a blocking wait: whether this operation, the run-th in
+// a row by cross-memory attach, is the packet that wakes it.
+bool ShmOneSided::asleep_in_call(Watch& w, int64_t t) {
+  const int64_t last = w.last_ns.load(std::memory_order_relaxed);
+  w.last_ns.store(t, std::memory_order_relaxed);
+  const uint32_t run = t - last < kStreamGapNs ? w.cma_run.load(std::memory_order_relaxed) + 1 : 1;
+  const bool wake = run > kStreamOps && t - w.woke_ns.load(std::memory_order_relaxed) >= kWakeGapNs;
+  w.cma_run.store(wake ? 0 : run, std::memory_order_relaxed);
+  if (wake) w.woke_ns.store(t, std::memory_order_relaxed);
+  return wake;
+}
+
 bool ShmOneSided::attentive(int peer) {
-  constexpr int64_t kFreshNs = 20000, kWatchNs = 400, kQuietNs = 20000, kStreamGapNs = 100000, kWakeGapNs = 200000;
-  constexpr uint32_t kStreamOps = 8;
-  if (peer < 0 || static_cast<std::size_t>(peer) >= activity_.size() || !activity_[static_cast<std::size_t>(peer)])
-    return false;
-  const std::atomic<uint64_t>& a = *activity_[static_cast<std::size_t>(peer)];
-  Watch& w = watch_[static_cast<std::size_t>(peer)];
+  constexpr int64_t kFreshNs = 20000, kWatchNs = 400, kQuietNs = 20000;
+  const auto i = static_cast<std::size_t>(peer);  // negatives: huge
+  if (i >= activity_.size() || !activity_[i]) return false;
+  const std::atomic<uint64_t>& a = *activity_[i];
+  Watch& w = watch_[i];
   const auto now = clock_;
+  const Calls* c = i < calls_.size() ? &calls_[i] : nullptr;
+  if (c && c->calls) {
+    const uint32_t n = c->calls->load(std::memory_order_relaxed);
+    if (n != 0) {
+      const int64_t t = now();
+      if (!c->asleep || c->asleep->load(std::memory_order_relaxed) < n) {
+        w.last_ns.store(t, std::memory_order_relaxed);
+        w.cma_run.store(0, std::memory_order_relaxed);
+        return true;
+      }
+      return asleep_in_call(w, t);
+    }
+  }
   const uint64_t v = a.load(std::memory_order_relaxed);
   const int64_t t = now();
   const uint64_t seen = w.seen.load(std::memory_order_relaxed);
@@ -330,25 +365,21 @@ bool ShmOneSided::attentive(int peer) {
   w.seen.store(v, std::memory_order_relaxed);
   w.at_ns.store(t, std::memory_order_relaxed);
   if (t - at < kFreshNs && v != seen) {
+    w.last_ns.store(t, std::memory_order_relaxed);
     w.cma_run.store(0, std::memory_order_relaxed);
     return true;
   }
+  // Its counter stays still until a packet wakes it: no watch.
+  if (c && c->waiting && c->waiting->load(std::memory_order_relaxed) != 0) return asleep_in_call(w, t);
   // Not polling now: this operation would be the run-th in a row by
   // cross-memory attach.
-  const uint32_t run = t - at < kStreamGapNs ? w.cma_run.load(std::memory_order_relaxed) + 1 : 1;
-  const std::atomic<uint32_t>* asleep =
-      static_cast<std::size_t>(peer) < waiting_.size() ? waiting_[static_cast<std::size_t>(peer)] : nullptr;
-  if (asleep && asleep->load(std::memory_order_relaxed) != 0) {
-    // Its counter stays still until a packet wakes it: no watch.
-    const bool wake = run > kStreamOps && t - w.woke_ns.load(std::memory_order_relaxed) >= kWakeGapNs;
-    w.cma_run.store(wake ? 0 : run, std::memory_order_relaxed);
-    if (wake) w.woke_ns.store(t, std::memory_order_relaxed);
-    return wake;
-  }
-  w.cma_run.store(run, std::memory_order_relaxed);
+  const int64_t last = w.last_ns.load(std::memory_order_relaxed);
+  w.last_ns.store(t, std::memory_order_relaxed);
+  w.cma_run.store(t - last < kStreamGapNs ? w.cma_run.load(std::memory_order_relaxed) + 1 : 1,
+                  std::memory_order_relaxed);
   if (t < w.quiet_until_ns.load(std::memory_order_relaxed)) return false;
   do {
-    for (int i = 0; i < 16; ++i) {
+    for (int k = 0; k < 16; ++k) {
       if (a.load(std::memory_order_relaxed) != v) {
         w.cma_run.store(0, std::memory_order_relaxed);
         return true;

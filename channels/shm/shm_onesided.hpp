@@ -29,15 +29,20 @@ class ShmOneSided final : public OneSided {
   // pids: each rank's process id (from the inbox headers, which the channel
   // checked); cma: whether the start-up probe found cross-memory attach
   // usable; activity: each rank's poll counter (InboxHeader::activity);
-  // bells: each rank's doorbell; waiting: each rank's count of threads
-  // asleep in a blocking wait (InboxHeader::waiting; empty: unknown);
-  // clock: nanoseconds for attentive()'s timing (tests pass a clock they
-  // step, so their verdicts do not hang on the scheduler).
+  // bells: each rank's doorbell; calls: each rank's counts of threads in
+  // blocking waits (empty, or null words: unknown); clock: nanoseconds for
+  // attentive()'s timing (tests pass a clock they step, so their verdicts
+  // do not hang on the scheduler).
+  struct Calls {
+    const std::atomic<uint32_t>* waiting = nullptr;  // InboxHeader::waiting: asleep with a condition
+    const std::atomic<uint32_t>* calls = nullptr;    // InboxHeader::calls: in Device::block_until
+    const std::atomic<uint32_t>* asleep = nullptr;   // InboxHeader::calls_asleep: of those, asleep
+  };
   using Clock = int64_t (*)();
   static int64_t steady_ns();
   ShmOneSided(std::string job_id, int rank, std::vector<pid_t> pids, bool cma,
               std::vector<const std::atomic<uint64_t>*> activity, std::vector<Doorbell*> bells,
-              std::vector<const std::atomic<uint32_t>*> waiting = {}, Clock clock = steady_ns);
+              std::vector<Calls> calls = {}, Clock clock = steady_ns);
   ~ShmOneSided() = default;
 
   const OneSidedCaps& caps() const override { return caps_; }
@@ -63,17 +68,18 @@ class ShmOneSided final : public OneSided {
   bool cma_;
   OneSidedCaps caps_;
   std::atomic<int> fence_{0};
-  // attentive(): what we last saw of each peer's poll counter, when, until
-  // when it is known to be quiet, how many operations in a row went to it
-  // by cross-memory attach and when we last woke it with a packet (a hint:
-  // relaxed, races harmless).
+  // attentive(): what we last saw of each peer's poll counter and when,
+  // when we last looked at all, until when it is known to be quiet, how
+  // many operations in a row went to it by cross-memory attach and when we
+  // last woke it with a packet (a hint: relaxed, races harmless).
   struct Watch {
     std::atomic<uint64_t> seen{0};
-    std::atomic<int64_t> at_ns{0}, quiet_until_ns{0}, woke_ns{0};
+    std::atomic<int64_t> at_ns{0}, last_ns{0}, quiet_until_ns{0}, woke_ns{0};
     std::atomic<uint32_t> cma_run{0};
   };
+  bool asleep_in_call(Watch& w, int64_t t);
   std::vector<const std::atomic<uint64_t>*> activity_;
-  std::vector<const std::atomic<uint32_t>*> waiting_;
+  std::vector<Calls> calls_;
   std::unique_ptr<Watch[]> watch_;
   std::vector<Doorbell*> bells_;
   Clock clock_;
