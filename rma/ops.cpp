@@ -293,7 +293,11 @@ OpArgs args(rma::Msg kind, const char* name, const void* origin, std::int64_t oc
 // library goes as a packet (route_op): when it is one the emulation's short
 // path takes (emul/quick.cpp), it goes there, without check_op, route_op
 // and a queue item (put+flush: about 1400 instructions at the origin ->
-// 750). a.polls carries the channel's verdict on to the general path.
+// 750; fetch_and_op and compare_and_swap take quick_fetch_now). The target
+// applies such a packet as it applies the general path's, under the same
+// element locks (emul/apply.cpp, native::cas_element), so accumulates stay
+// atomic whichever path each origin took. a.polls carries the channel's
+// verdict on to the general path.
 bool polls_short(rma::WindowState& w, OpArgs& a) {
   if (a.otype != a.ttype || !a.ttype || a.ocount != a.tcount || a.tcount <= 0 || a.tcount > (int64_t{1} << 40)) {
     return false;
@@ -357,6 +361,10 @@ int Window::fetch_and_op(const void* origin, void* result, const Datatype* type,
   OpArgs a = args(rma::Msg::Fop, "Fetch_and_op", origin, 1, type, target, disp, 1, type);
   a.result = result;
   a.op = &op;
+  if (polls_short(*st_, a) &&
+      emul::quick_fetch_now(*st_, rma::Msg::Fop, origin, nullptr, result, 1, type, target, disp, op.kind())) {
+    return 0;
+  }
   return rma::issue(*st_, a);
 }
 
@@ -367,6 +375,10 @@ int Window::compare_and_swap(const void* origin, const void* compare, void* resu
   OpArgs a = args(rma::Msg::Cas, "Compare_and_swap", origin, 1, type, target, disp, 1, type);
   a.result = result;
   a.compare = compare;
+  if (polls_short(*st_, a) && emul::quick_fetch_now(*st_, rma::Msg::Cas, origin, compare, result, 1, type, target, disp,
+                                                    coll::OpKind::Replace)) {
+    return 0;
+  }
   return rma::issue(*st_, a);
 }
 

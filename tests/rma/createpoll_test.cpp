@@ -4,8 +4,10 @@
 // emulation's short path when it takes it (rma/ops.cpp polls_short) and the
 // general path otherwise. The two mix with the system-call path on one
 // window and stay in order: every get after a flush sees the last put,
-// whichever path each took, and the sums stay exact. rma::polls_now answers
-// only for targets reached by cross-memory attach.
+// whichever path each took, and the sums stay exact; fetch_and_op and
+// compare_and_swap (the short path's quick_fetch_now, or cross-memory
+// attach under the element's lock) return every old value exactly once.
+// rma::polls_now answers only for targets reached by cross-memory attach.
 #include <cstring>
 
 #include "rma/route.hpp"
@@ -75,14 +77,32 @@ void polling_target(Device& dev) {
       }
       ASSERT_EQ(win->flush(1), 0);
       ASSERT_EQ(got, v) << "iteration " << i << ": a get after the flush missed the put before it";
+      // Slot 2 counts up by fetch_and_op, slot 3 by compare_and_swap: each
+      // old value is the iteration's.
+      int64_t old = -1;
+      ASSERT_EQ(win->fetch_and_op(&one, &old, i64, 1, 2, sum), 0);
+      ASSERT_EQ(win->flush(1), 0);
+      ASSERT_EQ(old, i) << "iteration " << i << ": fetch_and_op";
+      const int64_t expect = i, next = i + 1;
+      old = -1;
+      ASSERT_EQ(win->compare_and_swap(&next, &expect, &old, i64, 1, 3), 0);
+      ASSERT_EQ(win->flush(1), 0);
+      ASSERT_EQ(old, i) << "iteration " << i << ": compare_and_swap";
     }
     ASSERT_EQ(win->unlock_all(), 0);
-    EXPECT_EQ(st.native_ops + st.emulated_ops, 3u * kIters);
+    EXPECT_EQ(st.native_ops + st.emulated_ops, 5u * kIters);
+    // Rank 1 waits in a blocking call throughout (InboxHeader::calls): its
+    // memory is served by packets at least while it is awake.
+    if (cma) {
+      EXPECT_GT(st.emulated_ops, 0u);
+    }
   }
   ASSERT_EQ(dev.barrier(), 0);  // rank 1 polls in here throughout
   if (me == 1) {
     EXPECT_EQ(own[0], 1000 + kIters - 1);
     EXPECT_EQ(own[1], kIters);
+    EXPECT_EQ(own[2], kIters);
+    EXPECT_EQ(own[3], kIters);
   }
   ASSERT_EQ(Window::free(&alloc), 0);
   ASSERT_EQ(Window::free(&win), 0);
