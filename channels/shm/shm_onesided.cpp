@@ -249,7 +249,9 @@ int ShmOneSided::put(RemoteRegion& r, uint64_t offset, const void* src, std::siz
     return -1;
   }
   auto& x = static_cast<Remote&>(r);
-  return cma_write(x.pid, x.addr + offset, src, len) ? 0 : -1;
+  const bool ok = cma_write(x.pid, x.addr + offset, src, len);
+  copied(r.peer);
+  return ok ? 0 : -1;
 }
 
 int ShmOneSided::get(RemoteRegion& r, uint64_t offset, void* dst, std::size_t len) {
@@ -263,7 +265,9 @@ int ShmOneSided::get(RemoteRegion& r, uint64_t offset, void* dst, std::size_t le
     return -1;
   }
   auto& x = static_cast<Remote&>(r);
-  return cma_read(x.pid, dst, x.addr + offset, len) ? 0 : -1;
+  const bool ok = cma_read(x.pid, dst, x.addr + offset, len);
+  copied(r.peer);
+  return ok ? 0 : -1;
 }
 
 int ShmOneSided::fetch_add(RemoteRegion& r, uint64_t offset, uint64_t operand, uint64_t* result, std::size_t width) {
@@ -336,6 +340,15 @@ bool ShmOneSided::asleep_in_call(Watch& w, int64_t t) {
   w.cma_run.store(wake ? 0 : run, std::memory_order_relaxed);
   if (wake) w.woke_ns.store(t, std::memory_order_relaxed);
   return wake;
+}
+
+// A copy by cross-memory attach to peer ended: the stream rule's gap runs
+// from here, not from the copy's start (a 1 MiB copy takes longer than
+// kStreamGapNs, so a stream of them to a sleeper never woke it and ran at
+// the kernel's copy speed).
+void ShmOneSided::copied(int peer) {
+  const auto i = static_cast<std::size_t>(peer);
+  if (i < activity_.size()) watch_[i].last_ns.store(clock_(), std::memory_order_relaxed);
 }
 
 bool ShmOneSided::attentive(int peer) {

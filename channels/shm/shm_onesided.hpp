@@ -78,6 +78,7 @@ class ShmOneSided final : public OneSided {
     std::atomic<uint32_t> cma_run{0};
   };
   bool asleep_in_call(Watch& w, int64_t t);
+  void copied(int peer);
   std::vector<const std::atomic<uint64_t>*> activity_;
   std::vector<Calls> calls_;
   std::unique_ptr<Watch[]> watch_;

@@ -8,6 +8,8 @@
 // between two looks sees no time pass.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <atomic>
 #include <vector>
 
@@ -104,6 +106,40 @@ TEST(ShmAttentive, StreamWakesPeerAsleepInBlockingCall) {
   // Asleep again: a new run of eight first.
   p.calls_asleep.store(1);
   for (int i = 0; i < 8; ++i) ASSERT_FALSE(os->attentive(1)) << "look " << i << " of the second stream";
+}
+
+TEST(ShmAttentive, StreamOfLongCopiesWakesSleeper) {
+  // Copies by cross-memory attach that each take longer than the stream's
+  // gap (1 MiB: ~100 us): the gap runs from the end of the last copy, so
+  // they still make a stream. Rank 0 exposes memory; its view of "peer 1"
+  // is this process too (cross-memory attach to oneself is allowed).
+  Peer p;
+  p.calls.store(1);
+  p.calls_asleep.store(1);
+  std::vector<const std::atomic<uint64_t>*> activity{nullptr, &p.activity};
+  std::vector<adi3::shm::ShmOneSided::Calls> calls{{}, {&p.waiting, &p.calls, &p.calls_asleep}};
+  adi3::shm::ShmOneSided os("attentive-test", 0, std::vector<pid_t>(2, getpid()), true, std::move(activity),
+                            std::vector<adi3::Doorbell*>(2, nullptr), std::move(calls), stepped_ns);
+  std::vector<char> mem(64, 0);
+  adi3::Region* mine = os.expose(mem.data(), mem.size());
+  ASSERT_NE(mine, nullptr);
+  adi3::RemoteRegion* r = os.attach(1, mine->key, mine->key_bytes);
+  ASSERT_NE(r, nullptr);
+  if (!(r->ops & adi3::kOsPut) || os.put(*r, 0, "x", 1) != 0) {
+    os.detach(r);
+    os.release(mine);
+    GTEST_SKIP() << "cross-memory attach is not permitted here";
+  }
+  fake_ns.fetch_add(1'000'000);  // a new stream
+  for (int i = 0; i < 8; ++i) {
+    ASSERT_FALSE(os.attentive(1)) << "look " << i;
+    fake_ns.fetch_add(150'000);  // the copy takes 150 us
+    ASSERT_EQ(os.put(*r, 0, "y", 1), 0);
+  }
+  EXPECT_TRUE(os.attentive(1)) << "a stream of long copies to a sleeper never woke it";
+  EXPECT_EQ(mem[0], 'y');
+  os.detach(r);
+  os.release(mine);
 }
 
 TEST(ShmAttentive, UnknownPeerIsNotAttentive) {
