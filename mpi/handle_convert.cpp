@@ -28,31 +28,28 @@ static_assert(offsetof(MPI_Status, MPI_SOURCE) == MPI_F_SOURCE * sizeof(MPI_Fint
 static_assert(offsetof(MPI_Status, MPI_TAG) == MPI_F_TAG * sizeof(MPI_Fint));
 static_assert(offsetof(MPI_Status, MPI_ERROR) == MPI_F_ERROR * sizeof(MPI_Fint));
 
-ADI3_MPI_API(int, Status_c2f, (const MPI_Status* c_status, MPI_Fint* f_status), (c_status, f_status)) {
-  if (adi3::mpi::ignored(c_status))
-    return adi3::mpi::world_error(
-        adi3::mpi::raise(adi3::ErrorClass::Arg, "c_status is null or MPI_STATUS_IGNORE: there is no status to convert"),
-        __func__);
-  if (!f_status || f_status == MPI_F_STATUS_IGNORE)
-    return adi3::mpi::world_error(
-        adi3::mpi::raise(adi3::ErrorClass::Arg,
-                         "f_status is null or MPI_F_STATUS_IGNORE: there is nowhere to convert to"),
-        __func__);
-  std::memcpy(f_status, c_status, sizeof(MPI_Status));
+namespace {
+// One status copy of either direction: `from` and `to` name the sides
+// ("c_status", "f_status") in the error, which says which one was missing.
+int convert_status(const void* src, bool src_ok, const char* from, void* dst, bool dst_ok, const char* to,
+                   const char* fn) {
+  using namespace adi3::mpi;
+  if (!src_ok)
+    return world_error(raise(adi3::ErrorClass::Arg, "%s is null or an ignore value: no status to convert", from), fn);
+  if (!dst_ok)
+    return world_error(raise(adi3::ErrorClass::Arg, "%s is null or an ignore value: nowhere to convert to", to), fn);
+  std::memcpy(dst, src, sizeof(MPI_Status));
   return MPI_SUCCESS;
+}
+bool fortran_ok(const MPI_Fint* f) { return f && f != MPI_F_STATUS_IGNORE; }
+}  // namespace
+
+ADI3_MPI_API(int, Status_c2f, (const MPI_Status* c_status, MPI_Fint* f_status), (c_status, f_status)) {
+  return convert_status(c_status, !adi3::mpi::ignored(c_status), "c_status", f_status, fortran_ok(f_status), "f_status",
+                        __func__);
 }
 
 ADI3_MPI_API(int, Status_f2c, (const MPI_Fint* f_status, MPI_Status* c_status), (f_status, c_status)) {
-  if (!f_status || f_status == MPI_F_STATUS_IGNORE)
-    return adi3::mpi::world_error(
-        adi3::mpi::raise(adi3::ErrorClass::Arg,
-                         "f_status is null or MPI_F_STATUS_IGNORE: there is no status to convert"),
-        __func__);
-  if (adi3::mpi::ignored(c_status))
-    return adi3::mpi::world_error(
-        adi3::mpi::raise(adi3::ErrorClass::Arg,
-                         "c_status is null or MPI_STATUS_IGNORE: there is nowhere to convert to"),
-        __func__);
-  std::memcpy(c_status, f_status, sizeof(MPI_Status));
-  return MPI_SUCCESS;
+  return convert_status(f_status, fortran_ok(f_status), "f_status", c_status, !adi3::mpi::ignored(c_status), "c_status",
+                        __func__);
 }
