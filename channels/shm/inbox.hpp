@@ -18,7 +18,7 @@ namespace adi3::shm {
 
 inline constexpr uint64_t kInboxMagic = 0x314d48533349'4441ull;  // "ADI3SHM1"
 // 5: ShmRing has the producer's tail; 6: crossing_slow; 7: ShmRing::streaming;
-// 8: light_wake; 9: calls, calls_asleep
+// 8: light_wake; 9: calls, and waiting moved to its line
 inline constexpr uint32_t kInboxVersion = 9;
 
 struct alignas(64) InboxHeader {
@@ -41,26 +41,23 @@ struct alignas(64) InboxHeader {
   // Nonzero while the owner copies a message with CMA: a system call that
   // bumps nothing, yet the owner is inside the library, not computing.
   std::atomic<uint32_t> cma_copies;
-  // Threads of the owner asleep in a blocking wait (a call waiting for a
-  // condition, Channel::wait_until: it polls again as soon as its doorbell
-  // rings), as opposed to its agent's idle sleep. Peers reaching its memory
-  // by cross-memory attach read it (channels/shm/shm_onesided.cpp,
-  // attentive): a packet wakes such a rank, which then polls for the
-  // operations that follow.
-  std::atomic<uint32_t> waiting;
   // Nonzero while the owner finds CMA slower than the pipeline for
   // messages that cross (both ranks fetch at once, ShmChannel::get_crossing):
   // both ranks of a pair read both words and choose alike.
   std::atomic<uint32_t> crossing_slow;
   // Threads of the owner inside a blocking call's wait (Device::block_until,
-  // for the whole wait: spinning, yielding or asleep), and how many of them
-  // sleep now. A thread that waits and does not sleep polls: peers reaching
-  // the owner's memory by cross-memory attach send packets instead
-  // (shm_onesided.cpp, attentive). Its own line, written at the start and
-  // end of each wait and around each sleep: peers read it at every such
-  // operation without the activity line's bounce.
+  // for the whole wait: spinning, yielding or asleep), and how many threads
+  // sleep in a blocking wait (a call waiting for a condition,
+  // Channel::wait_until: it polls again as soon as its doorbell rings), as
+  // opposed to its agent's idle sleep. A thread that waits and does not
+  // sleep polls: peers reaching the owner's memory by cross-memory attach
+  // send packets instead, and a packet wakes a sleeper, which then polls
+  // for the operations that follow (shm_onesided.cpp, attentive). Their own
+  // line, written at the start and end of each wait and around each sleep:
+  // peers read it at every such operation without the activity line's
+  // bounce.
   alignas(64) std::atomic<uint32_t> calls;
-  std::atomic<uint32_t> calls_asleep;
+  std::atomic<uint32_t> waiting;
 };
 
 // Set by a sender whose packet did not fit, cleared by the receiver when it

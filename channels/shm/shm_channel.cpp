@@ -71,7 +71,6 @@ ShmChannel::ShmChannel(ChannelBootstrap& boot, const ShmSettings& settings)
   my_cma_copies_ = &layout_.header(mine.base())->cma_copies;
   my_waiting_ = &layout_.header(mine.base())->waiting;
   my_calls_ = &layout_.header(mine.base())->calls;
-  my_calls_asleep_ = &layout_.header(mine.base())->calls_asleep;
   my_crossing_slow_ = &layout_.header(mine.base())->crossing_slow;
 
   // 2. Everyone's inbox, then the names go: once every rank has mapped
@@ -92,7 +91,7 @@ ShmChannel::ShmChannel(ChannelBootstrap& boot, const ShmSettings& settings)
     for (int p = 0; p < size_; ++p) {
       bells[static_cast<std::size_t>(p)] = out_[static_cast<std::size_t>(p)].bell;
       InboxHeader* h = layout_.header(segments_[static_cast<std::size_t>(p)].base());
-      calls[static_cast<std::size_t>(p)] = {&h->waiting, &h->calls, &h->calls_asleep};
+      calls[static_cast<std::size_t>(p)] = {&h->waiting, &h->calls};
     }
     onesided_ = std::make_unique<ShmOneSided>(boot.job_id(), rank_, std::move(pids), cma_ok_,
                                               std::vector<const std::atomic<uint64_t>*>(activity_), std::move(bells),
@@ -278,18 +277,12 @@ void ShmChannel::wait_until(std::chrono::microseconds timeout, const WaitConditi
   // a condition is a blocking call's (the agent's idle sleep has none):
   // peers see it in our header (InboxHeader::waiting).
   const bool blocking = done.fn != nullptr;
-  if (blocking) {
-    my_waiting_->fetch_add(1, std::memory_order_relaxed);
-    my_calls_asleep_->fetch_add(1, std::memory_order_relaxed);
-  }
+  if (blocking) my_waiting_->fetch_add(1, std::memory_order_relaxed);
   // With light senders, the barrier between our announcement and the look
   // at the rings is theirs too (process_fence.hpp). Should it fail, we do
   // not sleep: the caller polls again.
   my_bell_->sleep_if([&] { return (!fence_on_sleep_ || process_fence()) && inbox_idle() && !done(); }, timeout);
-  if (blocking) {
-    my_calls_asleep_->fetch_sub(1, std::memory_order_relaxed);
-    my_waiting_->fetch_sub(1, std::memory_order_relaxed);
-  }
+  if (blocking) my_waiting_->fetch_sub(1, std::memory_order_relaxed);
 }
 
 void ShmChannel::check_peers_if_due() {

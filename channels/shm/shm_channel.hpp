@@ -121,7 +121,6 @@ class ShmChannel final : public Channel {
   std::atomic<uint32_t>* my_cma_copies_ = nullptr;
   std::atomic<uint32_t>* my_waiting_ = nullptr;           // InboxHeader::waiting
   std::atomic<uint32_t>* my_calls_ = nullptr;             // InboxHeader::calls
-  std::atomic<uint32_t>* my_calls_asleep_ = nullptr;      // InboxHeader::calls_asleep
   std::vector<const std::atomic<uint32_t>*> cma_copies_;  // [peer]
   std::vector<const std::atomic<uint32_t>*> waiting_;     // [peer]: InboxHeader::waiting
   // Crossing messages (get_crossing): our verdict, the peers', the rate our

@@ -330,16 +330,30 @@ constexpr int64_t kStreamGapNs = 100000, kWakeGapNs = 200000;
 constexpr uint32_t kStreamOps = 8;
 }  // namespace
 
+// This operation goes by cross-memory attach: the run-th in a row, each
+// within kStreamGapNs of the one before.
+uint32_t ShmOneSided::Watch::next_run(int64_t t) {
+  const int64_t last = last_ns.load(std::memory_order_relaxed);
+  last_ns.store(t, std::memory_order_relaxed);
+  const uint32_t run = t - last < kStreamGapNs ? cma_run.load(std::memory_order_relaxed) + 1 : 1;
+  cma_run.store(run, std::memory_order_relaxed);
+  return run;
+}
+
+// This operation goes as a packet: the run of copies ends.
+bool ShmOneSided::Watch::polled(int64_t t) {
+  last_ns.store(t, std::memory_order_relaxed);
+  cma_run.store(0, std::memory_order_relaxed);
+  return true;
+}
+
 // The peer sleeps in a blocking wait: whether this operation, the run-th in
 // a row by cross-memory attach, is the packet that wakes it.
 bool ShmOneSided::asleep_in_call(Watch& w, int64_t t) {
-  const int64_t last = w.last_ns.load(std::memory_order_relaxed);
-  w.last_ns.store(t, std::memory_order_relaxed);
-  const uint32_t run = t - last < kStreamGapNs ? w.cma_run.load(std::memory_order_relaxed) + 1 : 1;
-  const bool wake = run > kStreamOps && t - w.woke_ns.load(std::memory_order_relaxed) >= kWakeGapNs;
-  w.cma_run.store(wake ? 0 : run, std::memory_order_relaxed);
-  if (wake) w.woke_ns.store(t, std::memory_order_relaxed);
-  return wake;
+  const uint32_t run = w.next_run(t);
+  if (run <= kStreamOps || t - w.woke_ns.load(std::memory_order_relaxed) < kWakeGapNs) return false;
+  w.woke_ns.store(t, std::memory_order_relaxed);
+  return w.polled(t);
 }
 
 // A copy by cross-memory attach to peer ended: the stream rule's gap runs
@@ -363,11 +377,7 @@ bool ShmOneSided::attentive(int peer) {
     const uint32_t n = c->calls->load(std::memory_order_relaxed);
     if (n != 0) {
       const int64_t t = now();
-      if (!c->asleep || c->asleep->load(std::memory_order_relaxed) < n) {
-        w.last_ns.store(t, std::memory_order_relaxed);
-        w.cma_run.store(0, std::memory_order_relaxed);
-        return true;
-      }
+      if (!c->waiting || c->waiting->load(std::memory_order_relaxed) < n) return w.polled(t);
       return asleep_in_call(w, t);
     }
   }
@@ -377,19 +387,12 @@ bool ShmOneSided::attentive(int peer) {
   const int64_t at = w.at_ns.load(std::memory_order_relaxed);
   w.seen.store(v, std::memory_order_relaxed);
   w.at_ns.store(t, std::memory_order_relaxed);
-  if (t - at < kFreshNs && v != seen) {
-    w.last_ns.store(t, std::memory_order_relaxed);
-    w.cma_run.store(0, std::memory_order_relaxed);
-    return true;
-  }
+  if (t - at < kFreshNs && v != seen) return w.polled(t);
   // Its counter stays still until a packet wakes it: no watch.
   if (c && c->waiting && c->waiting->load(std::memory_order_relaxed) != 0) return asleep_in_call(w, t);
   // Not polling now: this operation would be the run-th in a row by
   // cross-memory attach.
-  const int64_t last = w.last_ns.load(std::memory_order_relaxed);
-  w.last_ns.store(t, std::memory_order_relaxed);
-  w.cma_run.store(t - last < kStreamGapNs ? w.cma_run.load(std::memory_order_relaxed) + 1 : 1,
-                  std::memory_order_relaxed);
+  w.next_run(t);
   if (t < w.quiet_until_ns.load(std::memory_order_relaxed)) return false;
   do {
     for (int k = 0; k < 16; ++k) {

@@ -36,7 +36,6 @@ class ShmOneSided final : public OneSided {
   struct Calls {
     const std::atomic<uint32_t>* waiting = nullptr;  // InboxHeader::waiting: asleep with a condition
     const std::atomic<uint32_t>* calls = nullptr;    // InboxHeader::calls: in Device::block_until
-    const std::atomic<uint32_t>* asleep = nullptr;   // InboxHeader::calls_asleep: of those, asleep
   };
   using Clock = int64_t (*)();
   static int64_t steady_ns();
@@ -76,6 +75,8 @@ class ShmOneSided final : public OneSided {
     std::atomic<uint64_t> seen{0};
     std::atomic<int64_t> at_ns{0}, last_ns{0}, quiet_until_ns{0}, woke_ns{0};
     std::atomic<uint32_t> cma_run{0};
+    uint32_t next_run(int64_t t);
+    bool polled(int64_t t);
   };
   bool asleep_in_call(Watch& w, int64_t t);
   void copied(int peer);

@@ -1,9 +1,8 @@
 // ShmOneSided::attentive, the hint route_op asks before an operation on
 // memory reached by cross-memory attach: a packet while the target polls
 // or sleeps in a blocking wait during a stream, the system call otherwise.
-// The peer's header words (InboxHeader::activity, ::waiting, ::calls and
-// ::calls_asleep) are plain
-// atomics here and the clock is one the test steps (100 ns a reading), so
+// The peer's header words (InboxHeader::activity, ::calls and ::waiting)
+// are plain atomics here and the clock is one the test steps (100 ns a reading), so
 // every case is deterministic: no second process, and a test descheduled
 // between two looks sees no time pass.
 #include <gtest/gtest.h>
@@ -19,19 +18,19 @@ namespace {
 
 struct Peer {
   std::atomic<uint64_t> activity{1};
-  std::atomic<uint32_t> waiting{0};
-  std::atomic<uint32_t> calls{0}, calls_asleep{0};
+  std::atomic<uint32_t> calls{0}, waiting{0};
 };
 
 // The stepped clock: starts at one second, 100 ns per reading.
 std::atomic<int64_t> fake_ns{1'000'000'000};
 int64_t stepped_ns() { return fake_ns.fetch_add(100, std::memory_order_relaxed); }
 
-// Rank 0's view of peer 1, whose header words are p's.
-std::unique_ptr<adi3::shm::ShmOneSided> view_of(Peer& p) {
+// Rank 0's view of peer 1, whose header words are p's; with cma, both
+// ranks are process pid (cross-memory attach to oneself is allowed).
+std::unique_ptr<adi3::shm::ShmOneSided> view_of(Peer& p, pid_t pid = 0, bool cma = false) {
   std::vector<const std::atomic<uint64_t>*> activity{nullptr, &p.activity};
-  std::vector<adi3::shm::ShmOneSided::Calls> calls{{}, {&p.waiting, &p.calls, &p.calls_asleep}};
-  return std::make_unique<adi3::shm::ShmOneSided>("attentive-test", 0, std::vector<pid_t>(2, 0), false,
+  std::vector<adi3::shm::ShmOneSided::Calls> calls{{}, {&p.waiting, &p.calls}};
+  return std::make_unique<adi3::shm::ShmOneSided>("attentive-test", 0, std::vector<pid_t>(2, pid), cma,
                                                   std::move(activity), std::vector<adi3::Doorbell*>(2, nullptr),
                                                   std::move(calls), stepped_ns);
 }
@@ -83,11 +82,11 @@ TEST(ShmAttentive, PeerAwakeInBlockingCallTakesPackets) {
   for (int i = 0; i < 100; ++i) ASSERT_TRUE(os->attentive(1)) << "look " << i;
   // Two threads wait, one asleep: the other polls.
   p.calls.store(2);
-  p.calls_asleep.store(1);
+  p.waiting.store(1);
   EXPECT_TRUE(os->attentive(1));
   // It left the call and computes: cross-memory attach again.
   p.calls.store(0);
-  p.calls_asleep.store(0);
+  p.waiting.store(0);
   for (int i = 0; i < 100; ++i) ASSERT_FALSE(os->attentive(1)) << "look " << i << " after the call";
 }
 
@@ -96,15 +95,15 @@ TEST(ShmAttentive, StreamWakesPeerAsleepInBlockingCall) {
   // attach (no wake-up to wait for), a stream wakes it once.
   Peer p;
   p.calls.store(1);
-  p.calls_asleep.store(1);
+  p.waiting.store(1);
   auto os = view_of(p);
   for (int i = 0; i < 8; ++i) ASSERT_FALSE(os->attentive(1)) << "look " << i;
   EXPECT_TRUE(os->attentive(1)) << "a stream to a peer asleep in a blocking call never sent the packet that wakes it";
   // Woken, it polls in its call: packets.
-  p.calls_asleep.store(0);
+  p.waiting.store(0);
   for (int i = 0; i < 100; ++i) ASSERT_TRUE(os->attentive(1)) << "look " << i << " after the wake-up";
   // Asleep again: a new run of eight first.
-  p.calls_asleep.store(1);
+  p.waiting.store(1);
   for (int i = 0; i < 8; ++i) ASSERT_FALSE(os->attentive(1)) << "look " << i << " of the second stream";
 }
 
@@ -115,11 +114,9 @@ TEST(ShmAttentive, StreamOfLongCopiesWakesSleeper) {
   // is this process too (cross-memory attach to oneself is allowed).
   Peer p;
   p.calls.store(1);
-  p.calls_asleep.store(1);
-  std::vector<const std::atomic<uint64_t>*> activity{nullptr, &p.activity};
-  std::vector<adi3::shm::ShmOneSided::Calls> calls{{}, {&p.waiting, &p.calls, &p.calls_asleep}};
-  adi3::shm::ShmOneSided os("attentive-test", 0, std::vector<pid_t>(2, getpid()), true, std::move(activity),
-                            std::vector<adi3::Doorbell*>(2, nullptr), std::move(calls), stepped_ns);
+  p.waiting.store(1);
+  auto view = view_of(p, getpid(), true);
+  adi3::shm::ShmOneSided& os = *view;
   std::vector<char> mem(64, 0);
   adi3::Region* mine = os.expose(mem.data(), mem.size());
   ASSERT_NE(mine, nullptr);
