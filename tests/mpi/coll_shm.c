@@ -548,21 +548,25 @@ static void direct_reductions(MPI_Comm comm, MPI_Op affine) {
   int me, p;
   MPI_Comm_rank(comm, &me);
   MPI_Comm_size(comm, &p);
-  static const long counts[] = {8191, 8192, 8193, 70001};
+  /* One pipelined piece, several, a whole area (1 MiB), past it (direct). */
+  static const long counts[] = {1500, 8191, 8192, 8193, 70001, 131072, 131073};
   for (size_t c = 0; c < sizeof counts / sizeof counts[0]; ++c) {
     const long n = counts[c];
+    if (n > 70001 && p != 2) continue; /* the paths past 1 MiB are 2-rank ones */
     uint64_t* su = malloc((size_t)n * sizeof(uint64_t));
     uint64_t* ru = malloc((size_t)n * sizeof(uint64_t));
     for (int root = 0; root < p; ++root) {
       for (long i = 0; i < n; ++i) su[i] = affine_of(me, i + root);
-      for (long i = 0; i < n; ++i) ru[i] = 7;
-      CHECK_OK(MPI_Reduce(su, ru, (int)n, MPI_UINT64_T, MPI_SUM, root, comm));
-      for (long i = 0; me == root && i < n; ++i) {
-        uint64_t want = 0;
-        for (int r = 0; r < p; ++r) want += affine_of(r, i + root);
-        if (ru[i] != want) {
-          mt_fail(__FILE__, __LINE__, "direct reduce sum", (long long)ru[i], (long long)want);
-          break;
+      for (int inplace = 0; inplace < 2; ++inplace) {
+        for (long i = 0; i < n; ++i) ru[i] = me == root && inplace ? su[i] : 7;
+        CHECK_OK(MPI_Reduce(me == root && inplace ? MPI_IN_PLACE : su, ru, (int)n, MPI_UINT64_T, MPI_SUM, root, comm));
+        for (long i = 0; me == root && i < n; ++i) {
+          uint64_t want = 0;
+          for (int r = 0; r < p; ++r) want += affine_of(r, i + root);
+          if (ru[i] != want) {
+            mt_fail(__FILE__, __LINE__, "direct reduce sum", (long long)ru[i], (long long)want);
+            break;
+          }
         }
       }
       for (int inplace = 0; inplace < 2; ++inplace) {
