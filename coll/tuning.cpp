@@ -39,8 +39,9 @@ constexpr Knob kKnobs[] = {
      "Allgather and alltoall on the shared segment: bytes per block from which each rank reads the others' "
      "buffers straight with cross-memory attach (one copy instead of two); 0 never."},
     {"ADI3_COLL_SHM_DIRECT_REDUCE_MIN", "65536",
-     "Reduce of 2 ranks on the shared segment: bytes from which the root reads the other rank's input straight "
-     "with cross-memory attach and folds it (commutative op, or root 0; not in place at the root); 0 never."},
+     "Reduce of 2 ranks on the shared segment beyond 1 MiB (up to 1 MiB it is pipelined): bytes from which the "
+     "root reads the other rank's input straight with cross-memory attach and folds it (commutative op, or root 0; "
+     "not in place at the root); 0 never."},
     {"ADI3_COLL_SHM_DIRECT_MBPS", "6000",
      "Those direct reads are used while every rank's reads ran at least this many MB/s (moving average; "
      "tested again every 64th call when slower)."},
