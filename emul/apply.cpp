@@ -223,12 +223,51 @@ bool plain_put(WindowState& w, const Header& h, const void* payload, std::size_t
   return true;
 }
 
+// The accumulate locks of window bytes [off, off + n) (n > 0), held while
+// it lives, when origins may combine into this memory natively at the same
+// time (a CPU window's stripes, taken as combine_atomic takes them for a
+// run: rma/atomic_acc.hpp; bytes in one 64-byte block, the common case,
+// have one); none otherwise (the window's mutex, held, excludes everyone).
+class PlainStripes {
+ public:
+  PlainStripes(const WindowState& w, uint64_t off, std::size_t n) {
+    if (!w.native_usable) return;
+    if (off % 64 + n <= 64) {
+      one_ = &rma::stripe_of(*w.native->ctl, off);
+      rma::stripe_lock(*one_);
+    } else {
+      many_ = rma::StripeRange(*w.native->ctl, off, n);
+      many_.lock();
+    }
+  }
+  PlainStripes(const PlainStripes&) = delete;
+  PlainStripes& operator=(const PlainStripes&) = delete;
+  ~PlainStripes() {
+    if (one_) {
+      rma::stripe_unlock(*one_);
+    } else if (many_.c) {
+      many_.unlock();
+    }
+  }
+
+ private:
+  uint32_t* one_ = nullptr;
+  rma::StripeRange many_;
+};
+
+// Whether the plain paths may apply packets to this window: any window
+// with a fixed base whose memory no NIC updates (a NIC window's elements
+// all go through the NIC: combine_atomic).
+bool plain_window(const WindowState& w) {
+  return w.flavor != WinFlavor::Dynamic && (!w.native_usable || !w.native->nic_self);
+}
+
 // An accumulate of a contiguous predefined type (no description) into a
-// window with a fixed base and no native access (nobody else combines into
-// it, and the window's mutex is held): what apply_op and combine decide for
-// it, in a few tests. False leaves it to apply_op (which names any error).
+// window with a fixed base (plain_window): what apply_op and combine decide
+// for it, in a few tests, under the stripes of its bytes (PlainStripes).
+// False leaves it to apply_op (which names any error).
 bool plain_acc(WindowState& w, const Header& h, const void* payload, std::size_t bytes) {
-  if ((h.flags & rma::kUseDesc) || w.flavor == WinFlavor::Dynamic || w.native_usable || h.elem >= kNumBuiltins ||
+  if ((h.flags & rma::kUseDesc) || !plain_window(w) || h.elem >= kNumBuiltins ||
       h.op >= static_cast<uint8_t>(coll::OpKind::NoOp)) {
     return false;
   }
@@ -250,6 +289,7 @@ bool plain_acc(WindowState& w, const Header& h, const void* payload, std::size_t
   if (reinterpret_cast<uintptr_t>(payload) % 16) {
     a = std::memcpy(h.len <= sizeof small ? static_cast<void*>(small) : scratch(w, 1, h.len), payload, h.len);
   }
+  const PlainStripes held(w, h.disp + h.first, h.len);
   if (op == coll::OpKind::Replace) {
     put_bytes(run, a, h.len);
   } else {
@@ -287,12 +327,13 @@ constexpr std::size_t kPlainFetch = 256;
 
 // A fetch_and_op, compare_and_swap or get_accumulate of a contiguous run
 // of one predefined type (no description; the run of up to kPlainFetch
-// bytes) inside a window with a fixed base and no native access (nobody
-// else combines into it, and the window's mutex is held): what apply_op
-// and combine decide for it, in a few tests, answered at once from the
-// stack. False leaves it to apply_op (which names any error).
+// bytes) inside a window with a fixed base (plain_window): what apply_op
+// and combine decide for it, in a few tests, under the stripes of its
+// bytes (PlainStripes; one element's include its first byte's, the one
+// native::cas_element takes), answered at once from the stack. False
+// leaves it to apply_op (which names any error).
 bool plain_fetch(WindowState& w, int o, const Header& h, const void* payload, std::size_t bytes) {
-  if ((h.flags & rma::kUseDesc) || w.flavor == WinFlavor::Dynamic || w.native_usable || h.elem >= kNumBuiltins ||
+  if ((h.flags & rma::kUseDesc) || !plain_window(w) || h.elem >= kNumBuiltins ||
       h.op > static_cast<uint8_t>(coll::OpKind::NoOp)) {
     return false;
   }
@@ -314,17 +355,19 @@ bool plain_fetch(WindowState& w, int o, const Header& h, const void* payload, st
   char* run = static_cast<char*>(w.base) + h.disp;
   const bool kernel = !cas && op != coll::OpKind::Replace && op != coll::OpKind::NoOp;
   if (kernel && reinterpret_cast<uintptr_t>(run) % es) return false;  // the kernels want aligned elements
-  alignas(16) char old[kPlainFetch];
-  std::memcpy(old, run, h.len);
   const auto* p = static_cast<const char*>(payload);
-  if (cas) {
-    if (std::memcmp(old, p + es, es) == 0) put_bytes(run, p, es);
-  } else if (op == coll::OpKind::Replace) {
-    put_bytes(run, p, h.len);
-  } else if (kernel) {
-    alignas(16) char in[kPlainFetch];
-    const void* a = reinterpret_cast<uintptr_t>(p) % 16 ? std::memcpy(in, p, h.len) : p;
-    coll::apply(op, e, a, run, h.count, es);
+  alignas(16) char old[kPlainFetch], in[kPlainFetch];
+  const void* a = kernel && reinterpret_cast<uintptr_t>(p) % 16 ? std::memcpy(in, p, h.len) : p;
+  {
+    const PlainStripes held(w, h.disp, h.len);
+    std::memcpy(old, run, h.len);
+    if (cas) {
+      if (std::memcmp(old, p + es, es) == 0) put_bytes(run, p, es);
+    } else if (op == coll::OpKind::Replace) {
+      put_bytes(run, p, h.len);
+    } else if (kernel) {
+      coll::apply(op, e, a, run, h.count, es);
+    }
   }
   ++w.origins[static_cast<std::size_t>(o)].applied;
   Header r{};
