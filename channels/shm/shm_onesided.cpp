@@ -340,10 +340,11 @@ uint32_t ShmOneSided::Watch::next_run(int64_t t) {
   return run;
 }
 
-// This operation goes as a packet: the run of copies ends.
-bool ShmOneSided::Watch::polled(int64_t t) {
-  last_ns.store(t, std::memory_order_relaxed);
-  cma_run.store(0, std::memory_order_relaxed);
+// This operation goes as a packet: the run of copies ends. No time is
+// stamped: the next copy starts a run of one whatever the gap (next_run),
+// so the common verdict (a peer awake in a call) reads no clock.
+bool ShmOneSided::Watch::polled() {
+  if (cma_run.load(std::memory_order_relaxed) != 0) cma_run.store(0, std::memory_order_relaxed);
   return true;
 }
 
@@ -353,7 +354,7 @@ bool ShmOneSided::asleep_in_call(Watch& w, int64_t t) {
   const uint32_t run = w.next_run(t);
   if (run <= kStreamOps || t - w.woke_ns.load(std::memory_order_relaxed) < kWakeGapNs) return false;
   w.woke_ns.store(t, std::memory_order_relaxed);
-  return w.polled(t);
+  return w.polled();
 }
 
 // A copy by cross-memory attach to peer ended: the stream rule's gap runs
@@ -376,9 +377,8 @@ bool ShmOneSided::attentive(int peer) {
   if (c && c->calls) {
     const uint32_t n = c->calls->load(std::memory_order_relaxed);
     if (n != 0) {
-      const int64_t t = now();
-      if (!c->waiting || c->waiting->load(std::memory_order_relaxed) < n) return w.polled(t);
-      return asleep_in_call(w, t);
+      if (!c->waiting || c->waiting->load(std::memory_order_relaxed) < n) return w.polled();
+      return asleep_in_call(w, now());
     }
   }
   const uint64_t v = a.load(std::memory_order_relaxed);
@@ -387,7 +387,7 @@ bool ShmOneSided::attentive(int peer) {
   const int64_t at = w.at_ns.load(std::memory_order_relaxed);
   w.seen.store(v, std::memory_order_relaxed);
   w.at_ns.store(t, std::memory_order_relaxed);
-  if (t - at < kFreshNs && v != seen) return w.polled(t);
+  if (t - at < kFreshNs && v != seen) return w.polled();
   // Its counter stays still until a packet wakes it: no watch.
   if (c && c->waiting && c->waiting->load(std::memory_order_relaxed) != 0) return asleep_in_call(w, t);
   // Not polling now: this operation would be the run-th in a row by

@@ -76,7 +76,7 @@ class ShmOneSided final : public OneSided {
     std::atomic<int64_t> at_ns{0}, last_ns{0}, quiet_until_ns{0}, woke_ns{0};
     std::atomic<uint32_t> cma_run{0};
     uint32_t next_run(int64_t t);
-    bool polled(int64_t t);
+    bool polled();
   };
   bool asleep_in_call(Watch& w, int64_t t);
   void copied(int peer);
