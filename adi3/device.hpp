@@ -327,6 +327,11 @@ class Device final : private PacketSink {
   // Returns 0, an ERR_PROC_FAILED code when the peer is gone, or an ERR_ARG
   // code naming the bad value (peer, header size, id, payload size).
   int send_packet(int peer, const void* hdr, std::size_t hdr_bytes, const Payload& payload);
+  // The same, but only if the channel takes the packet now: when it is busy
+  // (or packets wait in the peer's queue) nothing is copied or queued and
+  // *sent is false. A layer streaming large data sends its chunks so, which
+  // keeps them from being copied twice (into the queue, then the channel).
+  int try_send_packet(int peer, const void* hdr, std::size_t hdr_bytes, const Payload& payload, bool* sent);
   // True when nothing is queued for peer (a layer streaming large data sends
   // its next chunk only then, so queued copies stay bounded).
   bool peer_idle(int peer) const;
@@ -466,6 +471,7 @@ class Device final : private PacketSink {
   void queue_or_emit(Request* r, uint8_t phase);
   bool emit(Request* r);  // false: channel busy
   int queue_packet(int peer, const void* hdr, std::size_t hdr_bytes, const Payload& payload);
+  int check_packet(int peer, const void* hdr, std::size_t hdr_bytes, const Payload& payload);  // send_packet's checks
   bool drain_peer(int peer);
   bool drain_sends();
   // out: a new (complete) request for the caller (Ibsend); link: a

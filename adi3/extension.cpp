@@ -54,7 +54,7 @@ std::string Device::packet_owner(PacketType id) const {
   return ext_[i - kCoreIds].owner;
 }
 
-int Device::send_packet(int peer, const void* hdr, std::size_t hdr_bytes, const Payload& payload) {
+int Device::check_packet(int peer, const void* hdr, std::size_t hdr_bytes, const Payload& payload) {
   if (peer < 0 || peer >= size_) {
     return errors_.raise(ErrorClass::Arg, "send_packet: peer %d is not a rank of this device (0..%d)", peer, size_ - 1);
   }
@@ -76,7 +76,27 @@ int Device::send_packet(int peer, const void* hdr, std::size_t hdr_bytes, const 
     return errors_.raise(ErrorClass::ProcFailed, "send_packet: rank %d is gone: %s", peer,
                          failure_text_.empty() ? "its process failed" : failure_text_.data());
   }
+  return 0;
+}
+
+int Device::send_packet(int peer, const void* hdr, std::size_t hdr_bytes, const Payload& payload) {
+  if (int e = check_packet(peer, hdr, hdr_bytes, payload)) return e;
   return queue_packet(peer, hdr, hdr_bytes, payload);
+}
+
+int Device::try_send_packet(int peer, const void* hdr, std::size_t hdr_bytes, const Payload& payload, bool* sent) {
+  *sent = false;
+  if (int e = check_packet(peer, hdr, hdr_bytes, payload)) return e;
+  if (int e = check_refused(peer)) return e;
+  Peer& p = peers_[static_cast<std::size_t>(peer)];
+  MaybeLock g(p.lock, threads_enabled());
+  if (!p.q.empty()) return 0;  // after what is queued: later
+  const SendResult res = io_->send(peer, hdr, hdr_bytes, payload);
+  if (res == SendResult::Failed) {
+    return errors_.raise(ErrorClass::ProcFailed, "cannot send to rank %d: its process is gone", peer);
+  }
+  *sent = res == SendResult::Sent;
+  return 0;
 }
 
 bool Device::peer_idle(int peer) const {

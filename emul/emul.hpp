@@ -31,6 +31,12 @@ void push(rma::WindowState& w, int target, rma::Item&& item);
 // one chunk per call when the peer is busy. True if anything was emitted
 // (a stall on a busy peer is not progress: the progress engine may sleep).
 bool pump(rma::WindowState& w, int target);
+// One chunk of a stream of several packets, addressed as send does, only
+// if the channel takes it now (never copied into the device's queue: the
+// rest of the stream waits for the next pass instead). False: busy,
+// nothing sent. A failure is recorded as the window's error and counts as
+// sent (the stream ends; its synchronization reports it).
+bool send_chunk(rma::WindowState& w, int to, rma::Header& h, const Payload& p);
 // A flush of target (sequence number seq, under a lock it holds) right
 // behind a get-like operation: that operation's reply says the target
 // applied everything before it (it answers in order), so no Flush packet

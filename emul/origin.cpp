@@ -209,13 +209,29 @@ void release_held(WindowState& w, int to) {
 
 }  // namespace
 
-int send(WindowState& w, int to, Header& h, const Payload& p) {
-  if (w.targets[static_cast<std::size_t>(to)].batch_len) send_batch(w, to);  // it goes first
+namespace {
+// Addresses h to to's window (after the batch bound there, which goes first).
+const rma::PeerWin& address(WindowState& w, int to, Header& h) {
+  if (w.targets[static_cast<std::size_t>(to)].batch_len) send_batch(w, to);
   const rma::PeerWin& pw = w.peers[static_cast<std::size_t>(to)];
   h.id = pw.pkt;
   h.win = pw.win;
   h.gen = pw.gen;
+  return pw;
+}
+}  // namespace
+
+int send(WindowState& w, int to, Header& h, const Payload& p) {
+  const rma::PeerWin& pw = address(w, to, h);
   return w.dev.send_packet(pw.peer, &h, sizeof h, p);
+}
+
+bool send_chunk(WindowState& w, int to, Header& h, const Payload& p) {
+  const rma::PeerWin& pw = address(w, to, h);
+  bool sent = false;
+  const int e = w.dev.try_send_packet(pw.peer, &h, sizeof h, p, &sent);
+  record_error(w, e);
+  return sent || e;  // a failure does not retry (the error reports it)
 }
 
 void flush_on_reply(WindowState& w, int to, uint64_t seq) {

@@ -280,7 +280,6 @@ bool lock_first(WindowState& w, int o, const Header& h, const void* payload, std
 
 bool pump_replies(WindowState& w, int o) {
   Origin& O = w.origins[static_cast<std::size_t>(o)];
-  const int peer = w.peers[static_cast<std::size_t>(o)].peer;
   const std::size_t chunk = w.dev.max_packet_payload();
   std::vector<int> granted;
   bool any = false;
@@ -290,19 +289,28 @@ bool pump_replies(WindowState& w, int o) {
     h.kind = r.kind;
     h.token = r.token;
     if (r.kind == Msg::GetResp) {
+      bool stalled = false;
       while (r.first < r.total) {
-        // The peer's queue is busy: the rest waits for the next pass. What
-        // was sent counts as progress, a stall does not (an agent that took
-        // it for progress would spin on a full ring instead of sleeping
-        // until the origin drains it and rings our doorbell).
-        if (r.first > 0 && !w.dev.peer_idle(peer)) return any;
+        // A stream of chunks: each only when the channel takes it now (so
+        // none is copied into the device's queue first); otherwise the rest
+        // waits for the next pass. What was sent counts as progress, a
+        // stall does not (an agent that took it for progress would spin on
+        // a full ring instead of sleeping until the origin drains it and
+        // rings our doorbell).
         std::size_t n = std::min(chunk, r.total - r.first);
         h.first = r.first;
         h.len = n;
-        send(w, o, h, r.direct ? Payload{r.direct + r.first, n, nullptr, 0} : Payload{nullptr, n, &r.src, r.first});
+        const Payload p = r.direct ? Payload{r.direct + r.first, n, nullptr, 0} : Payload{nullptr, n, &r.src, r.first};
+        if (n < r.total) {
+          stalled = !send_chunk(w, o, h, p);
+          if (stalled) break;
+        } else {
+          send(w, o, h, p);  // one packet: copied if the channel is busy
+        }
         r.first += n;
         any = true;
       }
+      if (stalled) break;  // (the grants collected so far still go out)
       ++O.applied;
     } else if (r.kind == Msg::Ack) {
       // Everything before it has left: the epoch's operations are applied.
