@@ -92,7 +92,10 @@ class RingProducer {
   RingProducer(ShmRing* shared, char* data, std::size_t cap, std::size_t stream_min = SIZE_MAX,
                std::size_t adapt_min = SIZE_MAX, uint32_t slow_mbps = 0)
       : shared_(shared), data_(data), cap_(cap), stream_min_(stream_min), adapt_min_(adapt_min), chooser_(slow_mbps) {
-    if (shared_) chooser_.publish_to(&shared_->streaming);
+    if (shared_) {
+      chooser_.publish_to(&shared_->streaming);
+      chooser_.watch(&shared_->head);
+    }
   }
   // The largest record that always fits eventually.
   std::size_t max_record() const { return cap_ / 2; }
@@ -133,7 +136,7 @@ class RingProducer {
     if (!p.seg && p.bytes >= stream_min_) {
       stream_copy(body + round_up(hdr_bytes, 8), p.data, p.bytes);
     } else if (!p.seg && p.bytes >= adapt_min_) {
-      chooser_.copy(body + round_up(hdr_bytes, 8), p.data, p.bytes, tail_ >= cap_);
+      chooser_.copy(body + round_up(hdr_bytes, 8), p.data, p.bytes, tail_ >= cap_, cached_head_);
     } else {
       p.copy_to(body + round_up(hdr_bytes, 8));
     }

@@ -20,6 +20,16 @@
 // `slow_mbps`; while streaming it tries one
 // timed ordinary copy every kProbeEvery payloads, since the state changes
 // back too.
+//
+// The copy's timing alone mistook the fast state for the slow one in 6 of
+// 16 fast jobs (2-8 KiB latency 2x; after streaming, an ordinary copy's
+// lines come from memory, so the probes kept timing slow). So the sender
+// also times one read of the consumer's head, a line only the peer writes,
+// when it moved since we last read it: one crossing, 20-40 ns in the fast
+// state and 110-250 ns in the slow one (clock reads excluded; 2 ranks,
+// chrt -f 1). While 3 of the last 4 crossings are fast, ordinary stores are
+// used whatever the copies time. The read rides on a timed copy, or on one
+// payload in kLineEvery while streaming: never on the small-message path.
 #pragma once
 #include <algorithm>
 #include <atomic>
@@ -58,6 +68,12 @@ class StoreChooser {
       least = std::min(least, now_ns() - t0);
     }
     overhead_ns_ = least;
+    least = INT64_MAX;
+    for (int i = 0; i < 8; ++i) {
+      const int64_t t0 = now_ns();
+      least = std::min(least, now_ns() - t0);
+    }
+    clock_ns_ = least;
   }
 
   // Out of line: payloads here are 2 KiB or more, and RingProducer::push
@@ -66,12 +82,15 @@ class StoreChooser {
   // streamed: they fault the ring's pages in, and a first sample that
   // timed page faults found every state slow (then a crossing message chose
   // CMA, see ShmChannel::get_crossing, and the rings never learned better).
-  [[gnu::noinline]] void copy(void* dst, const void* src, std::size_t n, bool warm = true) {
+  // seen: the newest value of the watched line (watch()) the caller has
+  // read itself.
+  [[gnu::noinline]] void copy(void* dst, const void* src, std::size_t n, bool warm = true, uint64_t seen = 0) {
     if (!warm) {
       std::memcpy(dst, src, n);
       return;
     }
     if (--countdown_ > 0) {
+      if (streaming_ && --line_countdown_ == 0) leave_streaming_if_fast(seen);
       if (streaming_) {
         stream_copy(dst, src, n);
       } else {
@@ -79,7 +98,7 @@ class StoreChooser {
       }
       return;
     }
-    timed_copy(dst, src, n);
+    timed_copy(dst, src, n, seen);
   }
   bool streaming() const { return streaming_; }
   // A word (in shared memory) that mirrors streaming() from now on.
@@ -87,9 +106,18 @@ class StoreChooser {
     published_ = word;
     published_->store(streaming_ ? 1 : 0, std::memory_order_relaxed);
   }
+  // A line only the peer writes, and only moving forward (the consumer's
+  // head): reading it right after the peer wrote it times one crossing.
+  void watch(const std::atomic<uint64_t>* line) { line_ = line; }
+  // Whether the last crossings timed fast (the VM's fast state).
+  bool line_fast() const { return __builtin_popcount(line_fast_bits_) >= 3; }
 
   static constexpr uint32_t kSampleEvery = 32;
   static constexpr uint32_t kProbeEvery = 1024;
+  // While streaming, one crossing is timed every kLineEvery payloads.
+  static constexpr uint32_t kLineEvery = 32;
+  // A crossing under this (clock reads excluded) is the fast state's.
+  static constexpr int64_t kFastLineNs = 70;
   // A timed copy pays about one cross-core round trip before its first
   // stores own their lines, whatever its size: t(n) = L + n / R. Measured
   // in a ping-pong through a 512 KiB ring on the 2-core EPYC VM (fast
@@ -110,7 +138,32 @@ class StoreChooser {
         .count();
   }
 
-  [[gnu::noinline]] void timed_copy(void* dst, const void* src, std::size_t n) {
+  // Times one read of the watched line if the peer wrote it since we last
+  // read it (else it is in our cache and times nothing). Keeps the last
+  // four verdicts as bits.
+  void time_line(uint64_t seen) {
+    if (!line_) return;
+    const int64_t t0 = now_ns();
+    const uint64_t v = line_->load(std::memory_order_relaxed);
+    const int64_t t1 = now_ns();
+    if (v <= std::max(seen, line_seen_)) return;
+    line_seen_ = v;
+    const bool fast = t1 - t0 - clock_ns_ < kFastLineNs;
+    line_fast_bits_ = ((line_fast_bits_ << 1) | (fast ? 1u : 0u)) & 0xf;
+  }
+
+  [[gnu::noinline]] void leave_streaming_if_fast(uint64_t seen) {
+    line_countdown_ = kLineEvery;
+    time_line(seen);
+    if (!line_fast()) return;
+    streaming_ = false;
+    avg_mbps_ = 0;
+    if (published_) published_->store(0, std::memory_order_relaxed);
+    countdown_ = kSampleEvery;
+  }
+
+  [[gnu::noinline]] void timed_copy(void* dst, const void* src, std::size_t n, uint64_t seen) {
+    time_line(seen);
     // Earlier stores out of the way first, then this copy's stores until
     // they own their lines.
     drain_stores();
@@ -126,7 +179,10 @@ class StoreChooser {
     // A probe while streaming starts afresh; otherwise a moving average,
     // so one copy slowed by a preemption does not flip the choice.
     avg_mbps_ = streaming_ || avg_mbps_ == 0 ? mbps : static_cast<uint32_t>((3ull * avg_mbps_ + mbps) / 4);
-    streaming_ = avg_mbps_ < slow_mbps_;
+    // In the fast state ordinary stores win even when the copy times slow
+    // (after streaming the ring's lines come from memory).
+    streaming_ = avg_mbps_ < slow_mbps_ && !line_fast();
+    line_countdown_ = kLineEvery;
     if (published_) published_->store(streaming_ ? 1 : 0, std::memory_order_relaxed);
     countdown_ = streaming_ ? kProbeEvery : kSampleEvery;
   }
@@ -137,6 +193,11 @@ class StoreChooser {
   uint32_t countdown_ = 1;
   bool streaming_ = false;
   std::atomic<uint32_t>* published_ = nullptr;
+  const std::atomic<uint64_t>* line_ = nullptr;
+  int64_t clock_ns_ = 0;  // two clock reads by themselves
+  uint64_t line_seen_ = 0;
+  uint32_t line_fast_bits_ = 0;  // the last four crossings, 1: fast
+  uint32_t line_countdown_ = kLineEvery;
 };
 
 }  // namespace adi3::shm

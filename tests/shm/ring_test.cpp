@@ -100,6 +100,28 @@ TEST(StoreChooser, ColdCopiesAreNotTimedAndTheChoiceIsPublished) {
   EXPECT_EQ(std::memcmp(d, src.data(), 4000), 0);
 }
 
+// A watched line that moves is timed; while it reads fast (here this thread
+// writes it, so it is in our cache, unless a preemption intervenes: not
+// asserted) slow copies do not stream. One that never moves times nothing,
+// and the copies' timing decides alone.
+TEST(StoreChooser, FastCrossingsKeepOrdinaryStores) {
+  std::vector<char> src(4096, 'z'), dst(4096 + 64);
+  char* d = dst.data() + (64 - reinterpret_cast<uintptr_t>(dst.data()) % 64) % 64;
+  std::atomic<uint64_t> moving{0}, still{0};
+  adi3::shm::StoreChooser watched(UINT32_MAX), unwatched(UINT32_MAX);
+  watched.watch(&moving);
+  unwatched.watch(&still);
+  for (uint32_t i = 0; i < 8 * adi3::shm::StoreChooser::kSampleEvery; ++i) {
+    moving.store(i + 1, std::memory_order_relaxed);
+    watched.copy(d, src.data(), 4000, true, 0);
+    unwatched.copy(d, src.data(), 4000, true, 0);
+  }
+  EXPECT_TRUE(!watched.line_fast() || !watched.streaming());
+  EXPECT_FALSE(unwatched.line_fast());
+  EXPECT_TRUE(unwatched.streaming());
+  EXPECT_EQ(std::memcmp(d, src.data(), 4000), 0);
+}
+
 TEST(ShmRing, RecordsSurviveManyLaps) {
   Ring r;
   std::size_t sent = 0, received = 0;
