@@ -120,7 +120,7 @@ bool Device::pass(bool user) {
     if (mt) poll_lock_.unlock();
   }
   if (pending_peers_.load(std::memory_order_relaxed) > 0) any |= drain_sends();
-  if (hook_count_.load(std::memory_order_acquire) > 0) any |= run_hooks();
+  if (hooks_.any()) any |= hooks_.run(mt);
   if (user && pollable_count_.load(std::memory_order_acquire) > 0) any |= poll_pollables();
   if (bsend_live_.load(std::memory_order_acquire) > 0) reap_bsends();
   return any;
@@ -162,13 +162,13 @@ void Device::on_packet(int src, const void* hdr, std::size_t hdr_bytes, const vo
     refuse(src, "packet id %zu out of range (ids run below %d)", id, static_cast<int>(PacketType::Count));
     return;
   }
-  Extension& e = ext_[id - kCoreIds];
-  PacketHandler fn = e.fn.load(std::memory_order_acquire);
+  void* ctx;
+  PacketHandler fn = kinds_.handler(id, &ctx);
   if (!fn) {
     drop(src, "packet id %zu is not registered on this rank", id);
     return;
   }
-  fn(e.ctx, src, hdr, hdr_bytes, payload, bytes);
+  fn(ctx, src, hdr, hdr_bytes, payload, bytes);
 }
 
 void Device::on_peer_failed(int peer, const char* why) {

@@ -19,8 +19,11 @@
 #include "adi3/error.hpp"
 #include "adi3/extension.hpp"
 #include "adi3/flow.hpp"
+#include "adi3/layer_states.hpp"
 #include "adi3/matcher.hpp"
 #include "adi3/packet.hpp"
+#include "adi3/packet_kinds.hpp"
+#include "adi3/progress_hooks.hpp"
 #include "adi3/request.hpp"
 #include "adi3/request_pool.hpp"
 #include "adi3/send_queue.hpp"
@@ -277,47 +280,31 @@ class Device final : private PacketSink {
   }
   std::size_t posted_depth() const { return matcher_.posted_size(); }
   std::size_t unexpected_depth() const { return matcher_.unexpected_size(); }
-  // greq/'s per-device state (its progress hook), made by make() on first
-  // use; it lives as long as the device.
-  template <class Make>
-  void* greq_state(Make&& make) {
-    std::call_once(greq_once_, [&] { greq_state_ = make(); });
-    return greq_state_.get();
-  }
-  // Per-device state of the other layers above the core (rma/: its window
-  // table and packet kind; coll/: its shared-memory segments), made by
-  // make() on first use and destroyed with the device, before the channel.
-  enum class Layer : uint8_t { Rma, Coll, Count };
+  // The per-device state of a layer above the core (LayerStates), made by
+  // make() on first use; destroyed with the device, before the channel.
+  using Layer = LayerStates::Layer;
   template <class Make>
   void* layer_state(Layer which, Make&& make) {
-    const auto i = static_cast<std::size_t>(which);
-    // Once made, one load (collectives look theirs up on every call).
-    if (void* made = layer_made_[i].load(std::memory_order_acquire)) return made;
-    std::call_once(layer_once_[i], [&] {
-      layer_state_[i] = make();
-      layer_made_[i].store(layer_state_[i].get(), std::memory_order_release);
-    });
-    return layer_state_[i].get();
+    return layers_.get(which, std::forward<Make>(make));
   }
 
   // ---- seams: packet kinds, ordered sends, hooks, threads (extension.cpp) ----
-  // Reserves a packet id for a layer ("rma", "emul.cancel", ...); fn(ctx,
-  // ...) receives its packets in the progress engine (under the poll lock,
-  // maybe on the agent thread). Ids are handed out lowest free first from
-  // PacketType::FirstExtension, so the same registration order on every
-  // rank gives the same ids. The owner name is kept for error messages.
-  // Throws std::length_error when the id space (64) is exhausted and
-  // std::invalid_argument for a null fn. Not from inside a packet handler.
-  PacketType register_packet(const char* owner, PacketHandler fn, void* ctx);
+  // A packet id for a layer (PacketKinds::claim: lowest free first, throws
+  // when none is left); fn(ctx, ...) receives its packets in the progress
+  // engine (under the poll lock, maybe on the agent thread). Not from
+  // inside a packet handler.
+  PacketType register_packet(const char* owner, PacketHandler fn, void* ctx) { return kinds_.claim(owner, fn, ctx); }
   // After it returns, fn runs no more (waits for a handler running on
   // another thread). Arrivals with the id are refused from then on.
-  void unregister_packet(PacketType id);
+  void unregister_packet(PacketType id) {
+    kinds_.release(id, [this] { quiesce_handlers(); });
+  }
   // Waits until no packet handler runs in another thread's poll: state a
   // handler looks up without a lock (rma's window table) may go after it.
   // Not from inside a packet handler.
   void quiesce_handlers();
   // The owner a registered id was given to ("" when free).
-  std::string packet_owner(PacketType id) const;
+  std::string packet_owner(PacketType id) const { return kinds_.owner(id); }
   std::size_t max_packet_header() const { return max_header_; }  // >= kMinPacketHeader
   std::size_t max_packet_payload() const { return channel_->caps().max_payload; }
   // One packet of a registered extension id (the header's first byte) to
@@ -335,12 +322,10 @@ class Device final : private PacketSink {
   // True when nothing is queued for peer (a layer streaming large data sends
   // its next chunk only then, so queued copies stay bounded).
   bool peer_idle(int peer) const;
-  // fn(ctx) runs on every progress() pass while registered (nothing is paid
-  // when none is); it returns true if it did anything. May be added and
-  // removed from inside a hook. After remove_progress_hook returns, fn runs
-  // no more.
-  int add_progress_hook(bool (*fn)(void* ctx), void* ctx);
-  void remove_progress_hook(int id);
+  // fn(ctx) runs on every progress() pass while registered (ProgressHooks).
+  int add_progress_hook(bool (*fn)(void* ctx), void* ctx) { return hooks_.add(fn, ctx, threads_enabled()); }
+  void remove_progress_hook(int id) { hooks_.remove(id, threads_enabled()); }
+  bool has_progress_hooks() const { return hooks_.any(); }
   // Locking is decided at run time: a device takes no locks until something
   // turns threads on (MPI_THREAD_MULTIPLE at start, or the first layer that
   // starts the agent). Must be called while no other thread uses the
@@ -364,7 +349,6 @@ class Device final : private PacketSink {
   bool agent_pass() { return pass(false); }
   // Progress calls made by user threads (only counted while an agent runs).
   uint64_t user_polls() const { return user_polls_.load(std::memory_order_relaxed); }
-  bool has_progress_hooks() const { return hook_count_.load(std::memory_order_relaxed) > 0; }
   // The agent's thread, or nullptr.
   Agent* agent() { return agent_.get(); }
   // Arrivals refused since the device started (unknown id, bad header size).
@@ -383,18 +367,7 @@ class Device final : private PacketSink {
     // message from the peer crosses ours (Channel::get_crossing).
     std::atomic<uint32_t> offers{0};
   };
-  struct Extension {
-    std::atomic<PacketHandler> fn{nullptr};
-    void* ctx = nullptr;
-    std::string owner;
-  };
-  struct Hook {
-    int id;
-    bool (*fn)(void*);
-    void* ctx;
-  };
-  static constexpr std::size_t kCoreIds = static_cast<std::size_t>(PacketType::FirstExtension);
-  static constexpr std::size_t kExtensionIds = static_cast<std::size_t>(PacketType::Count) - kCoreIds;
+  static constexpr std::size_t kCoreIds = PacketKinds::kCoreIds;
   // kCancelAsked: a send complete when MPI_Cancel came (an eager one the
   // channel took) was re-armed until the receiver answers the cancel.
   enum Phase : uint8_t { kIdle, kEagerOut, kRtsOut, kDataOut, kCancelAsked };
@@ -524,7 +497,6 @@ class Device final : private PacketSink {
   // and counted, the peer kept (registration is collective but not
   // synchronizing, so a fast peer may be ahead).
   void drop(int src, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
-  bool run_hooks();
 
   // completion helpers
   void release_parts(Request* r);  // what a released request holds beside it
@@ -582,15 +554,9 @@ class Device final : private PacketSink {
   SpinLock poll_lock_;
   Handler handlers_[kCoreIds] = {};
   std::size_t max_header_;
-  Extension ext_[kExtensionIds];
-  mutable std::mutex ext_mutex_;  // registration (rare)
+  PacketKinds kinds_;
   std::atomic<std::size_t> refused_{0};
-  std::vector<Hook> hooks_;
-  SpinLock hooks_lock_;
-  std::atomic<int> hook_count_{0};
-  std::atomic<std::thread::id> hooks_runner_{};
-  bool hooks_running_ = false;
-  int next_hook_id_ = 1;
+  ProgressHooks hooks_;
   SpinLock pollable_lock_;
   RequestList<ByTagTag> pollables_;
   std::atomic<int> pollable_count_{0};
@@ -614,13 +580,9 @@ class Device final : private PacketSink {
   std::string agent_why_;
   std::atomic<bool> agent_on_{false};
   std::atomic<uint64_t> user_polls_{0};
-  // Last, so destroyed first: it unlinks itself from pollables_ and returns
-  // requests to pool_.
-  std::once_flag greq_once_;
-  std::shared_ptr<void> greq_state_;
-  std::once_flag layer_once_[static_cast<std::size_t>(Layer::Count)];
-  std::shared_ptr<void> layer_state_[static_cast<std::size_t>(Layer::Count)];
-  std::atomic<void*> layer_made_[static_cast<std::size_t>(Layer::Count)] = {};
+  // Last, so destroyed first: greq's state unlinks itself from pollables_
+  // and returns requests to pool_.
+  LayerStates layers_;
 };
 
 }  // namespace adi3

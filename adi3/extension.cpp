@@ -1,57 +1,18 @@
-// The seams for the layers above the core: registered packet kinds, ordered
-// packets to a peer, progress hooks, and locking decided at run time.
+// The seams for the layers above the core: ordered packets to a peer,
+// refused packets, locking decided at run time and the agent (registered
+// packet kinds: packet_kinds.cpp; progress hooks: progress_hooks.cpp).
 #include <cstdarg>
 #include <cstdio>
-#include <stdexcept>
 
 #include "adi3/device.hpp"
 #include "emul/agent.hpp"
 
 namespace adi3 {
 
-PacketType Device::register_packet(const char* owner, PacketHandler fn, void* ctx) {
-  if (!fn) throw std::invalid_argument(std::string("register_packet: null handler for ") + (owner ? owner : "?"));
-  std::lock_guard<std::mutex> g(ext_mutex_);
-  for (std::size_t i = 0; i < kExtensionIds; ++i) {
-    Extension& e = ext_[i];
-    if (e.fn.load(std::memory_order_relaxed)) continue;
-    e.ctx = ctx;
-    e.owner = owner ? owner : "";
-    // Published last: a poller that sees fn sees ctx too.
-    e.fn.store(fn, std::memory_order_release);
-    return static_cast<PacketType>(kCoreIds + i);
-  }
-  std::string taken;
-  for (const Extension& e : ext_) taken += (taken.empty() ? "" : ", ") + e.owner;
-  throw std::length_error("register_packet(" + std::string(owner ? owner : "?") + "): all " +
-                          std::to_string(kExtensionIds) + " extension packet ids are taken (by " + taken + ")");
-}
-
-void Device::unregister_packet(PacketType id) {
-  auto i = static_cast<std::size_t>(id);
-  if (i < kCoreIds || i >= static_cast<std::size_t>(PacketType::Count)) return;
-  std::lock_guard<std::mutex> g(ext_mutex_);
-  Extension& e = ext_[i - kCoreIds];
-  e.fn.store(nullptr, std::memory_order_release);
-  // A handler of this id may be running in another thread's poll: wait for
-  // that poll to end, so fn is never called after we return.
-  quiesce_handlers();
-  e.ctx = nullptr;
-  e.owner.clear();
-}
-
 void Device::quiesce_handlers() {
   if (!threads_enabled()) return;
   poll_lock_.lock();
   poll_lock_.unlock();
-}
-
-std::string Device::packet_owner(PacketType id) const {
-  auto i = static_cast<std::size_t>(id);
-  if (i < kCoreIds) return i <= static_cast<std::size_t>(PacketType::CancelAck) ? "core" : "";
-  if (i >= static_cast<std::size_t>(PacketType::Count)) return "";
-  std::lock_guard<std::mutex> g(ext_mutex_);
-  return ext_[i - kCoreIds].owner;
 }
 
 int Device::check_packet(int peer, const void* hdr, std::size_t hdr_bytes, const Payload& payload) {
@@ -63,8 +24,7 @@ int Device::check_packet(int peer, const void* hdr, std::size_t hdr_bytes, const
                          peer, hdr_bytes, max_header_);
   }
   const std::size_t id = *static_cast<const uint8_t*>(hdr);
-  if (id < kCoreIds || id >= static_cast<std::size_t>(PacketType::Count) ||
-      !ext_[id - kCoreIds].fn.load(std::memory_order_relaxed)) {
+  if (!kinds_.registered(id)) {
     return errors_.raise(ErrorClass::Arg, "send_packet to rank %d: packet id %zu is not a registered extension id",
                          peer, id);
   }
@@ -133,54 +93,6 @@ void Device::refuse(int src, const char* fmt, ...) {
                 why);
   std::fprintf(stderr, "adi3: %s\n", text);
   on_peer_failed(src, text);
-}
-
-// ---- progress hooks ----
-
-int Device::add_progress_hook(bool (*fn)(void* ctx), void* ctx) {
-  // Inside a hook this thread already holds the hooks (see run_hooks).
-  const bool inside = hooks_runner_.load(std::memory_order_relaxed) == std::this_thread::get_id();
-  MaybeLock g(hooks_lock_, threads_enabled() && !inside);
-  int id = next_hook_id_++;
-  hooks_.push_back(Hook{id, fn, ctx});
-  hook_count_.fetch_add(1, std::memory_order_release);
-  return id;
-}
-
-void Device::remove_progress_hook(int id) {
-  const bool inside = hooks_runner_.load(std::memory_order_relaxed) == std::this_thread::get_id();
-  // Taking the lock from outside waits for a pass running elsewhere, so fn
-  // runs no more once this returns.
-  MaybeLock g(hooks_lock_, threads_enabled() && !inside);
-  for (std::size_t i = 0; i < hooks_.size(); ++i) {
-    if (hooks_[i].id != id || !hooks_[i].fn) continue;
-    hook_count_.fetch_sub(1, std::memory_order_relaxed);
-    if (hooks_running_) {
-      hooks_[i].fn = nullptr;  // run_hooks compacts after its pass
-    } else {
-      hooks_.erase(hooks_.begin() + static_cast<std::ptrdiff_t>(i));
-    }
-    return;
-  }
-}
-
-// One pass over the hooks. One thread at a time (others skip the pass), and
-// not recursively (a hook that calls progress() does not re-enter).
-bool Device::run_hooks() {
-  const bool mt = threads_enabled();
-  if (mt ? !hooks_lock_.try_lock() : hooks_running_) return false;
-  hooks_running_ = true;
-  hooks_runner_.store(std::this_thread::get_id(), std::memory_order_relaxed);
-  bool any = false;
-  for (std::size_t i = 0; i < hooks_.size(); ++i) {
-    Hook h = hooks_[i];  // a copy: the hook may add hooks (the vector grows)
-    if (h.fn) any |= h.fn(h.ctx);
-  }
-  std::erase_if(hooks_, [](const Hook& h) { return h.fn == nullptr; });
-  hooks_runner_.store(std::thread::id{}, std::memory_order_relaxed);
-  hooks_running_ = false;
-  if (mt) hooks_lock_.unlock();
-  return any;
 }
 
 // ---- threads ----

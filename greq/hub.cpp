@@ -39,7 +39,8 @@ GreqHub::~GreqHub() {
 }
 
 GreqHub& GreqHub::of(Device& dev) {
-  void* p = dev.greq_state([&] { return std::static_pointer_cast<void>(std::make_shared<GreqHub>(dev)); });
+  void* p = dev.layer_state(Device::Layer::Greq,
+                            [&] { return std::static_pointer_cast<void>(std::make_shared<GreqHub>(dev)); });
   return *static_cast<GreqHub*>(p);
 }
 

@@ -1,0 +1,46 @@
+// Functions the layers above the core ask the progress engine to run on
+// every pass (rma/'s streams, greq/'s polls, the emulations' timers). The
+// caller says whether the device's threads are on; without them no lock
+// is taken.
+#pragma once
+#include <atomic>
+#include <thread>
+#include <vector>
+
+#include "adi3/spin_lock.hpp"
+
+namespace adi3 {
+
+class ProgressHooks {
+ public:
+  using Fn = bool (*)(void* ctx);  // true if it did anything
+
+  // Adds fn(ctx) and returns its id. Allowed from inside a hook.
+  int add(Fn fn, void* ctx, bool threads);
+  // After it returns, fn runs no more (from outside a hook it waits for a
+  // pass running on another thread). Allowed from inside a hook.
+  void remove(int id, bool threads);
+  // One pass over the hooks: one thread at a time (others skip it), never
+  // recursively (a hook that calls progress() does not re-enter).
+  bool run(bool threads);
+  // Whether any hook is registered (one load: a device without hooks pays
+  // nothing more per pass).
+  bool any() const { return count_.load(std::memory_order_acquire) > 0; }
+
+ private:
+  struct Hook {
+    int id;
+    Fn fn;
+    void* ctx;
+  };
+  bool inside() const { return runner_.load(std::memory_order_relaxed) == std::this_thread::get_id(); }
+
+  std::vector<Hook> hooks_;
+  SpinLock lock_;
+  std::atomic<int> count_{0};
+  std::atomic<std::thread::id> runner_{};  // the thread in run(), if any
+  bool running_ = false;
+  int next_id_ = 1;
+};
+
+}  // namespace adi3
