@@ -13,14 +13,6 @@
 namespace adi3::coll::detail {
 namespace {
 
-// The node for this call, or why not: *taken says whether the call is done
-// (a node, or a setup whose messages failed with *err).
-ShmNode* node_for(Device& dev, const Comm& comm, const Tuning& t, int* err, bool* taken) {
-  ShmNode* n = ShmNode::of(dev, comm, t.shm, err);
-  *taken = n || *err;
-  return n;
-}
-
 // The reduction of one call, resolved once: a predefined type (its
 // elements are extent bytes apart, no gaps to skip) and an op defined on
 // it, applied straight through the kernels (reduce_local would check the
@@ -267,7 +259,7 @@ int pipelined_reduce(ShmNode& n, const Reduction& red, const void* in, void* out
 
 bool shm_barrier(Device& dev, const Comm& comm, const Tuning& t, int* err) {
   bool taken = false;
-  ShmNode* n = node_for(dev, comm, t, err, &taken);
+  ShmNode* n = ShmNode::for_call(dev, comm, t.shm, err, &taken);
   if (!n) return taken;
   const uint64_t s = n->begin(1);
   n->post(s);
@@ -280,7 +272,7 @@ bool shm_bcast(Device& dev, void* buf, std::size_t count, const Datatype* type, 
   if (t.bcast != BcastAlgo::Auto || !type || !type->is_committed() || root < 0 || root >= comm.size) return false;
   if (count == 0 || in_place(buf)) return false;
   bool taken = false;
-  ShmNode* n = node_for(dev, comm, t, err, &taken);
+  ShmNode* n = ShmNode::for_call(dev, comm, t.shm, err, &taken);
   if (!n) return taken;
   if (count * type->size() > n->slot_limit()) {
     *err = long_bcast(*n, buf, count, type, root);
@@ -313,7 +305,7 @@ bool shm_reduce(Device& dev, const void* sbuf, void* rbuf, std::size_t count, co
   }
   if (!in || in_place(in)) return false;
   bool taken = false;
-  ShmNode* n = node_for(dev, comm, t, err, &taken);
+  ShmNode* n = ShmNode::for_call(dev, comm, t.shm, err, &taken);
   if (!n) return taken;
   // Two ranks with a core each, above a slot: up to an area pipelined
   // (commutative op or root 0: the fold's order), beyond it read directly;
@@ -347,7 +339,7 @@ bool shm_allreduce(Device& dev, const void* sbuf, void* rbuf, std::size_t count,
   const void* in = in_place(sbuf) ? rbuf : sbuf;
   if (!in) return false;
   bool taken = false;
-  ShmNode* n = node_for(dev, comm, t, err, &taken);
+  ShmNode* n = ShmNode::for_call(dev, comm, t.shm, err, &taken);
   if (!n) return taken;
   *err = count * red.ext <= n->slot_limit() ? small_reduction(*n, red, in, rbuf, count, -1)
                                             : long_reduction(*n, red, in, rbuf, count, -1);
@@ -378,7 +370,7 @@ bool shm_reduce_scatter(Device& dev, const void* sbuf, void* rbuf, const int* co
   const void* in = inplace ? rbuf : sbuf;
   if (!in || in_place(in) || (mine > 0 && (!rbuf || in_place(rbuf)))) return false;
   bool taken = false;
-  ShmNode* n = node_for(dev, comm, t, err, &taken);
+  ShmNode* n = ShmNode::for_call(dev, comm, t.shm, err, &taken);
   if (!n) return taken;
   const std::size_t ext = red.ext, b1 = b0 + mine;
   const auto* src = static_cast<const std::byte*>(in);

@@ -77,12 +77,6 @@ class Typed {
 // alltoall and the reductions gain from whole areas (fewer stages).
 constexpr std::size_t kShmGatherRound = kShmChunk / 4;
 
-ShmNode* node_for(Device& dev, const Comm& comm, const Tuning& t, int* err, bool* taken) {
-  ShmNode* n = ShmNode::of(dev, comm, t.shm, err);
-  *taken = n || *err;
-  return n;
-}
-
 // The node an allgather or alltoall runs on, when its arguments are for
 // this path (the checks both share: the chosen algorithm is the default,
 // the buffers and types are usable, a block has bytes); else nullptr, with
@@ -94,7 +88,7 @@ ShmNode* gather_node(Device& dev, bool auto_algo, const void* sbuf, const Dataty
   if (!auto_algo || !rbuf || in_place(rbuf) || !rtype || !rtype->is_committed()) return nullptr;
   if (rcount == 0 || rtype->size() == 0) return nullptr;
   if (!in_place(sbuf) && (!sbuf || !stype || !stype->is_committed())) return nullptr;
-  return node_for(dev, comm, t, err, taken);
+  return ShmNode::for_call(dev, comm, t.shm, err, taken);
 }
 
 // A send of more bytes than the matching receive takes: what a message

@@ -23,7 +23,7 @@ std::size_t segment_bytes(int p) {
 }
 
 // What rank 0 sends each member during setup.
-struct Offer {
+struct SetupOffer {
   uint32_t ok = 0;
   uint32_t key_bytes = 0;
   uint8_t key[kMaxKeyBytes] = {};
@@ -142,7 +142,7 @@ int ShmNode::setup() {
   Status st;
   uint32_t verdict = 0;
   if (me_ == 0) {
-    Offer offer;
+    SetupOffer offer;
     if (ok) region_ = os->allocate(bytes);
     if (region_ && region_->key_bytes <= kMaxKeyBytes) {
       offer.ok = 1;
@@ -167,7 +167,7 @@ int ShmNode::setup() {
       reinterpret_cast<std::atomic<uint64_t>*>(region_->base)->store(kMagic, std::memory_order_relaxed);
     }
   } else {
-    Offer offer;
+    SetupOffer offer;
     if (int e = dev_.recv(&offer, sizeof offer, byte, 0, tag, comm, &st)) return e;
     uint32_t mine = 0;
     if (ok && offer.ok == 1 && offer.key_bytes <= kMaxKeyBytes) {

@@ -95,6 +95,13 @@ class ShmNode {
   // members cannot share memory or t.shm is off. *err is set when the
   // setup's messages failed (a dead peer): the caller returns it.
   static ShmNode* of(Device& dev, const Comm& comm, bool enabled, int* err);
+  // of() for one collective call: *taken says whether the call is done
+  // (a node, or a setup whose messages failed with *err).
+  static ShmNode* for_call(Device& dev, const Comm& comm, bool enabled, int* err, bool* taken) {
+    ShmNode* n = of(dev, comm, enabled, err);
+    *taken = n || *err;
+    return n;
+  }
   // The node an earlier of() made for comm (*ready: its setup succeeded),
   // or nullptr: none yet. Not collective (coll/express.hpp).
   static ShmNode* made(Device& dev, const Comm& comm, bool* ready);

@@ -11,6 +11,12 @@
 
 namespace adi3::mpi {
 
+// Tags on a communicator's internal context (each operation there is
+// collective, so one tag per purpose keeps them apart; nonblocking dups take
+// theirs from the communicator's sequence, 64 and up).
+inline constexpr int kTagGather = 1;   // allgather_bytes of comm.cpp, intercomm.cpp
+inline constexpr int kTagContext = 2;  // agree_context of a blocking new communicator
+
 // Every rank of `over` contributes `bytes` at mine; all receives them in
 // rank order (size * bytes).
 int allgather_bytes(Device& dev, const Comm& over, const void* mine, std::size_t bytes, void* all, int tag);

@@ -96,6 +96,14 @@ int get_info(Runtime& rt, MPI_Info h, InfoObj** out) {
   return raise(ErrorClass::Info, "0x%x is not an info handle", h);
 }
 
+int info_entries(Runtime& rt, MPI_Info info, std::vector<std::pair<std::string, std::string>>* out) {
+  if (info == MPI_INFO_NULL) return 0;
+  InfoObj* i = nullptr;
+  if (int e = get_info(rt, info, &i)) return e;
+  *out = i->entries;
+  return 0;
+}
+
 MPI_Datatype type_handle(Runtime& rt, const Datatype* t) {
   Builtin b;
   if (t->builtin_id(&b)) return make_handle(HandleClass::Builtin, Kind::Datatype, static_cast<int>(b));

@@ -142,6 +142,8 @@ inline int get_comm_type(Runtime& rt, MPI_Datatype h, const Datatype** out) {
   return get_comm_type_slow(rt, h, out);
 }
 int get_info(Runtime& rt, MPI_Info h, InfoObj** out);
+// A copy of info's entries (none for MPI_INFO_NULL).
+int info_entries(Runtime& rt, MPI_Info info, std::vector<std::pair<std::string, std::string>>* out);
 // A new handle for t, taking over one reference the caller holds.
 int add_type(Runtime& rt, Datatype* t, MPI_Datatype* out);
 // The handle of t (a predefined or user datatype known to this runtime).

@@ -13,7 +13,6 @@ using namespace adi3::mpi;
 namespace {
 
 using std::size_t;
-size_t sz(MPI_Count n) { return static_cast<size_t>(n); }
 
 // count, type and op of a reduction, and its two buffers.
 int reduction(CollCall& k, const void* sbuf, void* rbuf, MPI_Count count, MPI_Datatype dt, MPI_Op op,

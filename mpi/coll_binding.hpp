@@ -9,6 +9,9 @@
 
 namespace adi3::mpi {
 
+// A checked (non-negative) MPI count as the core's size type.
+inline std::size_t sz(MPI_Count n) { return static_cast<std::size_t>(n); }
+
 int get_op(Runtime& rt, MPI_Op h, coll::Op* out);
 // A predefined op handle's kind; false for any other handle (no error raised).
 bool builtin_op(MPI_Op h, coll::OpKind* out);

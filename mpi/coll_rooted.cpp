@@ -10,7 +10,6 @@ using namespace adi3::mpi;
 namespace {
 
 using std::size_t;
-size_t sz(MPI_Count n) { return static_cast<size_t>(n); }
 
 // Intercommunicators: processes passing MPI_PROC_NULL as root take no part
 // (their nonblocking forms get a request that is already complete).

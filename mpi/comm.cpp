@@ -55,11 +55,6 @@ void adi3::mpi::destroy_comm(Runtime& rt, CommObj* c) {
 
 namespace {
 
-// Tags on a communicator's internal context (each operation there is
-// collective, so one tag per purpose keeps them apart).
-constexpr int kTagGather = 1;
-constexpr int kTagContext = 2;
-
 // Split by (color, key): members of my color ordered by key, then rank.
 int split(Runtime& rt, CommObj& c, int color, int key, MPI_Comm* out) {
   if (color < 0 && color != MPI_UNDEFINED) {
@@ -144,18 +139,6 @@ CommObj* adi3::mpi::comm_of(Runtime& rt, MPI_Comm h) {
   CommObj** c = rt.comms.get(handle_index(h));
   return c ? *c : nullptr;
 }
-
-namespace {
-
-int info_entries(Runtime& rt, MPI_Info info, Entries* out) {
-  if (info == MPI_INFO_NULL) return 0;
-  InfoObj* i = nullptr;
-  if (int e = get_info(rt, info, &i)) return e;
-  *out = i->entries;
-  return 0;
-}
-
-}  // namespace
 
 ADI3_MPI_API(int, Comm_size, (MPI_Comm comm, int* size), (comm, size)) {
   ADI3_MPI_ENTER();

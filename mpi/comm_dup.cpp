@@ -16,10 +16,6 @@ using namespace adi3::mpi;
 
 namespace {
 
-// The blocking dups' tag on the internal context; nonblocking ones take
-// theirs from the communicator's sequence (64 and up).
-constexpr int kTagContext = 2;
-
 using Entries = std::vector<std::pair<std::string, std::string>>;
 
 // What a dup takes from its parent when it starts: the parent may be freed
@@ -72,14 +68,6 @@ int dup_finish(Runtime& rt, DupPlan& p, uint32_t ctx, MPI_Comm* out) {
   if (p.proto.errh) release_errhandler(rt, p.proto.errh);
   p.proto.errh = nullptr;
   *out = h;
-  return 0;
-}
-
-int info_entries(Runtime& rt, MPI_Info info, Entries* out) {
-  if (info == MPI_INFO_NULL) return 0;
-  InfoObj* i = nullptr;
-  if (int e = get_info(rt, info, &i)) return e;
-  *out = i->entries;
   return 0;
 }
 

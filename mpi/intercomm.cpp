@@ -17,7 +17,6 @@ using namespace adi3::mpi;
 
 namespace {
 
-constexpr int kTagGather = 1;
 constexpr int kTagBcast = 3;
 
 std::vector<int> union_order(const GroupData& a, const GroupData& b) {

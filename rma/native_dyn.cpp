@@ -7,13 +7,13 @@
 
 #include "adi3/device.hpp"
 #include "rma/native.hpp"
+#include "rma/native_copy.hpp"
 #include "rma/window_state.hpp"
 
 namespace adi3::rma::native {
 namespace {
 
 constexpr uint64_t kLive = 1;
-constexpr std::size_t kBounce = 64 * 1024;
 
 // An entry of target's table holding [addr, addr + n), seen consistently:
 // its state before and after the range was read are the same live value.

@@ -30,12 +30,11 @@
 #include "adi3/device.hpp"
 #include "rma/atomic_acc.hpp"
 #include "rma/native.hpp"
+#include "rma/native_copy.hpp"
 #include "rma/window_state.hpp"
 
 namespace adi3::rma::native {
 namespace {
-
-constexpr std::size_t kBounce = 64 * 1024;
 
 // The lock's words (users, readers, writers), 8 bytes each: the NIC's
 // atomics are 8 bytes wide. They reuse the lock line of the control block,
@@ -88,11 +87,6 @@ class PeerNic final : public NicAtomics {
   OneSided& os_;
   NativePeer& p_;
 };
-
-char* run_of(const void* buf, std::size_t count, const Datatype* t) {
-  if (!t->is_contiguous() && count > 0) return nullptr;
-  return const_cast<char*>(static_cast<const char*>(buf)) + t->true_lb();
-}
 
 int failed(WindowState& w, const char* what, int target, const char* op) {
   return w.dev.errors().raise(ErrorClass::Other, "%s to rank %d: the NIC's %s failed: %s", what, target, op,

@@ -15,12 +15,11 @@
 #include "adi3/device.hpp"
 #include "rma/atomic_acc.hpp"
 #include "rma/native.hpp"
+#include "rma/native_copy.hpp"
 #include "rma/window_state.hpp"
 
 namespace adi3::rma::native {
 namespace {
-
-constexpr std::size_t kBounce = 64 * 1024;
 
 // The target memory of the operation.
 struct Where {
@@ -35,12 +34,6 @@ Where where(WindowState& w, const OpArgs& a, const Checked& c) {
   Where x{&p, c.derived ? a.ttype : Datatype::builtin(c.elem), c.count, nullptr};
   if (p.mem) x.addr = p.mem + c.disp_bytes;
   return x;
-}
-
-// Pointer to count elements of t at buf if they are one run, else nullptr.
-char* run_of(const void* buf, std::size_t count, const Datatype* t) {
-  if (!t->is_contiguous() && count > 0) return nullptr;
-  return const_cast<char*>(static_cast<const char*>(buf)) + t->true_lb();
 }
 
 // Copies the packed stream of src into dst (same size), through a bounce

@@ -27,7 +27,7 @@ std::runtime_error pmi_error(const std::string& what) { return std::runtime_erro
 std::string errno_text(int err) { return std::strerror(err); }
 
 // Parses a non-negative decimal environment variable; nullopt if unset.
-std::optional<int> env_int(const char* name) {
+std::optional<int> pmi_env_int(const char* name) {
   const char* text = std::getenv(name);
   if (text == nullptr) {
     return std::nullopt;
@@ -138,7 +138,7 @@ int connect_port(const std::string& where, int rank) {
 }  // namespace
 
 std::unique_ptr<PmiClient> PmiClient::from_environment() {
-  auto fd = env_int("PMI_FD");
+  auto fd = pmi_env_int("PMI_FD");
   const char* port = std::getenv("ADI3_PMI_PORT");
   if (!fd && !port) {
     if (std::getenv("PMI_PORT") != nullptr) {
@@ -146,8 +146,8 @@ std::unique_ptr<PmiClient> PmiClient::from_environment() {
     }
     return nullptr;
   }
-  auto rank = env_int("PMI_RANK");
-  auto size = env_int("PMI_SIZE");
+  auto rank = pmi_env_int("PMI_RANK");
+  auto size = pmi_env_int("PMI_SIZE");
   if (!rank || !size) {
     throw pmi_error(std::string(fd ? "PMI_FD" : "ADI3_PMI_PORT") + " is set but PMI_RANK or PMI_SIZE is missing");
   }
