@@ -17,6 +17,8 @@
 
 namespace adi3::coll::test {
 
+inline const Datatype* const kInt = Datatype::builtin(Builtin::kInt);
+
 inline const std::vector<int>& rank_counts() {
   static const std::vector<int> n{1, 2, 3, 4, 5, 8};
   return n;

@@ -9,8 +9,6 @@ namespace {
 
 class Nbc : public ::testing::TestWithParam<int> {};
 
-const Datatype* kInt = Datatype::builtin(Builtin::kInt);
-
 std::vector<int> ints(std::size_t n, int rank, int salt) {
   std::vector<int> v(n);
   for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<int>(key(rank, i, static_cast<std::uint64_t>(salt)) % 1000);

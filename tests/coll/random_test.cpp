@@ -14,8 +14,6 @@ class Random : public ::testing::TestWithParam<int> {};
 
 constexpr int kIters = 150;
 
-const Datatype* kInt = Datatype::builtin(Builtin::kInt);
-
 int value(int rank, std::size_t i, int it) {
   return static_cast<int>(key(rank, i, static_cast<std::uint64_t>(it)) % 1000);
 }
