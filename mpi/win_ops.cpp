@@ -85,6 +85,14 @@ int acc_op(Runtime& rt, MPI_Op h, bool fetches, coll::Op* out) {
 
 // Fetch_and_op and compare_and_swap take one element of a predefined type;
 // compare_and_swap only integer, logical and byte types (MPI-3.1 11.3.4).
+// Whether MPI_Compare_and_swap takes elements of b: C or Fortran integer,
+// logical, byte (and the multi-language types).
+bool cas_takes(Builtin b) {
+  const coll::TypeClass c = coll::type_class(b);
+  return c == coll::TypeClass::CInteger || c == coll::TypeClass::Logical || c == coll::TypeClass::Byte ||
+         c == coll::TypeClass::MultiLanguage;
+}
+
 int single_type(Runtime& rt, MPI_Datatype h, bool cas, const Datatype** out) {
   if (int e = get_comm_type(rt, h, out)) return e;
   Builtin b;
@@ -92,12 +100,8 @@ int single_type(Runtime& rt, MPI_Datatype h, bool cas, const Datatype** out) {
     return raise(ErrorClass::Type, "datatype 0x%x is derived: %s takes one element of a predefined type", h,
                  cas ? "MPI_Compare_and_swap" : "MPI_Fetch_and_op");
   }
-  if (cas) {
-    coll::TypeClass c = coll::type_class(b);
-    if (c != coll::TypeClass::CInteger && c != coll::TypeClass::Logical && c != coll::TypeClass::Byte &&
-        c != coll::TypeClass::MultiLanguage) {
-      return raise(ErrorClass::Type, "MPI_Compare_and_swap takes integer, logical or byte types, not datatype 0x%x", h);
-    }
+  if (cas && !cas_takes(b)) {
+    return raise(ErrorClass::Type, "MPI_Compare_and_swap takes integer, logical or byte types, not datatype 0x%x", h);
   }
   return 0;
 }
@@ -199,10 +203,7 @@ template <class F>
 inline bool one_element_type(const Datatype* t, bool cas) {
   Builtin b;
   if (!t->is_committed() || !t->builtin_id(&b)) return false;
-  if (!cas) return true;
-  const coll::TypeClass c = coll::type_class(b);
-  return c == coll::TypeClass::CInteger || c == coll::TypeClass::Logical || c == coll::TypeClass::Byte ||
-         c == coll::TypeClass::MultiLanguage;
+  return !cas || cas_takes(b);
 }
 
 #define ACC_PARAMS                                                                                                 \
@@ -221,14 +222,12 @@ ADI3_WIN_CHECKED(Accumulate, ACC_PARAMS, ACC_ARGS) {
                    __func__);
 }
 // The rest of the fast path, out of line (the entry point's own stays as
-// short): rw_args and acc_op pass (an accumulate's op, not NO_OP; counts;
-// an origin buffer), so the Window call, else the checked path.
-[[gnu::noinline]] int acc_window ACC_PARAMS noexcept {
-  Runtime* rt = g_runtime;
-  WinObj* w = rt ? find_win(*rt, win) : nullptr;
-  const Datatype* t = w && origin_datatype == target_datatype ? fast_type(*rt, target_datatype) : nullptr;
-  coll::OpKind k;
-  if (!t || !fast_kind(op, &k)) return win_checked_Accumulate ACC_ARGS;
+// short), with what the entry point decoded (w, t = both types, k): when
+// rw_args and acc_op would pass (an accumulate's op, not NO_OP; counts; an
+// origin buffer), the Window call, else the checked path.
+[[gnu::noinline]] int acc_window(WinObj* w, const Datatype* t, coll::OpKind k, const void* origin_addr,
+                                 int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
+                                 int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win) noexcept {
   if (k != coll::OpKind::NoOp && origin_count > 0 && target_count >= 0 && origin_addr && one_element_type(t, false)) {
     return window_call(w, win, "PMPI_Accumulate", [&](Window& x) {
       return x.accumulate(origin_addr, origin_count, t, target_rank, target_disp, target_count, t, coll::Op(k));
@@ -245,9 +244,11 @@ ADI3_WIN_FAST(Accumulate, ACC_PARAMS) {
                                 t, k)) {
         return MPI_SUCCESS;
       }
+      return acc_window(w, t, k, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                        target_datatype, op, win);
     }
   }
-  return acc_window ACC_ARGS;
+  return win_checked_Accumulate ACC_ARGS;
 }
 #undef ACC_PARAMS
 #undef ACC_ARGS
@@ -291,12 +292,9 @@ ADI3_WIN_CHECKED(Fetch_and_op, FOP_PARAMS, FOP_ARGS) {
   return win_error(w, w->win->fetch_and_op(origin_addr, result_addr, t, target_rank, target_disp, o), __func__);
 }
 // As acc_window: single_type and the buffer checks pass.
-[[gnu::noinline]] int fop_window FOP_PARAMS noexcept {
-  Runtime* rt = g_runtime;
-  WinObj* w = rt ? find_win(*rt, win) : nullptr;
-  const Datatype* t = w ? fast_type(*rt, datatype) : nullptr;
-  coll::OpKind k;
-  if (!t || !fast_kind(op, &k)) return win_checked_Fetch_and_op FOP_ARGS;
+[[gnu::noinline]] int fop_window(WinObj* w, const Datatype* t, coll::OpKind k, const void* origin_addr,
+                                 void* result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp,
+                                 MPI_Op op, MPI_Win win) noexcept {
   if (result_addr && (origin_addr || k == coll::OpKind::NoOp) && one_element_type(t, false)) {
     return window_call(w, win, "PMPI_Fetch_and_op", [&](Window& x) {
       return x.fetch_and_op(origin_addr, result_addr, t, target_rank, target_disp, coll::Op(k));
@@ -313,9 +311,10 @@ ADI3_WIN_FAST(Fetch_and_op, FOP_PARAMS) {
                                    false, k)) {
         return MPI_SUCCESS;
       }
+      return fop_window(w, ft, k, origin_addr, result_addr, datatype, target_rank, target_disp, op, win);
     }
   }
-  return fop_window FOP_ARGS;
+  return win_checked_Fetch_and_op FOP_ARGS;
 }
 #undef FOP_PARAMS
 #undef FOP_ARGS
@@ -336,11 +335,9 @@ ADI3_WIN_CHECKED(Compare_and_swap, CAS_PARAMS, CAS_ARGS) {
                    __func__);
 }
 // As acc_window: single_type and the buffer checks pass.
-[[gnu::noinline]] int cas_window CAS_PARAMS noexcept {
-  Runtime* rt = g_runtime;
-  WinObj* w = rt ? find_win(*rt, win) : nullptr;
-  const Datatype* t = w ? fast_type(*rt, datatype) : nullptr;
-  if (!t) return win_checked_Compare_and_swap CAS_ARGS;
+[[gnu::noinline]] int cas_window(WinObj* w, const Datatype* t, const void* origin_addr, const void* compare_addr,
+                                 void* result_addr, MPI_Datatype datatype, int target_rank, MPI_Aint target_disp,
+                                 MPI_Win win) noexcept {
   if (origin_addr && compare_addr && result_addr && one_element_type(t, true)) {
     return window_call(w, win, "PMPI_Compare_and_swap", [&](Window& x) {
       return x.compare_and_swap(origin_addr, compare_addr, result_addr, t, target_rank, target_disp);
@@ -356,9 +353,10 @@ ADI3_WIN_FAST(Compare_and_swap, CAS_PARAMS) {
                                    target_disp, true, coll::OpKind::NoOp)) {
         return MPI_SUCCESS;
       }
+      return cas_window(w, ft, origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win);
     }
   }
-  return cas_window CAS_ARGS;
+  return win_checked_Compare_and_swap CAS_ARGS;
 }
 #undef CAS_PARAMS
 #undef CAS_ARGS
