@@ -7,30 +7,17 @@
  * of a round (allgather 256 KiB; alltoall and the reductions 1 MiB areas), many calls
  * in a row with nothing else in between (the rotating slots), sub-communicators and
  * freed ones whose context comes back. Run again with ADI3_COLL_SHM=0 (point-to-point), which must give
- * the same results. */
+ * the same results. The large blocks read straight from the senders' buffers and the 2-rank pipelined
+ * and direct reduce are coll_shm_direct.c's. */
 #include <stdint.h>
 #include <time.h>
 
+#include "coll_shm_affine.h"
 #include "mpitest.h"
 
 static int rank, size;
 
 static double now(void) { return MPI_Wtime(); }
-
-/* x -> a*x + b (mod 2^32) packed as a << 32 | b; u op v is "u, then v". */
-static uint64_t affine_then(uint64_t u, uint64_t v) {
-  uint32_t au = (uint32_t)(u >> 32), bu = (uint32_t)u, av = (uint32_t)(v >> 32), bv = (uint32_t)v;
-  return ((uint64_t)(av * au) << 32) | (uint32_t)(av * bu + bv);
-}
-static void affine_op(void* in, void* inout, int* len, MPI_Datatype* dt) {
-  (void)dt;
-  uint64_t* a = (uint64_t*)in;
-  uint64_t* b = (uint64_t*)inout;
-  for (int i = 0; i < *len; ++i) b[i] = affine_then(a[i], b[i]);
-}
-static uint64_t affine_of(int r, long i) {
-  return ((uint64_t)(2u * (uint32_t)(r * 7 + i) + 1u) << 32) | (uint32_t)(r * 131 + i * 3 + 1);
-}
 
 static void barrier_waits(MPI_Comm comm) {
   int me, p;
@@ -162,18 +149,6 @@ static void runs_ahead(MPI_Comm comm) {
         mt_fail(__FILE__, __LINE__, "reduce running ahead", out[i], p * (p + 1) / 2 * (it + i));
         break;
       }
-    }
-  }
-}
-
-/* got[i] is the affine op folded in rank order over affine_of(r, i + shift). */
-static void check_affine(const uint64_t* got, long n, int p, int shift, const char* what) {
-  for (long i = 0; i < n; ++i) {
-    uint64_t want = affine_of(0, i + shift);
-    for (int r = 1; r < p; ++r) want = affine_then(want, affine_of(r, i + shift));
-    if (got[i] != want) {
-      mt_fail(__FILE__, __LINE__, what, (long long)got[i], (long long)want);
-      return;
     }
   }
 }
@@ -436,169 +411,6 @@ static void gathers(MPI_Comm comm, int full) {
   }
 }
 
-/* Blocks read straight from the senders' buffers (ADI3_COLL_SHM_DIRECT_MIN,
- * 128 KiB, where every rank has a core): sizes on both sides of the switch,
- * strided send types (offered packed) and receive types (unpacked), in-place
- * allgather, and a run of calls long enough to cross the probe runs (the
- * ranks switch between direct reads and the segment with a slow verdict). */
-static unsigned char bval(int from, int to, long i, int it) {
-  return (unsigned char)(from * 31 + to * 7 + i * 13 + it);
-}
-
-static void direct_blocks(MPI_Comm comm) {
-  int me, p;
-  MPI_Comm_rank(comm, &me);
-  MPI_Comm_size(comm, &p);
-  static const long sizes[] = {131071, 131072, 200001};
-  for (size_t c = 0; c < sizeof sizes / sizeof sizes[0]; ++c) {
-    const long n = sizes[c];
-    const size_t all = (size_t)n * (size_t)p;
-    unsigned char* sb = malloc(2 * all);
-    unsigned char* rb = malloc(2 * all);
-    MPI_Datatype strided;
-    CHECK_OK(MPI_Type_vector((int)n, 1, 2, MPI_BYTE, &strided));
-    CHECK_OK(MPI_Type_commit(&strided));
-    MPI_Datatype one; /* a strided block resized to n bytes' extent... */
-    CHECK_OK(MPI_Type_create_resized(strided, 0, 2 * n, &one));
-    CHECK_OK(MPI_Type_commit(&one));
-    for (int it = 0; it < 4; ++it) {
-      /* it 0: dense; 1: strided sends; 2: strided receives; 3: in-place allgather */
-      const int ssend = it == 1, srecv = it == 2;
-      memset(sb, 0xee, 2 * all);
-      memset(rb, 0xee, 2 * all);
-      for (int j = 0; j < p; ++j) {
-        for (long i = 0; i < n; ++i) {
-          const size_t at = (size_t)j * (size_t)n + (size_t)i;
-          sb[ssend ? 2 * at : at] = bval(me, j, i, it);
-        }
-      }
-      if (it == 3) {
-        for (long i = 0; i < n; ++i) rb[(size_t)me * (size_t)n + (size_t)i] = bval(me, me, i, it);
-        CHECK_OK(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, rb, (int)n, MPI_BYTE, comm));
-      } else {
-        CHECK_OK(MPI_Allgather(sb + (ssend ? 2 * (size_t)me * (size_t)n : (size_t)me * (size_t)n), ssend ? 1 : (int)n,
-                               ssend ? one : MPI_BYTE, rb, srecv ? 1 : (int)n, srecv ? one : MPI_BYTE, comm));
-      }
-      for (int j = 0; j < p; ++j) {
-        for (long i = 0; i < n; ++i) {
-          const size_t at = (size_t)j * (size_t)n + (size_t)i;
-          const unsigned char want = bval(j, j, i, it);
-          if (rb[srecv ? 2 * at : at] != want) {
-            mt_fail(__FILE__, __LINE__, "direct allgather", rb[srecv ? 2 * at : at], want);
-            j = p;
-            break;
-          }
-        }
-      }
-      if (it == 3) continue;
-      memset(rb, 0xee, 2 * all);
-      CHECK_OK(MPI_Alltoall(sb, ssend ? 1 : (int)n, ssend ? one : MPI_BYTE, rb, srecv ? 1 : (int)n,
-                            srecv ? one : MPI_BYTE, comm));
-      for (int j = 0; j < p; ++j) {
-        for (long i = 0; i < n; ++i) {
-          const size_t at = (size_t)j * (size_t)n + (size_t)i;
-          if (rb[srecv ? 2 * at : at] != bval(j, me, i, it)) {
-            mt_fail(__FILE__, __LINE__, "direct alltoall", rb[srecv ? 2 * at : at], bval(j, me, i, it));
-            j = p;
-            break;
-          }
-          if (srecv && rb[2 * at + 1] != 0xee) {
-            mt_fail(__FILE__, __LINE__, "direct alltoall wrote a gap", rb[2 * at + 1], 0xee);
-            j = p;
-            break;
-          }
-        }
-      }
-    }
-    MPI_Type_free(&one);
-    MPI_Type_free(&strided);
-    free(sb);
-    free(rb);
-  }
-  /* 140 calls: past two probe runs, fresh data each call. */
-  const long n = 131072;
-  unsigned char* sb = malloc((size_t)n * (size_t)p);
-  unsigned char* rb = malloc((size_t)n * (size_t)p);
-  for (int it = 0; it < 140; ++it) {
-    for (int j = 0; j < p; ++j) {
-      for (long i = 0; i < n; i += 97) sb[(size_t)j * (size_t)n + (size_t)i] = bval(me, j, i, it);
-    }
-    CHECK_OK(MPI_Alltoall(sb, (int)n, MPI_BYTE, rb, (int)n, MPI_BYTE, comm));
-    for (int j = 0; j < p; ++j) {
-      for (long i = 0; i < n; i += 97) {
-        if (rb[(size_t)j * (size_t)n + (size_t)i] != bval(j, me, i, it)) {
-          mt_fail(__FILE__, __LINE__, "direct alltoall run", rb[(size_t)j * (size_t)n + (size_t)i], bval(j, me, i, it));
-          j = p;
-          it = 140;
-          break;
-        }
-      }
-    }
-  }
-  free(sb);
-  free(rb);
-}
-
-/* 2-rank reduce read straight from the other rank's input (ADI3_COLL_SHM_
- * DIRECT_REDUCE_MIN, 64 KiB): both sides of the switch, every root, a
- * commutative sum and the non-commutative op out of place (direct at root 0
- * only) and in place (never direct), and a run of calls with the input
- * rewritten before each, past the probe runs. */
-static void direct_reductions(MPI_Comm comm, MPI_Op affine) {
-  int me, p;
-  MPI_Comm_rank(comm, &me);
-  MPI_Comm_size(comm, &p);
-  /* One pipelined piece, several, a whole area (1 MiB), past it (direct). */
-  static const long counts[] = {1500, 8191, 8192, 8193, 70001, 131072, 131073};
-  for (size_t c = 0; c < sizeof counts / sizeof counts[0]; ++c) {
-    const long n = counts[c];
-    if (n > 70001 && p != 2) continue; /* the paths past 1 MiB are 2-rank ones */
-    uint64_t* su = malloc((size_t)n * sizeof(uint64_t));
-    uint64_t* ru = malloc((size_t)n * sizeof(uint64_t));
-    for (int root = 0; root < p; ++root) {
-      for (long i = 0; i < n; ++i) su[i] = affine_of(me, i + root);
-      for (int inplace = 0; inplace < 2; ++inplace) {
-        for (long i = 0; i < n; ++i) ru[i] = me == root && inplace ? su[i] : 7;
-        CHECK_OK(MPI_Reduce(me == root && inplace ? MPI_IN_PLACE : su, ru, (int)n, MPI_UINT64_T, MPI_SUM, root, comm));
-        for (long i = 0; me == root && i < n; ++i) {
-          uint64_t want = 0;
-          for (int r = 0; r < p; ++r) want += affine_of(r, i + root);
-          if (ru[i] != want) {
-            mt_fail(__FILE__, __LINE__, "direct reduce sum", (long long)ru[i], (long long)want);
-            break;
-          }
-        }
-      }
-      for (int inplace = 0; inplace < 2; ++inplace) {
-        if (me == root && inplace) memcpy(ru, su, (size_t)n * sizeof(uint64_t));
-        CHECK_OK(MPI_Reduce(me == root && inplace ? MPI_IN_PLACE : su, ru, (int)n, MPI_UINT64_T, affine, root, comm));
-        if (me == root) check_affine(ru, n, p, root, "direct reduce non-commutative");
-      }
-    }
-    free(su);
-    free(ru);
-  }
-  /* 140 calls with fresh input: past two probe runs. */
-  const long n = 16384;
-  int* si = malloc((size_t)n * sizeof(int));
-  int* ri = malloc((size_t)n * sizeof(int));
-  for (int it = 0; it < 140; ++it) {
-    const int root = it % p;
-    for (long i = 0; i < n; ++i) si[i] = me * 100003 + (int)i + it;
-    CHECK_OK(MPI_Reduce(si, ri, (int)n, MPI_INT, MPI_SUM, root, comm));
-    for (long i = 0; me == root && i < n; ++i) {
-      const int want = 100003 * (p * (p - 1) / 2) + p * ((int)i + it);
-      if (ri[i] != want) {
-        mt_fail(__FILE__, __LINE__, "direct reduce run", ri[i], want);
-        it = 140;
-        break;
-      }
-    }
-  }
-  free(si);
-  free(ri);
-}
-
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -611,8 +423,6 @@ int main(int argc, char** argv) {
   runs_ahead(MPI_COMM_WORLD);
   reductions(MPI_COMM_WORLD, affine);
   gathers(MPI_COMM_WORLD, 1);
-  direct_blocks(MPI_COMM_WORLD);
-  direct_reductions(MPI_COMM_WORLD, affine);
   scatters(MPI_COMM_WORLD, affine, 1);
 
   /* Sub-communicators, freed and made again (contexts come back with other
@@ -624,8 +434,6 @@ int main(int argc, char** argv) {
     bcasts(sub, 0);
     runs_ahead(sub);
     gathers(sub, 0);
-    direct_blocks(sub);
-    direct_reductions(sub, affine);
     scatters(sub, affine, 0);
     int one = 1, total = 0;
     CHECK_OK(MPI_Allreduce(&one, &total, 1, MPI_INT, MPI_SUM, sub));

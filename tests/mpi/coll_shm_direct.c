@@ -1,0 +1,198 @@
+/* The shared-memory collectives' large-message paths (coll/shm_direct.hpp,
+ * coll/shm_coll.cpp): allgather and alltoall blocks read straight from the
+ * senders' buffers, and the 2-rank reduce, pipelined up to an area and read
+ * directly past it; checked exactly on the world and on sub-communicators.
+ * Run again with the direct reads forced on and off, and over point-to-point
+ * (ADI3_COLL_SHM=0), which must give the same results. */
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "coll_shm_affine.h"
+#include "mpitest.h"
+
+/* Blocks read straight from the senders' buffers (ADI3_COLL_SHM_DIRECT_MIN,
+ * 128 KiB, where every rank has a core): sizes on both sides of the switch,
+ * strided send types (offered packed) and receive types (unpacked), in-place
+ * allgather, and a run of calls long enough to cross the probe runs (the
+ * ranks switch between direct reads and the segment with a slow verdict). */
+static unsigned char bval(int from, int to, long i, int it) {
+  return (unsigned char)(from * 31 + to * 7 + i * 13 + it);
+}
+
+static void direct_blocks(MPI_Comm comm) {
+  int me, p;
+  MPI_Comm_rank(comm, &me);
+  MPI_Comm_size(comm, &p);
+  static const long sizes[] = {131071, 131072, 200001};
+  for (size_t c = 0; c < sizeof sizes / sizeof sizes[0]; ++c) {
+    const long n = sizes[c];
+    const size_t all = (size_t)n * (size_t)p;
+    unsigned char* sb = malloc(2 * all);
+    unsigned char* rb = malloc(2 * all);
+    MPI_Datatype strided;
+    CHECK_OK(MPI_Type_vector((int)n, 1, 2, MPI_BYTE, &strided));
+    CHECK_OK(MPI_Type_commit(&strided));
+    MPI_Datatype one; /* a strided block resized to n bytes' extent... */
+    CHECK_OK(MPI_Type_create_resized(strided, 0, 2 * n, &one));
+    CHECK_OK(MPI_Type_commit(&one));
+    for (int it = 0; it < 4; ++it) {
+      /* it 0: dense; 1: strided sends; 2: strided receives; 3: in-place allgather */
+      const int ssend = it == 1, srecv = it == 2;
+      memset(sb, 0xee, 2 * all);
+      memset(rb, 0xee, 2 * all);
+      for (int j = 0; j < p; ++j) {
+        for (long i = 0; i < n; ++i) {
+          const size_t at = (size_t)j * (size_t)n + (size_t)i;
+          sb[ssend ? 2 * at : at] = bval(me, j, i, it);
+        }
+      }
+      if (it == 3) {
+        for (long i = 0; i < n; ++i) rb[(size_t)me * (size_t)n + (size_t)i] = bval(me, me, i, it);
+        CHECK_OK(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, rb, (int)n, MPI_BYTE, comm));
+      } else {
+        CHECK_OK(MPI_Allgather(sb + (ssend ? 2 * (size_t)me * (size_t)n : (size_t)me * (size_t)n), ssend ? 1 : (int)n,
+                               ssend ? one : MPI_BYTE, rb, srecv ? 1 : (int)n, srecv ? one : MPI_BYTE, comm));
+      }
+      for (int j = 0; j < p; ++j) {
+        for (long i = 0; i < n; ++i) {
+          const size_t at = (size_t)j * (size_t)n + (size_t)i;
+          const unsigned char want = bval(j, j, i, it);
+          if (rb[srecv ? 2 * at : at] != want) {
+            mt_fail(__FILE__, __LINE__, "direct allgather", rb[srecv ? 2 * at : at], want);
+            j = p;
+            break;
+          }
+        }
+      }
+      if (it == 3) continue;
+      memset(rb, 0xee, 2 * all);
+      CHECK_OK(MPI_Alltoall(sb, ssend ? 1 : (int)n, ssend ? one : MPI_BYTE, rb, srecv ? 1 : (int)n,
+                            srecv ? one : MPI_BYTE, comm));
+      for (int j = 0; j < p; ++j) {
+        for (long i = 0; i < n; ++i) {
+          const size_t at = (size_t)j * (size_t)n + (size_t)i;
+          if (rb[srecv ? 2 * at : at] != bval(j, me, i, it)) {
+            mt_fail(__FILE__, __LINE__, "direct alltoall", rb[srecv ? 2 * at : at], bval(j, me, i, it));
+            j = p;
+            break;
+          }
+          if (srecv && rb[2 * at + 1] != 0xee) {
+            mt_fail(__FILE__, __LINE__, "direct alltoall wrote a gap", rb[2 * at + 1], 0xee);
+            j = p;
+            break;
+          }
+        }
+      }
+    }
+    MPI_Type_free(&one);
+    MPI_Type_free(&strided);
+    free(sb);
+    free(rb);
+  }
+  /* 140 calls: past two probe runs, fresh data each call. */
+  const long n = 131072;
+  unsigned char* sb = malloc((size_t)n * (size_t)p);
+  unsigned char* rb = malloc((size_t)n * (size_t)p);
+  for (int it = 0; it < 140; ++it) {
+    for (int j = 0; j < p; ++j) {
+      for (long i = 0; i < n; i += 97) sb[(size_t)j * (size_t)n + (size_t)i] = bval(me, j, i, it);
+    }
+    CHECK_OK(MPI_Alltoall(sb, (int)n, MPI_BYTE, rb, (int)n, MPI_BYTE, comm));
+    for (int j = 0; j < p; ++j) {
+      for (long i = 0; i < n; i += 97) {
+        if (rb[(size_t)j * (size_t)n + (size_t)i] != bval(j, me, i, it)) {
+          mt_fail(__FILE__, __LINE__, "direct alltoall run", rb[(size_t)j * (size_t)n + (size_t)i], bval(j, me, i, it));
+          j = p;
+          it = 140;
+          break;
+        }
+      }
+    }
+  }
+  free(sb);
+  free(rb);
+}
+
+/* 2-rank reduce read straight from the other rank's input (ADI3_COLL_SHM_
+ * DIRECT_REDUCE_MIN, 64 KiB): both sides of the switch, every root, a
+ * commutative sum and the non-commutative op out of place (direct at root 0
+ * only) and in place (never direct), and a run of calls with the input
+ * rewritten before each, past the probe runs. */
+static void direct_reductions(MPI_Comm comm, MPI_Op affine) {
+  int me, p;
+  MPI_Comm_rank(comm, &me);
+  MPI_Comm_size(comm, &p);
+  /* One pipelined piece, several, a whole area (1 MiB), past it (direct). */
+  static const long counts[] = {1500, 8191, 8192, 8193, 70001, 131072, 131073};
+  for (size_t c = 0; c < sizeof counts / sizeof counts[0]; ++c) {
+    const long n = counts[c];
+    if (n > 70001 && p != 2) continue; /* the paths past 1 MiB are 2-rank ones */
+    uint64_t* su = malloc((size_t)n * sizeof(uint64_t));
+    uint64_t* ru = malloc((size_t)n * sizeof(uint64_t));
+    for (int root = 0; root < p; ++root) {
+      for (long i = 0; i < n; ++i) su[i] = affine_of(me, i + root);
+      for (int inplace = 0; inplace < 2; ++inplace) {
+        for (long i = 0; i < n; ++i) ru[i] = me == root && inplace ? su[i] : 7;
+        CHECK_OK(MPI_Reduce(me == root && inplace ? MPI_IN_PLACE : su, ru, (int)n, MPI_UINT64_T, MPI_SUM, root, comm));
+        for (long i = 0; me == root && i < n; ++i) {
+          uint64_t want = 0;
+          for (int r = 0; r < p; ++r) want += affine_of(r, i + root);
+          if (ru[i] != want) {
+            mt_fail(__FILE__, __LINE__, "direct reduce sum", (long long)ru[i], (long long)want);
+            break;
+          }
+        }
+      }
+      for (int inplace = 0; inplace < 2; ++inplace) {
+        if (me == root && inplace) memcpy(ru, su, (size_t)n * sizeof(uint64_t));
+        CHECK_OK(MPI_Reduce(me == root && inplace ? MPI_IN_PLACE : su, ru, (int)n, MPI_UINT64_T, affine, root, comm));
+        if (me == root) check_affine(ru, n, p, root, "direct reduce non-commutative");
+      }
+    }
+    free(su);
+    free(ru);
+  }
+  /* 140 calls with fresh input: past two probe runs. */
+  const long n = 16384;
+  int* si = malloc((size_t)n * sizeof(int));
+  int* ri = malloc((size_t)n * sizeof(int));
+  for (int it = 0; it < 140; ++it) {
+    const int root = it % p;
+    for (long i = 0; i < n; ++i) si[i] = me * 100003 + (int)i + it;
+    CHECK_OK(MPI_Reduce(si, ri, (int)n, MPI_INT, MPI_SUM, root, comm));
+    for (long i = 0; me == root && i < n; ++i) {
+      const int want = 100003 * (p * (p - 1) / 2) + p * ((int)i + it);
+      if (ri[i] != want) {
+        mt_fail(__FILE__, __LINE__, "direct reduce run", ri[i], want);
+        it = 140;
+        break;
+      }
+    }
+  }
+  free(si);
+  free(ri);
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  int size;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  MPI_Op affine;
+  CHECK_OK(MPI_Op_create(affine_op, 0, &affine));
+
+  direct_blocks(MPI_COMM_WORLD);
+  direct_reductions(MPI_COMM_WORLD, affine);
+  /* The same on sub-communicators, freed and made again. */
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  for (int k = 1; k <= size; k = k < size / 2 ? size / 2 : k + (size + 1) / 2) {
+    MPI_Comm sub;
+    CHECK_OK(MPI_Comm_split(MPI_COMM_WORLD, rank < k ? 0 : 1, size - rank, &sub));
+    direct_blocks(sub);
+    direct_reductions(sub, affine);
+    MPI_Comm_free(&sub);
+  }
+
+  MPI_Op_free(&affine);
+  return mt_finish();
+}
