@@ -22,15 +22,37 @@ std::vector<std::string> inherited_environment(const char* const* envp) {
   return env;
 }
 
+namespace {
+
+// Whether entry is "NAME=...".
+bool names(std::string_view entry, std::string_view name) {
+  return entry.size() > name.size() && entry.compare(0, name.size(), name) == 0 && entry[name.size()] == '=';
+}
+
+}  // namespace
+
 void set_env(std::vector<std::string>& env, std::string_view name, std::string_view value) {
   std::string entry = std::string(name) + "=" + std::string(value);
   for (auto& existing : env) {
-    if (existing.size() > name.size() && existing.compare(0, name.size(), name) == 0 && existing[name.size()] == '=') {
+    if (names(existing, name)) {
       existing = std::move(entry);
       return;
     }
   }
   env.push_back(std::move(entry));
+}
+
+std::string env_value(const std::vector<std::string>& env, std::string_view name) {
+  for (const auto& e : env) {
+    if (names(e, name)) {
+      return e.substr(name.size() + 1);
+    }
+  }
+  return {};
+}
+
+void drop_env(std::vector<std::string>& env, std::string_view name) {
+  std::erase_if(env, [&](const std::string& e) { return names(e, name); });
 }
 
 std::string make_job_id() {

@@ -15,6 +15,12 @@ std::vector<std::string> inherited_environment(const char* const* envp);
 // Sets or replaces NAME=value in a "NAME=value" list.
 void set_env(std::vector<std::string>& env, std::string_view name, std::string_view value);
 
+// NAME's value in env ("" when absent).
+std::string env_value(const std::vector<std::string>& env, std::string_view name);
+
+// Removes NAME from env.
+void drop_env(std::vector<std::string>& env, std::string_view name);
+
 // Unique job id: "<mpiexec pid>-<8 random hex digits>". It only holds
 // [0-9a-f-], so it can be embedded in file and KVS names.
 std::string make_job_id();

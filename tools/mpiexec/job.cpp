@@ -5,6 +5,7 @@
 #include "line_forwarder.hpp"
 #include "pmi_port.hpp"
 #include "pmi_server.hpp"
+#include "rank_command.hpp"
 #include "rank_process.hpp"
 #include "signal_scope.hpp"
 #include "unique_fd.hpp"
@@ -28,48 +29,6 @@ namespace adi3::mpiexec {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// One word for a POSIX shell: 'text', with ' as '\''.
-std::string shell_quote(std::string_view text) {
-  std::string out = "'";
-  for (char c : text) {
-    if (c == '\'') {
-      out += "'\\''";
-    } else {
-      out += c;
-    }
-  }
-  out += '\'';
-  return out;
-}
-
-std::string env_value(const std::vector<std::string>& env, std::string_view name) {
-  for (const auto& e : env) {
-    if (e.size() > name.size() && e.compare(0, name.size(), name) == 0 && e[name.size()] == '=') {
-      return e.substr(name.size() + 1);
-    }
-  }
-  return {};
-}
-
-void drop_env(std::vector<std::string>& env, std::string_view name) {
-  std::erase_if(env, [&](const std::string& e) {
-    return e.size() > name.size() && e.compare(0, name.size(), name) == 0 && e[name.size()] == '=';
-  });
-}
-
-void write_all(int fd, std::string_view data) {
-  while (!data.empty()) {
-    ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0) {
-      if (errno == EINTR) {
-        continue;
-      }
-      return;  // reader went away (EPIPE): drop output, keep managing the job
-    }
-    data.remove_prefix(static_cast<std::size_t>(n));
-  }
-}
 
 struct Rank {
   int index = 0;
@@ -125,59 +84,8 @@ class Job {
     UniqueFd devnull(::open("/dev/null", O_RDONLY | O_CLOEXEC));
     bool share_stdin = ::isatty(STDIN_FILENO) == 0;
     ranks_.reserve(static_cast<std::size_t>(config_.nprocs));
+    const std::string pmi_port = port_ ? port_->address() : std::string();
     for (int r = 0; r < config_.nprocs; ++r) {
-      std::vector<std::string> env = config_.env;
-      set_env(env, "PMI_RANK", std::to_string(r));
-      set_env(env, "PMI_SIZE", std::to_string(config_.nprocs));
-      set_env(env, "PMI_JOBID", config_.job_id);
-      const auto ur = static_cast<std::size_t>(r);
-      const bool placed = ur < config_.local_rank.size();
-      set_env(env, "MPI_LOCALRANKID", std::to_string(placed ? config_.local_rank[ur] : r));
-      set_env(env, "MPI_LOCALNRANKS", std::to_string(placed ? config_.local_size[ur] : config_.nprocs));
-      std::string path = config_.program_path;
-      std::vector<std::string> argv = config_.argv;
-      UniqueFd secret_in;  // --launcher ssh: the rank's stdin, carrying the secret
-      const bool remote = ur < config_.rank_host.size() && !config_.rank_host[ur].empty();
-      if (remote && port_) {
-        // PREFIX HOST 'exec env VAR=VALUE... program args': one command
-        // line for the remote shell; the secret goes through stdin.
-        // (Appended piecewise: GCC 12's -Wrestrict false positive on
-        // chained std::string concatenation.)
-        std::string cmd = "exec env";
-        auto word = [&cmd](std::string_view name, std::string_view value) {
-          std::string w(name);
-          w.append("=").append(value);
-          cmd.append(" ").append(shell_quote(w));
-        };
-        std::vector<std::string> vars = {"PMI_RANK", "PMI_SIZE", "PMI_JOBID", "MPI_LOCALRANKID", "MPI_LOCALNRANKS"};
-        vars.insert(vars.end(), config_.remote_env.begin(), config_.remote_env.end());
-        for (const auto& name : vars) word(name, env_value(env, name));
-        word("ADI3_HOST_ID", config_.rank_host[ur]);
-        word("ADI3_PMI_PORT", port_->address());
-        cmd.append(" ADI3_JOB_SECRET_STDIN=1 ").append(shell_quote(config_.program_path));
-        for (std::size_t a = 1; a < config_.argv.size(); ++a) cmd.append(" ").append(shell_quote(config_.argv[a]));
-        argv = config_.launcher_prefix;
-        argv.push_back(config_.rank_host[ur]);
-        argv.push_back(cmd);
-        path = config_.launcher_prefix.front();
-        drop_env(env, "ADI3_JOB_SECRET");  // the launcher command does not need it
-        int p[2];
-        if (::pipe2(p, O_CLOEXEC) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
-        secret_in = UniqueFd(p[0]);
-        UniqueFd w(p[1]);
-        std::string line = env_value(config_.env, "ADI3_JOB_SECRET");
-        line += '\n';
-        write_all(w.get(), line);  // 65 bytes: fits the pipe
-      } else if (remote) {
-        // Another host: LAUNCHER... HOST program args (hosts.hpp).
-        set_env(env, "ADI3_HOST_ID", config_.rank_host[ur]);
-        argv = config_.launcher_prefix;
-        argv.push_back(config_.rank_host[ur]);
-        argv.push_back(config_.program_path);
-        argv.insert(argv.end(), config_.argv.begin() + 1, config_.argv.end());
-        path = config_.launcher_prefix.front();
-      }
-      int stdin_fd = secret_in.valid() ? secret_in.get() : (r == 0 && share_stdin) ? STDIN_FILENO : devnull.get();
       std::string prefix;
       if (config_.tag_output) {
         // Appended piecewise: GCC 12 -O3 warns (-Wrestrict, a false
@@ -185,8 +93,10 @@ class Job {
         prefix.append("[").append(std::to_string(r)).append("] ");
       }
       try {
+        RankCommand cmd = rank_command(config_, r, pmi_port);
+        int stdin_fd = cmd.secret_in.valid() ? cmd.secret_in.get() : (r == 0 && share_stdin) ? STDIN_FILENO : devnull.get();
         const cpu_set_t* mask = config_.cpu_masks.empty() ? nullptr : &config_.cpu_masks[static_cast<std::size_t>(r)];
-        RankProcess proc = spawn_rank(path, argv, std::move(env), stdin_fd, mask, !(remote && port_));
+        RankProcess proc = spawn_rank(cmd.path, cmd.argv, std::move(cmd.env), stdin_fd, mask, cmd.pmi_socket);
         ranks_.push_back(Rank{r, std::move(proc), {}, LineForwarder(prefix), LineForwarder(prefix), false});
       } catch (const std::exception& e) {
         fail(127);

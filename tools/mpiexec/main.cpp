@@ -7,6 +7,7 @@
 #include "options.hpp"
 #include "rank_process.hpp"
 #include "shm_cleanup.hpp"
+#include "signal_scope.hpp"
 
 #include <cmath>
 #include <cstdio>
@@ -37,6 +38,7 @@ void ensure_standard_fds_open() {
 
 int run(int argc, char** argv) {
   using namespace adi3::mpiexec;
+  hold_job_signals();
   Options opts;
   try {
     const char* env_name = nullptr;

@@ -11,12 +11,27 @@
 
 namespace adi3::mpiexec {
 
-SignalScope::SignalScope() {
+namespace {
+
+sigset_t watched_signals() {
   sigset_t watched;
   sigemptyset(&watched);
   for (int sig : {SIGCHLD, SIGINT, SIGTERM, SIGHUP}) {
     sigaddset(&watched, sig);
   }
+  return watched;
+}
+
+}  // namespace
+
+void hold_job_signals() {
+  sigset_t blocked = watched_signals();
+  sigaddset(&blocked, SIGPIPE);
+  ::pthread_sigmask(SIG_BLOCK, &blocked, nullptr);
+}
+
+SignalScope::SignalScope() {
+  sigset_t watched = watched_signals();
   sigset_t blocked = watched;
   sigaddset(&blocked, SIGPIPE);
   if (::pthread_sigmask(SIG_BLOCK, &blocked, &old_) != 0) {

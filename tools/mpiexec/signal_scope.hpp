@@ -8,6 +8,13 @@
 
 namespace adi3::mpiexec {
 
+// Blocks the signals SignalScope watches, for the rest of the process. main
+// calls it first: an interrupt that arrives while mpiexec is still starting
+// (loading hwloc, parsing options) then stays pending until the job's loop
+// reads it and stops the job as usual, instead of killing mpiexec with the
+// default action. Its children reset the mask before exec.
+void hold_job_signals();
+
 // While alive, blocks SIGCHLD, SIGINT, SIGTERM and SIGHUP in the calling
 // thread and delivers them on fd(); SIGPIPE is blocked too, so a closed
 // stdout yields EPIPE instead of killing the launcher. Children must

@@ -1,8 +1,10 @@
-// Owning wrapper for a POSIX file descriptor.
+// Owning wrapper for a POSIX file descriptor, and writing all of a buffer.
 #pragma once
 
 #include <unistd.h>
 
+#include <cerrno>
+#include <string_view>
 #include <utility>
 
 namespace adi3::mpiexec {
@@ -38,5 +40,20 @@ class UniqueFd {
  private:
   int fd_ = -1;
 };
+
+// Writes all of data to fd; gives up quietly when the reader went away
+// (EPIPE): mpiexec drops that output and keeps managing the job.
+inline void write_all(int fd, std::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = ::write(fd, data.data(), data.size());
+    if (n < 0) {
+      if (errno == EINTR) {
+        continue;
+      }
+      return;
+    }
+    data.remove_prefix(static_cast<std::size_t>(n));
+  }
+}
 
 }  // namespace adi3::mpiexec
