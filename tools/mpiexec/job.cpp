@@ -94,7 +94,9 @@ class Job {
       }
       try {
         RankCommand cmd = rank_command(config_, r, pmi_port);
-        int stdin_fd = cmd.secret_in.valid() ? cmd.secret_in.get() : (r == 0 && share_stdin) ? STDIN_FILENO : devnull.get();
+        int stdin_fd = cmd.secret_in.valid()     ? cmd.secret_in.get()
+                       : (r == 0 && share_stdin) ? STDIN_FILENO
+                                                 : devnull.get();
         const cpu_set_t* mask = config_.cpu_masks.empty() ? nullptr : &config_.cpu_masks[static_cast<std::size_t>(r)];
         RankProcess proc = spawn_rank(cmd.path, cmd.argv, std::move(cmd.env), stdin_fd, mask, cmd.pmi_socket);
         ranks_.push_back(Rank{r, std::move(proc), {}, LineForwarder(prefix), LineForwarder(prefix), false});
