@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
-#include <vector>
 
 #include "coll/copy.hpp"
 #include "coll/shm_direct.hpp"
@@ -233,9 +232,14 @@ int pipelined_reduce(ShmNode& n, const Reduction& red, const void* in, void* out
   const std::byte* theirs = n.area(1 - n.rank());
   const std::size_t run = std::max<std::size_t>(kPipeRun / red.ext, 1) * red.ext;
   // In place, a commutative op folds theirs onto mine; root 0's own input
-  // must stay on the left, so each run of it moves aside first.
+  // must stay on the left, so each run of it moves aside first: into the
+  // root's own area, which this call leaves unused (a run is at most an
+  // area: the pipeline takes up to an area's bytes), so no call allocates.
   const bool in_place = src == dst, aside = in_place && !red.op.commutative();
-  std::vector<std::byte> left(aside ? run : 0);
+  std::byte* left = nullptr;
+  if (aside) {
+    if (int e = n.claim_area(&left)) return e;
+  }
   for (std::size_t k = 0; k < pieces; ++k) {
     const std::size_t lo = std::min(bytes, k * piece), hi = std::min(bytes, lo + piece);
     if (int e = n.wait_one(1 - n.rank(), s + k)) return e;
@@ -245,9 +249,9 @@ int pipelined_reduce(ShmNode& n, const Reduction& red, const void* in, void* out
         red.combine(theirs + at, dst + at, len / red.ext);
         continue;
       }
-      if (aside) std::memcpy(left.data(), src + at, len);
+      if (aside) std::memcpy(left, src + at, len);
       std::memcpy(dst + at, theirs + at, len);
-      red.combine(aside ? left.data() : src + at, dst + at, len / red.ext);
+      red.combine(aside ? left : src + at, dst + at, len / red.ext);
     }
   }
   n.post(s + pieces - 1);

@@ -173,6 +173,34 @@ static void direct_reductions(MPI_Comm comm, MPI_Op affine) {
   free(ri);
 }
 
+/* A 2-rank in-place reduce with the non-commutative op at root 0 moves each
+ * run of the root's input aside into the root's own area: right after a long
+ * bcast from root 0, whose pieces the other rank may still be reading from
+ * that area, and with the bcast's data checked too. */
+static void aside_after_bcast(MPI_Comm comm, MPI_Op affine) {
+  int me, p;
+  MPI_Comm_rank(comm, &me);
+  MPI_Comm_size(comm, &p);
+  const long n = 70001, nb = 300000;
+  uint64_t* ru = malloc((size_t)n * sizeof(uint64_t));
+  unsigned char* bb = malloc((size_t)nb);
+  for (int it = 0; it < 12; ++it) {
+    for (long i = 0; i < nb; ++i) bb[i] = me == 0 ? (unsigned char)(i * 13 + it) : 0;
+    CHECK_OK(MPI_Bcast(bb, (int)nb, MPI_BYTE, 0, comm));
+    for (long i = 0; i < n; ++i) ru[i] = affine_of(me, i + it);
+    CHECK_OK(MPI_Reduce(me == 0 ? MPI_IN_PLACE : ru, ru, (int)n, MPI_UINT64_T, affine, 0, comm));
+    if (me == 0) check_affine(ru, n, p, it, "in-place reduce after bcast");
+    for (long i = 0; i < nb; ++i) {
+      if (bb[i] != (unsigned char)(i * 13 + it)) {
+        mt_fail(__FILE__, __LINE__, "bcast before in-place reduce", bb[i], (unsigned char)(i * 13 + it));
+        break;
+      }
+    }
+  }
+  free(ru);
+  free(bb);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int size;
@@ -182,6 +210,7 @@ int main(int argc, char** argv) {
 
   direct_blocks(MPI_COMM_WORLD);
   direct_reductions(MPI_COMM_WORLD, affine);
+  aside_after_bcast(MPI_COMM_WORLD, affine);
   /* The same on sub-communicators, freed and made again. */
   int rank;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -190,6 +219,7 @@ int main(int argc, char** argv) {
     CHECK_OK(MPI_Comm_split(MPI_COMM_WORLD, rank < k ? 0 : 1, size - rank, &sub));
     direct_blocks(sub);
     direct_reductions(sub, affine);
+    aside_after_bcast(sub, affine);
     MPI_Comm_free(&sub);
   }
 
