@@ -59,7 +59,7 @@ class ChannelSet::NearOneSided final : public OneSided {
       errno = EHOSTUNREACH;
       return nullptr;
     }
-    RemoteRegion* r = inner_.attach(set_.near_index_[static_cast<std::size_t>(peer)], key, key_bytes);
+    RemoteRegion* r = inner_.attach(near(peer), key, key_bytes);
     if (r) r->peer = peer;
     return r;
   }
@@ -77,15 +77,31 @@ class ChannelSet::NearOneSided final : public OneSided {
                    std::size_t width) override {
     return inner_.compare_swap(r, offset, compare, swap, result, width);
   }
+  int put_runs(RemoteRegion& r, const Run* runs, std::size_t n, const void* local) override {
+    return inner_.put_runs(r, runs, n, local);
+  }
+  int get_runs(RemoteRegion& r, const Run* runs, std::size_t n, void* local) override {
+    return inner_.get_runs(r, runs, n, local);
+  }
   int flush(int peer) override {
     if (!set_.on_host(peer)) {
       errno = EHOSTUNREACH;
       return -1;
     }
-    return inner_.flush(set_.near_index_[static_cast<std::size_t>(peer)]);
+    return inner_.flush(near(peer));
+  }
+  // The hints and wake-ups the near channel gives for its ranks. Without
+  // them a job across hosts sent every operation on a create window by
+  // cross-memory attach (attentive: never), and a same-host rank asleep in
+  // an active-target wait saw the counter only at its sleep's timeout.
+  bool attentive(int peer) override { return set_.on_host(peer) && inner_.attentive(near(peer)); }
+  bool peer_alive(int peer) override { return !set_.on_host(peer) || inner_.peer_alive(near(peer)); }
+  void wake(int peer) override {
+    if (set_.on_host(peer)) inner_.wake(near(peer));
   }
 
  private:
+  int near(int peer) const { return set_.near_index_[static_cast<std::size_t>(peer)]; }
   const ChannelSet& set_;
   OneSided& inner_;
 };

@@ -87,10 +87,8 @@ int Window::fence(int assert) {
     w.access = nosucceed ? A::None : A::Fence;
     w.fence_lazy = noprecede;
     // The peers are there already (they usually are): done in this section.
-    if (entered && !noprecede && fence_done(w, k, native)) {
-      for (Target& t : w.targets) t.emul_inflight = false;
-      return w.take_error();
-    }
+    // (A native fence settled emul_inflight when it entered: enter_fence.)
+    if (entered && !noprecede && fence_done(w, k, native)) return w.take_error();
   }
   if (noprecede) return finish(w);
   if (native && !entered) {
@@ -105,7 +103,9 @@ int Window::fence(int assert) {
   int err = 0;
   if (int e = wait_for(w, [&] {
         if (!fence_done(w, k, native)) return false;
-        for (Target& t : w.targets) t.emul_inflight = false;
+        if (!native) {
+          for (Target& t : w.targets) t.emul_inflight = false;
+        }
         if (int d = w.take_error(); d && !err) err = d;
         return true;
       })) {

@@ -21,9 +21,17 @@
 //  - a window over this host's ranks only: native throughout, passive
 //    target included, and it progresses without an agent;
 //  - allocate_shared over the world fails with RMA_SHARED (the hosts
-//    share no memory), over this host's ranks it works.
+//    share no memory), over this host's ranks it works;
+//  - a create window over this host's ranks: while its peer waits in a
+//    blocking call, the one-sided part in job ranks says the peer polls
+//    (attentive) and the route sends small operations as packets; a rank
+//    of the other host is never attentive. With `hosts_rma wake` (run with
+//    waits that sleep at once for long) only that window's fence epochs
+//    run: the store that ends a fence wakes a same-host sleeper, so 10
+//    epochs take well under the sleeps' timeouts.
 #include <sched.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -320,15 +328,21 @@ void spanning_passive(adi3::Device& dev, const adi3::NodeMap& map, int node) {
   if ((e = Window::free(&win))) fail("spanning free: " + dev.errors().message(e));
 }
 
-// A window over this host's ranks only: native, passive target included.
-void host_window(adi3::Device& dev, const adi3::NodeMap& map, int node) {
+// The host's ranks, in a communicator of their own (context: its base).
+adi3::Comm host_comm(adi3::Device& dev, const adi3::NodeMap& map, int node, uint32_t context) {
   adi3::Comm comm;
-  comm.context = 0x6e20 + static_cast<uint32_t>(node) * 4;
+  comm.context = context + static_cast<uint32_t>(node) * 4;
   comm.peers = map.ranks_on(node);
   comm.size = static_cast<int>(comm.peers.size());
   for (int i = 0; i < comm.size; ++i) {
     if (comm.peers[static_cast<std::size_t>(i)] == dev.rank()) comm.rank = i;
   }
+  return comm;
+}
+
+// A window over this host's ranks only: native, passive target included.
+void host_window(adi3::Device& dev, const adi3::NodeMap& map, int node) {
+  adi3::Comm comm = host_comm(dev, map, node, 0x6e20);
   void* base = nullptr;
   Window* win = nullptr;
   int e = Window::allocate(dev, 64, 8, {}, comm, &base, &win);
@@ -360,20 +374,73 @@ void host_window(adi3::Device& dev, const adi3::NodeMap& map, int node) {
   if (!e) Window::free(&sh);
 }
 
+// A create window over this host's ranks. Not `wake`: its first rank looks
+// at its peer while the peer waits in the fence, then all run the epochs.
+void host_create(adi3::Device& dev, const adi3::NodeMap& map, int node, bool wake) {
+  adi3::Comm comm = host_comm(dev, map, node, 0x6e40);
+  if (comm.size < 2) return;
+  int64_t mem[2] = {0, 0};
+  Window* win = nullptr;
+  int e = Window::create(dev, mem, sizeof mem, 8, {}, comm, &win);
+  if (e) return fail("host create window: " + dev.errors().message(e));
+  adi3::rma::WindowState& st = win->state();
+  check(st.native_usable && st.native_active(), "the host create window is not native with native fences");
+  if (!wake && comm.rank == 0) {
+    adi3::OneSided* os = dev.channel().onesided();
+    const int peer = comm.peers[1];
+    bool seen = false, routed = false;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (!(seen && routed) && std::chrono::steady_clock::now() < until) {
+      seen = seen || (os && os->attentive(peer));
+      routed = routed || adi3::rma::polls_now(st, 1) == 1;
+    }
+    check(seen, "the host peer waiting in a fence never looked attentive through the channel set");
+    check(routed, "the route never saw the host peer waiting in a fence as polling");
+    for (int r = 0; r < dev.size(); ++r) {
+      if (os && map.node_of[static_cast<std::size_t>(r)] != node)
+        check(!os->attentive(r), "a rank of the other host looked attentive");
+    }
+    check(os && !os->attentive(-1) && !os->attentive(dev.size()), "a rank outside the job looked attentive");
+  }
+  constexpr int kEpochs = 10;
+  auto t0 = std::chrono::steady_clock::now();
+  const Datatype* i64 = dt(adi3::Builtin::kInt64);
+  // Epoch 0 is untimed: it waits for the peer's checks above.
+  for (int k = 0; k <= kEpochs && !e; ++k) {
+    if (k == 1) t0 = std::chrono::steady_clock::now();
+    if ((e = win->fence(0))) break;
+    const int64_t v = k;
+    e = win->put(&v, 1, i64, (comm.rank + 1) % comm.size, 0, 1, i64);
+  }
+  if (!e) e = win->fence(adi3::kModeNoSucceed);
+  if (e) fail("host create epochs: " + dev.errors().message(e));
+  const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  check(e || mem[0] == kEpochs,
+        "host create window holds " + std::to_string(mem[0]) + ", want " + std::to_string(kEpochs));
+  if (wake) {
+    std::printf("hosts_rma: rank %d: %d fence epochs on the host create window took %.3f s\n", dev.rank(), kEpochs,
+                took);
+    check(took < 2.5, "a same-host rank asleep in a fence was not woken (" + std::to_string(took) + " s)");
+  }
+  if ((e = Window::free(&win))) fail("host create free: " + dev.errors().message(e));
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
   auto dev = adi3::init_process();
   me = dev->rank();
   auto* boot = adi3::process_bootstrap(*dev);
   const adi3::NodeMap& map = boot->node_map();
   if (map.nodes != 2) fail("the job spans " + std::to_string(map.nodes) + " hosts, not 2");
   if (std::strcmp(dev->channel().name(), "shm+tcp") != 0) fail(std::string("channel is ") + dev->channel().name());
-  if (!failures) {
+  const bool wake = argc > 1 && std::strcmp(argv[1], "wake") == 0;
+  if (!failures && !wake) {
     world_window(*dev, map, boot->node());
     spanning_passive(*dev, map, boot->node());
     host_window(*dev, map, boot->node());
   }
+  if (!failures) host_create(*dev, map, boot->node(), wake);
   if (dev->finalize() != 0) fail("finalize");
   if (me == 0 && !failures) std::printf("hosts_rma: passed on %d ranks over 2 hosts\n", dev->size());
   return failures ? 1 : 0;
