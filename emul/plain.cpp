@@ -41,23 +41,9 @@ bool store_whole(char* dst, const void* src) {
 // without MPI calls (the unified model) reads the old or the new value,
 // never a torn one, and the agent's write is no data race with its load.
 void put_bytes(char* dst, const void* src, std::size_t n) {
-  switch (n) {
-    case 1:
-      if (store_whole<uint8_t>(dst, src)) return;
-      break;
-    case 2:
-      if (store_whole<uint16_t>(dst, src)) return;
-      break;
-    case 4:
-      if (store_whole<uint32_t>(dst, src)) return;
-      break;
-    case 8:
-      if (store_whole<uint64_t>(dst, src)) return;
-      break;
-    default:
-      break;
-  }
-  std::memcpy(dst, src, n);
+  const bool whole = (n == 1 && store_whole<uint8_t>(dst, src)) || (n == 2 && store_whole<uint16_t>(dst, src)) ||
+                     (n == 4 && store_whole<uint32_t>(dst, src)) || (n == 8 && store_whole<uint64_t>(dst, src));
+  if (!whole) std::memcpy(dst, src, n);
 }
 
 namespace {
@@ -124,23 +110,31 @@ bool plain_window(const WindowState& w) {
   return w.flavor != WinFlavor::Dynamic && (!w.native_usable || !w.native->nic_self);
 }
 
+// The element type of an accumulate-family packet the plain paths may
+// take: no description, a plain window, a predefined contiguous type of
+// some bytes and an op that takes it (NO_OP only when fetching); else null.
+const Datatype* plain_elem(const WindowState& w, const Header& h, bool fetching) {
+  const auto last = static_cast<uint8_t>(fetching ? coll::OpKind::NoOp : coll::OpKind::Replace);
+  if ((h.flags & rma::kUseDesc) || !plain_window(w) || h.elem >= kNumBuiltins || h.op > last) return nullptr;
+  const auto e = static_cast<Builtin>(h.elem);
+  const Datatype* t = Datatype::builtin(e);
+  if (t->size() == 0 || !t->is_contiguous() || t->true_lb() != 0) return nullptr;
+  return coll::op_accepts(static_cast<coll::OpKind>(h.op), e) ? t : nullptr;
+}
+
 // An accumulate of a contiguous predefined type (no description) into a
 // window with a fixed base (plain_window): what apply_op and combine decide
 // for it, in a few tests, under the stripes of its bytes (PlainStripes).
 // False leaves it to apply_op (which names any error).
 bool plain_acc(WindowState& w, const Header& h, const void* payload, std::size_t bytes) {
-  if ((h.flags & rma::kUseDesc) || !plain_window(w) || h.elem >= kNumBuiltins ||
-      h.op >= static_cast<uint8_t>(coll::OpKind::NoOp)) {
-    return false;
-  }
+  const Datatype* t = plain_elem(w, h, false);
+  if (!t) return false;
   const auto e = static_cast<Builtin>(h.elem);
   const auto op = static_cast<coll::OpKind>(h.op);
-  const Datatype* t = Datatype::builtin(e);
   const uint64_t es = t->size();
   const auto size = static_cast<uint64_t>(w.size);
-  if (es == 0 || !t->is_contiguous() || t->true_lb() != 0 || !stream_of(h.count, es, h.total) || h.first > h.total ||
-      h.len > h.total - h.first || bytes != h.len || h.first % es || h.len % es || h.disp > size ||
-      h.total > size - h.disp || !coll::op_accepts(op, e)) {
+  if (!stream_of(h.count, es, h.total) || h.first > h.total || h.len > h.total - h.first || bytes != h.len ||
+      h.first % es || h.len % es || h.disp > size || h.total > size - h.disp) {
     return false;
   }
   char* run = static_cast<char*>(w.base) + h.disp + h.first;
@@ -196,20 +190,16 @@ constexpr std::size_t kPlainFetch = 256;
 // native::cas_element takes), answered at once from the stack. False
 // leaves it to apply_op (which names any error).
 bool plain_fetch(WindowState& w, int o, const Header& h, const void* payload, std::size_t bytes) {
-  if ((h.flags & rma::kUseDesc) || !plain_window(w) || h.elem >= kNumBuiltins ||
-      h.op > static_cast<uint8_t>(coll::OpKind::NoOp)) {
+  const Datatype* t = plain_elem(w, h, true);
+  if (!t) return false;
+  const uint64_t es = t->size();
+  const auto size = static_cast<uint64_t>(w.size);
+  if (h.count == 0 || h.count > kPlainFetch / es || h.total != h.count * es || h.first != 0 || h.len != h.total ||
+      static_cast<uint64_t>(t->extent()) != es || h.disp > size || h.total > size - h.disp) {
     return false;
   }
   const auto e = static_cast<Builtin>(h.elem);
   const auto op = static_cast<coll::OpKind>(h.op);
-  const Datatype* t = Datatype::builtin(e);
-  const uint64_t es = t->size();
-  const auto size = static_cast<uint64_t>(w.size);
-  if (es == 0 || h.count == 0 || h.count > kPlainFetch / es || h.total != h.count * es || h.first != 0 ||
-      h.len != h.total || !t->is_contiguous() || t->true_lb() != 0 || static_cast<uint64_t>(t->extent()) != es ||
-      h.disp > size || h.total > size - h.disp || !coll::op_accepts(op, e)) {
-    return false;
-  }
   const bool cas = h.kind == Msg::Cas;
   // Fetch_and_op and compare_and_swap: one element (the latter's compare
   // operand follows it); get_accumulate with NO_OP carries no data.
