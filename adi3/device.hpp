@@ -319,9 +319,6 @@ class Device final : private PacketSink {
   // *sent is false. A layer streaming large data sends its chunks so, which
   // keeps them from being copied twice (into the queue, then the channel).
   int try_send_packet(int peer, const void* hdr, std::size_t hdr_bytes, const Payload& payload, bool* sent);
-  // True when nothing is queued for peer (a layer streaming large data sends
-  // its next chunk only then, so queued copies stay bounded).
-  bool peer_idle(int peer) const;
   // fn(ctx) runs on every progress() pass while registered (ProgressHooks).
   int add_progress_hook(bool (*fn)(void* ctx), void* ctx) { return hooks_.add(fn, ctx, threads_enabled()); }
   void remove_progress_hook(int id) { hooks_.remove(id, threads_enabled()); }

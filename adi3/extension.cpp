@@ -59,13 +59,6 @@ int Device::try_send_packet(int peer, const void* hdr, std::size_t hdr_bytes, co
   return 0;
 }
 
-bool Device::peer_idle(int peer) const {
-  if (peer < 0 || peer >= size_) return true;
-  const Peer& p = peers_[static_cast<std::size_t>(peer)];
-  MaybeLock g(p.lock, threads_enabled());
-  return p.q.empty();
-}
-
 void Device::drop(int src, const char* fmt, ...) {
   char why[200];
   va_list ap;

@@ -6,9 +6,9 @@
 // makes accumulates atomic per element with respect to each other. A
 // refused operation changes nothing, is logged here and reported to its
 // origin, and still counts as applied so that the origin's synchronization
-// completes. (Synchronization packets and replies: emul/target.cpp.)
+// completes. The common contiguous cases take emul/plain.cpp's few tests
+// first. (Synchronization packets and replies: emul/target.cpp.)
 #include <algorithm>
-#include <atomic>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
@@ -161,246 +161,8 @@ void combine(WindowState& w, char* addr, uint64_t count, const Datatype* t, std:
   seg.unpack(first, first + n, cur);
 }
 
-// One aligned element of T as a single release store (false: misaligned).
-template <class T>
-bool store_whole(char* dst, const void* src) {
-  if (reinterpret_cast<uintptr_t>(dst) % sizeof(T)) return false;
-  T v;
-  std::memcpy(&v, src, sizeof v);
-  std::atomic_ref<T>(*reinterpret_cast<T*>(dst)).store(v, std::memory_order_release);
-  return true;
-}
-
-}  // namespace
-
-// Stores n bytes of a put at dst. One aligned element of 1, 2, 4 or 8 bytes
-// lands as one atomic store (release: what the origin put before it is
-// visible to whoever sees it), so a target that polls a flag in its window
-// without MPI calls (the unified model) reads the old or the new value,
-// never a torn one, and the agent's write is no data race with its load.
-void put_bytes(char* dst, const void* src, std::size_t n) {
-  switch (n) {
-    case 1:
-      if (store_whole<uint8_t>(dst, src)) return;
-      break;
-    case 2:
-      if (store_whole<uint16_t>(dst, src)) return;
-      break;
-    case 4:
-      if (store_whole<uint32_t>(dst, src)) return;
-      break;
-    case 8:
-      if (store_whole<uint64_t>(dst, src)) return;
-      break;
-    default:
-      break;
-  }
-  std::memcpy(dst, src, n);
-}
-
-namespace {
-
-// count elements of es bytes make a stream of total bytes (the fast
-// checks' form of apply_op's: a multiplication, no division).
-inline bool stream_of(uint64_t count, uint64_t es, uint64_t total) {
-  uint64_t n;
-  return !__builtin_mul_overflow(count, es, &n) && n == total;
-}
-
-// A put of a contiguous predefined type (no description) inside a window
-// with a fixed base: what apply_op decides for it, in a few tests. False
-// leaves it to apply_op (which names any error).
-bool plain_put(WindowState& w, const Header& h, const void* payload, std::size_t bytes) {
-  if ((h.flags & rma::kUseDesc) || w.flavor == WinFlavor::Dynamic || h.elem >= kNumBuiltins) return false;
-  const Datatype* t = Datatype::builtin(static_cast<Builtin>(h.elem));
-  const uint64_t ts = t->size();
-  const auto size = static_cast<uint64_t>(w.size);
-  if (!t->is_contiguous() || t->true_lb() != 0 || ts == 0 || !stream_of(h.count, ts, h.total) || h.first > h.total ||
-      h.len > h.total - h.first || bytes != h.len || h.disp > size || h.total > size - h.disp) {
-    return false;
-  }
-  put_bytes(static_cast<char*>(w.base) + h.disp + h.first, payload, h.len);
-  return true;
-}
-
-// The accumulate locks of window bytes [off, off + n) (n > 0), held while
-// it lives, when origins may combine into this memory natively at the same
-// time (a CPU window's stripes, taken as combine_atomic takes them for a
-// run: rma/atomic_acc.hpp; bytes in one 64-byte block, the common case,
-// have one); none otherwise (the window's mutex, held, excludes everyone).
-class PlainStripes {
- public:
-  PlainStripes(const WindowState& w, uint64_t off, std::size_t n) {
-    if (!w.native_usable) return;
-    if (off % 64 + n <= 64) {
-      one_ = &rma::stripe_of(*w.native->ctl, off);
-      rma::stripe_lock(*one_);
-    } else {
-      many_ = rma::StripeRange(*w.native->ctl, off, n);
-      many_.lock();
-    }
-  }
-  PlainStripes(const PlainStripes&) = delete;
-  PlainStripes& operator=(const PlainStripes&) = delete;
-  ~PlainStripes() {
-    if (one_) {
-      rma::stripe_unlock(*one_);
-    } else if (many_.c) {
-      many_.unlock();
-    }
-  }
-
- private:
-  uint32_t* one_ = nullptr;
-  rma::StripeRange many_;
-};
-
-// Whether the plain paths may apply packets to this window: any window
-// with a fixed base whose memory no NIC updates (a NIC window's elements
-// all go through the NIC: combine_atomic).
-bool plain_window(const WindowState& w) {
-  return w.flavor != WinFlavor::Dynamic && (!w.native_usable || !w.native->nic_self);
-}
-
-// An accumulate of a contiguous predefined type (no description) into a
-// window with a fixed base (plain_window): what apply_op and combine decide
-// for it, in a few tests, under the stripes of its bytes (PlainStripes).
-// False leaves it to apply_op (which names any error).
-bool plain_acc(WindowState& w, const Header& h, const void* payload, std::size_t bytes) {
-  if ((h.flags & rma::kUseDesc) || !plain_window(w) || h.elem >= kNumBuiltins ||
-      h.op >= static_cast<uint8_t>(coll::OpKind::NoOp)) {
-    return false;
-  }
-  const auto e = static_cast<Builtin>(h.elem);
-  const auto op = static_cast<coll::OpKind>(h.op);
-  const Datatype* t = Datatype::builtin(e);
-  const uint64_t es = t->size();
-  const auto size = static_cast<uint64_t>(w.size);
-  if (es == 0 || !t->is_contiguous() || t->true_lb() != 0 || !stream_of(h.count, es, h.total) || h.first > h.total ||
-      h.len > h.total - h.first || bytes != h.len || h.first % es || h.len % es || h.disp > size ||
-      h.total > size - h.disp || !coll::op_accepts(op, e)) {
-    return false;
-  }
-  char* run = static_cast<char*>(w.base) + h.disp + h.first;
-  if (reinterpret_cast<uintptr_t>(run) % es) return false;
-  // The kernels want aligned operands.
-  alignas(16) char small[256];
-  const void* a = payload;
-  if (reinterpret_cast<uintptr_t>(payload) % 16) {
-    a = std::memcpy(h.len <= sizeof small ? static_cast<void*>(small) : scratch(w, 1, h.len), payload, h.len);
-  }
-  const PlainStripes held(w, h.disp + h.first, h.len);
-  if (op == coll::OpKind::Replace) {
-    put_bytes(run, a, h.len);
-  } else {
-    coll::apply(op, e, a, run, h.len / es, es);
-  }
-  return true;
-}
-
-// A get of a contiguous predefined type (no description) inside a window
-// with a fixed base, one packet of reply and nothing owed to the origin
-// before it: what apply_op decides for it, in a few tests; the data leaves
-// straight from the window. False leaves it to apply_op (which names any
-// error).
-bool plain_get(WindowState& w, int o, const Header& h) {
-  if ((h.flags & rma::kUseDesc) || w.flavor == WinFlavor::Dynamic || h.elem >= kNumBuiltins) return false;
-  const Datatype* t = Datatype::builtin(static_cast<Builtin>(h.elem));
-  const uint64_t ts = t->size();
-  const auto size = static_cast<uint64_t>(w.size);
-  Origin& O = w.origins[static_cast<std::size_t>(o)];
-  if (!t->is_contiguous() || t->true_lb() != 0 || ts == 0 || !stream_of(h.count, ts, h.total) ||
-      h.total > w.dev.max_packet_payload() || h.disp > size || h.total > size - h.disp || !O.out.empty()) {
-    return false;
-  }
-  ++O.applied;
-  Header r{};
-  r.kind = Msg::GetResp;
-  r.token = h.token;
-  r.len = h.total;
-  send(w, o, r, Payload{static_cast<char*>(w.base) + h.disp, h.total, nullptr, 0});
-  return true;
-}
-
-// The largest reply plain_fetch builds on the stack.
-constexpr std::size_t kPlainFetch = 256;
-
-// A fetch_and_op, compare_and_swap or get_accumulate of a contiguous run
-// of one predefined type (no description; the run of up to kPlainFetch
-// bytes) inside a window with a fixed base (plain_window): what apply_op
-// and combine decide for it, in a few tests, under the stripes of its
-// bytes (PlainStripes; one element's include its first byte's, the one
-// native::cas_element takes), answered at once from the stack. False
-// leaves it to apply_op (which names any error).
-bool plain_fetch(WindowState& w, int o, const Header& h, const void* payload, std::size_t bytes) {
-  if ((h.flags & rma::kUseDesc) || !plain_window(w) || h.elem >= kNumBuiltins ||
-      h.op > static_cast<uint8_t>(coll::OpKind::NoOp)) {
-    return false;
-  }
-  const auto e = static_cast<Builtin>(h.elem);
-  const auto op = static_cast<coll::OpKind>(h.op);
-  const Datatype* t = Datatype::builtin(e);
-  const uint64_t es = t->size();
-  const auto size = static_cast<uint64_t>(w.size);
-  if (es == 0 || h.count == 0 || h.count > kPlainFetch / es || h.total != h.count * es || h.first != 0 ||
-      h.len != h.total || !t->is_contiguous() || t->true_lb() != 0 || static_cast<uint64_t>(t->extent()) != es ||
-      h.disp > size || h.total > size - h.disp || !coll::op_accepts(op, e)) {
-    return false;
-  }
-  const bool cas = h.kind == Msg::Cas;
-  // Fetch_and_op and compare_and_swap: one element (the latter's compare
-  // operand follows it); get_accumulate with NO_OP carries no data.
-  const std::size_t want = cas ? 2 * es : (h.kind == Msg::GetAcc && op == coll::OpKind::NoOp) ? 0 : h.len;
-  if (bytes != want || (h.kind != Msg::GetAcc && h.count != 1) || (cas && op != coll::OpKind::Replace)) return false;
-  char* run = static_cast<char*>(w.base) + h.disp;
-  const bool kernel = !cas && op != coll::OpKind::Replace && op != coll::OpKind::NoOp;
-  if (kernel && reinterpret_cast<uintptr_t>(run) % es) return false;  // the kernels want aligned elements
-  const auto* p = static_cast<const char*>(payload);
-  alignas(16) char old[kPlainFetch], in[kPlainFetch];
-  const void* a = kernel && reinterpret_cast<uintptr_t>(p) % 16 ? std::memcpy(in, p, h.len) : p;
-  {
-    const PlainStripes held(w, h.disp, h.len);
-    std::memcpy(old, run, h.len);
-    if (cas) {
-      if (std::memcmp(old, p + es, es) == 0) put_bytes(run, p, es);
-    } else if (op == coll::OpKind::Replace) {
-      put_bytes(run, p, h.len);
-    } else if (kernel) {
-      coll::apply(op, e, a, run, h.count, es);
-    }
-  }
-  ++w.origins[static_cast<std::size_t>(o)].applied;
-  Header r{};
-  r.kind = Msg::GetResp;
-  r.token = h.token;
-  r.len = h.len;
-  send(w, o, r, Payload{old, h.len, nullptr, 0});  // the device copies what it cannot send now
-  return true;
-}
-
 void apply_op(WindowState& w, int o, const Header& h, const void* payload, std::size_t bytes) {
   Origin& O = w.origins[static_cast<std::size_t>(o)];
-  // The common cases first, each in a few tests.
-  switch (h.kind) {
-    case Msg::Put:
-      if (!plain_put(w, h, payload, bytes)) break;
-      ++O.applied;
-      return;
-    case Msg::Acc:
-      if (!plain_acc(w, h, payload, bytes)) break;
-      ++O.applied;
-      return;
-    case Msg::Get:
-      if (plain_get(w, o, h)) return;
-      break;
-    case Msg::GetAcc:
-    case Msg::Fop:
-    case Msg::Cas:
-      if (plain_fetch(w, o, h, payload, bytes)) return;
-      break;
-    default:
-      break;
-  }
   const bool get = h.kind == Msg::Get;
   if (!get) ++O.applied;  // a get counts when its data has left
   auto done_get = [&] {
@@ -446,7 +208,7 @@ void apply_op(WindowState& w, int o, const Header& h, const void* payload, std::
       r.kind = Msg::GetResp;
       r.token = h.token;
       r.len = total;
-      send(w, o, r, Payload{addr + t->true_lb(), total, nullptr, 0});
+      send_reply(w, o, r, Payload{addr + t->true_lb(), total, nullptr, 0});
       ++O.applied;
       return;
     }
@@ -532,7 +294,7 @@ void apply_op(WindowState& w, int o, const Header& h, const void* payload, std::
   r.token = h.token;
   r.first = h.first;
   r.len = h.len;
-  send(w, o, r, Payload{buf, h.len, nullptr, 0});
+  send_reply(w, o, r, Payload{buf, h.len, nullptr, 0});
 }
 
 }  // namespace
@@ -543,6 +305,7 @@ void apply_op(WindowState& w, int o, const Header& h, const void* payload, std::
 // MPI_ERR_NO_MEM instead of this process ending. A get whose reply was
 // already queued counts when that reply leaves.
 void apply(WindowState& w, int o, const Header& h, const void* payload, std::size_t bytes) {
+  if (apply_plain(w, o, h, payload, bytes)) return;  // the common cases, in a few tests (allocates nothing)
   Origin& O = w.origins[static_cast<std::size_t>(o)];
   const uint64_t applied = O.applied;
   const std::size_t queued = O.out.size();

@@ -37,6 +37,15 @@ bool pump(rma::WindowState& w, int target);
 // nothing sent. A failure is recorded as the window's error and counts as
 // sent (the stream ends; its synchronization reports it).
 bool send_chunk(rma::WindowState& w, int to, rma::Header& h, const Payload& p);
+// Sends the packets of a stream of total bytes (h names its operation) from
+// byte *first on, chunk bytes each, packed from direct or else from src
+// (neither: the chunks carry no data). A stream of one packet goes whole
+// (the device copies it when the channel is busy); each chunk of a longer
+// one goes by send_chunk, the rest waiting for the next pass. Advances
+// *first; returns the number of packets sent. The one piece of code that
+// streams: the origin's puts and accumulates, the target's replies.
+std::size_t stream(rma::WindowState& w, int to, rma::Header& h, std::size_t* first, std::size_t total,
+                   std::size_t chunk, const char* direct, Segment* src);
 // A flush of target (sequence number seq, under a lock it holds) right
 // behind a get-like operation: that operation's reply says the target
 // applied everything before it (it answers in order), so no Flush packet
@@ -48,6 +57,9 @@ bool pump_all(rma::WindowState& w);
 // receiver's packet id and window slot: no copy of the header). Returns
 // the device's error code.
 int send(rma::WindowState& w, int to, rma::Header& h, const Payload& p = {});
+// A reply of one packet: straight into the channel when it takes it now
+// (send_chunk), else as send does (copied into the device's queue).
+void send_reply(rma::WindowState& w, int to, rma::Header& h, const Payload& p);
 
 // ---- the short origin path (quick.cpp; take the mutex themselves) ----
 // A put or get of count elements of one predefined contiguous type (the
@@ -139,7 +151,12 @@ void on_packet(rma::WindowState& w, int peer, const rma::Header& h, const void* 
 // was emitted.
 bool pump_replies(rma::WindowState& w, int origin);
 
-// ---- target side, applying operations (apply.cpp) ----
+// ---- target side, applying operations (plain.cpp, apply.cpp) ----
+// A put, accumulate, get or fetching operation of a contiguous run of one
+// predefined type in a window with a fixed base, applied (and answered)
+// as apply would, in a few tests; false (nothing done) for anything else,
+// errors included. Allocates nothing.
+bool apply_plain(rma::WindowState& w, int origin, const rma::Header& h, const void* payload, std::size_t bytes);
 // Put, Acc, Get, GetAcc, Fop or Cas from comm rank origin: checked, then
 // applied (a get's data sent or queued). A refused one, or one this rank
 // runs out of memory applying, is reported to its origin and still counts

@@ -1,9 +1,9 @@
 // Type 3 over type 1, origin side: the per-target queue of operations and
 // synchronization packets, emitted in order once their gate is open. Data
 // is packed from the origin buffer straight into each packet (Payload over
-// the origin's Segment), so a large put streams chunk by chunk, the next
-// one only when the peer's queue in the device is empty: no whole-message
-// temporary, and queued copies stay bounded.
+// the origin's Segment), so a large put streams chunk by chunk, each only
+// when the channel takes it now (stream(), which the target's replies use
+// too): no whole-message temporary, and no chunk copied into a queue.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -60,7 +60,6 @@ bool emit_op(WindowState& w, int to, Item& it) {
   h.count = it.count;
   h.total = it.total;
   h.token = it.token;
-  const int peer = w.peers[static_cast<std::size_t>(to)].peer;
   switch (it.kind) {
     case Msg::Get:
       record_error(w, send(w, to, h));
@@ -78,18 +77,8 @@ bool emit_op(WindowState& w, int to, Item& it) {
   // Put, Acc, GetAcc: chunks of the packed stream. GetAcc with NO_OP
   // carries no data: the chunk only names the range to fetch.
   const bool data = !(it.kind == Msg::GetAcc && it.op == static_cast<uint8_t>(coll::OpKind::NoOp));
-  while (it.sent < it.total) {
-    if (it.sent > 0 && !w.dev.peer_idle(peer)) return false;
-    std::size_t n = std::min(it.chunk, it.total - it.sent);
-    h.first = it.sent;
-    h.len = n;
-    Payload p;
-    if (data) p = it.data ? Payload{it.data + it.sent, n, nullptr, 0} : Payload{nullptr, n, it.src.get(), it.sent};
-    record_error(w, send(w, to, h, p));
-    it.sent += n;
-    ++t.sent_ops;
-  }
-  return true;
+  t.sent_ops += stream(w, to, h, &it.sent, it.total, it.chunk, data ? it.data : nullptr, data ? it.src.get() : nullptr);
+  return it.sent == it.total;
 }
 
 void emit_sync(WindowState& w, int to, Item& it) {
@@ -234,6 +223,34 @@ bool send_chunk(WindowState& w, int to, Header& h, const Payload& p) {
   return sent || e;  // a failure does not retry (the error reports it)
 }
 
+void send_reply(WindowState& w, int to, Header& h, const Payload& p) {
+  if (!send_chunk(w, to, h, p)) record_error(w, send(w, to, h, p));
+}
+
+std::size_t stream(WindowState& w, int to, Header& h, std::size_t* first, std::size_t total, std::size_t chunk,
+                   const char* direct, Segment* src) {
+  std::size_t packets = 0;
+  while (*first < total) {
+    const std::size_t n = std::min(chunk, total - *first);
+    h.first = *first;
+    h.len = n;
+    Payload p;
+    if (direct) {
+      p = Payload{direct + *first, n, nullptr, 0};
+    } else if (src) {
+      p = Payload{nullptr, n, src, *first};
+    }
+    if (n < total) {
+      if (!send_chunk(w, to, h, p)) break;
+    } else {
+      record_error(w, send(w, to, h, p));  // one packet: copied if the channel is busy
+    }
+    *first += n;
+    ++packets;
+  }
+  return packets;
+}
+
 void flush_on_reply(WindowState& w, int to, uint64_t seq) {
   Target& t = w.targets[static_cast<std::size_t>(to)];
   if (t.batch_len) send_batch(w, to);  // a batch ending with a get leaves now
@@ -359,7 +376,7 @@ bool pump(WindowState& w, int to) {
 }
 
 bool pump_all(WindowState& w) {
-  std::lock_guard g(w.mu);
+  const MaybeLock g(w.mu, w.dev.threads_enabled());  // as on_packet
   bool any = false;
   const bool counters = w.native_active();
   for (std::size_t i = 0; i < w.targets.size(); ++i) {

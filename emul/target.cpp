@@ -289,28 +289,11 @@ bool pump_replies(WindowState& w, int o) {
     h.kind = r.kind;
     h.token = r.token;
     if (r.kind == Msg::GetResp) {
-      bool stalled = false;
-      while (r.first < r.total) {
-        // A stream of chunks: each only when the channel takes it now (so
-        // none is copied into the device's queue first); otherwise the rest
-        // waits for the next pass. What was sent counts as progress, a
-        // stall does not (an agent that took it for progress would spin on
-        // a full ring instead of sleeping until the origin drains it and
-        // rings our doorbell).
-        std::size_t n = std::min(chunk, r.total - r.first);
-        h.first = r.first;
-        h.len = n;
-        const Payload p = r.direct ? Payload{r.direct + r.first, n, nullptr, 0} : Payload{nullptr, n, &r.src, r.first};
-        if (n < r.total) {
-          stalled = !send_chunk(w, o, h, p);
-          if (stalled) break;
-        } else {
-          send(w, o, h, p);  // one packet: copied if the channel is busy
-        }
-        r.first += n;
-        any = true;
-      }
-      if (stalled) break;  // (the grants collected so far still go out)
+      // What was sent counts as progress, a stall does not (an agent that
+      // took it for progress would spin on a full ring instead of sleeping
+      // until the origin drains it and rings our doorbell).
+      any |= stream(w, o, h, &r.first, r.total, chunk, r.direct, r.direct ? nullptr : &r.src) != 0;
+      if (r.first < r.total) break;  // stalled (the grants collected so far still go out)
       ++O.applied;
     } else if (r.kind == Msg::Ack) {
       // Everything before it has left: the epoch's operations are applied.
@@ -329,7 +312,9 @@ bool pump_replies(WindowState& w, int o) {
 }
 
 void on_packet(WindowState& w, int peer, const Header& h, const void* payload, std::size_t bytes) {
-  std::lock_guard g(w.mu);
+  // Single-threaded (no agent, no MPI_THREAD_MULTIPLE), no other thread
+  // can touch the window: no lock (only this thread turns threads on).
+  const MaybeLock g(w.mu, w.dev.threads_enabled());
   // The sender must be a rank of the window.
   const int src = peer >= 0 && static_cast<std::size_t>(peer) < w.comm_of_peer.size()
                       ? w.comm_of_peer[static_cast<std::size_t>(peer)]

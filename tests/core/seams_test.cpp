@@ -349,9 +349,16 @@ TEST_P(Seams, ExtensionPacketFollowsQueuedRendezvousData) {
         await(dev, ctl, 1, kGo);
         Request* r = nullptr;
         ASSERT_OK(dev, dev.isend(buf.data(), n, byte(), 1, round, dev.world(), adi3::SendMode::Standard, &r));
-        // Wait for data to queue behind a full channel (or, with a native
-        // get, for the send to finish), then send the packet.
-        progress_until(dev, [&] { return !dev.peer_idle(1) || r->complete(); });
+        // Wait for data to queue behind a full channel (the clear-to-send
+        // came and part of the data left: the rest waits in the peer's
+        // queue) or, with a native get, for the send to finish; then send
+        // the packet. A try_send_packet refuses to pass queued data.
+        progress_until(dev, [&] { return r->done > 0 || r->complete(); });
+        if (!r->complete()) {
+          bool sent = true;
+          ASSERT_OK(dev, dev.try_send_packet(1, hdr, sizeof hdr, Payload{}, &sent));
+          EXPECT_FALSE(sent) << "try_send_packet passed queued rendezvous data";
+        }
         ASSERT_OK(dev, dev.send_packet(1, hdr, sizeof hdr, Payload{}));
         ASSERT_OK(dev, dev.wait(&r, nullptr));
       }
