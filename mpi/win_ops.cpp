@@ -42,12 +42,11 @@ inline bool fast_kind(MPI_Op h, coll::OpKind* k) {
 }
 
 // Put (or get) of count elements of one predefined type on both sides, on
-// the native fast path of window handle win, or on a window nobody maps as
-// the emulation's one packet (emul/quick.cpp, the terms Window::put/get
-// give it: the checked path would reach the same call after ~250
-// instructions of checks these cases pass). False: take the checked path.
-inline bool fast_copy(MPI_Win win, bool put, const void* buf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
-                      int tcount, MPI_Datatype ttype) {
+// the native fast path of window handle win. It calls nothing, so the
+// entry point needs no frame; false: the entry point's tail call to
+// copy_slow.
+[[gnu::always_inline]] inline bool fast_copy(MPI_Win win, bool put, const void* buf, int ocount, MPI_Datatype otype,
+                                             int target, MPI_Aint disp, int tcount, MPI_Datatype ttype) {
   Runtime* rt = g_runtime;
   if (!rt || otype != ttype) [[unlikely]]
     return false;
@@ -55,9 +54,20 @@ inline bool fast_copy(MPI_Win win, bool put, const void* buf, int ocount, MPI_Da
   if (!w) [[unlikely]]
     return false;
   const Datatype* t = fast_type(*rt, ttype);
+  return t && rma::native::fast_copy(w->win->state(), put, const_cast<void*>(buf), ocount, t, target, disp, tcount, t);
+}
+
+// What fast_copy left, on a window nobody maps: the emulation's one packet
+// (emul/quick.cpp, the terms Window::put/get give it: the checked path
+// would reach the same call after ~250 instructions of checks these cases
+// pass). False: take the checked path.
+[[gnu::noinline]] bool quick_copy(MPI_Win win, bool put, const void* buf, int ocount, MPI_Datatype otype, int target,
+                                  MPI_Aint disp, int tcount, MPI_Datatype ttype) {
+  Runtime* rt = g_runtime;
+  WinObj* w = rt && otype == ttype ? find_win(*rt, win) : nullptr;
+  const Datatype* t = w ? fast_type(*rt, ttype) : nullptr;
   if (!t) return false;
   rma::WindowState& s = w->win->state();
-  if (rma::native::fast_copy(s, put, const_cast<void*>(buf), ocount, t, target, disp, tcount, t)) return true;
   return put ? emul::quick_put(s, buf, ocount, t, target, disp, tcount, t)
              : emul::quick_get(s, const_cast<void*>(buf), ocount, t, target, disp, tcount, t);
 }
@@ -149,12 +159,19 @@ ADI3_WIN_CHECKED(Put, PUT_PARAMS, PUT_ARGS) {
   }
   return win_error(w, w->win->put(origin_addr, origin_count, ot, target_rank, target_disp, target_count, tt), __func__);
 }
+[[gnu::noinline]] static int put_slow PUT_PARAMS noexcept {
+  if (quick_copy(win, true, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                 target_datatype)) {
+    return MPI_SUCCESS;
+  }
+  return win_checked_Put PUT_ARGS;
+}
 ADI3_WIN_FAST(Put, PUT_PARAMS) {
   if (fast_copy(win, true, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
                 target_datatype)) {
     return MPI_SUCCESS;
   }
-  return win_checked_Put PUT_ARGS;
+  return put_slow PUT_ARGS;
 }
 #undef PUT_PARAMS
 #undef PUT_ARGS
@@ -172,12 +189,19 @@ ADI3_WIN_CHECKED(Get, GET_PARAMS, GET_ARGS) {
   }
   return win_error(w, w->win->get(origin_addr, origin_count, ot, target_rank, target_disp, target_count, tt), __func__);
 }
+[[gnu::noinline]] static int get_slow GET_PARAMS noexcept {
+  if (quick_copy(win, false, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                 target_datatype)) {
+    return MPI_SUCCESS;
+  }
+  return win_checked_Get GET_ARGS;
+}
 ADI3_WIN_FAST(Get, GET_PARAMS) {
   if (fast_copy(win, false, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
                 target_datatype)) {
     return MPI_SUCCESS;
   }
-  return win_checked_Get GET_ARGS;
+  return get_slow GET_ARGS;
 }
 #undef GET_PARAMS
 #undef GET_ARGS
