@@ -104,7 +104,15 @@ int Window::fence(int assert) {
   if (int e = wait_for(w, [&] {
         if (!fence_done(w, k, native)) return false;
         if (!native) {
-          for (Target& t : w.targets) t.emul_inflight = false;
+          // As enter_fence does for a native fence: we only know that every
+          // rank entered this fence, so a target applied what we sent it
+          // before the last fence, but maybe not what we sent since. Our
+          // next operations to such a target stay behind those (a native
+          // put could land before the packet of this epoch's put).
+          for (Target& t : w.targets) {
+            t.emul_inflight = t.sent_ops != t.fenced_ops;
+            t.fenced_ops = t.sent_ops;
+          }
         }
         if (int d = w.take_error(); d && !err) err = d;
         return true;

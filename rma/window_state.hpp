@@ -83,6 +83,7 @@ struct Item {
 struct Target {
   std::deque<Item> q;
   uint64_t sent_ops = 0;    // operations emitted to it (cumulative)
+  uint64_t fenced_ops = 0;  // sent_ops at our last emulated fence (rma/fence.cpp)
   uint64_t queued_ops = 0;  // operations pushed (cumulative)
   uint64_t flushed_ops = 0;
   uint64_t posts = 0;  // Post packets received from it
