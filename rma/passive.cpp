@@ -135,7 +135,7 @@ namespace {
 // when it returned; a release fence orders them before the lock word.
 void release_native_locked(WindowState& w, int rank) {
   Target& t = w.targets[static_cast<std::size_t>(rank)];
-  t.emul_inflight = false;
+  t.settle();
   if (!w.native) return;
   int8_t& h = w.native->held[static_cast<std::size_t>(rank)];
   w.memory_fence();
@@ -346,7 +346,7 @@ int flush_some(WindowState& w, const char* call, int only, bool local) {
   if (w.native_usable) w.memory_fence();
   if (!local) {
     for (int r = 0; r < w.comm.size; ++r) {
-      if (only == -1 || r == only) w.targets[static_cast<std::size_t>(r)].emul_inflight = false;
+      if (only == -1 || r == only) w.targets[static_cast<std::size_t>(r)].settle();
     }
   }
   return w.take_error();

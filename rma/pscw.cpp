@@ -110,7 +110,7 @@ int Window::complete() {
         push_sync(w, r, rma::Msg::Complete, t.epoch_gate);
         // The target's next Post comes after it applied everything: the
         // next epoch's operations cannot overtake these.
-        t.emul_inflight = false;
+        t.settle();
       }
     }
   }
@@ -130,7 +130,7 @@ int Window::complete() {
     std::lock_guard g(w.mu);
     for (int r : group) {
       rma::native::complete_at(w, r);
-      w.targets[static_cast<std::size_t>(r)].emul_inflight = false;
+      w.targets[static_cast<std::size_t>(r)].settle();
     }
   }
   return finish(w);

@@ -82,8 +82,10 @@ struct Item {
 // Origin side, per target.
 struct Target {
   std::deque<Item> q;
-  uint64_t sent_ops = 0;    // operations emitted to it (cumulative)
-  uint64_t fenced_ops = 0;  // sent_ops at our last emulated fence (rma/fence.cpp)
+  uint64_t sent_ops = 0;  // operations emitted to it (cumulative)
+  // queued_ops when everything emulated before it was last known applied,
+  // or counted by a fence the target has since left (rma/fence.cpp).
+  uint64_t settled_ops = 0;
   uint64_t queued_ops = 0;  // operations pushed (cumulative)
   uint64_t flushed_ops = 0;
   uint64_t posts = 0;  // Post packets received from it
@@ -105,6 +107,12 @@ struct Target {
   // Emulated operations to it may still be in flight (since its last
   // completion): later ones stay emulated too, so none overtakes them.
   bool emul_inflight = false;
+  // A completion (flush, unlock, complete) found every emulated operation
+  // to it applied, or ordered before the target's next epoch.
+  void settle() {
+    emul_inflight = false;
+    settled_ops = queued_ops;
+  }
   // emul/origin.cpp: a put or accumulate held back (q is empty then) until
   // the next push or progress pass, so that a flush or unlock right behind
   // it rides on it.
