@@ -1,9 +1,7 @@
 // The hardware device: libibverbs, one reliable-connected (RC) queue pair
-// per peer, made when first needed, on one completion queue; one
-// unreliable-datagram (UD) queue pair per rank, on a completion queue of
-// its own, carries the connection manager's datagrams. Only the UD
-// address (LID, queue pair number, GID) goes through the bootstrap's
-// key-value space; an RC queue pair's (queue pair number, first packet
+// per peer, made when first needed, on one completion queue; the
+// connection manager's datagrams go through IbvDatagrams (its own UD
+// queue pair). An RC queue pair's (queue pair number, first packet
 // sequence number, MTU) travels in those datagrams, so no rdma_cm is
 // needed. It cannot run on the build machine (no RDMA device, no
 // rdma_rxe): read it with care.
@@ -18,11 +16,12 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <deque>
+#include <optional>
 #include <stdexcept>
 #include <unordered_map>
 #include <vector>
 
+#include "channels/verbs/ibv_datagrams.hpp"
 #include "channels/verbs/verbs_device.hpp"
 
 namespace adi3::verbs {
@@ -33,21 +32,6 @@ constexpr int kSendDepth = 512;
 // Our wr_ids carry the operation in their low bits: an error completion's
 // opcode is undefined (only wr_id, status and qp_num are).
 constexpr int kOpBits = 3;
-// The UD queue pair: its Q_Key (high bit clear: not a controlled key),
-// receives kept posted, send slots. A UD receive buffer starts with 40
-// bytes for the Global Routing Header, present or not; the device puts
-// the sender's rank (4 bytes) before each datagram's data.
-constexpr uint32_t kQkey = 0x0ad13c0d;
-constexpr int kUdRecvs = 64;
-constexpr int kUdSends = 16;
-constexpr std::size_t kGrh = 40;
-constexpr std::size_t kUdPayload = 4 + VerbsDevice::kMaxDatagram;
-constexpr std::size_t kUdSlot = kGrh + kUdPayload;
-
-std::runtime_error fail(const std::string& what, int err) {
-  return std::runtime_error(what + " failed: " + std::strerror(err));
-}
-
 Status map_status(ibv_wc_status s) {
   switch (s) {
     case IBV_WC_SUCCESS:
@@ -77,7 +61,7 @@ class IbvDevice final : public VerbsDevice {
         size_(p.size),
         recv_depth_(p.recv_depth),
         qps_(static_cast<std::size_t>(p.size), nullptr),
-        ud_peers_(static_cast<std::size_t>(p.size)) {}
+        datagrams_(std::in_place, p.rank, p.size) {}
 
   // Not in the constructor: when a step fails, the destructor releases
   // what the steps before it made.
@@ -107,75 +91,31 @@ class IbvDevice final : public VerbsDevice {
     name_ = ibv_get_device_name(dev);
     ctx_ = ibv_open_device(dev);
     ibv_free_device_list(list);
-    if (!ctx_) throw fail("ibv_open_device(" + name_ + ")", errno);
-    port_ = static_cast<uint8_t>(c.port);
-    if (ibv_query_port(ctx_, port_, &port_attr_)) throw fail("ibv_query_port(" + name_ + ")", errno);
-    if (port_attr_.state != IBV_PORT_ACTIVE)
+    if (!ctx_) throw ibv_failure("ibv_open_device(" + name_ + ")", errno);
+    port_.num = static_cast<uint8_t>(c.port);
+    if (ibv_query_port(ctx_, port_.num, &port_.attr)) throw ibv_failure("ibv_query_port(" + name_ + ")", errno);
+    if (port_.attr.state != IBV_PORT_ACTIVE)
       throw std::runtime_error("RDMA device " + name_ + " port " + std::to_string(c.port) + " is not active");
-    if (ibv_query_gid(ctx_, port_, 0, &gid_)) throw fail("ibv_query_gid", errno);
+    if (ibv_query_gid(ctx_, port_.num, 0, &port_.gid)) throw ibv_failure("ibv_query_gid", errno);
     ibv_device_attr da{};
-    if (ibv_query_device(ctx_, &da)) throw fail("ibv_query_device", errno);
+    if (ibv_query_device(ctx_, &da)) throw ibv_failure("ibv_query_device", errno);
     rd_atomic_ = static_cast<uint8_t>(std::min(da.max_qp_rd_atom, 16));
     pd_ = ibv_alloc_pd(ctx_);
-    if (!pd_) throw fail("ibv_alloc_pd", errno);
+    if (!pd_) throw ibv_failure("ibv_alloc_pd", errno);
     events_ = ibv_create_comp_channel(ctx_);
-    if (!events_) throw fail("ibv_create_comp_channel", errno);
+    if (!events_) throw ibv_failure("ibv_create_comp_channel", errno);
     fcntl(events_->fd, F_SETFL, fcntl(events_->fd, F_GETFL) | O_NONBLOCK);
     cq_ = ibv_create_cq(ctx_, std::min(kCqDepth, da.max_cqe), nullptr, events_, 0);
-    if (!cq_) throw fail("ibv_create_cq", errno);
+    if (!cq_) throw ibv_failure("ibv_create_cq", errno);
     wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (wake_fd_ < 0) throw fail("eventfd", errno);
-    open_ud();
-  }
-
-  // The connection manager's queue pair: UD, on its own completion queue
-  // (sharing the completion channel), with its receives posted.
-  void open_ud() {
-    ud_cq_ = ibv_create_cq(ctx_, kUdRecvs + kUdSends, nullptr, events_, 0);
-    if (!ud_cq_) throw fail("ibv_create_cq (datagrams)", errno);
-    ud_mem_.assign(kUdSlot * (kUdRecvs + kUdSends), 0);
-    ud_mr_ = ibv_reg_mr(pd_, ud_mem_.data(), ud_mem_.size(), IBV_ACCESS_LOCAL_WRITE);
-    if (!ud_mr_) throw fail("ibv_reg_mr (datagram buffers)", errno);
-    ibv_qp_init_attr a{};
-    a.send_cq = ud_cq_;
-    a.recv_cq = ud_cq_;
-    a.qp_type = IBV_QPT_UD;
-    a.cap.max_send_wr = kUdSends;
-    a.cap.max_recv_wr = kUdRecvs;
-    a.cap.max_send_sge = 1;
-    a.cap.max_recv_sge = 1;
-    ud_ = ibv_create_qp(pd_, &a);
-    if (!ud_) throw fail("ibv_create_qp (UD)", errno);
-    ibv_qp_attr m{};
-    m.qp_state = IBV_QPS_INIT;
-    m.pkey_index = 0;
-    m.port_num = port_;
-    m.qkey = kQkey;
-    if (ibv_modify_qp(ud_, &m, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY))
-      throw fail("ibv_modify_qp (UD) to INIT", errno);
-    for (int i = 0; i < kUdRecvs; ++i)
-      if (!post_ud_recv(i)) throw fail("ibv_post_recv (UD)", errno);
-    ibv_qp_attr r{};
-    r.qp_state = IBV_QPS_RTR;
-    if (ibv_modify_qp(ud_, &r, IBV_QP_STATE)) throw fail("ibv_modify_qp (UD) to RTR", errno);
-    ibv_qp_attr t{};
-    t.qp_state = IBV_QPS_RTS;
-    t.sq_psn = 0;
-    if (ibv_modify_qp(ud_, &t, IBV_QP_STATE | IBV_QP_SQ_PSN)) throw fail("ibv_modify_qp (UD) to RTS", errno);
-    for (int i = 0; i < kUdSends; ++i) free_sends_.push_back(kUdRecvs + i);
+    if (wake_fd_ < 0) throw ibv_failure("eventfd", errno);
+    datagrams_->open(ctx_, pd_, events_, port_);
   }
 
   ~IbvDevice() override {
     for (ibv_qp* qp : qps_)
       if (qp) ibv_destroy_qp(qp);
-    if (ud_) ibv_destroy_qp(ud_);
-    for (UdPeer& u : ud_peers_)
-      if (u.ah) ibv_destroy_ah(u.ah);
-    if (ud_mr_) ibv_dereg_mr(ud_mr_);
-    if (ud_cq_) {
-      if (ud_unacked_) ibv_ack_cq_events(ud_cq_, ud_unacked_);
-      ibv_destroy_cq(ud_cq_);
-    }
+    datagrams_.reset();  // before the protection domain it uses
     if (cq_) {
       if (unacked_) ibv_ack_cq_events(cq_, unacked_);
       ibv_destroy_cq(cq_);
@@ -188,77 +128,10 @@ class IbvDevice final : public VerbsDevice {
 
   const char* name() const override { return name_.c_str(); }
 
-  // "lid qpn gid(32 hex)": our UD queue pair, published once.
-  std::string datagram_address() const override {
-    char buf[96];
-    int at = std::snprintf(buf, sizeof buf, "%x %x ", port_attr_.lid, ud_->qp_num);
-    for (uint8_t b : gid_.raw) at += std::snprintf(buf + at, sizeof buf - static_cast<std::size_t>(at), "%02x", b);
-    return buf;
-  }
-
-  void datagram_peer(int peer, const std::string& addr) override {
-    unsigned lid = 0, qpn = 0;
-    char gidhex[33] = {};
-    if (peer < 0 || peer >= size_ || std::sscanf(addr.c_str(), "%x %x %32s", &lid, &qpn, gidhex) != 3 || lid > 0xffff ||
-        qpn == 0 || qpn > 0xffffff || !parse_gid(gidhex, ud_peers_[static_cast<std::size_t>(peer)].gid))
-      throw std::runtime_error("rank " + std::to_string(peer) + " published a malformed verbs datagram address: '" +
-                               addr + "'");
-    UdPeer& u = ud_peers_[static_cast<std::size_t>(peer)];
-    u.lid = static_cast<uint16_t>(lid);
-    u.qpn = qpn;
-  }
-
-  bool send_datagram(int peer, const void* data, std::size_t len) override {
-    if (peer < 0 || peer >= size_ || len > kMaxDatagram) return false;
-    if (free_sends_.empty()) drain_ud();
-    UdPeer& u = ud_peers_[static_cast<std::size_t>(peer)];
-    if (!u.qpn || free_sends_.empty()) return false;
-    if (!u.ah) {  // an address handle per peer, made at its first datagram
-      ibv_ah_attr ah{};
-      ah.dlid = u.lid;
-      ah.port_num = port_;
-      if (port_attr_.link_layer == IBV_LINK_LAYER_ETHERNET || u.lid == 0) {  // RoCE: routed by GID
-        ah.is_global = 1;
-        ah.grh.dgid = u.gid;
-        ah.grh.sgid_index = 0;
-        ah.grh.hop_limit = 64;
-      }
-      u.ah = ibv_create_ah(pd_, &ah);
-      if (!u.ah) return false;
-    }
-    const int slot = free_sends_.back();
-    char* buf = ud_mem_.data() + static_cast<std::size_t>(slot) * kUdSlot;
-    const uint32_t from = htonl(static_cast<uint32_t>(rank_));
-    std::memcpy(buf, &from, 4);
-    std::memcpy(buf + 4, data, len);
-    ibv_sge sge{reinterpret_cast<uintptr_t>(buf), static_cast<uint32_t>(4 + len), ud_mr_->lkey};
-    ibv_send_wr wr{};
-    wr.wr_id = static_cast<uint64_t>(slot);
-    wr.opcode = IBV_WR_SEND;
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    wr.send_flags = IBV_SEND_SIGNALED;
-    wr.wr.ud.ah = u.ah;
-    wr.wr.ud.remote_qpn = u.qpn;
-    wr.wr.ud.remote_qkey = kQkey;
-    ibv_send_wr* bad = nullptr;
-    if (ibv_post_send(ud_, &wr, &bad)) return false;
-    free_sends_.pop_back();
-    return true;
-  }
-
-  int recv_datagram(void* out, std::size_t max, int* peer) override {
-    drain_ud();
-    while (!inbox_.empty()) {
-      auto [from, bytes] = std::move(inbox_.front());
-      inbox_.pop_front();
-      if (bytes.size() > max) continue;  // as a receive buffer too short: lost
-      std::memcpy(out, bytes.data(), bytes.size());
-      *peer = from;
-      return static_cast<int>(bytes.size());
-    }
-    return -1;
-  }
+  std::string datagram_address() const override { return datagrams_->address(); }
+  void datagram_peer(int peer, const std::string& addr) override { datagrams_->set_peer(peer, addr); }
+  bool send_datagram(int peer, const void* data, std::size_t len) override { return datagrams_->send(peer, data, len); }
+  int recv_datagram(void* out, std::size_t max, int* peer) override { return datagrams_->recv(out, max, peer); }
 
   std::string create_qp(int peer) override {
     if (peer < 0 || peer >= size_) throw std::runtime_error("verbs: no rank " + std::to_string(peer));
@@ -273,16 +146,16 @@ class IbvDevice final : public VerbsDevice {
       a.cap.max_send_sge = 1;
       a.cap.max_recv_sge = 1;
       ibv_qp* q = ibv_create_qp(pd_, &a);
-      if (!q) throw fail("ibv_create_qp (for rank " + std::to_string(peer) + ")", errno);
+      if (!q) throw ibv_failure("ibv_create_qp (for rank " + std::to_string(peer) + ")", errno);
       ibv_qp_attr m{};
       m.qp_state = IBV_QPS_INIT;
       m.pkey_index = 0;
-      m.port_num = port_;
+      m.port_num = port_.num;
       m.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
       if (ibv_modify_qp(q, &m, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) {
         const int err = errno;
         ibv_destroy_qp(q);
-        throw fail("ibv_modify_qp to INIT", err);
+        throw ibv_failure("ibv_modify_qp to INIT", err);
       }
       qp = q;
       by_qpn_[qp->qp_num] = peer;
@@ -290,7 +163,7 @@ class IbvDevice final : public VerbsDevice {
     }
     char buf[64];
     std::snprintf(buf, sizeof buf, "%x %x %x", qp->qp_num, psn(rank_, peer),
-                  static_cast<unsigned>(port_attr_.active_mtu));
+                  static_cast<unsigned>(port_.attr.active_mtu));
     return buf;
   }
   int qps_created() const override { return qps_created_; }
@@ -305,29 +178,19 @@ class IbvDevice final : public VerbsDevice {
       throw std::runtime_error("rank " + std::to_string(peer) + " sent a malformed queue pair address: '" + addr + "'");
     if (!qps_[static_cast<std::size_t>(peer)])
       throw std::runtime_error("verbs: connect to rank " + std::to_string(peer) + " before create_qp");
-    const UdPeer& u = ud_peers_[static_cast<std::size_t>(peer)];
-    const unsigned lid = u.lid;
-    const ibv_gid gid = u.gid;
     ibv_qp* qp = qps_[static_cast<std::size_t>(peer)];
     ibv_qp_attr m{};
     m.qp_state = IBV_QPS_RTR;
-    m.path_mtu = static_cast<ibv_mtu>(std::min<unsigned>(mtu, port_attr_.active_mtu));
+    m.path_mtu = static_cast<ibv_mtu>(std::min<unsigned>(mtu, port_.attr.active_mtu));
     m.dest_qp_num = qpn;
     m.rq_psn = rpsn;
     m.max_dest_rd_atomic = rd_atomic_;
     m.min_rnr_timer = 12;  // 0.64 ms
-    m.ah_attr.port_num = port_;
-    m.ah_attr.dlid = static_cast<uint16_t>(lid);
-    if (port_attr_.link_layer == IBV_LINK_LAYER_ETHERNET || lid == 0) {  // RoCE: routed by GID
-      m.ah_attr.is_global = 1;
-      m.ah_attr.grh.dgid = gid;
-      m.ah_attr.grh.sgid_index = 0;
-      m.ah_attr.grh.hop_limit = 64;
-    }
+    route_to(m.ah_attr, port_, datagrams_->peer_lid(peer), datagrams_->peer_gid(peer));
     if (ibv_modify_qp(qp, &m,
                       IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
                           IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
-      throw fail("ibv_modify_qp to RTR (rank " + std::to_string(peer) + ")", errno);
+      throw ibv_failure("ibv_modify_qp to RTR (rank " + std::to_string(peer) + ")", errno);
     ibv_qp_attr r{};
     r.qp_state = IBV_QPS_RTS;
     r.timeout = 14;  // 4.096 us * 2^14 = 67 ms per try
@@ -338,7 +201,7 @@ class IbvDevice final : public VerbsDevice {
     if (ibv_modify_qp(qp, &r,
                       IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
                           IBV_QP_MAX_QP_RD_ATOMIC))
-      throw fail("ibv_modify_qp to RTS (rank " + std::to_string(peer) + ")", errno);
+      throw ibv_failure("ibv_modify_qp to RTS (rank " + std::to_string(peer) + ")", errno);
   }
 
   Region reg(void* addr, std::size_t len, uint32_t access) override {
@@ -348,7 +211,7 @@ class IbvDevice final : public VerbsDevice {
     if (access & kRemoteWrite) flags |= IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE;
     if (access & kRemoteAtomic) flags |= IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_LOCAL_WRITE;
     ibv_mr* mr = ibv_reg_mr(pd_, addr, len, flags);
-    if (!mr) throw fail("ibv_reg_mr of " + std::to_string(len) + " bytes", errno);
+    if (!mr) throw ibv_failure("ibv_reg_mr of " + std::to_string(len) + " bytes", errno);
     return {reinterpret_cast<uintptr_t>(addr), len, mr->lkey, mr->rkey, mr};
   }
   void dereg(Region& r) override {
@@ -450,8 +313,8 @@ class IbvDevice final : public VerbsDevice {
   // completion that arrived before arming is found by the caller's next
   // poll after the timeout (the core bounds its sleeps).
   void wait(std::chrono::microseconds timeout) override {
-    if (ibv_req_notify_cq(cq_, 0) || ibv_req_notify_cq(ud_cq_, 0)) return;
-    if (!inbox_.empty()) return;
+    if (ibv_req_notify_cq(cq_, 0) || ibv_req_notify_cq(datagrams_->cq(), 0)) return;
+    if (datagrams_->pending()) return;
     pollfd fds[2] = {{events_->fd, POLLIN, 0}, {wake_fd_, POLLIN, 0}};
     int ms = static_cast<int>((timeout.count() + 999) / 1000);
     if (::poll(fds, 2, ms) <= 0) return;
@@ -460,7 +323,7 @@ class IbvDevice final : public VerbsDevice {
       void* ctx = nullptr;
       // Events are acknowledged on the queue they came from, in batches.
       if (ibv_get_cq_event(events_, &cq, &ctx) == 0) {
-        unsigned& n = cq == ud_cq_ ? ud_unacked_ : unacked_;
+        unsigned& n = cq == datagrams_->cq() ? datagrams_->unacked_events() : unacked_;
         if (++n >= 64) {
           ibv_ack_cq_events(cq, n);
           n = 0;
@@ -507,85 +370,20 @@ class IbvDevice final : public VerbsDevice {
     ibv_send_wr* bad = nullptr;
     return qp && ibv_post_send(qp, &wr, &bad) == 0;
   }
-  bool post_ud_recv(int slot) {
-    ibv_sge sge{reinterpret_cast<uintptr_t>(ud_mem_.data() + static_cast<std::size_t>(slot) * kUdSlot),
-                static_cast<uint32_t>(kUdSlot), ud_mr_->lkey};
-    ibv_recv_wr wr{};
-    wr.wr_id = static_cast<uint64_t>(slot);
-    wr.sg_list = &sge;
-    wr.num_sge = 1;
-    ibv_recv_wr* bad = nullptr;
-    return ibv_post_recv(ud_, &wr, &bad) == 0;
-  }
-  // Takes the UD completion queue's completions: a send's frees its slot;
-  // a receive's datagram goes to inbox_ if well formed and its sender's
-  // rank is what it says: the source queue pair (and, on InfiniBand, the
-  // source LID) must be the ones that rank published. The buffer is
-  // reposted at once.
-  void drain_ud() {
-    ibv_wc wc[8];
-    for (int n; (n = ibv_poll_cq(ud_cq_, 8, wc)) > 0;) {
-      for (int i = 0; i < n; ++i) {
-        const uint64_t slot = wc[i].wr_id;
-        if (slot >= static_cast<uint64_t>(kUdRecvs)) {
-          if (slot < static_cast<uint64_t>(kUdRecvs + kUdSends)) free_sends_.push_back(static_cast<int>(slot));
-          continue;
-        }
-        const char* buf = ud_mem_.data() + slot * kUdSlot;
-        if (wc[i].status == IBV_WC_SUCCESS && wc[i].byte_len >= kGrh + 4 && wc[i].byte_len <= kUdSlot) {
-          uint32_t f = 0;
-          std::memcpy(&f, buf + kGrh, 4);
-          const uint32_t from = ntohl(f);
-          if (from < static_cast<uint32_t>(size_)) {
-            const UdPeer& u = ud_peers_[from];
-            const bool lid_ok = port_attr_.link_layer == IBV_LINK_LAYER_ETHERNET || !u.lid || u.lid == wc[i].slid;
-            if (u.qpn && u.qpn == wc[i].src_qp && lid_ok)
-              inbox_.emplace_back(static_cast<int>(from), std::string(buf + kGrh + 4, wc[i].byte_len - kGrh - 4));
-          }
-        }
-        post_ud_recv(static_cast<int>(slot));
-      }
-    }
-  }
-  static bool parse_gid(const char* hex, ibv_gid& gid) {
-    if (std::strlen(hex) != 32) return false;
-    for (int i = 0; i < 16; ++i) {
-      unsigned b = 0;
-      if (std::sscanf(hex + 2 * i, "%2x", &b) != 1) return false;
-      gid.raw[i] = static_cast<uint8_t>(b);
-    }
-    return true;
-  }
-
-  struct UdPeer {
-    uint16_t lid = 0;
-    uint32_t qpn = 0;  // 0: not known
-    ibv_gid gid{};
-    ibv_ah* ah = nullptr;
-  };
-
   int rank_, size_, recv_depth_;
   std::string name_;
   ibv_context* ctx_ = nullptr;
   ibv_pd* pd_ = nullptr;
   ibv_comp_channel* events_ = nullptr;
   ibv_cq* cq_ = nullptr;
-  uint8_t port_ = 1;
+  IbvPort port_;
   uint8_t rd_atomic_ = 1;
-  ibv_port_attr port_attr_{};
-  ibv_gid gid_{};
   std::vector<ibv_qp*> qps_;
   std::unordered_map<uint32_t, int> by_qpn_;
   int wake_fd_ = -1;
-  unsigned unacked_ = 0, ud_unacked_ = 0;
+  unsigned unacked_ = 0;
   int qps_created_ = 0;
-  ibv_qp* ud_ = nullptr;
-  ibv_cq* ud_cq_ = nullptr;
-  ibv_mr* ud_mr_ = nullptr;
-  std::vector<char> ud_mem_;  // [receives][sends] slots of kUdSlot
-  std::vector<int> free_sends_;
-  std::vector<UdPeer> ud_peers_;
-  std::deque<std::pair<int, std::string>> inbox_;  // datagrams polled, not yet taken
+  std::optional<IbvDatagrams> datagrams_;
 };
 
 }  // namespace
