@@ -33,14 +33,15 @@ class Typed {
   // Where the packed stream starts in memory, when the type is contiguous.
   std::byte* contiguous() const { return contig_ ? static_cast<std::byte*>(buf_) + type_->true_lb() : nullptr; }
 
-  // area: `to` is in a large area (to_area: streaming stores), not a slot.
-  void out(std::size_t lo, std::size_t hi, std::byte* to, bool area) {
+  // node: `to` is in its slot or (area) its large area, read by the
+  // others (ShmNode::store picks the stores); null: private memory.
+  void out(std::size_t lo, std::size_t hi, std::byte* to, ShmNode* node = nullptr, bool area = false) {
     hi = std::min(hi, bytes_);
     if (lo >= hi) return;
     if (contig_) {
       const auto* from = static_cast<const std::byte*>(buf_) + type_->true_lb() + lo;
-      if (area) {
-        to_area(to, from, hi - lo);
+      if (node) {
+        node->store(to, from, hi - lo, area);
       } else {
         std::memcpy(to, from, hi - lo);
       }
@@ -123,7 +124,7 @@ bool shm_allgather(Device& dev, const void* sbuf, std::size_t scount, const Data
     o.base = mine_in.contiguous();
     if (!o.base) {
       o.packed.resize(o.sent);
-      mine_in.out(0, o.sent, o.packed.data(), false);
+      mine_in.out(0, o.sent, o.packed.data());
       o.base = o.packed.data();
     }
     if (direct(dev, *n, o, bytes, block, local, t, err)) {
@@ -144,7 +145,7 @@ bool shm_allgather(Device& dev, const void* sbuf, std::size_t scount, const Data
     if ((*err = small ? n->claim_slot(&to) : n->claim_area(&to))) return true;
     // A shorter send than the receive (erroneous) arrives zero-padded.
     if (mine_in.bytes() < end) std::memset(to, 0, end - at);
-    mine_in.out(at, end, to, !small);
+    mine_in.out(at, end, to, n, !small);
     if (small) {
       n->publish(s);
       if ((*err = n->wait_slots(s))) return true;
@@ -204,7 +205,7 @@ bool shm_alltoall(Device& dev, const void* sbuf, std::size_t scount, const Datat
       o.len = np * sent;
       o.packed.resize(o.len);
       for (int j = 0; j < p; ++j) {
-        if (j != me) send_block(j).out(0, sent, o.packed.data() + static_cast<std::size_t>(j) * sent, false);
+        if (j != me) send_block(j).out(0, sent, o.packed.data() + static_cast<std::size_t>(j) * sent);
       }
       o.base = o.packed.data();
     }
@@ -228,7 +229,7 @@ bool shm_alltoall(Device& dev, const void* sbuf, std::size_t scount, const Datat
       if (j == me) continue;
       std::byte* at_j = to + static_cast<std::size_t>(j) * piece;
       if (sent < end) std::memset(at_j, 0, end - at);
-      send_block(j).out(at, end, at_j, !small);
+      send_block(j).out(at, end, at_j, n, !small);
     }
     if (small) {
       n->publish(s);

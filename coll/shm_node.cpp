@@ -198,6 +198,9 @@ void ShmNode::layout(std::byte* base) {
   smalls_ = at;
   at += kShmRing * n * kShmSmall;
   areas_ = at;
+  // Only the next rank writes its flag, and it moves at every stage: a read
+  // of it right after is one crossing (the chooser's clue to the VM state).
+  chooser_.watch(&flag((me_ + 1) % p_));
 }
 
 int ShmNode::claim_area(std::byte** mine) {

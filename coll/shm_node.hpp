@@ -39,10 +39,12 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "adi3/device.hpp"
 #include "channels/onesided.hpp"
+#include "channels/shm/store_choice.hpp"
 #include "channels/shm/stream_copy.hpp"
 
 namespace adi3 {
@@ -84,6 +86,15 @@ inline constexpr int kShmMaxRanks = 64;                // flat algorithms read e
 // Slots keep ordinary stores: their small data is read at once, from the
 // writer's cache.
 inline void to_area(std::byte* area, const std::byte* src, std::size_t n) { shm::stream_copy(area, src, n); }
+// An allgather's or alltoall's block copies into a slot from this size on
+// take the stores the node's chooser times (store(), channels/shm/
+// store_choice.hpp, the p2p ring's rule and threshold): which ones win
+// depends on the VM's state, which flips while a job runs. Areas keep
+// streaming: with the chooser, 2-rank allgather and alltoall of 16 and
+// 64 KiB (area rounds) ran bimodal, 2x slower in the median (7 alternated
+// rounds against main, loaded host).
+inline constexpr std::size_t kShmChosenMin = 2048;
+inline constexpr uint32_t kShmSlowMbps = 15000;  // ordinary copies timed slower than this stream
 
 class ShmNode {
  public:
@@ -124,6 +135,18 @@ class ShmNode {
   std::size_t slot_limit() const { return slot_limit_; }
   // Whether every member has a processor of its own (the same on every member).
   bool own_cores() const { return slot_limit_ == kShmSlotOwnCores; }
+
+  // Copies n bytes of this rank's data into its slot (area: its area),
+  // which the others read in this call (see kShmChosenMin).
+  void store(std::byte* to, const std::byte* from, std::size_t n, bool area) {
+    if (area) {
+      to_area(to, from, n);
+    } else if (n >= kShmChosenMin) {
+      chooser_.copy(to, from, n, call_ > kShmRing);  // the first calls fault the sets' pages in
+    } else {
+      std::memcpy(to, from, n);
+    }
+  }
 
   // Starts a collective taking `stages` stages, whose slot (if it uses
   // one) holds slot_bytes <= kShmSlotData: the tier of its slots. Returns
@@ -216,6 +239,7 @@ class ShmNode {
   RemoteRegion* remote_ = nullptr;  // the others: rank 0's segment, mapped
   bool ready_ = false;              // setup succeeded everywhere
   std::size_t slot_limit_ = kShmSlotOwnCores;
+  shm::StoreChooser chooser_{kShmSlowMbps};  // for store(); watches the next rank's flag
 
   std::byte* flags_ = nullptr;   // p lines, a flag at the start of each
   std::byte* slots_ = nullptr;   // kDepth * p * kShmSlot

@@ -316,16 +316,19 @@ static void gathers(MPI_Comm comm, int full) {
   int me, p;
   MPI_Comm_rank(comm, &me);
   MPI_Comm_size(comm, &p);
-  /* Per-rank counts: one slot (8 KiB) holds the whole small exchange;
-   * 70000 ints per block is two rounds of allgather's 256 KiB, and from 4
-   * ranks on two or more of alltoall's share of the 1 MiB areas. */
-  static const long counts[] = {1, 7, 1000, 2045, 70000};
-  const size_t nc = full ? sizeof counts / sizeof counts[0] : 3;
+  /* Per-rank counts: one slot (8 KiB) holds the whole small exchange
+   * (2044 ints its last, 2045 past it); copies into a slot from 2 KiB on
+   * (512 ints, not 511) take the stores the node's chooser times, which
+   * starts after 64 calls and times one copy in 32: 1024 ints run 100
+   * times; 70000 ints per block is two rounds of allgather's 256 KiB, and
+   * from 4 ranks on two or more of alltoall's share of the 1 MiB areas. */
+  static const long counts[] = {1, 7, 511, 512, 1000, 1024, 2044, 2045, 70000};
+  const size_t nc = full ? sizeof counts / sizeof counts[0] : 4;
   for (size_t c = 0; c < nc; ++c) {
     const long n = counts[c];
     int* sb = malloc((size_t)n * (size_t)p * sizeof(int));
     int* rb = malloc((size_t)n * (size_t)p * sizeof(int));
-    for (int it = 0; it < 3; ++it) {
+    for (int it = 0; it < (n == 1024 ? 100 : 3); ++it) {
       /* allgather, out of place (it 0, 2) and in place (it 1) */
       for (long i = 0; i < n; ++i) sb[i] = gval(me, i, it);
       for (long i = 0; i < n * p; ++i) rb[i] = -1;

@@ -13,16 +13,12 @@
 /* Blocks read straight from the senders' buffers (ADI3_COLL_SHM_DIRECT_MIN,
  * 128 KiB, where every rank has a core): sizes on both sides of the switch,
  * strided send types (offered packed) and receive types (unpacked), in-place
- * allgather, and a run of calls long enough to cross the probe runs (the
- * ranks switch between direct reads and the segment with a slow verdict). */
+ * allgather (runs of calls past the probe runs: past_probe_runs). */
 static unsigned char bval(int from, int to, long i, int it) {
   return (unsigned char)(from * 31 + to * 7 + i * 13 + it);
 }
 
-static void direct_blocks(MPI_Comm comm) {
-  int me, p;
-  MPI_Comm_rank(comm, &me);
-  MPI_Comm_size(comm, &p);
+static void direct_blocks(MPI_Comm comm, int me, int p) {
   static const long sizes[] = {131071, 131072, 200001};
   for (size_t c = 0; c < sizeof sizes / sizeof sizes[0]; ++c) {
     const long n = sizes[c];
@@ -89,39 +85,13 @@ static void direct_blocks(MPI_Comm comm) {
     free(sb);
     free(rb);
   }
-  /* 140 calls: past two probe runs, fresh data each call. */
-  const long n = 131072;
-  unsigned char* sb = malloc((size_t)n * (size_t)p);
-  unsigned char* rb = malloc((size_t)n * (size_t)p);
-  for (int it = 0; it < 140; ++it) {
-    for (int j = 0; j < p; ++j) {
-      for (long i = 0; i < n; i += 97) sb[(size_t)j * (size_t)n + (size_t)i] = bval(me, j, i, it);
-    }
-    CHECK_OK(MPI_Alltoall(sb, (int)n, MPI_BYTE, rb, (int)n, MPI_BYTE, comm));
-    for (int j = 0; j < p; ++j) {
-      for (long i = 0; i < n; i += 97) {
-        if (rb[(size_t)j * (size_t)n + (size_t)i] != bval(j, me, i, it)) {
-          mt_fail(__FILE__, __LINE__, "direct alltoall run", rb[(size_t)j * (size_t)n + (size_t)i], bval(j, me, i, it));
-          j = p;
-          it = 140;
-          break;
-        }
-      }
-    }
-  }
-  free(sb);
-  free(rb);
 }
 
 /* 2-rank reduce read straight from the other rank's input (ADI3_COLL_SHM_
  * DIRECT_REDUCE_MIN, 64 KiB): both sides of the switch, every root, a
  * commutative sum and the non-commutative op out of place (direct at root 0
- * only) and in place (never direct), and a run of calls with the input
- * rewritten before each, past the probe runs. */
-static void direct_reductions(MPI_Comm comm, MPI_Op affine) {
-  int me, p;
-  MPI_Comm_rank(comm, &me);
-  MPI_Comm_size(comm, &p);
+ * only) and in place (never direct). */
+static void direct_reductions(MPI_Comm comm, int me, int p, MPI_Op affine) {
   /* One pipelined piece, several, a whole area (1 MiB), past it (direct). */
   static const long counts[] = {1500, 8191, 8192, 8193, 70001, 131072, 131073};
   for (size_t c = 0; c < sizeof counts / sizeof counts[0]; ++c) {
@@ -152,35 +122,13 @@ static void direct_reductions(MPI_Comm comm, MPI_Op affine) {
     free(su);
     free(ru);
   }
-  /* 140 calls with fresh input: past two probe runs. */
-  const long n = 16384;
-  int* si = malloc((size_t)n * sizeof(int));
-  int* ri = malloc((size_t)n * sizeof(int));
-  for (int it = 0; it < 140; ++it) {
-    const int root = it % p;
-    for (long i = 0; i < n; ++i) si[i] = me * 100003 + (int)i + it;
-    CHECK_OK(MPI_Reduce(si, ri, (int)n, MPI_INT, MPI_SUM, root, comm));
-    for (long i = 0; me == root && i < n; ++i) {
-      const int want = 100003 * (p * (p - 1) / 2) + p * ((int)i + it);
-      if (ri[i] != want) {
-        mt_fail(__FILE__, __LINE__, "direct reduce run", ri[i], want);
-        it = 140;
-        break;
-      }
-    }
-  }
-  free(si);
-  free(ri);
 }
 
 /* A 2-rank in-place reduce with the non-commutative op at root 0 moves each
  * run of the root's input aside into the root's own area: right after a long
  * bcast from root 0, whose pieces the other rank may still be reading from
  * that area, and with the bcast's data checked too. */
-static void aside_after_bcast(MPI_Comm comm, MPI_Op affine) {
-  int me, p;
-  MPI_Comm_rank(comm, &me);
-  MPI_Comm_size(comm, &p);
+static void aside_after_bcast(MPI_Comm comm, int me, int p, MPI_Op affine) {
   const long n = 70001, nb = 300000;
   uint64_t* ru = malloc((size_t)n * sizeof(uint64_t));
   unsigned char* bb = malloc((size_t)nb);
@@ -201,6 +149,57 @@ static void aside_after_bcast(MPI_Comm comm, MPI_Op affine) {
   free(bb);
 }
 
+/* 140 calls with fresh data each, past two probe runs (the ranks switch
+ * between direct reads and the segment with a slow verdict): an alltoall of
+ * 128 KiB blocks (ADI3_COLL_SHM_DIRECT_MIN), or a reduce of 64 KiB
+ * (ADI3_COLL_SHM_DIRECT_REDUCE_MIN) at a root that moves. */
+static int pval(int from, int to, long i, int it) { return from * 100003 + to * 7 + (int)i + it; }
+
+static void past_probe_runs(MPI_Comm comm, int me, int p, int reduce) {
+  const long n = reduce ? 16384 : 32768; /* ints per block */
+  const long blocks = reduce ? 1 : p;
+  const long step = reduce ? 1 : 97; /* the alltoall fills and checks a sample */
+  int* sb = malloc((size_t)(n * blocks) * sizeof(int));
+  int* rb = malloc((size_t)(n * blocks) * sizeof(int));
+  for (int it = 0; it < 140; ++it) {
+    const int root = it % p;
+    for (long j = 0; j < blocks; ++j) {
+      for (long i = 0; i < n; i += step) sb[j * n + i] = pval(me, reduce ? root : (int)j, i, it);
+    }
+    if (reduce) {
+      CHECK_OK(MPI_Reduce(sb, rb, (int)n, MPI_INT, MPI_SUM, root, comm));
+      if (me != root) continue;
+    } else {
+      CHECK_OK(MPI_Alltoall(sb, (int)n, MPI_INT, rb, (int)n, MPI_INT, comm));
+    }
+    for (long j = 0; j < blocks; ++j) {
+      for (long i = 0; i < n; i += step) {
+        const int want = reduce ? 100003 * (p * (p - 1) / 2) + p * (root * 7 + (int)i + it) : pval((int)j, me, i, it);
+        if (rb[j * n + i] != want) {
+          mt_fail(__FILE__, __LINE__, reduce ? "direct reduce run" : "direct alltoall run", rb[j * n + i], want);
+          j = blocks;
+          it = 140;
+          break;
+        }
+      }
+    }
+  }
+  free(sb);
+  free(rb);
+}
+
+/* Every case on one communicator. */
+static void all_cases(MPI_Comm comm, MPI_Op affine) {
+  int me, p;
+  MPI_Comm_rank(comm, &me);
+  MPI_Comm_size(comm, &p);
+  direct_blocks(comm, me, p);
+  direct_reductions(comm, me, p, affine);
+  past_probe_runs(comm, me, p, 0);
+  past_probe_runs(comm, me, p, 1);
+  aside_after_bcast(comm, me, p, affine);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int size;
@@ -208,18 +207,14 @@ int main(int argc, char** argv) {
   MPI_Op affine;
   CHECK_OK(MPI_Op_create(affine_op, 0, &affine));
 
-  direct_blocks(MPI_COMM_WORLD);
-  direct_reductions(MPI_COMM_WORLD, affine);
-  aside_after_bcast(MPI_COMM_WORLD, affine);
+  all_cases(MPI_COMM_WORLD, affine);
   /* The same on sub-communicators, freed and made again. */
   int rank;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   for (int k = 1; k <= size; k = k < size / 2 ? size / 2 : k + (size + 1) / 2) {
     MPI_Comm sub;
     CHECK_OK(MPI_Comm_split(MPI_COMM_WORLD, rank < k ? 0 : 1, size - rank, &sub));
-    direct_blocks(sub);
-    direct_reductions(sub, affine);
-    aside_after_bcast(sub, affine);
+    all_cases(sub, affine);
     MPI_Comm_free(&sub);
   }
 
