@@ -19,6 +19,7 @@
 #include "adi3/error.hpp"
 #include "adi3/extension.hpp"
 #include "adi3/flow.hpp"
+#include "adi3/hot_inline.hpp"
 #include "adi3/layer_states.hpp"
 #include "adi3/matcher.hpp"
 #include "adi3/packet.hpp"
@@ -246,7 +247,7 @@ class Device final : private PacketSink {
   void complete(Request* r);  // one part of r done
   // Drops one reference; the last one gives r back to the pool, in line
   // for a plain request (nothing beside it to free).
-  void release(Request* r) {
+  ADI3_HOT_INLINE void release(Request* r) {
     // Without threads one thread counts a request's references: no locked
     // instruction. A generalized request is the exception (its completing
     // thread may drop its own reference even then): holding the only

@@ -20,6 +20,7 @@
 #include <memory>
 
 #include "adi3/request.hpp"
+#include "adi3/hot_inline.hpp"
 
 namespace adi3 {
 
@@ -42,7 +43,7 @@ class EagerCredits {
   // ---- sender side ----
   // Spends charge(bytes) of the credit toward peer; false (nothing spent)
   // when too little is left: the message must go by rendezvous.
-  bool take(int peer, std::size_t bytes) {
+  ADI3_HOT_INLINE bool take(int peer, std::size_t bytes) {
     if (!enabled()) return true;
     const auto c = static_cast<int64_t>(charge(bytes));
     std::atomic<int64_t>& credit = peers_[static_cast<std::size_t>(peer)].credit;

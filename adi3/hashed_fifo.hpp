@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "adi3/request.hpp"
+#include "adi3/hot_inline.hpp"
 
 namespace adi3 {
 
@@ -52,7 +53,7 @@ class HashedFifo {
   }
 
   // The oldest entry filed under k, or nullptr.
-  Request* find(const MatchKey& k) {
+  ADI3_HOT_INLINE Request* find(const MatchKey& k) {
     for (Request& r : bucket(k)) {
       if (KeyOf{}(r) == k) return &r;
     }

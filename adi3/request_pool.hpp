@@ -15,6 +15,7 @@
 #include <memory>
 
 #include "adi3/request.hpp"
+#include "adi3/hot_inline.hpp"
 #include "adi3/spin_lock.hpp"
 
 namespace adi3 {
@@ -37,7 +38,7 @@ class RequestPool {
   // A fresh request with refs = 1 and cc = 1, or nullptr when the pool is
   // at its cap or memory for a new chunk cannot be had (callers turn it
   // into ERR_NO_MEM). Never throws. Single-threaded it is a pop and a reset.
-  Request* get(Device* dev, RequestKind kind) noexcept {
+  ADI3_HOT_INLINE Request* get(Device* dev, RequestKind kind) noexcept {
     // The flag first: with threads free_ is read only under lock_.
     if (thread_safe_.load(std::memory_order_relaxed) || !free_) [[unlikely]]
       return get_slow(dev, kind);
