@@ -103,17 +103,9 @@ int Window::fence(int assert) {
   int err = 0;
   if (int e = wait_for(w, [&] {
         if (!fence_done(w, k, native)) return false;
+        // As enter_fence does for a native fence (Target::fenced).
         if (!native) {
-          // As enter_fence does for a native fence: we only know that every
-          // rank entered this fence, so a target applied what we sent it
-          // before the last fence or completion, but maybe not what we sent
-          // since. Our
-          // next operations to such a target stay behind those (a native
-          // put could land before the packet of this epoch's put).
-          for (Target& t : w.targets) {
-            t.emul_inflight = t.queued_ops != t.settled_ops;
-            t.settled_ops = t.queued_ops;
-          }
+          for (Target& t : w.targets) t.fenced();
         }
         if (int d = w.take_error(); d && !err) err = d;
         return true;

@@ -68,13 +68,9 @@ void enter_fence(WindowState& w, uint64_t k) {
     // A target applies what we sent it through the emulation this epoch
     // before it leaves fence k, but we may leave first: our next operation
     // to it, native, could overtake those packets (a put by cross-memory
-    // attach landing before the previous epoch's put packet). So only a
-    // target we sent nothing emulated since our last count leaves the
-    // fence with emul_inflight false: it entered fence k, so it left the
-    // fence that counted the earlier ones, having applied them.
-    Target& t = w.targets[static_cast<std::size_t>(r)];
-    uint64_t& a = w.native->peers[static_cast<std::size_t>(r)].ctl->announced[static_cast<std::size_t>(w.comm.rank)];
-    t.emul_inflight = at(a).load(std::memory_order_relaxed) != t.sent_ops;
+    // attach landing before the previous epoch's put packet): the rule
+    // the emulated fence uses too (Target::fenced).
+    w.targets[static_cast<std::size_t>(r)].fenced();
     announce(w, r);
   }
   at(w.native->ctl->fences).store(k, std::memory_order_release);

@@ -113,6 +113,15 @@ struct Target {
     emul_inflight = false;
     settled_ops = queued_ops;
   }
+  // A fence every rank entered (native or emulated): the target applied
+  // what we queued it before our last settle or fence (it left that fence
+  // to enter this one), but maybe not what we queued since, as we may leave
+  // first. Later operations stay behind those (a native put could land
+  // before the packet of this epoch's put).
+  void fenced() {
+    emul_inflight = queued_ops != settled_ops;
+    settled_ops = queued_ops;
+  }
   // emul/origin.cpp: a put or accumulate held back (q is empty then) until
   // the next push or progress pass, so that a flush or unlock right behind
   // it rides on it.

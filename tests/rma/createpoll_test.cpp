@@ -8,6 +8,7 @@
 // compare_and_swap (the short path's quick_fetch_now, or cross-memory
 // attach under the element's lock) return every old value exactly once.
 // rma::polls_now answers only for targets reached by cross-memory attach.
+// A get of 256 KiB or more takes cross-memory attach whatever the target does.
 #include <cstring>
 
 #include "rma/route.hpp"
@@ -108,7 +109,44 @@ void polling_target(Device& dev) {
   ASSERT_EQ(Window::free(&win), 0);
 }
 
+// A get of 256 KiB or more takes cross-memory attach even while the target
+// polls (route_op: one kernel copy beats the reply streamed through the
+// ring); a smaller one may go either way. Both read the target's bytes.
+void large_get(Device& dev) {
+  constexpr std::size_t kBig = 256 * 1024, kSmall = kBig - 8;
+  const int me = dev.rank();
+  std::vector<uint8_t> own(kBig);
+  for (std::size_t i = 0; i < kBig; ++i) own[i] = static_cast<uint8_t>(i * 7 + me);
+  Window* win = nullptr;
+  int e = Window::create(dev, own.data(), kBig, 1, {}, win_comm(dev), &win);
+  ASSERT_EQ(e, 0) << why(dev, e);
+  adi3::rma::WindowState& st = win->state();
+  const adi3::RemoteRegion* r1 = st.native_usable ? st.native->peers[1].mem_r : nullptr;
+  // Native under lock_all unless passive target is forced to the emulation.
+  const bool cma = st.native_usable && !st.native->peers[1].mem && r1 && (r1->ops & adi3::kOsGet) &&
+                   (st.native->passive || adi3::rma::queue_lock_native(st, 1));
+  const auto* u8 = dt(adi3::Builtin::kUint8);
+  ASSERT_EQ(dev.barrier(), 0);
+  if (me == 0) {
+    ASSERT_EQ(win->lock_all(0), 0);
+    for (std::size_t len : {kSmall, kBig}) {
+      std::vector<uint8_t> got(len, 0);
+      const uint64_t native = st.native_ops;
+      ASSERT_EQ(win->get(got.data(), static_cast<int64_t>(len), u8, 1, 0, static_cast<int64_t>(len), u8), 0);
+      ASSERT_EQ(win->flush(1), 0);
+      if (cma && len >= kBig) {
+        EXPECT_EQ(st.native_ops, native + 1) << "a get of " << len << " bytes did not take cross-memory attach";
+      }
+      for (std::size_t i = 0; i < len; ++i) ASSERT_EQ(got[i], static_cast<uint8_t>(i * 7 + 1)) << "byte " << i;
+    }
+    ASSERT_EQ(win->unlock_all(), 0);
+  }
+  ASSERT_EQ(dev.barrier(), 0);  // rank 1 polls in here throughout
+  ASSERT_EQ(Window::free(&win), 0);
+}
+
 TEST_P(RmaCreatePoll, PollingTargetNp2) { run(2, polling_target); }
+TEST_P(RmaCreatePoll, LargeGetNp2) { run(2, large_get); }
 
 INSTANTIATE_TEST_SUITE_P(Rma, RmaCreatePoll, ::testing::ValuesIn(core_test::setups()), core_test::SetupName());
 
