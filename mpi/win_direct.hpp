@@ -18,7 +18,8 @@ namespace adi3::mpi {
 
 // Sets bit for target r (whose fast_target said yes).
 [[gnu::noinline]] inline void direct_remember(WinObj& w, const rma::WindowState& s, std::size_t r, uint8_t bit) {
-  if (w.direct.size() != static_cast<std::size_t>(s.comm.size)) w.direct.assign(static_cast<std::size_t>(s.comm.size), 0);
+  if (w.direct.size() != static_cast<std::size_t>(s.comm.size))
+    w.direct.assign(static_cast<std::size_t>(s.comm.size), 0);
   w.direct[r] |= bit;
   w.direct_set = true;
 }

@@ -54,12 +54,15 @@ inline bool fast_kind(MPI_Op h, coll::OpKind* k) {
   WinObj* w = find_win(*rt, win);
   if (!w) [[unlikely]]
     return false;
-  const Datatype* t = fast_type(*rt, ttype);
-  if (!t) [[unlikely]]
+  const auto i = static_cast<std::size_t>(handle_index(ttype));
+  if (!is_kind(ttype, Kind::Datatype, HandleClass::Builtin) || i >= rt->builtin_plain.size()) [[unlikely]]
+    return false;
+  const uint32_t es = rt->builtin_plain[i];  // 0: not one plain run
+  if (!es) [[unlikely]]
     return false;
   rma::WindowState& s = w->win->state();
-  return rma::native::fast_copy(s, direct_peer(*w, s, target), put, const_cast<void*>(buf), ocount, t, disp, tcount,
-                                t);
+  return rma::native::fast_copy_plain(s, direct_peer(*w, s, target), put, const_cast<void*>(buf), ocount, es, disp,
+                                      tcount);
 }
 
 // What fast_copy left, on a window nobody maps: the emulation's one packet

@@ -111,16 +111,15 @@ inline bool fast_done(WindowState& w) {
 
 // Put (into the target) or get (from it) of count elements of one
 // predefined contiguous type on both sides. True when done.
-// p: fast_target's answer for the target (the binding may have it cached).
-[[gnu::always_inline]] inline bool fast_copy(WindowState& w, FastPeer* p, bool put, void* buf, int64_t ocount,
-                                             const Datatype* otype, std::ptrdiff_t disp, int64_t tcount,
-                                             const Datatype* ttype) {
-  if (otype != ttype || ocount != tcount || tcount <= 0 || !buf || !ttype || !ttype->is_predefined() ||
-      ttype->true_lb() != 0 || !ttype->is_contiguous()) {
-    return false;
-  }
+// With p fast_target's answer for the target (the binding may have it
+// cached) and es the size of the one predefined type of both sides, when it
+// is one contiguous run from its address.
+[[gnu::always_inline]] inline bool fast_copy_plain(WindowState& w, FastPeer* p, bool put, void* buf, int64_t ocount,
+                                                   uint64_t es, std::ptrdiff_t disp, int64_t tcount) {
   uint64_t bytes;
-  if (!p || __builtin_mul_overflow(static_cast<uint64_t>(tcount), ttype->size(), &bytes)) return false;
+  if (ocount != tcount || tcount <= 0 || !buf || !p ||
+      __builtin_mul_overflow(static_cast<uint64_t>(tcount), es, &bytes))
+    return false;
   char* at = fast_at(*p, disp, bytes);
   if (!at) return false;
   char* dst = put ? at : static_cast<char*>(buf);
@@ -139,7 +138,10 @@ inline bool fast_done(WindowState& w) {
 }
 [[gnu::always_inline]] inline bool fast_copy(WindowState& w, bool put, void* buf, int64_t ocount, const Datatype* otype,
                                              int target, std::ptrdiff_t disp, int64_t tcount, const Datatype* ttype) {
-  return fast_copy(w, fast_target(w, target), put, buf, ocount, otype, disp, tcount, ttype);
+  if (otype != ttype || !ttype || !ttype->is_predefined() || ttype->true_lb() != 0 || !ttype->is_contiguous()) {
+    return false;
+  }
+  return fast_copy_plain(w, fast_target(w, target), put, buf, ocount, ttype->size(), disp, tcount);
 }
 
 // What the fast path does to one element, under its stripe like every

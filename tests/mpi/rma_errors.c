@@ -127,15 +127,14 @@ static void test_args(MPI_Win win) {
  * the epoch's own took the fast paths (which remember per target what the
  * epoch allows). Nothing here changes the window: gets, NO_OP fetches and a
  * REPLACE of element 0 with its own value 0. */
+static int zero = 0, res = -1, cmp = -1; /* not on the stack: the epoch's end completes the operations */
 static void ops_pass(int right, MPI_Win win) {
-  int zero = 0, res = -1, cmp = -1;
   CHECK_OK(MPI_Get(&res, 1, MPI_INT, right, 1, 1, MPI_INT, win));
   CHECK_OK(MPI_Fetch_and_op(&zero, &res, MPI_INT, right, 2, MPI_NO_OP, win));
   CHECK_OK(MPI_Accumulate(&zero, 1, MPI_INT, right, 0, 1, MPI_INT, MPI_REPLACE, win));
   CHECK_OK(MPI_Compare_and_swap(&zero, &cmp, &res, MPI_INT, right, 3, win)); /* 3 != -1: no swap */
 }
 static void ops_refused(int right, MPI_Win win) {
-  int zero = 0, res = -1, cmp = -1;
   CHECK_CLASS(MPI_Get(&res, 1, MPI_INT, right, 1, 1, MPI_INT, win), MPI_ERR_RMA_SYNC);
   CHECK_CLASS(MPI_Put(&zero, 1, MPI_INT, right, 0, 1, MPI_INT, win), MPI_ERR_RMA_SYNC);
   CHECK_CLASS(MPI_Accumulate(&zero, 1, MPI_INT, right, 0, 1, MPI_INT, MPI_REPLACE, win), MPI_ERR_RMA_SYNC);
