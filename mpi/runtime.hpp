@@ -141,6 +141,10 @@ class Runtime {
   CommObj world, self;
   // Datatype::builtin(b) by index, read by every point-to-point call.
   std::array<const Datatype*, kNumBuiltins> builtin_types{};
+  // By the same index: the size of a predefined type that is one contiguous
+  // run from its address (true_lb 0), else 0: the one-sided fast paths'
+  // datatype check in one load (mpi/win_ops.cpp).
+  std::array<uint32_t, kNumBuiltins> builtin_plain{};
   HandleTable<CommObj*> comms;
   HandleTable<GroupPtr> groups;
   HandleTable<Datatype*> types;

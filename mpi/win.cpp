@@ -16,6 +16,7 @@ int get_win_slow(Runtime& rt, MPI_Win h, WinObj** out) {
   if (is_kind(h, Kind::Win, HandleClass::User)) {
     if (WinObj** w = rt.wins.get(handle_index(h))) {
       *out = *w;
+      (*w)->forget_direct();
       return 0;
     }
     return raise(ErrorClass::Win, "window handle 0x%x was freed or never created", h);

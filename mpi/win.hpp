@@ -3,7 +3,10 @@
 // error handler, the values the predefined attributes point to), and the
 // lookups and error dispatch every MPI_Win entry point uses.
 #pragma once
+#include <algorithm>
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "mpi/api.hpp"
 #include "rma/window.hpp"
@@ -21,6 +24,20 @@ struct WinObj {
   // What MPI_WIN_SIZE / DISP_UNIT / CREATE_FLAVOR / MODEL point to.
   MPI_Aint attr_size = 0;
   int attr_disp_unit = 1, attr_flavor = MPI_WIN_FLAVOR_CREATE, attr_model = MPI_WIN_SEPARATE;
+  // Per target rank, what the native fast path proved of this epoch
+  // (kDirectOp, kDirectFlush), so that an operation or a flush to it tests
+  // one byte (mpi/win_ops.cpp direct_peer). Only calls on this window
+  // change what it caches, and every call that leaves the fast paths looks
+  // the window up with get_win, which forgets it all; a fast unlock forgets
+  // its target's.
+  std::vector<uint8_t> direct;
+  bool direct_set = false;
+  void forget_direct() {
+    if (direct_set) [[unlikely]] {
+      std::fill(direct.begin(), direct.end(), uint8_t{0});
+      direct_set = false;
+    }
+  }
 
   WinObj() = default;
   WinObj(const WinObj&) = delete;
@@ -28,13 +45,20 @@ struct WinObj {
   ~WinObj() { delete win; }  // only at MPI_Finalize, for windows never freed
 };
 
+// WinObj::direct's bits: fast_target's yes (rma/native_fast.hpp), and
+// fast_flush's (nothing to complete at the target).
+inline constexpr uint8_t kDirectOp = 1, kDirectFlush = 2;
+
 // The window of handle h (0 and *out, or an ERR_WIN code). Inline: every
-// one-sided call starts with it (the slow part raises the error).
+// one-sided call starts with it (the slow part raises the error). The
+// checked paths' lookup: it forgets what the fast paths cached, since the
+// call may change the epoch.
 int get_win_slow(Runtime& rt, MPI_Win h, WinObj** out);
 inline int get_win(Runtime& rt, MPI_Win h, WinObj** out) {
   if (is_kind(h, Kind::Win, HandleClass::User)) [[likely]] {
     if (WinObj** w = rt.wins.get(handle_index(h))) [[likely]] {
       *out = *w;
+      (*w)->forget_direct();
       return 0;
     }
   }

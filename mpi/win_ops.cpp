@@ -6,6 +6,7 @@
 #include "emul/emul.hpp"
 #include "mpi/coll_binding.hpp"
 #include "mpi/win.hpp"
+#include "mpi/win_direct.hpp"
 #include "rma/native_fast.hpp"
 
 using namespace adi3;
@@ -53,8 +54,15 @@ inline bool fast_kind(MPI_Op h, coll::OpKind* k) {
   WinObj* w = find_win(*rt, win);
   if (!w) [[unlikely]]
     return false;
-  const Datatype* t = fast_type(*rt, ttype);
-  return t && rma::native::fast_copy(w->win->state(), put, const_cast<void*>(buf), ocount, t, target, disp, tcount, t);
+  const auto i = static_cast<std::size_t>(handle_index(ttype));
+  if (!is_kind(ttype, Kind::Datatype, HandleClass::Builtin) || i >= rt->builtin_plain.size()) [[unlikely]]
+    return false;
+  const uint32_t es = rt->builtin_plain[i];  // 0: not one plain run
+  if (!es) [[unlikely]]
+    return false;
+  rma::WindowState& s = w->win->state();
+  return rma::native::fast_copy_plain(s, direct_peer(*w, s, target), put, const_cast<void*>(buf), ocount, es, disp,
+                                      tcount);
 }
 
 // What fast_copy left, on a window nobody maps: the emulation's one packet
@@ -67,6 +75,7 @@ inline bool fast_kind(MPI_Op h, coll::OpKind* k) {
   WinObj* w = rt && otype == ttype ? find_win(*rt, win) : nullptr;
   const Datatype* t = w ? fast_type(*rt, ttype) : nullptr;
   if (!t) return false;
+  w->forget_direct();  // the emulation's packet changes the target's state
   rma::WindowState& s = w->win->state();
   return put ? emul::quick_put(s, buf, ocount, t, target, disp, tcount, t)
              : emul::quick_get(s, const_cast<void*>(buf), ocount, t, target, disp, tcount, t);
@@ -216,6 +225,7 @@ ADI3_WIN_FAST(Get, GET_PARAMS) {
 // the checked path reports it.
 template <class F>
 [[gnu::noinline]] int window_call(WinObj* w, MPI_Win win, const char* fn, F&& call) noexcept {
+  w->forget_direct();  // a call off the fast paths (see WinObj::direct)
   try {
     return win_error(w, call(*w->win), fn);
   } catch (...) {
@@ -264,8 +274,9 @@ ADI3_WIN_FAST(Accumulate, ACC_PARAMS) {
   if (Runtime* rt = g_runtime; rt && origin_datatype == target_datatype && fast_kind(op, &k)) [[likely]] {
     WinObj* w = find_win(*rt, win);
     if (const Datatype* t = fast_type(*rt, target_datatype); w && t) {
-      if (rma::native::fast_acc(w->win->state(), origin_addr, origin_count, t, target_rank, target_disp, target_count,
-                                t, k)) {
+      rma::WindowState& s = w->win->state();
+      if (rma::native::fast_acc(s, direct_peer(*w, s, target_rank), origin_addr, origin_count, t, target_rank,
+                                target_disp, target_count, t, k)) {
         return MPI_SUCCESS;
       }
       return acc_window(w, t, k, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
@@ -331,8 +342,9 @@ ADI3_WIN_FAST(Fetch_and_op, FOP_PARAMS) {
   if (Runtime* rt = g_runtime; rt && fast_kind(op, &k)) [[likely]] {
     WinObj* w = find_win(*rt, win);
     if (const Datatype* ft = fast_type(*rt, datatype); w && ft) {
-      if (rma::native::fast_atomic(w->win->state(), origin_addr, nullptr, result_addr, ft, target_rank, target_disp,
-                                   false, k)) {
+      rma::WindowState& s = w->win->state();
+      if (rma::native::fast_atomic(s, direct_peer(*w, s, target_rank), origin_addr, nullptr, result_addr, ft,
+                                   target_rank, target_disp, false, k)) {
         return MPI_SUCCESS;
       }
       return fop_window(w, ft, k, origin_addr, result_addr, datatype, target_rank, target_disp, op, win);
@@ -373,8 +385,9 @@ ADI3_WIN_FAST(Compare_and_swap, CAS_PARAMS) {
   if (Runtime* rt = g_runtime) [[likely]] {
     WinObj* w = find_win(*rt, win);
     if (const Datatype* ft = fast_type(*rt, datatype); w && ft) {
-      if (rma::native::fast_atomic(w->win->state(), origin_addr, compare_addr, result_addr, ft, target_rank,
-                                   target_disp, true, coll::OpKind::NoOp)) {
+      rma::WindowState& s = w->win->state();
+      if (rma::native::fast_atomic(s, direct_peer(*w, s, target_rank), origin_addr, compare_addr, result_addr, ft,
+                                   target_rank, target_disp, true, coll::OpKind::NoOp)) {
         return MPI_SUCCESS;
       }
       return cas_window(w, ft, origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win);

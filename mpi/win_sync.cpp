@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "mpi/win.hpp"
+#include "mpi/win_direct.hpp"
 #include "rma/native_fast.hpp"
 
 using namespace adi3;
@@ -118,6 +119,7 @@ ADI3_WIN_FAST(Win_unlock, (int rank, MPI_Win win)) {
     if (WinObj* w = find_win(*rt, win)) {
       rma::WindowState& st = w->win->state();
       if (int e = rma::native::fast_unlock(st, rank); e >= 0) {
+        direct_forget(*w, rank);
         return win_error(w, e ? e : st.dev.check_alive(st.comm, rank, "Win_unlock"), "PMPI_Win_unlock");
       }
     }
@@ -144,7 +146,7 @@ ADI3_WIN_FAST(Win_flush, (int rank, MPI_Win win)) {
   // Nothing to complete at a mapped target (rma/native_fast.hpp), as Window::flush would find.
   if (Runtime* rt = g_runtime) [[likely]] {
     if (WinObj* w = find_win(*rt, win)) {
-      if (rma::WindowState& st = w->win->state(); rma::native::fast_flush(st, rank)) {
+      if (rma::WindowState& st = w->win->state(); direct_flush(*w, st, rank)) {
         return win_error(w, st.dev.check_alive(st.comm, rank, "Win_flush"), "PMPI_Win_flush");
       }
     }

@@ -111,15 +111,15 @@ inline bool fast_done(WindowState& w) {
 
 // Put (into the target) or get (from it) of count elements of one
 // predefined contiguous type on both sides. True when done.
-[[gnu::always_inline]] inline bool fast_copy(WindowState& w, bool put, void* buf, int64_t ocount, const Datatype* otype,
-                                             int target, std::ptrdiff_t disp, int64_t tcount, const Datatype* ttype) {
-  if (otype != ttype || ocount != tcount || tcount <= 0 || !buf || !ttype || !ttype->is_predefined() ||
-      ttype->true_lb() != 0 || !ttype->is_contiguous()) {
-    return false;
-  }
-  FastPeer* p = fast_target(w, target);
+// With p fast_target's answer for the target (the binding may have it
+// cached) and es the size of the one predefined type of both sides, when it
+// is one contiguous run from its address.
+[[gnu::always_inline]] inline bool fast_copy_plain(WindowState& w, FastPeer* p, bool put, void* buf, int64_t ocount,
+                                                   uint64_t es, std::ptrdiff_t disp, int64_t tcount) {
   uint64_t bytes;
-  if (!p || __builtin_mul_overflow(static_cast<uint64_t>(tcount), ttype->size(), &bytes)) return false;
+  if (ocount != tcount || tcount <= 0 || !buf || !p ||
+      __builtin_mul_overflow(static_cast<uint64_t>(tcount), es, &bytes))
+    return false;
   char* at = fast_at(*p, disp, bytes);
   if (!at) return false;
   char* dst = put ? at : static_cast<char*>(buf);
@@ -135,6 +135,13 @@ inline bool fast_done(WindowState& w) {
   }
   if (put) w.stored();
   return fast_done(w);
+}
+[[gnu::always_inline]] inline bool fast_copy(WindowState& w, bool put, void* buf, int64_t ocount, const Datatype* otype,
+                                             int target, std::ptrdiff_t disp, int64_t tcount, const Datatype* ttype) {
+  if (otype != ttype || !ttype || !ttype->is_predefined() || ttype->true_lb() != 0 || !ttype->is_contiguous()) {
+    return false;
+  }
+  return fast_copy_plain(w, fast_target(w, target), put, buf, ocount, ttype->size(), disp, tcount);
 }
 
 // What the fast path does to one element, under its stripe like every
@@ -221,10 +228,9 @@ inline bool fast_exclusive(const WindowState& w, int target) {
 // Replace, NoOp) or compare_and_swap (cas true, op unused) of one 4- or
 // 8-byte predefined element on its alignment, under the element's stripe
 // (as cas_element and combine_atomic). True when done.
-[[gnu::always_inline]] inline bool fast_atomic(WindowState& w, const void* origin, const void* compare, void* result,
-                                               const Datatype* t, int target, std::ptrdiff_t disp, bool cas,
-                                               coll::OpKind op) {
-  FastPeer* p = fast_target(w, target);
+[[gnu::always_inline]] inline bool fast_atomic(WindowState& w, FastPeer* p, const void* origin, const void* compare,
+                                               void* result, const Datatype* t, int target, std::ptrdiff_t disp,
+                                               bool cas, coll::OpKind op) {
   if (!p || !result) return false;
   coll::TypeClass tc;
   const std::size_t es = fast_elem(*w.native, t, &tc);
@@ -266,16 +272,19 @@ inline bool fast_exclusive(const WindowState& w, int target) {
   w.stored();
   return fast_done(w);
 }
+[[gnu::always_inline]] inline bool fast_atomic(WindowState& w, const void* origin, const void* compare, void* result,
+                                               const Datatype* t, int target, std::ptrdiff_t disp, bool cas,
+                                               coll::OpKind op) {
+  return fast_atomic(w, fast_target(w, target), origin, compare, result, t, target, disp, cas, op);
+}
 
 // Accumulate of up to 64 aligned 4- or 8-byte predefined elements (Sum on
 // C integers and floating types, Replace), the same type and count on both
 // sides: under the stripes of the range, taken once. True when done.
-[[gnu::always_inline]] inline bool fast_acc(WindowState& w, const void* origin, int64_t ocount, const Datatype* otype,
-                                            int target, std::ptrdiff_t disp, int64_t tcount, const Datatype* ttype,
-                                            coll::OpKind op) {
-  if (otype != ttype || ocount != tcount || tcount <= 0 || tcount > 64 || !origin) return false;
-  FastPeer* p = fast_target(w, target);
-  if (!p) return false;
+[[gnu::always_inline]] inline bool fast_acc(WindowState& w, FastPeer* p, const void* origin, int64_t ocount,
+                                            const Datatype* otype, int target, std::ptrdiff_t disp, int64_t tcount,
+                                            const Datatype* ttype, coll::OpKind op) {
+  if (otype != ttype || ocount != tcount || tcount <= 0 || tcount > 64 || !origin || !p) return false;
   coll::TypeClass tc;
   const std::size_t es = fast_elem(*w.native, ttype, &tc);
   if (!es) return false;
@@ -312,21 +321,35 @@ inline bool fast_exclusive(const WindowState& w, int target) {
   w.stored();
   return fast_done(w);
 }
+[[gnu::always_inline]] inline bool fast_acc(WindowState& w, const void* origin, int64_t ocount, const Datatype* otype,
+                                            int target, std::ptrdiff_t disp, int64_t tcount, const Datatype* ttype,
+                                            coll::OpKind op) {
+  return fast_acc(w, fast_target(w, target), origin, ocount, otype, target, disp, tcount, ttype, op);
+}
 
 // Win_flush(target) with nothing in the emulation: every operation
 // completed when it returned; the memory fence that orders them before our
 // later loads is left to the next load on x86 (WindowState::before_load),
 // done here elsewhere. True when done.
-inline bool fast_flush(WindowState& w, int target) {
-  if (w.access != WindowState::Access::Lock && w.access != WindowState::Access::LockAll) return false;
-  if (!fast_target(w, target) || w.deferred_error) return false;
-  const Target& t = w.targets[static_cast<std::size_t>(target)];
-  if (t.queued_ops != t.flushed_ops || !t.q.empty() || t.replies != 0) return false;
+// The flush's own work once nothing is left to complete.
+[[gnu::always_inline]] inline void fast_flush_fence(WindowState& w) {
   if constexpr (WindowState::kDeferFence) {
     std::atomic_signal_fence(std::memory_order_seq_cst);  // the compiler keeps the stores before the return
   } else {
     w.memory_fence();
   }
+}
+// Whether a flush to target has nothing to complete (but deferred_error,
+// which the agent may set at any time).
+inline bool fast_flush_settled(WindowState& w, int target) {
+  if (w.access != WindowState::Access::Lock && w.access != WindowState::Access::LockAll) return false;
+  if (!fast_target(w, target)) return false;
+  const Target& t = w.targets[static_cast<std::size_t>(target)];
+  return t.queued_ops == t.flushed_ops && t.q.empty() && t.replies == 0;
+}
+inline bool fast_flush(WindowState& w, int target) {
+  if (!fast_flush_settled(w, target) || w.deferred_error) return false;
+  fast_flush_fence(w);
   return true;
 }
 

@@ -123,6 +123,55 @@ static void test_args(MPI_Win win) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* The end of an epoch is seen by the operations and flushes after it, once
+ * the epoch's own took the fast paths (which remember per target what the
+ * epoch allows). Nothing here changes the window: gets, NO_OP fetches and a
+ * REPLACE of element 0 with its own value 0. */
+static int zero = 0, res = -1, cmp = -1; /* not on the stack: the epoch's end completes the operations */
+static void ops_pass(int right, MPI_Win win) {
+  CHECK_OK(MPI_Get(&res, 1, MPI_INT, right, 1, 1, MPI_INT, win));
+  CHECK_OK(MPI_Fetch_and_op(&zero, &res, MPI_INT, right, 2, MPI_NO_OP, win));
+  CHECK_OK(MPI_Accumulate(&zero, 1, MPI_INT, right, 0, 1, MPI_INT, MPI_REPLACE, win));
+  CHECK_OK(MPI_Compare_and_swap(&zero, &cmp, &res, MPI_INT, right, 3, win)); /* 3 != -1: no swap */
+}
+static void ops_refused(int right, MPI_Win win) {
+  CHECK_CLASS(MPI_Get(&res, 1, MPI_INT, right, 1, 1, MPI_INT, win), MPI_ERR_RMA_SYNC);
+  CHECK_CLASS(MPI_Put(&zero, 1, MPI_INT, right, 0, 1, MPI_INT, win), MPI_ERR_RMA_SYNC);
+  CHECK_CLASS(MPI_Accumulate(&zero, 1, MPI_INT, right, 0, 1, MPI_INT, MPI_REPLACE, win), MPI_ERR_RMA_SYNC);
+  ADI3_ONLY(CHECK_CLASS(MPI_Fetch_and_op(&zero, &res, MPI_INT, right, 2, MPI_NO_OP, win), MPI_ERR_RMA_SYNC));
+  ADI3_ONLY(CHECK_CLASS(MPI_Compare_and_swap(&zero, &cmp, &res, MPI_INT, right, 3, win), MPI_ERR_RMA_SYNC));
+  CHECK_CLASS(MPI_Win_flush(right, win), MPI_ERR_RMA_SYNC);
+}
+static void test_epoch_ends(MPI_Win win) {
+  int right = (rank + 1) % size;
+  for (int round = 0; round < 2; ++round) { /* the second finds what the first left */
+    CHECK_OK(MPI_Win_lock(MPI_LOCK_SHARED, right, 0, win));
+    ops_pass(right, win);
+    CHECK_OK(MPI_Win_flush(right, win));
+    ops_pass(right, win);
+    CHECK_OK(MPI_Win_flush(right, win));
+    CHECK_OK(MPI_Win_unlock(right, win));
+    ops_refused(right, win);
+    CHECK_OK(MPI_Win_lock_all(0, win));
+    ops_pass(right, win);
+    CHECK_OK(MPI_Win_flush(right, win));
+    CHECK_OK(MPI_Win_unlock_all(win));
+    ops_refused(right, win);
+    CHECK_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, right, MPI_MODE_NOCHECK, win));
+    ops_pass(right, win);
+    CHECK_OK(MPI_Win_flush(right, win));
+    CHECK_OK(MPI_Win_unlock(right, win));
+    ops_refused(right, win);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  CHECK_OK(MPI_Win_fence(0, win));
+  ops_pass(right, win);
+  CHECK_CLASS(MPI_Win_flush(right, win), MPI_ERR_RMA_SYNC);
+  CHECK_OK(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
+  ops_refused(right, win);
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 static void test_handles(MPI_Win win, int* mem) {
   MPI_Win w;
   int buf = 0, pair[2] = {0, 0}, flag;
@@ -240,6 +289,7 @@ int main(int argc, char** argv) {
     CHECK_OK(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
     MPI_Barrier(MPI_COMM_WORLD);
     test_args(win);
+    test_epoch_ends(win);
     MPI_Barrier(MPI_COMM_WORLD);
     if (flav == 1) {
       MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win);
