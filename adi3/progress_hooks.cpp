@@ -32,14 +32,19 @@ void ProgressHooks::remove(int id, bool threads) {
 bool ProgressHooks::run(bool threads) {
   if (threads ? !lock_.try_lock() : running_) return false;
   running_ = true;
-  runner_.store(std::this_thread::get_id(), std::memory_order_relaxed);
+  // Runs on every progress pass, mostly with nothing to do: add and remove
+  // ask inside() only with threads on, and the list is compacted only when
+  // a hook was removed during the pass (it then holds more than count_).
+  if (threads) runner_.store(std::this_thread::get_id(), std::memory_order_relaxed);
   bool any = false;
   for (std::size_t i = 0; i < hooks_.size(); ++i) {
-    Hook h = hooks_[i];  // a copy: the hook may add hooks (the vector grows)
+    const Hook h = hooks_[i];  // a copy: the hook may add hooks (the vector grows)
     if (h.fn) any |= h.fn(h.ctx);
   }
-  std::erase_if(hooks_, [](const Hook& h) { return h.fn == nullptr; });
-  runner_.store(std::thread::id{}, std::memory_order_relaxed);
+  if (hooks_.size() != static_cast<std::size_t>(count_.load(std::memory_order_relaxed))) {
+    std::erase_if(hooks_, [](const Hook& h) { return h.fn == nullptr; });
+  }
+  if (threads) runner_.store(std::thread::id{}, std::memory_order_relaxed);
   running_ = false;
   if (threads) lock_.unlock();
   return any;

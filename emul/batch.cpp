@@ -118,7 +118,8 @@ void send_batch(WindowState& w, int to, uint8_t flags, uint64_t token) {
   h.len = t.batch_len;
   h.token = token;
   // The device copies what the channel cannot take now: the buffer is free.
-  const int e = w.dev.send_packet(pw.peer, &h, sizeof h, Payload{t.batch.get(), t.batch_len, nullptr, 0});
+  const int e = w.dev.send_packet(pw.peer, &h, rma::header_bytes(h, t.batch_len),
+                                  Payload{t.batch.get(), t.batch_len, nullptr, 0});
   if (e && !w.deferred_error) w.deferred_error = e;
   t.batch_len = 0;
   t.batch_reply = 0;

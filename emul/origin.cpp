@@ -212,13 +212,13 @@ const rma::PeerWin& address(WindowState& w, int to, Header& h) {
 
 int send(WindowState& w, int to, Header& h, const Payload& p) {
   const rma::PeerWin& pw = address(w, to, h);
-  return w.dev.send_packet(pw.peer, &h, sizeof h, p);
+  return w.dev.send_packet(pw.peer, &h, rma::header_bytes(h, p.bytes), p);
 }
 
 bool send_chunk(WindowState& w, int to, Header& h, const Payload& p) {
   const rma::PeerWin& pw = address(w, to, h);
   bool sent = false;
-  const int e = w.dev.try_send_packet(pw.peer, &h, sizeof h, p, &sent);
+  const int e = w.dev.try_send_packet(pw.peer, &h, rma::header_bytes(h, p.bytes), p, &sent);
   record_error(w, e);
   return sent || e;  // a failure does not retry (the error reports it)
 }

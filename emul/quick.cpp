@@ -88,7 +88,7 @@ namespace {
   h.token = token;
   h.flags = flags;
   h.len = len == ~std::size_t{0} ? p.bytes : len;
-  return w.dev.send_packet(pw.peer, &h, sizeof h, p);
+  return w.dev.send_packet(pw.peer, &h, rma::header_bytes(h, p.bytes), p);
 }
 
 // Under w.mu: a free reply record for len bytes landing at dst, from

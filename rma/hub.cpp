@@ -105,13 +105,21 @@ void Hub::on_packet(void* ctx, int src, const void* hdr, std::size_t hdr_bytes, 
                     std::size_t payload_bytes) {
   auto* hub = static_cast<Hub*>(ctx);
   Device& dev = hub->dev_;
-  if (hdr_bytes != sizeof(Header)) {
-    dev.errors().raise(ErrorClass::Intern, "rank %d refused an rma packet of %zu header bytes from rank %d (want %zu)",
-                       dev.rank(), hdr_bytes, src, sizeof(Header));
+  Header h;
+  if (hdr_bytes == kShortHeader) {
+    // The short form: the packet is its whole stream (rma/protocol.hpp).
+    std::memcpy(&h, hdr, kShortHeader);
+    h.first = 0;
+    h.total = payload_bytes;
+    h.len = payload_bytes;
+  } else if (hdr_bytes == sizeof(Header)) {
+    std::memcpy(&h, hdr, sizeof h);
+  } else {
+    dev.errors().raise(ErrorClass::Intern,
+                       "rank %d refused an rma packet of %zu header bytes from rank %d (want %zu or %zu)", dev.rank(),
+                       hdr_bytes, src, kShortHeader, sizeof(Header));
     return;
   }
-  Header h;
-  std::memcpy(&h, hdr, sizeof h);
   WindowState* w = hub->find(h.win, h.gen);
   if (!w || h.kind >= Msg::Last) {
     dev.errors().raise(ErrorClass::Win,

@@ -60,12 +60,25 @@ struct Header {
   uint32_t gen;    // the receiver's window generation (stale packets are refused)
   uint64_t disp;   // byte displacement in the window (dynamic windows: absolute address)
   uint64_t count;  // elements of the target type; sync packets: cumulative operations
+  uint64_t token;  // origin's reply token (get-like ops) or sequence number (sync)
+  // Left out of a short header (below).
   uint64_t first;  // offset of this chunk in the packed stream
   uint64_t total;  // bytes of the whole packed stream
-  uint64_t token;  // origin's reply token (get-like ops) or sequence number (sync)
   uint64_t len;    // bytes of this chunk (data ops: equals the payload; GetAcc NO_OP has none)
 };
 static_assert(sizeof(Header) == 64);
+
+// A packet that is its whole stream, all of it in its payload (first 0,
+// total and len the payload's bytes: every sync packet and Ack, a small
+// put, accumulate, fetch_and_op or reply) goes with the header's first
+// kShortHeader bytes; the receiver fills in the rest from the payload.
+// With the shm ring's 16-byte record head, an 8-byte put and its Ack then
+// take one cache line each instead of two.
+inline constexpr std::size_t kShortHeader = offsetof(Header, first);
+static_assert(kShortHeader == 40);
+inline std::size_t header_bytes(const Header& h, std::size_t payload_bytes) {
+  return h.first == 0 && h.total == payload_bytes && h.len == payload_bytes ? kShortHeader : sizeof(Header);
+}
 
 // One operation of a Batch packet: a put (kind kBatchPut) of len bytes of
 // the predefined type elem at byte displacement disp, its data following,

@@ -43,6 +43,17 @@ struct Guarded {
   }
 };
 
+// A window over g's 16 ints (filled with this rank's pattern), created by
+// every rank, which have all entered it; nullptr if it could not be made.
+Window* guarded_window(Device& dev, Guarded& g) {
+  g.fill(dev.rank());
+  Window* w = nullptr;
+  const int e = Window::create(dev, g.win_mem(), 16 * sizeof(int), sizeof(int), {}, win_comm(dev), &w);
+  EXPECT_EQ(e, 0) << why(dev, e);
+  EXPECT_EQ(dev.barrier(), 0);
+  return e ? nullptr : w;
+}
+
 TEST_P(RmaErrors, OriginChecksNp2) {
   run(2, [](Device& dev) {
     const int me = dev.rank(), t = 1 - me;
@@ -181,10 +192,8 @@ TEST_P(RmaErrors, HostilePacketsRefusedNp2) {
   run(2, [](Device& dev) {
     const int me = dev.rank(), t = 1 - me;
     Guarded g;
-    g.fill(me);
-    Window* w = nullptr;
-    ASSERT_EQ(Window::create(dev, g.win_mem(), 16 * sizeof(int), sizeof(int), {}, win_comm(dev), &w), 0);
-    ASSERT_EQ(dev.barrier(), 0);
+    Window* w = guarded_window(dev, g);
+    ASSERT_NE(w, nullptr);
     if (me == 0) {
       const adi3::rma::PeerWin p = w->state().peers[static_cast<std::size_t>(t)];
       auto send = [&](adi3::rma::Header h, const void* data, std::size_t n) {
@@ -324,6 +333,57 @@ TEST_P(RmaErrors, HostilePacketsRefusedNp2) {
       EXPECT_EQ(e, 0) << why(dev, e);
     }
     EXPECT_EQ(w, nullptr);
+  });
+}
+
+// Puts to rank t sent by hand with the short header (rma::kShortHeader
+// bytes, rma/protocol.hpp): two ints at 2 that land (their lengths are the
+// payload's), one int at 5 with a header of 48 bytes, which is refused,
+// then a put at 15 the usual way and a flush, which ends after the target
+// handled the first two (one order per peer).
+void send_short_puts(Device& dev, Window& w, int t) {
+  const adi3::rma::PeerWin p = w.state().peers[static_cast<std::size_t>(t)];
+  ASSERT_EQ(w.lock(LockType::Exclusive, t, 0), 0);
+  int two[2] = {77, 78}, odd = 55, last = 99;
+  adi3::rma::Header h{};
+  h.id = p.pkt;
+  h.win = p.win;
+  h.gen = p.gen;
+  h.kind = adi3::rma::Msg::Put;
+  h.elem = static_cast<uint8_t>(adi3::Builtin::kInt);
+  h.count = 2;
+  h.disp = 2 * sizeof(int);
+  ASSERT_EQ(adi3::rma::header_bytes(h, sizeof two), sizeof h);  // total and len not the payload's yet
+  h.total = h.len = sizeof two;
+  ASSERT_EQ(adi3::rma::header_bytes(h, sizeof two), adi3::rma::kShortHeader);
+  int e = dev.send_packet(p.peer, &h, adi3::rma::kShortHeader, adi3::Payload{two, sizeof two, nullptr, 0});
+  ASSERT_EQ(e, 0) << why(dev, e);
+  h.count = 1;
+  h.disp = 5 * sizeof(int);
+  h.total = h.len = sizeof odd;
+  e = dev.send_packet(p.peer, &h, adi3::rma::kShortHeader + 8, adi3::Payload{&odd, sizeof odd, nullptr, 0});
+  ASSERT_EQ(e, 0) << why(dev, e);
+  ASSERT_EQ(w.put(&last, 1, int_t(), t, 15, 1, int_t()), 0);
+  ASSERT_EQ(w.flush(t), 0);
+  ASSERT_EQ(w.unlock(t), 0);
+}
+
+TEST_P(RmaErrors, ShortHeaderPacketsNp2) {
+  run(2, [](Device& dev) {
+    Guarded g;
+    Window* w = guarded_window(dev, g);
+    ASSERT_NE(w, nullptr);
+    if (dev.rank() == 0) send_short_puts(dev, *w, 1);
+    ASSERT_EQ(dev.barrier(), 0);
+    if (dev.rank() == 1) {
+      EXPECT_EQ(g.win_mem()[2], 77);
+      EXPECT_EQ(g.win_mem()[3], 78);
+      EXPECT_EQ(g.win_mem()[5], 1000 + 16 + 5) << "a packet of 48 header bytes was applied";
+      EXPECT_EQ(g.win_mem()[15], 99);
+    } else {
+      EXPECT_TRUE(g.unchanged(0));
+    }
+    ASSERT_EQ(Window::free(&w), 0);
   });
 }
 
