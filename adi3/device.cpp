@@ -22,6 +22,7 @@ Device::Device(std::unique_ptr<Channel> channel, const Config& config)
       credits_(config_.unexpected_bytes, size_),
       peers_(static_cast<std::size_t>(size_)),
       max_header_(channel_->caps().max_header),
+      max_payload_(channel_->caps().max_payload),
       peer_failed_(static_cast<std::size_t>(size_), 0),
       peer_refused_(static_cast<std::size_t>(size_), 0),
       placing_(static_cast<std::size_t>(size_)) {

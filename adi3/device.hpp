@@ -307,7 +307,9 @@ class Device final : private PacketSink {
   // The owner a registered id was given to ("" when free).
   std::string packet_owner(PacketType id) const { return kinds_.owner(id); }
   std::size_t max_packet_header() const { return max_header_; }  // >= kMinPacketHeader
-  std::size_t max_packet_payload() const { return channel_->caps().max_payload; }
+  // The channel's caps are fixed when it is made: read once (not two
+  // virtual calls per packet).
+  std::size_t max_packet_payload() const { return max_payload_; }
   // One packet of a registered extension id (the header's first byte) to
   // `peer` (channel rank), after every packet of any kind already queued for
   // that peer: per-peer order is one rule for all. Never drops: when the
@@ -552,6 +554,7 @@ class Device final : private PacketSink {
   SpinLock poll_lock_;
   Handler handlers_[kCoreIds] = {};
   std::size_t max_header_;
+  std::size_t max_payload_;
   PacketKinds kinds_;
   std::atomic<std::size_t> refused_{0};
   ProgressHooks hooks_;
