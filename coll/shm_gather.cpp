@@ -215,19 +215,23 @@ bool shm_alltoall(Device& dev, const void* sbuf, std::size_t scount, const Datat
     }
   }
   local();
-  // A round moves `piece` bytes of every block: all of them when the p
-  // blocks fit a slot, else a share of the area each.
-  const bool small = bytes * np <= n->slot_limit();
+  // A round moves `piece` bytes of every block: all of them when the p - 1
+  // blocks for the others fit a slot, else a share of the area each. A
+  // sender's own block has no place: the one for rank j is at place(j).
+  // 2 ranks, 4 KiB blocks: one slot stage, not an area round's two stages
+  // and streaming stores.
+  const bool small = bytes * (np - 1) <= n->slot_limit();
   const std::size_t piece = small ? bytes : kShmChunk / np;
+  auto place = [](int j, int sender) { return static_cast<std::size_t>(j < sender ? j : j - 1); };
   const std::size_t rounds = (bytes + piece - 1) / piece;
-  uint64_t s = small ? n->begin(1, bytes * np) : n->begin(2 * rounds);
+  uint64_t s = small ? n->begin(1, bytes * (np - 1)) : n->begin(2 * rounds);
   for (std::size_t at = 0; at < bytes; at += piece, s += 2) {
     const std::size_t end = std::min(bytes, at + piece);
     std::byte* to = nullptr;
     if ((*err = small ? n->claim_slot(&to) : n->claim_area(&to))) return true;
     for (int j = 0; j < p; ++j) {
       if (j == me) continue;
-      std::byte* at_j = to + static_cast<std::size_t>(j) * piece;
+      std::byte* at_j = to + place(j, me) * piece;
       if (sent < end) std::memset(at_j, 0, end - at);
       send_block(j).out(at, end, at_j, n, !small);
     }
@@ -240,7 +244,7 @@ bool shm_alltoall(Device& dev, const void* sbuf, std::size_t scount, const Datat
     }
     for (int j = 0; j < p; ++j) {
       if (j == me) continue;
-      const std::byte* from = (small ? n->slot(j) : n->area(j)) + static_cast<std::size_t>(me) * piece;
+      const std::byte* from = (small ? n->slot(j) : n->area(j)) + place(me, j) * piece;
       recv_block(j).in(at, end, from);
     }
     if (!small) {
