@@ -321,8 +321,12 @@ static void gathers(MPI_Comm comm, int full) {
    * (512 ints, not 511) take the stores the node's chooser times, which
    * starts after 64 calls and times one copy in 32: 1024 ints run 100
    * times; 70000 ints per block is two rounds of allgather's 256 KiB, and
-   * from 4 ranks on two or more of alltoall's share of the 1 MiB areas. */
-  static const long counts[] = {1, 7, 511, 512, 1000, 1024, 2044, 2045, 70000};
+   * from 4 ranks on two or more of alltoall's share of the 1 MiB areas.
+   * Then alltoall's p - 1 blocks on both sides of a slot: 8176 data bytes
+   * with a core per rank, 17392 with more ranks than cores. */
+  const long q = p > 1 ? p - 1 : 1;
+  const long counts[] = {
+      1, 7, 511, 512, 1000, 1024, 2044, 2045, 70000, 8176 / 4 / q, 8176 / 4 / q + 1, 17392 / 4 / q, 17392 / 4 / q + 1};
   const size_t nc = full ? sizeof counts / sizeof counts[0] : 4;
   for (size_t c = 0; c < nc; ++c) {
     const long n = counts[c];
@@ -366,8 +370,8 @@ static void gathers(MPI_Comm comm, int full) {
     free(rb);
   }
   /* Strided receive blocks (every other int), dense sends: small and long. */
-  static const int scounts[] = {5, 40000};
-  for (size_t c = 0; c < (full ? 2u : 1u); ++c) {
+  const int scounts[] = {5, 40000, (int)(8176 / 4 / q), (int)(8176 / 4 / q + 1)};
+  for (size_t c = 0; c < (full ? 4u : 1u); ++c) {
     const int n = scounts[c];
     MPI_Datatype strided;
     CHECK_OK(MPI_Type_vector(n, 1, 2, MPI_INT, &strided));
