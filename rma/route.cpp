@@ -15,13 +15,6 @@ namespace {
 // only operations up to this size go as packets there.
 constexpr std::size_t kDynamicPacketsUpTo = 8 * 1024;
 
-// A get of at least this many bytes takes cross-memory attach even from a
-// target that polls: the kernel copies it once at a steady 10-12 GB/s,
-// where the reply streamed through the ring ran at 23 or 5.6 GB/s by the
-// host's cache state (get_bw_flush_create 1 MiB flipped between launches).
-// The same threshold as ADI3_SHM_CMA_MIN's default for messages.
-constexpr std::size_t kCmaGetsFrom = 256 * 1024;
-
 bool passive_epoch(const WindowState& w) {
   return w.access == WindowState::Access::Lock || w.access == WindowState::Access::LockAll;
 }
@@ -84,7 +77,12 @@ Route route_op(const WindowState& w, const OpArgs& a, const Checked& c, const Ga
   // the target polls inside the library, an operation of any size is
   // served sooner as a packet (a 64 KiB put or get streams through the
   // ring at 20-60 GB/s, both ranks copying at once). A target that
-  // computes or sleeps gets the one-sided path, which needs nobody.
+  // computes or sleeps gets the one-sided path, which needs nobody. A get
+  // from the size the channel moves messages by one-sided get
+  // (ADI3_SHM_CMA_MIN) takes cross-memory attach even from a polling
+  // target: the kernel copies it at a steady 10-12 GB/s, where the reply
+  // through the ring ran at 23 or 5.6 GB/s by the host's cache state
+  // (get_bw_flush_create 1 MiB flipped between launches).
   // Accumulates stay atomic either way (both paths take the target's
   // stripes, cma_acc), and later operations stay behind an emulated one
   // (emul_inflight).
@@ -92,7 +90,7 @@ Route route_op(const WindowState& w, const OpArgs& a, const Checked& c, const Ga
     const NativePeer& p = w.native->peers[static_cast<std::size_t>(a.target)];
     const RemoteRegion* r = p.mem_r ? p.mem_r : p.dyn ? p.ctl_r : nullptr;
     if (!p.mem && r && (p.mem_r || c.bytes <= kDynamicPacketsUpTo) &&
-        !(a.kind == Msg::Get && c.bytes >= kCmaGetsFrom) &&
+        !(a.kind == Msg::Get && c.bytes >= w.dev.caps_of(r->peer).get_min) &&
         (a.polls >= 0 ? a.polls == 1 : w.native->os.attentive(r->peer))) {
       return {Path::Emulated, "the target polls inside the library: a packet beats cross-memory attach"};
     }
