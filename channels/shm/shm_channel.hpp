@@ -64,8 +64,9 @@ class ShmChannel final : public Channel {
  private:
   struct In {
     RingConsumer ring;
-    RoomFlag* room;    // the sender waits for room in ring
-    Doorbell* sender;  // its doorbell
+    RoomFlag* room;       // the sender waits for room in ring
+    Doorbell* sender;     // its doorbell
+    bool waited = false;  // poll() last found ring empty (see poll)
   };
   struct Out {
     RingProducer ring;
