@@ -159,12 +159,15 @@ int Window::unlock(int rank) {
   // after its process died: ask whether it lives.
   if (int e = w.dev.check_alive(w.comm, rank, "Win_unlock")) return e;
   uint64_t seq;
+  bool one_op;
   {
     std::lock_guard g(w.mu);
     if (w.access != A::Lock || !w.targets[static_cast<std::size_t>(rank)].locked) {
       return w.dev.errors().raise(ErrorClass::RmaSync, "Win_unlock on rank %d: rank %d is not locked by Win_lock",
                                   w.comm.rank, rank);
     }
+    const Target& u = w.targets[static_cast<std::size_t>(rank)];
+    one_op = u.queued_ops == u.flushed_ops + 1;
     seq = unlock_target(w, rank);
     if (--w.locks_held == 0) w.access = A::None;
     // Nothing went through the emulation (the native path's usual case):
@@ -175,7 +178,7 @@ int Window::unlock(int rank) {
     }
   }
   Target& t = w.targets[static_cast<std::size_t>(rank)];
-  if (int e = wait_for(w, [&] { return t.acked >= seq && locally_done(t); })) return e;
+  if (int e = wait_answer(w, rank, one_op, [&] { return t.acked >= seq && locally_done(t); })) return e;
   release_native(w, rank);
   return finish(w);
 }
@@ -309,6 +312,7 @@ int flush_some(WindowState& w, const char* call, int only, bool local) {
   // The sequence number to wait for per target: one target needs no
   // allocation (flush after every operation is the common pattern).
   uint64_t one = 0;
+  bool one_op = false;  // flushing one target after one operation
   std::vector<uint64_t> seqs;
   auto seq = [&](int r) -> uint64_t& { return only == -1 ? seqs[static_cast<std::size_t>(r)] : one; };
   {
@@ -325,9 +329,10 @@ int flush_some(WindowState& w, const char* call, int only, bool local) {
       for (int r = 0; r < w.comm.size; ++r) {
         if ((only == -1 || r == only) && w.targets[static_cast<std::size_t>(r)].locked) seq(r) = flush_target(w, r);
       }
+      one_op = only != -1 && one != 0 && w.targets[static_cast<std::size_t>(only)].flush_each_op;
     }
   }
-  if (int e = wait_for(w, [&] {
+  if (int e = wait_answer(w, only, one_op, [&] {
         if (only != -1) {
           const Target& t = w.targets[static_cast<std::size_t>(only)];
           return t.acked >= one && locally_done(t);

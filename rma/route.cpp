@@ -2,6 +2,9 @@
 // else the emulations; every answer says why.
 #include "rma/route.hpp"
 
+#include <algorithm>
+#include <chrono>
+
 #include "adi3/device.hpp"
 #include "rma/check.hpp"
 #include "rma/native.hpp"
@@ -17,6 +20,16 @@ constexpr std::size_t kDynamicPacketsUpTo = 8 * 1024;
 
 bool passive_epoch(const WindowState& w) {
   return w.access == WindowState::Access::Lock || w.access == WindowState::Access::LockAll;
+}
+
+// Whether an operation to target (its channel rank peer), reached by
+// cross-memory attach, goes as a packet: the channel's verdict that it
+// polls, unless its answers came late lately (answered). The clock is read
+// only after a late answer.
+bool polling(const WindowState& w, int target, int peer) {
+  const int64_t until = w.targets[static_cast<std::size_t>(target)].cma_until_ns.load(std::memory_order_relaxed);
+  if (until != 0 && steady_ns() < until) return false;
+  return w.native->os.attentive(peer);
 }
 
 }  // namespace
@@ -91,7 +104,7 @@ Route route_op(const WindowState& w, const OpArgs& a, const Checked& c, const Ga
     const RemoteRegion* r = p.mem_r ? p.mem_r : p.dyn ? p.ctl_r : nullptr;
     if (!p.mem && r && (p.mem_r || c.bytes <= kDynamicPacketsUpTo) &&
         !(a.kind == Msg::Get && c.bytes >= w.dev.caps_of(r->peer).get_min) &&
-        (a.polls >= 0 ? a.polls == 1 : w.native->os.attentive(r->peer))) {
+        (a.polls >= 0 ? a.polls == 1 : polling(w, a.target, r->peer))) {
       return {Path::Emulated, "the target polls inside the library: a packet beats cross-memory attach"};
     }
   }
@@ -104,7 +117,24 @@ int8_t polls_now(const WindowState& w, int target) {
   if (t >= w.native->peers.size()) return -1;
   const NativePeer& p = w.native->peers[t];
   if (p.mem || !p.mem_r) return -1;
-  return w.native->os.attentive(p.mem_r->peer) ? 1 : 0;
+  return polling(w, target, p.mem_r->peer) ? 1 : 0;
+}
+
+int64_t steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+void answered(Target& t, int64_t waited_ns) {
+  if (waited_ns < kLateNs) {
+    if (t.cma_for_ns != 0) {
+      t.cma_for_ns = 0;
+      t.cma_until_ns.store(0, std::memory_order_relaxed);
+    }
+    return;
+  }
+  t.cma_for_ns = std::min(std::max(2 * t.cma_for_ns, waited_ns), kCmaForMaxNs);
+  t.cma_until_ns.store(steady_ns() + t.cma_for_ns, std::memory_order_relaxed);
 }
 
 Route route_active(const WindowState& w) {

@@ -15,6 +15,7 @@
 namespace adi3::rma {
 
 class WindowState;
+struct Target;
 struct OpArgs;
 struct Checked;
 struct Gate;
@@ -38,6 +39,20 @@ Route route_op(const WindowState& w, const OpArgs& a, const Checked& c, const Ga
 // passes the verdict on in OpArgs::polls (the channel's look is asked once
 // per operation: it counts streams).
 int8_t polls_now(const WindowState& w, int target);
+// Under the window's mutex, when a flush or unlock of target had one
+// operation before it and its answer arrived: waited_ns, how long the wait
+// lasted past its first polls (0: it ended within them). A late answer
+// (the target counted itself polling in a blocking call, but a loaded host
+// had descheduled it: the packet waited for its next time slice, up to
+// milliseconds per operation) sends the operations to it by cross-memory
+// attach, which needs nobody, for as long again (doubling while answers
+// stay late, at most kCmaForMaxNs); an answer in time ends that.
+void answered(Target& t, int64_t waited_ns);
+// How long past its first kLatePolls polls a wait for one packet's answer
+// may last before the answer counts as late.
+constexpr uint32_t kLatePolls = 64;
+constexpr int64_t kLateNs = 200'000, kCmaForMaxNs = 50'000'000;
+int64_t steady_ns();
 // Active-target synchronization (fence, post/start/complete/wait): native
 // when every rank of the window agreed at creation (the counters of the
 // control blocks, rma/native_active.cpp), else the emulation's packets

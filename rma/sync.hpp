@@ -6,6 +6,7 @@
 
 #include "adi3/device.hpp"
 #include "emul/emul.hpp"
+#include "rma/route.hpp"
 #include "rma/window_state.hpp"
 
 namespace adi3::rma::sync {
@@ -38,6 +39,24 @@ int wait_for(WindowState& w, Done&& done) {
   return w.dev.block_until([&] {
     std::lock_guard g(w.mu);
     return done();
+  });
+}
+
+// wait_for a flush or unlock of target; one_op: one operation came before
+// it, so its answer times how promptly the target serves packets
+// (rma::answered, under the mutex). The clock is read only by a wait
+// that outlasts rma::kLatePolls polls.
+template <class Done>
+int wait_answer(WindowState& w, int target, bool one_op, Done&& done) {
+  uint32_t polls = 0;
+  int64_t from = 0;
+  return wait_for(w, [&] {
+    if (!done()) {
+      if (one_op && ++polls == kLatePolls) from = steady_ns();
+      return false;
+    }
+    if (one_op) answered(w.targets[static_cast<std::size_t>(target)], from ? steady_ns() - from : 0);
+    return true;
   });
 }
 

@@ -107,6 +107,15 @@ struct Target {
   // Emulated operations to it may still be in flight (since its last
   // completion): later ones stay emulated too, so none overtakes them.
   bool emul_inflight = false;
+  // A window from create (its memory reached by cross-memory attach): the
+  // target polled, yet the answer to the one packet operation before a
+  // flush or unlock came late (rma/route.cpp answered): until cma_until_ns
+  // (steady clock; 0: no such time) operations to it take cross-memory
+  // attach, whatever it seems to do. cma_for_ns: the last such span (it
+  // doubles while answers stay late). cma_until_ns is read without the
+  // mutex (rma::polls_now).
+  std::atomic<int64_t> cma_until_ns{0};
+  int64_t cma_for_ns = 0;
   // A completion (flush, unlock, complete) found every emulated operation
   // to it applied, or ordered before the target's next epoch.
   void settle() {

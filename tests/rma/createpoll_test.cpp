@@ -9,7 +9,14 @@
 // attach under the element's lock) return every old value exactly once.
 // rma::polls_now answers only for targets reached by cross-memory attach.
 // A get of 256 KiB or more takes cross-memory attach whatever the target does.
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <cstring>
+#include <fstream>
+#include <string>
+#include <thread>
 
 #include "rma/route.hpp"
 #include "rma/window_state.hpp"
@@ -145,7 +152,86 @@ void large_get(Device& dev) {
   ASSERT_EQ(Window::free(&win), 0);
 }
 
+// The state letter of process pid (/proc/PID/stat's third field; 'T':
+// stopped), '?' when unreadable.
+char proc_state(pid_t pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  std::getline(f, line);
+  const std::size_t close = line.rfind(')');
+  return close == std::string::npos || close + 2 >= line.size() ? '?' : line[close + 2];
+}
+
+// A target counted as polling in a blocking call (Device::barrier) that
+// does not run (stopped here, as a loaded host deschedules it): the answer
+// to a packet put comes late, and the next operation to it takes
+// cross-memory attach (rma::answered), which needs nobody. Rank 0 stops
+// rank 1 (a process of its own) until a put after the stop went as a
+// packet (a target asleep in the barrier gets copies: the stream rule's
+// waking packet then leaves it polling), then lets it run again after
+// kStop while its flush waits.
+void late_answer(Device& dev) {
+  constexpr auto kStop = std::chrono::milliseconds(60);
+  const int me = dev.rank();
+  std::vector<int64_t> own(4, 0);
+  own[0] = static_cast<int64_t>(getpid());
+  Window* win = nullptr;
+  int e = Window::create(dev, own.data(), 4 * sizeof(int64_t), sizeof(int64_t), {}, win_comm(dev), &win);
+  ASSERT_EQ(e, 0) << why(dev, e);
+  adi3::rma::WindowState& st = win->state();
+  const adi3::RemoteRegion* r1 = st.native_usable ? st.native->peers[1].mem_r : nullptr;
+  const bool cma = st.native_usable && !st.native->peers[1].mem && r1 && (r1->ops & adi3::kOsPut) &&
+                   (st.native->passive || adi3::rma::queue_lock_native(st, 1));
+  const auto* i64 = dt(adi3::Builtin::kInt64);
+  ASSERT_EQ(dev.barrier(), 0);
+  if (me == 0) {
+    int64_t last = 0;
+    ASSERT_EQ(win->lock_all(0), 0);
+    int64_t pid = 0;
+    ASSERT_EQ(win->get(&pid, 1, i64, 1, 0, 1, i64), 0);
+    ASSERT_EQ(win->flush(1), 0);
+    if (cma && pid != static_cast<int64_t>(getpid())) {
+      const auto target = static_cast<pid_t>(pid);
+      bool late = false;
+      for (int attempt = 0; attempt < 200 && !late; ++attempt) {
+        last = 2 * attempt + 1;
+        ASSERT_EQ(win->put(&last, 1, i64, 1, 1, 1, i64), 0);  // a packet wakes it, or a copy
+        ASSERT_EQ(win->flush(1), 0);
+        ASSERT_EQ(kill(target, SIGSTOP), 0);
+        for (int k = 0; k < 5000 && proc_state(target) != 'T'; ++k)
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        ASSERT_EQ(proc_state(target), 'T') << "rank 1 did not stop";
+        const uint64_t emulated = st.emulated_ops;
+        last = 2 * attempt + 2;
+        ASSERT_EQ(win->put(&last, 1, i64, 1, 1, 1, i64), 0);
+        late = st.emulated_ops == emulated + 1;
+        std::thread cont([target, late, kStop] {
+          if (late) std::this_thread::sleep_for(kStop);
+          kill(target, SIGCONT);
+        });
+        const int f = win->flush(1);
+        cont.join();
+        ASSERT_EQ(f, 0);
+      }
+      ASSERT_TRUE(late) << "no put to the stopped target went as a packet";
+      const uint64_t native = st.native_ops;
+      last += 1;
+      ASSERT_EQ(win->put(&last, 1, i64, 1, 1, 1, i64), 0);
+      ASSERT_EQ(win->flush(1), 0);
+      EXPECT_EQ(st.native_ops, native + 1) << "the put after a late answer did not take cross-memory attach";
+    }
+    int64_t got = -1;
+    ASSERT_EQ(win->get(&got, 1, i64, 1, 1, 1, i64), 0);
+    ASSERT_EQ(win->flush(1), 0);
+    EXPECT_EQ(got, last) << "a get after the flush missed the last put";
+    ASSERT_EQ(win->unlock_all(), 0);
+  }
+  ASSERT_EQ(dev.barrier(), 0);  // rank 1 polls in here throughout
+  ASSERT_EQ(Window::free(&win), 0);
+}
+
 TEST_P(RmaCreatePoll, PollingTargetNp2) { run(2, polling_target); }
+TEST_P(RmaCreatePoll, LateAnswerNp2) { run(2, late_answer); }
 TEST_P(RmaCreatePoll, LargeGetNp2) { run(2, large_get); }
 
 INSTANTIATE_TEST_SUITE_P(Rma, RmaCreatePoll, ::testing::ValuesIn(core_test::setups()), core_test::SetupName());
