@@ -88,7 +88,20 @@ namespace {
   h.token = token;
   h.flags = flags;
   h.len = len == ~std::size_t{0} ? p.bytes : len;
-  return w.dev.send_packet(pw.peer, &h, rma::header_bytes(h, p.bytes), p);
+  // The shortest header the receiver rebuilds this one from
+  // (rma/protocol.hpp): a chunk that is the whole stream of count elements
+  // of b. One element (compare_and_swap's two operands included) needs no
+  // count; a request without data says its stream is count elements.
+  std::size_t hb = sizeof h;
+  if (h.len == bytes) {
+    if (count == 1) {
+      hb = rma::kOneHeader;
+    } else {
+      hb = rma::kShortHeader;
+      if (p.bytes != bytes) h.flags |= rma::kCounted;
+    }
+  }
+  return w.dev.send_packet(pw.peer, &h, hb, p);
 }
 
 // Under w.mu: a free reply record for len bytes landing at dst, from
@@ -222,7 +235,7 @@ bool quick_get_now(WindowState& w, void* result, int64_t count, const Datatype* 
     count_sent(w, t, 0);
     return true;
   }
-  const int e = send_op(w, target, Msg::Get, b, off, count, bytes, token, Payload{});
+  const int e = send_op(w, target, Msg::Get, b, off, count, bytes, token, Payload{}, 0, coll::OpKind::Replace, bytes);
   count_sent(w, t, e);
   return true;
 }
