@@ -88,17 +88,21 @@ namespace {
   h.token = token;
   h.flags = flags;
   h.len = len == ~std::size_t{0} ? p.bytes : len;
-  // The shortest header the receiver rebuilds this one from
-  // (rma/protocol.hpp): a chunk that is the whole stream of count elements
-  // of b. One element (compare_and_swap's two operands included) needs no
-  // count; a request without data says its stream is count elements.
+  // A short header the receiver rebuilds this one from (rma/protocol.hpp):
+  // the chunk is the whole stream of count elements of b. Its data is that
+  // stream (put, accumulate, fetch_and_op), or it carries none and says the
+  // stream is count elements (get, get_accumulate NO_OP), or it is one
+  // element with two operands (compare_and_swap: 32 bytes of header, so 8
+  // bytes of each fit one cache line with the ring's record head).
   std::size_t hb = sizeof h;
   if (h.len == bytes) {
-    if (count == 1) {
-      hb = rma::kOneHeader;
-    } else {
+    if (p.bytes == bytes) {
       hb = rma::kShortHeader;
-      if (p.bytes != bytes) h.flags |= rma::kCounted;
+    } else if (p.bytes == 0) {
+      hb = rma::kShortHeader;
+      h.flags |= rma::kCounted;
+    } else if (count == 1) {
+      hb = rma::kOneHeader;
     }
   }
   return w.dev.send_packet(pw.peer, &h, hb, p);

@@ -110,7 +110,7 @@ namespace {
 uint64_t stream_bytes(uint8_t elem, uint64_t count) {
   if (elem >= kNumBuiltins) return 0;
   uint64_t n;
-  return __builtin_mul_overflow(count, Datatype::builtin(static_cast<Builtin>(elem))->size(), &n) ? ~uint64_t{0} : n;
+  return __builtin_mul_overflow(count, builtin_info(static_cast<Builtin>(elem)).size, &n) ? ~uint64_t{0} : n;
 }
 
 }  // namespace

@@ -86,10 +86,9 @@ inline std::size_t header_bytes(const Header& h, std::size_t payload_bytes) {
 }
 // A packet whose stream is one element of the predefined type elem (count
 // 1, first 0, total and len the element's bytes: a compare_and_swap, whose
-// payload is two operands, a fetch_and_op, or any one-element operation of
-// the short origin path) goes with the header's first kOneHeader bytes;
-// the receiver fills in the rest from elem. A compare_and_swap of 8 bytes
-// then takes one cache line of the shm ring (16 + 32 + 16 bytes).
+// payload is two operands) may go with the header's first kOneHeader
+// bytes; the receiver fills in the rest from elem. A compare_and_swap of 8
+// bytes then takes one cache line of the shm ring (16 + 32 + 16 bytes).
 inline constexpr std::size_t kOneHeader = offsetof(Header, count);
 static_assert(kOneHeader == 32);
 
