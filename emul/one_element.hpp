@@ -6,7 +6,10 @@
 // op. Integer SUM and PROD wrap around as coll's kernels do (computed in
 // the unsigned type); MAX and MIN use the same comparisons.
 #pragma once
+#include <array>
+#include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <cstring>
 #include <type_traits>
 
@@ -18,34 +21,27 @@ namespace adi3::emul {
 // The element types taken here (None: coll::apply's).
 enum class OneType : uint8_t { None, I32, U32, I64, U64, F32, F64 };
 
-inline OneType one_type(Builtin b) {
+namespace detail {
+// OneType per predefined type id, built once at compile time.
+constexpr auto kOneTypes = [] {
   static_assert(sizeof(long) == 8 && sizeof(long long) == 8 && sizeof(int) == 4 && sizeof(std::ptrdiff_t) == 8);
-  switch (b) {
-    case Builtin::kInt:
-    case Builtin::kInt32:
-      return OneType::I32;
-    case Builtin::kUnsigned:
-    case Builtin::kUint32:
-      return OneType::U32;
-    case Builtin::kLong:
-    case Builtin::kLongLong:
-    case Builtin::kInt64:
-    case Builtin::kAint:
-    case Builtin::kOffset:
-    case Builtin::kCount:
-      return OneType::I64;
-    case Builtin::kUnsignedLong:
-    case Builtin::kUnsignedLongLong:
-    case Builtin::kUint64:
-      return OneType::U64;
-    case Builtin::kFloat:
-      return OneType::F32;
-    case Builtin::kDouble:
-      return OneType::F64;
-    default:
-      return OneType::None;
-  }
-}
+  std::array<OneType, kNumBuiltins> t{};
+  auto set = [&t](OneType o, std::initializer_list<Builtin> bs) {
+    for (Builtin b : bs) t[static_cast<std::size_t>(b)] = o;
+  };
+  set(OneType::I32, {Builtin::kInt, Builtin::kInt32});
+  set(OneType::U32, {Builtin::kUnsigned, Builtin::kUint32});
+  set(OneType::I64,
+      {Builtin::kLong, Builtin::kLongLong, Builtin::kInt64, Builtin::kAint, Builtin::kOffset, Builtin::kCount});
+  set(OneType::U64, {Builtin::kUnsignedLong, Builtin::kUnsignedLongLong, Builtin::kUint64});
+  set(OneType::F32, {Builtin::kFloat});
+  set(OneType::F64, {Builtin::kDouble});
+  return t;
+}();
+}  // namespace detail
+
+// b's kind here (b < kNumBuiltins).
+inline OneType one_type(Builtin b) { return detail::kOneTypes[static_cast<std::size_t>(b)]; }
 
 // Whether op applies to elements of type t, as coll::op_accepts says for
 // them: integers take MAX to BXOR, floating types MAX, MIN, SUM and PROD;
@@ -120,22 +116,15 @@ void one_combine(coll::OpKind op, const void* in, char* at) {
 // at = in op at for one element of type t (one_accepts(t, op) holds and op
 // combines: not REPLACE or NO_OP).
 inline void one_apply(OneType t, coll::OpKind op, const void* in, char* at) {
-  switch (t) {
-    case OneType::I32:
-      return one_combine<int32_t>(op, in, at);
-    case OneType::U32:
-      return one_combine<uint32_t>(op, in, at);
-    case OneType::I64:
-      return one_combine<int64_t>(op, in, at);
-    case OneType::U64:
-      return one_combine<uint64_t>(op, in, at);
-    case OneType::F32:
-      return one_combine<float>(op, in, at);
-    case OneType::F64:
-      return one_combine<double>(op, in, at);
-    case OneType::None:
-      return;
-  }
+  using Combine = void (*)(coll::OpKind, const void*, char*);
+  static constexpr Combine kCombine[] = {nullptr,
+                                         one_combine<int32_t>,
+                                         one_combine<uint32_t>,
+                                         one_combine<int64_t>,
+                                         one_combine<uint64_t>,
+                                         one_combine<float>,
+                                         one_combine<double>};
+  if (Combine c = kCombine[static_cast<std::size_t>(t)]) c(op, in, at);
 }
 
 }  // namespace adi3::emul
