@@ -11,6 +11,7 @@
 #include "adi3/device.hpp"
 #include "coll/op.hpp"
 #include "emul/emul.hpp"
+#include "emul/one_element.hpp"
 #include "rma/atomic_acc.hpp"
 #include "rma/native.hpp"
 
@@ -119,7 +120,8 @@ const Datatype* plain_elem(const WindowState& w, const Header& h, bool fetching)
   const auto e = static_cast<Builtin>(h.elem);
   const Datatype* t = Datatype::builtin(e);
   if (t->size() == 0 || !t->is_contiguous() || t->true_lb() != 0) return nullptr;
-  return coll::op_accepts(static_cast<coll::OpKind>(h.op), e) ? t : nullptr;
+  const auto op = static_cast<coll::OpKind>(h.op);
+  return one_accepts(one_type(e), op) || coll::op_accepts(op, e) ? t : nullptr;
 }
 
 // An accumulate of a contiguous predefined type (no description) into a
@@ -139,6 +141,12 @@ bool plain_acc(WindowState& w, const Header& h, const void* payload, std::size_t
   }
   char* run = static_cast<char*>(w.base) + h.disp + h.first;
   if (reinterpret_cast<uintptr_t>(run) % es) return false;
+  const OneType one = h.len == es && op != coll::OpKind::Replace ? one_type(e) : OneType::None;
+  if (one != OneType::None) {
+    const PlainStripes held(w, h.disp + h.first, h.len);
+    one_apply(one, op, payload, run);
+    return true;
+  }
   // The kernels want aligned operands.
   alignas(16) char small[256];
   const void* a = payload;
@@ -208,9 +216,10 @@ bool plain_fetch(WindowState& w, int o, const Header& h, const void* payload, st
   char* run = static_cast<char*>(w.base) + h.disp;
   const bool kernel = !cas && op != coll::OpKind::Replace && op != coll::OpKind::NoOp;
   if (kernel && reinterpret_cast<uintptr_t>(run) % es) return false;  // the kernels want aligned elements
+  const OneType one = kernel && h.count == 1 ? one_type(e) : OneType::None;
   const auto* p = static_cast<const char*>(payload);
   alignas(16) char old[kPlainFetch], in[kPlainFetch];
-  const void* a = kernel && reinterpret_cast<uintptr_t>(p) % 16 ? std::memcpy(in, p, h.len) : p;
+  const void* a = kernel && one == OneType::None && reinterpret_cast<uintptr_t>(p) % 16 ? std::memcpy(in, p, h.len) : p;
   {
     const PlainStripes held(w, h.disp, h.len);
     std::memcpy(old, run, h.len);
@@ -218,6 +227,8 @@ bool plain_fetch(WindowState& w, int o, const Header& h, const void* payload, st
       if (std::memcmp(old, p + es, es) == 0) put_bytes(run, p, es);
     } else if (op == coll::OpKind::Replace) {
       put_bytes(run, p, h.len);
+    } else if (one != OneType::None) {
+      one_apply(one, op, p, run);
     } else if (kernel) {
       coll::apply(op, e, a, run, h.count, es);
     }

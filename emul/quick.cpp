@@ -88,7 +88,24 @@ namespace {
   h.token = token;
   h.flags = flags;
   h.len = len == ~std::size_t{0} ? p.bytes : len;
-  return w.dev.send_packet(pw.peer, &h, rma::header_bytes(h, p.bytes), p);
+  // A short header the receiver rebuilds this one from (rma/protocol.hpp):
+  // the chunk is the whole stream of count elements of b. Its data is that
+  // stream (put, accumulate, fetch_and_op), or it carries none and says the
+  // stream is count elements (get, get_accumulate NO_OP), or it is one
+  // element with two operands (compare_and_swap: 32 bytes of header, so 8
+  // bytes of each fit one cache line with the ring's record head).
+  std::size_t hb = sizeof h;
+  if (h.len == bytes) {
+    if (p.bytes == bytes) {
+      hb = rma::kShortHeader;
+    } else if (p.bytes == 0) {
+      hb = rma::kShortHeader;
+      h.flags |= rma::kCounted;
+    } else if (count == 1) {
+      hb = rma::kOneHeader;
+    }
+  }
+  return w.dev.send_packet(pw.peer, &h, hb, p);
 }
 
 // Under w.mu: a free reply record for len bytes landing at dst, from
@@ -222,7 +239,7 @@ bool quick_get_now(WindowState& w, void* result, int64_t count, const Datatype* 
     count_sent(w, t, 0);
     return true;
   }
-  const int e = send_op(w, target, Msg::Get, b, off, count, bytes, token, Payload{});
+  const int e = send_op(w, target, Msg::Get, b, off, count, bytes, token, Payload{}, 0, coll::OpKind::Replace, bytes);
   count_sent(w, t, e);
   return true;
 }

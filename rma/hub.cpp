@@ -101,23 +101,46 @@ WindowState* Hub::find(uint32_t slot, uint32_t gen) const {
   return w && w->gen == gen ? w : nullptr;
 }
 
+namespace {
+
+// The bytes of count elements of the predefined type elem, for the
+// shortened headers; a bad type id or a count too large gives a stream no
+// element count matches (0 or the largest value), which the target's
+// checks refuse with their message, as for a full header.
+uint64_t stream_bytes(uint8_t elem, uint64_t count) {
+  if (elem >= kNumBuiltins) return 0;
+  uint64_t n;
+  return __builtin_mul_overflow(count, builtin_info(static_cast<Builtin>(elem)).size, &n) ? ~uint64_t{0} : n;
+}
+
+}  // namespace
+
 void Hub::on_packet(void* ctx, int src, const void* hdr, std::size_t hdr_bytes, const void* payload,
                     std::size_t payload_bytes) {
   auto* hub = static_cast<Hub*>(ctx);
   Device& dev = hub->dev_;
   Header h;
   if (hdr_bytes == kShortHeader) {
-    // The short form: the packet is its whole stream (rma/protocol.hpp).
+    // The short form: the packet is its whole stream, or count elements
+    // (rma/protocol.hpp).
     std::memcpy(&h, hdr, kShortHeader);
     h.first = 0;
     h.total = payload_bytes;
-    h.len = payload_bytes;
+    if (h.flags & kCounted) h.total = stream_bytes(h.elem, h.count);
+    h.len = h.total;
+  } else if (hdr_bytes == kOneHeader) {
+    // One element of elem.
+    std::memcpy(&h, hdr, kOneHeader);
+    h.count = 1;
+    h.first = 0;
+    h.total = stream_bytes(h.elem, 1);
+    h.len = h.total;
   } else if (hdr_bytes == sizeof(Header)) {
     std::memcpy(&h, hdr, sizeof h);
   } else {
     dev.errors().raise(ErrorClass::Intern,
-                       "rank %d refused an rma packet of %zu header bytes from rank %d (want %zu or %zu)", dev.rank(),
-                       hdr_bytes, src, kShortHeader, sizeof(Header));
+                       "rank %d refused an rma packet of %zu header bytes from rank %d (want %zu, %zu or %zu)",
+                       dev.rank(), hdr_bytes, src, kOneHeader, kShortHeader, sizeof(Header));
     return;
   }
   WindowState* w = hub->find(h.win, h.gen);

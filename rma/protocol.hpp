@@ -47,6 +47,10 @@ enum HeaderFlags : uint8_t {
   // lock/op/unlock is one round trip; the target parks it until granted.
   kLockReq = 16,
   kLockExcl = 32,
+  // With the short header: the stream is count elements of elem (total =
+  // len = count x the element's bytes), not the payload (a get or a
+  // get_accumulate with NO_OP: a request that carries no data).
+  kCounted = 64,
 };
 
 struct Header {
@@ -59,8 +63,9 @@ struct Header {
   uint32_t win;    // the receiver's window slot
   uint32_t gen;    // the receiver's window generation (stale packets are refused)
   uint64_t disp;   // byte displacement in the window (dynamic windows: absolute address)
-  uint64_t count;  // elements of the target type; sync packets: cumulative operations
   uint64_t token;  // origin's reply token (get-like ops) or sequence number (sync)
+  // Left out of a one-element header (below).
+  uint64_t count;  // elements of the target type; sync packets: cumulative operations
   // Left out of a short header (below).
   uint64_t first;  // offset of this chunk in the packed stream
   uint64_t total;  // bytes of the whole packed stream
@@ -79,6 +84,13 @@ static_assert(kShortHeader == 40);
 inline std::size_t header_bytes(const Header& h, std::size_t payload_bytes) {
   return h.first == 0 && h.total == payload_bytes && h.len == payload_bytes ? kShortHeader : sizeof(Header);
 }
+// A packet whose stream is one element of the predefined type elem (count
+// 1, first 0, total and len the element's bytes: a compare_and_swap, whose
+// payload is two operands) may go with the header's first kOneHeader
+// bytes; the receiver fills in the rest from elem. A compare_and_swap of 8
+// bytes then takes one cache line of the shm ring (16 + 32 + 16 bytes).
+inline constexpr std::size_t kOneHeader = offsetof(Header, count);
+static_assert(kOneHeader == 32);
 
 // One operation of a Batch packet: a put (kind kBatchPut) of len bytes of
 // the predefined type elem at byte displacement disp, its data following,

@@ -316,6 +316,31 @@ TEST_P(RmaErrors, HostilePacketsRefusedNp2) {
       f.disp = 0;
       f.elem = 200;
       send(f, data, 4);
+      // 10. the shortened headers (rma/protocol.hpp), whose lengths the
+      //     target derives from the element type and count: a one-element
+      //     put of a bad type id, a counted get whose count overflows the
+      //     stream, a one-element compare_and_swap past the end
+      auto send_short = [&](adi3::rma::Header s, std::size_t hb, const void* d, std::size_t n) {
+        s.id = p.pkt;
+        s.win = p.win;
+        s.gen = p.gen;
+        int e = dev.send_packet(p.peer, &s, hb, adi3::Payload{d, n, nullptr, 0});
+        ASSERT_EQ(e, 0) << why(dev, e);
+      };
+      adi3::rma::Header o{};
+      o.kind = adi3::rma::Msg::Put;
+      o.elem = 200;
+      send_short(o, adi3::rma::kOneHeader, data, 4);
+      o.kind = adi3::rma::Msg::Get;
+      o.elem = static_cast<uint8_t>(adi3::Builtin::kInt);
+      o.token = 99;
+      o.flags = adi3::rma::kCounted;
+      o.count = ~uint64_t{0} / 2;
+      send_short(o, adi3::rma::kShortHeader, nullptr, 0);
+      o.kind = adi3::rma::Msg::Cas;
+      o.flags = 0;
+      o.disp = 62;
+      send_short(o, adi3::rma::kOneHeader, data, 8);
       // The refusals come back as errors; wait for them.
       int got = 0;
       for (int i = 0; i < 1000000 && !got; ++i) {
@@ -338,13 +363,15 @@ TEST_P(RmaErrors, HostilePacketsRefusedNp2) {
 
 // Puts to rank t sent by hand with the short header (rma::kShortHeader
 // bytes, rma/protocol.hpp): two ints at 2 that land (their lengths are the
-// payload's), one int at 5 with a header of 48 bytes, which is refused,
-// then a put at 15 the usual way and a flush, which ends after the target
-// handled the first two (one order per peer).
+// payload's), one int at 7 with the one-element header (rma::kOneHeader
+// bytes: count 1, lengths the int's), which lands, one int at 5 with a
+// header of 48 bytes, which is refused, then a put at 15 the usual way and
+// a flush, which ends after the target handled the first three (one order
+// per peer).
 void send_short_puts(Device& dev, Window& w, int t) {
   const adi3::rma::PeerWin p = w.state().peers[static_cast<std::size_t>(t)];
   ASSERT_EQ(w.lock(LockType::Exclusive, t, 0), 0);
-  int two[2] = {77, 78}, odd = 55, last = 99;
+  int two[2] = {77, 78}, one = 66, odd = 55, last = 99;
   adi3::rma::Header h{};
   h.id = p.pkt;
   h.win = p.win;
@@ -359,6 +386,10 @@ void send_short_puts(Device& dev, Window& w, int t) {
   int e = dev.send_packet(p.peer, &h, adi3::rma::kShortHeader, adi3::Payload{two, sizeof two, nullptr, 0});
   ASSERT_EQ(e, 0) << why(dev, e);
   h.count = 1;
+  h.disp = 7 * sizeof(int);
+  h.total = h.len = 0;  // not sent: the receiver takes them from the element type
+  e = dev.send_packet(p.peer, &h, adi3::rma::kOneHeader, adi3::Payload{&one, sizeof one, nullptr, 0});
+  ASSERT_EQ(e, 0) << why(dev, e);
   h.disp = 5 * sizeof(int);
   h.total = h.len = sizeof odd;
   e = dev.send_packet(p.peer, &h, adi3::rma::kShortHeader + 8, adi3::Payload{&odd, sizeof odd, nullptr, 0});
@@ -378,6 +409,7 @@ TEST_P(RmaErrors, ShortHeaderPacketsNp2) {
     if (dev.rank() == 1) {
       EXPECT_EQ(g.win_mem()[2], 77);
       EXPECT_EQ(g.win_mem()[3], 78);
+      EXPECT_EQ(g.win_mem()[7], 66);
       EXPECT_EQ(g.win_mem()[5], 1000 + 16 + 5) << "a packet of 48 header bytes was applied";
       EXPECT_EQ(g.win_mem()[15], 99);
     } else {

@@ -6,10 +6,12 @@
 // paths, so every setup runs them (the emulated ones take the paths under
 // test).
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <numeric>
 #include <vector>
 
+#include "emul/one_element.hpp"
 #include "rma/window_state.hpp"
 #include "tests/rma/rma_harness.hpp"
 
@@ -344,6 +346,58 @@ void forged_replies(Device& dev) {
 
 TEST_P(RmaFetchPaths, ForgedRepliesRefusedNp1) { run(1, forged_replies); }
 TEST_P(RmaFetchPaths, ForgedRepliesRefusedNp2) { run(2, forged_replies); }
+
+// The target's one-element kernel (emul/one_element.hpp) against coll's:
+// the same ops accepted, the same bytes for every op it takes, on values
+// that overflow, compare signed and unsigned differently, and are zero.
+TEST(RmaOneElement, MatchesCollKernels) {
+  using adi3::Builtin;
+  const Builtin types[] = {Builtin::kInt,    Builtin::kInt32,    Builtin::kUnsigned,     Builtin::kUint32,
+                           Builtin::kLong,   Builtin::kLongLong, Builtin::kInt64,        Builtin::kAint,
+                           Builtin::kOffset, Builtin::kCount,    Builtin::kUnsignedLong, Builtin::kUnsignedLongLong,
+                           Builtin::kUint64, Builtin::kFloat,    Builtin::kDouble};
+  const int64_t values[] = {0, 1, -1, 3, -7, 0x7fffffff, INT64_MAX, INT64_MIN, 0x12345678};
+  int checked = 0;
+  for (Builtin b : types) {
+    const auto one = adi3::emul::one_type(b);
+    ASSERT_NE(one, adi3::emul::OneType::None) << static_cast<int>(b);
+    const std::size_t es = adi3::Datatype::builtin(b)->size();
+    for (int k = 0; k <= static_cast<int>(OpKind::NoOp); ++k) {
+      const auto op = static_cast<OpKind>(k);
+      const bool takes = adi3::emul::one_accepts(one, op);
+      if (op != OpKind::Replace && op != OpKind::NoOp) {
+        EXPECT_EQ(takes, adi3::coll::op_accepts(op, b)) << static_cast<int>(b) << " op " << k;
+      }
+      if (!takes || op == OpKind::Replace || op == OpKind::NoOp) continue;
+      for (int64_t x : values) {
+        for (int64_t y : values) {
+          alignas(16) char in[8] = {}, mine[8] = {}, theirs[8] = {};
+          if (one == adi3::emul::OneType::F32) {
+            const float a = static_cast<float>(x % 100000), c = static_cast<float>(y % 100000);
+            std::memcpy(in, &a, 4);
+            std::memcpy(mine, &c, 4);
+          } else if (one == adi3::emul::OneType::F64) {
+            const double a = static_cast<double>(x), c = static_cast<double>(y);
+            std::memcpy(in, &a, 8);
+            std::memcpy(mine, &c, 8);
+          } else {
+            std::memcpy(in, &x, es);
+            std::memcpy(mine, &y, es);
+          }
+          std::memcpy(theirs, mine, sizeof mine);
+          adi3::emul::one_apply(one, op, in, mine);
+          adi3::coll::apply(op, b, in, theirs, 1, es);
+          EXPECT_EQ(std::memcmp(mine, theirs, sizeof mine), 0)
+              << "type " << static_cast<int>(b) << " op " << k << " " << x << " " << y;
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_GT(checked, 1000);
+  EXPECT_EQ(adi3::emul::one_type(Builtin::kShort), adi3::emul::OneType::None);
+  EXPECT_EQ(adi3::emul::one_type(Builtin::kLongDouble), adi3::emul::OneType::None);
+}
 
 INSTANTIATE_TEST_SUITE_P(Rma, RmaFetchPaths, ::testing::ValuesIn(core_test::setups()), core_test::SetupName());
 
