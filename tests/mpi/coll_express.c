@@ -13,10 +13,12 @@
  *    members), a duplicate beside its parent, every root.
  * Run again with ADI3_COLL_SHM=0 (no segment: never express), and as
  * "late" with the waits sleeping at once and for longer than the test's
- * timeout: each rank in turn enters barrier, allreduce and reduce long after
- * the others, whose only way out is the wake the late rank owes once it
- * has seen their flags (a wake lost there hangs the test). */
+ * timeout: each rank in turn enters barrier, allreduce, reduce, allgather
+ * and alltoall long after the others, whose only way out is the wake the
+ * late rank owes once it has seen their flags (a wake lost there hangs the
+ * test). */
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -159,6 +161,19 @@ static void late_arrivals(MPI_Comm comm) {
     if (me == late) usleep(100 * 1000);
     CHECK_OK(MPI_Reduce(&l, &lo, 1, MPI_LONG, MPI_SUM, late, comm));
     if (me == late) CHECK_EQ(lo, (long)p * (p + 1) / 2);
+    /* Allgather through the slots, alltoall through the areas (4096 longs
+     * a block: more than a slot holds). */
+    long* all = malloc(sizeof(long) * 4096 * p);
+    long* got = malloc(sizeof(long) * 4096 * p);
+    if (me == late) usleep(100 * 1000);
+    CHECK_OK(MPI_Allgather(&l, 1, MPI_LONG, got, 1, MPI_LONG, comm));
+    for (int j = 0; j < p; ++j) CHECK_EQ(got[j], j + 1);
+    for (int i = 0; i < 4096 * p; ++i) all[i] = me * 100000 + i;
+    if (me == late) usleep(100 * 1000);
+    CHECK_OK(MPI_Alltoall(all, 4096, MPI_LONG, got, 4096, MPI_LONG, comm));
+    for (int j = 0; j < p; ++j) CHECK_EQ(got[j * 4096 + 7], j * 100000 + me * 4096 + 7);
+    free(all);
+    free(got);
   }
 }
 
