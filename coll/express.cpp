@@ -43,8 +43,11 @@ inline int reduction(ShmNode& n, const void* in, void* out, std::size_t count, c
   std::byte* mine = nullptr;
   if (int e = n.claim_slot(&mine)) return e;
   copy(mine, in, bytes);
-  n.publish(s);
-  if (root >= 0 && n.rank() != root) return 0;
+  if (root >= 0 && n.rank() != root) {
+    n.publish(s);
+    return 0;
+  }
+  n.publish_owed(s);  // rung by the wait, once the others' stamps are seen
   if (int e = n.wait_slots(s)) return e;
   fold(n, r, out, count, bytes);
   return 0;
@@ -83,7 +86,7 @@ Express::State Express::probe(Device& dev, const Comm& comm, Express* out) {
 bool Express::barrier(int* err) const {
   ShmNode& n = *node_;
   const uint64_t s = n.begin(1);
-  n.post(s);
+  n.post_owed(s);  // rung by the wait, once the others' flags are seen
   *err = n.wait_all(s);
   return true;
 }

@@ -101,7 +101,7 @@ int long_reduction(ShmNode& n, const Reduction& red, const void* in, void* out, 
     // Everything but my slice, which only I read.
     to_area(mine, round_in, lo * ext);
     to_area(mine + hi * ext, round_in + hi * ext, (m - hi) * ext);
-    n.post(s);
+    n.post_owed(s);
     if (int e = n.wait_all(s)) return e;
     if (hi > lo) {
       auto slice = [&](int j) -> const void* { return j == me ? round_in + lo * ext : n.area(j) + lo * ext; };
@@ -119,7 +119,7 @@ int long_reduction(ShmNode& n, const Reduction& red, const void* in, void* out, 
     if (root >= 0 && me != root) {
       n.post(s + 2);  // nothing more to read here: also says s + 1
     } else {
-      n.post(s + 1);
+      n.post_owed(s + 1);
       if (int e = n.wait_all(s + 1)) return e;
       for (int j = 0; j < p; ++j) {
         const std::size_t jl = cut(m, j, p), jh = cut(m, j + 1, p);
@@ -266,7 +266,7 @@ bool shm_barrier(Device& dev, const Comm& comm, const Tuning& t, int* err) {
   ShmNode* n = ShmNode::for_call(dev, comm, t.shm, err, &taken);
   if (!n) return taken;
   const uint64_t s = n->begin(1);
-  n->post(s);
+  n->post_owed(s);
   *err = n->wait_all(s);
   return true;
 }
@@ -388,7 +388,7 @@ bool shm_reduce_scatter(Device& dev, const void* sbuf, void* rbuf, const int* co
     std::byte* slot = nullptr;
     if ((*err = n->claim_slot(&slot))) return true;
     std::memcpy(slot, src, total * ext);
-    n->publish(s);
+    n->publish_owed(s);
     if ((*err = n->wait_slots(s))) return true;
     if (mine > 0) {
       fold(
@@ -411,7 +411,7 @@ bool shm_reduce_scatter(Device& dev, const void* sbuf, void* rbuf, const int* co
       to_area(area, src + at * ext, (lo - at) * ext);
       to_area(area + (hi - at) * ext, src + hi * ext, (end - hi) * ext);
     }
-    n->post(s);
+    n->post_owed(s);
     if ((*err = n->wait_all(s))) return true;
     if (hi > lo) {
       auto slice = [&](int j) -> const void* {

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <unordered_map>
 
+#include "adi3/spin_lock.hpp"
 #include "channels/onesided.hpp"
 #include "coll/nbc.hpp"
 
@@ -223,13 +224,25 @@ int ShmNode::claim_piece(int r, uint64_t g, std::byte** at) {
 
 bool ShmNode::reached(int r, uint64_t s) const { return flag(r).load(std::memory_order_acquire) >= s; }
 
-// The device's one waiting policy (Device::block_until): spin while
-// progressing the device (a rank blocked here still serves the traffic
-// others send it, as the MPI progress rule asks), yield, then sleep on this
-// rank's channel doorbell, which post() rings; fail rather than hang once a
-// peer died and nothing moved. ready() only turns true once.
+// After a short look at the flags alone (kShmFlagSpin), the device's one
+// waiting policy (Device::block_until): spin while progressing the device
+// (a rank blocked here still serves the traffic others send it, as the MPI
+// progress rule asks), yield, then sleep on this rank's channel doorbell,
+// which post() rings; fail rather than hang once a peer died and nothing
+// moved. A wake owed (post_owed) is rung before any sleep can happen.
+// ready() only turns true once.
 template <class Ready>
 int ShmNode::wait(Ready&& ready) {
+  if (own_cores()) {
+    for (int i = 0; i < kShmFlagSpin; ++i) {
+      cpu_relax();
+      if (ready()) {
+        ring_owed();
+        return 0;
+      }
+    }
+  }
+  ring_owed();
   return dev_.block_until(ready);
 }
 

@@ -74,6 +74,13 @@ inline constexpr std::size_t kShmChunk = 1024 * 1024;  // large area per rank (o
 inline constexpr std::size_t kShmPieces = 4;           // long bcast: pieces of an area in flight
 inline constexpr std::size_t kShmPiece = 64 * 1024;    // the first kShmPieces * kShmPiece bytes of the area
 inline constexpr int kShmMaxRanks = 64;                // flat algorithms read every member's flag
+// Looks at the awaited flags alone, with a pause between, before a wait
+// enters Device::block_until, whose progress pass between two looks (a
+// poll of every p2p ring) delays noticing a peer that arrives a few lines'
+// time later. Only when every member has a core of its own; bounded so the
+// p2p traffic a waiting rank must still serve waits a few microseconds at
+// most.
+inline constexpr int kShmFlagSpin = 64;
 
 // Writes into a large area (or a long bcast's piece) that other ranks read:
 // with streaming stores (channels/shm/stream_copy.hpp, ends with a store
@@ -160,11 +167,16 @@ class ShmNode {
   void publish(uint64_t s);
   // Until rank r's slot (every other rank's) is stamped s: the data is then
   // readable.
-  int wait_slot(int r, uint64_t s) { return stamp(r).load(std::memory_order_acquire) >= s ? 0 : wait_slot_slow(r, s); }
+  int wait_slot(int r, uint64_t s) {
+    if (stamp(r).load(std::memory_order_acquire) < s) return wait_slot_slow(r, s);
+    ring_owed();
+    return 0;
+  }
   int wait_slots(uint64_t s) {
     for (int r = 0; r < p_; ++r) {
       if (r != me_ && stamp(r).load(std::memory_order_acquire) < s) return wait_slots_from(r, s);
     }
+    ring_owed();
     return 0;
   }
   // Rank r's large area (kShmChunk bytes), and mine once every rank is done
@@ -195,11 +207,35 @@ class ShmNode {
 
   // Publishes stage s for this rank and wakes members asleep on it.
   void post(uint64_t s);
+  // post() and publish() whose wakes wait for this rank's next wait (or
+  // ring_owed()): the wake's fence would stall this rank until its store
+  // owned the line the others spin on, a round trip between cores spent
+  // before it even looks at their flags; by the time it has seen them the
+  // store has long drained and the fence is cheap. Every such post must be
+  // followed by a wait of this node or ring_owed() before the call returns.
+  void post_owed(uint64_t s) {
+    flag(me_).store(s, std::memory_order_release);
+    owe_wake_ = true;
+  }
+  void publish_owed(uint64_t s) {
+    stamp(me_).store(s, std::memory_order_release);
+    post_owed(s);
+  }
+  void ring_owed() {
+    if (owe_wake_) {
+      owe_wake_ = false;
+      ring();
+    }
+  }
   // Until rank r (every rank) posted stage s, waiting as every blocking
   // call of the device does (Device::block_until). Returns 0, or the
   // device's failure error when a peer died and nothing moved for ~100 ms.
   int wait_one(int r, uint64_t s);
-  int wait_all(uint64_t s) { return all_reached(s) ? 0 : wait_all_slow(s); }
+  int wait_all(uint64_t s) {
+    if (!all_reached(s)) return wait_all_slow(s);
+    ring_owed();
+    return 0;
+  }
 
  private:
   ShmNode(Device& dev, const Comm& comm);
@@ -227,6 +263,9 @@ class ShmNode {
   }
   template <class Ready>
   int wait(Ready&& ready);
+  void ring() {
+    for (const int peer : others_) os_->wake(peer);
+  }
 
   Device& dev_;
   Comm comm_;  // its members, for the setup's messages and liveness checks
@@ -240,6 +279,7 @@ class ShmNode {
   bool ready_ = false;              // setup succeeded everywhere
   std::size_t slot_limit_ = kShmSlotOwnCores;
   shm::StoreChooser chooser_{kShmSlowMbps};  // for store(); watches the next rank's flag
+  bool owe_wake_ = false;                    // a post_owed() has not rung yet
 
   std::byte* flags_ = nullptr;   // p lines, a flag at the start of each
   std::byte* slots_ = nullptr;   // kDepth * p * kShmSlot
@@ -291,7 +331,8 @@ inline void ShmNode::post(uint64_t s) {
   // A member asleep in its wait sleeps on its channel's doorbell, which a
   // store into the segment does not ring (each ring orders this store
   // before its look for sleepers: see Doorbell).
-  for (const int peer : others_) os_->wake(peer);
+  owe_wake_ = false;
+  ring();
 }
 
 inline void ShmNode::publish(uint64_t s) {

@@ -11,8 +11,16 @@
  *    protocol);
  *  - communicators freed and made again (a context comes back with other
  *    members), a duplicate beside its parent, every root.
- * Run again with ADI3_COLL_SHM=0 (no segment: never express). */
+ * Run again with ADI3_COLL_SHM=0 (no segment: never express), and as
+ * "late" with the waits sleeping at once and for longer than the test's
+ * timeout: each rank in turn enters barrier, allreduce, reduce, allgather
+ * and alltoall long after the others, whose only way out is the wake the
+ * late rank owes once it has seen their flags (a wake lost there hangs the
+ * test). */
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "mpitest.h"
 
@@ -135,10 +143,49 @@ static void errors(MPI_Comm comm) {
   CHECK_OK(MPI_Barrier(comm));
 }
 
+/* Rank `late` enters each call 100 ms after the others, who are asleep by
+ * then (the "late" run spins and yields only a few rounds). */
+static void late_arrivals(MPI_Comm comm) {
+  int me, p;
+  MPI_Comm_rank(comm, &me);
+  MPI_Comm_size(comm, &p);
+  for (int late = 0; late < p; ++late) {
+    if (me == late) usleep(100 * 1000);
+    CHECK_OK(MPI_Barrier(comm));
+    long l = me + 1, lo = -1;
+    if (me == late) usleep(100 * 1000);
+    CHECK_OK(MPI_Allreduce(&l, &lo, 1, MPI_LONG, MPI_SUM, comm));
+    CHECK_EQ(lo, (long)p * (p + 1) / 2);
+    /* The late rank is the root: the others post and leave. */
+    lo = -1;
+    if (me == late) usleep(100 * 1000);
+    CHECK_OK(MPI_Reduce(&l, &lo, 1, MPI_LONG, MPI_SUM, late, comm));
+    if (me == late) CHECK_EQ(lo, (long)p * (p + 1) / 2);
+    /* Allgather through the slots, alltoall through the areas (4096 longs
+     * a block: more than a slot holds). */
+    long* all = malloc(sizeof(long) * 4096 * p);
+    long* got = malloc(sizeof(long) * 4096 * p);
+    if (me == late) usleep(100 * 1000);
+    CHECK_OK(MPI_Allgather(&l, 1, MPI_LONG, got, 1, MPI_LONG, comm));
+    for (int j = 0; j < p; ++j) CHECK_EQ(got[j], j + 1);
+    for (int i = 0; i < 4096 * p; ++i) all[i] = me * 100000 + i;
+    if (me == late) usleep(100 * 1000);
+    CHECK_OK(MPI_Alltoall(all, 4096, MPI_LONG, got, 4096, MPI_LONG, comm));
+    for (int j = 0; j < p; ++j) CHECK_EQ(got[j * 4096 + 7], j * 100000 + me * 4096 + 7);
+    free(all);
+    free(got);
+  }
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (argc > 1 && !strcmp(argv[1], "late")) {
+    pairs(MPI_COMM_WORLD); /* the express state is made */
+    late_arrivals(MPI_COMM_WORLD);
+    return mt_finish();
+  }
   pairs(MPI_COMM_WORLD);
   MPI_Comm dup;
   CHECK_OK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
