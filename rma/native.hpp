@@ -162,8 +162,15 @@ void refresh_all(WindowState& w);
 // (before a fence or a completion counts: r waits until it applied them).
 void announce(WindowState& w, int r);
 // Enters fence number k: announces to every rank, then counts the fence
-// (a release store: our stores to the window come before it).
+// (a release store: our stores to the window come before it). The caller
+// then rings the peers (ring_fenced), before it returns or waits.
 void enter_fence(WindowState& w, uint64_t k);
+// Rings every peer's doorbell after enter_fence: one that sleeps in its
+// fence sees our count. Its memory fence waits for our count's store to
+// leave, which takes the line from the peers that read it: done after our
+// first look at their counts, that miss and this one overlap (before it,
+// every fence paid the two one after the other).
+void ring_fenced(WindowState& w);
 // Counts an exposure epoch opened to origin r / an access epoch completed
 // at target r.
 void post_to(WindowState& w, int r);
