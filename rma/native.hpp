@@ -30,6 +30,7 @@
 #include "channels/onesided.hpp"
 #include "rma/atomic_acc.hpp"
 #include "rma/check.hpp"
+#include "rma/fast_elem.hpp"
 #include "rma/native_dyn.hpp"
 #include "rma/native_sync.hpp"
 
@@ -116,8 +117,7 @@ class NativeWin {
   std::size_t fast_n = 0;  // fastp.size(), kept (the size of a vector divides by the entry's)
   // The last datatype fast_elem classified (rma/native_fast.hpp).
   const Datatype* elem_type = nullptr;
-  uint8_t elem_size = 0;
-  coll::TypeClass elem_class{};
+  native::FastElem elem{};
   std::unique_ptr<NicAtomics> nic_self;  // NIC windows: atomics on our own memory (loopback)
   std::vector<int8_t> held;              // per target: native lock held (0 none, 1 shared, 2 exclusive)
   // Dynamic windows: our table (after our control block) and the region
