@@ -57,6 +57,7 @@ Runtime::Runtime(std::unique_ptr<Device> dev, int level) : thread_level(level), 
     if (t && t->is_predefined() && t->true_lb() == 0 && t->size() > 0 && t->is_contiguous()) {
       builtin_plain[b] = static_cast<uint32_t>(t->size());
     }
+    builtin_atom[b] = rma::native::fast_elem_of(t);
   }
   int me = dev_->rank();
   auto all = std::make_shared<GroupData>();

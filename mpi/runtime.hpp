@@ -18,6 +18,7 @@
 #include "adi3/device.hpp"
 #include "mpi/context_ids.hpp"
 #include "mpi/handle_table.hpp"
+#include "rma/fast_elem.hpp"
 #include "segment/builtin.hpp"
 
 namespace adi3::mpi {
@@ -145,6 +146,10 @@ class Runtime {
   // run from its address (true_lb 0), else 0: the one-sided fast paths'
   // datatype check in one load (mpi/win_ops.cpp).
   std::array<uint32_t, kNumBuiltins> builtin_plain{};
+  // By the same index: what the native fast atomics may do with its
+  // elements (rma/fast_elem.hpp): accumulate, fetch_and_op and
+  // compare_and_swap's type and op checks in one load (mpi/win_ops.cpp).
+  std::array<rma::native::FastElem, kNumBuiltins> builtin_atom{};
   HandleTable<CommObj*> comms;
   HandleTable<GroupPtr> groups;
   HandleTable<Datatype*> types;

@@ -42,6 +42,29 @@ inline bool fast_kind(MPI_Op h, coll::OpKind* k) {
   return true;
 }
 
+// The fast atomics' record of predefined type handle h (Runtime::builtin_atom),
+// else an empty one (size 0: not taken).
+inline rma::native::FastElem fast_elem(Runtime& rt, MPI_Datatype h) {
+  const auto i = static_cast<std::size_t>(handle_index(h));
+  return is_kind(h, Kind::Datatype, HandleClass::Builtin) && i < rt.builtin_atom.size() ? rt.builtin_atom[i]
+                                                                                        : rma::native::FastElem{};
+}
+
+// The window of handle win and its state when the target's byte says an
+// operation to it takes the fast path (WinObj::direct), else nullptr: the
+// accumulates' entry points then call their _slow form, which asks
+// fast_target and remembers its answer. Calls nothing, so those entry
+// points need no frame on a hit.
+[[gnu::always_inline]] inline rma::WindowState* direct_state(Runtime* rt, MPI_Win win, int target) {
+  if (!rt) [[unlikely]]
+    return nullptr;
+  WinObj* w = find_win(*rt, win);
+  if (!w) [[unlikely]]
+    return nullptr;
+  rma::WindowState& s = w->win->state();
+  return direct_has(*w, s, target, kDirectOp) ? &s : nullptr;
+}
+
 // Put (or get) of count elements of one predefined type on both sides, on
 // the native fast path of window handle win. It calls nothing, so the
 // entry point needs no frame; false: the entry point's tail call to
@@ -269,14 +292,16 @@ ADI3_WIN_CHECKED(Accumulate, ACC_PARAMS, ACC_ARGS) {
   }
   return win_checked_Accumulate ACC_ARGS;
 }
-ADI3_WIN_FAST(Accumulate, ACC_PARAMS) {
+// What the entry point's hit did not take: the fast path through
+// fast_target, the Window call or the checked path.
+[[gnu::noinline]] static int acc_slow ACC_PARAMS noexcept {
   coll::OpKind k;
   if (Runtime* rt = g_runtime; rt && origin_datatype == target_datatype && fast_kind(op, &k)) [[likely]] {
     WinObj* w = find_win(*rt, win);
     if (const Datatype* t = fast_type(*rt, target_datatype); w && t) {
       rma::WindowState& s = w->win->state();
-      if (rma::native::fast_acc(s, direct_peer(*w, s, target_rank), origin_addr, origin_count, t, target_rank,
-                                target_disp, target_count, t, k)) {
+      if (rma::native::fast_acc(s, direct_peer(*w, s, target_rank), origin_addr, origin_count,
+                                fast_elem(*rt, target_datatype), target_rank, target_disp, target_count, k)) {
         return MPI_SUCCESS;
       }
       return acc_window(w, t, k, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
@@ -284,6 +309,19 @@ ADI3_WIN_FAST(Accumulate, ACC_PARAMS) {
     }
   }
   return win_checked_Accumulate ACC_ARGS;
+}
+ADI3_WIN_FAST(Accumulate, ACC_PARAMS) {
+  coll::OpKind k;
+  Runtime* rt = g_runtime;
+  if (origin_datatype == target_datatype && fast_kind(op, &k)) [[likely]] {
+    if (rma::WindowState* s = direct_state(rt, win, target_rank)) [[likely]] {
+      if (rma::native::fast_acc(*s, &s->native->fastp[static_cast<std::size_t>(target_rank)], origin_addr, origin_count,
+                                fast_elem(*rt, target_datatype), target_rank, target_disp, target_count, k)) {
+        return MPI_SUCCESS;
+      }
+    }
+  }
+  return acc_slow ACC_ARGS;
 }
 #undef ACC_PARAMS
 #undef ACC_ARGS
@@ -337,20 +375,34 @@ ADI3_WIN_CHECKED(Fetch_and_op, FOP_PARAMS, FOP_ARGS) {
   }
   return win_checked_Fetch_and_op FOP_ARGS;
 }
-ADI3_WIN_FAST(Fetch_and_op, FOP_PARAMS) {
+// As acc_slow.
+[[gnu::noinline]] static int fop_slow FOP_PARAMS noexcept {
   coll::OpKind k;
   if (Runtime* rt = g_runtime; rt && fast_kind(op, &k)) [[likely]] {
     WinObj* w = find_win(*rt, win);
     if (const Datatype* ft = fast_type(*rt, datatype); w && ft) {
       rma::WindowState& s = w->win->state();
-      if (rma::native::fast_atomic(s, direct_peer(*w, s, target_rank), origin_addr, nullptr, result_addr, ft,
-                                   target_rank, target_disp, false, k)) {
+      if (rma::native::fast_atomic(s, direct_peer(*w, s, target_rank), origin_addr, nullptr, result_addr,
+                                   fast_elem(*rt, datatype), target_rank, target_disp, false, k)) {
         return MPI_SUCCESS;
       }
       return fop_window(w, ft, k, origin_addr, result_addr, datatype, target_rank, target_disp, op, win);
     }
   }
   return win_checked_Fetch_and_op FOP_ARGS;
+}
+ADI3_WIN_FAST(Fetch_and_op, FOP_PARAMS) {
+  coll::OpKind k;
+  Runtime* rt = g_runtime;
+  if (fast_kind(op, &k)) [[likely]] {
+    if (rma::WindowState* s = direct_state(rt, win, target_rank)) [[likely]] {
+      if (rma::native::fast_atomic(*s, &s->native->fastp[static_cast<std::size_t>(target_rank)], origin_addr, nullptr,
+                                   result_addr, fast_elem(*rt, datatype), target_rank, target_disp, false, k)) {
+        return MPI_SUCCESS;
+      }
+    }
+  }
+  return fop_slow FOP_ARGS;
 }
 #undef FOP_PARAMS
 #undef FOP_ARGS
@@ -381,19 +433,31 @@ ADI3_WIN_CHECKED(Compare_and_swap, CAS_PARAMS, CAS_ARGS) {
   }
   return win_checked_Compare_and_swap CAS_ARGS;
 }
-ADI3_WIN_FAST(Compare_and_swap, CAS_PARAMS) {
+// As acc_slow.
+[[gnu::noinline]] static int cas_slow CAS_PARAMS noexcept {
   if (Runtime* rt = g_runtime) [[likely]] {
     WinObj* w = find_win(*rt, win);
     if (const Datatype* ft = fast_type(*rt, datatype); w && ft) {
       rma::WindowState& s = w->win->state();
-      if (rma::native::fast_atomic(s, direct_peer(*w, s, target_rank), origin_addr, compare_addr, result_addr, ft,
-                                   target_rank, target_disp, true, coll::OpKind::NoOp)) {
+      if (rma::native::fast_atomic(s, direct_peer(*w, s, target_rank), origin_addr, compare_addr, result_addr,
+                                   fast_elem(*rt, datatype), target_rank, target_disp, true, coll::OpKind::NoOp)) {
         return MPI_SUCCESS;
       }
       return cas_window(w, ft, origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win);
     }
   }
   return win_checked_Compare_and_swap CAS_ARGS;
+}
+ADI3_WIN_FAST(Compare_and_swap, CAS_PARAMS) {
+  Runtime* rt = g_runtime;
+  if (rma::WindowState* s = direct_state(rt, win, target_rank)) [[likely]] {
+    if (rma::native::fast_atomic(*s, &s->native->fastp[static_cast<std::size_t>(target_rank)], origin_addr,
+                                 compare_addr, result_addr, fast_elem(*rt, datatype), target_rank, target_disp, true,
+                                 coll::OpKind::NoOp)) {
+      return MPI_SUCCESS;
+    }
+  }
+  return cas_slow CAS_ARGS;
 }
 #undef CAS_PARAMS
 #undef CAS_ARGS

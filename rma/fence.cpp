@@ -49,7 +49,8 @@ int Window::fence(int assert) {
   if (int e = w.dev.check_alive(w.comm, -1, "Win_fence")) return e;
   const bool noprecede = assert &kModeNoPrecede, nosucceed = assert &kModeNoSucceed;
   uint64_t k;
-  bool native, entered = false;
+  bool native, entered = false, done_now = false;
+  int early = 0;
   {
     std::lock_guard g(w.mu);
     if (w.access != A::None && w.access != A::Fence) {
@@ -88,15 +89,24 @@ int Window::fence(int assert) {
     w.fence_lazy = noprecede;
     // The peers are there already (they usually are): done in this section.
     // (A native fence settled emul_inflight when it entered: enter_fence.)
-    if (entered && !noprecede && fence_done(w, k, native)) return w.take_error();
+    if (entered && !noprecede && fence_done(w, k, native)) {
+      done_now = true;
+      early = w.take_error();
+    }
   }
+  // After the first look at the peers' counts (ring_fenced says why).
+  if (entered) rma::native::ring_fenced(w);
+  if (done_now) return early;
   if (noprecede) return finish(w);
   if (native && !entered) {
     // Our emulated operations (forced ones, or ones that waited for a
     // gate) leave first, so the count we announce is final.
     if (int e = wait_for(w, [&] { return queues_empty(w); })) return e;
-    std::lock_guard g(w.mu);
-    rma::native::enter_fence(w, k);
+    {
+      std::lock_guard g(w.mu);
+      rma::native::enter_fence(w, k);
+    }
+    rma::native::ring_fenced(w);
   }
   // Done: the epoch's state is settled in the same section. done() may run
   // again once true: the first error taken is kept.

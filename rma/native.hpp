@@ -30,6 +30,7 @@
 #include "channels/onesided.hpp"
 #include "rma/atomic_acc.hpp"
 #include "rma/check.hpp"
+#include "rma/fast_elem.hpp"
 #include "rma/native_dyn.hpp"
 #include "rma/native_sync.hpp"
 
@@ -116,8 +117,7 @@ class NativeWin {
   std::size_t fast_n = 0;  // fastp.size(), kept (the size of a vector divides by the entry's)
   // The last datatype fast_elem classified (rma/native_fast.hpp).
   const Datatype* elem_type = nullptr;
-  uint8_t elem_size = 0;
-  coll::TypeClass elem_class{};
+  native::FastElem elem{};
   std::unique_ptr<NicAtomics> nic_self;  // NIC windows: atomics on our own memory (loopback)
   std::vector<int8_t> held;              // per target: native lock held (0 none, 1 shared, 2 exclusive)
   // Dynamic windows: our table (after our control block) and the region
@@ -162,8 +162,15 @@ void refresh_all(WindowState& w);
 // (before a fence or a completion counts: r waits until it applied them).
 void announce(WindowState& w, int r);
 // Enters fence number k: announces to every rank, then counts the fence
-// (a release store: our stores to the window come before it).
+// (a release store: our stores to the window come before it). The caller
+// then rings the peers (ring_fenced), before it returns or waits.
 void enter_fence(WindowState& w, uint64_t k);
+// Rings every peer's doorbell after enter_fence: one that sleeps in its
+// fence sees our count. Its memory fence waits for our count's store to
+// leave, which takes the line from the peers that read it: done after our
+// first look at their counts, that miss and this one overlap (before it,
+// every fence paid the two one after the other).
+void ring_fenced(WindowState& w);
 // Counts an exposure epoch opened to origin r / an access epoch completed
 // at target r.
 void post_to(WindowState& w, int r);

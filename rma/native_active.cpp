@@ -74,6 +74,9 @@ void enter_fence(WindowState& w, uint64_t k) {
     announce(w, r);
   }
   at(w.native->ctl->fences).store(k, std::memory_order_release);
+}
+
+void ring_fenced(WindowState& w) {
   for (int r = 0; r < w.comm.size; ++r) wake(w, r);
 }
 

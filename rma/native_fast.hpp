@@ -28,6 +28,7 @@
 #include "adi3/device.hpp"
 #include "channels/common/bulk_copy.hpp"
 #include "coll/op.hpp"
+#include "rma/fast_elem.hpp"
 #include "rma/native_sync.hpp"
 #include "rma/window_state.hpp"
 
@@ -144,26 +145,6 @@ inline bool fast_done(WindowState& w) {
   return fast_copy_plain(w, fast_target(w, target), put, buf, ocount, ttype->size(), disp, tcount);
 }
 
-// What the fast path does to one element, under its stripe like every
-// other accumulate on it (rma/atomic_acc.hpp).
-enum class FastOp : uint8_t { None, Add, FloatAdd, Replace, Read };
-
-// The fast operation of op k on elements of class tc, or None (the general path).
-inline FastOp fast_op(coll::OpKind k, coll::TypeClass tc) {
-  switch (k) {
-    case coll::OpKind::Sum:
-      return tc == coll::TypeClass::CInteger   ? FastOp::Add
-             : tc == coll::TypeClass::Floating ? FastOp::FloatAdd
-                                               : FastOp::None;
-    case coll::OpKind::Replace:
-      return FastOp::Replace;
-    case coll::OpKind::NoOp:
-      return FastOp::Read;
-    default:
-      return FastOp::None;
-  }
-}
-
 // f applied to the 4- or 8-byte word at p with operand v (the caller holds
 // its stripe); returns the old word. A floating sum is in + inout, as the
 // op's kernel computes it: 4-byte floating types are float and 8-byte ones
@@ -193,29 +174,20 @@ inline W fast_element(W* p, W v, FastOp f) {
   return cur;
 }
 
-// The element size of a predefined type the fast accumulates take (4 or 8
-// bytes, no padding, starting at its address), else 0; *tc its class. The
-// last type asked about is remembered in nw (its class takes two calls
-// into the core library).
-inline std::size_t fast_elem(NativeWin& nw, const Datatype* t, coll::TypeClass* tc) {
-  if (t == nw.elem_type && t) [[likely]] {
-    *tc = nw.elem_class;
-    return nw.elem_size;
-  }
-  if (!t || !t->is_predefined()) return 0;
-  const std::size_t es = t->size();
-  Builtin b;
-  if ((es != 8 && es != 4) || t->extent() != static_cast<std::ptrdiff_t>(es) || t->true_lb() != 0 ||
-      !t->builtin_id(&b)) {
-    return 0;
-  }
-  *tc = coll::type_class(b);
+// The record of predefined type t (rma/fast_elem.hpp). The last type
+// asked about is remembered in nw (its class takes two calls into the
+// core library).
+inline FastElem fast_elem(NativeWin& nw, const Datatype* t) {
+  if (t == nw.elem_type && t) [[likely]]
+    return nw.elem;
+  const FastElem e = fast_elem_of(t);
   // Only a predefined type is remembered: it is never freed, so its address
   // never comes to name another type.
-  nw.elem_type = t;
-  nw.elem_size = static_cast<uint8_t>(es);
-  nw.elem_class = *tc;
-  return es;
+  if (e.size) {
+    nw.elem_type = t;
+    nw.elem = e;
+  }
+  return e;
 }
 
 // Whether the origin holds target's exclusive lock (then nobody else
@@ -228,22 +200,17 @@ inline bool fast_exclusive(const WindowState& w, int target) {
 // Replace, NoOp) or compare_and_swap (cas true, op unused) of one 4- or
 // 8-byte predefined element on its alignment, under the element's stripe
 // (as cas_element and combine_atomic). True when done.
+// With e the record of the element's predefined type.
 [[gnu::always_inline]] inline bool fast_atomic(WindowState& w, FastPeer* p, const void* origin, const void* compare,
-                                               void* result, const Datatype* t, int target, std::ptrdiff_t disp,
-                                               bool cas, coll::OpKind op) {
-  if (!p || !result) return false;
-  coll::TypeClass tc;
-  const std::size_t es = fast_elem(*w.native, t, &tc);
-  if (!es) return false;
+                                               void* result, FastElem e, int target, std::ptrdiff_t disp, bool cas,
+                                               coll::OpKind op) {
+  if (!p || !result || !e.size) return false;
+  const std::size_t es = e.size;
   FastOp f = FastOp::None;
   if (cas) {
-    if (!compare || !origin) return false;
-    if (tc != coll::TypeClass::CInteger && tc != coll::TypeClass::Logical && tc != coll::TypeClass::Byte &&
-        tc != coll::TypeClass::MultiLanguage) {
-      return false;
-    }
+    if (!compare || !origin || !e.cas) return false;
   } else {
-    f = fast_op(op, tc);
+    f = fast_op(op, e);
     if (f == FastOp::None || (f != FastOp::Read && !origin)) return false;
   }
   char* at = fast_at(*p, disp, es);
@@ -275,20 +242,19 @@ inline bool fast_exclusive(const WindowState& w, int target) {
 [[gnu::always_inline]] inline bool fast_atomic(WindowState& w, const void* origin, const void* compare, void* result,
                                                const Datatype* t, int target, std::ptrdiff_t disp, bool cas,
                                                coll::OpKind op) {
-  return fast_atomic(w, fast_target(w, target), origin, compare, result, t, target, disp, cas, op);
+  FastPeer* p = fast_target(w, target);  // not null: w.native is set
+  return p && fast_atomic(w, p, origin, compare, result, fast_elem(*w.native, t), target, disp, cas, op);
 }
 
 // Accumulate of up to 64 aligned 4- or 8-byte predefined elements (Sum on
 // C integers and floating types, Replace), the same type and count on both
 // sides: under the stripes of the range, taken once. True when done.
-[[gnu::always_inline]] inline bool fast_acc(WindowState& w, FastPeer* p, const void* origin, int64_t ocount,
-                                            const Datatype* otype, int target, std::ptrdiff_t disp, int64_t tcount,
-                                            const Datatype* ttype, coll::OpKind op) {
-  if (otype != ttype || ocount != tcount || tcount <= 0 || tcount > 64 || !origin || !p) return false;
-  coll::TypeClass tc;
-  const std::size_t es = fast_elem(*w.native, ttype, &tc);
-  if (!es) return false;
-  const FastOp f = fast_op(op, tc);
+// With e the record of the one predefined type of both sides.
+[[gnu::always_inline]] inline bool fast_acc(WindowState& w, FastPeer* p, const void* origin, int64_t ocount, FastElem e,
+                                            int target, std::ptrdiff_t disp, int64_t tcount, coll::OpKind op) {
+  if (ocount != tcount || tcount <= 0 || tcount > 64 || !origin || !p || !e.size) return false;
+  const std::size_t es = e.size;
+  const FastOp f = fast_op(op, e);
   if (f == FastOp::None || f == FastOp::Read) return false;  // NO_OP: not an accumulate's op
   const std::size_t bytes = es * static_cast<std::size_t>(tcount);
   char* at = fast_at(*p, disp, bytes);
@@ -324,7 +290,8 @@ inline bool fast_exclusive(const WindowState& w, int target) {
 [[gnu::always_inline]] inline bool fast_acc(WindowState& w, const void* origin, int64_t ocount, const Datatype* otype,
                                             int target, std::ptrdiff_t disp, int64_t tcount, const Datatype* ttype,
                                             coll::OpKind op) {
-  return fast_acc(w, fast_target(w, target), origin, ocount, otype, target, disp, tcount, ttype, op);
+  FastPeer* p = otype == ttype ? fast_target(w, target) : nullptr;  // not null: w.native is set
+  return p && fast_acc(w, p, origin, ocount, fast_elem(*w.native, ttype), target, disp, tcount, op);
 }
 
 // Win_flush(target) with nothing in the emulation: every operation
