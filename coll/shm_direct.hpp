@@ -4,13 +4,13 @@
 // segment's two).
 #pragma once
 #include <algorithm>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <vector>
 
 #include "adi3/device.hpp"
+#include "adi3/steady_clock.hpp"
 #include "channels/onesided.hpp"
 #include "coll/shm_node.hpp"
 #include "coll/tuning.hpp"
@@ -44,11 +44,6 @@ struct Offer {
   std::vector<std::byte> packed;
   bool able = true;  // false: this member cannot take part (then all use the segment)
 };
-
-inline int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 // Whether a call with blocks of `bytes` may read directly. Only where every
 // member has a core of its own: with 4 and 8 ranks on 2 cores, allgather
@@ -127,9 +122,9 @@ bool direct(Device& dev, ShmNode& n, Offer& o, std::size_t bytes, RecvBlock&& re
     }
     const std::size_t take = std::min<uint64_t>(bytes, e.sent);
     const uint64_t from = static_cast<uint64_t>(me) * e.stride;
-    const int64_t t0 = now_ns();
+    const int64_t t0 = steady_ns();
     const bool got = r && (r->ops & kOsGet) && (take == 0 || os.get(*r, from, at, take) == 0);
-    const int64_t ns = now_ns() - t0;
+    const int64_t ns = steady_ns() - t0;
     if (r) os.detach(r);
     if (!got) {
       *err = dev.errors().raise(ErrorClass::Other, "collective: reading %zu bytes of rank %d's buffer failed", take, j);

@@ -3,7 +3,6 @@
 #include "rma/route.hpp"
 
 #include <algorithm>
-#include <chrono>
 
 #include "adi3/device.hpp"
 #include "rma/check.hpp"
@@ -118,11 +117,6 @@ int8_t polls_now(const WindowState& w, int target) {
   const NativePeer& p = w.native->peers[t];
   if (p.mem || !p.mem_r) return -1;
   return polling(w, target, p.mem_r->peer) ? 1 : 0;
-}
-
-int64_t steady_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
 }
 
 void answered(Target& t, int64_t waited_ns) {

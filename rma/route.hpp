@@ -10,6 +10,7 @@
 #pragma once
 #include <cstdint>
 
+#include "adi3/steady_clock.hpp"
 #include "rma/protocol.hpp"
 
 namespace adi3::rma {
@@ -52,7 +53,6 @@ void answered(Target& t, int64_t waited_ns);
 // may last before the answer counts as late.
 constexpr uint32_t kLatePolls = 64;
 constexpr int64_t kLateNs = 200'000, kCmaForMaxNs = 50'000'000;
-int64_t steady_ns();
 // Active-target synchronization (fence, post/start/complete/wait): native
 // when every rank of the window agreed at creation (the counters of the
 // control blocks, rma/native_active.cpp), else the emulation's packets

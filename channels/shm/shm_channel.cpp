@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "adi3/spin_lock.hpp"
+#include "adi3/steady_clock.hpp"
 #include "channels/common/tsan_link.hpp"
 #include "channels/shm/cma.hpp"
 #include "channels/shm/process_fence.hpp"
@@ -29,11 +30,6 @@ uint64_t random_cookie() {
 }
 
 std::string key_for(int rank) { return "adi3-shm-" + std::to_string(rank); }
-
-int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 }  // namespace
 
@@ -103,7 +99,7 @@ ShmChannel::ShmChannel(ChannelBootstrap& boot, const ShmSettings& settings)
   caps_.max_payload = std::min(settings_.chunk_bytes, settings_.ring_bytes / 2 - caps_.max_header - 128);
   caps_.eager_limit = std::min(kEagerLimit, caps_.max_payload);
   caps_.get_min = cma_ok_ ? settings_.cma_min : SIZE_MAX;
-  next_check_ns_.store(now_ns() + int64_t{settings_.liveness_ms} * 1000000);
+  next_check_ns_.store(steady_ns() + int64_t{settings_.liveness_ms} * 1000000);
   launcher_ = getppid();
 }
 
@@ -281,7 +277,7 @@ void ShmChannel::wait_until(std::chrono::microseconds timeout, const WaitConditi
   check_peers_if_due();
   if (failures_pending_.load(std::memory_order_acquire)) return;  // poll() reports them
   // Never sleep past the next liveness check.
-  auto until_check = std::chrono::microseconds((next_check_ns_.load(std::memory_order_relaxed) - now_ns()) / 1000);
+  auto until_check = std::chrono::microseconds((next_check_ns_.load(std::memory_order_relaxed) - steady_ns()) / 1000);
   if (until_check < timeout) timeout = std::max(until_check, std::chrono::microseconds(1));
   // done is checked after the announcement: a completer that rang before
   // it is seen here, one that rings after it wakes the futex. A sleep with
@@ -297,7 +293,7 @@ void ShmChannel::wait_until(std::chrono::microseconds timeout, const WaitConditi
 }
 
 void ShmChannel::check_peers_if_due() {
-  int64_t now = now_ns();
+  int64_t now = steady_ns();
   if (now < next_check_ns_.load(std::memory_order_relaxed)) return;
   std::unique_lock g(watch_lock_, std::try_to_lock);
   if (!g) return;  // another thread of this rank is checking
@@ -385,7 +381,7 @@ bool ShmChannel::polling_now(int peer) {
   const std::atomic<uint32_t>& asleep = *waiting_[static_cast<std::size_t>(peer)];
   if (copying.load(std::memory_order_relaxed) != 0 || asleep.load(std::memory_order_relaxed) != 0) return true;
   const uint64_t first = a.load(std::memory_order_relaxed);
-  const int64_t until = now_ns() + kWatchNs;
+  const int64_t until = steady_ns() + kWatchNs;
   do {
     // We are in the library too: a peer watching us at the same moment
     // (both receiving) must see it.
@@ -397,7 +393,7 @@ bool ShmChannel::polling_now(int peer) {
       }
       cpu_relax();
     }
-  } while (now_ns() < until);
+  } while (steady_ns() < until);
   return false;
 }
 
@@ -430,14 +426,14 @@ int ShmChannel::get_crossing(int peer, void* local, uint64_t remote, std::size_t
   if (mine_slow || crossing_slow_[static_cast<std::size_t>(peer)]->load(std::memory_order_relaxed) != 0) {
     // The peer tests its own verdict; we test ours when due.
     if (!mine_slow) return -1;
-    const int64_t now = now_ns();
+    const int64_t now = steady_ns();
     int64_t due = next_crossing_probe_ns_.load(std::memory_order_relaxed);
     if (now < due || !next_crossing_probe_ns_.compare_exchange_strong(due, now + kCrossingProbeNs)) return -1;
   }
   my_cma_copies_->fetch_add(1, std::memory_order_relaxed);
-  const int64_t t0 = now_ns();
+  const int64_t t0 = steady_ns();
   const bool ok = cma_read(out_[static_cast<std::size_t>(peer)].pid, local, remote, len);
-  const int64_t t1 = now_ns();
+  const int64_t t1 = steady_ns();
   my_cma_copies_->fetch_sub(1, std::memory_order_relaxed);
   bump_activity();
   if (!ok) return -1;

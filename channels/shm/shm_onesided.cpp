@@ -1,12 +1,12 @@
 #include "channels/shm/shm_onesided.hpp"
 
 #include <atomic>
-#include <chrono>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
 
+#include "adi3/steady_clock.hpp"
 #include "channels/common/bulk_copy.hpp"
 #include "channels/shm/cma.hpp"
 #include "adi3/spin_lock.hpp"
@@ -320,10 +320,7 @@ int ShmOneSided::compare_swap(RemoteRegion& r, uint64_t offset, uint64_t compare
 // watched again for kQuietNs unless its counter moves: an origin issuing
 // many operations to a computing target pays one load and a clock read per
 // operation.
-int64_t ShmOneSided::steady_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
+int64_t ShmOneSided::steady_ns() { return adi3::steady_ns(); }
 
 namespace {
 constexpr int64_t kStreamGapNs = 100000, kWakeGapNs = 200000;

@@ -33,11 +33,11 @@
 #pragma once
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 
+#include "adi3/steady_clock.hpp"
 #include "channels/shm/stream_copy.hpp"
 
 namespace adi3::shm {
@@ -63,15 +63,15 @@ class StoreChooser {
     int64_t least = INT64_MAX;
     for (int i = 0; i < 8; ++i) {
       drain_stores();
-      const int64_t t0 = now_ns();
+      const int64_t t0 = steady_ns();
       drain_stores();
-      least = std::min(least, now_ns() - t0);
+      least = std::min(least, steady_ns() - t0);
     }
     overhead_ns_ = least;
     least = INT64_MAX;
     for (int i = 0; i < 8; ++i) {
-      const int64_t t0 = now_ns();
-      least = std::min(least, now_ns() - t0);
+      const int64_t t0 = steady_ns();
+      least = std::min(least, steady_ns() - t0);
     }
     clock_ns_ = least;
   }
@@ -133,19 +133,14 @@ class StoreChooser {
   static constexpr uint64_t kLatencyBytes = 2048;
 
  private:
-  static int64_t now_ns() {
-    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-  }
-
   // Times one read of the watched line if the peer wrote it since we last
   // read it (else it is in our cache and times nothing). Keeps the last
   // four verdicts as bits.
   void time_line(uint64_t seen) {
     if (!line_) return;
-    const int64_t t0 = now_ns();
+    const int64_t t0 = steady_ns();
     const uint64_t v = line_->load(std::memory_order_relaxed);
-    const int64_t t1 = now_ns();
+    const int64_t t1 = steady_ns();
     if (v <= std::max(seen, line_seen_)) return;
     line_seen_ = v;
     const bool fast = t1 - t0 - clock_ns_ < kFastLineNs;
@@ -167,10 +162,10 @@ class StoreChooser {
     // Earlier stores out of the way first, then this copy's stores until
     // they own their lines.
     drain_stores();
-    const int64_t t0 = now_ns();
+    const int64_t t0 = steady_ns();
     std::memcpy(dst, src, n);
     drain_stores();
-    const int64_t t1 = now_ns();
+    const int64_t t1 = steady_ns();
     const int64_t ns = std::max<int64_t>(t1 - t0 - overhead_ns_, 1);
     // The rate the copy would show without its fixed start-up (see
     // kLatencyBytes), so one threshold holds for every size.

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "adi3/spin_lock.hpp"
+#include "adi3/steady_clock.hpp"
 #include "channels/shm/cma.hpp"
 #include "channels/shm/peer_watch.hpp"
 #include "channels/shm/shm_segment.hpp"
@@ -31,11 +32,6 @@ using shm::ShmSegment;
 using namespace soft;
 
 constexpr int64_t kCheckEveryNs = 50'000'000;  // peer liveness
-
-int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 class SoftDevice final : public VerbsDevice {
  public:
@@ -271,7 +267,7 @@ class SoftDevice final : public VerbsDevice {
   void wake() override { Layout::header(mine_.base())->bell.ring_always(); }
 
   int dead_peer(std::string& why) override {
-    int64_t now = now_ns();
+    int64_t now = steady_ns();
     if (dead_.empty() && now >= next_check_ns_.load(std::memory_order_relaxed)) {
       next_check_ns_.store(now + kCheckEveryNs, std::memory_order_relaxed);
       watch_.check([&](int r, pid_t pid) {
@@ -399,7 +395,7 @@ class SoftDevice final : public VerbsDevice {
           peers_[static_cast<std::size_t>(src)].dgram_seen.load(std::memory_order_relaxed))
         return false;
     }
-    return now_ns() < next_check_ns_.load(std::memory_order_relaxed);
+    return steady_ns() < next_check_ns_.load(std::memory_order_relaxed);
   }
 
   int rank_, size_;
