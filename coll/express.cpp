@@ -47,8 +47,7 @@ inline int reduction(ShmNode& n, const void* in, void* out, std::size_t count, c
     n.publish(s);
     return 0;
   }
-  n.publish_owed(s);  // rung by the wait, once the others' stamps are seen
-  if (int e = n.wait_slots(s)) return e;
+  if (int e = n.publish_wait_slots(s)) return e;
   fold(n, r, out, count, bytes);
   return 0;
 }
@@ -86,8 +85,7 @@ Express::State Express::probe(Device& dev, const Comm& comm, Express* out) {
 bool Express::barrier(int* err) const {
   ShmNode& n = *node_;
   const uint64_t s = n.begin(1);
-  n.post_owed(s);  // rung by the wait, once the others' flags are seen
-  *err = n.wait_all(s);
+  *err = n.post_wait_all(s);
   return true;
 }
 

@@ -101,8 +101,7 @@ int long_reduction(ShmNode& n, const Reduction& red, const void* in, void* out, 
     // Everything but my slice, which only I read.
     to_area(mine, round_in, lo * ext);
     to_area(mine + hi * ext, round_in + hi * ext, (m - hi) * ext);
-    n.post_owed(s);
-    if (int e = n.wait_all(s)) return e;
+    if (int e = n.post_wait_all(s)) return e;
     if (hi > lo) {
       auto slice = [&](int j) -> const void* { return j == me ? round_in + lo * ext : n.area(j) + lo * ext; };
       const int h = home_of(me, p, commute);
@@ -119,8 +118,7 @@ int long_reduction(ShmNode& n, const Reduction& red, const void* in, void* out, 
     if (root >= 0 && me != root) {
       n.post(s + 2);  // nothing more to read here: also says s + 1
     } else {
-      n.post_owed(s + 1);
-      if (int e = n.wait_all(s + 1)) return e;
+      if (int e = n.post_wait_all(s + 1)) return e;
       for (int j = 0; j < p; ++j) {
         const std::size_t jl = cut(m, j, p), jh = cut(m, j + 1, p);
         std::memcpy(dst + (at + jl) * ext, n.area(home_of(j, p, commute)) + jl * ext, (jh - jl) * ext);
@@ -266,8 +264,7 @@ bool shm_barrier(Device& dev, const Comm& comm, const Tuning& t, int* err) {
   ShmNode* n = ShmNode::for_call(dev, comm, t.shm, err, &taken);
   if (!n) return taken;
   const uint64_t s = n->begin(1);
-  n->post_owed(s);
-  *err = n->wait_all(s);
+  *err = n->post_wait_all(s);
   return true;
 }
 
@@ -388,8 +385,7 @@ bool shm_reduce_scatter(Device& dev, const void* sbuf, void* rbuf, const int* co
     std::byte* slot = nullptr;
     if ((*err = n->claim_slot(&slot))) return true;
     std::memcpy(slot, src, total * ext);
-    n->publish_owed(s);
-    if ((*err = n->wait_slots(s))) return true;
+    if ((*err = n->publish_wait_slots(s))) return true;
     if (mine > 0) {
       fold(
           red, [&](int j) -> const void* { return n->slot(j) + b0 * ext; }, p, dst, mine);
@@ -411,8 +407,7 @@ bool shm_reduce_scatter(Device& dev, const void* sbuf, void* rbuf, const int* co
       to_area(area, src + at * ext, (lo - at) * ext);
       to_area(area + (hi - at) * ext, src + hi * ext, (end - hi) * ext);
     }
-    n->post_owed(s);
-    if ((*err = n->wait_all(s))) return true;
+    if ((*err = n->post_wait_all(s))) return true;
     if (hi > lo) {
       auto slice = [&](int j) -> const void* {
         return j == me && !inplace ? src + lo * ext : n->area(j) + (lo - at) * ext;

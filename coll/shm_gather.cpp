@@ -147,11 +147,9 @@ bool shm_allgather(Device& dev, const void* sbuf, std::size_t scount, const Data
     if (mine_in.bytes() < end) std::memset(to, 0, end - at);
     mine_in.out(at, end, to, n, !small);
     if (small) {
-      n->publish_owed(s);
-      if ((*err = n->wait_slots(s))) return true;
+      if ((*err = n->publish_wait_slots(s))) return true;
     } else {
-      n->post_owed(s);
-      if ((*err = n->wait_all(s))) return true;
+      if ((*err = n->post_wait_all(s))) return true;
     }
     for (int j = 0; j < p; ++j) {
       if (j == me) continue;
@@ -236,11 +234,9 @@ bool shm_alltoall(Device& dev, const void* sbuf, std::size_t scount, const Datat
       send_block(j).out(at, end, at_j, n, !small);
     }
     if (small) {
-      n->publish_owed(s);
-      if ((*err = n->wait_slots(s))) return true;
+      if ((*err = n->publish_wait_slots(s))) return true;
     } else {
-      n->post_owed(s);
-      if ((*err = n->wait_all(s))) return true;
+      if ((*err = n->post_wait_all(s))) return true;
     }
     for (int j = 0; j < p; ++j) {
       if (j == me) continue;

@@ -207,25 +207,20 @@ class ShmNode {
 
   // Publishes stage s for this rank and wakes members asleep on it.
   void post(uint64_t s);
-  // post() and publish() whose wakes wait for this rank's next wait (or
-  // ring_owed()): the wake's fence would stall this rank until its store
-  // owned the line the others spin on, a round trip between cores spent
-  // before it even looks at their flags; by the time it has seen them the
-  // store has long drained and the fence is cheap. Every such post must be
-  // followed by a wait of this node or ring_owed() before the call returns.
-  void post_owed(uint64_t s) {
-    flag(me_).store(s, std::memory_order_release);
-    owe_wake_ = true;
+  // post(s) then wait_all(s), and publish(s) then wait_slots(s), with the
+  // wake rung by the wait once it has seen the others (or before it could
+  // sleep): the wake's fence would stall this rank until its store owned
+  // the line the others spin on, a round trip between cores spent before
+  // it even looks at their flags; by then the store has long drained and
+  // the fence is cheap.
+  int post_wait_all(uint64_t s) {
+    post_owed(s);
+    return wait_all(s);
   }
-  void publish_owed(uint64_t s) {
+  int publish_wait_slots(uint64_t s) {
     stamp(me_).store(s, std::memory_order_release);
     post_owed(s);
-  }
-  void ring_owed() {
-    if (owe_wake_) {
-      owe_wake_ = false;
-      ring();
-    }
+    return wait_slots(s);
   }
   // Until rank r (every rank) posted stage s, waiting as every blocking
   // call of the device does (Device::block_until). Returns 0, or the
@@ -238,6 +233,17 @@ class ShmNode {
   }
 
  private:
+  // The flag store of post(), its wake owed to the wait that follows.
+  void post_owed(uint64_t s) {
+    flag(me_).store(s, std::memory_order_release);
+    owe_wake_ = true;
+  }
+  void ring_owed() {
+    if (owe_wake_) {
+      owe_wake_ = false;
+      ring();
+    }
+  }
   ShmNode(Device& dev, const Comm& comm);
   int setup();
   void layout(std::byte* base);
@@ -279,7 +285,7 @@ class ShmNode {
   bool ready_ = false;              // setup succeeded everywhere
   std::size_t slot_limit_ = kShmSlotOwnCores;
   shm::StoreChooser chooser_{kShmSlowMbps};  // for store(); watches the next rank's flag
-  bool owe_wake_ = false;                    // a post_owed() has not rung yet
+  bool owe_wake_ = false;                    // post_owed()'s wake has not rung yet
 
   std::byte* flags_ = nullptr;   // p lines, a flag at the start of each
   std::byte* slots_ = nullptr;   // kDepth * p * kShmSlot

@@ -242,7 +242,7 @@ inline bool fast_exclusive(const WindowState& w, int target) {
 [[gnu::always_inline]] inline bool fast_atomic(WindowState& w, const void* origin, const void* compare, void* result,
                                                const Datatype* t, int target, std::ptrdiff_t disp, bool cas,
                                                coll::OpKind op) {
-  FastPeer* p = fast_target(w, target);  // not null: w.native is set
+  FastPeer* p = fast_target(w, target);  // set only when w.native is (fast_elem reads it)
   return p && fast_atomic(w, p, origin, compare, result, fast_elem(*w.native, t), target, disp, cas, op);
 }
 
@@ -290,7 +290,7 @@ inline bool fast_exclusive(const WindowState& w, int target) {
 [[gnu::always_inline]] inline bool fast_acc(WindowState& w, const void* origin, int64_t ocount, const Datatype* otype,
                                             int target, std::ptrdiff_t disp, int64_t tcount, const Datatype* ttype,
                                             coll::OpKind op) {
-  FastPeer* p = otype == ttype ? fast_target(w, target) : nullptr;  // not null: w.native is set
+  FastPeer* p = otype == ttype ? fast_target(w, target) : nullptr;  // set only when w.native is
   return p && fast_acc(w, p, origin, ocount, fast_elem(*w.native, ttype), target, disp, tcount, op);
 }
 
