@@ -366,6 +366,7 @@ typedef MPI_Comm_errhandler_function MPI_Handler_function;
 typedef void MPI_Win_errhandler_function(MPI_Win* win, int* error_code, ...);
 typedef MPI_Win_errhandler_function MPI_Win_errhandler_fn;
 typedef void MPI_File_errhandler_function(MPI_File* file, int* error_code, ...);
+typedef MPI_File_errhandler_function MPI_File_errhandler_fn;
 typedef int MPI_Comm_copy_attr_function(MPI_Comm oldcomm, int comm_keyval, void* extra_state, void* attribute_val_in,
                                         void* attribute_val_out, int* flag);
 typedef int MPI_Comm_delete_attr_function(MPI_Comm comm, int comm_keyval, void* attribute_val, void* extra_state);
