@@ -355,7 +355,8 @@ typedef struct MPI_Status {
 #define MPI_T_ERR_PVAR_NO_WRITE 77
 #define MPI_T_ERR_PVAR_NO_STARTSTOP 78
 #define MPI_T_ERR_PVAR_NO_ATOMIC 79
-#define MPI_ERR_LASTCODE 80
+#define MPI_ERR_PROC_ABORTED 80 /* MPI-4.0 */
+#define MPI_ERR_LASTCODE 81
 
 /* ---- callback types ---- */
 typedef void MPI_User_function(void* invec, void* inoutvec, int* len, MPI_Datatype* datatype);

@@ -131,6 +131,10 @@ static void error_strings(void) {
     CHECK(len > 0 && len < MPI_MAX_ERROR_STRING);
     CHECK_EQ(strlen(s), len);
   }
+  /* MPI-4.0's class for an aborted peer is there */
+  CHECK_OK(MPI_Error_string(MPI_ERR_PROC_ABORTED, s, &len));
+  CHECK(strstr(s, "MPI_ERR_PROC_ABORTED") != NULL);
+  CHECK(MPI_ERR_PROC_ABORTED < MPI_ERR_LASTCODE);
   int cls = -1;
   CHECK_OK(MPI_Error_class(MPI_ERR_OTHER, &cls));
   CHECK_EQ(cls, MPI_ERR_OTHER);
