@@ -21,13 +21,14 @@ int check_info(Runtime& rt, MPI_Info h) {
 }
 
 // What MPI_Comm_spawn(_multiple), accept and connect share: an
-// intracommunicator, a root in it, the output pointer (set to
-// MPI_COMM_NULL); 0 or the code to report through c's handler.
-int collective_args(Runtime& rt, MPI_Comm comm, int root, MPI_Comm* out, const char* what, CommObj** c) {
-  if (int e = get_comm(rt, comm, c)) return e;
-  if (int e = need_intra(**c, what)) return e;
-  if (int e = check_root(**c, root)) return e;
-  if (!out) return raise(ErrorClass::Arg, "the output communicator is null");
+// intracommunicator (*c), a root in it, the output pointer (set to
+// MPI_COMM_NULL). 0, or the error already reported through the handler.
+int collective_args(Runtime& rt, MPI_Comm comm, int root, MPI_Comm* out, const char* fn, CommObj** c) {
+  if (int e = get_comm(rt, comm, c)) return world_error(e, fn);
+  int e = need_intra(**c, fn + 1);
+  if (!e) e = check_root(**c, root);
+  if (!e && !out) e = raise(ErrorClass::Arg, "the output communicator is null");
+  if (e) return comm_error(*c, e, fn);
   *out = MPI_COMM_NULL;
   return 0;
 }
@@ -40,6 +41,24 @@ int spawn_failed(CommObj* c, int n, int* errcodes, const char* fn) {
   return comm_error(c, code, fn);
 }
 
+// MPI_Publish/Unpublish/Lookup_name: 0, or the error already reported.
+int name_args(Runtime& rt, const char* service_name, MPI_Info info, const char* port_name, const char* fn) {
+  if (!service_name || !port_name) return world_error(raise(ErrorClass::Arg, "service_name or port_name is null"), fn);
+  return world_error(check_info(rt, info), fn);
+}
+
+// MPI_Comm_accept/connect: the port is significant at the root only.
+int port_call(Runtime& rt, const char* port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm* newcomm,
+              const char* fn) {
+  CommObj* c = nullptr;
+  if (int e = collective_args(rt, comm, root, newcomm, fn, &c)) return e;
+  if (c->rank() == root) {
+    if (!port_name) return comm_error(c, raise(ErrorClass::Arg, "port_name is null"), fn);
+    if (int e = check_info(rt, info)) return comm_error(c, e, fn);
+  }
+  return comm_error(c, raise(ErrorClass::Port, "no port is open: %s", kWhy), fn);
+}
+
 }  // namespace
 
 ADI3_MPI_API(int, Comm_spawn,
@@ -49,8 +68,7 @@ ADI3_MPI_API(int, Comm_spawn,
   ADI3_MPI_ENTER();
   (void)argv;
   CommObj* c = nullptr;
-  if (int e = collective_args(*rt, comm, root, intercomm, "MPI_Comm_spawn", &c))
-    return c ? comm_error(c, e, __func__) : world_error(e, __func__);
+  if (int e = collective_args(*rt, comm, root, intercomm, __func__, &c)) return e;
   // The root's arguments are its alone to check (they mean nothing elsewhere).
   if (c->rank() != root) return spawn_failed(c, 0, array_of_errcodes, __func__);
   if (!command) return comm_error(c, raise(ErrorClass::Arg, "command is null"), __func__);
@@ -67,8 +85,7 @@ ADI3_MPI_API(int, Comm_spawn_multiple,
   ADI3_MPI_ENTER();
   (void)array_of_argv;
   CommObj* c = nullptr;
-  if (int e = collective_args(*rt, comm, root, intercomm, "MPI_Comm_spawn_multiple", &c))
-    return c ? comm_error(c, e, __func__) : world_error(e, __func__);
+  if (int e = collective_args(*rt, comm, root, intercomm, __func__, &c)) return e;
   if (c->rank() != root) return spawn_failed(c, 0, array_of_errcodes, __func__);
   if (count <= 0) return comm_error(c, raise(ErrorClass::Arg, "count %d is not positive", count), __func__);
   if (!array_of_commands || !array_of_maxprocs || !array_of_info) {
@@ -101,48 +118,29 @@ ADI3_MPI_API(int, Close_port, (const char* port_name), (port_name)) {
   return world_error(raise(ErrorClass::Port, "\"%.64s\" is not an open port: %s", port_name, kWhy), __func__);
 }
 
-// MPI_Comm_accept/connect: the port is significant at the root only.
 ADI3_MPI_API(int, Comm_accept, (const char* port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm* newcomm),
              (port_name, info, root, comm, newcomm)) {
   ADI3_MPI_ENTER();
-  CommObj* c = nullptr;
-  if (int e = collective_args(*rt, comm, root, newcomm, "MPI_Comm_accept", &c))
-    return c ? comm_error(c, e, __func__) : world_error(e, __func__);
-  if (c->rank() == root) {
-    if (!port_name) return comm_error(c, raise(ErrorClass::Arg, "port_name is null"), __func__);
-    if (int e = check_info(*rt, info)) return comm_error(c, e, __func__);
-  }
-  return comm_error(c, raise(ErrorClass::Port, "no port is open to accept on: %s", kWhy), __func__);
+  return port_call(*rt, port_name, info, root, comm, newcomm, __func__);
 }
 
 ADI3_MPI_API(int, Comm_connect, (const char* port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm* newcomm),
              (port_name, info, root, comm, newcomm)) {
   ADI3_MPI_ENTER();
-  CommObj* c = nullptr;
-  if (int e = collective_args(*rt, comm, root, newcomm, "MPI_Comm_connect", &c))
-    return c ? comm_error(c, e, __func__) : world_error(e, __func__);
-  if (c->rank() == root) {
-    if (!port_name) return comm_error(c, raise(ErrorClass::Arg, "port_name is null"), __func__);
-    if (int e = check_info(*rt, info)) return comm_error(c, e, __func__);
-  }
-  return comm_error(c, raise(ErrorClass::Port, "no port to connect to: %s", kWhy), __func__);
+  return port_call(*rt, port_name, info, root, comm, newcomm, __func__);
 }
 
 ADI3_MPI_API(int, Publish_name, (const char* service_name, MPI_Info info, const char* port_name),
              (service_name, info, port_name)) {
   ADI3_MPI_ENTER();
-  if (!service_name || !port_name)
-    return world_error(raise(ErrorClass::Arg, "service_name or port_name is null"), __func__);
-  if (int e = check_info(*rt, info)) return world_error(e, __func__);
+  if (int e = name_args(*rt, service_name, info, port_name, __func__)) return e;
   return world_error(raise(ErrorClass::Port, "\"%.64s\" is not an open port: %s", port_name, kWhy), __func__);
 }
 
 ADI3_MPI_API(int, Unpublish_name, (const char* service_name, MPI_Info info, const char* port_name),
              (service_name, info, port_name)) {
   ADI3_MPI_ENTER();
-  if (!service_name || !port_name)
-    return world_error(raise(ErrorClass::Arg, "service_name or port_name is null"), __func__);
-  if (int e = check_info(*rt, info)) return world_error(e, __func__);
+  if (int e = name_args(*rt, service_name, info, port_name, __func__)) return e;
   return world_error(raise(ErrorClass::Service, "service \"%.64s\" was not published: %s", service_name, kWhy),
                      __func__);
 }
@@ -150,9 +148,7 @@ ADI3_MPI_API(int, Unpublish_name, (const char* service_name, MPI_Info info, cons
 ADI3_MPI_API(int, Lookup_name, (const char* service_name, MPI_Info info, char* port_name),
              (service_name, info, port_name)) {
   ADI3_MPI_ENTER();
-  if (!service_name || !port_name)
-    return world_error(raise(ErrorClass::Arg, "service_name or port_name is null"), __func__);
-  if (int e = check_info(*rt, info)) return world_error(e, __func__);
+  if (int e = name_args(*rt, service_name, info, port_name, __func__)) return e;
   return world_error(raise(ErrorClass::Name, "service \"%.64s\" was not published: %s", service_name, kWhy), __func__);
 }
 
