@@ -91,6 +91,7 @@ constexpr ClassInfo kClasses[] = {
     {"MPI_T_ERR_PVAR_NO_WRITE", "the performance variable cannot be written or reset"},
     {"MPI_T_ERR_PVAR_NO_STARTSTOP", "the performance variable cannot be started or stopped"},
     {"MPI_T_ERR_PVAR_NO_ATOMIC", "the performance variable cannot be read and written atomically"},
+    {"MPI_ERR_PROC_ABORTED", "a process in the operation has aborted"},
 };
 static_assert(sizeof(kClasses) / sizeof(kClasses[0]) == static_cast<size_t>(ErrorClass::LastCode));
 

@@ -93,6 +93,7 @@ enum class ErrorClass : int {
   TPvarNoWrite,
   TPvarNoStartstop,
   TPvarNoAtomic,
+  ProcAborted,  // MPI-4.0: a peer called MPI_Abort
   LastCode
 };
 

@@ -206,8 +206,9 @@ MPI_Errhandler errhandler_handle(Obj& o) {
   o.errh->refs.fetch_add(1);
   return o.errh->handle;
 }
-// MPI_Comm/Win/Session_create_errhandler: a new user handler object.
-int new_errhandler(Runtime& rt, MPI_Comm_errhandler_function* fn, bool for_win, MPI_Errhandler* out);
+// MPI_Comm/Win/Session/File_create_errhandler: a new user handler object.
+int new_errhandler(Runtime& rt, MPI_Comm_errhandler_function* fn, bool for_win, MPI_Errhandler* out,
+                   bool for_file = false);
 // A user error handler object (predefined handles are not objects).
 int get_errhandler(Runtime& rt, MPI_Errhandler h, ErrhandlerObj** out);
 

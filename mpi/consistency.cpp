@@ -56,6 +56,7 @@ static_assert(class_is(MPI_ERR_VALUE_TOO_LARGE, ErrorClass::ValueTooLarge) &&
               class_is(MPI_ERR_ERRHANDLER, ErrorClass::Errhandler));
 static_assert(class_is(MPI_T_ERR_CANNOT_INIT, ErrorClass::TCannotInit) &&
               class_is(MPI_T_ERR_PVAR_NO_ATOMIC, ErrorClass::TPvarNoAtomic));
+static_assert(class_is(MPI_ERR_PROC_ABORTED, ErrorClass::ProcAborted));
 static_assert(class_is(MPI_ERR_LASTCODE, ErrorClass::LastCode));
 
 static_assert(MPI_ANY_SOURCE == kAnySource && MPI_PROC_NULL == kProcNull && MPI_ANY_TAG == kAnyTag);

@@ -11,11 +11,12 @@ void release_errhandler(Runtime& rt, ErrhandlerObj* e) {
   }
 }
 
-int new_errhandler(Runtime& rt, MPI_Comm_errhandler_function* fn, bool for_win, MPI_Errhandler* out) {
+int new_errhandler(Runtime& rt, MPI_Comm_errhandler_function* fn, bool for_win, MPI_Errhandler* out, bool for_file) {
   if (!fn || !out) return raise(ErrorClass::Arg, "function or errhandler is null");
   auto* e = new ErrhandlerObj;
   e->fn = fn;
   e->for_win = for_win;
+  e->for_file = for_file;
   int i = rt.errhandlers.add(e);
   if (i < 0) {
     delete e;
@@ -67,11 +68,12 @@ ADI3_MPI_API(int, Comm_set_errhandler, (MPI_Comm comm, MPI_Errhandler errhandler
   }
   ErrhandlerObj* obj = nullptr;
   if (int e = get_errhandler(*rt, errhandler, &obj)) return comm_error(c, e, __func__);
-  if (obj->for_win) {
-    return comm_error(c,
-                      raise(ErrorClass::Errhandler,
-                            "error handler 0x%x was made for windows (use MPI_Comm_create_errhandler)", errhandler),
-                      __func__);
+  if (obj->for_win || obj->for_file) {
+    return comm_error(
+        c,
+        raise(ErrorClass::Errhandler, "error handler 0x%x was made for %s (use MPI_Comm_create_errhandler)", errhandler,
+              obj->for_win ? "windows" : "files"),
+        __func__);
   }
   set_errhandler(*rt, *c, obj, MPI_ERRHANDLER_NULL);
   return MPI_SUCCESS;
@@ -118,4 +120,74 @@ ADI3_MPI_API(int, Errhandler_set, (MPI_Comm comm, MPI_Errhandler errhandler), (c
 }
 ADI3_MPI_API(int, Errhandler_get, (MPI_Comm comm, MPI_Errhandler* errhandler), (comm, errhandler)) {
   return PMPI_Comm_get_errhandler(comm, errhandler);
+}
+
+// ---- files: MPI_FILE_NULL's handler, the default of files (MPI 3.1 13.7) ----
+// No MPI-IO: MPI_FILE_NULL is the only file handle, so any other is
+// MPI_ERR_FILE, reported through the default file handler as the standard
+// reports errors of calls with an invalid file handle.
+
+namespace {
+
+int file_error(Runtime& rt, int code, const char* fn) {
+  if (code == 0) return 0;
+  const Runtime::FileDefault& d = rt.file_default;
+  if (d.errh) {
+    MPI_File h = MPI_FILE_NULL;
+    reinterpret_cast<MPI_File_errhandler_function*>(d.errh->fn)(&h, &code);
+    return code;
+  }
+  if (d.errh_builtin == MPI_ERRORS_RETURN) return code;
+  fatal(code, fn);
+}
+
+int check_file(MPI_File file) {
+  if (file == MPI_FILE_NULL) return 0;
+  return raise(ErrorClass::File, "0x%x is not a file (MPI-IO is not implemented: MPI_FILE_NULL is the only file)",
+               file);
+}
+
+}  // namespace
+
+ADI3_MPI_API(int, File_create_errhandler, (MPI_File_errhandler_function * fn, MPI_Errhandler* errhandler),
+             (fn, errhandler)) {
+  ADI3_MPI_ENTER();
+  // Both function types take a pointer to an int handle and a code.
+  auto* f = reinterpret_cast<MPI_Comm_errhandler_function*>(fn);
+  return world_error(new_errhandler(*rt, f, false, errhandler, true), __func__);
+}
+
+ADI3_MPI_API(int, File_set_errhandler, (MPI_File file, MPI_Errhandler errhandler), (file, errhandler)) {
+  ADI3_MPI_ENTER();
+  if (int e = check_file(file)) return file_error(*rt, e, __func__);
+  if (is_builtin_errhandler(errhandler)) {
+    set_errhandler(*rt, rt->file_default, nullptr, errhandler);
+    return MPI_SUCCESS;
+  }
+  ErrhandlerObj* obj = nullptr;
+  if (int e = get_errhandler(*rt, errhandler, &obj)) return file_error(*rt, e, __func__);
+  if (!obj->for_file) {
+    return file_error(
+        *rt,
+        raise(ErrorClass::Errhandler, "error handler 0x%x was made for %s (use MPI_File_create_errhandler)", errhandler,
+              obj->for_win ? "windows" : "communicators"),
+        __func__);
+  }
+  set_errhandler(*rt, rt->file_default, obj, MPI_ERRHANDLER_NULL);
+  return MPI_SUCCESS;
+}
+
+ADI3_MPI_API(int, File_get_errhandler, (MPI_File file, MPI_Errhandler* errhandler), (file, errhandler)) {
+  ADI3_MPI_ENTER();
+  if (int e = check_file(file)) return file_error(*rt, e, __func__);
+  if (!errhandler) return file_error(*rt, raise(ErrorClass::Arg, "errhandler is null"), __func__);
+  *errhandler = errhandler_handle(rt->file_default);
+  return MPI_SUCCESS;
+}
+
+ADI3_MPI_API(int, File_call_errhandler, (MPI_File file, int errorcode), (file, errorcode)) {
+  ADI3_MPI_ENTER();
+  if (int e = check_file(file)) return file_error(*rt, e, __func__);
+  file_error(*rt, errorcode, __func__);
+  return MPI_SUCCESS;  // the handler ran (unless it was fatal)
 }

@@ -30,6 +30,7 @@ std::string describe(int code) {
     auto it = rt->error_strings.find(code);
     if (it != rt->error_strings.end()) return it->second;
   }
+  if (code == MPI_ERR_LASTCODE) return "MPI_ERR_LASTCODE: the last predefined error class";
   int cls = code & 0xff;
   if (cls >= MPI_ERR_LASTCODE) return "user-defined error class " + std::to_string(cls);
   if (rt && !is_user_code(code)) return rt->dev().errors().message(code);
@@ -37,9 +38,11 @@ std::string describe(int code) {
   return std::string(error_class_name(c)) + ": " + error_class_text(c);
 }
 
-// A valid code: a predefined class, a code of one, or a user-added one.
+// A valid code: a predefined class (MPI_ERR_LASTCODE is one: MPI 3.1
+// table 8.1), a code of one, or a user-added one.
 bool valid_code(int code) {
   if (code < 0) return false;
+  if (code == MPI_ERR_LASTCODE) return true;
   int cls = code & 0xff;
   Runtime* rt = g_runtime;
   if (cls < MPI_ERR_LASTCODE) return !is_user_code(code) || rt;

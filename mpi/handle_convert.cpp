@@ -18,6 +18,7 @@ ADI3_CONVERT(Request, MPI_Request)
 ADI3_CONVERT(Errhandler, MPI_Errhandler)
 ADI3_CONVERT(Message, MPI_Message)
 ADI3_CONVERT(Win, MPI_Win)
+ADI3_CONVERT(File, MPI_File)
 
 // Statuses (MPI 3.1 17.2.5): a Fortran status is the C one's ints in the
 // same order, hidden fields included, so a converted status answers

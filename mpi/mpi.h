@@ -355,7 +355,8 @@ typedef struct MPI_Status {
 #define MPI_T_ERR_PVAR_NO_WRITE 77
 #define MPI_T_ERR_PVAR_NO_STARTSTOP 78
 #define MPI_T_ERR_PVAR_NO_ATOMIC 79
-#define MPI_ERR_LASTCODE 80
+#define MPI_ERR_PROC_ABORTED 80 /* MPI-4.0 */
+#define MPI_ERR_LASTCODE 81
 
 /* ---- callback types ---- */
 typedef void MPI_User_function(void* invec, void* inoutvec, int* len, MPI_Datatype* datatype);
@@ -366,6 +367,7 @@ typedef MPI_Comm_errhandler_function MPI_Handler_function;
 typedef void MPI_Win_errhandler_function(MPI_Win* win, int* error_code, ...);
 typedef MPI_Win_errhandler_function MPI_Win_errhandler_fn;
 typedef void MPI_File_errhandler_function(MPI_File* file, int* error_code, ...);
+typedef MPI_File_errhandler_function MPI_File_errhandler_fn;
 typedef int MPI_Comm_copy_attr_function(MPI_Comm oldcomm, int comm_keyval, void* extra_state, void* attribute_val_in,
                                         void* attribute_val_out, int* flag);
 typedef int MPI_Comm_delete_attr_function(MPI_Comm comm, int comm_keyval, void* attribute_val, void* extra_state);

@@ -43,6 +43,8 @@ MPI_Fint MPI_Message_c2f(MPI_Message message);
 MPI_Message MPI_Message_f2c(MPI_Fint message);
 MPI_Fint MPI_Win_c2f(MPI_Win win);
 MPI_Win MPI_Win_f2c(MPI_Fint win);
+MPI_Fint MPI_File_c2f(MPI_File file);
+MPI_File MPI_File_f2c(MPI_Fint file);
 int MPI_Status_c2f(const MPI_Status* c_status, MPI_Fint* f_status);
 int MPI_Status_f2c(const MPI_Fint* f_status, MPI_Status* c_status);
 
@@ -458,3 +460,27 @@ int MPI_Raccumulate(const void* origin_addr, int origin_count, MPI_Datatype orig
 int MPI_Rget_accumulate(const void* origin_addr, int origin_count, MPI_Datatype origin_datatype, void* result_addr,
                         int result_count, MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
                         int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request* request);
+
+/* ---- files: no MPI-IO, but MPI_FILE_NULL's error handler is the default
+ * of files (MPI 3.1 13.7); any other file handle is MPI_ERR_FILE ---- */
+int MPI_File_create_errhandler(MPI_File_errhandler_function* file_errhandler_fn, MPI_Errhandler* errhandler);
+int MPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler);
+int MPI_File_get_errhandler(MPI_File file, MPI_Errhandler* errhandler);
+int MPI_File_call_errhandler(MPI_File fh, int errorcode);
+
+/* ---- dynamic processes: not supported; each call checks its arguments,
+ * then fails (MPI_ERR_SPAWN, _PORT, _NAME, _SERVICE or
+ * _UNSUPPORTED_OPERATION) without communicating ---- */
+int MPI_Comm_spawn(const char* command, char* argv[], int maxprocs, MPI_Info info, int root, MPI_Comm comm,
+                   MPI_Comm* intercomm, int array_of_errcodes[]);
+int MPI_Comm_spawn_multiple(int count, char* array_of_commands[], char** array_of_argv[], const int array_of_maxprocs[],
+                            const MPI_Info array_of_info[], int root, MPI_Comm comm, MPI_Comm* intercomm,
+                            int array_of_errcodes[]);
+int MPI_Open_port(MPI_Info info, char* port_name);
+int MPI_Close_port(const char* port_name);
+int MPI_Comm_accept(const char* port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm* newcomm);
+int MPI_Comm_connect(const char* port_name, MPI_Info info, int root, MPI_Comm comm, MPI_Comm* newcomm);
+int MPI_Publish_name(const char* service_name, MPI_Info info, const char* port_name);
+int MPI_Unpublish_name(const char* service_name, MPI_Info info, const char* port_name);
+int MPI_Lookup_name(const char* service_name, MPI_Info info, char* port_name);
+int MPI_Comm_join(int fd, MPI_Comm* intercomm);

@@ -45,6 +45,8 @@ struct ErrhandlerObj {
   // Made by MPI_Win_create_errhandler: fn is really an
   // MPI_Win_errhandler_function and goes on windows only.
   bool for_win = false;
+  // Made by MPI_File_create_errhandler: goes on MPI_FILE_NULL only.
+  bool for_file = false;
 };
 
 // A key for attributes; stays valid while attributes use it.
@@ -161,6 +163,12 @@ class Runtime {
   HandleTable<WinObj*> wins;
   ContextIds contexts;
   InfoObj env_info;
+  // MPI_FILE_NULL's error handler (MPI_File_set_errhandler): there is no
+  // MPI-IO, but the default file handler is settable (MPI 3.1 13.7).
+  struct FileDefault {
+    ErrhandlerObj* errh = nullptr;
+    int errh_builtin = MPI_ERRORS_RETURN;
+  } file_default;
   // The next data tag of a partitioned send (partitioned.cpp).
   std::atomic<uint32_t> partition_tags{0};
 
