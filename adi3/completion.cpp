@@ -146,9 +146,14 @@ int Device::waitall(int n, Request** reqs, Status* statuses) {
   // Requests complete and stay complete: each pass looks from the first
   // one not seen complete yet, so a window of n costs O(n) over the wait.
   // Progress passes run here while they move things (next stays in a
-  // register); block_until takes over only when a pass finds nothing.
+  // register); block_until takes over only when a pass finds nothing. In a
+  // plain set no request is persistent, so only null ones are inactive.
   for (;;) {
-    while (next < n && (inactive(reqs[next]) || reqs[next]->complete())) ++next;
+    if (plain) {
+      while (next < n && (!reqs[next] || reqs[next]->complete())) ++next;
+    } else {
+      while (next < n && (inactive(reqs[next]) || reqs[next]->complete())) ++next;
+    }
     if (next == n || !progress()) break;
   }
   if (next < n) {
@@ -164,13 +169,13 @@ int Device::waitall(int n, Request** reqs, Status* statuses) {
   for (int i = 0; i < n; ++i) {
     Status* s = statuses ? &statuses[i] : nullptr;
     Request* r = reqs[i];
-    if (inactive(r)) {
-      set_empty(s);
-      continue;
-    }
-    if (plain && !r->status.error) [[likely]] {
+    if (plain && r && !r->status.error) [[likely]] {
       // finish() for a plain request, without its call chain.
       finish_plain(&reqs[i], s);
+      continue;
+    }
+    if (inactive(r)) {
+      set_empty(s);
       continue;
     }
     int e = finish(&reqs[i], s, nullptr);

@@ -1,7 +1,9 @@
 // Completion of requests: the wait/test families, request_get_status,
 // request_free, cancel, start/startall. MPI_Request handles map to core
 // requests; a handle is released when the core frees its request.
+#include <algorithm>
 #include <memory>
+#include <new>
 #include <type_traits>
 #include <vector>
 
@@ -27,13 +29,19 @@ namespace {
 // Arrays for a call over n requests, on the stack up to a message-rate
 // window (128): every element is written before it is read, so the local
 // storage is left uninitialized and only n elements are constructed.
+// Filled: the core writes every element before any is read, so none is
+// constructed (T is an aggregate, whose objects the byte array's storage
+// holds implicitly): a window's statuses cost no default values.
+enum class Fill : bool { Construct, ByCore };
 template <class T>
 class Scratch {
  public:
-  explicit Scratch(int n) {
+  explicit Scratch(int n, Fill fill = Fill::Construct) {
     const auto count = static_cast<std::size_t>(n > 0 ? n : 0);
     if (count <= kLocal) {
-      p_ = std::uninitialized_default_construct_n(reinterpret_cast<T*>(local_), count) - count;
+      static_assert(std::is_aggregate_v<T> || std::is_scalar_v<T>);
+      p_ = fill == Fill::ByCore ? std::launder(reinterpret_cast<T*>(local_))
+                                : std::uninitialized_default_construct_n(reinterpret_cast<T*>(local_), count) - count;
     } else {
       heap_.resize(count);
       p_ = heap_.data();
@@ -83,6 +91,10 @@ void settle(Runtime&, MPI_Request* h, Request* r) {
 }
 
 bool in_status(int e) { return e && error_class_of(e) == ErrorClass::InStatus; }
+
+// The core's waitall gives an error other than MPI_ERR_IN_STATUS only
+// before it writes any status: the caller reports empty ones.
+void empty_statuses(int n, Status* st) { std::fill_n(st, n, Status{}); }
 
 // Programs compare the result of the multiple-completion calls with
 // MPI_ERR_IN_STATUS itself, so return the class, not a code of it (the
@@ -150,8 +162,9 @@ ADI3_MPI_API(int, Waitall, (int count, MPI_Request reqs[], MPI_Status statuses[]
   Scratch<Request*> rs(count);
   Scratch<MPI_Comm> comms(count);
   if (int e = gather(*rt, count, reqs, rs.data(), comms.data())) return world_error(e, __func__);
-  Scratch<Status> st(count);
+  Scratch<Status> st(count, Fill::ByCore);
   int e = rt->dev().waitall(count, rs.data(), st.data());
+  if (e && !in_status(e)) empty_statuses(count, st.data());
   for (int i = 0; i < count; ++i) {
     settle(*rt, &reqs[i], rs[i]);
     if (statuses != MPI_STATUSES_IGNORE && statuses) to_mpi(st[i], &statuses[i], in_status(e));
@@ -166,11 +179,12 @@ ADI3_MPI_API(int, Testall, (int count, MPI_Request reqs[], int* flag, MPI_Status
   Scratch<Request*> rs(count);
   Scratch<MPI_Comm> comms(count);
   if (int e = gather(*rt, count, reqs, rs.data(), comms.data())) return world_error(e, __func__);
-  Scratch<Status> st(count);
+  Scratch<Status> st(count, Fill::ByCore);
   bool f = false;
   int e = rt->dev().testall(count, rs.data(), &f, st.data());
   *flag = f;
   if (f) {
+    if (e && !in_status(e)) empty_statuses(count, st.data());
     for (int i = 0; i < count; ++i) {
       settle(*rt, &reqs[i], rs[i]);
       if (statuses != MPI_STATUSES_IGNORE && statuses) to_mpi(st[i], &statuses[i], in_status(e));

@@ -6,6 +6,8 @@
  * MPI_Request_get_status leaving the request alone, MPI_Startall, a cancelled
  * receive, MPI_Sendrecv_replace with MPI_PROC_NULL, and intercommunicator
  * v-collectives with MPI_ROOT and groups of different sizes. */
+#include <string.h>
+
 #include "mpitest.h"
 
 static int rank, size;
@@ -73,6 +75,49 @@ static void null_and_inactive(void) {
   CHECK_EQ(idx, MPI_UNDEFINED);
   CHECK_OK(MPI_Request_free(&p));
   CHECK(p == MPI_REQUEST_NULL);
+}
+
+/* A set of plain sends and receives with MPI_REQUEST_NULL between them (the
+   core's plain waitall path): the null entries get the empty status, the
+   others their message's, and every handle becomes MPI_REQUEST_NULL. Statuses
+   are filled with junk first, so a status left unwritten shows. */
+static void plain_with_nulls(void) {
+  enum { N = 8 };
+  int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+  int out[N], in[N];
+  MPI_Request rs[2 * N + 2];
+  MPI_Status sts[2 * N + 2];
+  for (int round = 0; round < 2; ++round) {
+    int k = 0;
+    rs[k++] = MPI_REQUEST_NULL;
+    for (int i = 0; i < N; ++i) {
+      in[i] = -1;
+      CHECK_OK(MPI_Irecv(&in[i], 1, MPI_INT, prev, 20 + i, MPI_COMM_WORLD, &rs[k++]));
+    }
+    rs[k++] = MPI_REQUEST_NULL;
+    for (int i = 0; i < N; ++i) {
+      out[i] = rank * 100 + i;
+      CHECK_OK(MPI_Isend(&out[i], 1, MPI_INT, next, 20 + i, MPI_COMM_WORLD, &rs[k++]));
+    }
+    memset(sts, 0x5a, sizeof sts);
+    if (round == 0) {
+      CHECK_OK(MPI_Waitall(k, rs, sts));
+    } else {
+      int flag = 0;
+      while (!flag) CHECK_OK(MPI_Testall(k, rs, &flag, sts));
+    }
+    for (int i = 0; i < k; ++i) CHECK(rs[i] == MPI_REQUEST_NULL);
+    check_empty(&sts[0]);
+    check_empty(&sts[N + 1]);
+    for (int i = 0; i < N; ++i) {
+      CHECK_EQ(in[i], prev * 100 + i);
+      CHECK_EQ(sts[1 + i].MPI_SOURCE, prev);
+      CHECK_EQ(sts[1 + i].MPI_TAG, 20 + i);
+      int c = -1;
+      MPI_Get_count(&sts[1 + i], MPI_INT, &c);
+      CHECK_EQ(c, 1);
+    }
+  }
 }
 
 static void persistent_proc_null(void) {
@@ -218,6 +263,7 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   null_and_inactive();
+  plain_with_nulls();
   persistent_proc_null();
   get_status_and_cancel();
   inter_v();
