@@ -237,7 +237,7 @@ void late_answer(Device& dev) {
 // fetch_and_op and compare_and_swap from every other rank into the same
 // elements of rank 0's heap window, by every path at once: rank 0 first
 // computes outside the library (rank 1 reaches it by cross-memory attach:
-// the lean path, rma/cma_atomic.hpp; rank 2 forces its atomics to the
+// the lean path, rma/native_cma.hpp; rank 2 forces its atomics to the
 // emulation, applied by rank 0's agent), then polls in a barrier (rank 1's
 // go as packets). int64 and int32 counters count up exactly, every fetched
 // value comes once, and a compare-and-swap increment loop loses nothing.
@@ -248,7 +248,8 @@ void mixed_atomics(Device& dev) {
   if (me == 2) {
     ASSERT_TRUE(info.set("adi3_emulate_ops", "fetch_and_op,compare_and_swap"));
   }
-  std::vector<int64_t> own(8, 0);  // [1] int64 sum, [2] two int32 sums, [3] cas counter, [4] halfway count
+  // [1] int64 sum, [2] two int32 sums, [3] cas counter, [4] halfway count, [4 + r] origin r's own slot
+  std::vector<int64_t> own(8, 0);
   Window* win = nullptr;
   int e = Window::create(dev, own.data(), 8 * sizeof(int64_t), 1, info, win_comm(dev), &win);
   ASSERT_EQ(e, 0) << why(dev, e);
@@ -286,6 +287,15 @@ void mixed_atomics(Device& dev) {
         if (old == cur) break;
         cur = old;
       }
+      // A put then a get of this origin's own slot after a flush (the lean
+      // copies while the target computes, packets while it polls).
+      const int64_t v = 1000 * me + i;
+      int64_t got = -1;
+      ASSERT_EQ(win->put(&v, 1, i64, 0, 32 + 8 * me, 1, i64), 0);
+      ASSERT_EQ(win->flush(0), 0);
+      ASSERT_EQ(win->get(&got, 1, i64, 0, 32 + 8 * me, 1, i64), 0);
+      ASSERT_EQ(win->flush(0), 0);
+      ASSERT_EQ(got, v) << "iteration " << i << ": a get after the flush missed the put before it";
       if (i == kIters / 2) {
         int64_t ignored = 0;
         ASSERT_EQ(win->fetch_and_op(&one, &ignored, i64, 0, 32, sum), 0);
@@ -295,11 +305,9 @@ void mixed_atomics(Device& dev) {
     ASSERT_EQ(win->unlock_all(), 0);
     for (int64_t x : seen) mine += x;
     for (int32_t x : seen32) mine32 += x;
-    // kIters * 4 + 1 atomics, plus the compare-and-swap retries: all counted.
-    EXPECT_GE(st.native_ops + st.emulated_ops, 4u * kIters + 1);
-    if (me == 2) {
-      EXPECT_EQ(st.native_ops, 0u) << "forced atomics took a native path";
-    }
+    // kIters * 6 + 1 operations, plus the compare-and-swap retries: all counted.
+    EXPECT_GE(st.native_ops + st.emulated_ops, 6u * kIters + 1);
+
     const adi3::RemoteRegion* r0 = st.native_usable ? st.native->peers[0].mem_r : nullptr;
     const bool cma = st.native_usable && !st.native->peers[0].mem && r0 &&
                      (r0->ops & (adi3::kOsGet | adi3::kOsPut)) == (adi3::kOsGet | adi3::kOsPut) && st.native->passive &&
@@ -319,6 +327,7 @@ void mixed_atomics(Device& dev) {
     EXPECT_EQ(int64_t{halves[0]} + halves[1], k);
     EXPECT_EQ(own[3], k) << "a compare_and_swap increment was lost";
     EXPECT_EQ(own[4], n - 1);
+    for (int r = 1; r < n; ++r) EXPECT_EQ(own[static_cast<std::size_t>(4 + r)], 1000 * r + kIters - 1);
     EXPECT_EQ(total, k * (k - 1) / 2) << "a fetch_and_op value was seen twice or never";
     // Two int32 counters, each counting up from 0 over its own k / 2 adds
     // (n - 1 origins, kIters even): every value once on each.
