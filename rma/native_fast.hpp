@@ -36,16 +36,19 @@ namespace adi3::rma::native {
 
 using FastPeer = NativeWin::FastPeer;
 
-// The target's state when an operation to it may take the fast path, else
+// The target's entry when the epoch lets the fast path serve it (a native
+// lock or a plain fence, nothing emulated in flight to it), its memory
+// mapped or not (a flush to memory reached by cross-memory attach completes
+// the same way: every native operation completed when it returned), else
 // nullptr.
-[[gnu::always_inline]] inline FastPeer* fast_target(WindowState& w, int target) {
+[[gnu::always_inline]] inline FastPeer* fast_epoch(WindowState& w, int target) {
   if (!w.native_usable) return nullptr;
   NativeWin& nw = *w.native;
   const auto t = static_cast<std::size_t>(target);                       // kProcNull and negatives: huge
   if (t >= nw.fast_n || w.dev.config().thread_multiple) return nullptr;  // fast_n: 0 unless nw.fast
   FastPeer& p = nw.fastp[t];
   const Target& tg = w.targets[t];
-  if (!p.mem || tg.emul_inflight) return nullptr;
+  if (tg.emul_inflight) return nullptr;
   switch (w.access) {
     case WindowState::Access::Lock:
     case WindowState::Access::LockAll:
@@ -56,6 +59,13 @@ using FastPeer = NativeWin::FastPeer;
     default:
       return nullptr;
   }
+}
+
+// The target's state when an operation to it may take the fast path (its
+// memory mapped here), else nullptr.
+[[gnu::always_inline]] inline FastPeer* fast_target(WindowState& w, int target) {
+  FastPeer* p = fast_epoch(w, target);
+  return p && p->mem ? p : nullptr;
 }
 
 // Where [disp * unit, + bytes) of the target's window starts in its mapped
@@ -307,10 +317,11 @@ inline bool fast_exclusive(const WindowState& w, int target) {
   }
 }
 // Whether a flush to target has nothing to complete (but deferred_error,
-// which the agent may set at any time).
+// which the agent may set at any time); the target's memory may be reached
+// by cross-memory attach (after such copies, or packets all answered).
 inline bool fast_flush_settled(WindowState& w, int target) {
   if (w.access != WindowState::Access::Lock && w.access != WindowState::Access::LockAll) return false;
-  if (!fast_target(w, target)) return false;
+  if (!fast_epoch(w, target)) return false;
   const Target& t = w.targets[static_cast<std::size_t>(target)];
   return t.queued_ops == t.flushed_ops && t.q.empty() && t.replies == 0;
 }

@@ -9,6 +9,7 @@
 #include "adi3/out_of_memory.hpp"
 #include "emul/emul.hpp"
 #include "rma/check.hpp"
+#include "rma/native_cma.hpp"
 #include "rma/native.hpp"
 #include "rma/native_fast.hpp"
 #include "rma/route.hpp"
@@ -297,7 +298,9 @@ OpArgs args(rma::Msg kind, const char* name, const void* origin, std::int64_t oc
 // applies such a packet as it applies the general path's, under the same
 // element locks (emul/apply.cpp, native::cas_element), so accumulates stay
 // atomic whichever path each origin took. a.polls carries the channel's
-// verdict on to the general path.
+// verdict on to the general path. A put, get, fetch_and_op or
+// compare_and_swap to a target found not polling (0) tries the lean
+// cross-memory-attach paths first (rma/native_cma.hpp).
 bool polls_short(rma::WindowState& w, OpArgs& a) {
   if (a.otype != a.ttype || !a.ttype || a.ocount != a.tcount || a.tcount <= 0 || a.tcount > (int64_t{1} << 40)) {
     return false;
@@ -314,6 +317,10 @@ int Window::put(const void* origin, std::int64_t ocount, const Datatype* otype, 
   if (emul::quick_put(*st_, origin, ocount, otype, target, disp, tcount, ttype)) return 0;
   OpArgs a = args(rma::Msg::Put, "Put", origin, ocount, otype, target, disp, tcount, ttype);
   if (polls_short(*st_, a) && emul::quick_put_now(*st_, origin, tcount, ttype, target, disp)) return 0;
+  if (a.polls == 0) {
+    if (const int e = rma::native::cma_copy(*st_, true, const_cast<void*>(origin), tcount, ttype, target, disp); e >= 0)
+      return e;
+  }
   return rma::issue(*st_, a);
 }
 
@@ -324,6 +331,9 @@ int Window::get(void* origin, std::int64_t ocount, const Datatype* otype, int ta
   OpArgs a = args(rma::Msg::Get, "Get", nullptr, ocount, otype, target, disp, tcount, ttype);
   a.result = origin;
   if (polls_short(*st_, a) && emul::quick_get_now(*st_, origin, tcount, ttype, target, disp)) return 0;
+  if (a.polls == 0) {
+    if (const int e = rma::native::cma_copy(*st_, false, origin, tcount, ttype, target, disp); e >= 0) return e;
+  }
   return rma::issue(*st_, a);
 }
 
@@ -365,6 +375,10 @@ int Window::fetch_and_op(const void* origin, void* result, const Datatype* type,
       emul::quick_fetch_now(*st_, rma::Msg::Fop, origin, nullptr, result, 1, type, target, disp, op.kind())) {
     return 0;
   }
+  if (a.polls == 0) {
+    if (const int e = rma::native::cma_atomic(*st_, origin, nullptr, result, type, target, disp, op.kind()); e >= 0)
+      return e;
+  }
   return rma::issue(*st_, a);
 }
 
@@ -378,6 +392,11 @@ int Window::compare_and_swap(const void* origin, const void* compare, void* resu
   if (polls_short(*st_, a) && emul::quick_fetch_now(*st_, rma::Msg::Cas, origin, compare, result, 1, type, target, disp,
                                                     coll::OpKind::Replace)) {
     return 0;
+  }
+  if (a.polls == 0 && compare) {
+    if (const int e = rma::native::cma_atomic(*st_, origin, compare, result, type, target, disp, coll::OpKind::Replace);
+        e >= 0)
+      return e;
   }
   return rma::issue(*st_, a);
 }

@@ -19,7 +19,8 @@
  *
  * Options: --target S (seconds one timed batch lasts, default 0.02),
  * --quick (latencies only), --only RE (figures whose name matches the
- * extended regular expression RE), --no-pin (by default rank r runs on
+ * extended regular expression RE; given more than once, every one of
+ * them), --no-pin (by default rank r runs on
  * core r % ncpu, set before any window exists), --busy-target (also the
  * flush latencies with the target computing outside the library instead
  * of waiting in MPI_Barrier: "<op>_flush_busy_<flavor>"; it computes
@@ -45,10 +46,14 @@ static const char* sync_name[] = {"flush", "lock", "fence"};
 
 static double opt_target = 0.02;
 static int opt_quick = 0, opt_pin = 1, opt_busy = 0, rank;
-static regex_t opt_only; /* figures whose name matches (default: all) */
+static regex_t opt_only[4]; /* figures whose name matches every one (default: all) */
 static int have_only = 0;
 
-static int wanted(const char* name) { return !have_only || regexec(&opt_only, name, 0, NULL, 0) == 0; }
+static int wanted(const char* name) {
+  for (int i = 0; i < have_only; ++i)
+    if (regexec(&opt_only[i], name, 0, NULL, 0) != 0) return 0;
+  return 1;
+}
 
 struct bench {
   MPI_Win win;
@@ -247,7 +252,7 @@ int main(int argc, char** argv) {
     else if (!strcmp(argv[i], "--busy-target"))
       opt_busy = 1;
     else if (!strcmp(argv[i], "--only") && i + 1 < argc)
-      have_only = regcomp(&opt_only, argv[++i], REG_EXTENDED | REG_NOSUB) == 0;
+      have_only += have_only < 4 && regcomp(&opt_only[have_only], argv[++i], REG_EXTENDED | REG_NOSUB) == 0;
   }
   if (size != 2) {
     if (rank == 0) fprintf(stderr, "rmabench: run with 2 ranks (got %d)\n", size);

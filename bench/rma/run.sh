@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# run.sh [--repeat N] [--target S] [--only RE (put|get|acc|fop|cas)] [--impls "adi3 adi3emul mpich openmpi"]
+# run.sh [--repeat N] [--target S] [--only RE] [--impls "adi3 adi3emul mpich openmpi"]
 #        [--no-build] [BUILD_DIR]
 # Builds rmabench with adi3's mpicc, mpicc.mpich and mpicc.openmpi (CMake
 # target rmabench), runs the three alternately (2 ranks, each pinned to
@@ -10,7 +10,10 @@
 # adi3 faster) and each one's spread ((max - min) / median, percent).
 # Each operation group (put, get, acc, fop, cas) is a separate launch, so
 # a peer that crashes on one group (Open MPI 4.1 does on compare_and_swap
-# on allocated windows) loses only that group. Raw lines go to
+# on allocated windows) loses only that group. --only RE picks the groups
+# whose name it matches (e.g. 'fop|cas'); when it matches none of a group's
+# name, that group's figures whose name it matches ('_create',
+# 'bw.*alloc'). Raw lines go to
 # results/rmabench-DATE/raw.txt, the table to table.md there.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -52,7 +55,9 @@ n=${#impls[@]}
 for ((r = 1; r <= repeat; r++)); do
   echo "# repeat $r/$repeat" >&2
   for g in "${groups[@]}"; do
-    [[ $g =~ $only ]] || continue
+    # The group by its name, else its figures matching the pattern.
+    sel=(--only "^${g}_")
+    [[ $g =~ $only ]] || sel+=(--only "$only")
     for ((k = 0; k < n; k++)); do
       impl=${impls[$(((k + r) % n))]}
       case "$impl" in
@@ -62,7 +67,7 @@ for ((r = 1; r <= repeat; r++)); do
         openmpi) cmd=(mpirun.openmpi --bind-to none -n 2) ;;
       esac
       exe=$bin/rmabench_${impl%emul}
-      if ! o=$(timeout 300 "${cmd[@]}" "$exe" --target "$target" --only "^${g}_" 2>"$out/err"); then
+      if ! o=$(timeout 300 "${cmd[@]}" "$exe" --target "$target" "${sel[@]}" 2>"$out/err"); then
         echo "# $impl $g repeat $r failed: $(grep -v '^\[' "$out/err" | tail -n 1)" >&2
       fi
       awk -v i="$impl" -v r="$r" 'NF == 4 && !/^#/ { print i, r, $1, $2, $3, $4 }' <<<"$o" >>"$raw"

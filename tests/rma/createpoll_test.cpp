@@ -9,9 +9,11 @@
 // attach under the element's lock) return every old value exactly once.
 // rma::polls_now answers only for targets reached by cross-memory attach.
 // A get of 256 KiB or more takes cross-memory attach whatever the target does.
+// Atomics from several ranks by every path at once stay exact (MixedAtomicsExact).
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -29,6 +31,8 @@ using adi3::coll::Op;
 using adi3::coll::OpKind;
 
 class RmaCreatePoll : public core_test::CoreTest {};
+
+adi3::Comm ctl(Device& dev) { return core_test::ctl_comm(dev, 0x6500); }
 
 void polling_target(Device& dev) {
   constexpr int kIters = 600;
@@ -230,9 +234,113 @@ void late_answer(Device& dev) {
   ASSERT_EQ(Window::free(&win), 0);
 }
 
+// fetch_and_op and compare_and_swap from every other rank into the same
+// elements of rank 0's heap window, by every path at once: rank 0 first
+// computes outside the library (rank 1 reaches it by cross-memory attach:
+// the lean path, rma/native_cma.hpp; rank 2 forces its atomics to the
+// emulation, applied by rank 0's agent), then polls in a barrier (rank 1's
+// go as packets). int64 and int32 counters count up exactly, every fetched
+// value comes once, and a compare-and-swap increment loop loses nothing.
+void mixed_atomics(Device& dev) {
+  constexpr int kIters = 120;
+  const int n = dev.size(), me = dev.rank();
+  adi3::WinInfo info;
+  if (me == 2) {
+    ASSERT_TRUE(info.set("adi3_emulate_ops", "fetch_and_op,compare_and_swap"));
+  }
+  // [1] int64 sum, [2] two int32 sums, [3] cas counter, [4] halfway count, [4 + r] origin r's own slot
+  std::vector<int64_t> own(8, 0);
+  Window* win = nullptr;
+  int e = Window::create(dev, own.data(), 8 * sizeof(int64_t), 1, info, win_comm(dev), &win);
+  ASSERT_EQ(e, 0) << why(dev, e);
+  adi3::rma::WindowState& st = win->state();
+  const auto* i64 = dt(adi3::Builtin::kInt64);
+  const auto* i32 = dt(adi3::Builtin::kInt32);
+  const Op sum(OpKind::Sum), no_op(OpKind::NoOp);
+  ASSERT_EQ(dev.barrier(), 0);
+  int64_t mine = 0, mine32 = 0;
+  if (me == 0) {
+    // Computes until every origin is halfway (or 20 s: the checks then say what is missing).
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    std::atomic_ref<int64_t> half(own[4]);
+    while (half.load(std::memory_order_acquire) < n - 1 && std::chrono::steady_clock::now() < until) {
+    }
+  } else {
+    const int64_t one = 1;
+    const int32_t one32 = 1;
+    std::vector<int64_t> seen(kIters);
+    std::vector<int32_t> seen32(kIters);
+    ASSERT_EQ(win->lock_all(0), 0);
+    for (int i = 0; i < kIters; ++i) {
+      const auto k = static_cast<std::size_t>(i);
+      ASSERT_EQ(win->fetch_and_op(&one, &seen[k], i64, 0, 8, sum), 0);
+      ASSERT_EQ(win->fetch_and_op(&one32, &seen32[k], i32, 0, 16 + 4 * (i % 2), sum), 0);
+      ASSERT_EQ(win->flush(0), 0);
+      int64_t cur = -1, old = -1;
+      ASSERT_EQ(win->fetch_and_op(nullptr, &cur, i64, 0, 24, no_op), 0);
+      ASSERT_EQ(win->flush(0), 0);
+      for (int tries = 0;; ++tries) {
+        ASSERT_LT(tries, 1000000) << "compare_and_swap never succeeded";
+        const int64_t next = cur + 1;
+        ASSERT_EQ(win->compare_and_swap(&next, &cur, &old, i64, 0, 24), 0);
+        ASSERT_EQ(win->flush(0), 0);
+        if (old == cur) break;
+        cur = old;
+      }
+      // A put then a get of this origin's own slot after a flush (the lean
+      // copies while the target computes, packets while it polls).
+      const int64_t v = 1000 * me + i;
+      int64_t got = -1;
+      ASSERT_EQ(win->put(&v, 1, i64, 0, 32 + 8 * me, 1, i64), 0);
+      ASSERT_EQ(win->flush(0), 0);
+      ASSERT_EQ(win->get(&got, 1, i64, 0, 32 + 8 * me, 1, i64), 0);
+      ASSERT_EQ(win->flush(0), 0);
+      ASSERT_EQ(got, v) << "iteration " << i << ": a get after the flush missed the put before it";
+      if (i == kIters / 2) {
+        int64_t ignored = 0;
+        ASSERT_EQ(win->fetch_and_op(&one, &ignored, i64, 0, 32, sum), 0);
+        ASSERT_EQ(win->flush(0), 0);
+      }
+    }
+    ASSERT_EQ(win->unlock_all(), 0);
+    for (int64_t x : seen) mine += x;
+    for (int32_t x : seen32) mine32 += x;
+    // kIters * 6 + 1 operations, plus the compare-and-swap retries: all counted.
+    EXPECT_GE(st.native_ops + st.emulated_ops, 6u * kIters + 1);
+
+    const adi3::RemoteRegion* r0 = st.native_usable ? st.native->peers[0].mem_r : nullptr;
+    const bool cma = st.native_usable && !st.native->peers[0].mem && r0 &&
+                     (r0->ops & (adi3::kOsGet | adi3::kOsPut)) == (adi3::kOsGet | adi3::kOsPut) && st.native->passive &&
+                     st.native->cma_acc;
+    if (me == 1 && cma) {
+      EXPECT_GT(st.native_ops, 0u) << "no atomic reached the computing target by cross-memory attach";
+    }
+  }
+  ASSERT_EQ(dev.barrier(), 0);  // rank 0 polls in here: the origins' last atomics go as packets
+  const int64_t k = int64_t{n - 1} * kIters;
+  const int64_t total = core_test::sum_at_root(dev, ctl(dev), mine, 3);
+  const int64_t total32 = core_test::sum_at_root(dev, ctl(dev), mine32, 4);
+  if (me == 0) {
+    int32_t halves[2];
+    std::memcpy(halves, &own[2], sizeof halves);
+    EXPECT_EQ(own[1], k);
+    EXPECT_EQ(int64_t{halves[0]} + halves[1], k);
+    EXPECT_EQ(own[3], k) << "a compare_and_swap increment was lost";
+    EXPECT_EQ(own[4], n - 1);
+    for (int r = 1; r < n; ++r) EXPECT_EQ(own[static_cast<std::size_t>(4 + r)], 1000 * r + kIters - 1);
+    EXPECT_EQ(total, k * (k - 1) / 2) << "a fetch_and_op value was seen twice or never";
+    // Two int32 counters, each counting up from 0 over its own k / 2 adds
+    // (n - 1 origins, kIters even): every value once on each.
+    const int64_t h = k / 2;
+    EXPECT_EQ(total32, h * (h - 1));
+  }
+  ASSERT_EQ(Window::free(&win), 0);
+}
+
 TEST_P(RmaCreatePoll, PollingTargetNp2) { run(2, polling_target); }
 TEST_P(RmaCreatePoll, LateAnswerNp2) { run(2, late_answer); }
 TEST_P(RmaCreatePoll, LargeGetNp2) { run(2, large_get); }
+TEST_P(RmaCreatePoll, MixedAtomicsExactNp3) { run(3, mixed_atomics); }
 
 INSTANTIATE_TEST_SUITE_P(Rma, RmaCreatePoll, ::testing::ValuesIn(core_test::setups()), core_test::SetupName());
 

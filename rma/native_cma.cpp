@@ -1,0 +1,134 @@
+#include "rma/native_cma.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+
+#include "adi3/device.hpp"
+#include "rma/native.hpp"
+#include "rma/native_fast.hpp"
+#include "rma/window_state.hpp"
+
+namespace adi3::rma::native {
+namespace {
+
+// Under w.mu: the target's peer when an operation of kind on [disp * unit,
+// + bytes) of its memory takes a lean path (what check_op and route_op
+// would find for this case, in their order of cost; anything else, errors
+// included, is theirs to say), with *off the range's offset in its window;
+// else nullptr. ops: the interface operations it needs.
+NativePeer* cma_target(WindowState& w, Msg kind, unsigned ops, int target, std::ptrdiff_t disp, uint64_t bytes,
+                       uint64_t* off) {
+  if (!w.native_usable || w.native->nic || w.flavor == WinFlavor::Dynamic) return nullptr;
+  NativeWin& nw = *w.native;
+  const auto r = static_cast<std::size_t>(target);  // kProcNull and negatives: huge
+  if (r >= nw.peers.size() || r >= w.targets.size()) return nullptr;
+  NativePeer& p = nw.peers[r];
+  if (p.mem || !p.mem_r || !p.ctl || w.targets[r].emul_inflight || (p.mem_r->ops & ops) != ops) return nullptr;
+  if (w.info.emulate_ops & (1u << static_cast<unsigned>(kind))) return nullptr;
+  const Target& tg = w.targets[r];
+  switch (w.access) {
+    case WindowState::Access::Lock:
+    case WindowState::Access::LockAll:
+      // A native lock (taken as a nocheck one: no grant to wait for).
+      if (!nw.passive || !tg.locked || !tg.lock_nocheck) return nullptr;
+      break;
+    case WindowState::Access::Fence:
+      if (w.fence_lazy || !nw.fast_fence) return nullptr;
+      break;
+    default:
+      return nullptr;
+  }
+  const PeerWin& pw = w.peers[r];
+  if (disp < 0 || __builtin_mul_overflow(static_cast<uint64_t>(disp), static_cast<uint64_t>(pw.disp_unit), off) ||
+      *off > static_cast<uint64_t>(pw.size) || bytes > static_cast<uint64_t>(pw.size) - *off) {
+    return nullptr;
+  }
+  // From here on it is the native path's operation (native::run's part).
+  w.before_load();
+  w.stored();
+  ++w.native_ops;
+  if (w.access == WindowState::Access::Fence) ++w.fence_ops;
+  return &p;
+}
+
+}  // namespace
+
+int cma_copy(WindowState& w, bool put, void* buf, int64_t count, const Datatype* t, int target, std::ptrdiff_t disp) {
+  Builtin b;
+  if (!buf || count <= 0 || !t->builtin_id(&b) || t->true_lb() != 0 || !t->is_contiguous()) return -1;
+  uint64_t bytes;
+  if (__builtin_mul_overflow(static_cast<uint64_t>(count), static_cast<uint64_t>(t->size()), &bytes) || !bytes)
+    return -1;
+  std::lock_guard g(w.mu);
+  uint64_t off;
+  NativePeer* p = cma_target(w, put ? Msg::Put : Msg::Get, put ? kOsPut : kOsGet, target, disp, bytes, &off);
+  if (!p) return -1;
+  OneSided& os = w.native->os;
+  const int rc =
+      put ? os.put(*p->mem_r, p->mem_off + off, buf, bytes) : os.get(*p->mem_r, p->mem_off + off, buf, bytes);
+  if (rc) {
+    return w.dev.errors().raise(ErrorClass::Other, "%s to rank %d: the one-sided %s failed: %s", put ? "Put" : "Get",
+                                target, put ? "put" : "get", std::strerror(errno));
+  }
+  return 0;
+}
+
+int cma_atomic(WindowState& w, const void* origin, const void* compare, void* result, const Datatype* t, int target,
+               std::ptrdiff_t disp, coll::OpKind op) {
+  const bool cas = compare != nullptr;
+  const FastElem e = fast_elem_of(t);  // a predefined type of 4 or 8 bytes, no padding
+  if (!result || !e.size) return -1;
+  FastOp f = FastOp::None;
+  if (cas) {
+    if (!origin || !e.cas) return -1;
+  } else {
+    f = fast_op(op, e);
+    if (f == FastOp::None || (f != FastOp::Read && !origin)) return -1;
+  }
+  std::lock_guard g(w.mu);
+  const std::size_t es = e.size;
+  uint64_t off;
+  NativePeer* pp = w.native_usable && w.native->cma_acc
+                       ? cma_target(w, cas ? Msg::Cas : Msg::Fop, kOsGet | kOsPut, target, disp, es, &off)
+                       : nullptr;
+  if (!pp) return -1;
+  NativePeer& p = *pp;
+  NativeWin& nw = *w.native;
+  OneSided& os = nw.os;
+  const bool excl = nw.held[static_cast<std::size_t>(target)] == 2;
+  // The stripe of the element's first byte, as cas_element and the fast
+  // path take it; every run containing the element holds it too.
+  uint32_t& stripe = stripe_of(*p.ctl, static_cast<std::size_t>(off));
+  int rc = 0;
+  auto apply = [&](auto word) {
+    using W = decltype(word);
+    W v = 0, cur = 0;
+    if (origin && f != FastOp::Read) std::memcpy(&v, origin, sizeof v);
+    if (!excl) stripe_lock(stripe);
+    rc = os.get(*p.mem_r, p.mem_off + off, &cur, sizeof cur);
+    if (rc == 0) {
+      W next = cur;
+      bool write = true;
+      if (cas) {
+        W c;
+        std::memcpy(&c, compare, sizeof c);
+        write = cur == c;
+      } else {
+        write = f != FastOp::Read;
+        fast_element(&next, v, f);
+      }
+      if (write) rc = os.put(*p.mem_r, p.mem_off + off, cas ? &v : &next, sizeof next);
+    }
+    if (!excl) stripe_unlock(stripe);
+    if (rc == 0) std::memcpy(result, &cur, sizeof cur);
+  };
+  by_word(es, apply);
+  if (rc) {
+    return w.dev.errors().raise(ErrorClass::Other, "%s to rank %d: the one-sided read-modify-write failed: %s",
+                                cas ? "Compare_and_swap" : "Fetch_and_op", target, std::strerror(errno));
+  }
+  return 0;
+}
+
+}  // namespace adi3::rma::native

@@ -1,0 +1,41 @@
+// Lean native paths to window memory reached by cross-memory attach (a
+// window from create on shm) while the target does not poll: a put or get
+// of one contiguous predefined type, and fetch_and_op / compare_and_swap of
+// one element, without the general path's machinery (check_op, issue,
+// route_op, native::run: about 2,500 instructions at the origin of a
+// fetch_and_op around its two system calls, 1,300 of a put around its one).
+// The atomics are acc_remote's operation: read, combine, write back under
+// the element's stripe in the target's control block (none under our
+// exclusive lock), the stripe every other path takes on that element, so
+// they stay atomic with packets the target applies and other origins'
+// copies.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+#include "coll/op.hpp"
+#include "segment/datatype.hpp"
+
+namespace adi3::rma {
+class WindowState;
+}
+
+namespace adi3::rma::native {
+
+// Each returns 0 when done, an MPI error code when the system call failed,
+// and -1 when the operation is not such a case (nothing done: the general
+// path checks and routes it, and raises its errors). The target is one the
+// window reaches by cross-memory attach only, in a native lock or plain
+// fence epoch with nothing emulated in flight to it.
+
+// Put (into the target) or get of count elements of predefined type t,
+// contiguous from buf, on both sides.
+int cma_copy(WindowState& w, bool put, void* buf, int64_t count, const Datatype* t, int target, std::ptrdiff_t disp);
+
+// compare null: fetch_and_op with op (MPI_SUM on C integers and floating
+// types, MPI_REPLACE, MPI_NO_OP); else compare_and_swap. Of one 4- or 8-byte
+// predefined element t.
+int cma_atomic(WindowState& w, const void* origin, const void* compare, void* result, const Datatype* t, int target,
+               std::ptrdiff_t disp, coll::OpKind op);
+
+}  // namespace adi3::rma::native
