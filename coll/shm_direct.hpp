@@ -52,13 +52,15 @@ struct Offer {
 inline bool direct_fits(const ShmNode& n, std::size_t min, std::size_t bytes) {
   return min && bytes >= min && n.size() > 1 && n.own_cores();
 }
-// Where members outnumber the processors, alltoall only: with 4 and 8
+// Where members outnumber the processors, alltoall only, on request
+// (Tuning::shm_direct_shared_min, 0 by default: at 8 ranks with fresh data
+// a test ran slower, and nothing else was measured yet): with 4 and 8
 // ranks on 2 cores allgather ran 20-25% slower (the segment writes a block
 // once for all its readers, each direct read is a copy of its own), while
 // an alltoall block has one reader either way, and the segment's two
 // copies and the stage every rank must reach between them cost twice the
 // direct read (4 ranks, 64 KiB / 256 KiB: 106-111 / 500-635 -> 48-54 /
-// 335-347 us per call).
+// 335-347 us per call, docs/collectives.md).
 inline bool direct_shared_fits(const ShmNode& n, std::size_t min, std::size_t bytes) {
   return min && bytes >= min && n.size() > 1 && !n.own_cores();
 }

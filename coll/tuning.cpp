@@ -39,9 +39,9 @@ constexpr Knob kKnobs[] = {
      "Allgather and alltoall on the shared segment: bytes per block from which each rank reads the others' "
      "buffers straight with cross-memory attach (one copy instead of two), where every rank has a core of its "
      "own; 0 never."},
-    {"ADI3_COLL_SHM_DIRECT_SHARED_MIN", "65536",
+    {"ADI3_COLL_SHM_DIRECT_SHARED_MIN", "0",
      "Alltoall on the shared segment where the ranks outnumber the processors: bytes per block from which each "
-     "rank reads the others' buffers straight with cross-memory attach; 0 never."},
+     "rank reads the others' buffers straight with cross-memory attach; 0 never (the default)."},
     {"ADI3_COLL_SHM_DIRECT_REDUCE_MIN", "65536",
      "Reduce of 2 ranks on the shared segment beyond 1 MiB (up to 1 MiB it is pipelined): bytes from which the "
      "root reads the other rank's input straight with cross-memory attach and folds it (commutative op, or root 0; "

@@ -1,9 +1,9 @@
 /* Allgather and alltoall blocks from a slot (8176 bytes) to past an area
  * (1 MiB) on the shared segment (coll/shm_gather.cpp, coll/shm_direct.hpp):
  * read straight from the senders' buffers from 16 KiB where every rank has a
- * core (ADI3_COLL_SHM_DIRECT_MIN), alltoall from 64 KiB where ranks
- * outnumber the cores (ADI3_COLL_SHM_DIRECT_SHARED_MIN), else through the
- * segment. Checked exactly: sizes on both sides of each switch and of the
+ * core (ADI3_COLL_SHM_DIRECT_MIN), alltoall where ranks outnumber the
+ * cores on request (ADI3_COLL_SHM_DIRECT_SHARED_MIN, variant `shared`), else
+ * through the segment. Checked exactly: sizes on both sides of each switch and of the
  * area, odd counts, strided send and receive types (the gaps stay
  * untouched), in place, and runs of calls in a row (past the direct reads'
  * probe runs) mixed with other collectives that use the areas. Variants:
