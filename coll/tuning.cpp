@@ -35,9 +35,13 @@ constexpr Knob kKnobs[] = {
      "Barrier, bcast, reduce, allreduce, reduce_scatter(_block) (predefined types), allgather and alltoall "
      "through a shared-memory segment of the "
      "communicator when all its members are on this host; 0: over point-to-point messages."},
-    {"ADI3_COLL_SHM_DIRECT_MIN", "131072",
+    {"ADI3_COLL_SHM_DIRECT_MIN", "16384",
      "Allgather and alltoall on the shared segment: bytes per block from which each rank reads the others' "
-     "buffers straight with cross-memory attach (one copy instead of two); 0 never."},
+     "buffers straight with cross-memory attach (one copy instead of two), where every rank has a core of its "
+     "own; 0 never."},
+    {"ADI3_COLL_SHM_DIRECT_SHARED_MIN", "0",
+     "Alltoall on the shared segment where the ranks outnumber the processors: bytes per block from which each "
+     "rank reads the others' buffers straight with cross-memory attach; 0 never (the default)."},
     {"ADI3_COLL_SHM_DIRECT_REDUCE_MIN", "65536",
      "Reduce of 2 ranks on the shared segment beyond 1 MiB (up to 1 MiB it is pipelined): bytes from which the "
      "root reads the other rank's input straight with cross-memory attach and folds it (commutative op, or root 0; "
@@ -93,6 +97,7 @@ Tuning Tuning::from_env() {
   t.small_max = bytes("ADI3_COLL_SMALL_MSG", t.small_max);
   t.shm = env_int("ADI3_COLL_SHM", 1) != 0;
   t.shm_direct_min = bytes("ADI3_COLL_SHM_DIRECT_MIN", t.shm_direct_min);
+  t.shm_direct_shared_min = bytes("ADI3_COLL_SHM_DIRECT_SHARED_MIN", t.shm_direct_shared_min);
   t.shm_direct_reduce_min = bytes("ADI3_COLL_SHM_DIRECT_REDUCE_MIN", t.shm_direct_reduce_min);
   t.shm_direct_mbps = bytes("ADI3_COLL_SHM_DIRECT_MBPS", t.shm_direct_mbps);
   static const char* const kBcast[] = {"auto", "binomial", "scatter_doubling", "scatter_ring"};

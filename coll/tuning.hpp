@@ -37,8 +37,12 @@ struct Tuning {
   bool shm = true;
   // Allgather and alltoall on that segment: per-block bytes from which a
   // rank reads the others' buffers straight (cross-memory attach, one
-  // copy) instead of through the segment (two); 0 never.
-  std::size_t shm_direct_min = 131072;
+  // copy) instead of through the segment (two), where every member has a
+  // core of its own; 0 never.
+  std::size_t shm_direct_min = 16384;
+  // Alltoall where the members outnumber the processors: the same, from
+  // this many bytes per block; 0 never (the default: not measured enough).
+  std::size_t shm_direct_shared_min = 0;
   // Reduce of 2 ranks on that segment: bytes from which the root reads the
   // other's input straight and folds it (commutative op, or root 0); 0 never.
   std::size_t shm_direct_reduce_min = 65536;

@@ -11,7 +11,9 @@
 #include "mpitest.h"
 
 /* Blocks read straight from the senders' buffers (ADI3_COLL_SHM_DIRECT_MIN,
- * 128 KiB, where every rank has a core): sizes on both sides of the switch,
+ * 16 KiB, where every rank has a core; alltoall from 64 KiB where ranks
+ * outnumber the cores): sizes on both sides of the old 128 KiB switch
+ * (coll_shm_mid.c takes the new ones),
  * strided send types (offered packed) and receive types (unpacked), in-place
  * allgather (runs of calls past the probe runs: past_probe_runs). */
 static unsigned char bval(int from, int to, long i, int it) {
@@ -151,7 +153,7 @@ static void aside_after_bcast(MPI_Comm comm, int me, int p, MPI_Op affine) {
 
 /* 140 calls with fresh data each, past two probe runs (the ranks switch
  * between direct reads and the segment with a slow verdict): an alltoall of
- * 128 KiB blocks (ADI3_COLL_SHM_DIRECT_MIN), or a reduce of 64 KiB
+ * 128 KiB blocks (past ADI3_COLL_SHM_DIRECT_MIN), or a reduce of 64 KiB
  * (ADI3_COLL_SHM_DIRECT_REDUCE_MIN) at a root that moves. */
 static int pval(int from, int to, long i, int it) { return from * 100003 + to * 7 + (int)i + it; }
 
