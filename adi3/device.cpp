@@ -121,7 +121,7 @@ bool Device::pass(bool user) {
     if (mt) poll_lock_.unlock();
   }
   if (pending_peers_.load(std::memory_order_relaxed) > 0) any |= drain_sends();
-  if (hooks_.any()) any |= hooks_.run(mt);
+  if (hooks_.due()) any |= hooks_.run(mt);
   if (user && pollable_count_.load(std::memory_order_acquire) > 0) any |= poll_pollables();
   if (bsend_live_.load(std::memory_order_acquire) > 0) reap_bsends();
   return any;

@@ -322,8 +322,12 @@ class Device final : private PacketSink {
   // *sent is false. A layer streaming large data sends its chunks so, which
   // keeps them from being copied twice (into the queue, then the channel).
   int try_send_packet(int peer, const void* hdr, std::size_t hdr_bytes, const Payload& payload, bool* sent);
-  // fn(ctx) runs on every progress() pass while registered (ProgressHooks).
-  int add_progress_hook(bool (*fn)(void* ctx), void* ctx) { return hooks_.add(fn, ctx, threads_enabled()); }
+  // fn(ctx) runs on every progress() pass while registered (ProgressHooks);
+  // on_demand: only in the passes after wake_hooks() (its work announced).
+  int add_progress_hook(bool (*fn)(void* ctx), void* ctx, bool on_demand = false) {
+    return hooks_.add(fn, ctx, threads_enabled(), on_demand);
+  }
+  void wake_hooks() { hooks_.wake(); }
   void remove_progress_hook(int id) { hooks_.remove(id, threads_enabled()); }
   bool has_progress_hooks() const { return hooks_.any(); }
   // Locking is decided at run time: a device takes no locks until something

@@ -4,11 +4,12 @@
 
 namespace adi3 {
 
-int ProgressHooks::add(Fn fn, void* ctx, bool threads) {
+int ProgressHooks::add(Fn fn, void* ctx, bool threads, bool on_demand) {
   // Inside a hook this thread already holds the hooks (see run).
   MaybeLock g(lock_, threads && !inside());
   const int id = next_id_++;
-  hooks_.push_back(Hook{id, fn, ctx});
+  hooks_.push_back(Hook{id, fn, ctx, on_demand});
+  if (on_demand) on_demand_.fetch_add(1, std::memory_order_relaxed);
   count_.fetch_add(1, std::memory_order_release);
   return id;
 }
@@ -20,6 +21,7 @@ void ProgressHooks::remove(int id, bool threads) {
   for (std::size_t i = 0; i < hooks_.size(); ++i) {
     if (hooks_[i].id != id || !hooks_[i].fn) continue;
     count_.fetch_sub(1, std::memory_order_relaxed);
+    if (hooks_[i].on_demand) on_demand_.fetch_sub(1, std::memory_order_relaxed);
     if (running_) {
       hooks_[i].fn = nullptr;  // run() compacts after its pass
     } else {
@@ -36,6 +38,9 @@ bool ProgressHooks::run(bool threads) {
   // ask inside() only with threads on, and the list is compacted only when
   // a hook was removed during the pass (it then holds more than count_).
   if (threads) runner_.store(std::this_thread::get_id(), std::memory_order_relaxed);
+  // Taken before the hooks look for their work (a read-modify-write: the
+  // hooks' loads cannot pass it), so a wake() after their look stays set.
+  if (woken_.load(std::memory_order_relaxed)) woken_.exchange(false, std::memory_order_acq_rel);
   bool any = false;
   for (std::size_t i = 0; i < hooks_.size(); ++i) {
     const Hook h = hooks_[i];  // a copy: the hook may add hooks (the vector grows)

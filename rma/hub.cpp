@@ -14,7 +14,7 @@ namespace adi3::rma {
 
 Hub::Hub(Device& dev) : dev_(dev) {
   id_ = dev.register_packet("rma", &Hub::on_packet, this);
-  hook_ = dev.add_progress_hook(&Hub::on_progress, this);
+  hook_ = dev.add_progress_hook(&Hub::on_progress, this, true);
 }
 
 Hub::~Hub() {
@@ -71,7 +71,7 @@ void Hub::remove(const WindowState& w) {
   // at once (a window is freed seldom; the hook's flag keeps any work).
   std::lock_guard<std::mutex> g(mu_);
   dev_.remove_progress_hook(hook_);
-  hook_ = dev_.add_progress_hook(&Hub::on_progress, this);
+  hook_ = dev_.add_progress_hook(&Hub::on_progress, this, true);
 }
 
 void Hub::add_memory(Region* r, OneSided* os) {
@@ -91,6 +91,11 @@ bool Hub::release_memory(void* base) {
   }
   m.os->release(m.region);
   return true;
+}
+
+void Hub::poke() {
+  work_.store(true, std::memory_order_release);
+  dev_.wake_hooks();
 }
 
 WindowState* Hub::find(uint32_t slot, uint32_t gen) const {
@@ -167,7 +172,7 @@ bool Hub::on_progress(void* ctx) {
     WindowState* w = c ? c->win[i % kChunk].load(std::memory_order_acquire) : nullptr;
     if (!w || w->queued.load(std::memory_order_relaxed) == 0) continue;
     any |= emul::pump_all(*w);
-    if (w->queued.load(std::memory_order_relaxed) != 0) hub->work_.store(true, std::memory_order_relaxed);
+    if (w->queued.load(std::memory_order_relaxed) != 0) hub->poke();
   }
   return any;
 }

@@ -39,8 +39,9 @@ class Hub {
   // Takes it out; once this returns no packet handler uses it any more.
   void remove(const WindowState& w);
   static constexpr std::size_t kChunk = 256, kChunks = 1024, kMaxWindows = kChunk * kChunks;
-  // Something was queued: the hook has work.
-  void poke() { work_.store(true, std::memory_order_release); }
+  // Something was queued: the hook has work (the device runs it on demand:
+  // an idle progress pass skips the hooks).
+  void poke();
   // MPI_Alloc_mem's shared regions (rma/memory.cpp): recorded here until
   // release_memory(base) gives them back to os (false: not one of ours).
   void add_memory(Region* r, OneSided* os);

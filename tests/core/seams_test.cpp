@@ -403,6 +403,41 @@ TEST_P(Seams, ProgressHooks) {
   });
 }
 
+// An on-demand hook runs only in the passes after wake_hooks(); one that
+// wakes the hooks again from inside its run (work left) runs next pass.
+bool hook_rewaking(void* ctx) {
+  auto* s = static_cast<HookState*>(ctx);
+  if (++s->runs < s->stop_after) s->dev->wake_hooks();
+  return false;
+}
+
+TEST_P(Seams, OnDemandProgressHooks) {
+  run(1, [](Device& dev) {
+    HookState a{&dev};
+    const int id = dev.add_progress_hook(&hook_count, &a, true);
+    for (int i = 0; i < 5; ++i) dev.progress();
+    EXPECT_EQ(a.runs, 0) << "an on-demand hook ran on idle passes";
+    dev.wake_hooks();
+    for (int i = 0; i < 5; ++i) dev.progress();
+    EXPECT_EQ(a.runs, 1) << "a wake runs the hooks in one pass";
+    // Beside a hook that runs always, it runs on every pass.
+    HookState b{&dev};
+    const int always = dev.add_progress_hook(&hook_count, &b);
+    for (int i = 0; i < 3; ++i) dev.progress();
+    EXPECT_EQ(b.runs, 3);
+    EXPECT_EQ(a.runs, 4);
+    dev.remove_progress_hook(always);
+    dev.remove_progress_hook(id);
+    HookState c{&dev};
+    c.stop_after = 4;
+    const int re = dev.add_progress_hook(&hook_rewaking, &c, true);
+    dev.wake_hooks();
+    for (int i = 0; i < 10; ++i) dev.progress();
+    EXPECT_EQ(c.runs, 4) << "a wake from inside a run was lost or kept";
+    dev.remove_progress_hook(re);
+  });
+}
+
 CORE_INSTANTIATE(Seams);
 
 }  // namespace
