@@ -1,0 +1,64 @@
+// MPI-IO on POSIX files (MPI 3.1 chapter 13): an open file, its view and
+// the helpers the io_*.cpp entry points share.
+#pragma once
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <mpi.h>
+
+#include "mpi/api.hpp"
+
+// First statement of the calls on one open file: binds rt and f (or
+// reports), and fail(e), which reports e through f's handler.
+#define ADI3_FILE_ENTER(fh)                        \
+  ADI3_MPI_ENTER();                                \
+  FileObj* f = nullptr;                            \
+  if (int e_ = get_file(*rt, fh, &f)) [[unlikely]] \
+    return file_error(*rt, nullptr, e_, __func__); \
+  auto fail = [&](int e) { return file_error(*rt, f, e, __func__); }
+
+namespace adi3::mpi {
+
+struct FileObj {
+  int fd = -1;
+  int handle = MPI_FILE_NULL;
+  MPI_Comm comm = MPI_COMM_NULL;  // a duplicate of the opening communicator
+  int amode = 0;
+  std::string path;
+  // The view (MPI 3.1 13.3): byte displacement, etype and filetype (our own
+  // handles: duplicates of derived types, so the user may free theirs).
+  MPI_Offset disp = 0;
+  MPI_Datatype etype = MPI_BYTE, filetype = MPI_BYTE;
+  const Datatype* etype_obj = nullptr;
+  const Datatype* filetype_obj = nullptr;
+  MPI_Offset pos = 0;  // the individual file pointer, in etypes of the view
+  bool atomic = false;
+  std::vector<std::pair<std::string, std::string>> info;
+  ErrhandlerObj* errh = nullptr;
+  int errh_builtin = MPI_ERRORS_RETURN;
+  // A split collective begun and not yet ended (MPI 3.1 13.4.5).
+  bool split_active = false;
+  MPI_Status split_status{};
+};
+
+// The open file h names (0), or MPI_ERR_FILE naming h.
+int get_file(Runtime& rt, MPI_File h, FileObj** out);
+// Error-handler dispatch for files: f's handler, or MPI_FILE_NULL's when f
+// is null (calls on no valid file). Returns code unless the handler is fatal.
+int file_error(Runtime& rt, FileObj* f, int code, const char* fn);
+// A code of class c for the POSIX error err, naming what failed.
+int io_errno(int err, const char* what, const std::string& path);
+// A code for the calls left out: MPI_ERR_UNSUPPORTED_OPERATION naming fn.
+int io_unsupported(const char* fn);
+
+// Bytes [first, first + n) of the view's data stream (first counted from
+// the view's start) as file byte ranges, in order.
+void view_ranges(const FileObj& f, MPI_Offset first, MPI_Offset n, std::vector<std::pair<MPI_Offset, MPI_Offset>>* out);
+// Data bytes of the view that lie before file byte `end` (the file's size):
+// how far MPI_SEEK_END counts from.
+MPI_Offset view_bytes_before(const FileObj& f, MPI_Offset end);
+// Frees the view's etype and filetype handles (those that are duplicates).
+void drop_view_types(FileObj& f);
+
+}  // namespace adi3::mpi
