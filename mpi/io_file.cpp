@@ -97,38 +97,14 @@ int agree(const FileObj& f, int mine) {
 }  // namespace
 
 int adi3::mpi::io_errno(int err, const char* what, const std::string& path) {
+  static constexpr std::pair<int, ErrorClass> kClasses[] = {
+      {ENOENT, ErrorClass::NoSuchFile}, {EEXIST, ErrorClass::FileExists},    {EACCES, ErrorClass::Access},
+      {EPERM, ErrorClass::Access},      {EROFS, ErrorClass::ReadOnly},       {ENOSPC, ErrorClass::NoSpace},
+      {EDQUOT, ErrorClass::Quota},      {ENAMETOOLONG, ErrorClass::BadFile}, {EISDIR, ErrorClass::BadFile},
+      {ENOTDIR, ErrorClass::BadFile},   {ELOOP, ErrorClass::BadFile},        {ETXTBSY, ErrorClass::FileInUse}};
   ErrorClass c = ErrorClass::Io;
-  switch (err) {
-    case ENOENT:
-      c = ErrorClass::NoSuchFile;
-      break;
-    case EEXIST:
-      c = ErrorClass::FileExists;
-      break;
-    case EACCES:
-    case EPERM:
-      c = ErrorClass::Access;
-      break;
-    case EROFS:
-      c = ErrorClass::ReadOnly;
-      break;
-    case ENOSPC:
-      c = ErrorClass::NoSpace;
-      break;
-    case EDQUOT:
-      c = ErrorClass::Quota;
-      break;
-    case ENAMETOOLONG:
-    case EISDIR:
-    case ENOTDIR:
-    case ELOOP:
-      c = ErrorClass::BadFile;
-      break;
-    case ETXTBSY:
-      c = ErrorClass::FileInUse;
-      break;
-    default:
-      break;
+  for (const auto& [e, cls] : kClasses) {
+    if (e == err) c = cls;
   }
   return raise(c, "%s %s: %s", what, path.c_str(), std::strerror(err));
 }
@@ -183,7 +159,14 @@ ADI3_MPI_API(int, File_open, (MPI_Comm comm, const char* filename, int amode, MP
     delete f;
     return fail(e);
   }
-  if (amode & MPI_MODE_APPEND) f->pos = end;  // the default view counts bytes
+  if (!(amode & MPI_MODE_APPEND)) end = 0;
+  f->pos = end;  // the default view counts bytes
+  if (int e = open_shared_pointer(*f, c->rank(), end)) {
+    close(f->fd);
+    PMPI_Comm_free(&dup);
+    delete f;
+    return fail(e);
+  }
   get_type(*rt, MPI_BYTE, &f->etype_obj);
   f->filetype_obj = f->etype_obj;
   set_errhandler(*rt, *f, rt->file_default.errh, rt->file_default.errh_builtin);
@@ -214,6 +197,7 @@ ADI3_MPI_API(int, File_close, (MPI_File * fh), (fh)) {
     e = io_errno(errno, "delete (MPI_MODE_DELETE_ON_CLOSE)", f->path);
   }
   drop_view_types(*f);
+  PMPI_Win_free(&f->shared_win);
   PMPI_Comm_free(&f->comm);
   rt->files.remove(handle_index(f->handle));
   *fh = MPI_FILE_NULL;

@@ -33,6 +33,10 @@ struct FileObj {
   const Datatype* etype_obj = nullptr;
   const Datatype* filetype_obj = nullptr;
   MPI_Offset pos = 0;  // the individual file pointer, in etypes of the view
+  // The shared file pointer (io_shared.cpp): rank 0's shared_pos, which
+  // shared_win exposes to the group.
+  MPI_Offset shared_pos = 0;
+  MPI_Win shared_win = MPI_WIN_NULL;
   bool atomic = false;
   std::vector<std::pair<std::string, std::string>> info;
   ErrhandlerObj* errh = nullptr;
@@ -51,6 +55,29 @@ int file_error(Runtime& rt, FileObj* f, int code, const char* fn);
 int io_errno(int err, const char* what, const std::string& path);
 // A code for the calls left out: MPI_ERR_UNSUPPORTED_OPERATION naming fn.
 int io_unsupported(const char* fn);
+
+// One data access: count elements of type at etype offset `offset` of the view.
+struct Access {
+  MPI_Offset offset;
+  void* buf;
+  int count;
+  MPI_Datatype type;
+  bool write;
+};
+// Moves a's data; *bytes is what moved (less than asked when a read met the
+// end of the file). Checks the access mode and the arguments.
+int access_file(Runtime& rt, FileObj& f, const Access& a, MPI_Offset* bytes);
+// The status of an access of `bytes` bytes, as a receive of them sets it.
+void io_status(MPI_Status* status, MPI_Offset bytes);
+// At explicit `offset`, or the individual pointer (which then advances).
+int do_access(Runtime& rt, FileObj& f, MPI_Offset offset, bool at_pointer, Access a, MPI_Status* status,
+              const char* fn);
+// A new request handle, complete already, whose status is st's.
+int completed_request(const MPI_Status& st, MPI_Request* request);
+// Makes f's shared file pointer (collective over f.comm), at start.
+int open_shared_pointer(FileObj& f, int rank, MPI_Offset start);
+// A split collective's _end: hands the status _begin kept.
+int split_end(FileObj& f, MPI_Status* status, const char* fn);
 
 // Bytes [first, first + n) of the view's data stream (first counted from
 // the view's start) as file byte ranges, in order.

@@ -31,17 +31,9 @@ ssize_t transfer(int fd, char* mem, MPI_Offset len, MPI_Offset at, bool write) {
   return done;
 }
 
-struct Access {
-  MPI_Offset offset;  // in etypes of the view
-  void* buf;
-  int count;
-  MPI_Datatype type;
-  bool write;
-};
+}  // namespace
 
-// Moves a.count elements at etype offset a.offset of f's view; *bytes is
-// what was moved (less than asked when a read met the end of the file).
-int access_file(Runtime& rt, FileObj& f, const Access& a, MPI_Offset* bytes) {
+int adi3::mpi::access_file(Runtime& rt, FileObj& f, const Access& a, MPI_Offset* bytes) {
   *bytes = 0;
   if (a.write && (f.amode & MPI_MODE_RDONLY)) {
     return raise(ErrorClass::ReadOnly, "writing to %s, opened MPI_MODE_RDONLY", f.path.c_str());
@@ -86,14 +78,13 @@ int access_file(Runtime& rt, FileObj& f, const Access& a, MPI_Offset* bytes) {
   return 0;
 }
 
-// The status of an access of `bytes` bytes, as a receive of them sets it.
-void io_status(MPI_Status* status, MPI_Offset bytes) {
+void adi3::mpi::io_status(MPI_Status* status, MPI_Offset bytes) {
   if (ignored(status)) return;
   empty_status(status, false);
   set_status_bytes(status, static_cast<std::size_t>(bytes));
 }
 
-int check_explicit(const FileObj& f, const char* fn) {
+static int check_explicit(const FileObj& f, const char* fn) {
   return (f.amode & MPI_MODE_SEQUENTIAL)
              ? raise(ErrorClass::UnsupportedOperation, "%s: explicit offsets on a file opened MPI_MODE_SEQUENTIAL", fn)
              : 0;
@@ -101,11 +92,12 @@ int check_explicit(const FileObj& f, const char* fn) {
 
 // At an explicit offset (offset >= 0) or the individual pointer (offset < 0,
 // which then advances by the etypes moved).
-int do_access(Runtime& rt, FileObj& f, MPI_Offset offset, bool at_pointer, Access a, MPI_Status* status,
-              const char* fn) {
+int adi3::mpi::do_access(Runtime& rt, FileObj& f, MPI_Offset offset, bool at_pointer, Access a, MPI_Status* status,
+                         const char* fn) {
   if (at_pointer) {
     if (f.amode & MPI_MODE_SEQUENTIAL) {
-      return raise(ErrorClass::UnsupportedOperation, "%s on MPI_MODE_SEQUENTIAL (no shared file pointer)", fn);
+      return raise(ErrorClass::UnsupportedOperation, "%s: the individual pointer on a file opened MPI_MODE_SEQUENTIAL",
+                   fn);
     }
     a.offset = f.pos;
   } else {
@@ -120,20 +112,20 @@ int do_access(Runtime& rt, FileObj& f, MPI_Offset offset, bool at_pointer, Acces
 }
 
 // A request that is complete already, whose status says `bytes`.
-int query_done(void* state, MPI_Status* status) {
+static int query_done(void* state, MPI_Status* status) {
   MPI_Status_set_elements_x(status, MPI_BYTE, *static_cast<MPI_Count*>(state));
   MPI_Status_set_cancelled(status, 0);
-  status->MPI_SOURCE = MPI_UNDEFINED;
-  status->MPI_TAG = MPI_UNDEFINED;
+  status->MPI_SOURCE = MPI_ANY_SOURCE;  // as the blocking calls' (io_status)
+  status->MPI_TAG = MPI_ANY_TAG;
   return MPI_SUCCESS;
 }
-int free_done(void* state) {
+static int free_done(void* state) {
   delete static_cast<MPI_Count*>(state);
   return MPI_SUCCESS;
 }
-int cancel_done(void*, int) { return MPI_SUCCESS; }
+static int cancel_done(void*, int) { return MPI_SUCCESS; }
 
-int completed_request(const MPI_Status& st, MPI_Request* request) {
+int adi3::mpi::completed_request(const MPI_Status& st, MPI_Request* request) {
   auto* bytes = new MPI_Count(static_cast<MPI_Count>(status_bytes(&st)));
   if (int e = PMPI_Grequest_start(query_done, free_done, cancel_done, bytes, request)) {
     delete bytes;
@@ -142,15 +134,15 @@ int completed_request(const MPI_Status& st, MPI_Request* request) {
   return PMPI_Grequest_complete(*request);
 }
 
-int do_iaccess(Runtime& rt, FileObj& f, MPI_Offset offset, bool at_pointer, const Access& a, MPI_Request* request,
-               const char* fn) {
+static int do_iaccess(Runtime& rt, FileObj& f, MPI_Offset offset, bool at_pointer, const Access& a,
+                      MPI_Request* request, const char* fn) {
   if (!request) return raise(ErrorClass::Arg, "request is null");
   MPI_Status st{};
   if (int e = do_access(rt, f, offset, at_pointer, a, &st, fn)) return e;
   return completed_request(st, request);
 }
 
-int split_begin(Runtime& rt, FileObj& f, MPI_Offset offset, bool at_pointer, const Access& a, const char* fn) {
+static int split_begin(Runtime& rt, FileObj& f, MPI_Offset offset, bool at_pointer, const Access& a, const char* fn) {
   if (f.split_active) return raise(ErrorClass::Other, "%s: a split collective is active on this file already", fn);
   f.split_status = MPI_Status{};
   if (int e = do_access(rt, f, offset, at_pointer, a, &f.split_status, fn)) return e;
@@ -158,68 +150,48 @@ int split_begin(Runtime& rt, FileObj& f, MPI_Offset offset, bool at_pointer, con
   return 0;
 }
 
-int split_end(FileObj& f, MPI_Status* status, const char* fn) {
+int adi3::mpi::split_end(FileObj& f, MPI_Status* status, const char* fn) {
   if (!f.split_active) return raise(ErrorClass::Other, "%s: no split collective was begun", fn);
   f.split_active = false;
   if (!ignored(status)) *status = f.split_status;
   return 0;
 }
 
-}  // namespace
-
-// The blocking calls: (name, buffer constness, explicit offset?, write?).
-#define ADI3_IO_AT(name, write)                                                                                       \
-  ADI3_MPI_API(                                                                                                       \
-      int, File_##name,                                                                                               \
-      (MPI_File fh, MPI_Offset offset, ADI3_IO_BUF(write) buf, int count, MPI_Datatype datatype, MPI_Status* status), \
-      (fh, offset, buf, count, datatype, status)) {                                                                   \
-    ADI3_FILE_ENTER(fh);                                                                                              \
-    return fail(                                                                                                      \
-        do_access(*rt, *f, offset, false, {0, const_cast<void*>(buf), count, datatype, write}, status, __func__));    \
+// The blocking (Out = MPI_Status*, do_access) and nonblocking (MPI_Request*,
+// do_iaccess) calls at an explicit offset (AT) or the individual pointer (PTR).
+#define ADI3_IO_AT(name, write, Out, doer)                                                                          \
+  ADI3_MPI_API(int, File_##name,                                                                                    \
+               (MPI_File fh, MPI_Offset offset, ADI3_IO_BUF(write) buf, int count, MPI_Datatype datatype, Out out), \
+               (fh, offset, buf, count, datatype, out)) {                                                           \
+    ADI3_FILE_ENTER(fh);                                                                                            \
+    return fail(doer(*rt, *f, offset, false, {0, const_cast<void*>(buf), count, datatype, write}, out, __func__));  \
   }
-#define ADI3_IO_PTR(name, write)                                                                                     \
-  ADI3_MPI_API(int, File_##name,                                                                                     \
-               (MPI_File fh, ADI3_IO_BUF(write) buf, int count, MPI_Datatype datatype, MPI_Status* status),          \
-               (fh, buf, count, datatype, status)) {                                                                 \
-    ADI3_FILE_ENTER(fh);                                                                                             \
-    return fail(do_access(*rt, *f, 0, true, {0, const_cast<void*>(buf), count, datatype, write}, status, __func__)); \
-  }
-#define ADI3_IO_IAT(name, write)                                                                                     \
-  ADI3_MPI_API(int, File_##name,                                                                                     \
-               (MPI_File fh, MPI_Offset offset, ADI3_IO_BUF(write) buf, int count, MPI_Datatype datatype,            \
-                MPI_Request* request),                                                                               \
-               (fh, offset, buf, count, datatype, request)) {                                                        \
-    ADI3_FILE_ENTER(fh);                                                                                             \
-    return fail(                                                                                                     \
-        do_iaccess(*rt, *f, offset, false, {0, const_cast<void*>(buf), count, datatype, write}, request, __func__)); \
-  }
-#define ADI3_IO_IPTR(name, write)                                                                                      \
-  ADI3_MPI_API(int, File_##name,                                                                                       \
-               (MPI_File fh, ADI3_IO_BUF(write) buf, int count, MPI_Datatype datatype, MPI_Request* request),          \
-               (fh, buf, count, datatype, request)) {                                                                  \
-    ADI3_FILE_ENTER(fh);                                                                                               \
-    return fail(do_iaccess(*rt, *f, 0, true, {0, const_cast<void*>(buf), count, datatype, write}, request, __func__)); \
+#define ADI3_IO_PTR(name, write, Out, doer)                                                                        \
+  ADI3_MPI_API(int, File_##name, (MPI_File fh, ADI3_IO_BUF(write) buf, int count, MPI_Datatype datatype, Out out), \
+               (fh, buf, count, datatype, out)) {                                                                  \
+    ADI3_FILE_ENTER(fh);                                                                                           \
+    return fail(doer(*rt, *f, 0, true, {0, const_cast<void*>(buf), count, datatype, write}, out, __func__));       \
   }
 #define ADI3_IO_BUF(write) ADI3_IO_BUF_##write
 #define ADI3_IO_BUF_false void*
 #define ADI3_IO_BUF_true const void*
 
-ADI3_IO_AT(read_at, false)
-ADI3_IO_AT(read_at_all, false)
-ADI3_IO_AT(write_at, true)
-ADI3_IO_AT(write_at_all, true)
-ADI3_IO_PTR(read, false)
-ADI3_IO_PTR(read_all, false)
-ADI3_IO_PTR(write, true)
-ADI3_IO_PTR(write_all, true)
-ADI3_IO_IAT(iread_at, false)
-ADI3_IO_IAT(iread_at_all, false)
-ADI3_IO_IAT(iwrite_at, true)
-ADI3_IO_IAT(iwrite_at_all, true)
-ADI3_IO_IPTR(iread, false)
-ADI3_IO_IPTR(iread_all, false)
-ADI3_IO_IPTR(iwrite, true)
-ADI3_IO_IPTR(iwrite_all, true)
+ADI3_IO_AT(read_at, false, MPI_Status*, do_access)
+ADI3_IO_AT(read_at_all, false, MPI_Status*, do_access)
+ADI3_IO_AT(write_at, true, MPI_Status*, do_access)
+ADI3_IO_AT(write_at_all, true, MPI_Status*, do_access)
+ADI3_IO_PTR(read, false, MPI_Status*, do_access)
+ADI3_IO_PTR(read_all, false, MPI_Status*, do_access)
+ADI3_IO_PTR(write, true, MPI_Status*, do_access)
+ADI3_IO_PTR(write_all, true, MPI_Status*, do_access)
+ADI3_IO_AT(iread_at, false, MPI_Request*, do_iaccess)
+ADI3_IO_AT(iread_at_all, false, MPI_Request*, do_iaccess)
+ADI3_IO_AT(iwrite_at, true, MPI_Request*, do_iaccess)
+ADI3_IO_AT(iwrite_at_all, true, MPI_Request*, do_iaccess)
+ADI3_IO_PTR(iread, false, MPI_Request*, do_iaccess)
+ADI3_IO_PTR(iread_all, false, MPI_Request*, do_iaccess)
+ADI3_IO_PTR(iwrite, true, MPI_Request*, do_iaccess)
+ADI3_IO_PTR(iwrite_all, true, MPI_Request*, do_iaccess)
 
 // Split collectives: the access happens in _begin, _end hands its status.
 ADI3_MPI_API(int, File_read_at_all_begin, (MPI_File fh, MPI_Offset offset, void* buf, int count, MPI_Datatype datatype),

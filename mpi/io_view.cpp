@@ -111,7 +111,7 @@ ADI3_MPI_API(int, File_set_view,
     if (!(f->amode & MPI_MODE_SEQUENTIAL)) {
       return fail(raise(ErrorClass::Arg, "MPI_DISPLACEMENT_CURRENT needs a file opened MPI_MODE_SEQUENTIAL"));
     }
-    return fail(io_unsupported("MPI_File_set_view with MPI_DISPLACEMENT_CURRENT (no shared file pointer)"));
+    return fail(io_unsupported("MPI_File_set_view with MPI_DISPLACEMENT_CURRENT"));
   }
   if (disp < 0) return fail(raise(ErrorClass::Arg, "disp %lld is negative", disp));
   const Datatype *et = nullptr, *ft = nullptr;

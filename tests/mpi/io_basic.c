@@ -2,8 +2,8 @@
  * writes its blocks through a view whose filetype is a vector (the ranks'
  * blocks interleave), reads them back through the view and as plain bytes,
  * with explicit offsets, the individual pointer, collectives, nonblocking
- * and split collective calls, and a strided memory type; statuses count
- * what moved. */
+ * and split collective calls, and a strided memory type; the shared file
+ * pointer (independent and ordered); statuses count what moved. */
 #include <stdint.h>
 #include <unistd.h>
 
@@ -180,11 +180,70 @@ static void test_split_and_nonblocking_writes(void) {
   if (rank == 0) CHECK_OK(MPI_File_delete(path, MPI_INFO_NULL));
 }
 
+/* The shared pointer: one int per rank in any order, then ordered blocks
+ * in rank order, read back in order and with independent shared reads. */
+static void test_shared_pointer(void) {
+  shared_name("shared");
+  MPI_File fh;
+  CHECK_OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE,
+                         MPI_INFO_NULL, &fh));
+  CHECK_OK(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "native", MPI_INFO_NULL));
+  int mine = value(rank, 0);
+  MPI_Status st;
+  CHECK_OK(MPI_File_write_shared(fh, &mine, 1, MPI_INT, &st));
+  int n = -1;
+  MPI_Get_count(&st, MPI_INT, &n);
+  CHECK_EQ(n, 1);
+  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Offset pos = -1;
+  CHECK_OK(MPI_File_get_position_shared(fh, &pos));
+  CHECK_EQ(pos, size);
+  /* Rank r writes r + 1 ints after the first size. */
+  int block[16];
+  for (int i = 0; i <= rank; ++i) block[i] = value(rank, i + 1);
+  CHECK_OK(MPI_File_write_ordered(fh, block, rank + 1, MPI_INT, &st));
+  MPI_Get_count(&st, MPI_INT, &n);
+  CHECK_EQ(n, rank + 1);
+  CHECK_OK(MPI_File_get_position_shared(fh, &pos));
+  CHECK_EQ(pos, size + size * (size + 1) / 2);
+  CHECK_OK(MPI_File_sync(fh));
+  MPI_Barrier(MPI_COMM_WORLD);
+  CHECK_OK(MPI_File_sync(fh));
+
+  /* Each rank's int once among the first size. */
+  int first[16], seen = 0;
+  CHECK_OK(MPI_File_read_at(fh, 0, first, size, MPI_INT, MPI_STATUS_IGNORE));
+  for (int i = 0; i < size; ++i) {
+    for (int r = 0; r < size; ++r) {
+      if (first[i] == value(r, 0)) seen |= 1 << r;
+    }
+  }
+  CHECK_EQ(seen, (1 << size) - 1);
+  CHECK_OK(MPI_File_seek_shared(fh, size, MPI_SEEK_SET));
+  int back[16];
+  memset(back, 0, sizeof back);
+  CHECK_OK(MPI_File_read_ordered_begin(fh, back, rank + 1, MPI_INT));
+  CHECK_OK(MPI_File_read_ordered_end(fh, back, &st));
+  MPI_Get_count(&st, MPI_INT, &n);
+  CHECK_EQ(n, rank + 1);
+  CHECK_EQ(memcmp(back, block, sizeof(int) * (size_t)(rank + 1)), 0);
+  /* At the end: a shared read finds nothing. */
+  CHECK_OK(MPI_File_seek_shared(fh, 0, MPI_SEEK_END));
+  MPI_Request req;
+  CHECK_OK(MPI_File_iread_shared(fh, back, 1, MPI_INT, &req));
+  CHECK_OK(MPI_Wait(&req, &st));
+  MPI_Get_count(&st, MPI_INT, &n);
+  CHECK_EQ(n, 0);
+  CHECK_CLASS(MPI_File_seek_shared(fh, -1, MPI_SEEK_SET), MPI_ERR_ARG);
+  CHECK_OK(MPI_File_close(&fh));
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   test_view_write_read();
   test_split_and_nonblocking_writes();
+  test_shared_pointer();
   return mt_finish();
 }

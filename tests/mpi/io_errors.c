@@ -1,6 +1,6 @@
 /* MPI-IO files (MPI 3.1 13.2, 13.7): the error classes of bad opens and
  * accesses, sizes, amode, group, info, atomicity, seeks, APPEND, the
- * files' error handlers, and the calls left out failing with
+ * files' error handlers, and MPI_Register_datarep (left out) failing with
  * MPI_ERR_UNSUPPORTED_OPERATION. */
 #include <unistd.h>
 
@@ -14,6 +14,12 @@ static void count_errors(MPI_File* fh, int* code, ...) {
   (void)fh;
   ++handler_calls;
   MPI_Error_class(*code, &handler_class);
+}
+
+static int extent_fn(MPI_Datatype type, MPI_Aint* extent, void* state) {
+  (void)state;
+  MPI_Aint lb;
+  return MPI_Type_get_extent(type, &lb, extent);
 }
 
 static void name_file(const char* tag) {
@@ -64,6 +70,16 @@ static void test_open_errors(void) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* A collective size change, its result, and a barrier before the next
+ * change (a rank may start it while another still checks this one). */
+static void size_step(MPI_File fh, int (*change)(MPI_File, MPI_Offset), MPI_Offset arg, MPI_Offset expect) {
+  MPI_Offset sz = -1;
+  CHECK_OK(change(fh, arg));
+  CHECK_OK(MPI_File_get_size(fh, &sz));
+  CHECK_EQ(sz, expect);
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 static void test_sizes_and_queries(void) {
   name_file("size");
   MPI_File fh;
@@ -75,23 +91,11 @@ static void test_sizes_and_queries(void) {
   MPI_Offset sz = -1;
   CHECK_OK(MPI_File_get_size(fh, &sz));
   CHECK_EQ(sz, 0);
-  MPI_Barrier(MPI_COMM_WORLD); /* before anyone changes it again */
-  CHECK_OK(MPI_File_set_size(fh, 1000));
-  CHECK_OK(MPI_File_get_size(fh, &sz));
-  CHECK_EQ(sz, 1000);
-  MPI_Barrier(MPI_COMM_WORLD);             /* before anyone changes it again */
-  CHECK_OK(MPI_File_preallocate(fh, 500)); /* never shrinks */
-  CHECK_OK(MPI_File_get_size(fh, &sz));
-  CHECK_EQ(sz, 1000);
-  MPI_Barrier(MPI_COMM_WORLD); /* before anyone changes it again */
-  CHECK_OK(MPI_File_preallocate(fh, 4096));
-  CHECK_OK(MPI_File_get_size(fh, &sz));
-  CHECK_EQ(sz, 4096);
-  MPI_Barrier(MPI_COMM_WORLD); /* before anyone changes it again */
-  CHECK_OK(MPI_File_set_size(fh, 100));
-  CHECK_OK(MPI_File_get_size(fh, &sz));
-  CHECK_EQ(sz, 100);
-  MPI_Barrier(MPI_COMM_WORLD); /* before anyone changes it again */
+  MPI_Barrier(MPI_COMM_WORLD);
+  size_step(fh, MPI_File_set_size, 1000, 1000);
+  size_step(fh, MPI_File_preallocate, 500, 1000); /* never shrinks */
+  size_step(fh, MPI_File_preallocate, 4096, 4096);
+  size_step(fh, MPI_File_set_size, 100, 100);
   CHECK_CLASS(MPI_File_set_size(fh, -1), MPI_ERR_ARG);
 
   int amode = 0;
@@ -143,11 +147,14 @@ static void test_sizes_and_queries(void) {
   MPI_Type_free(&three);
   CHECK_CLASS(MPI_File_set_view(fh, -5, MPI_INT, MPI_INT, "native", MPI_INFO_NULL), MPI_ERR_ARG);
 
-  /* Not implemented: the shared file pointer. */
-  CHECK_CLASS(MPI_File_write_shared(fh, &v, 1, MPI_INT, MPI_STATUS_IGNORE), MPI_ERR_UNSUPPORTED_OPERATION);
-  CHECK_CLASS(MPI_File_seek_shared(fh, 0, MPI_SEEK_SET), MPI_ERR_UNSUPPORTED_OPERATION);
-  CHECK_CLASS(MPI_File_get_position_shared(fh, &pos), MPI_ERR_UNSUPPORTED_OPERATION);
-  CHECK_CLASS(MPI_File_read_ordered(fh, &v, 1, MPI_INT, MPI_STATUS_IGNORE), MPI_ERR_UNSUPPORTED_OPERATION);
+  /* Not implemented: user data representations. */
+  CHECK_CLASS(MPI_Register_datarep("mine", MPI_CONVERSION_FN_NULL, MPI_CONVERSION_FN_NULL, extent_fn, NULL),
+              MPI_ERR_UNSUPPORTED_OPERATION);
+  CHECK_CLASS(MPI_Register_datarep("native", MPI_CONVERSION_FN_NULL, MPI_CONVERSION_FN_NULL, extent_fn, NULL),
+              MPI_ERR_DUP_DATAREP);
+  /* The shared pointer of a file opened without APPEND starts at 0. */
+  CHECK_OK(MPI_File_get_position_shared(fh, &pos));
+  CHECK_EQ(pos, 0);
   CHECK_OK(MPI_File_close(&fh));
   CHECK_CLASS(MPI_File_get_size(fh, &sz), MPI_ERR_FILE);
   CHECK_CLASS(MPI_File_get_size((MPI_File)0x90000005, &sz), MPI_ERR_FILE);
