@@ -138,7 +138,7 @@ int adi3::mpi::file_error(Runtime& rt, FileObj* f, int code, const char* fn) {
 ADI3_MPI_API(int, File_open, (MPI_Comm comm, const char* filename, int amode, MPI_Info info, MPI_File* fh),
              (comm, filename, amode, info, fh)) {
   ADI3_MPI_ENTER();
-  auto fail = [&](int e) { return file_error(*rt, nullptr, e, __func__); };
+  auto fail = [rt, fn_ = __func__](int e) { return file_error(*rt, nullptr, e, fn_); };
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return fail(e);
   if (int e = need_intra(*c, "MPI_File_open")) return fail(e);
@@ -153,30 +153,24 @@ ADI3_MPI_API(int, File_open, (MPI_Comm comm, const char* filename, int amode, MP
   f->amode = amode;
   f->path = posix_path(filename);
   f->info = std::move(entries);
-  MPI_Offset end = 0;
-  if (int e = open_everywhere(dup, c->rank(), f->path, amode, &f->fd, &end)) {
+  // Undoes what the open made so far, and reports e.
+  auto abandon = [&](int e) {
+    if (f->shared_win != MPI_WIN_NULL) PMPI_Win_free(&f->shared_win);
+    if (f->fd >= 0) close(f->fd);
     PMPI_Comm_free(&dup);
     delete f;
     return fail(e);
-  }
+  };
+  MPI_Offset end = 0;
+  if (int e = open_everywhere(dup, c->rank(), f->path, amode, &f->fd, &end)) return abandon(e);
   if (!(amode & MPI_MODE_APPEND)) end = 0;
   f->pos = end;  // the default view counts bytes
-  if (int e = open_shared_pointer(*f, c->rank(), end)) {
-    close(f->fd);
-    PMPI_Comm_free(&dup);
-    delete f;
-    return fail(e);
-  }
+  if (int e = open_shared_pointer(*f, c->rank(), end)) return abandon(e);
   get_type(*rt, MPI_BYTE, &f->etype_obj);
   f->filetype_obj = f->etype_obj;
-  set_errhandler(*rt, *f, rt->file_default.errh, rt->file_default.errh_builtin);
   const int idx = rt->files.add(f);
-  if (idx < 0) {
-    close(f->fd);
-    PMPI_Comm_free(&dup);
-    delete f;
-    return fail(raise(ErrorClass::NoMem, "no file handles left"));
-  }
+  if (idx < 0) return abandon(raise(ErrorClass::NoMem, "no file handles left"));
+  set_errhandler(*rt, *f, rt->file_default.errh, rt->file_default.errh_builtin);
   f->handle = make_handle(HandleClass::User, Kind::File, idx);
   *fh = f->handle;
   return MPI_SUCCESS;

@@ -16,7 +16,7 @@
   FileObj* f = nullptr;                            \
   if (int e_ = get_file(*rt, fh, &f)) [[unlikely]] \
     return file_error(*rt, nullptr, e_, __func__); \
-  auto fail = [&](int e) { return file_error(*rt, f, e, __func__); }
+  auto fail = [rt, &f, fn_ = __func__](int e) { return file_error(*rt, f, e, fn_); }
 
 namespace adi3::mpi {
 

@@ -156,5 +156,6 @@ ADI3_MPI_API(int, File_seek_shared, (MPI_File fh, MPI_Offset offset, int whence)
     return fail(e);
   }
   if (int b = PMPI_Bcast(&cls, 1, MPI_INT, 0, f->comm)) return fail(b);
+  if (cls <= 0 || cls > MPI_ERR_LASTCODE) cls = cls ? MPI_ERR_IO : 0;  // rank 0's word, checked
   return fail(cls ? raise(static_cast<ErrorClass>(cls), "MPI_File_seek_shared failed on rank 0") : 0);
 }
