@@ -1,6 +1,7 @@
 // Error handlers on communicators: predefined (fatal, return, abort) and
 // user functions, shared by reference between handles and communicators.
 #include "mpi/api.hpp"
+#include "mpi/io_file.hpp"
 
 namespace adi3::mpi {
 
@@ -122,29 +123,17 @@ ADI3_MPI_API(int, Errhandler_get, (MPI_Comm comm, MPI_Errhandler* errhandler), (
   return PMPI_Comm_get_errhandler(comm, errhandler);
 }
 
-// ---- files: MPI_FILE_NULL's handler, the default of files (MPI 3.1 13.7) ----
-// No MPI-IO: MPI_FILE_NULL is the only file handle, so any other is
-// MPI_ERR_FILE, reported through the default file handler as the standard
-// reports errors of calls with an invalid file handle.
+// ---- files: each open file has its handler; MPI_FILE_NULL's is the one
+// new files start with (MPI 3.1 13.7). Errors of calls on no valid file go
+// to MPI_FILE_NULL's handler (mpi/io_file.cpp, file_error).
 
 namespace {
 
-int file_error(Runtime& rt, int code, const char* fn) {
-  if (code == 0) return 0;
-  const Runtime::FileDefault& d = rt.file_default;
-  if (d.errh) {
-    MPI_File h = MPI_FILE_NULL;
-    reinterpret_cast<MPI_File_errhandler_function*>(d.errh->fn)(&h, &code);
-    return code;
-  }
-  if (d.errh_builtin == MPI_ERRORS_RETURN) return code;
-  fatal(code, fn);
-}
-
-int check_file(MPI_File file) {
+// The handler's owner: f, or MPI_FILE_NULL's (f null), or ERR_FILE.
+int file_target(Runtime& rt, MPI_File file, FileObj** f) {
+  *f = nullptr;
   if (file == MPI_FILE_NULL) return 0;
-  return raise(ErrorClass::File, "0x%x is not a file (MPI-IO is not implemented: MPI_FILE_NULL is the only file)",
-               file);
+  return get_file(rt, file, f);
 }
 
 }  // namespace
@@ -159,35 +148,46 @@ ADI3_MPI_API(int, File_create_errhandler, (MPI_File_errhandler_function * fn, MP
 
 ADI3_MPI_API(int, File_set_errhandler, (MPI_File file, MPI_Errhandler errhandler), (file, errhandler)) {
   ADI3_MPI_ENTER();
-  if (int e = check_file(file)) return file_error(*rt, e, __func__);
+  FileObj* f = nullptr;
+  if (int e = file_target(*rt, file, &f)) return file_error(*rt, nullptr, e, __func__);
   if (is_builtin_errhandler(errhandler)) {
-    set_errhandler(*rt, rt->file_default, nullptr, errhandler);
+    if (f) {
+      set_errhandler(*rt, *f, nullptr, errhandler);
+    } else {
+      set_errhandler(*rt, rt->file_default, nullptr, errhandler);
+    }
     return MPI_SUCCESS;
   }
   ErrhandlerObj* obj = nullptr;
-  if (int e = get_errhandler(*rt, errhandler, &obj)) return file_error(*rt, e, __func__);
+  if (int e = get_errhandler(*rt, errhandler, &obj)) return file_error(*rt, f, e, __func__);
   if (!obj->for_file) {
     return file_error(
-        *rt,
+        *rt, f,
         raise(ErrorClass::Errhandler, "error handler 0x%x was made for %s (use MPI_File_create_errhandler)", errhandler,
               obj->for_win ? "windows" : "communicators"),
         __func__);
   }
-  set_errhandler(*rt, rt->file_default, obj, MPI_ERRHANDLER_NULL);
+  if (f) {
+    set_errhandler(*rt, *f, obj, MPI_ERRHANDLER_NULL);
+  } else {
+    set_errhandler(*rt, rt->file_default, obj, MPI_ERRHANDLER_NULL);
+  }
   return MPI_SUCCESS;
 }
 
 ADI3_MPI_API(int, File_get_errhandler, (MPI_File file, MPI_Errhandler* errhandler), (file, errhandler)) {
   ADI3_MPI_ENTER();
-  if (int e = check_file(file)) return file_error(*rt, e, __func__);
-  if (!errhandler) return file_error(*rt, raise(ErrorClass::Arg, "errhandler is null"), __func__);
-  *errhandler = errhandler_handle(rt->file_default);
+  FileObj* f = nullptr;
+  if (int e = file_target(*rt, file, &f)) return file_error(*rt, nullptr, e, __func__);
+  if (!errhandler) return file_error(*rt, f, raise(ErrorClass::Arg, "errhandler is null"), __func__);
+  *errhandler = f ? errhandler_handle(*f) : errhandler_handle(rt->file_default);
   return MPI_SUCCESS;
 }
 
 ADI3_MPI_API(int, File_call_errhandler, (MPI_File file, int errorcode), (file, errorcode)) {
   ADI3_MPI_ENTER();
-  if (int e = check_file(file)) return file_error(*rt, e, __func__);
-  file_error(*rt, errorcode, __func__);
+  FileObj* f = nullptr;
+  if (int e = file_target(*rt, file, &f)) return file_error(*rt, nullptr, e, __func__);
+  file_error(*rt, f, errorcode, __func__);
   return MPI_SUCCESS;  // the handler ran (unless it was fatal)
 }

@@ -52,6 +52,7 @@ Runtime::Runtime(std::unique_ptr<Device> dev, int level) : thread_level(level), 
   keyvals.set_threaded(threaded);
   messages.set_threaded(threaded);
   ops.set_threaded(threaded);
+  files.set_threaded(threaded);
   for (std::size_t b = 0; b < kNumBuiltins; ++b) {
     const Datatype* t = builtin_types[b] = Datatype::builtin(static_cast<Builtin>(b));
     if (t && t->is_predefined() && t->true_lb() == 0 && t->size() > 0 && t->is_contiguous()) {

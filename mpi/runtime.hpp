@@ -106,7 +106,8 @@ struct CommObj {
   int size() const { return group->size(); }  // the local group
 };
 
-struct WinObj;  // mpi/win.hpp
+struct WinObj;   // mpi/win.hpp
+struct FileObj;  // mpi/io_file.hpp
 
 struct InfoObj {
   std::vector<std::pair<std::string, std::string>> entries;  // insertion order
@@ -163,8 +164,9 @@ class Runtime {
   HandleTable<WinObj*> wins;
   ContextIds contexts;
   InfoObj env_info;
-  // MPI_FILE_NULL's error handler (MPI_File_set_errhandler): there is no
-  // MPI-IO, but the default file handler is settable (MPI 3.1 13.7).
+  HandleTable<FileObj*> files;  // open MPI-IO files (mpi/io_file.cpp)
+  // MPI_FILE_NULL's error handler (MPI_File_set_errhandler): the handler
+  // new files start with (MPI 3.1 13.7).
   struct FileDefault {
     ErrhandlerObj* errh = nullptr;
     int errh_builtin = MPI_ERRORS_RETURN;
