@@ -62,8 +62,13 @@ host=$(hostname -s)
 node=$(slurmd -C 2>/dev/null | head -1 | sed 's/ UpTime=.*//')
 [ -n "$node" ] || skip "slurmd -C cannot describe this node"
 port=$((20000 + RANDOM % 20000))
+# Job ids start at a random point: the pmix plugin keeps its directory
+# (/tmp/spmix_appdir_UID_JOB.STEP) when a run is killed, and a later run
+# reaching the same job id then fails to launch that step.
+first_job=$((1000 + RANDOM * 1000 + RANDOM % 1000))
 cat >"$dir/slurm.conf" <<CONF
 ClusterName=adi3test
+FirstJobId=$first_job
 SlurmctldHost=$host
 SlurmctldPort=$port
 SlurmdPort=$((port + 1))
