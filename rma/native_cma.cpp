@@ -24,21 +24,9 @@ NativePeer* cma_target(WindowState& w, Msg kind, unsigned ops, int target, std::
   const auto r = static_cast<std::size_t>(target);  // kProcNull and negatives: huge
   if (r >= nw.peers.size() || r >= w.targets.size()) return nullptr;
   NativePeer& p = nw.peers[r];
-  if (p.mem || !p.mem_r || !p.ctl || w.targets[r].emul_inflight || (p.mem_r->ops & ops) != ops) return nullptr;
+  if (p.mem || !p.mem_r || !p.ctl || (p.mem_r->ops & ops) != ops) return nullptr;
   if (w.info.emulate_ops & (1u << static_cast<unsigned>(kind))) return nullptr;
-  const Target& tg = w.targets[r];
-  switch (w.access) {
-    case WindowState::Access::Lock:
-    case WindowState::Access::LockAll:
-      // A native lock (taken as a nocheck one: no grant to wait for).
-      if (!nw.passive || !tg.locked || !tg.lock_nocheck) return nullptr;
-      break;
-    case WindowState::Access::Fence:
-      if (w.fence_lazy || !nw.fast_fence) return nullptr;
-      break;
-    default:
-      return nullptr;
-  }
+  if (!lean_epoch(w, nw, w.targets[r])) return nullptr;
   const PeerWin& pw = w.peers[r];
   if (disp < 0 || __builtin_mul_overflow(static_cast<uint64_t>(disp), static_cast<uint64_t>(pw.disp_unit), off) ||
       *off > static_cast<uint64_t>(pw.size) || bytes > static_cast<uint64_t>(pw.size) - *off) {

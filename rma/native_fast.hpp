@@ -41,24 +41,28 @@ using FastPeer = NativeWin::FastPeer;
 // mapped or not (a flush to memory reached by cross-memory attach completes
 // the same way: every native operation completed when it returned), else
 // nullptr.
+// Whether the epoch lets a lean path serve target tg of native window nw:
+// a native lock (taken as a nocheck one: no emulated grant to wait for) or
+// a plain fence, nothing emulated in flight to it.
+[[gnu::always_inline]] inline bool lean_epoch(const WindowState& w, const NativeWin& nw, const Target& tg) {
+  if (tg.emul_inflight) return false;
+  switch (w.access) {
+    case WindowState::Access::Lock:
+    case WindowState::Access::LockAll:
+      return nw.passive && tg.locked && tg.lock_nocheck;
+    case WindowState::Access::Fence:
+      return !w.fence_lazy && nw.fast_fence;
+    default:
+      return false;
+  }
+}
+
 [[gnu::always_inline]] inline FastPeer* fast_epoch(WindowState& w, int target) {
   if (!w.native_usable) return nullptr;
   NativeWin& nw = *w.native;
   const auto t = static_cast<std::size_t>(target);                       // kProcNull and negatives: huge
   if (t >= nw.fast_n || w.dev.config().thread_multiple) return nullptr;  // fast_n: 0 unless nw.fast
-  FastPeer& p = nw.fastp[t];
-  const Target& tg = w.targets[t];
-  if (tg.emul_inflight) return nullptr;
-  switch (w.access) {
-    case WindowState::Access::Lock:
-    case WindowState::Access::LockAll:
-      // Native locks are taken as nocheck ones (no emulated grant to wait for).
-      return nw.passive && tg.locked && tg.lock_nocheck ? &p : nullptr;
-    case WindowState::Access::Fence:
-      return !w.fence_lazy && nw.fast_fence ? &p : nullptr;
-    default:
-      return nullptr;
-  }
+  return lean_epoch(w, nw, w.targets[t]) ? &nw.fastp[t] : nullptr;
 }
 
 // The target's state when an operation to it may take the fast path (its
