@@ -45,24 +45,23 @@ struct Offer {
   bool able = true;  // false: this member cannot take part (then all use the segment)
 };
 
-// Whether a call with blocks of `bytes` may read directly (`min`: the
-// call's threshold, 0 never). Where every member has a core of its own:
-// from 16 KiB (2 ranks, buffers reused: 64 KiB 18 -> 8-9 us per call, 16
-// KiB 5.2 -> 3.7-4.1; Open MPI, which reads directly, 9.7 / 4.7).
-inline bool direct_fits(const ShmNode& n, std::size_t min, std::size_t bytes) {
-  return min && bytes >= min && n.size() > 1 && n.own_cores();
-}
-// Where members outnumber the processors, alltoall only, on request
-// (Tuning::shm_direct_shared_min, 0 by default: at 8 ranks with fresh data
-// a test ran slower, and nothing else was measured yet): with 4 and 8
-// ranks on 2 cores allgather ran 20-25% slower (the segment writes a block
-// once for all its readers, each direct read is a copy of its own), while
-// an alltoall block has one reader either way, and the segment's two
-// copies and the stage every rank must reach between them cost twice the
-// direct read (4 ranks, 64 KiB / 256 KiB: 106-111 / 500-635 -> 48-54 /
-// 335-347 us per call, docs/collectives.md).
-inline bool direct_shared_fits(const ShmNode& n, std::size_t min, std::size_t bytes) {
-  return min && bytes >= min && n.size() > 1 && !n.own_cores();
+// Whether a call with blocks of `bytes` may read directly: from `min`
+// bytes where every member has a core of its own, from `shared_min` where
+// the members outnumber the processors (0 never, and the default).
+// Own cores: from 16 KiB (2 ranks, buffers reused: 64 KiB 18 -> 8-9 us per
+// call, 16 KiB 5.2 -> 3.7-4.1; Open MPI, which reads directly, 9.7 / 4.7).
+// Shared cores, alltoall only, on request (Tuning::shm_direct_shared_min,
+// 0 by default: at 8 ranks with fresh data a test ran slower, and nothing
+// else was measured yet): with 4 and 8 ranks on 2 cores allgather ran
+// 20-25% slower (the segment writes a block once for all its readers, each
+// direct read is a copy of its own), while an alltoall block has one
+// reader either way, and the segment's two copies and the stage every rank
+// must reach between them cost twice the direct read (4 ranks, 64 KiB /
+// 256 KiB: 106-111 / 500-635 -> 48-54 / 335-347 us per call,
+// docs/collectives.md).
+inline bool direct_fits(const ShmNode& n, std::size_t min, std::size_t bytes, std::size_t shared_min = 0) {
+  const std::size_t from = n.own_cores() ? min : shared_min;
+  return from && bytes >= from && n.size() > 1;
 }
 // Reads from this size on are timed for the verdict (shorter ones say
 // more about the system call than about the lines they read).

@@ -191,8 +191,7 @@ bool shm_alltoall(Device& dev, const void* sbuf, std::size_t scount, const Datat
     if (!inplace) copy(static_cast<const std::byte*>(sb) + me * sstride, sc, st, rbase + me * rstride, rcount, rtype);
   };
   // Direct reads need the send buffer intact while others read it: not in place.
-  if (!inplace &&
-      (direct_fits(*n, t.shm_direct_min, bytes) || direct_shared_fits(*n, t.shm_direct_shared_min, bytes))) {
+  if (!inplace && direct_fits(*n, t.shm_direct_min, bytes, t.shm_direct_shared_min)) {
     Offer o;
     o.sent = sent;
     if (st->is_contiguous() && sstride >= static_cast<std::ptrdiff_t>(sent)) {
