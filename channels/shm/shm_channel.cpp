@@ -31,12 +31,16 @@ constexpr int64_t kChunkGapNs = 200'000;
 // is at least 1 KiB): the small messages' poll skips note_chunk.
 constexpr std::size_t kMinChunk = 1024;
 
-// A moving average of rates in MB/s (the first sample starts it).
-void average(std::atomic<uint32_t>& avg, std::size_t bytes, int64_t ns) {
+// A moving average of rates in MB/s, so one copy slowed by a preemption
+// does not flip a choice; the first sample (or a fresh one) starts it.
+// Returns the new average.
+uint32_t average(std::atomic<uint32_t>& avg, std::size_t bytes, int64_t ns, bool fresh = false) {
   const auto mbps = static_cast<uint32_t>(
       std::min<uint64_t>(bytes * 1000 / static_cast<uint64_t>(std::max<int64_t>(ns, 1)), UINT32_MAX));
   const uint32_t old = avg.load(std::memory_order_relaxed);
-  avg.store(old == 0 ? mbps : static_cast<uint32_t>((3ull * old + mbps) / 4), std::memory_order_relaxed);
+  const uint32_t now = fresh || old == 0 ? mbps : static_cast<uint32_t>((3ull * old + mbps) / 4);
+  avg.store(now, std::memory_order_relaxed);
+  return now;
 }
 
 uint64_t random_cookie() {
@@ -377,29 +381,35 @@ int ShmChannel::get(int peer, void* local, uint64_t remote, std::size_t len) {
     c.expect.fetch_add(len, std::memory_order_relaxed);
     return -1;
   }
-  // While we copy, a peer deciding the same for a message of its own sees
-  // us busy in the library (bibw: both ranks would otherwise take each
-  // other's silence for computing and both copy with CMA, 5-8 GB/s against
-  // the pipeline's 15-22 GB/s).
+  int64_t ns = 0;
+  if (!fetch(peer, local, remote, len, &ns)) return -1;
+  if (adaptive) average(c.cma_mbps, len, ns);
+  return 0;
+}
+
+// One CMA copy from peer, timed (*ns). While we copy, a peer deciding the
+// same for a message of its own sees us busy in the library (bibw: both
+// ranks would otherwise take each other's silence for computing and both
+// copy with CMA, 5-8 GB/s against the pipeline's 15-22 GB/s).
+bool ShmChannel::fetch(int peer, void* local, uint64_t remote, std::size_t len, int64_t* ns) {
   my_cma_copies_->fetch_add(1, std::memory_order_relaxed);
   const int64_t t0 = steady_ns();
   const bool ok = cma_read(out_[static_cast<std::size_t>(peer)].pid, local, remote, len);
-  const int64_t t1 = steady_ns();
+  *ns = steady_ns() - t0;
   my_cma_copies_->fetch_sub(1, std::memory_order_relaxed);
   bump_activity();
-  if (!ok) return -1;
-  if (adaptive) average(c.cma_mbps, len, t1 - t0);
-  return 0;
+  return ok;
 }
 
 // Whether to fetch a message from a polling peer with CMA rather than leave
 // it to the pipeline: by the rates this rank received at each way lately.
-// Neither wins everywhere on the 2-core EPYC VM: in a ping-pong the
-// pipeline ran 1 MiB in 98-114 us where CMA (Open MPI's) took 138-177,
-// but in a stream of sends from one buffer (bench/mpi bw) CMA reads clean
-// lines at 15-22 GB/s while the pipeline ran at 8 (every launch, 128 KiB-4
-// MiB). The first message of each way and then one in kProbeEvery go the
-// way not chosen, so both figures stay current (the VM changes state).
+// Neither wins everywhere on the 2-core EPYC VM (s18's quiet table, per
+// launch): in a ping-pong the pipeline ran 1 MiB in 98-136 us where Open
+// MPI (CMA) took 134-357, but in a stream of sends from one buffer
+// (bench/mpi bw, CMA reads lines the sender only reads) the peers ran 256
+// KiB-1 MiB at 8.8-22 GB/s and the pipeline at 6.3-11.8. The first message
+// of each way and then one in kProbeEvery go the way not chosen, so both
+// figures stay current (the VM changes state).
 bool ShmChannel::fetch_now(Choice& c, int peer) {
   const uint32_t pipe = c.pipe_mbps.load(std::memory_order_relaxed);
   const uint32_t cma = c.cma_mbps.load(std::memory_order_relaxed);
@@ -498,20 +508,10 @@ int ShmChannel::get_crossing(int peer, void* local, uint64_t remote, std::size_t
     int64_t due = next_crossing_probe_ns_.load(std::memory_order_relaxed);
     if (now < due || !next_crossing_probe_ns_.compare_exchange_strong(due, now + kCrossingProbeNs)) return -1;
   }
-  my_cma_copies_->fetch_add(1, std::memory_order_relaxed);
-  const int64_t t0 = steady_ns();
-  const bool ok = cma_read(out_[static_cast<std::size_t>(peer)].pid, local, remote, len);
-  const int64_t t1 = steady_ns();
-  my_cma_copies_->fetch_sub(1, std::memory_order_relaxed);
-  bump_activity();
-  if (!ok) return -1;
-  const auto mbps = static_cast<uint32_t>(
-      std::min<uint64_t>(len * 1000 / static_cast<uint64_t>(std::max<int64_t>(t1 - t0, 1)), UINT32_MAX));
-  // A test of a slow verdict starts afresh; otherwise a moving average, so
-  // one copy slowed by a preemption does not flip the verdict.
-  const uint32_t old = crossing_mbps_.load(std::memory_order_relaxed);
-  const uint32_t avg = mine_slow || old == 0 ? mbps : static_cast<uint32_t>((3ull * old + mbps) / 4);
-  crossing_mbps_.store(avg, std::memory_order_relaxed);
+  int64_t ns = 0;
+  if (!fetch(peer, local, remote, len, &ns)) return -1;
+  // A test of a slow verdict starts afresh.
+  const uint32_t avg = average(crossing_mbps_, len, ns, mine_slow);
   my_crossing_slow_->store(avg < settings_.crossing_mbps ? 1 : 0, std::memory_order_relaxed);
   return 0;
 }
