@@ -22,6 +22,26 @@ constexpr std::size_t kEagerLimit = 16384;
 constexpr int kDrainBatch = 16;            // packets per sender per poll
 constexpr unsigned kPollsPerClock = 4096;  // polls between liveness clock reads
 constexpr unsigned kBusyPerCheck = 1024;   // refused sends between peer checks
+// get(): one message in kProbeEvery goes the way its rates did not choose,
+// so both figures follow the VM's state; chunks taken further apart than
+// kChunkGapNs are not a stream (the sender stopped: no rate).
+constexpr uint32_t kProbeEvery = 32;
+constexpr int64_t kChunkGapNs = 200'000;
+// Payloads smaller than this are never pipeline chunks (ADI3_SHM_CHUNK_BYTES
+// is at least 1 KiB): the small messages' poll skips note_chunk.
+constexpr std::size_t kMinChunk = 1024;
+
+// A moving average of rates in MB/s, so one copy slowed by a preemption
+// does not flip a choice; the first sample (or a fresh one) starts it.
+// Returns the new average.
+uint32_t average(std::atomic<uint32_t>& avg, std::size_t bytes, int64_t ns, bool fresh = false) {
+  const auto mbps = static_cast<uint32_t>(
+      std::min<uint64_t>(bytes * 1000 / static_cast<uint64_t>(std::max<int64_t>(ns, 1)), UINT32_MAX));
+  const uint32_t old = avg.load(std::memory_order_relaxed);
+  const uint32_t now = fresh || old == 0 ? mbps : static_cast<uint32_t>((3ull * old + mbps) / 4);
+  avg.store(now, std::memory_order_relaxed);
+  return now;
+}
 
 uint64_t random_cookie() {
   uint64_t v = 0;
@@ -46,6 +66,7 @@ ShmChannel::ShmChannel(ChannelBootstrap& boot, const ShmSettings& settings)
       cma_copies_(static_cast<std::size_t>(size_)),
       waiting_(static_cast<std::size_t>(size_)),
       crossing_slow_(static_cast<std::size_t>(size_)),
+      choice_(static_cast<std::size_t>(size_)),
       dead_(static_cast<std::size_t>(size_)) {
   caps_.max_header = 128;  // before map_peers: the ring readers check it
   // Light doorbells: our sleeps pay a barrier on every CPU running a rank,
@@ -233,6 +254,8 @@ int ShmChannel::poll(PacketSink& sink) {
     int n = in.ring.drain(batch, [&](const void* h, std::size_t hb, const void* p, std::size_t pb) {
       link_received(&out_[static_cast<std::size_t>(src)]);  // TSan only: the link to src
       sink.on_packet(src, h, hb, p, pb);
+      if (pb >= kMinChunk) [[unlikely]]
+        note_chunk(src, pb);
     });
     if (n < 0) {
       ring_broken(src, "from", in.ring.fault());
@@ -351,17 +374,72 @@ int ShmChannel::get(int peer, void* local, uint64_t remote, std::size_t len) {
     return 0;
   }
   if (!cma_ok_) return -1;
+  Choice& c = choice_[static_cast<std::size_t>(peer)];
+  const bool adaptive = settings_.cma == ShmSettings::Cma::Adaptive;
   // Declining makes the core stream the message through the rings.
-  if (settings_.cma == ShmSettings::Cma::Adaptive && polling_now(peer)) return -1;
-  // While we copy, a peer deciding the same for a message of its own sees
-  // us busy in the library (bibw: both ranks would otherwise take each
-  // other's silence for computing and both copy with CMA, 5-8 GB/s against
-  // the pipeline's 15-22 GB/s).
+  if (adaptive && !fetch_now(c, peer)) {
+    c.expect.fetch_add(len, std::memory_order_relaxed);
+    return -1;
+  }
+  int64_t ns = 0;
+  if (!fetch(peer, local, remote, len, &ns)) return -1;
+  if (adaptive) average(c.cma_mbps, len, ns);
+  return 0;
+}
+
+// One CMA copy from peer, timed (*ns). While we copy, a peer deciding the
+// same for a message of its own sees us busy in the library (bibw: both
+// ranks would otherwise take each other's silence for computing and both
+// copy with CMA, 5-8 GB/s against the pipeline's 15-22 GB/s).
+bool ShmChannel::fetch(int peer, void* local, uint64_t remote, std::size_t len, int64_t* ns) {
   my_cma_copies_->fetch_add(1, std::memory_order_relaxed);
+  const int64_t t0 = steady_ns();
   const bool ok = cma_read(out_[static_cast<std::size_t>(peer)].pid, local, remote, len);
+  *ns = steady_ns() - t0;
   my_cma_copies_->fetch_sub(1, std::memory_order_relaxed);
   bump_activity();
-  return ok ? 0 : -1;
+  return ok;
+}
+
+// Whether to fetch a message from a polling peer with CMA rather than leave
+// it to the pipeline: by the rates this rank received at each way lately.
+// Neither wins everywhere on the 2-core EPYC VM (s18's quiet table, per
+// launch): in a ping-pong the pipeline ran 1 MiB in 98-136 us where Open
+// MPI (CMA) took 134-357, but in a stream of sends from one buffer
+// (bench/mpi bw, CMA reads lines the sender only reads) the peers ran 256
+// KiB-1 MiB at 8.8-22 GB/s and the pipeline at 6.3-11.8. The first message
+// of each way and then one in kProbeEvery go the way not chosen, so both
+// figures stay current (the VM changes state).
+bool ShmChannel::fetch_now(Choice& c, int peer) {
+  const uint32_t pipe = c.pipe_mbps.load(std::memory_order_relaxed);
+  const uint32_t cma = c.cma_mbps.load(std::memory_order_relaxed);
+  const uint32_t turn = c.turns.load(std::memory_order_relaxed) + 1;
+  c.turns.store(turn, std::memory_order_relaxed);
+  bool fetch = cma > pipe;
+  if (cma == 0) {
+    fetch = true;
+  } else if (pipe == 0) {
+    fetch = false;
+  } else if (turn % kProbeEvery == 0) {
+    fetch = !fetch;
+  }
+  // A sender that computes cannot copy its half of the pipeline.
+  return fetch || !polling_now(peer);
+}
+
+// Chunks of messages get() left to the pipeline, taken one after another,
+// time the pipeline: the rate at which this rank received them.
+void ShmChannel::note_chunk(int src, std::size_t bytes) {
+  Choice& c = choice_[static_cast<std::size_t>(src)];
+  const uint64_t expect = c.expect.load(std::memory_order_relaxed);
+  if (expect == 0) return;
+  const int64_t now = steady_ns();
+  const int64_t last = c.last_ns.load(std::memory_order_relaxed);
+  if (last != 0 && now - last < kChunkGapNs) average(c.pipe_mbps, bytes, now - last);
+  // Only this (the polling) thread takes from expect; get() adds to it.
+  const uint64_t take = std::min<uint64_t>(expect, bytes);
+  const uint64_t left = c.expect.fetch_sub(take, std::memory_order_relaxed) - take;
+  c.last_ns.store(left != 0 ? now : 0, std::memory_order_relaxed);
 }
 
 // Whether the peer is inside the library (polling) right now: then the
@@ -430,20 +508,10 @@ int ShmChannel::get_crossing(int peer, void* local, uint64_t remote, std::size_t
     int64_t due = next_crossing_probe_ns_.load(std::memory_order_relaxed);
     if (now < due || !next_crossing_probe_ns_.compare_exchange_strong(due, now + kCrossingProbeNs)) return -1;
   }
-  my_cma_copies_->fetch_add(1, std::memory_order_relaxed);
-  const int64_t t0 = steady_ns();
-  const bool ok = cma_read(out_[static_cast<std::size_t>(peer)].pid, local, remote, len);
-  const int64_t t1 = steady_ns();
-  my_cma_copies_->fetch_sub(1, std::memory_order_relaxed);
-  bump_activity();
-  if (!ok) return -1;
-  const auto mbps = static_cast<uint32_t>(
-      std::min<uint64_t>(len * 1000 / static_cast<uint64_t>(std::max<int64_t>(t1 - t0, 1)), UINT32_MAX));
-  // A test of a slow verdict starts afresh; otherwise a moving average, so
-  // one copy slowed by a preemption does not flip the verdict.
-  const uint32_t old = crossing_mbps_.load(std::memory_order_relaxed);
-  const uint32_t avg = mine_slow || old == 0 ? mbps : static_cast<uint32_t>((3ull * old + mbps) / 4);
-  crossing_mbps_.store(avg, std::memory_order_relaxed);
+  int64_t ns = 0;
+  if (!fetch(peer, local, remote, len, &ns)) return -1;
+  // A test of a slow verdict starts afresh.
+  const uint32_t avg = average(crossing_mbps_, len, ns, mine_slow);
   my_crossing_slow_->store(avg < settings_.crossing_mbps ? 1 : 0, std::memory_order_relaxed);
   return 0;
 }

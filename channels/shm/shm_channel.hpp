@@ -78,8 +78,24 @@ class ShmChannel final : public Channel {
     std::atomic<uint8_t> blocked{0};  // last send was refused for lack of room
   };
 
+  // What get() learned of the two ways a message from a peer can take
+  // while the peer polls: the rates (MB/s, moving averages, 0: none yet)
+  // at which this rank received by the pipeline and by CMA. Any thread may
+  // fetch, so atomics; a lost update only delays a figure by a sample.
+  struct Choice {
+    std::atomic<uint64_t> expect{0};     // bytes get() left to the pipeline, not yet taken from the ring
+    std::atomic<int64_t> last_ns{0};     // when the previous of those chunks was taken (0: none in a row)
+    std::atomic<uint32_t> pipe_mbps{0};  // per chunk taken in a row
+    std::atomic<uint32_t> cma_mbps{0};   // per CMA copy
+    std::atomic<uint32_t> turns{0};      // get()'s decisions, for the probes
+  };
+
   void map_peers(ChannelBootstrap& boot);
   bool polling_now(int peer);
+  bool fetch_now(Choice& c, int peer);
+  bool fetch(int peer, void* local, uint64_t remote, std::size_t len, int64_t* ns);
+  // A payload of `bytes` from src was taken from the ring (poll()).
+  void note_chunk(int src, std::size_t bytes);
   void probe_cma();
   bool inbox_idle() const;
   // Liveness: check when due, report through the next poll().
@@ -130,6 +146,7 @@ class ShmChannel final : public Channel {
   // atomics; a lost update only delays a verdict by a message.
   std::atomic<uint32_t>* my_crossing_slow_ = nullptr;
   std::vector<const std::atomic<uint32_t>*> crossing_slow_;  // [peer]
+  std::vector<Choice> choice_;                               // [peer]
   std::atomic<uint32_t> crossing_mbps_{0};
   std::atomic<int64_t> next_crossing_probe_ns_{0};
   int next_ = 0;  // first sender of the next poll
