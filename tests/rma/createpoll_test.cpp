@@ -234,6 +234,18 @@ void late_answer(Device& dev) {
   ASSERT_EQ(Window::free(&win), 0);
 }
 
+// A window from create over own (8 int64, heap: reached by cross-memory
+// attach) whose rank 2 forces its atomics to the emulation.
+Window* mixed_window(Device& dev, std::vector<int64_t>& own, int disp_unit) {
+  adi3::WinInfo info;
+  if (dev.rank() == 2 && !info.set("adi3_emulate_ops", "fetch_and_op,compare_and_swap")) return nullptr;
+  own.assign(8, 0);
+  Window* win = nullptr;
+  const int e = Window::create(dev, own.data(), 8 * sizeof(int64_t), disp_unit, info, win_comm(dev), &win);
+  EXPECT_EQ(e, 0) << why(dev, e);
+  return e ? nullptr : win;
+}
+
 // fetch_and_op and compare_and_swap from every other rank into the same
 // elements of rank 0's heap window, by every path at once: rank 0 first
 // computes outside the library (rank 1 reaches it by cross-memory attach:
@@ -244,15 +256,10 @@ void late_answer(Device& dev) {
 void mixed_atomics(Device& dev) {
   constexpr int kIters = 120;
   const int n = dev.size(), me = dev.rank();
-  adi3::WinInfo info;
-  if (me == 2) {
-    ASSERT_TRUE(info.set("adi3_emulate_ops", "fetch_and_op,compare_and_swap"));
-  }
   // [1] int64 sum, [2] two int32 sums, [3] cas counter, [4] halfway count, [4 + r] origin r's own slot
-  std::vector<int64_t> own(8, 0);
-  Window* win = nullptr;
-  int e = Window::create(dev, own.data(), 8 * sizeof(int64_t), 1, info, win_comm(dev), &win);
-  ASSERT_EQ(e, 0) << why(dev, e);
+  std::vector<int64_t> own;
+  Window* win = mixed_window(dev, own, 1);
+  ASSERT_NE(win, nullptr);
   adi3::rma::WindowState& st = win->state();
   const auto* i64 = dt(adi3::Builtin::kInt64);
   const auto* i32 = dt(adi3::Builtin::kInt32);
@@ -348,15 +355,10 @@ void mixed_atomics(Device& dev) {
 void lock_epochs(Device& dev) {
   constexpr int kIters = 150;
   const int n = dev.size(), me = dev.rank();
-  adi3::WinInfo info;
-  if (me == 2) {
-    ASSERT_TRUE(info.set("adi3_emulate_ops", "fetch_and_op,compare_and_swap"));
-  }
   // [0] fetch_and_op sum, [1] compare_and_swap counter, [2 + r] origin r's slot
-  std::vector<int64_t> own(8, 0);
-  Window* win = nullptr;
-  int e = Window::create(dev, own.data(), 8 * sizeof(int64_t), sizeof(int64_t), info, win_comm(dev), &win);
-  ASSERT_EQ(e, 0) << why(dev, e);
+  std::vector<int64_t> own;
+  Window* win = mixed_window(dev, own, sizeof(int64_t));
+  ASSERT_NE(win, nullptr);
   const auto* i64 = dt(adi3::Builtin::kInt64);
   const Op sum(OpKind::Sum);
   ASSERT_EQ(dev.barrier(), 0);
