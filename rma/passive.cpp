@@ -39,17 +39,45 @@ int lock_target(WindowState& w, int rank, rma::LockKind kind, bool nocheck) {
   return 0;
 }
 
+// Queues a flush of one locked target; 0 when nothing needs one.
+uint64_t flush_target(WindowState& w, int rank) {
+  Target& t = w.targets[static_cast<std::size_t>(rank)];
+  if (t.lock_pending || t.queued_ops == t.flushed_ops) return 0;
+  // The last operation left asking for an Ack (emul/origin.cpp, ask_ack):
+  // the target acknowledges it after everything before it, so this flush
+  // sends nothing. One operation since the last flush: the next ones ask.
+  const uint64_t asked = t.spec_ops == t.queued_ops ? t.spec_seq : 0;
+  t.flush_each_op = t.queued_ops == t.flushed_ops + 1;
+  t.spec_seq = 0;
+  t.flushed_ops = t.queued_ops;
+  if (asked) return asked;
+  uint64_t seq = ++t.sync_seq;
+  if (t.tail_fetch) {
+    emul::flush_on_reply(w, rank, seq);  // (what emul::push does with it, without the queue item)
+    return seq;
+  }
+  push_sync(w, rank, Msg::Flush, t.lock_nocheck ? Gate{} : Gate{Gate::Lock, t.lock_epoch}, seq);
+  return seq;
+}
+
 // Queues the unlock of one target; returns the sequence number to wait
 // for, or 0 when nothing was ever sent (no operation: no traffic at all).
 uint64_t unlock_target(WindowState& w, int rank) {
   Target& t = w.targets[static_cast<std::size_t>(rank)];
   uint64_t seq = 0;
-  if (!t.lock_pending && !(t.lock_nocheck && t.queued_ops == t.flushed_ops)) {
+  if (t.lock_nocheck) {
+    // No lock of the target's queue to release (NOCHECK, or a native lock
+    // word, which release_native frees): the target answers such an
+    // Unlock as a Flush, so it is one, and needs no packet of its own when
+    // the last operation asked for the Ack or fetches (its reply says the
+    // target applied everything before it): lock/fetch_and_op/unlock to a
+    // polling target is one round trip, not two.
+    seq = flush_target(w, rank);
+  } else if (!t.lock_pending) {
     // Our native operations under the queue's lock come before the release.
     w.memory_fence();
     seq = ++t.sync_seq;
-    push_sync(w, rank, Msg::Unlock, t.lock_nocheck ? Gate{} : Gate{Gate::Lock, t.lock_epoch}, seq,
-              t.lock_nocheck ? rma::kNoCheck : 0);
+    push_sync(w, rank, Msg::Unlock, Gate{Gate::Lock, t.lock_epoch}, seq);
   }
   t.locked = false;
   t.lock_pending = false;
@@ -252,27 +280,6 @@ int Window::unlock_all() {
 }
 
 namespace {
-
-// Queues a flush of one locked target; 0 when nothing needs one.
-uint64_t flush_target(WindowState& w, int rank) {
-  Target& t = w.targets[static_cast<std::size_t>(rank)];
-  if (t.lock_pending || t.queued_ops == t.flushed_ops) return 0;
-  // The last operation left asking for an Ack (emul/origin.cpp, ask_ack):
-  // the target acknowledges it after everything before it, so this flush
-  // sends nothing. One operation since the last flush: the next ones ask.
-  const uint64_t asked = t.spec_ops == t.queued_ops ? t.spec_seq : 0;
-  t.flush_each_op = t.queued_ops == t.flushed_ops + 1;
-  t.spec_seq = 0;
-  t.flushed_ops = t.queued_ops;
-  if (asked) return asked;
-  uint64_t seq = ++t.sync_seq;
-  if (t.tail_fetch) {
-    emul::flush_on_reply(w, rank, seq);  // (what emul::push does with it, without the queue item)
-    return seq;
-  }
-  push_sync(w, rank, Msg::Flush, t.lock_nocheck ? Gate{} : Gate{Gate::Lock, t.lock_epoch}, seq);
-  return seq;
-}
 
 // No emulated operation to `only` (every target: -1) since its last flush.
 bool quiet(const WindowState& w, int only) {

@@ -13,6 +13,8 @@
  *   fop   MPI_Fetch_and_op (MPI_SUM, int64) + MPI_Win_flush
  *   cas   MPI_Compare_and_swap (int64) + MPI_Win_flush
  *   lock  MPI_Win_lock (exclusive) + MPI_Put + MPI_Win_unlock
+ *   lput, lget, lacc, laccd, lfop, lcas: the operation between
+ *         MPI_Win_lock (shared) and MPI_Win_unlock, as rmabench's lock rows
  *   bare  MPI_Put alone (flushed once after the loop)
  *   putk  MPI_Put of 1 KiB (MPI_BYTE), 16 per MPI_Win_flush: rmabench's
  *         put_bw_flush at 1 KiB (the count is per put, flush included)
@@ -64,6 +66,10 @@ static void __attribute__((noinline)) cost_loop(const char* mode, long n) {
     MPI_Win_flush(1, win);
     return;
   }
+  /* "l" + an operation's mode: rmabench's lock rows (MPI_Win_lock shared
+   * around each operation instead of a flush inside lock_all). */
+  const int locked = mode[0] == 'l' && strcmp(mode, "lock") != 0;
+  if (locked) ++mode;
   int m = !strcmp(mode, "put")    ? 0
           : !strcmp(mode, "get")  ? 1
           : !strcmp(mode, "acc")  ? 2
@@ -72,6 +78,7 @@ static void __attribute__((noinline)) cost_loop(const char* mode, long n) {
           : !strcmp(mode, "accd") ? 6
                                   : 5;
   for (long i = 0; i < n; ++i) {
+    if (locked) MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win);
     switch (m) {
       case 0:
         MPI_Put(&src, 1, MPI_LONG_LONG, 1, 0, 1, MPI_LONG_LONG, win);
@@ -95,7 +102,11 @@ static void __attribute__((noinline)) cost_loop(const char* mode, long n) {
         MPI_Put(&src, 1, MPI_LONG_LONG, 1, 0, 1, MPI_LONG_LONG, win);
         continue;
     }
-    MPI_Win_flush(1, win);
+    if (locked) {
+      MPI_Win_unlock(1, win);
+    } else {
+      MPI_Win_flush(1, win);
+    }
   }
 }
 
@@ -106,7 +117,9 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   if (argc < 3 || size < 2) {
     if (rank == 0)
-      fprintf(stderr, "usage: rmacost put|get|acc|accd|fop|cas|lock|bare|putk|getk|fence N (2 ranks or more)\n");
+      fprintf(
+          stderr,
+          "usage: rmacost [l]put|[l]get|[l]acc|[l]accd|[l]fop|[l]cas|lock|bare|putk|getk|fence N (2 ranks or more)\n");
     MPI_Finalize();
     return 2;
   }
@@ -125,7 +138,7 @@ int main(int argc, char** argv) {
   const int fence = !strcmp(mode, "fence");
   if (fence) MPI_Win_fence(0, win);
   if (rank == 0) {
-    const int lock_all = strcmp(mode, "lock") != 0 && !fence;
+    const int lock_all = mode[0] != 'l' && !fence;
     if (lock_all) MPI_Win_lock_all(0, win);
     cost_loop(mode, 8); /* warm-up: first-touch paths stay out of the loop's count */
     cost_loop(mode, n);

@@ -234,6 +234,18 @@ void late_answer(Device& dev) {
   ASSERT_EQ(Window::free(&win), 0);
 }
 
+// A window from create over own (8 int64, heap: reached by cross-memory
+// attach) whose rank 2 forces its atomics to the emulation.
+Window* mixed_window(Device& dev, std::vector<int64_t>& own, int disp_unit) {
+  adi3::WinInfo info;
+  if (dev.rank() == 2 && !info.set("adi3_emulate_ops", "fetch_and_op,compare_and_swap")) return nullptr;
+  own.assign(8, 0);
+  Window* win = nullptr;
+  const int e = Window::create(dev, own.data(), 8 * sizeof(int64_t), disp_unit, info, win_comm(dev), &win);
+  EXPECT_EQ(e, 0) << why(dev, e);
+  return e ? nullptr : win;
+}
+
 // fetch_and_op and compare_and_swap from every other rank into the same
 // elements of rank 0's heap window, by every path at once: rank 0 first
 // computes outside the library (rank 1 reaches it by cross-memory attach:
@@ -244,15 +256,10 @@ void late_answer(Device& dev) {
 void mixed_atomics(Device& dev) {
   constexpr int kIters = 120;
   const int n = dev.size(), me = dev.rank();
-  adi3::WinInfo info;
-  if (me == 2) {
-    ASSERT_TRUE(info.set("adi3_emulate_ops", "fetch_and_op,compare_and_swap"));
-  }
   // [1] int64 sum, [2] two int32 sums, [3] cas counter, [4] halfway count, [4 + r] origin r's own slot
-  std::vector<int64_t> own(8, 0);
-  Window* win = nullptr;
-  int e = Window::create(dev, own.data(), 8 * sizeof(int64_t), 1, info, win_comm(dev), &win);
-  ASSERT_EQ(e, 0) << why(dev, e);
+  std::vector<int64_t> own;
+  Window* win = mixed_window(dev, own, 1);
+  ASSERT_NE(win, nullptr);
   adi3::rma::WindowState& st = win->state();
   const auto* i64 = dt(adi3::Builtin::kInt64);
   const auto* i32 = dt(adi3::Builtin::kInt32);
@@ -337,10 +344,83 @@ void mixed_atomics(Device& dev) {
   ASSERT_EQ(Window::free(&win), 0);
 }
 
+// Lock epochs of one operation each (rmabench's lock rows: MPI_Win_lock,
+// the operation, MPI_Win_unlock) into rank 0's heap window while it polls
+// in a barrier: the unlock of an epoch whose operation fetches (or asked
+// for the Ack) sends no packet of its own (rma/passive.cpp unlock_target).
+// Every other rank does fetch_and_op, compare_and_swap increments, and a
+// put then a get of its own slot, under shared and exclusive locks; rank 2
+// forces its atomics to the emulation. Counts stay exact, every fetched
+// value comes once, each get sees the put of the epoch before.
+void lock_epochs(Device& dev) {
+  constexpr int kIters = 150;
+  const int n = dev.size(), me = dev.rank();
+  // [0] fetch_and_op sum, [1] compare_and_swap counter, [2 + r] origin r's slot
+  std::vector<int64_t> own;
+  Window* win = mixed_window(dev, own, sizeof(int64_t));
+  ASSERT_NE(win, nullptr);
+  const auto* i64 = dt(adi3::Builtin::kInt64);
+  const Op sum(OpKind::Sum);
+  ASSERT_EQ(dev.barrier(), 0);
+  int64_t mine = 0;
+  if (me != 0) {
+    const int64_t one = 1;
+    for (int i = 0; i < kIters; ++i) {
+      const auto kind = i % 3 == 0 ? adi3::LockType::Exclusive : adi3::LockType::Shared;
+      int64_t old = -1;
+      ASSERT_EQ(win->lock(kind, 0, 0), 0);
+      ASSERT_EQ(win->fetch_and_op(&one, &old, i64, 0, 0, sum), 0);
+      ASSERT_EQ(win->unlock(0), 0);
+      ASSERT_GE(old, 0) << "iteration " << i << ": the unlock returned before the fetched value";
+      mine += old;
+      int64_t cur = 0;
+      for (int tries = 0;; ++tries) {
+        ASSERT_LT(tries, 1000000) << "compare_and_swap never succeeded";
+        const int64_t next = cur + 1;
+        old = -1;
+        ASSERT_EQ(win->lock(kind, 0, 0), 0);
+        ASSERT_EQ(win->compare_and_swap(&next, &cur, &old, i64, 0, 1), 0);
+        ASSERT_EQ(win->unlock(0), 0);
+        ASSERT_GE(old, 0);
+        if (old == cur) break;
+        cur = old;
+      }
+      const int64_t v = 1000 * me + i;
+      int64_t got = -1;
+      ASSERT_EQ(win->lock(kind, 0, 0), 0);
+      ASSERT_EQ(win->put(&v, 1, i64, 0, 2 + me, 1, i64), 0);
+      ASSERT_EQ(win->unlock(0), 0);
+      ASSERT_EQ(win->lock(adi3::LockType::Shared, 0, 0), 0);
+      ASSERT_EQ(win->get(&got, 1, i64, 0, 2 + me, 1, i64), 0);
+      ASSERT_EQ(win->unlock(0), 0);
+      ASSERT_EQ(got, v) << "iteration " << i << ": a get missed the put of the epoch before";
+    }
+    // Rank 0 waits in a blocking call throughout: served by packets at
+    // least while it is awake, when cross-memory attach reaches it.
+    const adi3::rma::WindowState& st = win->state();
+    const adi3::RemoteRegion* r0 = st.native_usable ? st.native->peers[0].mem_r : nullptr;
+    if (me == 1 && r0 && !st.native->peers[0].mem && (r0->ops & adi3::kOsPut) && st.native->passive) {
+      EXPECT_GT(st.emulated_ops, 0u);
+    }
+  }
+  ASSERT_EQ(dev.barrier(), 0);  // rank 0 polls in here while the others work
+  const int64_t k = int64_t{n - 1} * kIters;
+  const int64_t total = core_test::sum_at_root(dev, ctl(dev), mine, 5);
+  if (me == 0) {
+    EXPECT_EQ(own[0], k);
+    EXPECT_EQ(own[1], k) << "a compare_and_swap increment was lost";
+    EXPECT_EQ(total, k * (k - 1) / 2) << "a fetch_and_op value was seen twice or never";
+    for (int r = 1; r < n; ++r) EXPECT_EQ(own[static_cast<std::size_t>(2 + r)], 1000 * r + kIters - 1);
+  }
+  ASSERT_EQ(Window::free(&win), 0);
+}
+
 TEST_P(RmaCreatePoll, PollingTargetNp2) { run(2, polling_target); }
 TEST_P(RmaCreatePoll, LateAnswerNp2) { run(2, late_answer); }
 TEST_P(RmaCreatePoll, LargeGetNp2) { run(2, large_get); }
 TEST_P(RmaCreatePoll, MixedAtomicsExactNp3) { run(3, mixed_atomics); }
+TEST_P(RmaCreatePoll, LockEpochsNp2) { run(2, lock_epochs); }
+TEST_P(RmaCreatePoll, LockEpochsNp3) { run(3, lock_epochs); }
 
 INSTANTIATE_TEST_SUITE_P(Rma, RmaCreatePoll, ::testing::ValuesIn(core_test::setups()), core_test::SetupName());
 
