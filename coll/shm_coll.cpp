@@ -337,6 +337,10 @@ bool shm_bcast(Device& dev, void* buf, std::size_t count, const Datatype* type, 
 }
 
 constexpr std::size_t kShmTwoRankP2pReduce = 32 * 1024;
+// A 2-rank reduce read directly up to this size; longer, up to an area,
+// pipelined (the root's read and fold of a long vector cost more than the
+// other core streaming it while the root folds).
+constexpr std::size_t kPipeOver = 256 * 1024;
 
 bool shm_reduce(Device& dev, const void* sbuf, void* rbuf, std::size_t count, const Datatype* type, const Op& op,
                 int root, const Comm& comm, const Tuning& t, int* err) {
@@ -351,21 +355,27 @@ bool shm_reduce(Device& dev, const void* sbuf, void* rbuf, std::size_t count, co
   bool taken = false;
   ShmNode* n = ShmNode::for_call(dev, comm, t.shm, err, &taken);
   if (!n) return taken;
-  // Two ranks with a core each, above a slot: up to an area pipelined
-  // (commutative op or root 0: the fold's order), beyond it read directly;
-  // otherwise up to 32 KiB one message to the root, folded there
-  // (point-to-point binomial), beat the sliced long reduction (two copies
-  // through memory, three stages): 2 ranks, chrt -f 1, medians of 5, five
-  // runs: 16 KiB 4.4-6.5 -> 3.3-4.5 us (four wins, one tie).
+  // Two ranks with a core each, above a slot (commutative op or root 0: the
+  // fold's order): read directly from ADI3_COLL_SHM_DIRECT_REDUCE_MIN up to
+  // kPipeOver and past an area, else (or when the rate verdict says so)
+  // pipelined up to an area. Otherwise up to 32 KiB one message to the
+  // root, folded there (point-to-point binomial), beat the sliced long
+  // reduction (two copies through memory, three stages): 2 ranks, chrt -f
+  // 1, medians of 5, five runs: 16 KiB 4.4-6.5 -> 3.3-4.5 us (four wins,
+  // one tie). Direct against the pipeline, median per call, 7 alternated
+  // launches, buffers reused, 64 / 256 KiB: 10.3 / 35.7 -> 6.8 / 22.0 us
+  // (Open MPI 6.9 / 23.3); inputs rewritten before each call read slowly:
+  // 10.4 / 35.7 -> 12.1 / 39.8 us (Open MPI 13.4 / 43.6). From 768 KiB to
+  // an area the pipeline wins (1 MiB 167 us, 194 read directly).
   const std::size_t bytes = count * red.ext;
   if (n->size() == 2 && n->own_cores() && bytes > n->slot_limit()) {
     const bool ordered = root == 0 || red.op.commutative();
-    if (ordered && bytes <= kShmChunk) {
-      *err = pipelined_reduce(*n, red, in, rbuf, count, root);
+    if (ordered && (bytes <= kPipeOver || bytes > kShmChunk) && direct_fits(*n, t.shm_direct_reduce_min, bytes) &&
+        direct_reduce(dev, *n, red, in, rbuf, count, root, t, err)) {
       return true;
     }
-    if (ordered && direct_fits(*n, t.shm_direct_reduce_min, bytes) &&
-        direct_reduce(dev, *n, red, in, rbuf, count, root, t, err)) {
+    if (ordered && bytes <= kShmChunk) {
+      *err = pipelined_reduce(*n, red, in, rbuf, count, root);
       return true;
     }
     if (bytes <= kShmTwoRankP2pReduce) return false;

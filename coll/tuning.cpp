@@ -46,8 +46,9 @@ constexpr Knob kKnobs[] = {
      "Bcast on the shared segment where every rank has a core of its own: bytes from which the other ranks read "
      "the root's buffer straight with cross-memory attach (one copy instead of two); 0 never."},
     {"ADI3_COLL_SHM_DIRECT_REDUCE_MIN", "65536",
-     "Reduce of 2 ranks on the shared segment beyond 1 MiB (up to 1 MiB it is pipelined): bytes from which the "
-     "root reads the other rank's input straight with cross-memory attach and folds it (commutative op, or root 0; "
+     "Reduce of 2 ranks on the shared segment up to 256 KiB and beyond 1 MiB (between them it is pipelined): bytes "
+     "from which the root reads the other rank's input straight with cross-memory attach and folds it (commutative op, "
+     "or root 0; "
      "not in place at the root); 0 never."},
     {"ADI3_COLL_SHM_DIRECT_MBPS", "6000",
      "Those direct reads are used while every rank's reads ran at least this many MB/s (moving average; "

@@ -90,12 +90,13 @@ static void direct_blocks(MPI_Comm comm, int me, int p) {
 }
 
 /* 2-rank reduce read straight from the other rank's input (ADI3_COLL_SHM_
- * DIRECT_REDUCE_MIN, 64 KiB): both sides of the switch, every root, a
- * commutative sum and the non-commutative op out of place (direct at root 0
- * only) and in place (never direct). */
+ * DIRECT_REDUCE_MIN, 64 KiB, to 256 KiB and past 1 MiB): both sides of each
+ * switch, every root, a commutative sum and the non-commutative op out of
+ * place (direct at root 0 only) and in place (never direct). */
 static void direct_reductions(MPI_Comm comm, int me, int p, MPI_Op affine) {
-  /* One pipelined piece, several, a whole area (1 MiB), past it (direct). */
-  static const long counts[] = {1500, 8191, 8192, 8193, 70001, 131072, 131073};
+  /* One pipelined piece, several; direct from 64 KiB up to 256 KiB, then
+   * pipelined up to a whole area (1 MiB), direct past it. */
+  static const long counts[] = {1500, 8191, 8192, 8193, 32768, 32769, 70001, 131072, 131073};
   for (size_t c = 0; c < sizeof counts / sizeof counts[0]; ++c) {
     const long n = counts[c];
     if (n > 70001 && p != 2) continue; /* the paths past 1 MiB are 2-rank ones */
