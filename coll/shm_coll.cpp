@@ -175,10 +175,15 @@ int long_bcast(ShmNode& n, void* buf, std::size_t count, const Datatype* type, i
 // fold is `in op out`: rank order with the root at rank 0, any order
 // otherwise, so the caller allows it for commutative ops or root 0.
 // Returns false, having moved nothing, when the ranks chose the segment.
+// Where a direct read lands: straight in the buffer when it is contiguous
+// (at), else in direct()'s bounce buffer, unpacked into (buf, count, type).
 struct Landing {
   std::byte* at;
+  void* buf = nullptr;
+  std::size_t count = 0;
+  const Datatype* type = nullptr;
   std::byte* contiguous() const { return at; }
-  void in(std::size_t, std::size_t, const std::byte*) {}  // read in place: nothing to unpack
+  void in(std::size_t, std::size_t, const std::byte* from) { unpack(from, buf, count, type); }
 };
 
 bool direct_reduce(Device& dev, ShmNode& n, const Reduction& red, const void* in, void* out, std::size_t count,
@@ -192,7 +197,41 @@ bool direct_reduce(Device& dev, ShmNode& n, const Reduction& red, const void* in
   auto fold_mine = [&] {
     if (me_root) red.combine(in, out, count);
   };
-  return direct(dev, n, o, o.len, land, fold_mine, t, err, me_root);
+  return direct(dev, n, o, o.len, land, fold_mine, t, err, me_root ? kReadAll : kReadNone);
+}
+
+// A bcast read directly (shm_direct.hpp), where every member has a core of
+// its own: the root exposes its buffer (a packed copy when its type is not
+// contiguous) and every other rank copies it out with cross-memory attach,
+// one copy where the segment's pieces take two (a streaming copy into the
+// root's area, a copy out of it); the root returns once all have read.
+// 2 ranks, buffers reused, 64 / 256 KiB: 12.5 / 36.2 -> 4.9 / 14.3 us per
+// call (Open MPI 5.1 / 14.3); a root that rewrites its buffer before each
+// call reads slowly, and the verdict keeps the segment (docs/collectives.md).
+bool direct_bcast(Device& dev, ShmNode& n, void* buf, std::size_t count, const Datatype* type, int root,
+                  const Tuning& t, int* err) {
+  const bool me_root = n.rank() == root;
+  const std::size_t bytes = count * type->size();
+  std::byte* data = type->is_contiguous() ? static_cast<std::byte*>(buf) + type->true_lb() : nullptr;
+  Offer o;
+  if (me_root) {
+    o.len = o.sent = bytes;
+    o.base = data;
+    if (!data) {
+      o.packed.resize(bytes);
+      pack(buf, count, type, o.packed.data());
+      o.base = o.packed.data();
+    }
+  }
+  auto land = [&](int) { return Landing{data, buf, count, type}; };
+  if (!direct(
+          dev, n, o, bytes, land, [] {}, t, err, me_root ? kReadNone : root))
+    return false;
+  if (!*err && o.longest > bytes) {
+    *err = dev.errors().raise(ErrorClass::Truncate, "MPI_Bcast: the root sends %zu bytes, the receive holds %zu",
+                              static_cast<std::size_t>(o.longest), bytes);
+  }
+  return true;
 }
 
 // A reduce of 2 ranks up to an area, pipelined: the other rank streams its
@@ -275,8 +314,12 @@ bool shm_bcast(Device& dev, void* buf, std::size_t count, const Datatype* type, 
   bool taken = false;
   ShmNode* n = ShmNode::for_call(dev, comm, t.shm, err, &taken);
   if (!n) return taken;
-  if (count * type->size() > n->slot_limit()) {
-    *err = long_bcast(*n, buf, count, type, root);
+  // Beyond a slot only: up to one, a root or receiver on the express path
+  // (coll/express.hpp) meets the others in the slots.
+  if (const std::size_t bytes = count * type->size(); bytes > n->slot_limit()) {
+    if (!direct_fits(*n, t.shm_direct_bcast_min, bytes) || !direct_bcast(dev, *n, buf, count, type, root, t, err)) {
+      *err = long_bcast(*n, buf, count, type, root);
+    }
     return true;
   }
   const uint64_t s = n->begin(1, count * type->size());
@@ -294,6 +337,10 @@ bool shm_bcast(Device& dev, void* buf, std::size_t count, const Datatype* type, 
 }
 
 constexpr std::size_t kShmTwoRankP2pReduce = 32 * 1024;
+// A 2-rank reduce read directly up to this size; longer, up to an area,
+// pipelined (the root's read and fold of a long vector cost more than the
+// other core streaming it while the root folds).
+constexpr std::size_t kPipeOver = 256 * 1024;
 
 bool shm_reduce(Device& dev, const void* sbuf, void* rbuf, std::size_t count, const Datatype* type, const Op& op,
                 int root, const Comm& comm, const Tuning& t, int* err) {
@@ -308,21 +355,27 @@ bool shm_reduce(Device& dev, const void* sbuf, void* rbuf, std::size_t count, co
   bool taken = false;
   ShmNode* n = ShmNode::for_call(dev, comm, t.shm, err, &taken);
   if (!n) return taken;
-  // Two ranks with a core each, above a slot: up to an area pipelined
-  // (commutative op or root 0: the fold's order), beyond it read directly;
-  // otherwise up to 32 KiB one message to the root, folded there
-  // (point-to-point binomial), beat the sliced long reduction (two copies
-  // through memory, three stages): 2 ranks, chrt -f 1, medians of 5, five
-  // runs: 16 KiB 4.4-6.5 -> 3.3-4.5 us (four wins, one tie).
+  // Two ranks with a core each, above a slot (commutative op or root 0: the
+  // fold's order): read directly from ADI3_COLL_SHM_DIRECT_REDUCE_MIN up to
+  // kPipeOver and past an area, else (or when the rate verdict says so)
+  // pipelined up to an area. Otherwise up to 32 KiB one message to the
+  // root, folded there (point-to-point binomial), beat the sliced long
+  // reduction (two copies through memory, three stages): 2 ranks, chrt -f
+  // 1, medians of 5, five runs: 16 KiB 4.4-6.5 -> 3.3-4.5 us (four wins,
+  // one tie). Direct against the pipeline, median per call, 7 alternated
+  // launches, buffers reused, 64 / 256 KiB: 10.3 / 35.7 -> 6.8 / 22.0 us
+  // (Open MPI 6.9 / 23.3); inputs rewritten before each call read slowly:
+  // 10.4 / 35.7 -> 12.1 / 39.8 us (Open MPI 13.4 / 43.6). From 768 KiB to
+  // an area the pipeline wins (1 MiB 167 us, 194 read directly).
   const std::size_t bytes = count * red.ext;
   if (n->size() == 2 && n->own_cores() && bytes > n->slot_limit()) {
     const bool ordered = root == 0 || red.op.commutative();
-    if (ordered && bytes <= kShmChunk) {
-      *err = pipelined_reduce(*n, red, in, rbuf, count, root);
+    if (ordered && (bytes <= kPipeOver || bytes > kShmChunk) && direct_fits(*n, t.shm_direct_reduce_min, bytes) &&
+        direct_reduce(dev, *n, red, in, rbuf, count, root, t, err)) {
       return true;
     }
-    if (ordered && direct_fits(*n, t.shm_direct_reduce_min, bytes) &&
-        direct_reduce(dev, *n, red, in, rbuf, count, root, t, err)) {
+    if (ordered && bytes <= kShmChunk) {
+      *err = pipelined_reduce(*n, red, in, rbuf, count, root);
       return true;
     }
     if (bytes <= kShmTwoRankP2pReduce) return false;

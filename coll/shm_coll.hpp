@@ -5,7 +5,9 @@
 //  - bcast up to a slot (ShmNode::slot_limit): the root packs into its slot and stamps it;
 //    the others post on entry (they are done with older slots), wait for
 //    the stamp and unpack.
-//    Longer: the root streams pieces through its area, a few in flight.
+//    Longer: the root streams pieces through its area, a few in flight;
+//    where every member has a core, the others read the root's buffer
+//    straight (cross-memory attach, shm_direct.hpp).
 //  - reduce/allreduce up to a slot: each rank copies its input
 //    to its slot and stamps it; the root (every rank) folds the slots in rank
 //    order, so non-commutative ops are exact and all ranks of an allreduce

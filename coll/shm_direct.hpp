@@ -35,14 +35,16 @@ inline constexpr uint64_t kDirectProbeEvery = 64;
 inline constexpr uint64_t kDirectProbeRun = 4;
 
 // What a rank offers in a direct call: its send buffer where the type is
-// contiguous, else a packed copy of it.
+// contiguous, else a packed copy of it; none (base null) for a member that
+// only reads (a bcast's receivers).
 struct Offer {
   const std::byte* base = nullptr;
   std::size_t len = 0;
   std::size_t stride = 0;
   std::size_t sent = 0;
   std::vector<std::byte> packed;
-  bool able = true;  // false: this member cannot take part (then all use the segment)
+  bool able = true;      // false: this member cannot take part (then all use the segment)
+  uint64_t longest = 0;  // out: the most bytes per block a member read here sends
 };
 
 // Whether a call with blocks of `bytes` may read directly: from `min`
@@ -74,16 +76,18 @@ inline constexpr std::size_t kDirectTimedMin = 16384;
 // exposed its buffer and can read (else all use the segment), and none
 // found its reads slow (they run at 2-4 GB/s in a VM state where the
 // sender's core just wrote the lines; then every 64th call tests again).
-// Then each reader (`reads`: every member of an allgather or alltoall, the
-// root of a reduce) reads its block of every other member's buffer, posts,
-// does its local part (`local`: its own block, or the fold), and waits
-// until all are done reading its buffer. Returns false, having moved nothing, when they chose the segment.
+// Then each reader reads its block of every other member's buffer
+// (`source` kReadAll: allgather, alltoall, a reduce's root), or of one
+// member's (a bcast's root), posts, does its local part (`local`: its own
+// block, or the fold), and waits until all are done reading its buffer.
+// Returns false, having moved nothing, when they chose the segment.
+inline constexpr int kReadAll = -1, kReadNone = -2;
 template <class RecvBlock, class Local>
 bool direct(Device& dev, ShmNode& n, Offer& o, std::size_t bytes, RecvBlock&& recv_block, Local&& local,
-            const Tuning& t, int* err, bool reads = true) {
+            const Tuning& t, int* err, int source = kReadAll) {
   OneSided& os = n.onesided();
   const int me = n.rank(), p = n.size();
-  Region* region = o.able ? os.expose(const_cast<std::byte*>(o.base), o.len) : nullptr;
+  Region* region = o.able && o.base ? os.expose(const_cast<std::byte*>(o.base), o.len) : nullptr;
   const bool probe = ++n.direct_calls % kDirectProbeEvery < kDirectProbeRun;
   uint64_t s = n.begin(2, sizeof(DirectEntry));
   std::byte* to = nullptr;
@@ -92,11 +96,12 @@ bool direct(Device& dev, ShmNode& n, Offer& o, std::size_t bytes, RecvBlock&& re
     return true;
   }
   DirectEntry mine{};
-  mine.ok = region && region->key_bytes <= kMaxKeyBytes && (os.caps().native_ops & kOsGet) ? 1 : 0;
+  const bool offered = o.base ? region && region->key_bytes <= kMaxKeyBytes : o.able;
+  mine.ok = offered && (os.caps().native_ops & kOsGet) ? 1 : 0;
   mine.fast = n.direct_mbps == 0 || n.direct_mbps >= t.shm_direct_mbps ? 1 : 0;
   mine.stride = o.stride;
   mine.sent = o.sent;
-  if (mine.ok) {
+  if (mine.ok && region) {
     mine.key_bytes = region->key_bytes;
     std::memcpy(mine.key, region->key, region->key_bytes);
   }
@@ -119,8 +124,9 @@ bool direct(Device& dev, ShmNode& n, Offer& o, std::size_t bytes, RecvBlock&& re
   }
   std::vector<std::byte> bounce;  // for a non-contiguous receive type
   bool first = !fast;             // each call of a probe run starts the average afresh
-  for (int k = 1; reads && k < p && !*err; ++k) {
+  for (int k = 1; source != kReadNone && k < p && !*err; ++k) {
     const int j = (me + k) % p;  // not every reader at rank 0 first
+    if (source >= 0 && j != source) continue;
     DirectEntry e;
     std::memcpy(&e, n.slot(j), sizeof e);
     // The entry is the peer's word: attach() checks the key (it must name
@@ -133,6 +139,7 @@ bool direct(Device& dev, ShmNode& n, Offer& o, std::size_t bytes, RecvBlock&& re
       at = bounce.data();
     }
     const std::size_t take = std::min<uint64_t>(bytes, e.sent);
+    o.longest = std::max(o.longest, e.sent);
     const uint64_t from = static_cast<uint64_t>(me) * e.stride;
     const int64_t t0 = steady_ns();
     const bool got = r && (r->ops & kOsGet) && (take == 0 || os.get(*r, from, at, take) == 0);

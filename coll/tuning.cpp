@@ -42,9 +42,13 @@ constexpr Knob kKnobs[] = {
     {"ADI3_COLL_SHM_DIRECT_SHARED_MIN", "0",
      "Alltoall on the shared segment where the ranks outnumber the processors: bytes per block from which each "
      "rank reads the others' buffers straight with cross-memory attach; 0 never (the default)."},
+    {"ADI3_COLL_SHM_DIRECT_BCAST_MIN", "16384",
+     "Bcast on the shared segment where every rank has a core of its own: bytes from which the other ranks read "
+     "the root's buffer straight with cross-memory attach (one copy instead of two); 0 never."},
     {"ADI3_COLL_SHM_DIRECT_REDUCE_MIN", "65536",
-     "Reduce of 2 ranks on the shared segment beyond 1 MiB (up to 1 MiB it is pipelined): bytes from which the "
-     "root reads the other rank's input straight with cross-memory attach and folds it (commutative op, or root 0; "
+     "Reduce of 2 ranks on the shared segment up to 256 KiB and beyond 1 MiB (between them it is pipelined): bytes "
+     "from which the root reads the other rank's input straight with cross-memory attach and folds it (commutative op, "
+     "or root 0; "
      "not in place at the root); 0 never."},
     {"ADI3_COLL_SHM_DIRECT_MBPS", "6000",
      "Those direct reads are used while every rank's reads ran at least this many MB/s (moving average; "
@@ -98,6 +102,7 @@ Tuning Tuning::from_env() {
   t.shm = env_int("ADI3_COLL_SHM", 1) != 0;
   t.shm_direct_min = bytes("ADI3_COLL_SHM_DIRECT_MIN", t.shm_direct_min);
   t.shm_direct_shared_min = bytes("ADI3_COLL_SHM_DIRECT_SHARED_MIN", t.shm_direct_shared_min);
+  t.shm_direct_bcast_min = bytes("ADI3_COLL_SHM_DIRECT_BCAST_MIN", t.shm_direct_bcast_min);
   t.shm_direct_reduce_min = bytes("ADI3_COLL_SHM_DIRECT_REDUCE_MIN", t.shm_direct_reduce_min);
   t.shm_direct_mbps = bytes("ADI3_COLL_SHM_DIRECT_MBPS", t.shm_direct_mbps);
   static const char* const kBcast[] = {"auto", "binomial", "scatter_doubling", "scatter_ring"};

@@ -43,6 +43,9 @@ struct Tuning {
   // Alltoall where the members outnumber the processors: the same, from
   // this many bytes per block; 0 never (the default: not measured enough).
   std::size_t shm_direct_shared_min = 0;
+  // Bcast on that segment, where every member has a core of its own: bytes
+  // from which the others read the root's buffer straight; 0 never.
+  std::size_t shm_direct_bcast_min = 16384;
   // Reduce of 2 ranks on that segment: bytes from which the root reads the
   // other's input straight and folds it (commutative op, or root 0); 0 never.
   std::size_t shm_direct_reduce_min = 65536;

@@ -1,9 +1,9 @@
 /* The shared-memory collectives' large-message paths (coll/shm_direct.hpp,
  * coll/shm_coll.cpp): allgather and alltoall blocks read straight from the
  * senders' buffers, and the 2-rank reduce, pipelined up to an area and read
- * directly past it; checked exactly on the world and on sub-communicators.
- * Run again with the direct reads forced on and off, and over point-to-point
- * (ADI3_COLL_SHM=0), which must give the same results. */
+ * directly past it, and bcast read straight from the root's buffer; checked exactly on the world and on
+ * sub-communicators. Run again with the direct reads forced on and off, and over point-to-point (ADI3_COLL_SHM=0),
+ * which must give the same results. */
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -90,12 +90,13 @@ static void direct_blocks(MPI_Comm comm, int me, int p) {
 }
 
 /* 2-rank reduce read straight from the other rank's input (ADI3_COLL_SHM_
- * DIRECT_REDUCE_MIN, 64 KiB): both sides of the switch, every root, a
- * commutative sum and the non-commutative op out of place (direct at root 0
- * only) and in place (never direct). */
+ * DIRECT_REDUCE_MIN, 64 KiB, to 256 KiB and past 1 MiB): both sides of each
+ * switch, every root, a commutative sum and the non-commutative op out of
+ * place (direct at root 0 only) and in place (never direct). */
 static void direct_reductions(MPI_Comm comm, int me, int p, MPI_Op affine) {
-  /* One pipelined piece, several, a whole area (1 MiB), past it (direct). */
-  static const long counts[] = {1500, 8191, 8192, 8193, 70001, 131072, 131073};
+  /* One pipelined piece, several; direct from 64 KiB up to 256 KiB, then
+   * pipelined up to a whole area (1 MiB), direct past it. */
+  static const long counts[] = {1500, 8191, 8192, 8193, 32768, 32769, 70001, 131072, 131073};
   for (size_t c = 0; c < sizeof counts / sizeof counts[0]; ++c) {
     const long n = counts[c];
     if (n > 70001 && p != 2) continue; /* the paths past 1 MiB are 2-rank ones */
@@ -151,6 +152,51 @@ static void aside_after_bcast(MPI_Comm comm, int me, int p, MPI_Op affine) {
   free(bb);
 }
 
+/* Bcast read straight from the root's buffer (ADI3_COLL_SHM_DIRECT_BCAST_MIN,
+ * 16 KiB, beyond a slot, where every rank has a core): sizes on both sides
+ * of the slot and the threshold, odd ones, every root, fresh data each call,
+ * a root whose buffer is strided (offered packed), strided receivers
+ * (unpacked, gaps untouched), an odd count of ints. */
+static unsigned char cval(int root, long i, int it) { return (unsigned char)(root * 29 + i * 11 + it * 5 + 1); }
+
+static void direct_bcasts(MPI_Comm comm, int me, int p) {
+  static const long sizes[] = {8176, 8177, 16383, 16384, 65537, 262147};
+  for (size_t c = 0; c < sizeof sizes / sizeof sizes[0]; ++c) {
+    const long n = sizes[c];
+    unsigned char* b = malloc(2 * (size_t)n);
+    MPI_Datatype strided;
+    CHECK_OK(MPI_Type_vector((int)n, 1, 2, MPI_BYTE, &strided));
+    CHECK_OK(MPI_Type_commit(&strided));
+    for (int root = 0; root < p; ++root) {
+      for (int kind = 0; kind < 4; ++kind) {
+        /* 0: dense; 1: strided root; 2: strided receivers; 3: n / 4 ints */
+        const int it = (int)c * 16 + root * 4 + kind;
+        const int strided_me = (kind == 1 && me == root) || (kind == 2 && me != root);
+        const long bytes = kind == 3 ? n / 4 * 4 : n;
+        memset(b, 0xee, 2 * (size_t)n);
+        for (long i = 0; me == root && i < bytes; ++i) b[strided_me ? 2 * i : i] = cval(root, i, it);
+        if (kind == 3) {
+          CHECK_OK(MPI_Bcast(b, (int)(n / 4), MPI_INT, root, comm));
+        } else {
+          CHECK_OK(MPI_Bcast(b, strided_me ? 1 : (int)n, strided_me ? strided : MPI_BYTE, root, comm));
+        }
+        for (long i = 0; i < bytes; ++i) {
+          if (b[strided_me ? 2 * i : i] != cval(root, i, it)) {
+            mt_fail(__FILE__, __LINE__, "direct bcast", b[strided_me ? 2 * i : i], cval(root, i, it));
+            break;
+          }
+          if (strided_me && b[2 * i + 1] != 0xee) {
+            mt_fail(__FILE__, __LINE__, "direct bcast wrote a gap", b[2 * i + 1], 0xee);
+            break;
+          }
+        }
+      }
+    }
+    MPI_Type_free(&strided);
+    free(b);
+  }
+}
+
 /* 140 calls with fresh data each, past two probe runs (the ranks switch
  * between direct reads and the segment with a slow verdict): an alltoall of
  * 128 KiB blocks (past ADI3_COLL_SHM_DIRECT_MIN), or a reduce of 64 KiB
@@ -197,6 +243,7 @@ static void all_cases(MPI_Comm comm, MPI_Op affine) {
   MPI_Comm_size(comm, &p);
   direct_blocks(comm, me, p);
   direct_reductions(comm, me, p, affine);
+  direct_bcasts(comm, me, p);
   past_probe_runs(comm, me, p, 0);
   past_probe_runs(comm, me, p, 1);
   aside_after_bcast(comm, me, p, affine);
