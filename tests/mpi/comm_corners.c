@@ -550,6 +550,25 @@ static void dist_graph(void) {
   CHECK_OK(MPI_Neighbor_allgather(&rank, 1, MPI_INT, &zero, 1, MPI_INT, dg));
   CHECK_EQ(zero, 0);
   MPI_Comm_free(&dg);
+  /* Weights are nonnegative (MPI-3.1 7.5.4): a negative one is MPI_ERR_ARG
+   * on every rank (each passes one), and no communicator is made; zero is
+   * a weight like any other. */
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  int neg[2] = {3, -1};
+  dg = MPI_COMM_NULL;
+  CHECK_CLASS(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 2, srcs, neg, 2, dsts, dw, MPI_INFO_NULL, 0, &dg),
+              MPI_ERR_ARG);
+  CHECK_CLASS(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 2, srcs, sw, 2, dsts, neg, MPI_INFO_NULL, 0, &dg),
+              MPI_ERR_ARG);
+  CHECK_CLASS(MPI_Dist_graph_create(MPI_COMM_WORLD, 1, &me, &deg, dsts, neg, MPI_INFO_NULL, 0, &dg), MPI_ERR_ARG);
+  CHECK(dg == MPI_COMM_NULL);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+  int zw[2] = {0, 0};
+  CHECK_OK(MPI_Dist_graph_create(MPI_COMM_WORLD, 1, &me, &deg, dsts, zw, MPI_INFO_NULL, 0, &dg));
+  w2[0] = w2[1] = x2[0] = x2[1] = -7;
+  CHECK_OK(MPI_Dist_graph_neighbors(dg, 2, s2, w2, 2, d2, x2));
+  CHECK_EQ(w2[0] + w2[1] + x2[0] + x2[1], 0);
+  MPI_Comm_free(&dg);
 }
 
 int main(int argc, char** argv) {
