@@ -134,6 +134,56 @@ static void user_attrs(void) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
+/* A copy callback that fails makes the dup fail (MPI-3.1 6.7.2) on every
+ * rank here: newcomm is then MPI_COMM_NULL (as MPICH leaves it), the values
+ * copied before it are deleted again, and the parent dups fine later. */
+static int failing_copy(MPI_Comm c, int key, void* extra, void* in, void* out, int* flag) {
+  (void)c, (void)key, (void)extra, (void)in, (void)out, (void)flag;
+  return MPI_ERR_OTHER;
+}
+
+static void failed_dup(void) {
+  int good, bad, gone = 0;
+  static int val;
+  CHECK_OK(MPI_Comm_create_keyval(copy_fn, del_fn, &good, &gone));
+  CHECK_OK(MPI_Comm_create_keyval(failing_copy, MPI_COMM_NULL_DELETE_FN, &bad, NULL));
+  MPI_Comm c, d = MPI_COMM_WORLD;
+  MPI_Comm_dup(MPI_COMM_WORLD, &c);
+  MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+  CHECK_OK(MPI_Comm_set_attr(c, good, &val));
+  CHECK_OK(MPI_Comm_set_attr(c, bad, &val));
+  CHECK_CLASS(MPI_Comm_dup(c, &d), MPI_ERR_OTHER);
+  CHECK(d == MPI_COMM_NULL);
+  CHECK_EQ(gone, 1); /* the copy of `good` made before the failure */
+  d = MPI_COMM_WORLD;
+  CHECK_CLASS(MPI_Comm_dup_with_info(c, MPI_INFO_NULL, &d), MPI_ERR_OTHER);
+  CHECK(d == MPI_COMM_NULL);
+  MPI_Request rq = MPI_REQUEST_NULL;
+  d = MPI_COMM_WORLD;
+  CHECK_CLASS(MPI_Comm_idup(c, &d, &rq), MPI_ERR_OTHER);
+  CHECK(d == MPI_COMM_NULL);
+  CHECK(rq == MPI_REQUEST_NULL);
+  /* a bad info fails dup_with_info before anything is copied */
+  MPI_Info freed;
+  MPI_Info_create(&freed);
+  MPI_Info tmp = freed;
+  MPI_Info_free(&tmp);
+  d = MPI_COMM_WORLD;
+  CHECK_CLASS(MPI_Comm_dup_with_info(c, freed, &d), MPI_ERR_INFO);
+  CHECK(d == MPI_COMM_NULL);
+  /* without the failing attribute the same communicator dups */
+  CHECK_OK(MPI_Comm_delete_attr(c, bad));
+  CHECK_OK(MPI_Comm_dup(c, &d));
+  CHECK(d != MPI_COMM_NULL);
+  int x = rank, sum = -1;
+  CHECK_OK(MPI_Allreduce(&x, &sum, 1, MPI_INT, MPI_SUM, d));
+  CHECK_EQ(sum, size * (size - 1) / 2);
+  MPI_Comm_free(&d);
+  MPI_Comm_free(&c);
+  MPI_Comm_free_keyval(&good);
+  MPI_Comm_free_keyval(&bad);
+}
+
 static int type_deletes = 0;
 static int type_del(MPI_Datatype t, int key, void* val, void* extra) {
   (void)t, (void)key, (void)val, (void)extra;
@@ -460,6 +510,7 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   predefined_attrs();
   user_attrs();
+  failed_dup();
   type_attrs();
   errhandlers();
   info();
