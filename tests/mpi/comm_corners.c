@@ -11,7 +11,7 @@
 static int rank, size;
 
 static void split_corners(void) {
-  MPI_Comm c;
+  MPI_Comm c, c2g = MPI_COMM_WORLD;
   /* Ranks 0 and 2 (mod 3) join color 0/1, ranks 1 (mod 3) stay out. */
   int color = rank % 3 == 1 ? MPI_UNDEFINED : rank % 3 / 2;
   CHECK_OK(MPI_Comm_split(MPI_COMM_WORLD, color, 0 /* tie: world order */, &c));
@@ -53,6 +53,38 @@ static void split_corners(void) {
   }
   CHECK_EQ(r, want);
   CHECK_OK(MPI_Comm_free(&c));
+  /* A bad color or split type on rank 0 alone: MPI_ERR_ARG and
+   * MPI_COMM_NULL there, and the others still get their communicator
+   * (without rank 0) instead of waiting for it. */
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  c = MPI_COMM_WORLD;
+  int rc = MPI_Comm_split(MPI_COMM_WORLD, rank == 0 ? -3 : 0, 0, &c);
+  int rc2 = MPI_Comm_split_type(MPI_COMM_WORLD, rank == 0 ? 4242 : MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &c2g);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+  if (rank == 0) {
+    int cls = -1;
+    MPI_Error_class(rc, &cls);
+    CHECK_EQ(cls, MPI_ERR_ARG);
+    CHECK(c == MPI_COMM_NULL);
+    MPI_Error_class(rc2, &cls);
+    CHECK_EQ(cls, MPI_ERR_ARG);
+    CHECK(c2g == MPI_COMM_NULL);
+  } else {
+    CHECK_OK(rc);
+    CHECK_OK(rc2);
+    int n = -1;
+    MPI_Comm_size(c, &n);
+    CHECK_EQ(n, size - 1);
+    MPI_Comm_rank(c, &r);
+    CHECK_EQ(r, rank - 1);
+    int one = 1, sum = 0;
+    CHECK_OK(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, c));
+    CHECK_EQ(sum, size - 1);
+    MPI_Comm_free(&c);
+    MPI_Comm_size(c2g, &n);
+    CHECK(n >= 1 && n <= size - 1);
+    MPI_Comm_free(&c2g);
+  }
 }
 
 static void create_group(void) {
