@@ -377,6 +377,23 @@ static void info(void) {
   longkey[sizeof longkey - 1] = 0;
   CHECK_CLASS(MPI_Info_set(in, longkey, "v"), MPI_ERR_INFO_KEY);
   CHECK_CLASS(MPI_Info_set(in, "", "v"), MPI_ERR_INFO_KEY);
+  /* Keys have at most MPI_MAX_INFO_KEY characters (MPI-3.1 9.1): one of
+   * exactly that length is a key like any other (as in MPICH), one more
+   * is not; nthkey hands it back whole in a buffer of MPI_MAX_INFO_KEY + 1. */
+  longkey[MPI_MAX_INFO_KEY + 1] = 0;
+  CHECK_CLASS(MPI_Info_set(in, longkey, "v"), MPI_ERR_INFO_KEY);
+  longkey[MPI_MAX_INFO_KEY] = 0;
+  CHECK_OK(MPI_Info_set(in, longkey, "max"));
+  CHECK_OK(MPI_Info_get(in, longkey, 10, val, &flag));
+  CHECK(flag && strcmp(val, "max") == 0);
+  CHECK_OK(MPI_Info_get_valuelen(in, longkey, &vlen, &flag));
+  CHECK(flag && vlen == 3);
+  CHECK_OK(MPI_Info_get_nkeys(in, &n));
+  CHECK_EQ(n, 2);
+  memset(key, 'x', sizeof key);
+  CHECK_OK(MPI_Info_get_nthkey(in, 1, key));
+  CHECK(strcmp(key, longkey) == 0);
+  CHECK_OK(MPI_Info_delete(in, longkey));
   char* longval = malloc(MPI_MAX_INFO_VAL + 8);
   memset(longval, 'v', MPI_MAX_INFO_VAL + 7);
   longval[MPI_MAX_INFO_VAL + 7] = 0;
