@@ -184,6 +184,50 @@ static void failed_dup(void) {
   MPI_Comm_free_keyval(&bad);
 }
 
+/* MPICH's keyval_double_free: the keyval is freed through several copies
+ * of its handle and by the delete callback itself while attributes still
+ * use it. Each free succeeds, the keyval lives until its last attribute is
+ * deleted (here at MPI_Finalize, on MPI_COMM_SELF), and only then does the
+ * handle become invalid. (The second free used to drop the attributes'
+ * reference: MPI_COMM_SELF's delete at MPI_Finalize read a freed keyval.) */
+static int freeing_deletes = 0;
+static int freeing_delete(MPI_Comm c, int key, void* val, void* extra) {
+  (void)c, (void)val, (void)extra;
+  ++freeing_deletes;
+  CHECK_OK(MPI_Comm_free_keyval(&key));
+  return MPI_SUCCESS;
+}
+
+static void keyval_double_free(void) {
+  int key, copy, copy2;
+  MPI_Comm a, b;
+  MPI_Comm_dup(MPI_COMM_WORLD, &a);
+  MPI_Comm_dup(MPI_COMM_WORLD, &b);
+  CHECK_OK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, freeing_delete, &key, NULL));
+  copy = copy2 = key;
+  CHECK_OK(MPI_Comm_set_attr(a, key, NULL));
+  CHECK_OK(MPI_Comm_set_attr(b, key, NULL));
+  CHECK_OK(MPI_Comm_set_attr(MPI_COMM_SELF, key, NULL)); /* deleted at MPI_Finalize */
+  CHECK_OK(MPI_Comm_free(&a));                           /* the callback frees the keyval */
+  CHECK_EQ(freeing_deletes, 1);
+  CHECK_OK(MPI_Comm_free_keyval(&key));
+  CHECK_OK(MPI_Comm_free_keyval(&copy));
+  void* v = &v;
+  int flag = -1;
+  CHECK_OK(MPI_Comm_get_attr(b, copy2, &v, &flag)); /* still attached to b */
+  CHECK(flag && v == NULL);
+  CHECK_OK(MPI_Comm_free(&b));
+  CHECK_EQ(freeing_deletes, 2);
+  /* a keyval that no attribute uses any more is gone with its last free */
+  int lone, lone_copy;
+  CHECK_OK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &lone, NULL));
+  lone_copy = lone;
+  CHECK_OK(MPI_Comm_free_keyval(&lone));
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  CHECK_CLASS(MPI_Comm_free_keyval(&lone_copy), MPI_ERR_KEYVAL);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
 static int type_deletes = 0;
 static int type_del(MPI_Datatype t, int key, void* val, void* extra) {
   (void)t, (void)key, (void)val, (void)extra;
@@ -528,6 +572,7 @@ int main(int argc, char** argv) {
   predefined_attrs();
   user_attrs();
   failed_dup();
+  keyval_double_free();
   type_attrs();
   errhandlers();
   info();
