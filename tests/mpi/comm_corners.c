@@ -5,7 +5,9 @@
  * merged order, MPI_Comm_compare, MPI_Group_range_incl / range_excl and
  * MPI_Group_translate_ranks corners, Cartesian, graph and distributed graph
  * topologies with their queries and the neighbour collectives (neighbour
- * order, MPI_PROC_NULL neighbours leave their blocks untouched). */
+ * order, MPI_PROC_NULL neighbours leave their blocks untouched), a bad
+ * color or split type on one rank only (the others still split), negative
+ * distributed graph weights. */
 #include "mpitest.h"
 
 static int rank, size;

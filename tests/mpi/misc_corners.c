@@ -1,7 +1,8 @@
 /* Attribute, error handler, MPI_Info and MPI_T corners a conformance suite
  * probes (MPI 3.1 chapters 6.7, 8, 9, 14): predefined attributes of
  * MPI_COMM_WORLD, copy and delete callbacks (on dup, overwrite, delete,
- * free; a copy that declines; a freed keyval still attached), type
+ * free; a copy that declines; a freed keyval still attached; a copy that
+ * fails the dup; a keyval handle freed several times), type
  * attributes through MPI_Type_dup, error handlers inherited by new
  * communicators and invoked by MPI_Comm_call_errhandler, the error class of
  * each bad argument under MPI_ERRORS_RETURN, user error classes and codes,
