@@ -208,6 +208,7 @@ ADI3_MPI_API(int, Dist_graph_create,
   for (int i = 0, k = 0; !e && i < n; ++i) {
     if (degrees[i] < 0) e = raise(ErrorClass::Arg, "invalid degree %d", degrees[i]);
     if (!e) e = check_ranks(*c, degrees[i], destinations + k, "destination");
+    if (!e && degrees[i] > 0 && !weights) e = raise(ErrorClass::Arg, "weights is null (MPI_UNWEIGHTED for none)");
     for (int j = 0; !e && j < degrees[i]; ++j, ++k) {
       mine.insert(mine.end(),
                   {sources[i], destinations[k], unweighted(weights) || weights == MPI_WEIGHTS_EMPTY ? 1 : weights[k]});

@@ -595,6 +595,9 @@ static void dist_graph(void) {
   CHECK_CLASS(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 2, srcs, sw, 2, dsts, neg, MPI_INFO_NULL, 0, &dg),
               MPI_ERR_ARG);
   CHECK_CLASS(MPI_Dist_graph_create(MPI_COMM_WORLD, 1, &me, &deg, dsts, neg, MPI_INFO_NULL, 0, &dg), MPI_ERR_ARG);
+  CHECK_CLASS(MPI_Dist_graph_create(MPI_COMM_WORLD, 1, &me, &deg, dsts, NULL, MPI_INFO_NULL, 0, &dg), MPI_ERR_ARG);
+  CHECK_CLASS(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 2, srcs, NULL, 2, dsts, dw, MPI_INFO_NULL, 0, &dg),
+              MPI_ERR_ARG);
   CHECK(dg == MPI_COMM_NULL);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
   int zw[2] = {0, 0};
