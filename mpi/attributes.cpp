@@ -54,6 +54,10 @@ void release_keyval(Runtime& rt, KeyvalObj* k) {
   }
 }
 
+void free_keyval_handle(Runtime& rt, KeyvalObj* k) {
+  if (!k->handle_freed.exchange(true)) release_keyval(rt, k);
+}
+
 int set_attr(Runtime& rt, AttrList& list, KeyvalObj* k, void* value, int object) {
   std::unique_lock<std::mutex> g(rt.attr_lock);
   auto it = std::find_if(list.begin(), list.end(), [k](auto& a) { return a.first == k; });
@@ -191,7 +195,7 @@ int free_keyval(Runtime& rt, int* keyval, KeyvalKind kind) {
   KeyvalObj* k = nullptr;
   if (int e = get_keyval(rt, *keyval, kind, &k)) return e;
   *keyval = MPI_KEYVAL_INVALID;
-  release_keyval(rt, k);
+  free_keyval_handle(rt, k);
   return 0;
 }
 

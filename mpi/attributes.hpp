@@ -9,6 +9,10 @@ namespace adi3::mpi {
 int get_keyval(Runtime& rt, int handle, KeyvalKind kind, KeyvalObj** out);
 // Drops one reference; the handle slot goes with the last.
 void release_keyval(Runtime& rt, KeyvalObj* k);
+// MPI_*_free_keyval: drops the handle's reference, once. The handle stays
+// valid while attributes keep the keyval; freeing it again meanwhile (a
+// copy of the handle, a delete callback) does nothing, as in MPICH.
+void free_keyval_handle(Runtime& rt, KeyvalObj* k);
 
 // object is the handle passed to the callbacks (a communicator or datatype).
 int set_attr(Runtime& rt, AttrList& list, KeyvalObj* k, void* value, int object);

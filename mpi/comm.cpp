@@ -58,7 +58,11 @@ namespace {
 // Split by (color, key): members of my color ordered by key, then rank.
 int split(Runtime& rt, CommObj& c, int color, int key, MPI_Comm* out) {
   if (color < 0 && color != MPI_UNDEFINED) {
-    return raise(ErrorClass::Arg, "invalid color %d: must be non-negative or MPI_UNDEFINED", color);
+    int bad = raise(ErrorClass::Arg, "invalid color %d: must be non-negative or MPI_UNDEFINED", color);
+    // Still take part, as MPI_UNDEFINED: the other members get their
+    // communicators instead of waiting for this one forever.
+    if (int e = split(rt, c, MPI_UNDEFINED, key, out)) return e;
+    return bad;
   }
   if (c.inter) return inter_split(rt, c, color, key, out);
   int mine[2] = {color, key};
@@ -187,6 +191,7 @@ ADI3_MPI_API(int, Comm_dup, (MPI_Comm comm, MPI_Comm* newcomm), (comm, newcomm))
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
   if (!newcomm) return comm_error(c, raise(ErrorClass::Arg, "newcomm is null"), __func__);
+  *newcomm = MPI_COMM_NULL;  // what a failed dup leaves (as MPICH)
   return comm_error(c, comm_dup(*rt, *c, c->info, newcomm), __func__);
 }
 
@@ -195,6 +200,7 @@ ADI3_MPI_API(int, Comm_dup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm* n
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
   if (!newcomm) return comm_error(c, raise(ErrorClass::Arg, "newcomm is null"), __func__);
+  *newcomm = MPI_COMM_NULL;
   Entries entries;
   if (int e = info_entries(*rt, info, &entries)) return comm_error(c, e, __func__);
   return comm_error(c, comm_dup(*rt, *c, entries, newcomm), __func__);
@@ -217,14 +223,14 @@ ADI3_MPI_API(int, Comm_split_type, (MPI_Comm comm, int split_type, int key, MPI_
   Entries entries;
   if (int e = info_entries(*rt, info, &entries)) return comm_error(c, e, __func__);
   if (int e = need_intra(*c, "MPI_Comm_split_type")) return comm_error(c, e, __func__);
+  int bad = 0;
   if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_COMM_TYPE_HW_GUIDED &&
       split_type != MPI_COMM_TYPE_HW_UNGUIDED && split_type != MPI_UNDEFINED) {
-    return comm_error(c,
-                      raise(ErrorClass::Arg,
-                            "unknown split_type %d (MPI_COMM_TYPE_SHARED, MPI_COMM_TYPE_HW_GUIDED, "
-                            "MPI_COMM_TYPE_HW_UNGUIDED or MPI_UNDEFINED)",
-                            split_type),
-                      __func__);
+    bad = raise(ErrorClass::Arg,
+                "unknown split_type %d (MPI_COMM_TYPE_SHARED, MPI_COMM_TYPE_HW_GUIDED, "
+                "MPI_COMM_TYPE_HW_UNGUIDED or MPI_UNDEFINED)",
+                split_type);
+    split_type = MPI_UNDEFINED;  // still take part, so the others are not left waiting
   }
   // The one hardware level known here is the host (shared memory):
   // HW_GUIDED takes "mpi_hw_resource_type" = "mpi_shared_memory" (any other
@@ -240,6 +246,7 @@ ADI3_MPI_API(int, Comm_split_type, (MPI_Comm comm, int split_type, int key, MPI_
     if (it == entries.end() || it->second != kShared) color = MPI_UNDEFINED;
   }
   if (int e = split(*rt, *c, color, key, newcomm)) return comm_error(c, e, __func__);
+  if (bad) return comm_error(c, bad, __func__);
   if (*newcomm == MPI_COMM_NULL || split_type == MPI_COMM_TYPE_SHARED) return MPI_SUCCESS;
   int n = 0;
   PMPI_Comm_size(*newcomm, &n);

@@ -122,7 +122,6 @@ int idup(Runtime& rt, CommObj& c, const Entries& info, MPI_Comm* newcomm, MPI_Re
   r->cls = &kIdupClass;
   Idup* raw = x.release();
   r->ext = raw;
-  *newcomm = MPI_COMM_NULL;  // until it completes
   if (raw->agree->advance())
     finish(*r, raw);
   else
@@ -148,6 +147,7 @@ ADI3_MPI_API(int, Comm_idup, (MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* req
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
   if (!newcomm || !request) return comm_error(c, raise(ErrorClass::Arg, "newcomm or request is null"), __func__);
+  *newcomm = MPI_COMM_NULL;  // until the request completes, and after a failure
   return comm_error(c, idup(*rt, *c, c->info, newcomm, request), __func__);
 }
 
@@ -157,6 +157,7 @@ ADI3_MPI_API(int, Comm_idup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm* 
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
   if (!newcomm || !request) return comm_error(c, raise(ErrorClass::Arg, "newcomm or request is null"), __func__);
+  *newcomm = MPI_COMM_NULL;
   Entries entries;
   if (int e = info_entries(*rt, info, &entries)) return comm_error(c, e, __func__);
   return comm_error(c, idup(*rt, *c, entries, newcomm, request), __func__);

@@ -212,8 +212,13 @@ ADI3_MPI_API(int, Type_create_darray,
 ADI3_MPI_API(int, Type_create_resized, (MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype* newtype),
              (oldtype, lb, extent, newtype)) {
   ADI3_MPI_ENTER();
-  int e = construct(*rt, 0, oldtype, newtype, "invalid arguments to MPI_Type_create_resized",
-                    [&](const Datatype* old, Datatype** t) { return type_resized(old, lb, extent, t); });
+  // The type's upper bound is lb + extent (MPI-3.1 4.1.7): it must be an MPI_Aint.
+  MPI_Aint ub = 0;
+  int e = __builtin_add_overflow(lb, extent, &ub)
+              ? raise(ErrorClass::Arg, "lb %td + extent %td overflows MPI_Aint", lb, extent)
+              : 0;
+  e = construct(*rt, e, oldtype, newtype, "invalid arguments to MPI_Type_create_resized",
+                [&](const Datatype* old, Datatype** t) { return type_resized(old, lb, extent, t); });
   return world_error(e, __func__);
 }
 

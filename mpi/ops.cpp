@@ -155,6 +155,8 @@ ADI3_MPI_API(int, Reduce_local, (const void* inbuf, void* inoutbuf, int count, M
   if (!e && count > 0 && (!inbuf || !inoutbuf || inbuf == MPI_IN_PLACE || inoutbuf == MPI_IN_PLACE)) {
     e = raise(ErrorClass::Buffer, "inbuf or inoutbuf is null or MPI_IN_PLACE");
   }
+  // The two buffers must not alias (MPI-3.1 5.9.7), as in the collectives.
+  if (!e && count > 0 && inbuf == inoutbuf) e = raise(ErrorClass::Buffer, "inbuf and inoutbuf are the same buffer");
   if (!e) e = coll::reduce_local(rt->dev(), inbuf, inoutbuf, static_cast<std::size_t>(count), t, o);
   return world_error(e, __func__);
 }

@@ -53,6 +53,7 @@ struct ErrhandlerObj {
 enum class KeyvalKind : int { Comm, Type, Win };
 struct KeyvalObj {
   std::atomic<int> refs{1};
+  std::atomic<bool> handle_freed{false};  // MPI_*_free_keyval dropped its reference
   int handle = MPI_KEYVAL_INVALID;
   KeyvalKind kind = KeyvalKind::Comm;
   void* copy_fn = nullptr;    // MPI_{Comm,Type}_copy_attr_function*

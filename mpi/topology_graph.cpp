@@ -57,6 +57,17 @@ int attach_dist(Runtime& rt, CommObj& c, std::shared_ptr<DistGraphTopo> t, MPI_C
 
 bool unweighted(const int* w) { return w == MPI_UNWEIGHTED; }
 
+// Edge weights are nonnegative integers (MPI-3.1 7.5.4); MPI_UNWEIGHTED and
+// MPI_WEIGHTS_EMPTY are no arrays.
+int check_weights(int n, const int* w, const char* what) {
+  if (unweighted(w) || w == MPI_WEIGHTS_EMPTY || n <= 0) return 0;
+  if (!w) return raise(ErrorClass::Arg, "the %s array is null", what);
+  for (int i = 0; i < n; ++i) {
+    if (w[i] < 0) return raise(ErrorClass::Arg, "%s[%d] is %d: weights are nonnegative", what, i, w[i]);
+  }
+  return 0;
+}
+
 }  // namespace
 
 ADI3_MPI_API(int, Graph_create,
@@ -165,6 +176,8 @@ ADI3_MPI_API(int, Dist_graph_create_adjacent,
   if (!comm_dist_graph) return comm_error(c, raise(ErrorClass::Arg, "comm_dist_graph is null"), __func__);
   int e = check_ranks(*c, indegree, sources, "source");
   if (!e) e = check_ranks(*c, outdegree, destinations, "destination");
+  if (!e) e = check_weights(indegree, sourceweights, "sourceweights");
+  if (!e) e = check_weights(outdegree, destweights, "destweights");
   if (e) return comm_error(c, e, __func__);
   auto t = std::make_shared<DistGraphTopo>();
   t->sources.assign(sources, sources + indegree);
@@ -195,11 +208,13 @@ ADI3_MPI_API(int, Dist_graph_create,
   for (int i = 0, k = 0; !e && i < n; ++i) {
     if (degrees[i] < 0) e = raise(ErrorClass::Arg, "invalid degree %d", degrees[i]);
     if (!e) e = check_ranks(*c, degrees[i], destinations + k, "destination");
+    if (!e && degrees[i] > 0 && !weights) e = raise(ErrorClass::Arg, "weights is null (MPI_UNWEIGHTED for none)");
     for (int j = 0; !e && j < degrees[i]; ++j, ++k) {
       mine.insert(mine.end(),
                   {sources[i], destinations[k], unweighted(weights) || weights == MPI_WEIGHTS_EMPTY ? 1 : weights[k]});
     }
   }
+  if (!e) e = check_weights(static_cast<int>(mine.size() / 3), weights, "weights");
   if (e) return comm_error(c, e, __func__);
   // Everyone learns every edge: counts first, then equal-sized blocks.
   const auto p = static_cast<std::size_t>(c->size());

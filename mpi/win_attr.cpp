@@ -74,7 +74,7 @@ ADI3_MPI_API(int, Win_free_keyval, (int* keyval), (keyval)) {
   KeyvalObj* k = nullptr;
   if (int e = get_keyval(*rt, *keyval, KeyvalKind::Win, &k)) return world_error(e, __func__);
   *keyval = MPI_KEYVAL_INVALID;
-  release_keyval(*rt, k);  // attributes still using it keep it alive
+  free_keyval_handle(*rt, k);  // attributes still using it keep it alive
   return MPI_SUCCESS;
 }
 

@@ -69,6 +69,7 @@ using I64 = std::int64_t;
 
 bool mul(I64 a, I64 b, I64* r) { return !__builtin_mul_overflow(a, b, r); }
 bool add(I64 a, I64 b, I64* r) { return !__builtin_add_overflow(a, b, r); }
+bool sub(I64 a, I64 b, I64* r) { return !__builtin_sub_overflow(a, b, r); }
 
 constexpr std::uint32_t kMixed = std::numeric_limits<std::uint32_t>::max();
 
@@ -180,18 +181,22 @@ bool TypeAccess::derive(Datatype& t) {
   if (!b.any) lb = ub = 0;
   if (t.shape_ == Shape::kResized) {
     lb = t.stride_;  // resized keeps (lb, extent) in (stride_, count_)
-    ub = t.stride_ + t.count_;
+    if (!add(t.stride_, t.count_, &ub)) return false;
     b.slb = b.sub = true;
   } else if (t.shape_ == Shape::kStruct && !b.sub && b.any) {
     // The struct epsilon: pad the extent to the strictest alignment inside.
-    I64 ext = ub - lb;
-    if (ext > 0 && ext % b.align != 0) ub += b.align - ext % b.align;
+    I64 ext = 0;
+    if (!sub(ub, lb, &ext)) return false;
+    if (ext > 0 && ext % b.align != 0 && !add(ub, b.align - ext % b.align, &ub)) return false;
   }
+  // Bounds whose difference is no MPI_Aint make no type (ub = lb + extent).
+  I64 extent = 0, true_extent = 0;
+  if (!sub(ub, lb, &extent) || (b.data && !sub(b.t_ub, b.t_lb, &true_extent))) return false;
   t.size_ = static_cast<std::size_t>(b.size);
   t.lb_ = lb;
-  t.extent_ = ub - lb;
+  t.extent_ = extent;
   t.true_lb_ = b.data ? b.t_lb : 0;
-  t.true_extent_ = b.data ? b.t_ub - b.t_lb : 0;
+  t.true_extent_ = true_extent;
   t.sticky_lb_ = b.slb;
   t.sticky_ub_ = b.sub;
   t.align_ = b.align;

@@ -5,13 +5,15 @@
  * merged order, MPI_Comm_compare, MPI_Group_range_incl / range_excl and
  * MPI_Group_translate_ranks corners, Cartesian, graph and distributed graph
  * topologies with their queries and the neighbour collectives (neighbour
- * order, MPI_PROC_NULL neighbours leave their blocks untouched). */
+ * order, MPI_PROC_NULL neighbours leave their blocks untouched), a bad
+ * color or split type on one rank only (the others still split), negative
+ * distributed graph weights. */
 #include "mpitest.h"
 
 static int rank, size;
 
 static void split_corners(void) {
-  MPI_Comm c;
+  MPI_Comm c, c2g = MPI_COMM_WORLD;
   /* Ranks 0 and 2 (mod 3) join color 0/1, ranks 1 (mod 3) stay out. */
   int color = rank % 3 == 1 ? MPI_UNDEFINED : rank % 3 / 2;
   CHECK_OK(MPI_Comm_split(MPI_COMM_WORLD, color, 0 /* tie: world order */, &c));
@@ -53,6 +55,38 @@ static void split_corners(void) {
   }
   CHECK_EQ(r, want);
   CHECK_OK(MPI_Comm_free(&c));
+  /* A bad color or split type on rank 0 alone: MPI_ERR_ARG and
+   * MPI_COMM_NULL there, and the others still get their communicator
+   * (without rank 0) instead of waiting for it. */
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  c = MPI_COMM_WORLD;
+  int rc = MPI_Comm_split(MPI_COMM_WORLD, rank == 0 ? -3 : 0, 0, &c);
+  int rc2 = MPI_Comm_split_type(MPI_COMM_WORLD, rank == 0 ? 4242 : MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &c2g);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+  if (rank == 0) {
+    int cls = -1;
+    MPI_Error_class(rc, &cls);
+    CHECK_EQ(cls, MPI_ERR_ARG);
+    CHECK(c == MPI_COMM_NULL);
+    MPI_Error_class(rc2, &cls);
+    CHECK_EQ(cls, MPI_ERR_ARG);
+    CHECK(c2g == MPI_COMM_NULL);
+  } else {
+    CHECK_OK(rc);
+    CHECK_OK(rc2);
+    int n = -1;
+    MPI_Comm_size(c, &n);
+    CHECK_EQ(n, size - 1);
+    MPI_Comm_rank(c, &r);
+    CHECK_EQ(r, rank - 1);
+    int one = 1, sum = 0;
+    CHECK_OK(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, c));
+    CHECK_EQ(sum, size - 1);
+    MPI_Comm_free(&c);
+    MPI_Comm_size(c2g, &n);
+    CHECK(n >= 1 && n <= size - 1);
+    MPI_Comm_free(&c2g);
+  }
 }
 
 static void create_group(void) {
@@ -549,6 +583,28 @@ static void dist_graph(void) {
   CHECK_EQ(outdeg, 0);
   CHECK_OK(MPI_Neighbor_allgather(&rank, 1, MPI_INT, &zero, 1, MPI_INT, dg));
   CHECK_EQ(zero, 0);
+  MPI_Comm_free(&dg);
+  /* Weights are nonnegative (MPI-3.1 7.5.4): a negative one is MPI_ERR_ARG
+   * on every rank (each passes one), and no communicator is made; zero is
+   * a weight like any other. */
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  int neg[2] = {3, -1};
+  dg = MPI_COMM_NULL;
+  CHECK_CLASS(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 2, srcs, neg, 2, dsts, dw, MPI_INFO_NULL, 0, &dg),
+              MPI_ERR_ARG);
+  CHECK_CLASS(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 2, srcs, sw, 2, dsts, neg, MPI_INFO_NULL, 0, &dg),
+              MPI_ERR_ARG);
+  CHECK_CLASS(MPI_Dist_graph_create(MPI_COMM_WORLD, 1, &me, &deg, dsts, neg, MPI_INFO_NULL, 0, &dg), MPI_ERR_ARG);
+  CHECK_CLASS(MPI_Dist_graph_create(MPI_COMM_WORLD, 1, &me, &deg, dsts, NULL, MPI_INFO_NULL, 0, &dg), MPI_ERR_ARG);
+  CHECK_CLASS(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 2, srcs, NULL, 2, dsts, dw, MPI_INFO_NULL, 0, &dg),
+              MPI_ERR_ARG);
+  CHECK(dg == MPI_COMM_NULL);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+  int zw[2] = {0, 0};
+  CHECK_OK(MPI_Dist_graph_create(MPI_COMM_WORLD, 1, &me, &deg, dsts, zw, MPI_INFO_NULL, 0, &dg));
+  w2[0] = w2[1] = x2[0] = x2[1] = -7;
+  CHECK_OK(MPI_Dist_graph_neighbors(dg, 2, s2, w2, 2, d2, x2));
+  CHECK_EQ(w2[0] + w2[1] + x2[0] + x2[1], 0);
   MPI_Comm_free(&dg);
 }
 

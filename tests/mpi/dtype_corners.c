@@ -166,6 +166,29 @@ static void resized(void) {
   for (int i = 0; i < 6; ++i) CHECK_EQ(dst[i], src[i * 3]);
   MPI_Type_free(&c);
   MPI_Type_free(&r);
+  /* ub = lb + extent must be an MPI_Aint: MPI_ERR_ARG, no type, else the
+   * bounds would wrap. Bounds at the edge of the range still work, as do
+   * types built from them whose bounds do not fit (MPI_ERR_ARG too). */
+  const MPI_Aint big = (MPI_Aint)1 << 62;
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  r = MPI_DATATYPE_NULL;
+  CHECK_CLASS(MPI_Type_create_resized(MPI_INT, big, big, &r), MPI_ERR_ARG);
+  CHECK_CLASS(MPI_Type_create_resized(MPI_INT, -big, -big - 1, &r), MPI_ERR_ARG);
+  CHECK_CLASS(MPI_Type_create_resized(MPI_INT, INTPTR_MAX, 1, &r), MPI_ERR_ARG);
+  CHECK(r == MPI_DATATYPE_NULL);
+  CHECK_OK(MPI_Type_create_resized(MPI_INT, big, big - 1, &r));
+  MPI_Type_get_extent(r, &lb, &ext);
+  CHECK_EQ(lb, big);
+  CHECK_EQ(ext, big - 1);
+  /* two of them side by side reach 2^63 + 2^62 - 2 */
+  CHECK_CLASS(MPI_Type_contiguous(2, r, &c), MPI_ERR_ARG);
+  MPI_Type_free(&r);
+  /* a struct spanning more than an MPI_Aint */
+  int bl[2] = {1, 1};
+  MPI_Aint disp[2] = {-big - big / 2, big + big / 2};
+  MPI_Datatype tys[2] = {MPI_INT, MPI_INT};
+  CHECK_CLASS(MPI_Type_create_struct(2, bl, disp, tys, &c), MPI_ERR_ARG);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
 /* ---- envelope / contents round trip ---- */

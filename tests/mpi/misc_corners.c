@@ -1,7 +1,8 @@
 /* Attribute, error handler, MPI_Info and MPI_T corners a conformance suite
  * probes (MPI 3.1 chapters 6.7, 8, 9, 14): predefined attributes of
  * MPI_COMM_WORLD, copy and delete callbacks (on dup, overwrite, delete,
- * free; a copy that declines; a freed keyval still attached), type
+ * free; a copy that declines; a freed keyval still attached; a copy that
+ * fails the dup; a keyval handle freed several times), type
  * attributes through MPI_Type_dup, error handlers inherited by new
  * communicators and invoked by MPI_Comm_call_errhandler, the error class of
  * each bad argument under MPI_ERRORS_RETURN, user error classes and codes,
@@ -131,6 +132,100 @@ static void user_attrs(void) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   CHECK(MPI_Comm_get_attr(MPI_COMM_WORLD, 987654, &v, &flag) != MPI_SUCCESS);
   CHECK(MPI_Comm_set_attr(MPI_COMM_WORLD, MPI_KEYVAL_INVALID, &v) != MPI_SUCCESS);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
+/* A copy callback that fails makes the dup fail (MPI-3.1 6.7.2) on every
+ * rank here: newcomm is then MPI_COMM_NULL (as MPICH leaves it), the values
+ * copied before it are deleted again, and the parent dups fine later. */
+static int failing_copy(MPI_Comm c, int key, void* extra, void* in, void* out, int* flag) {
+  (void)c, (void)key, (void)extra, (void)in, (void)out, (void)flag;
+  return MPI_ERR_OTHER;
+}
+
+static void failed_dup(void) {
+  int good, bad, gone = 0;
+  static int val;
+  CHECK_OK(MPI_Comm_create_keyval(copy_fn, del_fn, &good, &gone));
+  CHECK_OK(MPI_Comm_create_keyval(failing_copy, MPI_COMM_NULL_DELETE_FN, &bad, NULL));
+  MPI_Comm c, d = MPI_COMM_WORLD;
+  MPI_Comm_dup(MPI_COMM_WORLD, &c);
+  MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+  CHECK_OK(MPI_Comm_set_attr(c, good, &val));
+  CHECK_OK(MPI_Comm_set_attr(c, bad, &val));
+  CHECK_CLASS(MPI_Comm_dup(c, &d), MPI_ERR_OTHER);
+  CHECK(d == MPI_COMM_NULL);
+  CHECK_EQ(gone, 1); /* the copy of `good` made before the failure */
+  d = MPI_COMM_WORLD;
+  CHECK_CLASS(MPI_Comm_dup_with_info(c, MPI_INFO_NULL, &d), MPI_ERR_OTHER);
+  CHECK(d == MPI_COMM_NULL);
+  MPI_Request rq = MPI_REQUEST_NULL;
+  d = MPI_COMM_WORLD;
+  CHECK_CLASS(MPI_Comm_idup(c, &d, &rq), MPI_ERR_OTHER);
+  CHECK(d == MPI_COMM_NULL);
+  CHECK(rq == MPI_REQUEST_NULL);
+  /* a bad info fails dup_with_info before anything is copied */
+  MPI_Info freed;
+  MPI_Info_create(&freed);
+  MPI_Info tmp = freed;
+  MPI_Info_free(&tmp);
+  d = MPI_COMM_WORLD;
+  CHECK_CLASS(MPI_Comm_dup_with_info(c, freed, &d), MPI_ERR_INFO);
+  CHECK(d == MPI_COMM_NULL);
+  /* without the failing attribute the same communicator dups */
+  CHECK_OK(MPI_Comm_delete_attr(c, bad));
+  CHECK_OK(MPI_Comm_dup(c, &d));
+  CHECK(d != MPI_COMM_NULL);
+  int x = rank, sum = -1;
+  CHECK_OK(MPI_Allreduce(&x, &sum, 1, MPI_INT, MPI_SUM, d));
+  CHECK_EQ(sum, size * (size - 1) / 2);
+  MPI_Comm_free(&d);
+  MPI_Comm_free(&c);
+  MPI_Comm_free_keyval(&good);
+  MPI_Comm_free_keyval(&bad);
+}
+
+/* MPICH's keyval_double_free: the keyval is freed through several copies
+ * of its handle and by the delete callback itself while attributes still
+ * use it. Each free succeeds, the keyval lives until its last attribute is
+ * deleted (here at MPI_Finalize, on MPI_COMM_SELF), and only then does the
+ * handle become invalid. (The second free used to drop the attributes'
+ * reference: MPI_COMM_SELF's delete at MPI_Finalize read a freed keyval.) */
+static int freeing_deletes = 0;
+static int freeing_delete(MPI_Comm c, int key, void* val, void* extra) {
+  (void)c, (void)val, (void)extra;
+  ++freeing_deletes;
+  CHECK_OK(MPI_Comm_free_keyval(&key));
+  return MPI_SUCCESS;
+}
+
+static void keyval_double_free(void) {
+  int key, copy, copy2;
+  MPI_Comm a, b;
+  MPI_Comm_dup(MPI_COMM_WORLD, &a);
+  MPI_Comm_dup(MPI_COMM_WORLD, &b);
+  CHECK_OK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, freeing_delete, &key, NULL));
+  copy = copy2 = key;
+  CHECK_OK(MPI_Comm_set_attr(a, key, NULL));
+  CHECK_OK(MPI_Comm_set_attr(b, key, NULL));
+  CHECK_OK(MPI_Comm_set_attr(MPI_COMM_SELF, key, NULL)); /* deleted at MPI_Finalize */
+  CHECK_OK(MPI_Comm_free(&a));                           /* the callback frees the keyval */
+  CHECK_EQ(freeing_deletes, 1);
+  CHECK_OK(MPI_Comm_free_keyval(&key));
+  CHECK_OK(MPI_Comm_free_keyval(&copy));
+  void* v = &v;
+  int flag = -1;
+  CHECK_OK(MPI_Comm_get_attr(b, copy2, &v, &flag)); /* still attached to b */
+  CHECK(flag && v == NULL);
+  CHECK_OK(MPI_Comm_free(&b));
+  CHECK_EQ(freeing_deletes, 2);
+  /* a keyval that no attribute uses any more is gone with its last free */
+  int lone, lone_copy;
+  CHECK_OK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, MPI_COMM_NULL_DELETE_FN, &lone, NULL));
+  lone_copy = lone;
+  CHECK_OK(MPI_Comm_free_keyval(&lone));
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  CHECK_CLASS(MPI_Comm_free_keyval(&lone_copy), MPI_ERR_KEYVAL);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
@@ -327,6 +422,23 @@ static void info(void) {
   longkey[sizeof longkey - 1] = 0;
   CHECK_CLASS(MPI_Info_set(in, longkey, "v"), MPI_ERR_INFO_KEY);
   CHECK_CLASS(MPI_Info_set(in, "", "v"), MPI_ERR_INFO_KEY);
+  /* Keys have at most MPI_MAX_INFO_KEY characters (MPI-3.1 9.1): one of
+   * exactly that length is a key like any other (as in MPICH), one more
+   * is not; nthkey hands it back whole in a buffer of MPI_MAX_INFO_KEY + 1. */
+  longkey[MPI_MAX_INFO_KEY + 1] = 0;
+  CHECK_CLASS(MPI_Info_set(in, longkey, "v"), MPI_ERR_INFO_KEY);
+  longkey[MPI_MAX_INFO_KEY] = 0;
+  CHECK_OK(MPI_Info_set(in, longkey, "max"));
+  CHECK_OK(MPI_Info_get(in, longkey, 10, val, &flag));
+  CHECK(flag && strcmp(val, "max") == 0);
+  CHECK_OK(MPI_Info_get_valuelen(in, longkey, &vlen, &flag));
+  CHECK(flag && vlen == 3);
+  CHECK_OK(MPI_Info_get_nkeys(in, &n));
+  CHECK_EQ(n, 2);
+  memset(key, 'x', sizeof key);
+  CHECK_OK(MPI_Info_get_nthkey(in, 1, key));
+  CHECK(strcmp(key, longkey) == 0);
+  CHECK_OK(MPI_Info_delete(in, longkey));
   char* longval = malloc(MPI_MAX_INFO_VAL + 8);
   memset(longval, 'v', MPI_MAX_INFO_VAL + 7);
   longval[MPI_MAX_INFO_VAL + 7] = 0;
@@ -460,6 +572,8 @@ int main(int argc, char** argv) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   predefined_attrs();
   user_attrs();
+  failed_dup();
+  keyval_double_free();
   type_attrs();
   errhandlers();
   info();

@@ -263,6 +263,13 @@ static void reduce_local(void) {
   CHECK_EQ(io[0], 1 - 11);
   CHECK_EQ(io[2], 3 - 33);
   MPI_Op_free(&sub);
+  /* the buffers must not alias: MPI_ERR_BUFFER, the data untouched; a
+   * count of 0 has nothing to alias */
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  CHECK_CLASS(MPI_Reduce_local(io, io, 3, MPI_INT, MPI_SUM), MPI_ERR_BUFFER);
+  CHECK_EQ(io[0], 1 - 11);
+  CHECK_OK(MPI_Reduce_local(io, io, 0, MPI_INT, MPI_SUM));
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
   int c = -1;
   CHECK_OK(MPI_Op_commutative(MPI_SUM, &c));
   CHECK_EQ(c, 1);
