@@ -298,11 +298,21 @@ OpArgs args(rma::Msg kind, const char* name, const void* origin, std::int64_t oc
 // applies such a packet as it applies the general path's, under the same
 // element locks (emul/apply.cpp, native::cas_element), so accumulates stay
 // atomic whichever path each origin took. a.polls carries the channel's
-// verdict on to the general path. A put, get, fetch_and_op or
+// verdict on to the general path (0, not asked, for a large put or get:
+// rma::bulk_by_cma). A put, get, fetch_and_op or
 // compare_and_swap to a target found not polling (0) tries the lean
 // cross-memory-attach paths first (rma/native_cma.hpp).
 bool polls_short(rma::WindowState& w, OpArgs& a) {
   if (a.otype != a.ttype || !a.ttype || a.ocount != a.tcount || a.tcount <= 0 || a.tcount > (int64_t{1} << 40)) {
+    return false;
+  }
+  // A large put or get takes cross-memory attach whatever the target does
+  // (rma::bulk_by_cma): the channel is not asked (its look counts streams).
+  uint64_t bytes;
+  if (__builtin_mul_overflow(static_cast<uint64_t>(a.tcount), static_cast<uint64_t>(a.ttype->size()), &bytes))
+    return false;  // the general path refuses it
+  if (rma::bulk_by_cma(a.kind, bytes)) {
+    a.polls = 0;
     return false;
   }
   a.polls = rma::polls_now(w, a.target);

@@ -17,6 +17,19 @@ namespace {
 // only operations up to this size go as packets there.
 constexpr std::size_t kDynamicPacketsUpTo = 8 * 1024;
 
+// A put or get of at least this many bytes to memory reached by
+// cross-memory attach takes it even while the target polls (bulk_by_cma).
+// Measured (bench/rma, 16 per flush, target polling in MPI_Barrier, quiet
+// host): as packets through the ring 64 KiB puts ran at 7.9 GB/s and 1 MiB
+// at 8.3 (two copies, the target's among them), gets of 64 KiB at 7.7; by
+// cross-memory attach (Open MPI's path) 13-15 GB/s, and gets of 1 MiB at
+// 19.7. On a loaded host the packets waited for the target's time slice
+// (1-16 GB/s across launches at 16 KiB-1 MiB, some under 0.1) where the
+// system call needs nobody. Below it the call's fixed cost (about 0.5 us)
+// loses to a packet while the target polls (1 KiB: 3.4 GB/s as packets,
+// 1.2 by Open MPI's system call).
+constexpr uint64_t kCmaBulkMin = 16 * 1024;
+
 bool passive_epoch(const WindowState& w) {
   return w.access == WindowState::Access::Lock || w.access == WindowState::Access::LockAll;
 }
@@ -85,30 +98,26 @@ Route route_op(const WindowState& w, const OpArgs& a, const Checked& c, const Ga
     return {Path::Emulated, "the target attached this memory beyond its table, or the channel cannot reach it"};
   }
   // Memory reached by cross-memory attach costs a system call per copy
-  // (two for an accumulate), and the kernel copies at 4-6 GB/s here: while
-  // the target polls inside the library, an operation of any size is
-  // served sooner as a packet (a 64 KiB put or get streams through the
-  // ring at 20-60 GB/s, both ranks copying at once). A target that
-  // computes or sleeps gets the one-sided path, which needs nobody. A get
-  // from the size the channel moves messages by one-sided get
-  // (ADI3_SHM_CMA_MIN) takes cross-memory attach even from a polling
-  // target: the kernel copies it at a steady 10-12 GB/s, where the reply
-  // through the ring ran at 23 or 5.6 GB/s by the host's cache state
-  // (get_bw_flush_create 1 MiB flipped between launches).
+  // (two for an accumulate): while the target polls inside the library, a
+  // small operation is served sooner as a packet. A target that computes
+  // or sleeps gets the one-sided path, which needs nobody, and so does a
+  // put or get from kCmaBulkMin up whatever the target does (one kernel
+  // copy beats two through the ring).
   // Accumulates stay atomic either way (both paths take the target's
   // stripes, cma_acc), and later operations stay behind an emulated one
   // (emul_inflight).
   if (!w.native->nic) {
     const NativePeer& p = w.native->peers[static_cast<std::size_t>(a.target)];
     const RemoteRegion* r = p.mem_r ? p.mem_r : p.dyn ? p.ctl_r : nullptr;
-    if (!p.mem && r && (p.mem_r || c.bytes <= kDynamicPacketsUpTo) &&
-        !(a.kind == Msg::Get && c.bytes >= w.dev.caps_of(r->peer).get_min) &&
+    if (!p.mem && r && (p.mem_r || c.bytes <= kDynamicPacketsUpTo) && !bulk_by_cma(a.kind, c.bytes) &&
         (a.polls >= 0 ? a.polls == 1 : polling(w, a.target, r->peer))) {
       return {Path::Emulated, "the target polls inside the library: a packet beats cross-memory attach"};
     }
   }
   return {Path::Native, "the target's memory is reached one-sidedly"};
 }
+
+bool bulk_by_cma(Msg kind, uint64_t bytes) { return (kind == Msg::Put || kind == Msg::Get) && bytes >= kCmaBulkMin; }
 
 int8_t polls_now(const WindowState& w, int target) {
   if (!w.native_usable || w.native->nic || w.flavor == WinFlavor::Dynamic) return -1;

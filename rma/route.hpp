@@ -40,6 +40,10 @@ Route route_op(const WindowState& w, const OpArgs& a, const Checked& c, const Ga
 // passes the verdict on in OpArgs::polls (the channel's look is asked once
 // per operation: it counts streams).
 int8_t polls_now(const WindowState& w, int target);
+// Whether a put or get of bytes to such a target takes cross-memory attach
+// even while it polls: one kernel copy of a large block beats the packets
+// streamed through the ring (polls_now's verdict is then not asked).
+bool bulk_by_cma(Msg kind, uint64_t bytes);
 // Under the window's mutex, when a flush or unlock of target had one
 // operation before it and its answer arrived: waited_ns, how long the wait
 // lasted past its first polls (0: it ended within them). A late answer

@@ -8,7 +8,7 @@
 // compare_and_swap (the short path's quick_fetch_now, or cross-memory
 // attach under the element's lock) return every old value exactly once.
 // rma::polls_now answers only for targets reached by cross-memory attach.
-// A get of 256 KiB or more takes cross-memory attach whatever the target does.
+// A put or get of 16 KiB or more takes cross-memory attach whatever the target does.
 // Atomics from several ranks by every path at once stay exact (MixedAtomicsExact).
 #include <signal.h>
 #include <unistd.h>
@@ -120,16 +120,18 @@ void polling_target(Device& dev) {
   ASSERT_EQ(Window::free(&win), 0);
 }
 
-// A get of 256 KiB or more takes cross-memory attach even while the target
-// polls (route_op: one kernel copy beats the reply streamed through the
-// ring); a smaller one may go either way. Both read the target's bytes.
-void large_get(Device& dev) {
-  constexpr std::size_t kBig = 256 * 1024, kSmall = kBig - 8;
+// A put or get of 16 KiB or more takes cross-memory attach even while the
+// target polls (route_op, rma::bulk_by_cma: one kernel copy beats two
+// through the ring); a smaller one may go either way. Every put lands and
+// every get reads the target's bytes, by the lean path (predefined type on
+// both sides) and the general one (a contiguous derived origin type).
+void large_copy(Device& dev) {
+  constexpr std::size_t kBulk = 16 * 1024, kBytes = 256 * 1024;
   const int me = dev.rank();
-  std::vector<uint8_t> own(kBig);
-  for (std::size_t i = 0; i < kBig; ++i) own[i] = static_cast<uint8_t>(i * 7 + me);
+  std::vector<uint8_t> own(kBytes);
+  for (std::size_t i = 0; i < kBytes; ++i) own[i] = static_cast<uint8_t>(i * 7 + me);
   Window* win = nullptr;
-  int e = Window::create(dev, own.data(), kBig, 1, {}, win_comm(dev), &win);
+  int e = Window::create(dev, own.data(), kBytes, 1, {}, win_comm(dev), &win);
   ASSERT_EQ(e, 0) << why(dev, e);
   adi3::rma::WindowState& st = win->state();
   const adi3::RemoteRegion* r1 = st.native_usable ? st.native->peers[1].mem_r : nullptr;
@@ -137,18 +139,38 @@ void large_get(Device& dev) {
   const bool cma = st.native_usable && !st.native->peers[1].mem && r1 && (r1->ops & adi3::kOsGet) &&
                    (st.native->passive || adi3::rma::queue_lock_native(st, 1));
   const auto* u8 = dt(adi3::Builtin::kUint8);
+  adi3::Datatype* two = nullptr;
+  ASSERT_EQ(adi3::type_contiguous(2, u8, &two), adi3::ErrorClass::Success);
+  const Type pair(two);  // two bytes: the general path
   ASSERT_EQ(dev.barrier(), 0);
   if (me == 0) {
     ASSERT_EQ(win->lock_all(0), 0);
-    for (std::size_t len : {kSmall, kBig}) {
-      std::vector<uint8_t> got(len, 0);
-      const uint64_t native = st.native_ops;
-      ASSERT_EQ(win->get(got.data(), static_cast<int64_t>(len), u8, 1, 0, static_cast<int64_t>(len), u8), 0);
-      ASSERT_EQ(win->flush(1), 0);
-      if (cma && len >= kBig) {
-        EXPECT_EQ(st.native_ops, native + 1) << "a get of " << len << " bytes did not take cross-memory attach";
+    int round = 0;
+    for (std::size_t len : {kBulk - 8, kBulk, kBytes}) {
+      for (const bool derived : {false, true}) {
+        const auto n = static_cast<int64_t>(len);
+        const uint8_t salt = static_cast<uint8_t>(++round * 31);
+        std::vector<uint8_t> out(len), got(len, 0);
+        for (std::size_t i = 0; i < len; ++i) out[i] = static_cast<uint8_t>(i * 13 + salt);
+        const uint64_t native = st.native_ops;
+        if (derived) {
+          ASSERT_EQ(win->put(out.data(), n / 2, pair, 1, 0, n, u8), 0);
+        } else {
+          ASSERT_EQ(win->put(out.data(), n, u8, 1, 0, n, u8), 0);
+        }
+        ASSERT_EQ(win->flush(1), 0);
+        if (derived) {
+          ASSERT_EQ(win->get(got.data(), n / 2, pair, 1, 0, n, u8), 0);
+        } else {
+          ASSERT_EQ(win->get(got.data(), n, u8, 1, 0, n, u8), 0);
+        }
+        ASSERT_EQ(win->flush(1), 0);
+        if (cma && len >= kBulk) {
+          EXPECT_EQ(st.native_ops, native + 2)
+              << "a put and a get of " << len << " bytes did not both take cross-memory attach";
+        }
+        for (std::size_t i = 0; i < len; ++i) ASSERT_EQ(got[i], out[i]) << len << " bytes, byte " << i;
       }
-      for (std::size_t i = 0; i < len; ++i) ASSERT_EQ(got[i], static_cast<uint8_t>(i * 7 + 1)) << "byte " << i;
     }
     ASSERT_EQ(win->unlock_all(), 0);
   }
@@ -417,7 +439,7 @@ void lock_epochs(Device& dev) {
 
 TEST_P(RmaCreatePoll, PollingTargetNp2) { run(2, polling_target); }
 TEST_P(RmaCreatePoll, LateAnswerNp2) { run(2, late_answer); }
-TEST_P(RmaCreatePoll, LargeGetNp2) { run(2, large_get); }
+TEST_P(RmaCreatePoll, LargeCopyNp2) { run(2, large_copy); }
 TEST_P(RmaCreatePoll, MixedAtomicsExactNp3) { run(3, mixed_atomics); }
 TEST_P(RmaCreatePoll, LockEpochsNp2) { run(2, lock_epochs); }
 TEST_P(RmaCreatePoll, LockEpochsNp3) { run(3, lock_epochs); }
