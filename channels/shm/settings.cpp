@@ -48,8 +48,7 @@ constexpr Knob kShmKnobs[] = {
      "ADI3_SHM_CMA_MIN on."},
     {"ADI3_SHM_CMA_MIN", "262144",
      "Smallest message that may be copied with CMA after the rendezvous; smaller ones are always "
-     "pipelined through the rings. A huge value disables CMA for messages. Also the smallest one-sided "
-     "get on a create window that takes CMA while its target polls (smaller ones go as packets then)."},
+     "pipelined through the rings. A huge value disables CMA for messages."},
     {"ADI3_SHM_CMA_CROSSING_MBPS", "5000",
      "With ADI3_SHM_CMA=1, messages that cross (both ranks send large messages to each other) are "
      "fetched with CMA in both directions while each rank's CMA copies of them run at least this "
