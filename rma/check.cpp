@@ -198,7 +198,9 @@ int check_op(WindowState& w, const OpArgs& a, Checked* out) {
   const PeerWin& p = w.peers[static_cast<std::size_t>(a.target)];
   const int64_t count = single ? 1 : a.tcount;
   const I disp = w.flavor == WinFlavor::Dynamic ? static_cast<I>(a.disp) : static_cast<I>(a.disp) * p.disp_unit;
-  if (count > 0 && w.flavor != WinFlavor::Dynamic) {
+  // Zero bytes touch no memory: no displacement is out of range for them
+  // (as for count 0; issue() completes them at once).
+  if (count > 0 && tbytes > 0 && w.flavor != WinFlavor::Dynamic) {
     const Datatype* t = a.ttype;
     const I last = static_cast<I>(count - 1) * t->extent();
     const I lo = disp + std::min<I>(t->true_lb(), last + t->true_lb());
@@ -211,7 +213,7 @@ int check_op(WindowState& w, const OpArgs& a, Checked* out) {
                        static_cast<long long>(count), static_cast<long long>(p.size));
     }
   }
-  if (w.flavor == WinFlavor::Dynamic && a.disp < 0 && count > 0) {
+  if (w.flavor == WinFlavor::Dynamic && a.disp < 0 && count > 0 && tbytes > 0) {
     return log.raise(ErrorClass::RmaRange, "%s to rank %d: address %td in a dynamic window is negative", a.name,
                      a.target, a.disp);
   }

@@ -223,6 +223,9 @@ static void test_datatypes(int flav) {
 
 /* disp_unit = 4 * (rank + 1) bytes; odd ranks (but not all) size 0. */
 static void test_units_and_empty(void) {
+  MPI_Datatype empty_t;
+  MPI_Type_contiguous(0, MPI_INT, &empty_t);
+  MPI_Type_commit(&empty_t);
   int du = 4 * (rank + 1);
   int empty = rank % 2 == 1;
   int* mem = empty ? NULL : calloc(WN, sizeof(int));
@@ -246,11 +249,15 @@ static void test_units_and_empty(void) {
       CHECK_CLASS(MPI_Put(&v, 1, MPI_INT, t, 0, 1, MPI_INT, w), MPI_ERR_RMA_RANGE);
       CHECK_OK(MPI_Put(&v, 0, MPI_INT, t, 0, 0, MPI_INT, w)); /* zero bytes fit anywhere */
       CHECK_OK(MPI_Accumulate(&v, 0, MPI_INT, t, 0, 0, MPI_INT, MPI_SUM, w));
+      /* nor does one element of a type of size 0, at any displacement */
+      CHECK_OK(MPI_Put(&v, 1, empty_t, t, 1000, 1, empty_t, w));
+      CHECK_OK(MPI_Accumulate(&v, 1, empty_t, t, 1000, 1, empty_t, MPI_SUM, w));
     } else if (t != rank) {
       CHECK_OK(MPI_Put(&v, 1, MPI_INT, t, rank, 1, MPI_INT, w)); /* byte rank * 4 * (t + 1) */
     }
   }
   CHECK_OK(MPI_Win_fence(0, w));
+  MPI_Type_free(&empty_t);
   if (!empty) {
     for (int r = 0; r < size; ++r) {
       if (r == rank) continue;
