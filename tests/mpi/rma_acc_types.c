@@ -414,12 +414,7 @@ static void test_overlap(int flav) {
 }
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  right = (rank + 1) % size;
-  left = (rank + size - 1) % size;
+  mt_init_ring(&argc, &argv, &rank, &size, &right, &left);
   if (size >= SLOTS) {
     if (rank == 0) fprintf(stderr, "at most %d ranks\n", SLOTS);
     MPI_Abort(MPI_COMM_WORLD, 1);

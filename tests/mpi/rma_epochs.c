@@ -402,12 +402,7 @@ static void test_errors(void) {
 }
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  right = (rank + 1) % size;
-  left = (rank + size - 1) % size;
+  mt_init_ring(&argc, &argv, &rank, &size, &right, &left);
   for (int flav = 0; flav < 4; ++flav) {
     int* mem = NULL;
     MPI_Aint tb = 0;

@@ -399,12 +399,7 @@ static void test_mixed_sync(void) {
 }
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  right = (rank + 1) % size;
-  left = (rank + size - 1) % size;
+  mt_init_ring(&argc, &argv, &rank, &size, &right, &left);
   test_nested_locks();
   test_overlapping_windows();
   test_pair_derived();
