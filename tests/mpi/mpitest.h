@@ -62,6 +62,17 @@ static inline int mt_finish(void) {
   return total != 0;
 }
 
+/* MPI_Init with errors returned on MPI_COMM_WORLD, this rank, the size and
+   the ring neighbours (right = rank + 1, left = rank - 1, modulo size). */
+static inline void mt_init_ring(int* argc, char*** argv, int* rank, int* size, int* right, int* left) {
+  MPI_Init(argc, argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, rank);
+  MPI_Comm_size(MPI_COMM_WORLD, size);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  *right = (*rank + 1) % *size;
+  *left = (*rank + *size - 1) % *size;
+}
+
 /* A deterministic pseudo-random sequence (same on every rank for a seed). */
 static inline unsigned mt_rand(unsigned* state) {
   *state = *state * 1103515245u + 12345u;
