@@ -155,13 +155,16 @@ bool rndv_fits(const rma::WindowState& w, rma::Msg kind, int target, std::size_t
 void rndv_start(rma::WindowState& w, int to, rma::Item& it, rma::Header& h);
 // Target: such a packet from origin: checked as apply checks any
 // operation, then the put's receive into the window or the get's message
-// from it started; a refused one drains the put's message or ends the
-// get's receive with no data.
+// from it started; a refused put's message is drained (a refused get's
+// origin cancels its receive: rndv_refused).
 void rndv_serve(rma::WindowState& w, int origin, const rma::Header& h);
 // Both sides: ends the operations whose messages are done (counts a put
 // or get as applied at the target, answers the acks waiting for them).
 // True if any ended.
 bool rndv_reap(rma::WindowState& w);
+// Origin: the target refused the get of token: its receive is cancelled
+// (no message comes; rndv_reap then finds it done).
+void rndv_refused(rma::WindowState& w, int from, uint64_t token);
 // Window free: cancels the receives left to drain refused puts that never came.
 void rndv_end(rma::WindowState& w);
 // Origin: the get whose reply token is token, to target from, is over:

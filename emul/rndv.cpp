@@ -154,17 +154,22 @@ void rndv_serve(WindowState& w, int o, const Header& h) {
       track(w, op);
       return;
     }
-  } else {
+  } else if (!get) {
     // Refused (reported): the put's message is drained into no byte of
-    // the window, the get's receive ends with no data.
+    // the window. (The get's origin cancels its receive on the refusal.)
     op.role = Op::Drain;
-    e = get ? w.dev.isend_checked(&O, 0, Datatype::byte(), o, tag_of(w.peers[static_cast<std::size_t>(o)].win, true), c,
-                                  SendMode::Standard, &op.msg)
-            : w.dev.irecv_checked(&O, 0, Datatype::byte(), o, tag_of(w.slot, false), c, &op.msg);
+    e = w.dev.irecv_checked(&O, 0, Datatype::byte(), o, tag_of(w.slot, false), c, &op.msg);
     if (!e) track(w, op);
+  } else {
+    e = 0;
   }
   ++O.applied;
-  if (e) record(w, e);
+  if (e) {
+    // Out of requests or memory: the origin learns it (a get's receive is
+    // then cancelled there).
+    record(w, e);
+    refuse(w, o, h, error_class_of(e), "its message could not start here");
+  }
 }
 
 bool rndv_reap(WindowState& w) {
@@ -214,6 +219,12 @@ bool rndv_reap(WindowState& w) {
   // A flush, fence or Win_wait of this rank may sleep until these counts move.
   if (any && w.agent) w.dev.notify();
   return any;
+}
+
+void rndv_refused(WindowState& w, int from, uint64_t token) {
+  for (Op& op : w.rndv) {
+    if (op.role == Op::GetIn && op.rank == from && op.h.token == token) w.dev.cancel(op.msg);
+  }
 }
 
 void rndv_end(WindowState& w) {

@@ -165,6 +165,7 @@ void on_error(WindowState& w, int from, const Header& h, const void* payload, st
     notify_waiters(w);
     return;
   }
+  if (!w.rndv.empty()) rndv_refused(w, from, h.token);  // a get sent as a message
   auto it = w.pending.find(h.token);
   if (it == w.pending.end() || it->second->target != from) return;
   rma::Pending& p = *it->second;
