@@ -161,45 +161,57 @@ void combine(WindowState& w, char* addr, uint64_t count, const Datatype* t, std:
   seg.unpack(first, first + n, cur);
 }
 
-void apply_op(WindowState& w, int o, const Header& h, const void* payload, std::size_t bytes) {
-  Origin& O = w.origins[static_cast<std::size_t>(o)];
-  const bool get = h.kind == Msg::Get;
-  if (!get) ++O.applied;  // a get counts when its data has left
-  auto done_get = [&] {
-    if (get) ++O.applied;
-  };
-  // The target datatype.
+}  // namespace
+
+bool target_of(WindowState& w, int o, const Header& h, const Datatype** type, char** addr) {
+  const Origin& O = w.origins[static_cast<std::size_t>(o)];
   const Datatype* t = nullptr;
   if (h.flags & rma::kUseDesc) {
     t = O.desc;
     if (!t) {
-      done_get();
-      return refuse(w, o, h, ErrorClass::Type, "no valid datatype description precedes it");
+      refuse(w, o, h, ErrorClass::Type, "no valid datatype description precedes it");
+      return false;
     }
   } else {
     if (h.elem >= kNumBuiltins) {
-      done_get();
-      return refuse(w, o, h, ErrorClass::Type, "predefined type id %u does not exist", h.elem);
+      refuse(w, o, h, ErrorClass::Type, "predefined type id %u does not exist", h.elem);
+      return false;
     }
     t = Datatype::builtin(static_cast<Builtin>(h.elem));
   }
   const std::size_t tsize = t->size();
   if (tsize && h.count > (uint64_t{1} << 60) / tsize) {
-    done_get();
-    return refuse(w, o, h, ErrorClass::Count, "count too large");
+    refuse(w, o, h, ErrorClass::Count, "count too large");
+    return false;
   }
   const uint64_t total = h.count * tsize;
   if (h.total != total) {
-    done_get();
-    return refuse(w, o, h, ErrorClass::Type, "the stream is %llu bytes but the target type gives %llu",
-                  static_cast<unsigned long long>(h.total), static_cast<unsigned long long>(total));
+    refuse(w, o, h, ErrorClass::Type, "the stream is %llu bytes but the target type gives %llu",
+           static_cast<unsigned long long>(h.total), static_cast<unsigned long long>(total));
+    return false;
   }
-  char* addr = nullptr;
   std::string why;
-  if (!locate(w, h.disp, h.count, t, &addr, &why)) {
-    done_get();
-    return refuse(w, o, h, ErrorClass::RmaRange, "%s", why.c_str());
+  if (!locate(w, h.disp, h.count, t, addr, &why)) {
+    refuse(w, o, h, ErrorClass::RmaRange, "%s", why.c_str());
+    return false;
   }
+  *type = t;
+  return true;
+}
+
+namespace {
+
+void apply_op(WindowState& w, int o, const Header& h, const void* payload, std::size_t bytes) {
+  Origin& O = w.origins[static_cast<std::size_t>(o)];
+  const bool get = h.kind == Msg::Get;
+  if (!get) ++O.applied;  // a get counts when its data has left
+  const Datatype* t = nullptr;
+  char* addr = nullptr;
+  if (!target_of(w, o, h, &t, &addr)) {
+    if (get) ++O.applied;
+    return;
+  }
+  const uint64_t total = h.total;
   if (get) {
     // Nothing owed to it before this and one packet carries it: the data
     // leaves now, straight from the window.

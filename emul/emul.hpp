@@ -144,6 +144,38 @@ void apply_batch(rma::WindowState& w, int origin, const rma::Header& h, const vo
 // Stores n bytes of a put at dst (one aligned element as one atomic store).
 void put_bytes(char* dst, const void* src, std::size_t n);
 
+// ---- large puts and gets as point-to-point messages (rndv.cpp) ----
+// Whether a put or get of bytes to target (comm rank) sends its data as a
+// message of the core (its large-message protocol) instead of in packets.
+bool rndv_fits(const rma::WindowState& w, rma::Msg kind, int target, std::size_t bytes);
+// Origin: sends the packet of such an operation (h, addressed as send
+// does) and starts its message: a put's from the origin buffer, a get's
+// receive into it (before the packet). The item's request, if any, now
+// completes with the message.
+void rndv_start(rma::WindowState& w, int to, rma::Item& it, rma::Header& h);
+// Target: such a packet from origin: checked as apply checks any
+// operation, then the put's receive into the window or the get's message
+// from it started; a refused put's message is drained (a refused get's
+// origin cancels its receive: rndv_refused).
+void rndv_serve(rma::WindowState& w, int origin, const rma::Header& h);
+// Both sides: ends the operations whose messages are done (counts a put
+// or get as applied at the target, answers the acks waiting for them).
+// True if any ended.
+bool rndv_reap(rma::WindowState& w);
+// Origin: the target refused the get of token: its receive is cancelled
+// (no message comes; rndv_reap then finds it done).
+void rndv_refused(rma::WindowState& w, int from, uint64_t token);
+// Window free: cancels the receives left to drain refused puts that never came.
+void rndv_end(rma::WindowState& w);
+// Origin: the get whose reply token is token, to target from, is over:
+// its message arrived with got bytes (fewer than the get's is an error),
+// or failed with error.
+void get_done(rma::WindowState& w, int from, uint64_t token, int error, std::size_t got);
+// Target: an operation's target datatype and window address, checked
+// (datatype, count, stream size, range); false: refused (reported to
+// origin; not counted).
+bool target_of(rma::WindowState& w, int origin, const rma::Header& h, const Datatype** type, char** addr);
+
 // ---- target side (target.cpp) ----
 // A packet from channel rank peer for this window (takes the mutex).
 void on_packet(rma::WindowState& w, int peer, const rma::Header& h, const void* payload, std::size_t bytes);

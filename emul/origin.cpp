@@ -60,6 +60,11 @@ bool emit_op(WindowState& w, int to, Item& it) {
   h.count = it.count;
   h.total = it.total;
   h.token = it.token;
+  if (it.rndv) {
+    rndv_start(w, to, it, h);
+    ++t.sent_ops;
+    return true;
+  }
   switch (it.kind) {
     case Msg::Get:
       record_error(w, send(w, to, h));
@@ -100,7 +105,9 @@ bool emit(WindowState& w, int to, Item& it) {
     return true;
   }
   if (!emit_op(w, to, it)) return false;  // the rest streams from the progress hook
-  if (it.req) w.dev.complete(it.req);     // request-based put/accumulate: locally complete
+  // A request-based put or accumulate is locally complete (a put sent as a
+  // message completes with it: rndv_start took its request).
+  if (it.req) w.dev.complete(it.req);
   if (it.ttype) it.ttype->release();
   return true;
 }
@@ -301,10 +308,15 @@ void push(WindowState& w, int to, Item&& item) {
   }
   if (item.is_op()) {
     ++t.queued_ops;
-    t.tail_fetch = fetches(item.kind);
+    // A put's message may land after a later get's reply: until the next
+    // flush, that reply does not say the put was applied.
+    if (item.rndv && item.kind == Msg::Put) t.rndv_put = true;
+    t.tail_fetch = fetches(item.kind) && !t.rndv_put;
   } else if (item.kind == Msg::Flush && t.tail_fetch) {
     flush_on_reply(w, to, item.token);
     return;
+  } else if (item.kind == Msg::Flush || item.kind == Msg::Unlock) {
+    t.rndv_put = false;  // its Ack waits for those messages (emul/target.cpp)
   }
   if (t.batch_len && !t.hold && t.q.empty() && (item.kind == Msg::Flush || item.kind == Msg::Unlock) &&
       gate_open(t, item.gate)) {
@@ -379,6 +391,7 @@ bool pump_all(WindowState& w) {
   const MaybeLock g(w.mu, w.dev.threads_enabled());  // as on_packet
   bool any = false;
   const bool counters = w.native_active();
+  if (!w.rndv.empty()) any |= rndv_reap(w);
   for (std::size_t i = 0; i < w.targets.size(); ++i) {
     if (!w.targets[i].q.empty() || w.targets[i].hold || w.targets[i].batch_len) {
       // Native active target: the gates open on the control blocks' counts.

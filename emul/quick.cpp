@@ -132,7 +132,7 @@ namespace {
   const uint64_t token = take_quick(w, target, static_cast<char*>(dst), len);
   if (!token) return 0;
   ++t.replies;
-  t.tail_fetch = true;
+  t.tail_fetch = !t.rndv_put;  // (a put's message may land after this reply)
   return token;
 }
 

@@ -165,6 +165,7 @@ void on_error(WindowState& w, int from, const Header& h, const void* payload, st
     notify_waiters(w);
     return;
   }
+  if (!w.rndv.empty()) rndv_refused(w, from, h.token);  // a get sent as a message
   auto it = w.pending.find(h.token);
   if (it == w.pending.end() || it->second->target != from) return;
   rma::Pending& p = *it->second;
@@ -229,9 +230,11 @@ void ack_now(WindowState& w, int o, uint64_t token, bool release) {
 }
 
 // Answers an unlock or flush (sequence number seq) once everything owed to
-// the origin before it has left.
+// the origin before it has left and the messages of its large puts and
+// gets started before it are done (emul/rndv.cpp).
 void sync_ack(WindowState& w, int o, uint64_t seq, bool release) {
-  if (w.origins[static_cast<std::size_t>(o)].out.empty()) {
+  const Origin& O = w.origins[static_cast<std::size_t>(o)];
+  if (O.out.empty() && O.rndv_done == O.rndv_started) {
     ack_now(w, o, seq, release);
     return;
   }
@@ -239,6 +242,7 @@ void sync_ack(WindowState& w, int o, uint64_t seq, bool release) {
   r.kind = Msg::Ack;
   r.token = seq;
   r.release = release;
+  r.rndv = O.rndv_started;
   queue_reply(w, o, std::move(r));
   pump_replies(w, o);
 }
@@ -278,6 +282,24 @@ bool lock_first(WindowState& w, int o, const Header& h, const void* payload, std
 
 }  // namespace
 
+void get_done(WindowState& w, int from, uint64_t token, int error, std::size_t got) {
+  auto it = w.pending.find(token);
+  if (it == w.pending.end() || it->second->target != from) return;  // ended by an Error packet
+  rma::Pending& p = *it->second;
+  if (!error && got != p.total) {
+    error = w.dev.errors().raise(ErrorClass::Intern, "rank %d: the reply of a get from rank %d held %zu bytes, not %zu",
+                                 w.comm.rank, from, got, p.total);
+    if (!w.deferred_error) w.deferred_error = error;
+  }
+  reply_done(w.targets[static_cast<std::size_t>(from)]);
+  if (p.req) {
+    p.req->status.error = error ? error : p.error;
+    w.dev.complete(p.req);
+  }
+  retire(w, it);
+  notify_waiters(w);
+}
+
 bool pump_replies(WindowState& w, int o) {
   Origin& O = w.origins[static_cast<std::size_t>(o)];
   const std::size_t chunk = w.dev.max_packet_payload();
@@ -296,6 +318,7 @@ bool pump_replies(WindowState& w, int o) {
       if (r.first < r.total) break;  // stalled (the grants collected so far still go out)
       ++O.applied;
     } else if (r.kind == Msg::Ack) {
+      if (O.rndv_done < r.rndv) break;  // rndv_reap pumps again
       // Everything before it has left: the epoch's operations are applied.
       if (r.release) w.lockq.release(o, &granted);
       send(w, o, h);
@@ -333,6 +356,10 @@ void on_packet(WindowState& w, int peer, const Header& h, const void* payload, s
     case Msg::GetAcc:
     case Msg::Fop:
     case Msg::Cas:
+      if (h.flags & rma::kRndv) {
+        rndv_serve(w, src, h);
+        break;
+      }
       if ((h.flags & rma::kLockReq) && !lock_first(w, src, h, payload, bytes)) break;
       apply(w, src, h, payload, bytes);
       if ((h.flags & rma::kAckAfter) && (h.kind == Msg::Put || h.kind == Msg::Acc)) {

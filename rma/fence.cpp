@@ -27,7 +27,8 @@ bool fence_done(WindowState& w, uint64_t k, bool native) {
   for (int r = 0; r < w.comm.size; ++r) {
     const Target& t = w.targets[static_cast<std::size_t>(r)];
     const rma::Origin& o = w.origins[static_cast<std::size_t>(r)];
-    if (!t.q.empty() || t.replies || t.fences < k || o.applied < o.announced || !o.out.empty()) return false;
+    if (!t.q.empty() || t.replies || t.rndv_out || t.fences < k || o.applied < o.announced || !o.out.empty())
+      return false;
   }
   return true;
 }

@@ -140,11 +140,18 @@ int emulate(WindowState& w, const OpArgs& a, const Checked& c, const Gate& gate,
   it.chunk = (a.kind == Msg::Put || es == 0) ? max : std::max<std::size_t>(es, max / es * es);
   const bool fetches = a.kind == Msg::Get || a.kind == Msg::GetAcc || a.kind == Msg::Fop || a.kind == Msg::Cas;
   const bool no_op = a.op && a.op->kind() == coll::OpKind::NoOp;
+  it.rndv = emul::rndv_fits(w, a.kind, a.target, c.bytes);
   if (a.kind == Msg::Fop || a.kind == Msg::Cas) {
     // One element, packed (a pair type's padding stays home).
     it.inline_len = static_cast<uint8_t>(a.kind == Msg::Cas ? 2 * es : es);
     if (a.origin) pack_one(a.origin, a.ttype, es, it.inline_data);
     if (a.kind == Msg::Cas) pack_one(a.compare, a.ttype, es, it.inline_data + es);
+  } else if (it.rndv) {
+    // A large put or get: its data goes as a point-to-point message from or
+    // into the origin buffer itself (emul/rndv.cpp), no packer or unpacker.
+    it.ubuf = a.kind == Msg::Get ? a.result : const_cast<void*>(a.origin);
+    it.ucount = a.ocount;
+    it.utype = a.otype;
   } else if (a.kind != Msg::Get && !no_op) {
     // Contiguous data goes from the buffer itself: no packer to set up.
     if (a.otype->is_contiguous()) {
@@ -171,7 +178,7 @@ int emulate(WindowState& w, const OpArgs& a, const Checked& c, const Gate& gate,
     p->target = a.target;
     const Datatype* rt = a.kind == Msg::Get ? a.otype : a.kind == Msg::GetAcc ? a.rtype : a.ttype;
     const int64_t rc = a.kind == Msg::Get ? a.ocount : a.kind == Msg::GetAcc ? a.rcount : 1;
-    if (rt->is_contiguous()) {
+    if (rt->is_contiguous() || it.rndv) {
       p->direct = first_byte(a.result, rt);
     } else {
       p->dst = allocating("the unpacker of a one-sided operation's result", sizeof(Segment),
@@ -202,6 +209,7 @@ int emulate(WindowState& w, const OpArgs& a, const Checked& c, const Gate& gate,
     it.ttype = a.ttype;
     a.ttype->retain();
   }
+  if (it.utype) it.utype->retain();  // the user may free it before the message starts
   Request* req = rq.get();
   if (req) req->refs.store(2, std::memory_order_relaxed);  // the user's handle and the operation
   try {
@@ -216,6 +224,7 @@ int emulate(WindowState& w, const OpArgs& a, const Checked& c, const Gate& gate,
       }
       t.tail_fetch = false;  // a flush must ask, not rely on this reply
       if (it.ttype) it.ttype->release();
+      if (it.utype) it.utype->release();
       throw OutOfMemory("a queue entry of a one-sided operation", sizeof(Item));
     }
     // Partly sent: that cannot be taken back. The operation ends with what

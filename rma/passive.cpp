@@ -283,7 +283,9 @@ namespace {
 
 // No emulated operation to `only` (every target: -1) since its last flush.
 bool quiet(const WindowState& w, int only) {
-  auto idle = [](const Target& t) { return t.queued_ops == t.flushed_ops && t.q.empty() && t.replies == 0; };
+  auto idle = [](const Target& t) {
+    return t.queued_ops == t.flushed_ops && t.q.empty() && t.replies == 0 && t.rndv_out == 0;
+  };
   if (only != -1) return idle(w.targets[static_cast<std::size_t>(only)]);
   for (const Target& t : w.targets) {
     if (!idle(t)) return false;

@@ -51,6 +51,11 @@ enum HeaderFlags : uint8_t {
   // len = count x the element's bytes), not the payload (a get or a
   // get_accumulate with NO_OP: a request that carries no data).
   kCounted = 64,
+  // A large put or get whose data travels as a point-to-point message of
+  // the core (its large-message protocol: rendezvous, then the channel's
+  // single-copy get or its pipeline), not in packets: the packet names the
+  // operation only (emul/rndv.cpp).
+  kRndv = 128,
 };
 
 struct Header {

@@ -60,13 +60,13 @@ int wait_answer(WindowState& w, int target, bool one_op, Done&& done) {
   });
 }
 
-// Operations to t have left (the origin buffers are free) and the gets
-// have their data.
+// Operations to t have left (the origin buffers are free: the messages of
+// large puts too) and the gets have their data.
 inline bool locally_done(const Target& t) {
   for (const Item& it : t.q) {
     if (it.is_op()) return false;
   }
-  return t.replies == 0;
+  return t.replies == 0 && t.rndv_out == 0;
 }
 
 inline void push_sync(WindowState& w, int to, Msg kind, Gate gate, uint64_t token = 0, uint8_t flags = 0) {

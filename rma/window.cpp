@@ -7,6 +7,7 @@
 
 #include "adi3/device.hpp"
 #include "coll/coll.hpp"
+#include "emul/emul.hpp"
 #include "rma/hub.hpp"
 #include "rma/route.hpp"
 #include "rma/window_state.hpp"
@@ -286,6 +287,7 @@ int Window::free(Window** win) {
   {
     std::lock_guard g(w.mu);
     err = w.take_error();
+    emul::rndv_end(w);  // receives draining refused puts that never came
   }
   w.hub->remove(w);
   delete *win;

@@ -76,6 +76,13 @@ struct Item {
   uint8_t inline_len = 0;
   uint64_t token = 0;      // reply token (get-like) or sequence number (unlock/flush)
   Request* req = nullptr;  // request-based put/accumulate: done when emitted
+  // A large put or get whose data goes as a point-to-point message
+  // (emul/rndv.cpp): the origin's buffer, count and type (retained until
+  // the message is started).
+  bool rndv = false;
+  void* ubuf = nullptr;
+  int64_t ucount = 0;
+  const Datatype* utype = nullptr;
   bool is_op() const { return kind <= Msg::Cas; }
 };
 
@@ -94,7 +101,11 @@ struct Target {
   uint64_t grants = 0;     // LockGrant packets received from it
   uint64_t lock_reqs = 0;  // LockReq packets queued to it
   uint64_t sync_seq = 0, acked = 0;
-  int replies = 0;                      // get-like operations awaiting data from it
+  int replies = 0;   // get-like operations awaiting data from it
+  int rndv_out = 0;  // puts whose message to it has not left yet (emul/rndv.cpp)
+  // A put went as a message since the last flush: a get's reply no longer
+  // says that the target applied everything before it.
+  bool rndv_put = false;
   const Datatype* last_desc = nullptr;  // the target type it holds (retained)
   // passive target
   bool locked = false;
@@ -189,7 +200,10 @@ struct Reply {
   Segment src;
   std::size_t first = 0, total = 0;
   uint64_t token = 0;
-  uint64_t count = 0;    // Unlock/Flush: operations the origin sent before it
+  uint64_t count = 0;  // Unlock/Flush: operations the origin sent before it
+  // Ack: the messages of operations started before it (emul/rndv.cpp) that
+  // must be done before it leaves.
+  uint64_t rndv = 0;
   bool release = false;  // Unlock: release the lock when it leaves
   bool nocheck = false;
 };
@@ -220,6 +234,9 @@ struct Origin {
   uint64_t expected = 0;           // Complete packets expected (posts made to it)
   const Datatype* desc = nullptr;  // target type of the last TypeDesc (owned)
   std::deque<Reply> out;
+  // Messages of puts received and gets answered (emul/rndv.cpp): started,
+  // done. An Ack leaves once those started before it are done.
+  uint64_t rndv_started = 0, rndv_done = 0;
   // A put or accumulate carrying its lock request and unlock (kLockReq)
   // that waits for the lock: applied and acknowledged when granted.
   bool parked = false;
@@ -265,6 +282,19 @@ class WindowState {
   // Changed under mu only (read without it by the hook): no locked
   // instruction per operation.
   void add_queued(int d) { queued.store(queued.load(std::memory_order_relaxed) + d, std::memory_order_relaxed); }
+
+  // Operations whose data travels as point-to-point messages
+  // (emul/rndv.cpp), the requests of those messages, and the
+  // communicator they go on (the window's ranks, a context of its own).
+  struct RndvOp {
+    enum Role : uint8_t { PutOut, GetIn, PutIn, GetOut, Drain } role = PutOut;
+    int rank = 0;             // the other side (comm rank)
+    Request* msg = nullptr;   // the message's request (our reference)
+    Request* user = nullptr;  // an rput's request (PutOut)
+    Header h{};               // the operation (target side: for a refusal)
+  };
+  std::vector<RndvOp> rndv;
+  Comm rndv_comm;
 
   // dynamic windows: attached regions (address, bytes)
   std::vector<std::pair<uintptr_t, std::size_t>> regions;

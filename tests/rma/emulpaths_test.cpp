@@ -6,6 +6,7 @@
 // every setup runs them (the emulated ones take the paths under test).
 #include <algorithm>
 #include <chrono>
+#include <vector>
 #include <cstring>
 #include <thread>
 
@@ -210,6 +211,102 @@ void quick_accumulates(Device& dev) {
 TEST_P(RmaEmulPaths, QuickAccumulatesNp1) { run(1, quick_accumulates); }
 TEST_P(RmaEmulPaths, QuickAccumulatesNp2) { run(2, quick_accumulates); }
 TEST_P(RmaEmulPaths, QuickAccumulatesNp3) { run(3, quick_accumulates); }
+
+// Puts and gets of 64 KiB and more travel as point-to-point messages when
+// emulated (emul/rndv.cpp): a request-based put with a strided origin type
+// (its buffer free after flush_local), a put then a get to the same target
+// before one flush (the get's reply must not end that flush before the
+// put's message landed: a get after it reads the put's last element), a
+// get into a strided origin type under fence, a request-based get with a
+// strided target type under an exclusive lock. Every byte lands where the
+// types say and nowhere else.
+void large_messages(Device& dev) {
+  constexpr int kN = 1 << 15;  // ints: 128 KiB
+  const int n = dev.size(), me = dev.rank(), t = (me + 1) % n, o = (me - 1 + n) % n;
+  IntWin w(dev, 2 * kN);
+  Type strided(vector_of_ints(kN, 1, 2));
+  auto val = [](int rank, int i) { return 1000000 * (rank + 1) + i; };
+  std::vector<int> src(2 * kN), back(2 * kN, -1);
+  for (int i = 0; i < 2 * kN; ++i) src[static_cast<std::size_t>(i)] = val(me, i);
+  ASSERT_EQ(dev.barrier(), 0);
+  ASSERT_EQ(w.win->lock_all(0), 0);
+  adi3::Request* r = nullptr;
+  ASSERT_EQ(w.win->rput(src.data(), 1, strided, t, 0, kN, int_t(), &r), 0);  // src[2i] -> t[i]
+  ASSERT_EQ(dev.wait(&r, nullptr), 0);
+  ASSERT_EQ(w.win->flush_local(t), 0);
+  ASSERT_EQ(w.win->flush(t), 0);
+  ASSERT_EQ(w.win->put(src.data() + kN, kN, int_t(), t, kN, kN, int_t()), 0);  // src[kN + i] -> t[kN + i]
+  ASSERT_EQ(w.win->get(back.data(), kN, int_t(), t, 0, kN, int_t()), 0);
+  ASSERT_EQ(w.win->flush(t), 0);
+  int last = -1;
+  ASSERT_EQ(w.win->get(&last, 1, int_t(), t, 2 * kN - 1, 1, int_t()), 0);
+  ASSERT_EQ(w.win->flush(t), 0);
+  EXPECT_EQ(last, val(me, 2 * kN - 1));
+  ASSERT_EQ(w.win->unlock_all(), 0);
+  for (int i = 0; i < kN; ++i) ASSERT_EQ(back[static_cast<std::size_t>(i)], val(me, 2 * i)) << i;
+  ASSERT_EQ(dev.barrier(), 0);
+  for (int i = 0; i < kN; ++i) {
+    ASSERT_EQ(w.mem[i], val(o, 2 * i)) << i;
+    ASSERT_EQ(w.mem[kN + i], val(o, kN + i)) << i;
+  }
+  // t[kN + i] -> back[2i] under fence; the odd elements stay untouched.
+  std::fill(back.begin(), back.end(), -1);
+  ASSERT_EQ(w.win->fence(0), 0);
+  ASSERT_EQ(w.win->get(back.data(), 1, strided, t, kN, kN, int_t()), 0);
+  ASSERT_EQ(w.win->fence(adi3::kModeNoSucceed), 0);
+  for (int i = 0; i < kN; ++i) {
+    ASSERT_EQ(back[static_cast<std::size_t>(2 * i)], val(me, kN + i)) << i;
+    ASSERT_EQ(back[static_cast<std::size_t>(2 * i + 1)], -1) << i;
+  }
+  // t[2i] -> back[i], request-based under an exclusive lock.
+  ASSERT_EQ(w.win->lock(LockType::Exclusive, t, 0), 0);
+  ASSERT_EQ(w.win->rget(back.data(), kN, int_t(), t, 0, 1, strided, &r), 0);
+  ASSERT_EQ(dev.wait(&r, nullptr), 0);
+  ASSERT_EQ(w.win->unlock(t), 0);
+  for (int i = 0; i < kN; ++i) {
+    ASSERT_EQ(back[static_cast<std::size_t>(i)], 2 * i < kN ? val(me, 4 * i) : val(me, 2 * i)) << i;
+  }
+  ASSERT_EQ(dev.barrier(), 0);
+}
+
+TEST_P(RmaEmulPaths, LargeMessagesNp2) { run(2, large_messages); }
+TEST_P(RmaEmulPaths, LargeMessagesNp3) { run(3, large_messages); }
+
+// A large put or get the target refuses (past a dynamic window's attached
+// region: only the target knows) fails with RMA_RANGE and changes nothing;
+// its message is drained, so the large put and get after it land.
+void large_refused(Device& dev) {
+  constexpr std::size_t kN = std::size_t{1} << 15;  // ints: 128 KiB
+  const int me = dev.rank(), t = 1 - me;
+  IntWin w(dev, kN, Flavor::Dynamic);
+  const auto bases = exchange_bases(dev, w);
+  std::vector<int> src(kN, 7 + me), back(kN, -1);
+  ASSERT_EQ(dev.barrier(), 0);
+  const std::ptrdiff_t half = w.disp(kN / 2, bases, t);
+  ASSERT_EQ(w.win->lock(LockType::Exclusive, t, 0), 0);
+  ASSERT_EQ(w.win->put(src.data(), kN, int_t(), t, half, kN, int_t()), 0);
+  int e = w.win->unlock(t);
+  ASSERT_TRUE(e && adi3::error_class_of(e) == adi3::ErrorClass::RmaRange) << why(dev, e);
+  ASSERT_EQ(w.win->lock(LockType::Shared, t, 0), 0);
+  ASSERT_EQ(w.win->get(back.data(), kN, int_t(), t, half, kN, int_t()), 0);
+  e = w.win->unlock(t);
+  ASSERT_TRUE(e && adi3::error_class_of(e) == adi3::ErrorClass::RmaRange) << why(dev, e);
+  EXPECT_EQ(back[0], -1);
+  EXPECT_EQ(back[kN - 1], -1);
+  ASSERT_EQ(dev.barrier(), 0);
+  for (std::size_t i = 0; i < kN; ++i) ASSERT_EQ(w.mem[i], static_cast<int>(100 * me + i)) << i;
+  ASSERT_EQ(dev.barrier(), 0);
+  ASSERT_EQ(w.win->lock(LockType::Exclusive, t, 0), 0);
+  ASSERT_EQ(w.win->put(src.data(), kN, int_t(), t, w.disp(0, bases, t), kN, int_t()), 0);
+  ASSERT_EQ(w.win->unlock(t), 0);
+  ASSERT_EQ(w.win->lock(LockType::Shared, t, 0), 0);
+  ASSERT_EQ(w.win->get(back.data(), kN, int_t(), t, w.disp(0, bases, t), kN, int_t()), 0);
+  ASSERT_EQ(w.win->unlock(t), 0);
+  for (std::size_t i = 0; i < kN; ++i) ASSERT_EQ(back[i], 7 + me) << i;
+  ASSERT_EQ(dev.barrier(), 0);
+}
+
+TEST_P(RmaEmulPaths, LargeRefusedNp2) { run(2, large_refused); }
 
 INSTANTIATE_TEST_SUITE_P(Rma, RmaEmulPaths, ::testing::ValuesIn(core_test::setups()), core_test::SetupName());
 

@@ -341,6 +341,27 @@ TEST_P(RmaErrors, HostilePacketsRefusedNp2) {
       o.flags = 0;
       o.disp = 62;
       send_short(o, adi3::rma::kOneHeader, data, 8);
+      // 11. operations whose data follows as a message (emul/rndv.cpp): a
+      //     put past the end (a receive drains its message, which never
+      //     comes: free cancels it), a get past the end, an accumulate
+      //     (which never travels so)
+      adi3::rma::Header m{};
+      m.kind = adi3::rma::Msg::Put;
+      m.elem = static_cast<uint8_t>(adi3::Builtin::kInt);
+      m.flags = adi3::rma::kRndv;
+      m.disp = 60;
+      m.count = 1 << 16;
+      m.total = 4 << 16;
+      send(m, nullptr, 0);
+      m.kind = adi3::rma::Msg::Get;
+      m.token = 98;
+      send(m, nullptr, 0);
+      m.kind = adi3::rma::Msg::Acc;
+      m.op = static_cast<uint8_t>(OpKind::Sum);
+      m.disp = 0;
+      m.count = 2;
+      m.total = 8;
+      send(m, nullptr, 0);
       // The refusals come back as errors; wait for them.
       int got = 0;
       for (int i = 0; i < 1000000 && !got; ++i) {
