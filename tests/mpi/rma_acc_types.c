@@ -372,21 +372,23 @@ static void test_overlap(int flav) {
   pair[1].i = 99;
   ll[1] = 1;
   MPI_Win_set_errhandler(w, MPI_ERRORS_RETURN);
-  const int rounds = 50;
+  enum { rounds = 50 };
+  /* The buffers live until the unlock: an operation may read its origin and
+     write its result after the call returns (until a flush completes it). */
+  long long olds[rounds];
+  long long one = rank + 1, two = 2, bit = 1LL << rank;
+  struct {
+    double v;
+    int i;
+  } mine = {(double)(rank % 2), rank};
   MPI_Barrier(MPI_COMM_WORLD);
   CHECK_OK(MPI_Win_lock_all(0, w));
   for (int i = 0; i < rounds; ++i) {
-    long long one = rank + 1, two = 2;
     CHECK_OK(MPI_Accumulate(&one, 1, MPI_LONG_LONG, 0, 0, 1, MPI_LONG_LONG, MPI_SUM, w));
     if (i < 8) CHECK_OK(MPI_Accumulate(&two, 1, MPI_LONG_LONG, 0, sizeof(long long), 1, MPI_LONG_LONG, MPI_PROD, w));
-    struct {
-      double v;
-      int i;
-    } mine = {(double)(rank % 2), rank};
     CHECK_OK(MPI_Accumulate(&mine, 1, MPI_DOUBLE_INT, 0, 4 * sizeof(long long), 1, MPI_DOUBLE_INT, MPI_MAXLOC, w));
     CHECK_OK(MPI_Accumulate(&mine, 1, MPI_DOUBLE_INT, 0, 4 * sizeof(long long) + 16, 1, MPI_DOUBLE_INT, MPI_MINLOC, w));
-    long long bit = 1LL << rank, old;
-    CHECK_OK(MPI_Fetch_and_op(&bit, &old, MPI_LONG_LONG, 0, 2 * sizeof(long long), MPI_BOR, w));
+    CHECK_OK(MPI_Fetch_and_op(&bit, &olds[i], MPI_LONG_LONG, 0, 2 * sizeof(long long), MPI_BOR, w));
     if (i % 10 == 0) CHECK_OK(MPI_Win_flush(0, w));
   }
   CHECK_OK(MPI_Win_unlock_all(w));

@@ -242,9 +242,9 @@ static void test_units_and_empty(void) {
   /* every rank puts its rank into displacement 1 of every other rank (unit
      4 * (t + 1) bytes: int cell t + 1) */
   CHECK_OK(MPI_Win_fence(0, w));
+  int v = rank + 100; /* the origin buffer lives until the fence completes the puts */
   for (int t = 0; t < size; ++t) {
     int tempty = t % 2 == 1;
-    int v = rank + 100;
     if (tempty) {
       CHECK_CLASS(MPI_Put(&v, 1, MPI_INT, t, 0, 1, MPI_INT, w), MPI_ERR_RMA_RANGE);
       CHECK_OK(MPI_Put(&v, 0, MPI_INT, t, 0, 0, MPI_INT, w)); /* zero bytes fit anywhere */
@@ -276,6 +276,7 @@ static void test_units_and_empty(void) {
     long long ll = -1;
     int rc = MPI_Fetch_and_op(NULL, &got, MPI_INT, t, WN / (t + 1), MPI_NO_OP, w); /* just past the end */
     if (WN % (t + 1) == 0) CHECK_EQ(rc != MPI_SUCCESS, 1);
+    CHECK_OK(MPI_Win_flush(t, w)); /* got is written by then, before it leaves scope */
     (void)ll;
   }
   CHECK_OK(MPI_Win_unlock_all(w));
