@@ -5,8 +5,10 @@
 #include <mutex>
 
 #include "adi3/device.hpp"
+#include "emul/emul.hpp"
 #include "rma/native.hpp"
 #include "rma/native_fast.hpp"
+#include "rma/route.hpp"
 #include "rma/window_state.hpp"
 
 namespace adi3::rma::native {
@@ -117,6 +119,30 @@ int cma_atomic(WindowState& w, const void* origin, const void* compare, void* re
                                 cas ? "Compare_and_swap" : "Fetch_and_op", target, std::strerror(errno));
   }
   return 0;
+}
+
+int cma_get_route(WindowState& w, void* buf, int64_t count, const Datatype* t, int target, std::ptrdiff_t disp) {
+  if (count <= 0 || count > (int64_t{1} << 40)) return -1;
+  // (Window::get's order: a large block by cross-memory attach without a
+  // look, else the look, then the packet or the copy.)
+  if (rma::bulk_by_cma(Msg::Get, static_cast<uint64_t>(count) * t->size()))
+    return cma_copy(w, false, buf, count, t, target, disp);
+  const int8_t polls = rma::polls_now(w, target);
+  if (polls < 0) return -1;
+  if (polls == 0) return cma_copy(w, false, buf, count, t, target, disp);
+  return emul::quick_get_now(w, buf, count, t, target, disp) ? 0 : -1;
+}
+
+int cma_atomic_route(WindowState& w, Msg kind, const void* origin, const void* compare, void* result, const Datatype* t,
+                     int target, std::ptrdiff_t disp, coll::OpKind op) {
+  const int8_t polls = rma::polls_now(w, target);
+  if (polls < 0) return -1;
+  const bool cas = kind == Msg::Cas;
+  if (polls == 0)
+    return cas && !compare ? -1 : cma_atomic(w, origin, cas ? compare : nullptr, result, t, target, disp, op);
+  return emul::quick_fetch_now(w, kind, origin, compare, result, 1, t, target, disp, cas ? coll::OpKind::Replace : op)
+             ? 0
+             : -1;
 }
 
 }  // namespace adi3::rma::native
