@@ -18,9 +18,13 @@ namespace {
 // + bytes) of its memory takes a lean path (what check_op and route_op
 // would find for this case, in their order of cost; anything else, errors
 // included, is theirs to say), with *off the range's offset in its window;
-// else nullptr. ops: the interface operations it needs.
+// else nullptr. ops: the interface operations it needs; load: it reads the
+// target's memory with no locked instruction before (a get, an atomic under
+// our exclusive lock: WindowState::before_load); store: it may write it.
+// (The fast path's rules, rma/native_fast.hpp: a get raises no `unfenced`,
+// so a stream of gets does not fence before each.)
 NativePeer* cma_target(WindowState& w, Msg kind, unsigned ops, int target, std::ptrdiff_t disp, uint64_t bytes,
-                       uint64_t* off) {
+                       uint64_t* off, bool load, bool store) {
   if (!w.native_usable || w.native->nic || w.flavor == WinFlavor::Dynamic) return nullptr;
   NativeWin& nw = *w.native;
   const auto r = static_cast<std::size_t>(target);  // kProcNull and negatives: huge
@@ -35,8 +39,8 @@ NativePeer* cma_target(WindowState& w, Msg kind, unsigned ops, int target, std::
     return nullptr;
   }
   // From here on it is the native path's operation (native::run's part).
-  w.before_load();
-  w.stored();
+  if (load) w.before_load();
+  if (store) w.stored();
   ++w.native_ops;
   if (w.access == WindowState::Access::Fence) ++w.fence_ops;
   return &p;
@@ -52,7 +56,7 @@ int cma_copy(WindowState& w, bool put, void* buf, int64_t count, const Datatype*
     return -1;
   std::lock_guard g(w.mu);
   uint64_t off;
-  NativePeer* p = cma_target(w, put ? Msg::Put : Msg::Get, put ? kOsPut : kOsGet, target, disp, bytes, &off);
+  NativePeer* p = cma_target(w, put ? Msg::Put : Msg::Get, put ? kOsPut : kOsGet, target, disp, bytes, &off, !put, put);
   if (!p) return -1;
   OneSided& os = w.native->os;
   const int rc =
@@ -79,14 +83,17 @@ int cma_atomic(WindowState& w, const void* origin, const void* compare, void* re
   std::lock_guard g(w.mu);
   const std::size_t es = e.size;
   uint64_t off;
+  // Under our exclusive lock no stripe's locked instruction comes before
+  // the read.
+  const bool excl = w.native_usable && static_cast<std::size_t>(target) < w.native->held.size() &&
+                    w.native->held[static_cast<std::size_t>(target)] == 2;
   NativePeer* pp = w.native_usable && w.native->cma_acc
-                       ? cma_target(w, cas ? Msg::Cas : Msg::Fop, kOsGet | kOsPut, target, disp, es, &off)
+                       ? cma_target(w, cas ? Msg::Cas : Msg::Fop, kOsGet | kOsPut, target, disp, es, &off, excl, true)
                        : nullptr;
   if (!pp) return -1;
   NativePeer& p = *pp;
   NativeWin& nw = *w.native;
   OneSided& os = nw.os;
-  const bool excl = nw.held[static_cast<std::size_t>(target)] == 2;
   // The stripe of the element's first byte, as cas_element and the fast
   // path take it; every run containing the element holds it too.
   uint32_t& stripe = stripe_of(*p.ctl, static_cast<std::size_t>(off));
