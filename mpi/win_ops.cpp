@@ -7,6 +7,7 @@
 #include "mpi/coll_binding.hpp"
 #include "mpi/win.hpp"
 #include "mpi/win_direct.hpp"
+#include "rma/native_cma.hpp"
 #include "rma/native_fast.hpp"
 
 using namespace adi3;
@@ -176,6 +177,33 @@ int gacc_args(Runtime& rt, const void* obuf, int ocount, MPI_Datatype otype, voi
   return get_comm_type(rt, ttype, tt);
 }
 
+// The short ways to a target reached by cross-memory attach
+// (rma/native_cma.hpp cma_*_route), for calls the fast path decoded: as
+// window_call, but -1 when they did not take the call (nothing done).
+template <class F>
+[[gnu::always_inline]] inline int cma_route(WinObj* w, MPI_Win win, const char* fn, F&& route) noexcept {
+  try {
+    const int e = route(w->win->state());
+    if (e < 0) return -1;
+    w->forget_direct();  // (see window_call)
+    return win_error(w, e, fn);
+  } catch (...) {
+    return Escaped<int>{fn}(win);
+  }
+}
+
+// Get of count elements of one predefined type on both sides from a target
+// reached by cross-memory attach: cma_route's short way (-1: not taken).
+[[gnu::noinline]] int get_route(MPI_Win win, void* buf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
+                                int tcount, MPI_Datatype ttype) noexcept {
+  Runtime* rt = g_runtime;
+  WinObj* w = rt && otype == ttype && ocount == tcount ? find_win(*rt, win) : nullptr;
+  const Datatype* t = w ? fast_type(*rt, ttype) : nullptr;
+  if (!t || !buf) return -1;
+  return cma_route(w, win, "PMPI_Get",
+                   [&](rma::WindowState& s) { return rma::native::cma_get_route(s, buf, tcount, t, target, disp); });
+}
+
 }  // namespace
 
 #define PUT_PARAMS                                                                                                 \
@@ -222,6 +250,11 @@ ADI3_WIN_CHECKED(Get, GET_PARAMS, GET_ARGS) {
   return win_error(w, w->win->get(origin_addr, origin_count, ot, target_rank, target_disp, target_count, tt), __func__);
 }
 [[gnu::noinline]] static int get_slow GET_PARAMS noexcept {
+  if (int e = get_route(win, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                        target_datatype);
+      e >= 0) {
+    return e;
+  }
   if (quick_copy(win, false, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
                  target_datatype)) {
     return MPI_SUCCESS;
@@ -382,6 +415,14 @@ ADI3_WIN_CHECKED(Fetch_and_op, FOP_PARAMS, FOP_ARGS) {
     WinObj* w = find_win(*rt, win);
     if (const Datatype* ft = fast_type(*rt, datatype); w && ft) {
       rma::WindowState& s = w->win->state();
+      if (int e = cma_route(w, win, "PMPI_Fetch_and_op",
+                            [&](rma::WindowState& x) {
+                              return rma::native::cma_atomic_route(x, rma::Msg::Fop, origin_addr, nullptr, result_addr,
+                                                                   ft, target_rank, target_disp, k);
+                            });
+          e >= 0) {
+        return e;
+      }
       if (rma::native::fast_atomic(s, direct_peer(*w, s, target_rank), origin_addr, nullptr, result_addr,
                                    fast_elem(*rt, datatype), target_rank, target_disp, false, k)) {
         return MPI_SUCCESS;
@@ -439,6 +480,15 @@ ADI3_WIN_CHECKED(Compare_and_swap, CAS_PARAMS, CAS_ARGS) {
     WinObj* w = find_win(*rt, win);
     if (const Datatype* ft = fast_type(*rt, datatype); w && ft) {
       rma::WindowState& s = w->win->state();
+      if (int e = cma_route(w, win, "PMPI_Compare_and_swap",
+                            [&](rma::WindowState& x) {
+                              return rma::native::cma_atomic_route(x, rma::Msg::Cas, origin_addr, compare_addr,
+                                                                   result_addr, ft, target_rank, target_disp,
+                                                                   coll::OpKind::Replace);
+                            });
+          e >= 0) {
+        return e;
+      }
       if (rma::native::fast_atomic(s, direct_peer(*w, s, target_rank), origin_addr, compare_addr, result_addr,
                                    fast_elem(*rt, datatype), target_rank, target_disp, true, coll::OpKind::NoOp)) {
         return MPI_SUCCESS;

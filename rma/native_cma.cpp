@@ -5,8 +5,10 @@
 #include <mutex>
 
 #include "adi3/device.hpp"
+#include "emul/emul.hpp"
 #include "rma/native.hpp"
 #include "rma/native_fast.hpp"
+#include "rma/route.hpp"
 #include "rma/window_state.hpp"
 
 namespace adi3::rma::native {
@@ -16,9 +18,13 @@ namespace {
 // + bytes) of its memory takes a lean path (what check_op and route_op
 // would find for this case, in their order of cost; anything else, errors
 // included, is theirs to say), with *off the range's offset in its window;
-// else nullptr. ops: the interface operations it needs.
+// else nullptr. ops: the interface operations it needs; load: it reads the
+// target's memory with no locked instruction before (a get, an atomic under
+// our exclusive lock: WindowState::before_load); store: it may write it.
+// (The fast path's rules, rma/native_fast.hpp: a get raises no `unfenced`,
+// so a stream of gets does not fence before each.)
 NativePeer* cma_target(WindowState& w, Msg kind, unsigned ops, int target, std::ptrdiff_t disp, uint64_t bytes,
-                       uint64_t* off) {
+                       uint64_t* off, bool load, bool store) {
   if (!w.native_usable || w.native->nic || w.flavor == WinFlavor::Dynamic) return nullptr;
   NativeWin& nw = *w.native;
   const auto r = static_cast<std::size_t>(target);  // kProcNull and negatives: huge
@@ -33,8 +39,8 @@ NativePeer* cma_target(WindowState& w, Msg kind, unsigned ops, int target, std::
     return nullptr;
   }
   // From here on it is the native path's operation (native::run's part).
-  w.before_load();
-  w.stored();
+  if (load) w.before_load();
+  if (store) w.stored();
   ++w.native_ops;
   if (w.access == WindowState::Access::Fence) ++w.fence_ops;
   return &p;
@@ -50,7 +56,7 @@ int cma_copy(WindowState& w, bool put, void* buf, int64_t count, const Datatype*
     return -1;
   std::lock_guard g(w.mu);
   uint64_t off;
-  NativePeer* p = cma_target(w, put ? Msg::Put : Msg::Get, put ? kOsPut : kOsGet, target, disp, bytes, &off);
+  NativePeer* p = cma_target(w, put ? Msg::Put : Msg::Get, put ? kOsPut : kOsGet, target, disp, bytes, &off, !put, put);
   if (!p) return -1;
   OneSided& os = w.native->os;
   const int rc =
@@ -77,14 +83,17 @@ int cma_atomic(WindowState& w, const void* origin, const void* compare, void* re
   std::lock_guard g(w.mu);
   const std::size_t es = e.size;
   uint64_t off;
+  // Under our exclusive lock no stripe's locked instruction comes before
+  // the read.
+  const bool excl = w.native_usable && static_cast<std::size_t>(target) < w.native->held.size() &&
+                    w.native->held[static_cast<std::size_t>(target)] == 2;
   NativePeer* pp = w.native_usable && w.native->cma_acc
-                       ? cma_target(w, cas ? Msg::Cas : Msg::Fop, kOsGet | kOsPut, target, disp, es, &off)
+                       ? cma_target(w, cas ? Msg::Cas : Msg::Fop, kOsGet | kOsPut, target, disp, es, &off, excl, true)
                        : nullptr;
   if (!pp) return -1;
   NativePeer& p = *pp;
   NativeWin& nw = *w.native;
   OneSided& os = nw.os;
-  const bool excl = nw.held[static_cast<std::size_t>(target)] == 2;
   // The stripe of the element's first byte, as cas_element and the fast
   // path take it; every run containing the element holds it too.
   uint32_t& stripe = stripe_of(*p.ctl, static_cast<std::size_t>(off));
@@ -117,6 +126,30 @@ int cma_atomic(WindowState& w, const void* origin, const void* compare, void* re
                                 cas ? "Compare_and_swap" : "Fetch_and_op", target, std::strerror(errno));
   }
   return 0;
+}
+
+int cma_get_route(WindowState& w, void* buf, int64_t count, const Datatype* t, int target, std::ptrdiff_t disp) {
+  if (count <= 0 || count > (int64_t{1} << 40)) return -1;
+  // (Window::get's order: a large block by cross-memory attach without a
+  // look, else the look, then the packet or the copy.)
+  if (rma::bulk_by_cma(Msg::Get, static_cast<uint64_t>(count) * t->size()))
+    return cma_copy(w, false, buf, count, t, target, disp);
+  const int8_t polls = rma::polls_now(w, target);
+  if (polls < 0) return -1;
+  if (polls == 0) return cma_copy(w, false, buf, count, t, target, disp);
+  return emul::quick_get_now(w, buf, count, t, target, disp) ? 0 : -1;
+}
+
+int cma_atomic_route(WindowState& w, Msg kind, const void* origin, const void* compare, void* result, const Datatype* t,
+                     int target, std::ptrdiff_t disp, coll::OpKind op) {
+  const int8_t polls = rma::polls_now(w, target);
+  if (polls < 0) return -1;
+  const bool cas = kind == Msg::Cas;
+  if (polls == 0)
+    return cas && !compare ? -1 : cma_atomic(w, origin, cas ? compare : nullptr, result, t, target, disp, op);
+  return emul::quick_fetch_now(w, kind, origin, compare, result, 1, t, target, disp, cas ? coll::OpKind::Replace : op)
+             ? 0
+             : -1;
 }
 
 }  // namespace adi3::rma::native

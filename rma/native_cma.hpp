@@ -14,6 +14,7 @@
 #include <cstdint>
 
 #include "coll/op.hpp"
+#include "rma/protocol.hpp"
 #include "segment/datatype.hpp"
 
 namespace adi3::rma {
@@ -37,5 +38,21 @@ int cma_copy(WindowState& w, bool put, void* buf, int64_t count, const Datatype*
 // predefined element t.
 int cma_atomic(WindowState& w, const void* origin, const void* compare, void* result, const Datatype* t, int target,
                std::ptrdiff_t disp, coll::OpKind op);
+
+// The binding's short way to such a target (mpi/win_ops.cpp, on a miss of
+// its fast path), for the calls whose arguments it decoded (one predefined
+// type on every side, counts that match): one look at the target
+// (rma::polls_now), then the emulation's one packet while it polls inside
+// the library (emul/quick.cpp; the target answers at once) or the lean
+// copies above when it does not, without the Window call, OpArgs and
+// second fast-path try the general path would add (about 250 of the
+// origin's ~1,000 instructions per operation). -1: not such a case, or
+// neither way took it (nothing done; the general path looks again, routes
+// it and names any error). kind: Fop or Cas (compare non-null). Not for
+// puts: a small put the short packet path declines (held for the flush
+// behind it, any put in a fence epoch) would pay both ways.
+int cma_get_route(WindowState& w, void* buf, int64_t count, const Datatype* t, int target, std::ptrdiff_t disp);
+int cma_atomic_route(WindowState& w, Msg kind, const void* origin, const void* compare, void* result, const Datatype* t,
+                     int target, std::ptrdiff_t disp, coll::OpKind op);
 
 }  // namespace adi3::rma::native

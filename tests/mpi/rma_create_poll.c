@@ -1,0 +1,106 @@
+/* The binding's short ways to a window from MPI_Win_create (on shm: memory
+ * reached by cross-memory attach, or packets while the target polls), as
+ * rmabench's create rows use them: rank 0 waits in MPI_Barrier (polling)
+ * while every other rank runs fetch_and_op, compare_and_swap, get and put
+ * with a flush inside lock_all, and lock / operation / unlock epochs, into
+ * the same elements. Even origins force theirs to the emulation
+ * (adi3_emulate_ops), so packets, copies and forced packets mix on one
+ * element; the sums and counters must be exact. */
+#include "mpitest.h"
+
+#define ITERS 300
+
+enum { FOP, CAS, SLOT }; /* fetch_and_op sum, compare_and_swap counter, slot r: rank r's puts */
+
+static int rank, size;
+
+/* One compare_and_swap increment of mem[CAS] at rank 0 (a loop: others race). */
+static void cas_increment(MPI_Win win, int locked) {
+  long long seen = 0, want, prev;
+  if (locked) CHECK_OK(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win));
+  CHECK_OK(MPI_Get(&seen, 1, MPI_LONG_LONG, 0, CAS, 1, MPI_LONG_LONG, win));
+  CHECK_OK(locked ? MPI_Win_unlock(0, win) : MPI_Win_flush(0, win));
+  for (long tries = 0;; ++tries) {
+    want = seen + 1;
+    if (locked) CHECK_OK(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win));
+    CHECK_OK(MPI_Compare_and_swap(&want, &seen, &prev, MPI_LONG_LONG, 0, CAS, win));
+    CHECK_OK(locked ? MPI_Win_unlock(0, win) : MPI_Win_flush(0, win));
+    if (prev == seen) return;
+    seen = prev;
+    if (tries > 10000000L) {
+      CHECK(!"compare_and_swap never succeeds");
+      return;
+    }
+  }
+}
+
+static void origin(MPI_Win win, int locked, long long* fetched) {
+  long long one = 1;
+  if (!locked) CHECK_OK(MPI_Win_lock_all(0, win));
+  for (int i = 0; i < ITERS; ++i) {
+    if (locked) CHECK_OK(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win));
+    CHECK_OK(MPI_Fetch_and_op(&one, &fetched[i], MPI_LONG_LONG, 0, FOP, MPI_SUM, win));
+    CHECK_OK(locked ? MPI_Win_unlock(0, win) : MPI_Win_flush(0, win));
+    cas_increment(win, locked);
+    /* put then read back our own slot: nobody else writes it */
+    long long v = (long long)rank * 1000000 + i, back = -1;
+    if (locked) CHECK_OK(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win));
+    CHECK_OK(MPI_Put(&v, 1, MPI_LONG_LONG, 0, SLOT + rank, 1, MPI_LONG_LONG, win));
+    CHECK_OK(MPI_Win_flush(0, win));
+    CHECK_OK(MPI_Get(&back, 1, MPI_LONG_LONG, 0, SLOT + rank, 1, MPI_LONG_LONG, win));
+    CHECK_OK(locked ? MPI_Win_unlock(0, win) : MPI_Win_flush(0, win));
+    CHECK_EQ(back, v);
+  }
+  if (!locked) CHECK_OK(MPI_Win_unlock_all(win));
+}
+
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  long long* mem = calloc((size_t)(SLOT + size), sizeof(long long));
+  long long* fetched = malloc(sizeof(long long) * ITERS);
+  long long* all = rank == 0 ? malloc(sizeof(long long) * ITERS * size) : NULL;
+  MPI_Info info;
+  MPI_Info_create(&info);
+  if (rank != 0 && rank % 2 == 0) MPI_Info_set(info, "adi3_emulate_ops", "get,put,fetch_and_op,compare_and_swap");
+  MPI_Win win;
+  CHECK_OK(MPI_Win_create(mem, (MPI_Aint)((SLOT + size) * sizeof(long long)), sizeof(long long), info, MPI_COMM_WORLD,
+                          &win));
+  MPI_Info_free(&info);
+  for (int locked = 0; locked < 2; ++locked) {
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
+    if (rank == 0)
+      for (int i = 0; i < SLOT + size; ++i) mem[i] = 0;
+    MPI_Win_unlock(0, win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int i = 0; i < ITERS; ++i) fetched[i] = -1;
+    if (rank != 0) origin(win, locked, fetched);
+    MPI_Barrier(MPI_COMM_WORLD); /* rank 0 polls here */
+    /* every fetched counter value is distinct: 0 .. (size-1)*ITERS-1 */
+    MPI_Gather(fetched, ITERS, MPI_LONG_LONG, all, ITERS, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+    if (rank == 0) {
+      const long long n = (long long)ITERS * (size - 1);
+      char* seen = calloc((size_t)n + 1, 1);
+      for (int i = ITERS; i < ITERS * size; ++i) {
+        CHECK(all[i] >= 0 && all[i] < n);
+        if (all[i] >= 0 && all[i] < n) {
+          CHECK(!seen[all[i]]);
+          seen[all[i]] = 1;
+        }
+      }
+      free(seen);
+      MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
+      CHECK_EQ(mem[FOP], n);
+      CHECK_EQ(mem[CAS], n);
+      for (int r = 1; r < size; ++r) CHECK_EQ(mem[SLOT + r], (long long)r * 1000000 + ITERS - 1);
+      MPI_Win_unlock(0, win);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  CHECK_OK(MPI_Win_free(&win));
+  free(mem);
+  free(fetched);
+  free(all);
+  return mt_finish();
+}
