@@ -109,6 +109,8 @@ int Window::fence(int assert) {
     }
     rma::native::ring_fenced(w);
   }
+  // The peers' counts are what a native fence usually waits for.
+  if (native) rma::native::await_fences(w, k);
   // Done: the epoch's state is settled in the same section. done() may run
   // again once true: the first error taken is kept.
   int err = 0;

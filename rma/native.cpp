@@ -2,6 +2,7 @@
 #include "rma/native.hpp"
 
 #include <cstring>
+#include <unistd.h>
 
 #include "adi3/device.hpp"
 #include "rma/atomic_acc.hpp"
@@ -294,6 +295,8 @@ void agree(WindowState& w, const std::vector<NativeCard>& firsts, const std::vec
   if (w.flavor == WinFlavor::Dynamic) nw.cma_acc = true;
   nw.fast = !nw.nic && w.flavor != WinFlavor::Dynamic && !w.info.emulate_ops;
   nw.fast_fence = !w.dev.config().forced(kActiveRma);
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  nw.own_cores = cpus > 0 && w.comm.size <= cpus;
   if (nw.fast) {
     nw.fastp.resize(nw.peers.size());
     for (std::size_t r = 0; r < nw.peers.size(); ++r) {

@@ -103,6 +103,9 @@ class NativeWin {
   // rma/native_fast.hpp may serve this window: mapped memory, no
   // operation forced to the emulation here; fast_fence: nor fence epochs.
   bool fast = false, fast_fence = false;
+  // Every member has a core of its own: a fence waiting for the peers'
+  // counts looks at them alone first (await_fences).
+  bool own_cores = false;
   // rma/native_fast.hpp's view of each target (by comm rank; empty unless
   // `fast`): its mapped memory (null: not served there), window size,
   // displacement unit and control block, in one place, so the fast path
@@ -171,6 +174,15 @@ void enter_fence(WindowState& w, uint64_t k);
 // first look at their counts, that miss and this one overlap (before it,
 // every fence paid the two one after the other).
 void ring_fenced(WindowState& w);
+// Without the window's mutex, after ring_fenced: looks at the peers' fence
+// counts alone, up to kFenceSpin paused looks, until every one reached k
+// (a pass of the device's wait loop, a progress pass and the whole state's
+// refresh under the mutex, took ~300 instructions between two looks, so
+// the last rank's arrival was noticed up to that late). The caller's wait
+// then settles the rest (emulated operations, gets), at once if nothing
+// else is owed. Only where every member has a core (NativeWin::own_cores):
+// a peer sharing ours could not arrive while we spin.
+void await_fences(const WindowState& w, uint64_t k);
 // Counts an exposure epoch opened to origin r / an access epoch completed
 // at target r.
 void post_to(WindowState& w, int r);

@@ -80,6 +80,23 @@ void ring_fenced(WindowState& w) {
   for (int r = 0; r < w.comm.size; ++r) wake(w, r);
 }
 
+void await_fences(const WindowState& w, uint64_t k) {
+  constexpr int kFenceSpin = 64;
+  const NativeWin& nw = *w.native;
+  if (!nw.own_cores) return;
+  for (int i = 0; i < kFenceSpin; ++i) {
+    bool all = true;
+    for (const NativePeer& p : nw.peers) {
+      if (load(p.ctl->fences) < k) {
+        all = false;
+        break;
+      }
+    }
+    if (all) return;
+    cpu_relax();
+  }
+}
+
 void post_to(WindowState& w, int r) {
   Control& c = *w.native->peers[static_cast<std::size_t>(r)].ctl;
   at(c.posts[static_cast<std::size_t>(w.comm.rank)]).fetch_add(1, std::memory_order_acq_rel);
