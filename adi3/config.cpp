@@ -19,10 +19,16 @@ constexpr Knob kCoreKnobs[] = {
     {"ADI3_SLEEP_US", "1000",
      "Longest sleep (microseconds) of a blocking wait between checks; senders "
      "wake a sleeping rank at once, so this only bounds missed wakeups."},
+    {"ADI3_RNDV_GET", "1",
+     "1: a point-to-point rendezvous message of at least the channel's threshold is fetched by the receiver "
+     "with the channel's single-copy get where it has one (shm cross-memory attach, verbs RDMA read). 0: "
+     "always streamed through packets. ADI3_FORCE_EMULATION leaves this alone."},
     {"ADI3_FORCE_EMULATION", "0",
-     "1 (or all): ignore native channel capabilities (e.g. single-copy get, shared-memory windows) and use "
-     "the emulated protocols, so both paths can be tested. A comma list of local, active, passive forces "
-     "only those communication types (local completion, active-target RMA, passive-target RMA)."},
+     "1 (or all): ignore the channel's native one-sided capabilities (shared-memory windows, cross-memory "
+     "attach to windows, local completion) and use the emulated protocols, so both paths can be tested; "
+     "point-to-point, which the emulations ride, keeps its own single-copy rendezvous (ADI3_RNDV_GET). A "
+     "comma list of local, active, passive forces only those communication types (local completion, "
+     "active-target RMA, passive-target RMA)."},
     {"ADI3_ASYNC_PROGRESS", "auto",
      "Progress agent (a thread per rank that progresses the device while the program computes, sleeping on "
      "the channel's doorbell when idle). auto: started when something needs it (a window allowing passive "
@@ -122,6 +128,7 @@ Config Config::from_env() {
   c.yield_count = static_cast<int>(env_int("ADI3_YIELD_COUNT", c.yield_count));
   c.sleep_us = static_cast<int>(env_int("ADI3_SLEEP_US", c.sleep_us));
   parse_force_emulation(env_string("ADI3_FORCE_EMULATION", "0"), &c);
+  c.rndv_get = env_int("ADI3_RNDV_GET", 1) != 0;
   const int64_t ub = env_int("ADI3_UNEXPECTED_BYTES", static_cast<int64_t>(c.unexpected_bytes));
   c.unexpected_bytes = ub > 0 ? static_cast<std::size_t>(ub) : 0;
   const int64_t mr = env_int("ADI3_MAX_REQUESTS", static_cast<int64_t>(c.max_requests));

@@ -38,11 +38,17 @@ struct Config {
   int spin_count = 2000;
   int yield_count = 200;
   int sleep_us = 1000;
-  // Ignore native channel capabilities and use the emulations (tests both).
+  // Ignore the channel's native one-sided capabilities (types 2-4) and use
+  // their emulations (tests both). Point-to-point keeps its own single-copy
+  // rendezvous (rndv_get), which the emulations ride too.
   bool force_emulation = false;
   // Force single communication types (CommType bits of channels/channel.hpp)
   // to their emulation: ADI3_FORCE_EMULATION=local,active,passive.
   uint32_t force_types = 0;
+  // Point-to-point rendezvous may fetch a large message with the channel's
+  // single-copy get (ChannelCaps::get_min); false: always streamed through
+  // packets (tests the pipeline). ADI3_RNDV_GET.
+  bool rndv_get = true;
   // MPI_THREAD_MULTIPLE: take the (otherwise skipped) locks.
   bool thread_multiple = false;
   AsyncProgress async_progress = AsyncProgress::Auto;

@@ -91,6 +91,10 @@ class Device final : private PacketSink {
   const ChannelCaps& caps_of(int peer) const { return channel_->caps_for(peer); }
   // native(t) for the channel serving `peer`.
   bool native_to(int peer, CommType t) const { return !config_.forced(t) && (caps_of(peer).native & t); }
+  // Whether point-to-point rendezvous with `peer` may use the channel's
+  // single-copy get: type 1's own capability (ChannelCaps::get_min), not a
+  // one-sided type, so ADI3_FORCE_EMULATION leaves it alone.
+  bool rndv_get_to(int peer) const { return config_.rndv_get && caps_of(peer).get_min != SIZE_MAX; }
   const Config& config() const { return config_; }
   ErrorLog& errors() { return errors_; }
   std::size_t eager_limit() const { return eager_limit_; }

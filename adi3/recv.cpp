@@ -118,8 +118,7 @@ void Device::start_rndv_recv(Request* r) {
                                     "holds %zu bytes",
                                     r->bytes, r->status.source, r->status.tag, cap);
   }
-  if (r->want > 0 && r->remote_addr && !r->seg && native_to(r->peer, kActiveRma) &&
-      r->bytes >= caps_of(r->peer).get_min) {
+  if (r->want > 0 && r->remote_addr && !r->seg && rndv_get_to(r->peer) && r->bytes >= caps_of(r->peer).get_min) {
     // Single copy: fetch the sender's buffer, then tell it we are done.
     char* dst = static_cast<char*>(r->buf) + r->type->true_lb();
     // While our own offer to the peer waits for its answer, the peer is

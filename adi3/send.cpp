@@ -214,7 +214,7 @@ bool Device::emit(Request* r) {
     }
     case kRtsOut: {
       // Offer our buffer for a single-copy get when the data is contiguous.
-      uint64_t addr = contig && native_to(r->peer, kActiveRma) ? reinterpret_cast<uintptr_t>(base) : 0;
+      uint64_t addr = contig && rndv_get_to(r->peer) ? reinterpret_cast<uintptr_t>(base) : 0;
       PacketHeader h{PacketType::Rts, flags, 0, r->context, r->source, r->tag, r->bytes, r->id(), 0, addr};
       // Idle before the packet leaves: the answer may complete r at once.
       r->phase = kIdle;
@@ -369,7 +369,7 @@ void Device::on_fin(Device& d, int src, const PacketHeader& h, const void*, std:
 // A rendezvous send whose buffer the peer may fetch itself: contiguous, over
 // a channel with a native get, and large enough for the peer to use it.
 bool Device::offers_get(const Request* r) const {
-  return contiguous(r->type) && native_to(r->peer, kActiveRma) && r->bytes >= caps_of(r->peer).get_min;
+  return contiguous(r->type) && rndv_get_to(r->peer) && r->bytes >= caps_of(r->peer).get_min;
 }
 
 // The peer answered r's request-to-send (clear-to-send, fin, or withdrawn

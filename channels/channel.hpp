@@ -32,8 +32,11 @@ struct ChannelCaps {
   std::size_t max_header = 128;     // largest header a packet carries (>= 128)
   std::size_t max_payload = 0;      // largest payload of one packet
   std::size_t eager_limit = 0;      // default eager/rendezvous switch
-  // With kActiveRma: messages of at least this size use the native get
-  // (single copy) instead of streaming packets.
+  // The bulk copy of two-party protocols: a point-to-point rendezvous
+  // message of at least this size may be fetched by the receiver with
+  // get() (single copy) instead of streamed in packets; SIZE_MAX: no such
+  // copy. Type 1's own capability, apart from the one-sided bits above, so
+  // forcing those to their emulation (which rides type 1) leaves it alone.
   std::size_t get_min = SIZE_MAX;
 };
 
@@ -130,8 +133,9 @@ class Channel {
     if (!done()) wait(timeout);
   }
 
-  // Native one-sided access (kActiveRma / kPassiveRma): copy between local
-  // memory and an address the peer exposed. Return 0, or -1 if unsupported.
+  // Copy between local memory and an address the peer exposed: the bulk
+  // copy of point-to-point rendezvous (get_min) and native one-sided access
+  // (kActiveRma / kPassiveRma). Return 0, or -1 if unsupported.
   virtual int get(int /*peer*/, void* /*local*/, uint64_t /*remote*/, std::size_t /*len*/) { return -1; }
   virtual int put(int /*peer*/, uint64_t /*remote*/, const void* /*local*/, std::size_t /*len*/) { return -1; }
   // get() for a rendezvous receive that crosses a send of ours: this rank

@@ -7,6 +7,8 @@
 // the way MPI_Send of that size goes: rendezvous, then the channel's
 // single-copy get or its two-copy pipeline; no chunk of it passes through
 // the RMA layer, and derived types stream through the core's Segments.
+// Gets go so from 64 KiB, puts from the size the core fetches in one copy
+// (rndv_fits).
 //
 // Order: the packet goes before the message's request-to-send in the
 // per-peer FIFO, so the target posts the put's receive before the message
@@ -36,14 +38,9 @@ namespace {
 
 // The context of the windows' messages (greq's ibarrier has + 1).
 constexpr uint32_t kRmaContext = kInternalContext + 2;
-// From this size on a put or get goes as a message: its rendezvous costs a
-// round trip, which a stream of this many chunks amortizes.
+// From this size on a get goes as a message: its rendezvous costs a round
+// trip, which a stream of this many chunks amortizes.
 constexpr std::size_t kRndvMin = 64 * 1024;
-// Puts stay in packets for now: over shm with forced emulation, a 1 MiB put
-// as a message ran at 2-4 GB/s against 3.4-8.3 GB/s for the packet stream
-// (13 alternated launches at load 10-26, 30 Nov 2026), while gets gained.
-// The put half is complete and tested with this set to true.
-constexpr bool kRndvPuts = false;
 
 int tag_of(uint32_t slot, bool reply) { return static_cast<int>(slot * 2 + (reply ? 1 : 0)); }
 
@@ -76,8 +73,16 @@ void record(WindowState& w, int e) {
 }  // namespace
 
 bool rndv_fits(const WindowState& w, Msg kind, int target, std::size_t bytes) {
-  return ((kind == Msg::Put && kRndvPuts) || kind == Msg::Get) && bytes >= kRndvMin &&
-         bytes > w.dev.max_packet_payload() && target != w.comm.rank;
+  if (target == w.comm.rank || bytes < kRndvMin || bytes <= w.dev.max_packet_payload()) return false;
+  if (kind == Msg::Get) return true;
+  // A put only where the core may fetch its message in one copy: below
+  // that its message streams through the same rings as the packets would,
+  // after a rendezvous round trip. Forced emulation over shm, 16 puts per
+  // flush, medians of 7 alternated launches at load 20 (30 Nov 2026), both
+  // window flavours: 64 KiB 0.3-0.9 GB/s as messages against 1.1-1.8 as
+  // packets; 256 KiB-1 MiB 1.3-2.8 against 0.9-1.5; 4 MiB even.
+  const int peer = w.comm.to_peer(target);
+  return kind == Msg::Put && w.dev.rndv_get_to(peer) && bytes >= w.dev.caps_of(peer).get_min;
 }
 
 void rndv_start(WindowState& w, int to, Item& it, Header& h) {

@@ -193,7 +193,7 @@ int main(int argc, char** argv) {
   }
   if (rank == 0) {
     std::printf("# adi3 pingpong: %d ranks, channel %s%s\n", size, dev->channel().name(),
-                dev->native(adi3::kActiveRma) ? " (single-copy get)" : "");
+                dev->rndv_get_to(0) ? " (single-copy get)" : "");
     std::printf("%12s %14s %14s\n", "bytes", "latency_us", "bw_MBps");
   }
   for (std::size_t bytes = o.min; bytes <= o.max; bytes = bytes ? bytes * 2 : 1) {

@@ -12,13 +12,15 @@
  *     flush (one MPI_Win_flush after each operation inside lock_all),
  *     lock (MPI_Win_lock shared / op / MPI_Win_unlock each time) and fence
  *     (op then MPI_Win_fence each time);
- *   bandwidth (MB/s): put and get of 1 KiB, 64 KiB and 1 MiB, 16 per flush;
+ *   bandwidth (MB/s): put and get of 1 KiB, 64 KiB and 1 MiB (--sizes),
+ *     16 per flush;
  *   accumulate of 4 MiB under lock/unlock (us).
  * Each figure is one line "name size value unit" (lines starting with '#'
  * are comments), e.g. "put_flush_alloc 8 0.41 us".
  *
  * Options: --target S (seconds one timed batch lasts, default 0.02),
- * --quick (latencies only), --only RE (figures whose name matches the
+ * --quick (latencies only), --sizes LIST (the bandwidth sizes in bytes,
+ * comma-separated, each 1 to 4 MiB), --only RE (figures whose name matches the
  * extended regular expression RE; given more than once, every one of
  * them), --no-pin (by default rank r runs on
  * core r % ncpu, set before any window exists), --busy-target (also the
@@ -46,6 +48,8 @@ static const char* sync_name[] = {"flush", "lock", "fence"};
 
 static double opt_target = 0.02;
 static int opt_quick = 0, opt_pin = 1, opt_busy = 0, rank;
+#define MAX_SIZES 16
+static int opt_sizes[MAX_SIZES] = {1024, 65536, 1 << 20}, n_sizes = 3;
 static regex_t opt_only[4]; /* figures whose name matches every one (default: all) */
 static int have_only = 0;
 
@@ -136,6 +140,21 @@ static void body(struct bench* b, long n) {
   }
 }
 
+/* --sizes LIST: 1 to MAX_SIZES sizes of 1 byte to the window's size; false
+ * for anything else. */
+static int parse_sizes(const char* list) {
+  int n = 0;
+  for (const char* p = list; *p;) {
+    char* end;
+    long v = strtol(p, &end, 0);
+    if (end == p || v < 1 || v > WIN_BYTES || n == MAX_SIZES || (*end && *end != ',')) return 0;
+    opt_sizes[n++] = (int)v;
+    p = *end ? end + 1 : end;
+  }
+  n_sizes = n;
+  return n > 0;
+}
+
 /* One batch of n synchronizations; rank 0's seconds, known to both. */
 static double batch(struct bench* b, long n) {
   MPI_Bcast(&n, 1, MPI_LONG, 0, MPI_COMM_WORLD);
@@ -218,15 +237,14 @@ static void run_window(const char* flavor, MPI_Win win, char* base, char* buf, c
     b.stop = NULL;
   }
   if (opt_quick) return;
-  static const int sizes[] = {1024, 65536, 1 << 20};
   for (int o = PUT; o <= GET; ++o) {
-    for (int i = 0; i < 3; ++i) {
+    for (int i = 0; i < n_sizes; ++i) {
       b.op = (enum op)o;
       b.sync = FLUSH;
-      b.bytes = sizes[i];
+      b.bytes = opt_sizes[i];
       b.burst = 16;
       snprintf(name, sizeof name, "%s_bw_flush_%s", op_name[o], flavor);
-      if (wanted(name)) report(name, sizes[i], (double)sizes[i] * b.burst / measure(&b) / 1e6, "MB/s");
+      if (wanted(name)) report(name, b.bytes, (double)b.bytes * b.burst / measure(&b) / 1e6, "MB/s");
     }
   }
   b.op = ACC;
@@ -251,7 +269,15 @@ int main(int argc, char** argv) {
       opt_pin = 0;
     else if (!strcmp(argv[i], "--busy-target"))
       opt_busy = 1;
-    else if (!strcmp(argv[i], "--only") && i + 1 < argc)
+    else if (!strcmp(argv[i], "--sizes") && i + 1 < argc) {
+      if (!parse_sizes(argv[++i])) {
+        if (rank == 0)
+          fprintf(stderr, "rmabench: --sizes takes 1 to %d comma-separated sizes of 1 to %ld bytes\n", MAX_SIZES,
+                  WIN_BYTES);
+        MPI_Finalize();
+        return 2;
+      }
+    } else if (!strcmp(argv[i], "--only") && i + 1 < argc)
       have_only += have_only < 4 && regcomp(&opt_only[have_only], argv[++i], REG_EXTENDED | REG_NOSUB) == 0;
   }
   if (size != 2) {

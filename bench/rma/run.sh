@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # run.sh [--repeat N] [--target S] [--only RE] [--impls "adi3 adi3emul mpich openmpi"]
-#        [--no-build] [BUILD_DIR]
+#        [--sizes LIST] [--no-build] [BUILD_DIR]
 # Builds rmabench with adi3's mpicc, mpicc.mpich and mpicc.openmpi (CMake
 # target rmabench), runs the three alternately (2 ranks, each pinned to
 # its own core by the program), N times (default 5), and prints per figure
@@ -13,20 +13,22 @@
 # on allocated windows) loses only that group. --only RE picks the groups
 # whose name it matches (e.g. 'fop|cas'); when it matches none of a group's
 # name, that group's figures whose name it matches ('_create',
-# 'bw.*alloc'). Raw lines go to
+# 'bw.*alloc'). --sizes LIST: the bandwidth rows' sizes (bytes, comma-
+# separated; default 1024,65536,1048576). Raw lines go to
 # results/rmabench-DATE/raw.txt, the table to table.md there.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-repeat=5 target=0.02 only=. impls= build=yes
+repeat=5 target=0.02 only=. impls= build=yes sizes=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --repeat) repeat=$2; shift 2 ;;
     --target) target=$2; shift 2 ;;
     --only) only=$2; shift 2 ;;
     --impls) impls=$2; shift 2 ;;
+    --sizes) sizes=(--sizes "$2"); shift 2 ;;
     --no-build) build=no; shift ;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
     -*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
     *) break ;;
   esac
@@ -67,7 +69,7 @@ for ((r = 1; r <= repeat; r++)); do
         openmpi) cmd=(mpirun.openmpi --bind-to none -n 2) ;;
       esac
       exe=$bin/rmabench_${impl%emul}
-      if ! o=$(timeout 300 "${cmd[@]}" "$exe" --target "$target" "${sel[@]}" 2>"$out/err"); then
+      if ! o=$(timeout 300 "${cmd[@]}" "$exe" --target "$target" "${sizes[@]}" "${sel[@]}" 2>"$out/err"); then
         echo "# $impl $g repeat $r failed: $(grep -v '^\[' "$out/err" | tail -n 1)" >&2
       fi
       awk -v i="$impl" -v r="$r" 'NF == 4 && !/^#/ { print i, r, $1, $2, $3, $4 }' <<<"$o" >>"$raw"

@@ -51,14 +51,17 @@ struct Setup {
   bool processes = false;      // ranks are processes (tests/shm/core_adapter.hpp), not threads
 };
 
-// (a) inproc as is, (b) inproc with the native single-copy get disabled,
-// (c) inproc with a small eager limit and small rings (channel back-pressure).
+// (a) inproc as is, (b) inproc with every native capability off (the
+// one-sided types emulated, and point-to-point rendezvous streamed instead
+// of fetched with the single-copy get), (c) inproc with a small eager limit
+// and small rings (channel back-pressure).
 inline std::vector<Setup> setups() {
   std::vector<Setup> v;
   adi3::Config base;  // explicit: not from the environment
   v.push_back({"Inproc", base, 0});
   adi3::Config emu = base;
   emu.force_emulation = true;
+  emu.rndv_get = false;
   v.push_back({"InprocEmulated", emu, 0});
   adi3::Config small = base;
   small.eager_limit = 256;

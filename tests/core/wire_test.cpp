@@ -16,7 +16,7 @@ using namespace core_test;
 adi3::Config plain() { return adi3::Config{}; }
 adi3::Config streamed() {  // rendezvous by clear-to-send and data, never a native get
   adi3::Config c;
-  c.force_emulation = true;
+  c.rndv_get = false;
   return c;
 }
 

@@ -212,8 +212,9 @@ TEST_P(RmaEmulPaths, QuickAccumulatesNp1) { run(1, quick_accumulates); }
 TEST_P(RmaEmulPaths, QuickAccumulatesNp2) { run(2, quick_accumulates); }
 TEST_P(RmaEmulPaths, QuickAccumulatesNp3) { run(3, quick_accumulates); }
 
-// Puts and gets of 64 KiB and more travel as point-to-point messages when
-// emulated (emul/rndv.cpp): a request-based put with a strided origin type
+// Gets of 64 KiB and more, and puts from the size the core fetches in one
+// copy (256 KiB over shm, 16 KiB in-process), travel as point-to-point
+// messages when emulated (emul/rndv.cpp): a request-based put with a strided origin type
 // (its buffer free after flush_local), a put then a get to the same target
 // before one flush (the get's reply must not end that flush before the
 // put's message landed: a get after it reads the put's last element), a
@@ -221,7 +222,7 @@ TEST_P(RmaEmulPaths, QuickAccumulatesNp3) { run(3, quick_accumulates); }
 // strided target type under an exclusive lock. Every byte lands where the
 // types say and nowhere else.
 void large_messages(Device& dev) {
-  constexpr int kN = 1 << 15;  // ints: 128 KiB
+  constexpr int kN = 1 << 16;  // ints: 256 KiB
   const int n = dev.size(), me = dev.rank(), t = (me + 1) % n, o = (me - 1 + n) % n;
   IntWin w(dev, 2 * kN);
   Type strided(vector_of_ints(kN, 1, 2));
@@ -276,7 +277,7 @@ TEST_P(RmaEmulPaths, LargeMessagesNp3) { run(3, large_messages); }
 // region: only the target knows) fails with RMA_RANGE and changes nothing;
 // its message is drained, so the large put and get after it land.
 void large_refused(Device& dev) {
-  constexpr std::size_t kN = std::size_t{1} << 15;  // ints: 128 KiB
+  constexpr std::size_t kN = std::size_t{1} << 16;  // ints: 256 KiB
   const int me = dev.rank(), t = 1 - me;
   IntWin w(dev, kN, Flavor::Dynamic);
   const auto bases = exchange_bases(dev, w);

@@ -46,10 +46,12 @@ inline std::vector<Setup> setups() {
   v.push_back({prefix, base, 0});
   if (ch != "tcp") {
     adi3::Config emu = base;
-    emu.force_emulation = true;  // no single-copy get: data streams through the rings
+    emu.force_emulation = true;  // one-sided types emulated,
+    emu.rndv_get = false;        // and no single-copy get: data streams through the rings
     v.push_back({prefix + "Emulated", emu, 0});
     // One communication type forced at a time (ADI3_FORCE_EMULATION=active
-    // or passive): the RMA suites run each so (native windows otherwise).
+    // or passive): the RMA suites run each so (native windows otherwise),
+    // large emulated transfers riding point-to-point's single-copy get.
     adi3::Config active = base, passive = base;
     active.force_types = adi3::kActiveRma;
     passive.force_types = adi3::kPassiveRma;

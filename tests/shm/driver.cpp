@@ -60,7 +60,7 @@ int main(int argc, char** argv) {
     SHM_OK(d, d.finalize());
     if (d.rank() == 0) {
       std::printf("%s: passed on %d ranks (channel %s%s)\n", b.name, d.size(), d.channel().name(),
-                  d.native(adi3::kActiveRma) ? ", single-copy get" : "");
+                  d.rndv_get_to(0) ? ", single-copy get" : "");
       std::fflush(stdout);
     }
   }
