@@ -197,7 +197,8 @@ bool direct_reduce(Device& dev, ShmNode& n, const Reduction& red, const void* in
   auto fold_mine = [&] {
     if (me_root) red.combine(in, out, count);
   };
-  return direct(dev, n, o, o.len, land, fold_mine, t, err, me_root ? kReadAll : kReadNone);
+  return direct(dev, n, o, o.len, land, fold_mine, Rate{&n.reduce_verdict, t.shm_direct_reduce_mbps}, err,
+                me_root ? kReadAll : kReadNone);
 }
 
 // A bcast read directly (shm_direct.hpp), where every member has a core of
@@ -225,7 +226,7 @@ bool direct_bcast(Device& dev, ShmNode& n, void* buf, std::size_t count, const D
   }
   auto land = [&](int) { return Landing{data, buf, count, type}; };
   if (!direct(
-          dev, n, o, bytes, land, [] {}, t, err, me_root ? kReadNone : root))
+          dev, n, o, bytes, land, [] {}, Rate{&n.direct_verdict, t.shm_direct_mbps}, err, me_root ? kReadNone : root))
     return false;
   if (!*err && o.longest > bytes) {
     *err = dev.errors().raise(ErrorClass::Truncate, "MPI_Bcast: the root sends %zu bytes, the receive holds %zu",

@@ -13,7 +13,6 @@
 #include "adi3/steady_clock.hpp"
 #include "channels/onesided.hpp"
 #include "coll/shm_node.hpp"
-#include "coll/tuning.hpp"
 
 namespace adi3::coll::detail {
 
@@ -49,22 +48,32 @@ struct Offer {
 
 // Whether a call with blocks of `bytes` may read directly: from `min`
 // bytes where every member has a core of its own, from `shared_min` where
-// the members outnumber the processors (0 never, and the default).
+// the members outnumber the processors up to `crowding` members per
+// processor (0 never).
 // Own cores: from 16 KiB (2 ranks, buffers reused: 64 KiB 18 -> 8-9 us per
 // call, 16 KiB 5.2 -> 3.7-4.1; Open MPI, which reads directly, 9.7 / 4.7).
-// Shared cores, alltoall only, on request (Tuning::shm_direct_shared_min,
-// 0 by default: at 8 ranks with fresh data a test ran slower, and nothing
-// else was measured yet): with 4 and 8 ranks on 2 cores allgather ran
-// 20-25% slower (the segment writes a block once for all its readers, each
-// direct read is a copy of its own), while an alltoall block has one
-// reader either way, and the segment's two copies and the stage every rank
-// must reach between them cost twice the direct read (4 ranks, 64 KiB /
-// 256 KiB: 106-111 / 500-635 -> 48-54 / 335-347 us per call,
-// docs/collectives.md).
-inline bool direct_fits(const ShmNode& n, std::size_t min, std::size_t bytes, std::size_t shared_min = 0) {
-  const std::size_t from = n.own_cores() ? min : shared_min;
+// Shared cores, alltoall only (Tuning::shm_direct_shared_min, _crowding):
+// with 4 and 8 ranks on 2 cores allgather ran 20-25% slower (the segment
+// writes a block once for all its readers, each direct read is a copy of
+// its own), while an alltoall block has one reader either way, and the
+// segment's two copies and the stage every rank must reach between them
+// cost more than the direct read: 4 and 8 ranks on 2 cores, 16 KiB to 1
+// MiB blocks, 1.2-2.1x faster (docs/collectives.md).
+inline bool direct_fits(const ShmNode& n, std::size_t min, std::size_t bytes, std::size_t shared_min = 0,
+                        int crowding = 0) {
+  const std::size_t from = n.own_cores() ? min : n.crowding() <= crowding ? shared_min : 0;
   return from && bytes >= from && n.size() > 1;
 }
+// The rate verdict a direct call keeps and the least rate (MB/s) that
+// keeps reading directly. A reduce keeps its own (ShmNode::reduce_verdict):
+// its fallback, the pipeline, beats faster reads than the segment's two
+// copies do (2 ranks, 64 KiB: buffers reused read at 14-22 GB/s, direct
+// 7.0 us against the pipeline's 10.9; inputs rewritten before each call
+// at 5.7-9.7 GB/s, 19.1 against 11.6).
+struct Rate {
+  ShmNode::DirectVerdict* v;
+  std::size_t least;
+};
 // Reads from this size on are timed for the verdict (shorter ones say
 // more about the system call than about the lines they read).
 inline constexpr std::size_t kDirectTimedMin = 16384;
@@ -83,12 +92,16 @@ inline constexpr std::size_t kDirectTimedMin = 16384;
 // Returns false, having moved nothing, when they chose the segment.
 inline constexpr int kReadAll = -1, kReadNone = -2;
 template <class RecvBlock, class Local>
-bool direct(Device& dev, ShmNode& n, Offer& o, std::size_t bytes, RecvBlock&& recv_block, Local&& local,
-            const Tuning& t, int* err, int source = kReadAll) {
+bool direct(Device& dev, ShmNode& n, Offer& o, std::size_t bytes, RecvBlock&& recv_block, Local&& local, Rate rate,
+            int* err, int source = kReadAll) {
+  const bool probe = ++n.direct_calls % kDirectProbeEvery < kDirectProbeRun;
+  // The members agreed last time that reads run slow: the segment, without
+  // the stage that would only agree again (each costs every rank a trip
+  // through the scheduler where ranks outnumber cores).
+  if (rate.v->slow && !probe) return false;
   OneSided& os = n.onesided();
   const int me = n.rank(), p = n.size();
   Region* region = o.able && o.base ? os.expose(const_cast<std::byte*>(o.base), o.len) : nullptr;
-  const bool probe = ++n.direct_calls % kDirectProbeEvery < kDirectProbeRun;
   uint64_t s = n.begin(2, sizeof(DirectEntry));
   std::byte* to = nullptr;
   if ((*err = n.claim_slot(&to))) {
@@ -98,7 +111,7 @@ bool direct(Device& dev, ShmNode& n, Offer& o, std::size_t bytes, RecvBlock&& re
   DirectEntry mine{};
   const bool offered = o.base ? region && region->key_bytes <= kMaxKeyBytes : o.able;
   mine.ok = offered && (os.caps().native_ops & kOsGet) ? 1 : 0;
-  mine.fast = n.direct_mbps == 0 || n.direct_mbps >= t.shm_direct_mbps ? 1 : 0;
+  mine.fast = rate.v->mbps == 0 || rate.v->mbps >= rate.least ? 1 : 0;
   mine.stride = o.stride;
   mine.sent = o.sent;
   if (mine.ok && region) {
@@ -118,6 +131,7 @@ bool direct(Device& dev, ShmNode& n, Offer& o, std::size_t bytes, RecvBlock&& re
     ok = ok && e.ok == 1;
     fast = fast && e.fast == 1;
   }
+  if (ok) rate.v->slow = !fast;
   if (!ok || !(fast || probe)) {
     if (region) os.release(region);
     return false;
@@ -151,7 +165,8 @@ bool direct(Device& dev, ShmNode& n, Offer& o, std::size_t bytes, RecvBlock&& re
     }
     if (take >= kDirectTimedMin) {
       const auto mbps = static_cast<uint32_t>(std::min<uint64_t>(take * 1000 / std::max<int64_t>(ns, 1), UINT32_MAX));
-      n.direct_mbps = first || n.direct_mbps == 0 ? mbps : static_cast<uint32_t>((3ull * n.direct_mbps + mbps) / 4);
+      uint32_t& avg = rate.v->mbps;
+      avg = first || avg == 0 ? mbps : static_cast<uint32_t>((3ull * avg + mbps) / 4);
       first = false;
     }
     // A shorter send than the receive (erroneous) arrives zero-padded.

@@ -127,7 +127,7 @@ bool shm_allgather(Device& dev, const void* sbuf, std::size_t scount, const Data
       mine_in.out(0, o.sent, o.packed.data());
       o.base = o.packed.data();
     }
-    if (direct(dev, *n, o, bytes, block, local, t, err)) {
+    if (direct(dev, *n, o, bytes, block, local, Rate{&n->direct_verdict, t.shm_direct_mbps}, err)) {
       if (!*err && o.sent > bytes) *err = truncated(dev, "MPI_Allgather", o.sent, bytes);
       return true;
     }
@@ -191,7 +191,7 @@ bool shm_alltoall(Device& dev, const void* sbuf, std::size_t scount, const Datat
     if (!inplace) copy(static_cast<const std::byte*>(sb) + me * sstride, sc, st, rbase + me * rstride, rcount, rtype);
   };
   // Direct reads need the send buffer intact while others read it: not in place.
-  if (!inplace && direct_fits(*n, t.shm_direct_min, bytes, t.shm_direct_shared_min)) {
+  if (!inplace && direct_fits(*n, t.shm_direct_min, bytes, t.shm_direct_shared_min, t.shm_direct_shared_crowding)) {
     Offer o;
     o.sent = sent;
     if (st->is_contiguous() && sstride >= static_cast<std::ptrdiff_t>(sent)) {
@@ -207,7 +207,11 @@ bool shm_alltoall(Device& dev, const void* sbuf, std::size_t scount, const Datat
       }
       o.base = o.packed.data();
     }
-    if (direct(dev, *n, o, bytes, recv_block, local, t, err)) {
+    // Where ranks outnumber the cores, a read's time is mostly the
+    // scheduler's (4 and 8 ranks on 2 cores: 4-10 GB/s either way, and
+    // direct reads won with buffers reused, or rewritten from 64 KiB).
+    const std::size_t least = n->own_cores() ? t.shm_direct_mbps : 0;
+    if (direct(dev, *n, o, bytes, recv_block, local, Rate{&n->direct_verdict, least}, err)) {
       if (!*err && sent > bytes) *err = truncated(dev, "MPI_Alltoall", sent, bytes);
       return true;
     }

@@ -114,7 +114,10 @@ ShmNode::ShmNode(Device& dev, const Comm& comm)
     if (r != me_) others_.push_back(comm.to_peer(r));
   }
   const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  if (cpus > 0 && p_ > cpus) slot_limit_ = kShmSlotData;
+  if (cpus > 0 && p_ > cpus) {
+    slot_limit_ = kShmSlotData;
+    crowding_ = static_cast<int>((p_ + cpus - 1) / cpus);
+  }
 }
 
 ShmNode::~ShmNode() {

@@ -131,10 +131,16 @@ class ShmNode {
   // rank of member r (for attach()).
   OneSided& onesided() const { return *os_; }
   int peer(int r) const { return comm_.to_peer(r); }
-  // Direct reads of the other members' buffers (shm_gather.cpp): this
-  // rank's moving average of their rate (MB/s; 0 before the first), and
-  // the calls that could have used them (the same count on every member).
-  uint32_t direct_mbps = 0;
+  // Direct reads of the other members' buffers (shm_direct.hpp), a
+  // reduce's apart: this rank's moving average of their rate (MB/s; 0
+  // before the first), and whether the members last agreed that one read
+  // slowly (the same on every member); and the calls that could have used
+  // them (the same count on every member).
+  struct DirectVerdict {
+    uint32_t mbps = 0;
+    bool slow = false;
+  };
+  DirectVerdict direct_verdict, reduce_verdict;
   uint64_t direct_calls = 0;
   int size() const { return p_; }
   // The most a call of this node puts in a slot (the same on every member:
@@ -142,6 +148,8 @@ class ShmNode {
   std::size_t slot_limit() const { return slot_limit_; }
   // Whether every member has a processor of its own (the same on every member).
   bool own_cores() const { return slot_limit_ == kShmSlotOwnCores; }
+  // Members per processor, rounded up (1: own cores; the same on every member).
+  int crowding() const { return crowding_; }
 
   // Copies n bytes of this rank's data into its slot (area: its area),
   // which the others read in this call (see kShmChosenMin).
@@ -284,6 +292,7 @@ class ShmNode {
   RemoteRegion* remote_ = nullptr;  // the others: rank 0's segment, mapped
   bool ready_ = false;              // setup succeeded everywhere
   std::size_t slot_limit_ = kShmSlotOwnCores;
+  int crowding_ = 1;
   shm::StoreChooser chooser_{kShmSlowMbps};  // for store(); watches the next rank's flag
   bool owe_wake_ = false;                    // post_owed()'s wake has not rung yet
 

@@ -39,9 +39,13 @@ constexpr Knob kKnobs[] = {
      "Allgather and alltoall on the shared segment: bytes per block from which each rank reads the others' "
      "buffers straight with cross-memory attach (one copy instead of two), where every rank has a core of its "
      "own; 0 never."},
-    {"ADI3_COLL_SHM_DIRECT_SHARED_MIN", "0",
-     "Alltoall on the shared segment where the ranks outnumber the processors: bytes per block from which each "
-     "rank reads the others' buffers straight with cross-memory attach; 0 never (the default)."},
+    {"ADI3_COLL_SHM_DIRECT_SHARED_MIN", "16384",
+     "Alltoall on the shared segment where the ranks outnumber the processors (up to "
+     "ADI3_COLL_SHM_DIRECT_SHARED_CROWDING ranks per processor): bytes per block from which each rank reads the "
+     "others' buffers straight with cross-memory attach, whatever rate the reads run at; 0 never."},
+    {"ADI3_COLL_SHM_DIRECT_SHARED_CROWDING", "4",
+     "The most ranks per processor (rounded up) at which ADI3_COLL_SHM_DIRECT_SHARED_MIN applies; beyond, "
+     "alltoall keeps the segment's copies."},
     {"ADI3_COLL_SHM_DIRECT_BCAST_MIN", "16384",
      "Bcast on the shared segment where every rank has a core of its own: bytes from which the other ranks read "
      "the root's buffer straight with cross-memory attach (one copy instead of two); 0 never."},
@@ -53,6 +57,9 @@ constexpr Knob kKnobs[] = {
     {"ADI3_COLL_SHM_DIRECT_MBPS", "6000",
      "Those direct reads are used while every rank's reads ran at least this many MB/s (moving average; "
      "tested again every 64th call when slower)."},
+    {"ADI3_COLL_SHM_DIRECT_REDUCE_MBPS", "11000",
+     "The same for the root's direct reads of a 2-rank reduce (their own moving average): below it the reduce "
+     "takes the pipeline."},
     {"ADI3_COLL_BCAST_ALGO", "auto", "Force bcast: auto, binomial, scatter_doubling, scatter_ring."},
     {"ADI3_COLL_REDUCE_ALGO", "auto", "Force reduce: auto, binomial, reduce_scatter_gather."},
     {"ADI3_COLL_ALLREDUCE_ALGO", "auto", "Force allreduce: auto, recursive_doubling, rabenseifner, ring."},
@@ -102,9 +109,11 @@ Tuning Tuning::from_env() {
   t.shm = env_int("ADI3_COLL_SHM", 1) != 0;
   t.shm_direct_min = bytes("ADI3_COLL_SHM_DIRECT_MIN", t.shm_direct_min);
   t.shm_direct_shared_min = bytes("ADI3_COLL_SHM_DIRECT_SHARED_MIN", t.shm_direct_shared_min);
+  t.shm_direct_shared_crowding = count("ADI3_COLL_SHM_DIRECT_SHARED_CROWDING", t.shm_direct_shared_crowding);
   t.shm_direct_bcast_min = bytes("ADI3_COLL_SHM_DIRECT_BCAST_MIN", t.shm_direct_bcast_min);
   t.shm_direct_reduce_min = bytes("ADI3_COLL_SHM_DIRECT_REDUCE_MIN", t.shm_direct_reduce_min);
   t.shm_direct_mbps = bytes("ADI3_COLL_SHM_DIRECT_MBPS", t.shm_direct_mbps);
+  t.shm_direct_reduce_mbps = bytes("ADI3_COLL_SHM_DIRECT_REDUCE_MBPS", t.shm_direct_reduce_mbps);
   static const char* const kBcast[] = {"auto", "binomial", "scatter_doubling", "scatter_ring"};
   static const char* const kReduce[] = {"auto", "binomial", "reduce_scatter_gather"};
   static const char* const kAllreduce[] = {"auto", "recursive_doubling", "rabenseifner", "ring"};

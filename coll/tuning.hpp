@@ -40,9 +40,11 @@ struct Tuning {
   // copy) instead of through the segment (two), where every member has a
   // core of its own; 0 never.
   std::size_t shm_direct_min = 16384;
-  // Alltoall where the members outnumber the processors: the same, from
-  // this many bytes per block; 0 never (the default: not measured enough).
-  std::size_t shm_direct_shared_min = 0;
+  // Alltoall where the members outnumber the processors, up to
+  // shm_direct_shared_crowding members per processor: the same, from this
+  // many bytes per block (without the rate verdict); 0 never.
+  std::size_t shm_direct_shared_min = 16384;
+  int shm_direct_shared_crowding = 4;
   // Bcast on that segment, where every member has a core of its own: bytes
   // from which the others read the root's buffer straight; 0 never.
   std::size_t shm_direct_bcast_min = 16384;
@@ -52,6 +54,8 @@ struct Tuning {
   // The direct reads' rate (MB/s, every rank's moving average) below which
   // the segment's copies are used instead (tested again now and then).
   std::size_t shm_direct_mbps = 6000;
+  // The same for a 2-rank reduce's reads (the root's), against the pipeline.
+  std::size_t shm_direct_reduce_mbps = 11000;
 
   // Forced algorithms (Auto = by size); a forced one that cannot run (e.g.
   // recursive doubling on 6 ranks, Rabenseifner on a user op) falls back

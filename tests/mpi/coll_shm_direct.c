@@ -11,8 +11,8 @@
 #include "mpitest.h"
 
 /* Blocks read straight from the senders' buffers (ADI3_COLL_SHM_DIRECT_MIN,
- * 16 KiB, where every rank has a core; alltoall from 64 KiB where ranks
- * outnumber the cores): sizes on both sides of the old 128 KiB switch
+ * 16 KiB, where every rank has a core; alltoall from 16 KiB where ranks
+ * outnumber the cores up to 4 a core): sizes on both sides of the old 128 KiB switch
  * (coll_shm_mid.c takes the new ones),
  * strided send types (offered packed) and receive types (unpacked), in-place
  * allgather (runs of calls past the probe runs: past_probe_runs). */

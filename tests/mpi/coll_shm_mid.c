@@ -1,11 +1,13 @@
 /* Allgather and alltoall blocks from a slot (8176 bytes) to past an area
  * (1 MiB) on the shared segment (coll/shm_gather.cpp, coll/shm_direct.hpp):
  * read straight from the senders' buffers from 16 KiB where every rank has a
- * core (ADI3_COLL_SHM_DIRECT_MIN), alltoall where ranks outnumber the
- * cores on request (ADI3_COLL_SHM_DIRECT_SHARED_MIN, variant `shared`), else
- * through the segment. Checked exactly: sizes on both sides of each switch and of the
- * area, odd counts, strided send and receive types (the gaps stay
- * untouched), in place, and runs of calls in a row (past the direct reads'
+ * core (ADI3_COLL_SHM_DIRECT_MIN), alltoall from 16 KiB where ranks
+ * outnumber the cores up to 4 a core (ADI3_COLL_SHM_DIRECT_SHARED_MIN and
+ * _CROWDING; variants `shared`, from 64 KiB, and `crowded`, 5 ranks at most
+ * 2 a core: the segment), else through the segment. Checked exactly: sizes on both
+ * sides of each switch and of the area, odd counts, strided send and
+ * receive types (the gaps stay untouched), ranks of one call with and
+ * without them, in place, and runs of calls in a row (past the direct reads'
  * probe runs) mixed with other collectives that use the areas. Variants:
  * `segment` (both thresholds 0: every block through the segment), `slow`
  * (a verdict no read meets: the segment but for the probe runs) and `p2p`
@@ -20,12 +22,15 @@ static unsigned char val(int from, int to, long i, int it) {
 }
 
 /* One call of allgather (alltoall == 0) or alltoall of n bytes a block;
- * form 0 dense, 1 strided sends, 2 strided receives, 3 in place. */
+ * form 0 dense, 1 strided sends, 2 strided receives, 3 in place, 4 mixed
+ * (strided sends on odd ranks, a strided receive on rank 0: a direct call
+ * where some ranks offer their buffer and others a packed copy). */
 static void one(MPI_Comm comm, int me, int p, long n, int alltoall, int form, int it) {
   const size_t all = (size_t)n * (size_t)p;
   unsigned char* sb = malloc(2 * all + 1);
   unsigned char* rb = malloc(2 * all + 1);
-  const int ssend = form == 1, srecv = form == 2, inplace = form == 3;
+  const int ssend = form == 1 || (form == 4 && me % 2), srecv = form == 2 || (form == 4 && me == 0);
+  const int inplace = form == 3;
   MPI_Datatype strided, block;
   CHECK_OK(MPI_Type_vector((int)n, 1, 2, MPI_BYTE, &strided));
   CHECK_OK(MPI_Type_create_resized(strided, 0, 2 * n, &block));
@@ -85,7 +90,7 @@ static void blocks(MPI_Comm comm) {
   /* the slot, both direct thresholds and the old one (128 KiB), odd counts */
   static const long sizes[] = {8176, 8177, 12289, 16383, 16384, 65535, 65536, 65537, 131071, 131072, 262147};
   for (size_t c = 0; c < sizeof sizes / sizeof sizes[0]; ++c) {
-    for (int form = 0; form < 4; ++form) {
+    for (int form = 0; form < 5; ++form) {
       one(comm, me, p, sizes[c], 0, form, (int)c + form);
       one(comm, me, p, sizes[c], 1, form, (int)c + form + 1);
     }
