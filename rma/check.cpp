@@ -229,9 +229,10 @@ int check_op(WindowState& w, const OpArgs& a, Checked* out) {
   } else {
     std::vector<uint8_t> desc;
     std::string why;
-    if (!encode_type(a.ttype, desc, &why) || desc.size() > w.dev.max_packet_payload()) {
+    // (a long one travels in several packets: emul/origin.cpp send_desc)
+    if (!encode_type(a.ttype, desc, &why)) {
       return log.raise(ErrorClass::Type, "%s to rank %d: the target datatype cannot travel: %s", a.name, a.target,
-                       why.empty() ? "its description exceeds one packet" : why.c_str());
+                       why.c_str());
     }
     out->derived = true;
     out->elem = elem;
