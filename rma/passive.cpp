@@ -1,8 +1,11 @@
 // Passive target: MPI_Win_lock / unlock, lock_all / unlock_all, flush,
 // flush_all, flush_local, flush_local_all.
-//  - Emulated: the lock request leaves with the first operation (a lock
-//    with no operation sends nothing), Unlock and Flush carry the count and
-//    are answered by an Ack once the target applied everything.
+//  - Emulated: the lock request of a lock taken alone leaves with the
+//    first operation (a lock with no operation sends nothing); locks held
+//    together (a second Win_lock, lock_all) are taken at once in program
+//    order (rank order for lock_all), so that programs locking in one
+//    order never deadlock. Unlock and Flush carry the count and are
+//    answered by an Ack once the target applied everything.
 //  - Native (every rank agreed at creation): the target's lock word in its
 //    control block (rma/native_sync.hpp); flush is a memory fence, plus
 //    the emulated flush when emulated operations are pending.
@@ -261,9 +264,7 @@ int Window::lock_all(int assert) {
   WindowState& w = *st_;
   if (int e = bad_assert(w, "Win_lock_all", assert, kModeNoCheck)) return e;
   if (assert & kModeNoCheck) w.before_load();  // (see Window::lock)
-  bool take_native;
-  std::vector<uint64_t> need(static_cast<std::size_t>(w.comm.size));
-  bool asked = false;
+  bool take_native, queued;
   {
     std::lock_guard g(w.mu);
     if (w.info.no_locks) return sync_error(w, "Win_lock_all", "the window was created with no_locks=true");
@@ -274,23 +275,22 @@ int Window::lock_all(int assert) {
       lock_target(w, r, rma::LockKind::Shared, native || (assert& kModeNoCheck));
     }
     take_native = native && !(assert& kModeNoCheck);
-    // A window spanning hosts: the same-host targets grant at once (see
-    // Window::lock), every other target with the first operation.
-    if (!native && !(assert& kModeNoCheck)) {
-      for (int r = 0; r < w.comm.size; ++r) {
-        if (!rma::queue_lock_native(w, r)) continue;
-        need[static_cast<std::size_t>(r)] = request_now(w, r);
-        asked = true;
-      }
-    }
+    queued = !native && !(assert& kModeNoCheck);
   }
-  if (int e = !asked ? 0 : wait_for(w, [&] {
-        for (int r = 0; r < w.comm.size; ++r) {
-          if (w.targets[static_cast<std::size_t>(r)].grants < need[static_cast<std::size_t>(r)]) return false;
-        }
-        return true;
-      })) {
-    return e;
+  // The targets' queues: every shared lock now, in rank order, each once
+  // the one before is granted, as the native path takes its lock words. A
+  // lock taken lazily with the first operation would let this rank hold a
+  // later target's lock while an earlier one waits behind another rank's
+  // exclusive lock, which waits for ours (that rank locking in rank order,
+  // as Window::lock keeps it). (A window spanning hosts also needs the
+  // same-host targets granted before their operations go natively.)
+  for (int r = 0; queued && r < w.comm.size; ++r) {
+    uint64_t need;
+    {
+      std::lock_guard g(w.mu);
+      need = request_now(w, r);
+    }
+    if (int e = wait_for(w, [&] { return w.targets[static_cast<std::size_t>(r)].grants >= need; })) return e;
   }
   if (!take_native) return 0;
   // Shared locks on every target, in rank order.

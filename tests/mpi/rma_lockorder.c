@@ -6,7 +6,9 @@
  * later lock while an earlier one waits behind another rank's exclusive
  * lock. Exclusion is checked by a read-modify-write (get, flush, put) under
  * exclusive locks, which loses increments if two ranks ever hold it at
- * once; shared epochs add with accumulates. No barrier between the phases.
+ * once; shared epochs add with accumulates. lock_all epochs (shared locks
+ * of every rank) touching the targets in descending order meet exclusive
+ * locks taken in ascending order. No barrier between the phases.
  * Run natively and with ADI3_FORCE_EMULATION=1, allocate and create
  * windows. */
 #include "mpitest.h"
@@ -119,6 +121,36 @@ static void random_epochs(MPI_Win w, long long* sums, long long* rmws, unsigned 
   free(order);
 }
 
+/* Even ranks in lock_all epochs touch the targets from the last rank down,
+   flushing each; odd ranks hold exclusive locks on every rank (ascending).
+   lock_all is a shared lock of every rank, so nobody may hold one target
+   while waiting for another. */
+static void lockall_vs_exclusive(MPI_Win w, long long* sums, long long* rmws) {
+  long long one = 1;
+  for (int round = 0; round < 60; ++round) {
+    if (rank % 2 == 0) {
+      CHECK_OK(MPI_Win_lock_all(0, w));
+      for (int t = size - 1; t >= 0; --t) {
+        CHECK_OK(MPI_Accumulate(&one, 1, MPI_LONG_LONG, t, SUM, 1, MPI_LONG_LONG, MPI_SUM, w));
+        ++sums[t];
+        CHECK_OK(MPI_Win_flush(t, w));
+      }
+      CHECK_OK(MPI_Win_unlock_all(w));
+    } else {
+      for (int t = 0; t < size; ++t) CHECK_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, t, 0, w));
+      for (int t = size - 1; t >= 0; --t) {
+        long long v = -1;
+        CHECK_OK(MPI_Get(&v, 1, MPI_LONG_LONG, t, RMW, 1, MPI_LONG_LONG, w));
+        CHECK_OK(MPI_Win_flush(t, w));
+        ++v;
+        CHECK_OK(MPI_Put(&v, 1, MPI_LONG_LONG, t, RMW, 1, MPI_LONG_LONG, w));
+        ++rmws[t];
+      }
+      for (int t = 0; t < size; ++t) CHECK_OK(MPI_Win_unlock(t, w));
+    }
+  }
+}
+
 int main(int argc, char** argv) {
   mt_init_ring(&argc, &argv, &rank, &size, &right, &left);
   for (int flav = 0; flav < 2; ++flav) {
@@ -130,6 +162,7 @@ int main(int argc, char** argv) {
     nested_then_exclusive(w, sums, rmws);
     random_epochs(w, sums, rmws, 77u + 1000u * (unsigned)rank + 7u * (unsigned)flav);
     nested_then_exclusive(w, sums, rmws);
+    lockall_vs_exclusive(w, sums, rmws);
     MPI_Barrier(MPI_COMM_WORLD);
     verify(mem, w, sums, rmws);
     MPI_Barrier(MPI_COMM_WORLD);
