@@ -44,6 +44,17 @@ static void verify(long long* mem, MPI_Win w, const long long* sums, const long 
   free(all_rmws);
 }
 
+/* Under an exclusive lock of t: its RMW slot + 1 by get, flush and put
+   (two ranks at once would lose increments). */
+static void increment(MPI_Win w, int t, long long* rmws) {
+  long long v = -1;
+  CHECK_OK(MPI_Get(&v, 1, MPI_LONG_LONG, t, RMW, 1, MPI_LONG_LONG, w));
+  CHECK_OK(MPI_Win_flush(t, w));
+  ++v;
+  CHECK_OK(MPI_Put(&v, 1, MPI_LONG_LONG, t, RMW, 1, MPI_LONG_LONG, w));
+  ++rmws[t];
+}
+
 /* MPICH-style nested locks: shared on every rank in turn, accumulate,
    unlock backwards, then at once exclusive on ranks 0 and 1 (some ranks
    are still in the shared phase). */
@@ -59,14 +70,7 @@ static void nested_then_exclusive(MPI_Win w, long long* sums, long long* rmws) {
     const int hi = size > 1 ? 1 : 0;
     CHECK_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, w));
     if (hi) CHECK_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, hi, 0, w));
-    for (int t = hi; t >= 0; --t) {
-      long long v = -1;
-      CHECK_OK(MPI_Get(&v, 1, MPI_LONG_LONG, t, RMW, 1, MPI_LONG_LONG, w));
-      CHECK_OK(MPI_Win_flush(t, w));
-      ++v;
-      CHECK_OK(MPI_Put(&v, 1, MPI_LONG_LONG, t, RMW, 1, MPI_LONG_LONG, w));
-      ++rmws[t];
-    }
+    for (int t = hi; t >= 0; --t) increment(w, t, rmws);
     CHECK_OK(MPI_Win_unlock(0, w));
     if (hi) CHECK_OK(MPI_Win_unlock(hi, w));
   }
@@ -101,14 +105,7 @@ static void random_epochs(MPI_Win w, long long* sums, long long* rmws, unsigned 
     }
     for (int i = 0; i < n; ++i) {
       const int t = order[(i + 1) % n];
-      if (kind[t] == MPI_LOCK_EXCLUSIVE) {
-        long long v = -1;
-        CHECK_OK(MPI_Get(&v, 1, MPI_LONG_LONG, t, RMW, 1, MPI_LONG_LONG, w));
-        CHECK_OK(MPI_Win_flush(t, w));
-        ++v;
-        CHECK_OK(MPI_Put(&v, 1, MPI_LONG_LONG, t, RMW, 1, MPI_LONG_LONG, w));
-        ++rmws[t];
-      }
+      if (kind[t] == MPI_LOCK_EXCLUSIVE) increment(w, t, rmws);
     }
     for (int i = n - 1; i > 0; --i) { /* unlocks in yet another order */
       const int j = (int)(mt_rand(&seed) % (unsigned)(i + 1)), k = order[i];
@@ -139,12 +136,7 @@ static void lockall_vs_exclusive(MPI_Win w, long long* sums, long long* rmws) {
     } else {
       for (int t = 0; t < size; ++t) CHECK_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, t, 0, w));
       for (int t = size - 1; t >= 0; --t) {
-        long long v = -1;
-        CHECK_OK(MPI_Get(&v, 1, MPI_LONG_LONG, t, RMW, 1, MPI_LONG_LONG, w));
-        CHECK_OK(MPI_Win_flush(t, w));
-        ++v;
-        CHECK_OK(MPI_Put(&v, 1, MPI_LONG_LONG, t, RMW, 1, MPI_LONG_LONG, w));
-        ++rmws[t];
+        increment(w, t, rmws);
       }
       for (int t = 0; t < size; ++t) CHECK_OK(MPI_Win_unlock(t, w));
     }
