@@ -38,10 +38,17 @@ void send_desc(WindowState& w, int to, Item& it) {
   std::string why;
   // Checked at issue time (rma/check.cpp), so this succeeds.
   rma::encode_type(it.ttype, bytes, &why);
+  // A long description (an indexed type of thousands of blocks) goes in
+  // several packets, in order; the target decodes it once it has them all.
   Header h{};
   h.kind = Msg::TypeDesc;
-  h.len = bytes.size();
-  record_error(w, send(w, to, h, Payload{bytes.data(), bytes.size(), nullptr, 0}));
+  h.total = bytes.size();
+  const std::size_t chunk = w.dev.max_packet_payload();
+  do {
+    h.len = std::min(chunk, bytes.size() - h.first);
+    record_error(w, send(w, to, h, Payload{bytes.data() + h.first, h.len, nullptr, 0}));
+    h.first += h.len;
+  } while (h.first < bytes.size());
   it.ttype->retain();
   if (t.last_desc) t.last_desc->release();
   t.last_desc = it.ttype;

@@ -146,9 +146,14 @@ int check_op(WindowState& w, const OpArgs& a, Checked* out) {
       }
     }
   }
-  if ((has_origin && !a.origin && tbytes) || (has_result && !a.result && tbytes)) {
+  // A null buffer (MPI_BOTTOM) is one only for a type that does not hold
+  // absolute addresses (true lower bound 0), as in point-to-point.
+  auto null_buf = [&](const void* p, const Datatype* t) { return !p && tbytes && (!t || t->true_lb() == 0); };
+  const Datatype* otype = single ? a.ttype : a.otype;
+  const Datatype* rtype = single ? a.ttype : a.kind == Msg::GetAcc ? a.rtype : a.otype;
+  if ((has_origin && null_buf(a.origin, otype)) || (has_result && null_buf(a.result, rtype))) {
     return log.raise(ErrorClass::Buffer, "%s to rank %d: the %s buffer is null for %zu bytes", a.name, a.target,
-                     has_origin && !a.origin ? "origin" : "result", tbytes);
+                     has_origin && null_buf(a.origin, otype) ? "origin" : "result", tbytes);
   }
   if (a.kind == Msg::Cas && !a.compare) {
     return log.raise(ErrorClass::Buffer, "%s to rank %d: the compare buffer is null", a.name, a.target);
@@ -229,9 +234,10 @@ int check_op(WindowState& w, const OpArgs& a, Checked* out) {
   } else {
     std::vector<uint8_t> desc;
     std::string why;
-    if (!encode_type(a.ttype, desc, &why) || desc.size() > w.dev.max_packet_payload()) {
+    // (a long one travels in several packets: emul/origin.cpp send_desc)
+    if (!encode_type(a.ttype, desc, &why)) {
       return log.raise(ErrorClass::Type, "%s to rank %d: the target datatype cannot travel: %s", a.name, a.target,
-                       why.empty() ? "its description exceeds one packet" : why.c_str());
+                       why.c_str());
     }
     out->derived = true;
     out->elem = elem;

@@ -21,7 +21,7 @@ int alloc_mem(Device& dev, std::size_t bytes, void** base) {
     // No segment (/dev/shm full, limits): the heap still serves.
   }
   const std::size_t n = (bytes + 63) / 64 * 64;
-  void* p = std::aligned_alloc(64, n ? n : 64);
+  void* p = n >= bytes ? std::aligned_alloc(64, n ? n : 64) : nullptr;  // (n wraps for an impossible size)
   if (!p) return dev.errors().raise(ErrorClass::NoMem, "Alloc_mem: cannot allocate %zu bytes", bytes);
   *base = p;
   return 0;

@@ -75,7 +75,10 @@ bool prepare(WindowState& w, bool alloc, std::size_t bytes, void* user_base, voi
   }
   // A shared window is memory every member loads and stores.
   if (shared_sizes && !all_reached) return false;
-  if (bytes > SIZE_MAX / 4) return false;
+  if (bytes > SIZE_MAX / 4) {
+    card->flags = NativeCard::kNoMem;
+    return false;
+  }
   // Regions that are not mapped (verbs) make a NIC window; it cannot be
   // shared memory.
   const bool nic = !(os->caps().native_ops & kOsLoadStore);
@@ -93,11 +96,17 @@ bool prepare(WindowState& w, bool alloc, std::size_t bytes, void* user_base, voi
       // Every rank's control block, then every rank's part, back to back.
       std::size_t total = n * kControlBytes;
       for (int64_t s : *shared_sizes) {
-        if (s < 0 || static_cast<uint64_t>(s) > SIZE_MAX / 4 - total) return false;
+        if (s < 0 || static_cast<uint64_t>(s) > SIZE_MAX / 4 - total) {
+          card->flags = NativeCard::kNoMem;
+          return false;
+        }
         total += static_cast<std::size_t>(s);
       }
       nw->mine = os->allocate(total);
-      if (!nw->mine) return false;
+      if (!nw->mine) {
+        card->flags = NativeCard::kNoMem;  // (the others learn it from this card)
+        return false;
+      }
       for (std::size_t r = 0; r < n; ++r) {
         reinterpret_cast<Control*>(static_cast<char*>(nw->mine->base) + r * kControlBytes)->magic = kControlMagic;
       }
@@ -116,7 +125,10 @@ bool prepare(WindowState& w, bool alloc, std::size_t bytes, void* user_base, voi
   } else {
     // Control block first, then (allocate) the memory, page aligned.
     nw->mine = os->allocate(alloc ? kControlBytes + round_page(bytes) : kControlBytes);
-    if (!nw->mine) return false;
+    if (!nw->mine) {
+      card->flags = NativeCard::kNoMem;  // an allocate window then tries the heap
+      return false;
+    }
     nw->ctl = static_cast<Control*>(nw->mine->base);
     nw->ctl->magic = kControlMagic;
     if (alloc) {

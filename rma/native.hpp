@@ -53,6 +53,7 @@ struct NativeCard {
     kSharedContig = 16,  // allocate_shared: rank 0's one region holds every rank's part
     kActiveForced = 32,  // this rank forces active target to the emulation
     kMappedAll = 64,     // second round: this rank maps every peer's window memory
+    kNoMem = 128,        // the window's memory could not be had (too large): creation fails with NO_MEM
   };
   uint32_t flags = 0;
   uint32_t ctl_len = 0, data_len = 0;

@@ -1,8 +1,11 @@
 // Passive target: MPI_Win_lock / unlock, lock_all / unlock_all, flush,
 // flush_all, flush_local, flush_local_all.
-//  - Emulated: the lock request leaves with the first operation (a lock
-//    with no operation sends nothing), Unlock and Flush carry the count and
-//    are answered by an Ack once the target applied everything.
+//  - Emulated: the lock request of a lock taken alone leaves with the
+//    first operation (a lock with no operation sends nothing); locks held
+//    together (a second Win_lock, lock_all) are taken at once in program
+//    order (rank order for lock_all), so that programs locking in one
+//    order never deadlock. Unlock and Flush carry the count and are
+//    answered by an Ack once the target applied everything.
 //  - Native (every rank agreed at creation): the target's lock word in its
 //    control block (rma/native_sync.hpp); flush is a memory fence, plus
 //    the emulated flush when emulated operations are pending.
@@ -11,6 +14,7 @@
 //    asked at once and, granted, takes our operations natively
 //    (rma/route.hpp queue_lock_native); its Unlock packet, sent after a
 //    memory fence, releases the queue.
+#include <algorithm>
 #include <vector>
 
 #include "rma/native.hpp"
@@ -99,6 +103,40 @@ uint64_t request_now(WindowState& w, int rank) {
   return t.lock_epoch;
 }
 
+// Locks of the targets' queues are acquired in program order, so that
+// programs that lock in one global order never deadlock: a lazy lock's
+// request leaves with its first operation and nobody waits for its grant,
+// so while it is the only lock held that is safe, but a rank holding a
+// granted lock while its earlier request waits behind another rank's
+// exclusive lock (which waits for ours) is a cycle. So when a second lock
+// is taken, the locks held before it are asked now (if still lazy) and
+// their grants waited for, and the new one is taken at once (locks with
+// MPI_MODE_NOCHECK or native lock words take no part). Returns -1 when no
+// other lock of a queue is held, else whether one is still to be granted
+// (*need: the grants to wait for per target).
+int order_locks(WindowState& w, int rank, std::vector<uint64_t>* need) {
+  int held = -1;
+  for (int r = 0; r < w.comm.size; ++r) {
+    Target& o = w.targets[static_cast<std::size_t>(r)];
+    if (r == rank || !o.locked || o.lock_nocheck) continue;
+    held = std::max(held, 0);
+    if (o.lock_pending) request_now(w, r);
+    if (o.hold_lock) emul::pump(w, r);  // the request its held operation owes goes now
+    if (o.grants >= o.lock_epoch) continue;
+    if (need->empty()) need->resize(static_cast<std::size_t>(w.comm.size));
+    (*need)[static_cast<std::size_t>(r)] = o.lock_epoch;
+    held = 1;
+  }
+  return held;
+}
+
+bool granted(const WindowState& w, const std::vector<uint64_t>& need) {
+  for (std::size_t r = 0; r < need.size(); ++r) {
+    if (w.targets[r].grants < need[r]) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 int Window::lock(LockType type, int rank, int assert) {
@@ -118,7 +156,8 @@ int Window::lock(LockType type, int rank, int assert) {
   if (int e = w.dev.check_alive(w.comm, rank, "Win_lock")) return e;
   const auto kind = type == LockType::Exclusive ? rma::LockKind::Exclusive : rma::LockKind::Shared;
   uint64_t need = 0;
-  bool take_native = false;
+  bool take_native = false, eager = false;
+  std::vector<uint64_t> earlier;  // grants of the locks held before this one (order_locks)
   {
     std::lock_guard g(w.mu);
     if (w.info.no_locks) return sync_error(w, "Win_lock", "the window was created with no_locks=true");
@@ -142,9 +181,19 @@ int Window::lock(LockType type, int rank, int assert) {
     // (the caller will load and store it directly) and for a same-host
     // target of a window spanning hosts (our operations to it then move its
     // memory natively, rma/route.hpp queue_lock_native): ask at once.
-    if (!(assert& kModeNoCheck) && !take_native && (rank == w.comm.rank || rma::queue_lock_native(w, rank))) {
+    const int before =
+        !(assert& kModeNoCheck) && !take_native && w.locks_held > 1 ? order_locks(w, rank, &earlier) : -1;
+    if (before == 1) {
+      eager = true;  // asked below, once the earlier ones are granted
+    } else if (!(assert& kModeNoCheck) && !take_native &&
+               (before == 0 || rank == w.comm.rank || rma::queue_lock_native(w, rank))) {
       need = request_now(w, rank);
     }
+  }
+  if (eager) {
+    if (int e = wait_for(w, [&] { return granted(w, earlier); })) return e;
+    std::lock_guard g(w.mu);
+    need = request_now(w, rank);
   }
   if (need) {
     if (int e = wait_for(w, [&] { return w.targets[static_cast<std::size_t>(rank)].grants >= need; })) return e;
@@ -215,9 +264,7 @@ int Window::lock_all(int assert) {
   WindowState& w = *st_;
   if (int e = bad_assert(w, "Win_lock_all", assert, kModeNoCheck)) return e;
   if (assert & kModeNoCheck) w.before_load();  // (see Window::lock)
-  bool take_native;
-  std::vector<uint64_t> need(static_cast<std::size_t>(w.comm.size));
-  bool asked = false;
+  bool take_native, queued;
   {
     std::lock_guard g(w.mu);
     if (w.info.no_locks) return sync_error(w, "Win_lock_all", "the window was created with no_locks=true");
@@ -228,23 +275,22 @@ int Window::lock_all(int assert) {
       lock_target(w, r, rma::LockKind::Shared, native || (assert& kModeNoCheck));
     }
     take_native = native && !(assert& kModeNoCheck);
-    // A window spanning hosts: the same-host targets grant at once (see
-    // Window::lock), every other target with the first operation.
-    if (!native && !(assert& kModeNoCheck)) {
-      for (int r = 0; r < w.comm.size; ++r) {
-        if (!rma::queue_lock_native(w, r)) continue;
-        need[static_cast<std::size_t>(r)] = request_now(w, r);
-        asked = true;
-      }
-    }
+    queued = !native && !(assert& kModeNoCheck);
   }
-  if (int e = !asked ? 0 : wait_for(w, [&] {
-        for (int r = 0; r < w.comm.size; ++r) {
-          if (w.targets[static_cast<std::size_t>(r)].grants < need[static_cast<std::size_t>(r)]) return false;
-        }
-        return true;
-      })) {
-    return e;
+  // The targets' queues: every shared lock now, in rank order, each once
+  // the one before is granted, as the native path takes its lock words. A
+  // lock taken lazily with the first operation would let this rank hold a
+  // later target's lock while an earlier one waits behind another rank's
+  // exclusive lock, which waits for ours (that rank locking in rank order,
+  // as Window::lock keeps it). (A window spanning hosts also needs the
+  // same-host targets granted before their operations go natively.)
+  for (int r = 0; queued && r < w.comm.size; ++r) {
+    uint64_t need;
+    {
+      std::lock_guard g(w.mu);
+      need = request_now(w, r);
+    }
+    if (int e = wait_for(w, [&] { return w.targets[static_cast<std::size_t>(r)].grants >= need; })) return e;
   }
   if (!take_native) return 0;
   // Shared locks on every target, in rank order.

@@ -11,6 +11,7 @@ namespace {
 
 constexpr int kMaxDepth = 16;
 constexpr int kMaxItems = 1 << 20;  // integers + addresses + types of one node
+constexpr int kMaxNodes = 4096;     // constructor calls (derived types) in one description
 constexpr uint8_t kNamed = 0, kDerived = 1;
 
 template <class T>
@@ -19,16 +20,27 @@ void put(std::vector<uint8_t>& out, T v) {
   out.insert(out.end(), p, p + sizeof v);
 }
 
-bool encode_at(const Datatype* t, std::vector<uint8_t>& out, std::string* why, int depth) {
+bool too_long(const std::vector<uint8_t>& out, std::string* why) {
+  if (out.size() <= kMaxDescBytes) return false;
+  *why = "its description exceeds " + std::to_string(kMaxDescBytes >> 20) + " MiB";
+  return true;
+}
+
+bool encode_at(const Datatype* t, std::vector<uint8_t>& out, std::string* why, int depth, int* nodes) {
   if (depth > kMaxDepth) {
     *why = "the datatype nests deeper than " + std::to_string(kMaxDepth) + " constructors";
     return false;
   }
+  if (too_long(out, why)) return false;
   Builtin b;
   if (t->builtin_id(&b)) {
     out.push_back(kNamed);
     out.push_back(static_cast<uint8_t>(b));
     return true;
+  }
+  if (++*nodes > kMaxNodes) {
+    *why = "the datatype is made of more than " + std::to_string(kMaxNodes) + " constructor calls";
+    return false;
   }
   Envelope env;
   if (type_get_envelope(t, &env) != ErrorClass::Success) {
@@ -52,7 +64,7 @@ bool encode_at(const Datatype* t, std::vector<uint8_t>& out, std::string* why, i
   for (std::ptrdiff_t v : addrs) put<int64_t>(out, v);
   bool ok = true;
   for (const Datatype* c : types) {
-    if (ok) ok = encode_at(c, out, why, depth + 1);
+    if (ok) ok = encode_at(c, out, why, depth + 1, nodes);
     if (!c->is_predefined()) c->release();
   }
   return ok;
@@ -136,7 +148,7 @@ ErrorClass build(Combiner c, const std::vector<int>& ints, const std::vector<std
 }
 
 const Datatype* decode_at(Reader& in, std::string* why, int depth, int* nodes) {
-  if (depth > kMaxDepth || ++*nodes > 4096) {
+  if (depth > kMaxDepth) {
     *why = "datatype description too deep or too large";
     return nullptr;
   }
@@ -155,6 +167,10 @@ const Datatype* decode_at(Reader& in, std::string* why, int depth, int* nodes) {
   }
   if (tag != kDerived) {
     *why = "datatype description has a bad node tag " + std::to_string(tag);
+    return nullptr;
+  }
+  if (++*nodes > kMaxNodes) {  // (named types cost nothing to decode)
+    *why = "datatype description too large";
     return nullptr;
   }
   int32_t comb, ni, na, nt;
@@ -217,7 +233,10 @@ const Datatype* decode_at(Reader& in, std::string* why, int depth, int* nodes) {
 
 }  // namespace
 
-bool encode_type(const Datatype* t, std::vector<uint8_t>& out, std::string* why) { return encode_at(t, out, why, 0); }
+bool encode_type(const Datatype* t, std::vector<uint8_t>& out, std::string* why) {
+  int nodes = 0;
+  return encode_at(t, out, why, 0, &nodes) && !too_long(out, why);
+}
 
 const Datatype* decode_type(const void* bytes, std::size_t n, std::string* why) {
   Reader in(bytes, n);

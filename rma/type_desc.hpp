@@ -13,6 +13,9 @@
 
 namespace adi3::rma {
 
+// The longest description either side takes (it may span several packets).
+inline constexpr std::size_t kMaxDescBytes = std::size_t{16} << 20;
+
 // Appends the description of t to out. False when the type is too deep or
 // too large to describe (why says which).
 bool encode_type(const Datatype* t, std::vector<uint8_t>& out, std::string* why);

@@ -48,7 +48,8 @@ namespace {
 // What each rank tells the others at creation.
 struct Card {
   uint8_t pkt;
-  uint8_t pad[3];
+  uint8_t no_mem;  // the heap could not give this rank its window memory
+  uint8_t pad[2];
   uint32_t win, gen;
   int32_t disp_unit;
   uint64_t base;
@@ -94,10 +95,14 @@ int make_window(Device& dev, void* base, std::ptrdiff_t size, int disp_unit, con
   }
   if (alloc_base && !base && (flavor != WinFlavor::Shared || lone_shared)) {
     const std::size_t bytes = (static_cast<std::size_t>(size) + 63) / 64 * 64;
-    base = std::aligned_alloc(64, bytes ? bytes : 64);
-    if (!base) return dev.errors().raise(ErrorClass::NoMem, "Win_allocate: cannot allocate %td bytes", size);
-    std::memset(base, 0, bytes ? bytes : 64);
-    st->base = st->owned = base;
+    // (an impossible size overflows the rounding: no memory either)
+    base = bytes >= static_cast<std::size_t>(size) ? std::aligned_alloc(64, bytes ? bytes : 64) : nullptr;
+    if (base) {
+      std::memset(base, 0, bytes ? bytes : 64);
+      st->base = st->owned = base;
+    } else {
+      mine.no_mem = 1;  // every rank fails after the exchange below, none waits in it
+    }
   }
   rma::Hub& hub = rma::Hub::of(dev);
   hub.add(st);
@@ -112,6 +117,19 @@ int make_window(Device& dev, void* base, std::ptrdiff_t size, int disp_unit, con
           coll::allgather(dev, &mine, sizeof mine, Datatype::byte(), all.data(), sizeof mine, Datatype::byte(), comm)) {
     hub.remove(*st);
     return e;
+  }
+  // A rank without its memory: every rank fails alike (a shared window's
+  // memory is rank 0's one region, or each rank's own).
+  for (int r = 0; r < comm.size; ++r) {
+    const Card& c = all[static_cast<std::size_t>(r)];
+    if (c.no_mem || (flavor == WinFlavor::Shared && (c.native.flags & rma::NativeCard::kNoMem))) {
+      hub.remove(*st);
+      return dev.errors().raise(ErrorClass::NoMem, "%s on rank %d: rank %d cannot allocate the window's memory (%s)",
+                                flavor == WinFlavor::Shared ? "Win_allocate_shared" : "Win_allocate", comm.rank, r,
+                                flavor == WinFlavor::Shared && r == 0 && !c.no_mem && !info.alloc_shared_noncontig
+                                    ? "every rank's part, in one region"
+                                    : "its part");
+    }
   }
   std::vector<rma::NativeCard> firsts(all.size()), seconds(all.size());
   {

@@ -233,6 +233,7 @@ struct Origin {
   uint64_t completes = 0;          // Complete packets received
   uint64_t expected = 0;           // Complete packets expected (posts made to it)
   const Datatype* desc = nullptr;  // target type of the last TypeDesc (owned)
+  std::vector<uint8_t> desc_part;  // a TypeDesc of several packets, so far
   std::deque<Reply> out;
   // Messages of puts received and gets answered (emul/rndv.cpp): started,
   // done. An Ack leaves once those started before it are done.

@@ -186,7 +186,7 @@ TEST_P(RmaErrors, DynamicTargetRefusesNp2) {
 // A packet crafted by hand (as a corrupt or hostile peer would send it):
 // out of range, wrong window generation, bad type id, a chunk that
 // overflows its stream, a bad datatype description, operations that fetch
-// with bad sizes, ops or ranges. The target refuses
+// with bad sizes, ops or ranges, descriptions in parts out of order. The target refuses
 // each, reports it to the sender, and its memory is unchanged.
 TEST_P(RmaErrors, HostilePacketsRefusedNp2) {
   run(2, [](Device& dev) {
@@ -362,6 +362,33 @@ TEST_P(RmaErrors, HostilePacketsRefusedNp2) {
       m.count = 2;
       m.total = 8;
       send(m, nullptr, 0);
+      // 12. datatype descriptions in several parts (emul/origin.cpp
+      //     send_desc): a part that does not start where the gathered ones
+      //     end, a total over the limit, a part longer than its total, a
+      //     good first part then one out of order; each time a put that
+      //     uses the description, refused with it
+      adi3::rma::Header q{};
+      q.kind = adi3::rma::Msg::TypeDesc;
+      unsigned char part[16] = {1, 0, 0, 0, 0};
+      auto desc_part = [&](uint64_t first, uint64_t len, uint64_t total) {
+        q.first = first;
+        q.len = len;
+        q.total = total;
+        send(q, part, len);
+        send(h, data, 8);
+      };
+      h.flags = adi3::rma::kUseDesc;
+      h.kind = adi3::rma::Msg::Put;
+      h.win = h.gen = 0;  // (the window's own again)
+      h.op = 0;
+      h.first = 0;
+      h.count = 2;
+      h.total = h.len = 8;
+      desc_part(8, 8, 64);
+      desc_part(0, 8, uint64_t{1} << 40);
+      desc_part(0, 16, 8);
+      desc_part(0, 8, 64);
+      desc_part(4, 8, 64);
       // The refusals come back as errors; wait for them.
       int got = 0;
       for (int i = 0; i < 1000000 && !got; ++i) {
