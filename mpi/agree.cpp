@@ -95,8 +95,8 @@ void Agreement::next() {
     finished_ = true;
     err_ = failed_ ? failed_
                    : raise(ErrorClass::Other,
-                           "the new communicator failed at member %d (e.g. an attribute copy callback "
-                           "failed there), so at every member",
+                           "the call failed at member %d (its arguments or an attribute copy callback), so "
+                           "at every member",
                            static_cast<int>(r));
     return;
   }
