@@ -3,9 +3,7 @@
  * MPI_Comm_idup at every rank (none waits for the failed one) and leaves
  * MPI_COMM_NULL; a delete callback that sets attributes on the
  * communicator being freed runs once per attribute and the keyvals stay
- * sound; a delete callback failing during a free; MPI_Finalize deletes
- * MPI_COMM_SELF's attributes in reverse order of setting, where setting a
- * key again counts as its latest setting, and before anything else. */
+ * sound (MPI_COMM_SELF's order at MPI_Finalize: handle_corners.c). */
 #include "mpitest.h"
 
 static int rank, size;
@@ -122,45 +120,11 @@ static void delete_sets_attr(void) {
   MPI_Comm_free_keyval(&key_b);
 }
 
-/* Deleted in reverse order of setting: set 1, 0, 2, then 1 again. */
-static int order[8], norder = 0;
-static int self_delete(MPI_Comm c, int key, void* val, void* extra) {
-  (void)c, (void)key, (void)extra;
-  int finalized = 1;
-  MPI_Finalized(&finalized);
-  /* before anything else of MPI_Finalize: communication still works */
-  int one = 1, sum = 0;
-  if (MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD) != MPI_SUCCESS || sum != size) finalized = 1;
-  if (norder < 8) order[norder++] = finalized ? -1 : (int)(long)val;
-  return MPI_SUCCESS;
-}
-
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   failing_copy();
   delete_sets_attr();
-  int keys[3];
-  for (int i = 0; i < 3; ++i) {
-    CHECK_OK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete, &keys[i], NULL));
-  }
-  CHECK_OK(MPI_Comm_set_attr(MPI_COMM_SELF, keys[1], (void*)1L));
-  CHECK_OK(MPI_Comm_set_attr(MPI_COMM_SELF, keys[0], (void*)10L));
-  CHECK_OK(MPI_Comm_set_attr(MPI_COMM_SELF, keys[2], (void*)2L));
-  CHECK_OK(MPI_Comm_set_attr(MPI_COMM_SELF, keys[1], (void*)11L)); /* deletes value 1 now */
-  CHECK_EQ(norder, 1);
-  CHECK_EQ(order[0], 1);
-  norder = 0;
-  int total = 0;
-  MPI_Allreduce(&mt_errors, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-  MPI_Finalize();
-  int bad = total;
-  if (norder != 3 || order[0] != 11 || order[1] != 2 || order[2] != 10) {
-    fprintf(stderr, "[rank %d] check failed: MPI_COMM_SELF delete order (%d deletes): %d %d %d\n", rank, norder,
-            order[0], order[1], order[2]);
-    bad = 1;
-  }
-  if (rank == 0) printf(bad ? " Found %d errors\n" : " No Errors\n", bad);
-  return bad != 0;
+  return mt_finish();
 }
