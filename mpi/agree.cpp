@@ -1,5 +1,6 @@
 #include "mpi/agree.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -29,6 +30,9 @@ namespace {
 constexpr int W = ContextIds::kWords;
 constexpr int kClasses = 8;             // index % kClasses
 constexpr int kRestrictedAttempts = 8;  // then every index
+// The flag word after an offer's mask words.
+constexpr uint32_t kReservedElsewhere = 1;  // other agreements hold indices here
+constexpr uint32_t kFailed = 2;             // this rank failed before the agreement
 
 // A draw every rank makes alike from the agreement's key and attempt.
 int draw(std::uint64_t key, int attempt) {
@@ -41,11 +45,12 @@ int draw(std::uint64_t key, int attempt) {
 
 }  // namespace
 
-Agreement::Agreement(Runtime& rt, const Comm& over, int tag)
+Agreement::Agreement(Runtime& rt, const Comm& over, int tag, int failed)
     : rt_(rt),
       over_(over),
       tag_(tag),
       key_((static_cast<std::uint64_t>(over.context) << 32) | static_cast<std::uint32_t>(tag)),
+      failed_(failed),
       mine_(W + 1),
       masks_(static_cast<std::size_t>(over.size) * (W + 1)) {
   start_round();
@@ -60,9 +65,14 @@ void Agreement::start_round() {
   // Bits c, c + 8, c + 16, c + 24 of every word: the indices of class c.
   uint32_t keep = attempt_ < kRestrictedAttempts ? 0x01010101u << draw(key_, attempt_) : ~0u;
   for (int w = 0; w < W; ++w) wanted[w] = keep;
-  bool others = rt_.contexts.reserve(wanted, mine_.data());
-  holding_ = true;
-  mine_[W] = others ? 1 : 0;
+  if (failed_) {
+    std::fill(mine_.begin(), mine_.end(), 0u);
+    mine_[W] = kFailed;
+  } else {
+    bool others = rt_.contexts.reserve(wanted, mine_.data());
+    holding_ = true;
+    mine_[W] = others ? kReservedElsewhere : 0;
+  }
   // Everyone's offer to everyone: one round.
   cur_ = std::make_unique<coll::Schedule>(rt_.dev(), over_, tag_);
   const std::size_t bytes = sizeof(uint32_t) * (W + 1);
@@ -78,6 +88,18 @@ void Agreement::start_round() {
 void Agreement::next() {
   cur_.reset();
   const auto n = static_cast<std::size_t>(over_.size);
+  for (std::size_t r = 0; r < n; ++r) {
+    if (!(masks_[r * (W + 1) + W] & kFailed)) continue;
+    if (holding_) rt_.contexts.unreserve(mine_.data());
+    holding_ = false;
+    finished_ = true;
+    err_ = failed_ ? failed_
+                   : raise(ErrorClass::Other,
+                           "the call failed at member %d (its arguments or an attribute copy callback), so "
+                           "at every member",
+                           static_cast<int>(r));
+    return;
+  }
   uint32_t agreed[W];
   bool none = true, reserved_elsewhere = false;
   for (int w = 0; w < W; ++w) {
@@ -85,7 +107,9 @@ void Agreement::next() {
     for (std::size_t r = 0; r < n; ++r) agreed[w] &= masks_[r * (W + 1) + static_cast<std::size_t>(w)];
     none = none && agreed[w] == 0;
   }
-  for (std::size_t r = 0; r < n; ++r) reserved_elsewhere = reserved_elsewhere || masks_[r * (W + 1) + W] != 0;
+  for (std::size_t r = 0; r < n; ++r) {
+    reserved_elsewhere = reserved_elsewhere || (masks_[r * (W + 1) + W] & kReservedElsewhere) != 0;
+  }
   if (!none) {
     // The lowest common index: reserved for us at every rank, so free.
     int pick = rt_.contexts.claim_lowest(agreed);
@@ -140,8 +164,8 @@ int Agreement::run() {
   return err_;
 }
 
-int agree_context(Runtime& rt, const Comm& over, int tag, uint32_t* index) {
-  Agreement a(rt, over, tag);
+int agree_context(Runtime& rt, const Comm& over, int tag, uint32_t* index, int failed) {
+  Agreement a(rt, over, tag, failed);
   if (int e = a.run()) return e;
   *index = a.index();
   return 0;

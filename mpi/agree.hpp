@@ -33,9 +33,12 @@ int allgather_bytes(Device& dev, const Comm& over, const void* mine, std::size_t
 // pending agreements rarely get in each other's way; an empty result is
 // retried with another draw, later with every unreserved index. No
 // agreement waits for another, so none can deadlock one.
+// A rank that already failed (`failed`: its error code, e.g. an attribute
+// copy callback's) still takes part, offering nothing: every rank then ends
+// the round with an error instead of waiting for it.
 class Agreement {
  public:
-  Agreement(Runtime& rt, const Comm& over, int tag);
+  Agreement(Runtime& rt, const Comm& over, int tag, int failed = 0);
   ~Agreement();
   Agreement(const Agreement&) = delete;
   Agreement& operator=(const Agreement&) = delete;
@@ -58,12 +61,14 @@ class Agreement {
   int attempt_ = 0;
   bool finished_ = false, holding_ = false;
   int err_ = 0;
+  int failed_ = 0;
   uint32_t index_ = 0;
   std::vector<uint32_t> mine_, masks_;  // offered mask words + "others reserved" flag per rank
   std::unique_ptr<coll::Schedule> cur_;
 };
 
-// A context index free at every rank of `over`, claimed at this rank.
-int agree_context(Runtime& rt, const Comm& over, int tag, uint32_t* index);
+// A context index free at every rank of `over`, claimed at this rank
+// (`failed`: as for Agreement; then that error is returned).
+int agree_context(Runtime& rt, const Comm& over, int tag, uint32_t* index, int failed = 0);
 
 }  // namespace adi3::mpi

@@ -219,8 +219,10 @@ void destroy_comm(Runtime& rt, CommObj* c);
 // MPI_Comm_dup(_with_info)'s work: c's group, topology, attributes (copy
 // callbacks run) and the given info.
 int comm_dup(Runtime& rt, CommObj& c, const std::vector<std::pair<std::string, std::string>>& info, MPI_Comm* out);
-// MPI_Comm_split's work (for topologies too).
-int comm_split(Runtime& rt, CommObj& c, int color, int key, MPI_Comm* out);
+// MPI_Comm_split's work (for topologies too). A member whose own arguments
+// failed (`failed`: its error) still takes part; then every member fails
+// (it with that error) instead of waiting for it.
+int comm_split(Runtime& rt, CommObj& c, int color, int key, MPI_Comm* out, int failed = 0);
 CommObj* comm_of(Runtime& rt, MPI_Comm h);
 // ERR_COMM for operations defined here only on intracommunicators.
 int need_intra(const CommObj& c, const char* what);

@@ -25,6 +25,19 @@ int call_copy(KeyvalObj* k, int old, void* in, void** out, int* flag) {
   return reinterpret_cast<MPI_Comm_copy_attr_function*>(k->copy_fn)(old, k->handle, k->extra_state, in, out, flag);
 }
 
+// Removes k's entry after its delete callback ran and drops the entry's
+// keyval reference, once: a callback that set or deleted attributes of the
+// same object moved or removed entries meanwhile.
+void drop_entry(Runtime& rt, AttrList& list, KeyvalObj* k) {
+  {
+    std::lock_guard<std::mutex> g(rt.attr_lock);
+    auto it = std::find_if(list.begin(), list.end(), [k](auto& a) { return a.first == k; });
+    if (it == list.end()) return;
+    list.erase(it);
+  }
+  release_keyval(rt, k);
+}
+
 const char* kind_name(KeyvalKind k) {
   return k == KeyvalKind::Comm ? "communicator" : k == KeyvalKind::Type ? "datatype" : "window";
 }
@@ -69,7 +82,10 @@ int set_attr(Runtime& rt, AttrList& list, KeyvalObj* k, void* value, int object)
     g.lock();
     it = std::find_if(list.begin(), list.end(), [k](auto& a) { return a.first == k; });
     if (it != list.end()) {
-      it->second = value;
+      // Set again, so last in setting order: MPI_Finalize deletes
+      // MPI_COMM_SELF's attributes in reverse order of setting (MPI-3.1 8.7.1).
+      list.erase(it);
+      list.emplace_back(k, value);
       return 0;
     }
   }
@@ -98,12 +114,7 @@ int delete_attr(Runtime& rt, AttrList& list, KeyvalObj* k, int object) {
     value = it->second;
   }
   if (int e = call_delete(k, object, value)) return e;
-  {
-    std::lock_guard<std::mutex> g(rt.attr_lock);
-    auto it = std::find_if(list.begin(), list.end(), [k](auto& a) { return a.first == k; });
-    if (it != list.end()) list.erase(it);
-  }
-  release_keyval(rt, k);
+  drop_entry(rt, list, k);
   return 0;
 }
 
@@ -118,11 +129,8 @@ int delete_all_attrs(Runtime& rt, AttrList& list, int object) {
       value = list.back().second;
     }
     if (int e = call_delete(k, object, value)) return e;
-    {
-      std::lock_guard<std::mutex> g(rt.attr_lock);
-      if (!list.empty() && list.back().first == k) list.pop_back();
-    }
-    release_keyval(rt, k);
+    // The callback may have set other attributes (now last) on the object.
+    drop_entry(rt, list, k);
   }
 }
 

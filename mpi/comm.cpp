@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstring>
 #include <memory>
 #include <tuple>
@@ -55,8 +56,11 @@ void adi3::mpi::destroy_comm(Runtime& rt, CommObj* c) {
 
 namespace {
 
+// The color a member that failed before the split offers (no legal color).
+constexpr int kFailedColor = INT_MIN;
+
 // Split by (color, key): members of my color ordered by key, then rank.
-int split(Runtime& rt, CommObj& c, int color, int key, MPI_Comm* out) {
+int split(Runtime& rt, CommObj& c, int color, int key, MPI_Comm* out, int failed = 0) {
   if (color < 0 && color != MPI_UNDEFINED) {
     int bad = raise(ErrorClass::Arg, "invalid color %d: must be non-negative or MPI_UNDEFINED", color);
     // Still take part, as MPI_UNDEFINED: the other members get their
@@ -64,10 +68,17 @@ int split(Runtime& rt, CommObj& c, int color, int key, MPI_Comm* out) {
     if (int e = split(rt, c, MPI_UNDEFINED, key, out)) return e;
     return bad;
   }
-  if (c.inter) return inter_split(rt, c, color, key, out);
-  int mine[2] = {color, key};
+  if (c.inter) return failed ? failed : inter_split(rt, c, color, key, out);
+  int mine[2] = {failed ? kFailedColor : color, key};
   std::vector<int> all(static_cast<std::size_t>(c.size()) * 2);
   if (int e = allgather_bytes(rt.dev(), c.internal, mine, sizeof mine, all.data(), kTagGather)) return e;
+  // Everyone saw the same offers: all fail alike, before any context is taken.
+  for (int r = 0; r < c.size(); ++r) {
+    if (all[static_cast<std::size_t>(2 * r)] != kFailedColor) continue;
+    if (failed) return failed;
+    return raise(ErrorClass::Other, "rank %d of the communicator failed its arguments, so the call fails everywhere",
+                 r);
+  }
   uint32_t ctx;
   if (int e = agree_context(rt, c.internal, kTagContext, &ctx)) return e;
   if (color == MPI_UNDEFINED) {
@@ -135,8 +146,8 @@ using Entries = std::vector<std::pair<std::string, std::string>>;
 
 }  // namespace
 
-int adi3::mpi::comm_split(Runtime& rt, CommObj& c, int color, int key, MPI_Comm* out) {
-  return split(rt, c, color, key, out);
+int adi3::mpi::comm_split(Runtime& rt, CommObj& c, int color, int key, MPI_Comm* out, int failed) {
+  return split(rt, c, color, key, out, failed);
 }
 
 CommObj* adi3::mpi::comm_of(Runtime& rt, MPI_Comm h) {
@@ -220,9 +231,11 @@ ADI3_MPI_API(int, Comm_split_type, (MPI_Comm comm, int split_type, int key, MPI_
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
   if (!newcomm) return comm_error(c, raise(ErrorClass::Arg, "newcomm is null"), __func__);
-  Entries entries;
-  if (int e = info_entries(*rt, info, &entries)) return comm_error(c, e, __func__);
   if (int e = need_intra(*c, "MPI_Comm_split_type")) return comm_error(c, e, __func__);
+  Entries entries;
+  if (int e = info_entries(*rt, info, &entries)) {
+    return comm_error(c, split(*rt, *c, MPI_UNDEFINED, key, newcomm, e), __func__);
+  }
   int bad = 0;
   if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_COMM_TYPE_HW_GUIDED &&
       split_type != MPI_COMM_TYPE_HW_UNGUIDED && split_type != MPI_UNDEFINED) {
@@ -260,13 +273,15 @@ ADI3_MPI_API(int, Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm* newcom
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
-  GroupPtr g;
-  if (int e = get_group(*rt, group, &g)) return comm_error(c, e, __func__);
   if (!newcomm) return comm_error(c, raise(ErrorClass::Arg, "newcomm is null"), __func__);
-  if (int e = check_subgroup(*c, *g)) return comm_error(c, e, __func__);
-  if (c->inter) return comm_error(c, inter_create(*rt, *c, *g, newcomm), __func__);
+  GroupPtr g;
+  int bad = get_group(*rt, group, &g);
+  if (!bad) bad = check_subgroup(*c, *g);
+  if (c->inter) return comm_error(c, bad ? bad : inter_create(*rt, *c, *g, newcomm), __func__);
+  // A bad group still takes part in the agreement, which then fails at
+  // every member instead of leaving the others waiting for this one.
   uint32_t ctx;
-  if (int e = agree_context(*rt, c->internal, kTagContext, &ctx)) return comm_error(c, e, __func__);
+  if (int e = agree_context(*rt, c->internal, kTagContext, &ctx, bad)) return comm_error(c, e, __func__);
   if (g->rank_of(rt->dev().rank()) == MPI_UNDEFINED) {
     rt->contexts.release(static_cast<int>(ctx));
     *newcomm = MPI_COMM_NULL;

@@ -19,7 +19,8 @@ namespace {
 using Entries = std::vector<std::pair<std::string, std::string>>;
 
 // What a dup takes from its parent when it starts: the parent may be freed
-// before an idup completes. Attribute copy callbacks run at the start.
+// before an idup completes. Attribute copy callbacks run at the start; a
+// failed one leaves the plan empty (and `over` set) for the agreement.
 struct DupPlan {
   CommObj proto;  // group, remote group, topology, error handler
   AttrList attrs;
@@ -111,14 +112,14 @@ int idup(Runtime& rt, CommObj& c, const Entries& info, MPI_Comm* newcomm, MPI_Re
   auto x = std::make_unique<Idup>();
   x->rt = &rt;
   x->out = newcomm;
-  if (int e = dup_begin(rt, c, info, &x->plan)) {
-    dev.release(r);
-    return e;
-  }
+  // A failed copy callback fails the call at once, yet its agreement still
+  // runs (no handle: it frees itself), so the other members fail too
+  // instead of waiting for this one.
+  int failed = dup_begin(rt, c, info, &x->plan);
   // Every member takes the same number from the parent's sequence, so the
   // n-th idup (or nonblocking collective) of a communicator has one tag.
-  x->agree = std::make_unique<Agreement>(rt, x->plan.over, sequence(c).next_tag());
-  r->refs.fetch_add(1, std::memory_order_relaxed);  // the user's handle + the agreement
+  x->agree = std::make_unique<Agreement>(rt, x->plan.over, sequence(c).next_tag(), failed);
+  if (!failed) r->refs.fetch_add(1, std::memory_order_relaxed);  // the user's handle + the agreement
   r->cls = &kIdupClass;
   Idup* raw = x.release();
   r->ext = raw;
@@ -126,6 +127,7 @@ int idup(Runtime& rt, CommObj& c, const Entries& info, MPI_Comm* newcomm, MPI_Re
     finish(*r, raw);
   else
     dev.add_pollable(r);
+  if (failed) return failed;
   return new_request(rt, r, c.handle, false, request);
 }
 
@@ -133,9 +135,11 @@ int idup(Runtime& rt, CommObj& c, const Entries& info, MPI_Comm* newcomm, MPI_Re
 
 int adi3::mpi::comm_dup(Runtime& rt, CommObj& c, const Entries& info, MPI_Comm* out) {
   DupPlan p;
-  if (int e = dup_begin(rt, c, info, &p)) return e;
+  // A failed copy callback still takes part in the agreement, so that the
+  // other members fail too instead of waiting for this one.
+  int failed = dup_begin(rt, c, info, &p);
   uint32_t ctx;
-  if (int e = agree_context(rt, p.over, kTagContext, &ctx)) {
+  if (int e = agree_context(rt, p.over, kTagContext, &ctx, failed)) {
     dup_drop(rt, p, MPI_COMM_NULL);
     return e;
   }
@@ -148,6 +152,7 @@ ADI3_MPI_API(int, Comm_idup, (MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* req
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
   if (!newcomm || !request) return comm_error(c, raise(ErrorClass::Arg, "newcomm or request is null"), __func__);
   *newcomm = MPI_COMM_NULL;  // until the request completes, and after a failure
+  *request = MPI_REQUEST_NULL;
   return comm_error(c, idup(*rt, *c, c->info, newcomm, request), __func__);
 }
 
@@ -158,6 +163,7 @@ ADI3_MPI_API(int, Comm_idup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm* 
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
   if (!newcomm || !request) return comm_error(c, raise(ErrorClass::Arg, "newcomm or request is null"), __func__);
   *newcomm = MPI_COMM_NULL;
+  *request = MPI_REQUEST_NULL;
   Entries entries;
   if (int e = info_entries(*rt, info, &entries)) return comm_error(c, e, __func__);
   return comm_error(c, idup(*rt, *c, entries, newcomm, request), __func__);

@@ -39,6 +39,7 @@ struct Bridge {
   const Comm* peer;  // at the leader only
   int remote_leader;
   int tag;
+  int refused;  // at the leader: its error in the arguments only it sees
 
   int exchange(const std::vector<int>& mine, std::vector<int>* local_all, std::vector<int>* remote_all) {
     Device& dev = rt.dev();
@@ -49,10 +50,22 @@ struct Bridge {
     }
     const Datatype* ints = Datatype::builtin(Builtin::kInt);
     int n = 0;
+    if (local.rank() == leader && refused) {
+      // The members wait for the leader: a negative count tells them the class.
+      n = -static_cast<int>(error_class_of(refused));
+      for (int r = 0; r < local.size(); ++r) {
+        if (r != leader) dev.send(&n, 1, ints, r, kTagBcast, local.internal);
+      }
+      return refused;
+    }
     if (local.rank() == leader) {
       int mine_n = static_cast<int>(local_all->size());
       if (int e = dev.sendrecv(&mine_n, 1, ints, remote_leader, tag, &n, 1, ints, remote_leader, tag, *peer, nullptr)) {
         return e;
+      }
+      // The remote leader's count: whole entries of at most every process.
+      if (n < 0 || n % static_cast<int>(k) != 0 || n / static_cast<int>(k) > dev.size()) {
+        return raise(ErrorClass::Other, "MPI_Intercomm_create: the remote leader sent a bad group size %d", n);
       }
       remote_all->resize(static_cast<std::size_t>(n));
       if (int e = dev.sendrecv(local_all->data(), local_all->size(), ints, remote_leader, tag, remote_all->data(),
@@ -67,10 +80,52 @@ struct Bridge {
       return 0;
     }
     if (int e = dev.recv(&n, 1, ints, leader, kTagBcast, local.internal, nullptr)) return e;
+    if (n < 0) {
+      return raise(static_cast<ErrorClass>(-n),
+                   "MPI_Intercomm_create: the local leader (rank %d) refused its arguments", leader);
+    }
     remote_all->resize(static_cast<std::size_t>(n));
     return dev.recv(remote_all->data(), remote_all->size(), ints, leader, kTagBcast, local.internal, nullptr);
   }
 };
+
+// MPI-3.1 6.6.2: the local and remote groups must be disjoint; the leader
+// sees an overlap with the remote leader before any message leaves.
+int check_leader(Runtime& rt, CommObj& lc, MPI_Comm peer_comm, int remote_leader, CommObj** pc) {
+  if (int e = get_comm(rt, peer_comm, pc)) return e;
+  if (remote_leader < 0 || remote_leader >= (*pc)->pt2pt.size) {
+    return raise(ErrorClass::Rank, "invalid remote_leader %d (peer_comm has %d ranks)", remote_leader,
+                 (*pc)->pt2pt.size);
+  }
+  int who = (*pc)->pt2pt.to_peer(remote_leader);
+  if (who == rt.dev().rank()) {
+    return raise(ErrorClass::Rank, "remote_leader %d is the local leader itself: the groups must be disjoint",
+                 remote_leader);
+  }
+  int at = lc.group->rank_of(who);
+  if (at != MPI_UNDEFINED) {
+    return raise(ErrorClass::Comm, "remote_leader %d is rank %d of local_comm: the groups must be disjoint",
+                 remote_leader, at);
+  }
+  return 0;
+}
+
+// The remote group as the remote leader sent it: valid, distinct processes
+// outside the local group.
+int check_disjoint(Runtime& rt, const GroupData& local, const GroupData& remote) {
+  std::vector<char> seen(static_cast<std::size_t>(rt.dev().size()), 0);
+  for (int p : local.ranks) seen[static_cast<std::size_t>(p)] = 1;
+  for (int p : remote.ranks) {
+    if (p < 0 || p >= rt.dev().size()) {
+      return raise(ErrorClass::Other, "MPI_Intercomm_create: the remote leader named process %d", p);
+    }
+    if (seen[static_cast<std::size_t>(p)]) {
+      return raise(ErrorClass::Comm, "process %d is in both the local and the remote group: they must be disjoint", p);
+    }
+    seen[static_cast<std::size_t>(p)] = 1;
+  }
+  return 0;
+}
 
 }  // namespace
 
@@ -132,13 +187,9 @@ ADI3_MPI_API(int, Intercomm_create,
   }
   if (tag < 0 || tag > kTagUb) return comm_error(lc, raise(ErrorClass::Tag, "invalid tag %d", tag), __func__);
   CommObj* pc = nullptr;
-  if (lc->rank() == local_leader) {
-    if (int e = get_comm(*rt, peer_comm, &pc)) return comm_error(lc, e, __func__);
-    if (remote_leader < 0 || remote_leader >= pc->pt2pt.size) {
-      return comm_error(lc, raise(ErrorClass::Rank, "invalid remote_leader %d", remote_leader), __func__);
-    }
-  }
-  Bridge b{*rt, *lc, local_leader, pc ? &pc->pt2pt : nullptr, remote_leader, tag};
+  // The leader's own checks: the other members learn their outcome from it.
+  int refused = lc->rank() == local_leader ? check_leader(*rt, *lc, peer_comm, remote_leader, &pc) : 0;
+  Bridge b{*rt, *lc, local_leader, pc ? &pc->pt2pt : nullptr, remote_leader, tag, refused};
   constexpr int W = ContextIds::kWords;
   for (;;) {
     // Round 1: everyone's channel rank and free context mask.
@@ -156,6 +207,8 @@ ADI3_MPI_API(int, Intercomm_create,
         for (int w = 0; w < W; ++w) agreed[w] &= static_cast<uint32_t>(entry[1 + w]);
       }
     }
+    // Every member of both groups sees the same two lists, so all fail alike.
+    if (int e = check_disjoint(*rt, *lc->group, *remote)) return comm_error(lc, e, __func__);
     int pick = rt->contexts.claim_lowest(agreed);
     bool ok = pick >= 0;
     if (rt->thread_level == MPI_THREAD_MULTIPLE) {

@@ -32,7 +32,8 @@ struct FileObj {
   MPI_Datatype etype = MPI_BYTE, filetype = MPI_BYTE;
   const Datatype* etype_obj = nullptr;
   const Datatype* filetype_obj = nullptr;
-  MPI_Offset pos = 0;  // the individual file pointer, in etypes of the view
+  MPI_Offset pos = 0;              // the individual file pointer, in etypes of the view
+  const char* datarep = "native";  // of the view: "native" or "internal" (the same bytes)
   // The shared file pointer (io_shared.cpp): rank 0's shared_pos, which
   // shared_win exposes to the group.
   MPI_Offset shared_pos = 0;

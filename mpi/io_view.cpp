@@ -103,9 +103,12 @@ ADI3_MPI_API(int, File_set_view,
              (fh, disp, etype, filetype, datarep, info)) {
   ADI3_FILE_ENTER(fh);
   if (!datarep) return fail(raise(ErrorClass::Arg, "datarep is null"));
-  if (std::strcmp(datarep, "native") != 0) {
-    return fail(
-        raise(ErrorClass::UnsupportedDatarep, "data representation \"%s\" (only \"native\" is supported)", datarep));
+  // MPI 3.1 13.5.2: "internal" is the implementation's own choice; ours is
+  // the native layout. "external32" is not implemented.
+  const bool internal = std::strcmp(datarep, "internal") == 0;
+  if (!internal && std::strcmp(datarep, "native") != 0) {
+    return fail(raise(ErrorClass::UnsupportedDatarep,
+                      "data representation \"%s\" (only \"native\" and \"internal\" are supported)", datarep));
   }
   if (disp == MPI_DISPLACEMENT_CURRENT) {
     if (!(f->amode & MPI_MODE_SEQUENTIAL)) {
@@ -141,6 +144,7 @@ ADI3_MPI_API(int, File_set_view,
   get_type(*rt, new_filetype, &f->filetype_obj);
   f->disp = disp;
   f->pos = 0;
+  f->datarep = internal ? "internal" : "native";
   return MPI_SUCCESS;
 }
 
@@ -158,7 +162,7 @@ ADI3_MPI_API(int, File_get_view,
     return fail(e);
   }
   *disp = f->disp;
-  std::strcpy(datarep, "native");
+  std::strcpy(datarep, f->datarep);
   return MPI_SUCCESS;
 }
 

@@ -173,13 +173,19 @@ ADI3_MPI_API(int, Cart_create,
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm_old, &c)) return world_error(e, __func__);
   if (int e = need_intra(*c, "MPI_Cart_create")) return comm_error(c, e, __func__);
-  if (!comm_cart || (ndims > 0 && !periods))
-    return comm_error(c, raise(ErrorClass::Arg, "comm_cart or periods is null"), __func__);
   long long product = 0;
-  if (int e = check_dims(ndims, dims, &product)) return comm_error(c, e, __func__);
-  if (product > c->size()) {
-    return comm_error(
-        c, raise(ErrorClass::Arg, "the grid has %lld processes but the communicator %d", product, c->size()), __func__);
+  int bad = 0;
+  if (!comm_cart || (ndims > 0 && !periods)) {
+    bad = raise(ErrorClass::Arg, "comm_cart or periods is null");
+  } else if (int e = check_dims(ndims, dims, &product)) {
+    bad = e;
+  } else if (product > c->size()) {
+    bad = raise(ErrorClass::Arg, "the grid has %lld processes but the communicator %d", product, c->size());
+  }
+  if (bad) {
+    // Still take part in the split, which then fails at every member.
+    MPI_Comm none = MPI_COMM_NULL;
+    return comm_error(c, comm_split(*rt, *c, MPI_UNDEFINED, 0, &none, bad), __func__);
   }
   int color = c->rank() < product ? 0 : MPI_UNDEFINED;
   if (int e = comm_split(*rt, *c, color, c->rank(), comm_cart)) return comm_error(c, e, __func__);

@@ -78,10 +78,13 @@ ADI3_MPI_API(int, Graph_create,
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm_old, &c)) return world_error(e, __func__);
   if (int e = need_intra(*c, "MPI_Graph_create")) return comm_error(c, e, __func__);
-  if (!comm_graph) return comm_error(c, raise(ErrorClass::Arg, "comm_graph is null"), __func__);
-  if (int e = check_graph(nnodes, index, edges)) return comm_error(c, e, __func__);
-  if (nnodes > c->size())
-    return comm_error(c, raise(ErrorClass::Arg, "nnodes %d exceeds the communicator", nnodes), __func__);
+  int bad = !comm_graph ? raise(ErrorClass::Arg, "comm_graph is null") : check_graph(nnodes, index, edges);
+  if (!bad && nnodes > c->size()) bad = raise(ErrorClass::Arg, "nnodes %d exceeds the communicator", nnodes);
+  if (bad) {
+    // Still take part in the split, which then fails at every member.
+    MPI_Comm none = MPI_COMM_NULL;
+    return comm_error(c, comm_split(*rt, *c, MPI_UNDEFINED, 0, &none, bad), __func__);
+  }
   int color = c->rank() < nnodes ? 0 : MPI_UNDEFINED;
   if (int e = comm_split(*rt, *c, color, c->rank(), comm_graph)) return comm_error(c, e, __func__);
   if (*comm_graph != MPI_COMM_NULL) {

@@ -4,7 +4,8 @@
  * the parent meanwhile), MPI_Intercomm_create / MPI_Intercomm_merge and the
  * merged order, MPI_Comm_compare, MPI_Group_range_incl / range_excl and
  * MPI_Group_translate_ranks corners, a bad color or split type on one rank
- * only (the others still split). Topologies are in topo_corners.c. */
+ * only (the others still split), a bad group or info on one rank only
+ * (every rank fails, none waits). Topologies are in topo_corners.c. */
 #include "mpitest.h"
 
 static int rank, size;
@@ -84,6 +85,25 @@ static void split_corners(void) {
     CHECK(n >= 1 && n <= size - 1);
     MPI_Comm_free(&c2g);
   }
+  /* A bad group (MPI_Comm_create) or info (MPI_Comm_split_type) on rank 0
+   * alone: its class there, MPI_ERR_OTHER at the others, none waits. */
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Group wg;
+  MPI_Comm_group(MPI_COMM_WORLD, &wg);
+  MPI_Info freed;
+  MPI_Info_create(&freed);
+  MPI_Info gone = freed;
+  MPI_Info_free(&gone);
+  int cls[2] = {-1, -1}, want_cls[2] = {MPI_ERR_GROUP, MPI_ERR_INFO};
+  MPI_Error_class(MPI_Comm_create(MPI_COMM_WORLD, rank == 0 ? MPI_GROUP_NULL : wg, &c), &cls[0]);
+  MPI_Error_class(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, rank == 0 ? freed : MPI_INFO_NULL, &c),
+                  &cls[1]);
+  for (int i = 0; i < 2; ++i) CHECK_EQ(cls[i], rank == 0 ? want_cls[i] : MPI_ERR_OTHER);
+  MPI_Group_free(&wg);
+  int one = 1, sum = 0;
+  CHECK_OK(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+  CHECK_EQ(sum, size);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
 static void create_group(void) {

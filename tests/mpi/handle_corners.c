@@ -4,7 +4,8 @@
  * version and processor name; MPI_Wtime/MPI_Wtick; MPI_Error_string of
  * every class; user error classes, codes and strings with
  * MPI_LASTUSEDCODE; MPI_Aint_add/diff; delete callbacks of MPI_COMM_SELF's
- * attributes at MPI_Finalize in reverse order of setting. */
+ * attributes at MPI_Finalize in reverse order of setting (a key set again
+ * counts as set last). */
 #include "mpitest.h"
 
 static int rank, size;
@@ -185,13 +186,17 @@ static void error_strings(void) {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
-/* MPI_COMM_SELF's attributes are deleted first at MPI_Finalize, the last
- * set first; the order is checked after MPI_Finalize. */
+/* MPI_COMM_SELF's attributes are deleted first at MPI_Finalize (before
+ * anything else: communication still works), the last set first, where
+ * setting a key again counts as its latest setting (MPI 3.1 8.7.1); the
+ * order is checked after MPI_Finalize. */
 static int order[4], norder = 0;
 static int self_delete(MPI_Comm c, int key, void* val, void* extra) {
   (void)c, (void)key, (void)extra;
   int finalized = 1;
   MPI_Finalized(&finalized);
+  int one = 1, sum = 0;
+  if (MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD) != MPI_SUCCESS || sum != size) finalized = 1;
   if (norder < 4) order[norder++] = finalized ? -1 : (int)(long)val;
   return MPI_SUCCESS;
 }
@@ -207,17 +212,22 @@ int main(int argc, char** argv) {
   for (int i = 0; i < 3; ++i) {
     CHECK_OK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete, &keys[i], NULL));
   }
-  /* set in the order 1, 0, 2: deleted 2, 0, 1 */
+  /* set in the order 1, 0, 2, then 1 again (its first value is deleted at
+   * once): deleted 1, 2, 0 */
   CHECK_OK(MPI_Comm_set_attr(MPI_COMM_SELF, keys[1], (void*)1L));
   CHECK_OK(MPI_Comm_set_attr(MPI_COMM_SELF, keys[0], (void*)10L));
   CHECK_OK(MPI_Comm_set_attr(MPI_COMM_SELF, keys[2], (void*)2L));
+  CHECK_OK(MPI_Comm_set_attr(MPI_COMM_SELF, keys[1], (void*)11L));
+  CHECK_EQ(norder, 1);
+  CHECK_EQ(order[0], 1);
+  norder = 0;
   for (int i = 0; i < 3; ++i) CHECK_OK(MPI_Comm_free_keyval(&keys[i]));
   /* mt_finish without its MPI_Finalize: the order is checked after it */
   int total = 0;
   MPI_Allreduce(&mt_errors, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   MPI_Finalize();
   int bad = total;
-  if (norder != 3 || order[0] != 2 || order[1] != 10 || order[2] != 1) {
+  if (norder != 3 || order[0] != 11 || order[1] != 2 || order[2] != 10) {
     fprintf(stderr, "[rank %d] check failed: MPI_COMM_SELF delete order %d: %d %d %d\n", rank, norder, order[0],
             order[1], order[2]);
     bad = 1;

@@ -4,10 +4,38 @@
  * side is empty or the caller is left out), MPI_Intercomm_merge with the
  * same "high" on both sides, the remote-group calls on an
  * intracommunicator (MPI_ERR_COMM), and point-to-point addressing by remote
- * rank with MPI_ANY_SOURCE reporting the remote rank. */
+ * rank with MPI_ANY_SOURCE reporting the remote rank; MPI_Intercomm_create
+ * with overlapping groups or bad leader arguments fails at every member. */
 #include "mpitest.h"
 
 static int rank, size;
+
+/* MPI 3.1 6.6.2: the two groups must be disjoint, and only the local leader
+ * reads peer_comm and remote_leader. Every member gets the error the leader
+ * finds (the class through it), none waits for a partner that never comes. */
+static void bad_leader_args(void) {
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm c = MPI_COMM_NULL;
+  /* the remote leader is the local leader itself */
+  CHECK_CLASS(MPI_Intercomm_create(MPI_COMM_WORLD, 0, MPI_COMM_WORLD, 0, 7, &c), MPI_ERR_RANK);
+  CHECK_CLASS(MPI_Intercomm_create(MPI_COMM_WORLD, 0, MPI_COMM_SELF, 0, 7, &c), MPI_ERR_RANK);
+  if (size > 1) {
+    /* the remote leader is another member of the local group */
+    CHECK_CLASS(MPI_Intercomm_create(MPI_COMM_WORLD, 0, MPI_COMM_WORLD, size - 1, 7, &c), MPI_ERR_COMM);
+    CHECK_CLASS(MPI_Intercomm_create(MPI_COMM_WORLD, size - 1, MPI_COMM_WORLD, 0, 7, &c), MPI_ERR_COMM);
+  }
+  /* a bad remote_leader or peer_comm at the leader only (ignored elsewhere) */
+  CHECK_CLASS(MPI_Intercomm_create(MPI_COMM_WORLD, 0, MPI_COMM_WORLD, rank == 0 ? size : 0, 7, &c), MPI_ERR_RANK);
+  CHECK_CLASS(MPI_Intercomm_create(MPI_COMM_WORLD, 0, MPI_COMM_WORLD, rank == 0 ? -1 : 0, 7, &c), MPI_ERR_RANK);
+  CHECK_CLASS(MPI_Intercomm_create(MPI_COMM_WORLD, 0, rank == 0 ? MPI_COMM_NULL : MPI_COMM_WORLD, 0, 7, &c),
+              MPI_ERR_COMM);
+  CHECK(c == MPI_COMM_NULL);
+  /* the world still works */
+  int one = 1, sum = 0;
+  CHECK_OK(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+  CHECK_EQ(sum, size);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
 
 static void check_inter(MPI_Comm c, int want_local, int want_remote) {
   int flag = 0, ls = -1, rs = -1;
@@ -27,6 +55,7 @@ int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
+  bad_leader_args();
   if (size < 2) {
     /* remote calls on an intracommunicator */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);

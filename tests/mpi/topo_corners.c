@@ -7,7 +7,8 @@
  * of bad topology arguments; Cartesian, graph and distributed graph
  * topologies with their queries and the neighbour collectives (neighbour
  * order, MPI_PROC_NULL neighbours leave their blocks untouched), negative
- * or missing distributed graph weights. */
+ * or missing distributed graph weights, bad arguments on one rank only
+ * (every rank fails, none waits). */
 #include "mpitest.h"
 
 static int rank, size;
@@ -426,6 +427,27 @@ static void dist_graph(void) {
   MPI_Comm_free(&dg);
 }
 
+/* Bad topology arguments on rank 0 alone: its class there, MPI_ERR_OTHER
+ * at the others, none waits for it. */
+static void one_bad_rank(void) {
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm c = MPI_COMM_NULL;
+  int dims[1] = {rank == 0 ? -1 : size}, per[1] = {0}, cls = -1;
+  MPI_Error_class(MPI_Cart_create(MPI_COMM_WORLD, 1, dims, per, 0, &c), &cls);
+  CHECK_EQ(cls, rank == 0 ? MPI_ERR_DIMS : MPI_ERR_OTHER);
+  dims[0] = rank == 0 ? size + 1 : size;
+  MPI_Error_class(MPI_Cart_create(MPI_COMM_WORLD, 1, dims, per, 0, &c), &cls);
+  CHECK_EQ(cls, rank == 0 ? MPI_ERR_ARG : MPI_ERR_OTHER);
+  int index[1] = {1}, edges[1] = {rank == 0 ? 5 : 0};
+  MPI_Error_class(MPI_Graph_create(MPI_COMM_WORLD, 1, index, edges, 0, &c), &cls);
+  CHECK_EQ(cls, rank == 0 ? MPI_ERR_RANK : MPI_ERR_OTHER); /* an edge to no node */
+  CHECK(c == MPI_COMM_NULL);
+  int one = 1, sum = 0;
+  CHECK_OK(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+  CHECK_EQ(sum, size);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -437,5 +459,6 @@ int main(int argc, char** argv) {
   cart();
   graph();
   dist_graph();
+  one_bad_rank();
   return mt_finish();
 }
