@@ -482,8 +482,8 @@ bool ShmChannel::polling_now(int peer) {
 // GB/s, and in s18's quiet table the pipeline held bibw 256 KiB-4 MiB at
 // 6.8-7.3 GB/s in every launch while the peers fetched with CMA at
 // 10.3-13.7. So each rank times its crossing CMA copies and publishes a
-// verdict: slow while they run below the rate at which this rank received
-// the peer's chunks by the pipeline lately (get()'s figure, timed while
+// verdict: slow while they run below half the rate at which this rank took
+// the peer's chunks out of the ring lately (get()'s figure, timed while
 // crossing messages are pipelined too) or below crossing_mbps. CMA is used
 // only while neither rank of the pair finds it slow, so both choose alike
 // (a mix makes one core copy three times). A slow verdict is tested again
@@ -504,10 +504,12 @@ int ShmChannel::get_crossing(int peer, void* local, uint64_t remote, std::size_t
   }
   int64_t ns = 0;
   if (!fetch(peer, local, remote, len, &ns)) return -1;
-  // A test of a slow verdict starts afresh. ADI3_SHM_CMA_CROSSING_MBPS=0
-  // keeps CMA for every crossing.
+  // A test of a slow verdict starts afresh. The pipeline's figure is the
+  // rate of our copies out of the ring; crossing, this core also copies
+  // as much into the peer's ring, so a CMA copy wins from half that rate.
+  // ADI3_SHM_CMA_CROSSING_MBPS=0 keeps CMA for every crossing.
   const uint32_t avg = average(crossing_mbps_, len, ns, mine_slow);
-  const uint32_t pipe = c.pipe_mbps.load(std::memory_order_relaxed);
+  const uint32_t pipe = c.pipe_mbps.load(std::memory_order_relaxed) / 2;
   const bool slow = settings_.crossing_mbps != 0 && avg < std::max(pipe, settings_.crossing_mbps);
   my_crossing_slow_->store(slow ? 1 : 0, std::memory_order_relaxed);
   return 0;
