@@ -41,11 +41,11 @@ constexpr Knob kShmKnobs[] = {
      "count as slow (see ADI3_SHM_STREAM_ADAPT_MIN). 0: never stream below ADI3_SHM_STREAM_MIN."},
     {"ADI3_SHM_CMA", "1",
      "Cross-memory attach (process_vm_readv, one copy, by the receiver alone), if a probe at start "
-     "shows it is permitted. 0: never. 1: for a message of at least ADI3_SHM_CMA_MIN bytes when "
-     "the sender is not polling at that moment (it computes or sleeps), and while it polls when "
-     "this rank's CMA copies from it ran faster lately than the two-copy pipeline through the "
-     "rings did (both rates timed; one message in 32 tries the way not chosen). 2: always from "
-     "ADI3_SHM_CMA_MIN on."},
+     "shows it is permitted. 0: never. 1: for a message of at least ADI3_SHM_CMA_MIN bytes while "
+     "this rank's CMA copies from its sender ran faster lately than the two-copy pipeline through "
+     "the rings did (both rates timed; one message in 32 tries the way not chosen), and from 256 "
+     "KiB also when the sender is not polling at that moment (it computes or sleeps). 2: always "
+     "from ADI3_SHM_CMA_MIN on."},
     {"ADI3_SHM_CMA_MIN", "16384",
      "Smallest message that may be copied with CMA after the rendezvous (with ADI3_SHM_CMA=1 "
      "only where the timed choice takes it); smaller ones are always pipelined through the rings. "
