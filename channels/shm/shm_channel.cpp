@@ -488,7 +488,7 @@ bool ShmChannel::polling_now(int peer) {
 // 10.3-13.7. So each rank times its crossing CMA copies and publishes a
 // verdict: slow while they run below half the rate at which this rank took
 // the peer's chunks out of the ring lately (get()'s figure, timed while
-// crossing messages are pipelined too) or below crossing_mbps. CMA is used
+// crossing messages are pipelined too), or before that below crossing_mbps. CMA is used
 // only while neither rank of the pair finds it slow, so both choose alike
 // (a mix makes one core copy three times). A slow verdict is tested again
 // with one message every kCrossingProbeNs: the VM changes state.
@@ -511,10 +511,13 @@ int ShmChannel::get_crossing(int peer, void* local, uint64_t remote, std::size_t
   // A test of a slow verdict starts afresh. The pipeline's figure is the
   // rate of our copies out of the ring; crossing, this core also copies
   // as much into the peer's ring, so a CMA copy wins from half that rate.
-  // ADI3_SHM_CMA_CROSSING_MBPS=0 keeps CMA for every crossing.
+  // Until the pipeline was timed, crossing_mbps stands in for it (a fixed
+  // bar after it was timed lost: under load CMA both ways ran bibw 1-4 MiB
+  // at 1.5-4.6 GB/s, the pipeline at 1.0-1.4, and the bar chose the
+  // latter). ADI3_SHM_CMA_CROSSING_MBPS=0 keeps CMA for every crossing.
   const uint32_t avg = average(crossing_mbps_, len, ns, mine_slow);
   const uint32_t pipe = c.pipe_mbps.load(std::memory_order_relaxed) / 2;
-  const bool slow = settings_.crossing_mbps != 0 && avg < std::max(pipe, settings_.crossing_mbps);
+  const bool slow = settings_.crossing_mbps != 0 && avg < (pipe != 0 ? pipe : settings_.crossing_mbps);
   my_crossing_slow_->store(slow ? 1 : 0, std::memory_order_relaxed);
   return 0;
 }
