@@ -1,15 +1,17 @@
-// Copies of one-sided data around a fault of `rep movsb` on AMD Zen
-// (glibc 2.36 picks it from 2112 bytes up to its stop threshold, the L2
-// per core here: 512 KiB): when the destination lies 1-63 bytes past the
+// Copies of one-sided data around a fault of `rep movsb` that some x86
+// CPUs have (glibc 2.36 picks it from 2112 bytes up to its stop threshold,
+// about the L2 per core): when the destination lies 1-63 bytes past the
 // source modulo 4 KiB, every load waits for a store it aliases and the copy
-// runs at 0.4-1.5 GB/s instead of 25. That distance is common: malloc
-// returns large blocks 16 bytes into a page and windows start on a page, so
-// a get from a window into a malloc'd buffer met it every time
-// (get_bw_flush_alloc 64 KiB: 2.8 GB/s against MPICH's 5.5). There a
-// forward loop of 16-byte moves, eight loads then eight stores, copies at
-// 22-25 GB/s (measured 2 KiB - 384 KiB); below and above that range glibc's
-// own loops are faster (at 4 MiB this loop falls to 4-7 GB/s, memmove keeps
-// 24), so only the faulty range takes it.
+// runs at 0.4-1.5 GB/s instead of 25. The VM's CPU until session 18 had
+// it; the present one copies those distances at full speed (memmove 34
+// GB/s at 64 KiB, 16 bytes past), where the detour below is not needed.
+// That distance is common: malloc returns large blocks 16 bytes into a
+// page and windows start on a page, so a get from a window into a
+// malloc'd buffer met it every time (get_bw_flush_alloc 64 KiB: 2.8 GB/s
+// against MPICH's 5.5). There a forward loop of 16-byte moves, eight loads
+// then eight stores, copied at 22-25 GB/s (2 KiB - 384 KiB); below and
+// above that range glibc's own loops were faster (at 4 MiB this loop fell
+// to 4-7 GB/s, memmove kept 24), so only the faulty range takes it.
 #pragma once
 #include <cstddef>
 #include <cstdint>

@@ -18,8 +18,9 @@ namespace adi3::shm {
 
 inline constexpr uint64_t kInboxMagic = 0x314d48533349'4441ull;  // "ADI3SHM1"
 // 5: ShmRing has the producer's tail; 6: crossing_slow; 7: ShmRing::streaming;
-// 8: light_wake; 9: calls, and waiting moved to its line
-inline constexpr uint32_t kInboxVersion = 9;
+// 8: light_wake; 9: calls, and waiting moved to its line; 10: no
+// ShmRing::streaming (crossing messages choose by timed rates)
+inline constexpr uint32_t kInboxVersion = 10;
 
 struct alignas(64) InboxHeader {
   uint64_t magic;

@@ -7,10 +7,10 @@
 namespace adi3::shm {
 namespace {
 
-// Defaults come from bench/pingpong on a 2-core EPYC (see the knob texts).
+// Defaults come from bench/pingpong on the 2-core VM (see the knob texts).
 constexpr std::size_t kRingBytes = 512 * 1024;
 constexpr std::size_t kChunkBytes = 32 * 1024;
-constexpr std::size_t kCmaMin = 256 * 1024;
+constexpr std::size_t kCmaMin = 16 * 1024;
 constexpr std::size_t kAdaptMin = 2048;
 constexpr int64_t kStreamSlowMbps = 15000;
 constexpr int kLivenessMs = 50;
@@ -41,19 +41,21 @@ constexpr Knob kShmKnobs[] = {
      "count as slow (see ADI3_SHM_STREAM_ADAPT_MIN). 0: never stream below ADI3_SHM_STREAM_MIN."},
     {"ADI3_SHM_CMA", "1",
      "Cross-memory attach (process_vm_readv, one copy, by the receiver alone), if a probe at start "
-     "shows it is permitted. 0: never. 1: for a message of at least ADI3_SHM_CMA_MIN bytes when "
-     "the sender is not polling at that moment (it computes or sleeps), and while it polls when "
-     "this rank's CMA copies from it ran faster lately than the two-copy pipeline through the "
-     "rings did (both rates timed; one message in 32 tries the way not chosen). 2: always from "
-     "ADI3_SHM_CMA_MIN on."},
-    {"ADI3_SHM_CMA_MIN", "262144",
-     "Smallest message that may be copied with CMA after the rendezvous; smaller ones are always "
-     "pipelined through the rings. A huge value disables CMA for messages."},
+     "shows it is permitted. 0: never. 1: for a message of at least ADI3_SHM_CMA_MIN bytes while "
+     "this rank's CMA copies from its sender ran faster lately than the two-copy pipeline through "
+     "the rings did (both rates timed; one message in 32 tries the way not chosen), and from 256 "
+     "KiB also when the sender is not polling at that moment (it computes or sleeps). 2: always "
+     "from ADI3_SHM_CMA_MIN on."},
+    {"ADI3_SHM_CMA_MIN", "16384",
+     "Smallest message that may be copied with CMA after the rendezvous (with ADI3_SHM_CMA=1 "
+     "only where the timed choice takes it); smaller ones are always pipelined through the rings. "
+     "A huge value disables CMA for messages."},
     {"ADI3_SHM_CMA_CROSSING_MBPS", "5000",
      "With ADI3_SHM_CMA=1, messages that cross (both ranks send large messages to each other) are "
-     "fetched with CMA in both directions while each rank's CMA copies of them run at least this "
-     "fast (MB/s, a moving average; both ranks of a pair must agree), else both take the pipeline. "
-     "0: always CMA for them; a huge value: never."},
+     "fetched with CMA in both directions while each rank's CMA copies of them (MB/s, a moving "
+     "average) run at least half as fast as its copies out of the rings from that peer ran lately, "
+     "or, before those were timed, at least this fast (both ranks of a pair must agree); else both "
+     "take the pipeline. 0: always CMA for them."},
     {"ADI3_SHM_LIGHT_WAKE", "auto",
      "How a sender orders a published packet against its look at the receiver's sleepers. 1: "
      "with a compiler barrier only, while the receiver, before it sleeps, runs membarrier(2) "

@@ -27,6 +27,10 @@ constexpr unsigned kBusyPerCheck = 1024;   // refused sends between peer checks
 // kChunkGapNs are not a stream (the sender stopped: no rate).
 constexpr uint32_t kProbeEvery = 32;
 constexpr int64_t kChunkGapNs = 200'000;
+// Whether a peer the rates leave to the pipeline computes (then CMA wins)
+// is watched from this size only: the watch reads the peer's lines, and in
+// a ping-pong at 32 KiB it cost ~5% (7.0-8.4 against 6.7-7.3 us).
+constexpr std::size_t kWatchMin = 256 * 1024;
 // Payloads smaller than this are never pipeline chunks (ADI3_SHM_CHUNK_BYTES
 // is at least 1 KiB): the small messages' poll skips note_chunk.
 constexpr std::size_t kMinChunk = 1024;
@@ -377,7 +381,7 @@ int ShmChannel::get(int peer, void* local, uint64_t remote, std::size_t len) {
   Choice& c = choice_[static_cast<std::size_t>(peer)];
   const bool adaptive = settings_.cma == ShmSettings::Cma::Adaptive;
   // Declining makes the core stream the message through the rings.
-  if (adaptive && !fetch_now(c, peer)) {
+  if (adaptive && !fetch_now(c, peer, len)) {
     c.expect.fetch_add(len, std::memory_order_relaxed);
     return -1;
   }
@@ -403,14 +407,11 @@ bool ShmChannel::fetch(int peer, void* local, uint64_t remote, std::size_t len, 
 
 // Whether to fetch a message from a polling peer with CMA rather than leave
 // it to the pipeline: by the rates this rank received at each way lately.
-// Neither wins everywhere on the 2-core EPYC VM (s18's quiet table, per
-// launch): in a ping-pong the pipeline ran 1 MiB in 98-136 us where Open
-// MPI (CMA) took 134-357, but in a stream of sends from one buffer
-// (bench/mpi bw, CMA reads lines the sender only reads) the peers ran 256
-// KiB-1 MiB at 8.8-22 GB/s and the pipeline at 6.3-11.8. The first message
-// of each way and then one in kProbeEvery go the way not chosen, so both
-// figures stay current (the VM changes state).
-bool ShmChannel::fetch_now(Choice& c, int peer) {
+// Neither wins everywhere on the 2-core VM (s18's quiet table, per launch): in a ping-pong the pipeline ran 1 MiB in
+// 98-136 us where Open MPI (CMA) took 134-357, but in a stream of sends from one buffer (bench/mpi bw, CMA reads lines
+// the sender only reads) the peers ran 256 KiB-1 MiB at 8.8-22 GB/s and the pipeline at 6.3-11.8. The first message of
+// each way and then one in kProbeEvery go the way not chosen, so both figures stay current (the VM changes state).
+bool ShmChannel::fetch_now(Choice& c, int peer, std::size_t len) {
   const uint32_t pipe = c.pipe_mbps.load(std::memory_order_relaxed);
   const uint32_t cma = c.cma_mbps.load(std::memory_order_relaxed);
   const uint32_t turn = c.turns.load(std::memory_order_relaxed) + 1;
@@ -424,7 +425,7 @@ bool ShmChannel::fetch_now(Choice& c, int peer) {
     fetch = !fetch;
   }
   // A sender that computes cannot copy its half of the pipeline.
-  return fetch || !polling_now(peer);
+  return fetch || (len >= kWatchMin && !polling_now(peer));
 }
 
 // Chunks of messages get() left to the pipeline, taken one after another,
@@ -478,41 +479,46 @@ bool ShmChannel::polling_now(int peer) {
 // Both ranks send large messages to each other (bibw). Each core then has
 // two copies to make per direction in the pipeline (its send in, the
 // peer's out) but one with CMA (it fetches the peer's message; the peer
-// fetches ours), so CMA in both directions wins (22-23 GB/s against 17.5
-// at 1-4 MiB) - when lines move cheaply between the cores. In the VM's
-// slow state (a cross-core line costs 3x) a CMA copy of a buffer the other
-// core has just written runs at 2 GB/s where the pipeline's streaming
-// stores keep 19 GB/s in all. So each rank times its crossing copies and
-// publishes a verdict; CMA is used only while neither rank of the pair
-// finds it slow, so both choose alike (a mix makes one core copy three
-// times). A slow verdict is tested again with one message every
-// kCrossingProbeNs: the VM changes state.
+// fetches ours). Which wins depends on the VM's state: where lines move
+// cheaply the pipeline's ordinary stores keep both copies in the caches
+// (bibw 256 KiB-4 MiB 52-64 GB/s against 25-28 with CMA), in the slow
+// state a CMA copy of a buffer the other core has just written ran at 2
+// GB/s, and in s18's quiet table the pipeline held bibw 256 KiB-4 MiB at
+// 6.8-7.3 GB/s in every launch while the peers fetched with CMA at
+// 10.3-13.7. So each rank times its crossing CMA copies and publishes a
+// verdict: slow while they run below half the rate at which this rank took
+// the peer's chunks out of the ring lately (get()'s figure, timed while
+// crossing messages are pipelined too), or before that below crossing_mbps. CMA is used
+// only while neither rank of the pair finds it slow, so both choose alike
+// (a mix makes one core copy three times). A slow verdict is tested again
+// with one message every kCrossingProbeNs: the VM changes state.
 int ShmChannel::get_crossing(int peer, void* local, uint64_t remote, std::size_t len) {
   constexpr int64_t kCrossingProbeNs = 100'000'000;
   if (peer == rank_ || !cma_ok_ || settings_.cma != ShmSettings::Cma::Adaptive) return get(peer, local, remote, len);
-  // Where neither ring of the pair streams (ordinary copies into them time
-  // fast, store_choice.hpp), the pipeline's copies stay in the caches and
-  // beat CMA both ways 2-2.5x (bibw 256 KiB-4 MiB 52-64 GB/s against
-  // 25-28). Both ranks read the same two words, so they choose alike.
-  // ADI3_SHM_CMA_CROSSING_MBPS=0 keeps CMA for every crossing.
-  const std::size_t idx = static_cast<std::size_t>(peer);
-  if (settings_.crossing_mbps != 0 && settings_.stream_min == SIZE_MAX && !out_[idx].ring.streaming() &&
-      !in_[idx].ring.producer_streams()) {
-    return -1;
-  }
+  Choice& c = choice_[static_cast<std::size_t>(peer)];
   const bool mine_slow = my_crossing_slow_->load(std::memory_order_relaxed) != 0;
   if (mine_slow || crossing_slow_[static_cast<std::size_t>(peer)]->load(std::memory_order_relaxed) != 0) {
     // The peer tests its own verdict; we test ours when due.
-    if (!mine_slow) return -1;
     const int64_t now = steady_ns();
     int64_t due = next_crossing_probe_ns_.load(std::memory_order_relaxed);
-    if (now < due || !next_crossing_probe_ns_.compare_exchange_strong(due, now + kCrossingProbeNs)) return -1;
+    if (!mine_slow || now < due || !next_crossing_probe_ns_.compare_exchange_strong(due, now + kCrossingProbeNs)) {
+      c.expect.fetch_add(len, std::memory_order_relaxed);  // note_chunk times the pipeline
+      return -1;
+    }
   }
   int64_t ns = 0;
   if (!fetch(peer, local, remote, len, &ns)) return -1;
-  // A test of a slow verdict starts afresh.
+  // A test of a slow verdict starts afresh. The pipeline's figure is the
+  // rate of our copies out of the ring; crossing, this core also copies
+  // as much into the peer's ring, so a CMA copy wins from half that rate.
+  // Until the pipeline was timed, crossing_mbps stands in for it (a fixed
+  // bar after it was timed lost: under load CMA both ways ran bibw 1-4 MiB
+  // at 1.5-4.6 GB/s, the pipeline at 1.0-1.4, and the bar chose the
+  // latter). ADI3_SHM_CMA_CROSSING_MBPS=0 keeps CMA for every crossing.
   const uint32_t avg = average(crossing_mbps_, len, ns, mine_slow);
-  my_crossing_slow_->store(avg < settings_.crossing_mbps ? 1 : 0, std::memory_order_relaxed);
+  const uint32_t pipe = c.pipe_mbps.load(std::memory_order_relaxed) / 2;
+  const bool slow = settings_.crossing_mbps != 0 && avg < (pipe != 0 ? pipe : settings_.crossing_mbps);
+  my_crossing_slow_->store(slow ? 1 : 0, std::memory_order_relaxed);
   return 0;
 }
 

@@ -92,7 +92,7 @@ class ShmChannel final : public Channel {
 
   void map_peers(ChannelBootstrap& boot);
   bool polling_now(int peer);
-  bool fetch_now(Choice& c, int peer);
+  bool fetch_now(Choice& c, int peer, std::size_t len);
   bool fetch(int peer, void* local, uint64_t remote, std::size_t len, int64_t* ns);
   // A payload of `bytes` from src was taken from the ring (poll()).
   void note_chunk(int src, std::size_t bytes);

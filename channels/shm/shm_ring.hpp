@@ -41,9 +41,6 @@ namespace adi3::shm {
 struct alignas(64) ShmRing {
   std::atomic<uint64_t> head{0};
   alignas(64) std::atomic<uint64_t> tail{0};
-  // Nonzero while the producer writes payloads with streaming stores (its
-  // StoreChooser's choice; read by ShmChannel::get_crossing). Advice only.
-  std::atomic<uint32_t> streaming{0};
 };
 
 namespace ring_format {
@@ -92,10 +89,7 @@ class RingProducer {
   RingProducer(ShmRing* shared, char* data, std::size_t cap, std::size_t stream_min = SIZE_MAX,
                std::size_t adapt_min = SIZE_MAX, uint32_t slow_mbps = 0)
       : shared_(shared), data_(data), cap_(cap), stream_min_(stream_min), adapt_min_(adapt_min), chooser_(slow_mbps) {
-    if (shared_) {
-      chooser_.publish_to(&shared_->streaming);
-      chooser_.watch(&shared_->head);
-    }
+    if (shared_) chooser_.watch(&shared_->head);
   }
   // The largest record that always fits eventually.
   std::size_t max_record() const { return cap_ / 2; }
@@ -148,8 +142,6 @@ class RingProducer {
     return Push::Sent;
   }
   const RingFault& fault() const { return fault_; }
-  // Whether payloads go out with streaming stores now (any thread may ask).
-  bool streaming() const { return shared_->streaming.load(std::memory_order_relaxed) != 0; }
 
  private:
   // Stores leave in order, so a store that misses (a ring line last
@@ -288,9 +280,6 @@ class RingConsumer {
     return n;
   }
   const RingFault& fault() const { return fault_; }
-  // What the producer says of its stores (ShmRing::streaming): advice,
-  // any value is harmless.
-  bool producer_streams() const { return shared_->streaming.load(std::memory_order_relaxed) != 0; }
 
  private:
   int broken(const char* what, uint64_t value) {

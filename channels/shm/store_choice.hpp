@@ -101,11 +101,6 @@ class StoreChooser {
     timed_copy(dst, src, n, seen);
   }
   bool streaming() const { return streaming_; }
-  // A word (in shared memory) that mirrors streaming() from now on.
-  void publish_to(std::atomic<uint32_t>* word) {
-    published_ = word;
-    published_->store(streaming_ ? 1 : 0, std::memory_order_relaxed);
-  }
   // A line only the peer writes, and only moving forward (the consumer's
   // head): reading it right after the peer wrote it times one crossing.
   void watch(const std::atomic<uint64_t>* line) { line_ = line; }
@@ -153,7 +148,6 @@ class StoreChooser {
     if (!line_fast()) return;
     streaming_ = false;
     avg_mbps_ = 0;
-    if (published_) published_->store(0, std::memory_order_relaxed);
     countdown_ = kSampleEvery;
   }
 
@@ -178,7 +172,6 @@ class StoreChooser {
     // (after streaming the ring's lines come from memory).
     streaming_ = avg_mbps_ < slow_mbps_ && !line_fast();
     line_countdown_ = kLineEvery;
-    if (published_) published_->store(streaming_ ? 1 : 0, std::memory_order_relaxed);
     countdown_ = streaming_ ? kProbeEvery : kSampleEvery;
   }
 
@@ -187,7 +180,6 @@ class StoreChooser {
   uint32_t avg_mbps_ = 0;  // 0: no sample yet
   uint32_t countdown_ = 1;
   bool streaming_ = false;
-  std::atomic<uint32_t>* published_ = nullptr;
   const std::atomic<uint64_t>* line_ = nullptr;
   int64_t clock_ns_ = 0;  // two clock reads by themselves
   uint64_t line_seen_ = 0;

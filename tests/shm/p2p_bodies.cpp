@@ -224,9 +224,10 @@ void unexpected_large(Device& dev) {
 // receives posted first, posted late (unexpected) and with one side
 // sending only after its receives completed (no crossing). Each message
 // has its own pattern, so a message fetched twice, from the wrong buffer
-// or only in part shows.
+// or only in part shows. The sizes span the timed CMA range from 16 KiB
+// (one chunk, several chunks, odd lengths).
 void crossing(Device& dev) {
-  constexpr std::size_t kWindowSizes[] = {300000, 1 << 20, (2 << 20) + 5, 262144};
+  constexpr std::size_t kWindowSizes[] = {300000, 1 << 20, 20000, (2 << 20) + 5, 262144, 65536 + 3};
   constexpr int kWindow = static_cast<int>(std::size(kWindowSizes));
   const int me = dev.rank(), partner = me ^ 1;
   if (partner >= dev.size()) return;
