@@ -153,6 +153,8 @@ static void large_bottom(void) {
   MPI_Type_free(&absa);
   MPI_Type_free(&absb);
   CHECK_OK(MPI_Win_free(&w));
+  free(a);
+  free(b);
 }
 
 int main(int argc, char** argv) {
