@@ -3,8 +3,9 @@
 // state spread over WindowState, NativeWin and Target (about 20 tests in
 // rma/native_fast.hpp fast_target, 10 more in fast_flush). A byte is set
 // only from those functions' yes and holds until a call on the window
-// leaves the fast paths (get_win forgets every byte) or a fast unlock ends
-// the target's epoch: nothing else changes what they test, except what is
+// leaves the fast paths (get_win forgets every byte; a fast fence keeps
+// them: the epoch stays a plain fence) or a fast unlock ends the target's
+// epoch: nothing else changes what they test, except what is
 // still tested on a hit (thread_multiple, which Device::enable_threads sets
 // at any time, and deferred_error, which the agent sets).
 #pragma once

@@ -45,10 +45,23 @@ int window_ranks(Runtime& rt, const WinObj& w, MPI_Group group, std::vector<int>
 
 }  // namespace
 
-ADI3_MPI_API(int, Win_fence, (int assert, MPI_Win win), (assert, win)) {
+ADI3_WIN_CHECKED(Win_fence, (int assert, MPI_Win win), (assert, win)) {
   ADI3_WIN_ENTER(win);
   if (int e = check_assert(assert, kFenceAsserts, "MPI_Win_fence")) return win_error(w, e, __func__);
   return win_error(w, w->win->fence(assert), __func__);
+}
+// The native fence straight from the binding; the per-target bytes of the
+// fast paths stay (the epoch stays a plain fence: rma::native::fast_fence).
+ADI3_WIN_FAST(Win_fence, (int assert, MPI_Win win)) {
+  if (Runtime* rt = g_runtime) [[likely]] {
+    if (WinObj* w = find_win(*rt, win)) {
+      if (int e = rma::native::fast_fence(w->win->state(), assert); e >= 0) {
+        if (e) w->forget_direct();
+        return win_error(w, e, "PMPI_Win_fence");
+      }
+    }
+  }
+  return win_checked_Win_fence(assert, win);
 }
 
 ADI3_MPI_API(int, Win_post, (MPI_Group group, int assert, MPI_Win win), (group, assert, win)) {
