@@ -62,6 +62,22 @@ namespace adi3::mpi {
   return direct_flush_miss(w, s, target);
 }
 
+// A fast lock took target's lock (rma::native::fast_lock said 0): the
+// byte fast_target would set on the first operation, set here from the
+// tests the lock left (its memory mapped here, nothing emulated in flight
+// to it), so that operation needs no miss.
+[[gnu::always_inline]] inline void direct_locked(WinObj& w, const rma::WindowState& s, int target) {
+  const auto r = static_cast<std::size_t>(target);
+  const rma::NativeWin& nw = *s.native;
+  if (r >= nw.fast_n || !nw.fastp[r].mem || s.targets[r].emul_inflight) return;
+  if (r < w.direct.size()) [[likely]] {
+    w.direct[r] |= kDirectOp;
+    w.direct_set = true;
+  } else {
+    direct_remember(w, s, r, kDirectOp);
+  }
+}
+
 // A fast unlock ended target's epoch.
 inline void direct_forget(WinObj& w, int target) {
   const auto r = static_cast<std::size_t>(target);

@@ -116,7 +116,8 @@ ADI3_WIN_FAST(Win_lock, (int lock_type, int rank, int assert, MPI_Win win)) {
     if (WinObj* w = find_win(*rt, win)) {
       rma::WindowState& st = w->win->state();
       if (int e = rma::native::fast_lock(st, static_cast<LockType>(lock_type), rank, assert); e >= 0) {
-        return win_error(w, e ? e : st.dev.check_alive(st.comm, rank, "Win_lock"), "PMPI_Win_lock");
+        if (!e && !(e = st.dev.check_alive(st.comm, rank, "Win_lock"))) direct_locked(*w, st, rank);
+        return win_error(w, e, "PMPI_Win_lock");
       }
     }
   }
