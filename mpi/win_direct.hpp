@@ -3,8 +3,9 @@
 // state spread over WindowState, NativeWin and Target (about 20 tests in
 // rma/native_fast.hpp fast_target, 10 more in fast_flush). A byte is set
 // only from those functions' yes and holds until a call on the window
-// leaves the fast paths (get_win forgets every byte) or a fast unlock ends
-// the target's epoch: nothing else changes what they test, except what is
+// leaves the fast paths (get_win forgets every byte; a fast fence keeps
+// them: the epoch stays a plain fence) or a fast unlock ends the target's
+// epoch: nothing else changes what they test, except what is
 // still tested on a hit (thread_multiple, which Device::enable_threads sets
 // at any time, and deferred_error, which the agent sets).
 #pragma once
@@ -59,6 +60,22 @@ namespace adi3::mpi {
     return true;
   }
   return direct_flush_miss(w, s, target);
+}
+
+// A fast lock took target's lock (rma::native::fast_lock said 0): the
+// byte fast_target would set on the first operation, set here from the
+// tests the lock left (its memory mapped here, nothing emulated in flight
+// to it), so that operation needs no miss.
+[[gnu::always_inline]] inline void direct_locked(WinObj& w, const rma::WindowState& s, int target) {
+  const auto r = static_cast<std::size_t>(target);
+  const rma::NativeWin& nw = *s.native;
+  if (r >= nw.fast_n || !nw.fastp[r].mem || s.targets[r].emul_inflight) return;
+  if (r < w.direct.size()) [[likely]] {
+    w.direct[r] |= kDirectOp;
+    w.direct_set = true;
+  } else {
+    direct_remember(w, s, r, kDirectOp);
+  }
 }
 
 // A fast unlock ended target's epoch.

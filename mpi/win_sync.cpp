@@ -45,10 +45,23 @@ int window_ranks(Runtime& rt, const WinObj& w, MPI_Group group, std::vector<int>
 
 }  // namespace
 
-ADI3_MPI_API(int, Win_fence, (int assert, MPI_Win win), (assert, win)) {
+ADI3_WIN_CHECKED(Win_fence, (int assert, MPI_Win win), (assert, win)) {
   ADI3_WIN_ENTER(win);
   if (int e = check_assert(assert, kFenceAsserts, "MPI_Win_fence")) return win_error(w, e, __func__);
   return win_error(w, w->win->fence(assert), __func__);
+}
+// The native fence straight from the binding; the per-target bytes of the
+// fast paths stay (the epoch stays a plain fence: rma::native::fast_fence).
+ADI3_WIN_FAST(Win_fence, (int assert, MPI_Win win)) {
+  if (Runtime* rt = g_runtime) [[likely]] {
+    if (WinObj* w = find_win(*rt, win)) {
+      if (int e = rma::native::fast_fence(w->win->state(), assert); e >= 0) {
+        if (e) w->forget_direct();
+        return win_error(w, e, "PMPI_Win_fence");
+      }
+    }
+  }
+  return win_checked_Win_fence(assert, win);
 }
 
 ADI3_MPI_API(int, Win_post, (MPI_Group group, int assert, MPI_Win win), (group, assert, win)) {
@@ -103,7 +116,8 @@ ADI3_WIN_FAST(Win_lock, (int lock_type, int rank, int assert, MPI_Win win)) {
     if (WinObj* w = find_win(*rt, win)) {
       rma::WindowState& st = w->win->state();
       if (int e = rma::native::fast_lock(st, static_cast<LockType>(lock_type), rank, assert); e >= 0) {
-        return win_error(w, e ? e : st.dev.check_alive(st.comm, rank, "Win_lock"), "PMPI_Win_lock");
+        if (!e && !(e = st.dev.check_alive(st.comm, rank, "Win_lock"))) direct_locked(*w, st, rank);
+        return win_error(w, e, "PMPI_Win_lock");
       }
     }
   }

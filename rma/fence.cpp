@@ -7,7 +7,9 @@
 //    the control blocks' counters (rma/native_active.cpp), no packet.
 // NOPRECEDE skips the wait (the next operations wait for the peers' fence
 // instead), NOPRECEDE|NOSUCCEED skips the fence entirely, NOSTORE skips the
-// memory fence of local stores.
+// memory fence of local stores. The common native fence runs from the
+// binding (native::fast_fence).
+#include "rma/native_fast.hpp"
 #include "rma/sync.hpp"
 
 namespace adi3 {
@@ -41,7 +43,72 @@ bool queues_empty(const WindowState& w) {
   return true;
 }
 
+// Waits until fence k is done. The epoch's state is settled in the same
+// section. done() may run again once true: the first error taken is kept.
+int fence_wait(WindowState& w, uint64_t k, bool native) {
+  int err = 0;
+  if (int e = wait_for(w, [&] {
+        if (!fence_done(w, k, native)) return false;
+        // As enter_fence does for a native fence (Target::fenced).
+        if (!native) {
+          for (Target& t : w.targets) t.fenced();
+        }
+        if (int d = w.take_error(); d && !err) err = d;
+        return true;
+      })) {
+    return e;
+  }
+  return err;
+}
+
 }  // namespace
+
+namespace rma::native {
+
+int fast_fence(WindowState& w, int assert) {
+  // NOSTORE and NOPUT change nothing on a native fence (the release store
+  // of our count orders every store); NOPRECEDE and NOSUCCEED change the
+  // epoch: the general path.
+  if (assert & ~(kModeNoStore | kModeNoPut)) return -1;
+  if (!w.native_active() || w.dev.config().thread_multiple) return -1;
+  const NativeWin& nw = *w.native;
+  const bool mapped = w.flavor == WinFlavor::Allocate || w.flavor == WinFlavor::Shared;
+  if (!mapped || !nw.fast_fence || nw.others_emulate || nw.partial) return -1;
+  if (int e = w.dev.check_alive(w.comm, -1, "Win_fence")) return e;
+  uint64_t k;
+  {
+    // The agent may apply a peer's emulated operation meanwhile.
+    std::lock_guard g(w.mu);
+    if ((w.access != A::None && w.access != A::Fence) || w.exposed || w.deferred_error.load(std::memory_order_relaxed))
+      return -1;
+    // Nothing of ours in the emulation, nothing owed (fence_done's
+    // conditions but the counts): the count we announce is final.
+    for (int r = 0; r < w.comm.size; ++r) {
+      const Target& t = w.targets[static_cast<std::size_t>(r)];
+      if (!t.q.empty() || t.hold || t.replies || t.rndv_out || t.emul_inflight || t.queued_ops != t.settled_ops ||
+          !w.origins[static_cast<std::size_t>(r)].out.empty())
+        return -1;
+    }
+    // Window::fence's native entry (enter_fence's Target::fenced changes
+    // nothing here: queued_ops == settled_ops).
+    w.fence_ops = 0;
+    k = ++w.fence_no;
+    w.access = A::Fence;
+    w.fence_lazy = false;
+    enter_fence(w, k);
+  }
+  // One look before the ring, whose fence then overlaps its miss
+  // (ring_fenced).
+  const bool here = fences_reached(w, k);
+  ring_fenced(w);
+  if (here || await_fences(w, k)) {
+    std::lock_guard g(w.mu);
+    if (fence_settled(w, k)) return w.take_error();
+  }
+  return fence_wait(w, k, true);
+}
+
+}  // namespace rma::native
 
 int Window::fence(int assert) {
   WindowState& w = *st_;
@@ -111,21 +178,7 @@ int Window::fence(int assert) {
   }
   // The peers' counts are what a native fence usually waits for.
   if (native) rma::native::await_fences(w, k);
-  // Done: the epoch's state is settled in the same section. done() may run
-  // again once true: the first error taken is kept.
-  int err = 0;
-  if (int e = wait_for(w, [&] {
-        if (!fence_done(w, k, native)) return false;
-        // As enter_fence does for a native fence (Target::fenced).
-        if (!native) {
-          for (Target& t : w.targets) t.fenced();
-        }
-        if (int d = w.take_error(); d && !err) err = d;
-        return true;
-      })) {
-    return e;
-  }
-  return err;
+  return fence_wait(w, k, native);
 }
 
 int Window::sync() {

@@ -176,14 +176,22 @@ void enter_fence(WindowState& w, uint64_t k);
 // every fence paid the two one after the other).
 void ring_fenced(WindowState& w);
 // Without the window's mutex, after ring_fenced: looks at the peers' fence
-// counts alone, up to kFenceSpin paused looks, until every one reached k
-// (a pass of the device's wait loop, a progress pass and the whole state's
-// refresh under the mutex, took ~300 instructions between two looks, so
-// the last rank's arrival was noticed up to that late). The caller's wait
-// then settles the rest (emulated operations, gets), at once if nothing
-// else is owed. Only where every member has a core (NativeWin::own_cores):
-// a peer sharing ours could not arrive while we spin.
-void await_fences(const WindowState& w, uint64_t k);
+// counts alone, up to kFenceLooks plain and kFenceSpin paused looks, until
+// every one reached k (true) (a pass of the device's wait loop, a progress
+// pass and the whole state's refresh under the mutex, took ~300
+// instructions between two looks, so the last rank's arrival was noticed
+// up to that late). The caller's wait then settles the rest (emulated
+// operations, gets), at once if nothing else is owed. Only where every
+// member has a core (NativeWin::own_cores): a peer sharing ours could not
+// arrive while we spin.
+bool await_fences(const WindowState& w, uint64_t k);
+// One look: every rank's fence count reached k.
+bool fences_reached(const WindowState& w, uint64_t k);
+// Fence k is complete by the control blocks (every rank's count reached k,
+// what each announced to us is applied, we owe no reply): the fast fence's
+// fence_done, which also needs the targets' queues empty (its condition).
+// With the window's mutex held.
+bool fence_settled(WindowState& w, uint64_t k);
 // Counts an exposure epoch opened to origin r / an access epoch completed
 // at target r.
 void post_to(WindowState& w, int r);

@@ -335,6 +335,14 @@ inline bool fast_flush(WindowState& w, int target) {
   return true;
 }
 
+// Win_fence(0, NOSTORE or NOPUT) on a native allocate or shared window,
+// nothing of ours in the emulation: the general native fence without the
+// device's wait loop, the refresh of every counter and the binding's
+// lookup that forgets the per-target bytes (mpi/win_direct.hpp: the epoch
+// stays a plain fence, so what they say holds). -1: not handled here, else
+// the fence's result (rma/fence.cpp).
+int fast_fence(WindowState& w, int assert);
+
 // Win_lock on a native passive window, the target not locked yet: the
 // state the general path would set, then the target's lock word (waiting
 // as the general path does when it is held). -1: not handled here.

@@ -112,7 +112,7 @@ ShmChannel::ShmChannel(ChannelBootstrap& boot, const ShmSettings& settings)
     for (int p = 0; p < size_; ++p) {
       bells[static_cast<std::size_t>(p)] = out_[static_cast<std::size_t>(p)].bell;
       InboxHeader* h = layout_.header(segments_[static_cast<std::size_t>(p)].base());
-      calls[static_cast<std::size_t>(p)] = {&h->waiting, &h->calls};
+      calls[static_cast<std::size_t>(p)] = {&h->waiting, &h->calls, out_[static_cast<std::size_t>(p)].light};
     }
     onesided_ = std::make_unique<ShmOneSided>(boot.job_id(), rank_, std::move(pids), cma_ok_,
                                               std::vector<const std::atomic<uint64_t>*>(activity_), std::move(bells),

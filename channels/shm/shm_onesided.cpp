@@ -405,8 +405,15 @@ bool ShmOneSided::attentive(int peer) {
 }
 
 void ShmOneSided::wake(int peer) {
-  if (peer >= 0 && static_cast<std::size_t>(peer) < bells_.size() && bells_[static_cast<std::size_t>(peer)])
-    bells_[static_cast<std::size_t>(peer)]->ring();
+  const auto i = static_cast<std::size_t>(peer);
+  if (peer < 0 || i >= bells_.size() || !bells_[i]) return;
+  // A native fence rings after its count's store: a fence here waited for
+  // that store's line (shm_channel.cpp's sends ring the same way).
+  if (i < calls_.size() && calls_[i].light) {
+    bells_[i]->ring_light();
+  } else {
+    bells_[i]->ring();
+  }
 }
 
 int ShmOneSided::flush(int) {

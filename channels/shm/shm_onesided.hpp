@@ -36,6 +36,9 @@ class ShmOneSided final : public OneSided {
   struct Calls {
     const std::atomic<uint32_t>* waiting = nullptr;  // InboxHeader::waiting: asleep with a condition
     const std::atomic<uint32_t>* calls = nullptr;    // InboxHeader::calls: in Device::block_until
+    // The rank's sleeps run process_fence() and ours reach it: its doorbell
+    // rings without a fence (Doorbell::ring_light).
+    bool light = false;
   };
   using Clock = int64_t (*)();
   static int64_t steady_ns();
