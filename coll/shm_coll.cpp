@@ -7,56 +7,11 @@
 #include "coll/copy.hpp"
 #include "coll/shm_direct.hpp"
 #include "coll/shm_node.hpp"
+#include "coll/shm_reduction.hpp"
 #include "segment/segment.hpp"
 
 namespace adi3::coll::detail {
 namespace {
-
-// The reduction of one call, resolved once: a predefined type (its
-// elements are extent bytes apart, no gaps to skip) and an op defined on
-// it, applied straight through the kernels (reduce_local would check the
-// pair again on every combine). Anything else goes to the scheduled path,
-// which reports the error.
-struct Reduction {
-  const Datatype* type;
-  const Op& op;
-  Builtin b = Builtin::kByte;
-  std::size_t ext = 0;
-
-  bool resolve(std::size_t count) {
-    if (!type || count == 0 || !type->is_committed() || !type->builtin_id(&b) || type->extent() <= 0) return false;
-    ext = static_cast<std::size_t>(type->extent());
-    if (op.kind() == OpKind::User) return true;
-    return op.kind() != OpKind::Replace && op.kind() != OpKind::NoOp && op_accepts(op.kind(), b);
-  }
-  // inout = in op inout on n elements.
-  void combine(const void* in, void* inout, std::size_t n) const {
-    if (op.kind() != OpKind::User) {
-      apply(op.kind(), b, in, inout, n, ext);
-      return;
-    }
-    // The user function takes an int count: feed it in pieces.
-    const auto* a = static_cast<const std::byte*>(in);
-    auto* c = static_cast<std::byte*>(inout);
-    for (std::size_t done = 0; done < n;) {
-      const std::size_t k = std::min<std::size_t>(n - done, INT_MAX);
-      op.function()(a + done * ext, c + done * ext, static_cast<int>(k), type);
-      done += k;
-    }
-  }
-};
-
-// Element range [lo, hi) of slice j when m elements are cut p ways.
-std::size_t cut(std::size_t m, int j, int p) { return m * static_cast<std::size_t>(j) / static_cast<std::size_t>(p); }
-
-// out = src[0] op src[1] op ... op src[p-1] over len elements, folded from
-// the last rank down: rank order whatever the op, and the same bits on
-// every rank that folds the same sources.
-template <class Src>
-void fold(const Reduction& red, Src&& src, int p, void* out, std::size_t len) {
-  std::memcpy(out, src(p - 1), len * red.ext);
-  for (int j = p - 2; j >= 0; --j) red.combine(src(j), out, len);
-}
 
 // Reductions up to one slot: all inputs in the slots, the root(s) fold.
 int small_reduction(ShmNode& n, const Reduction& red, const void* in, void* out, std::size_t count, int root) {
@@ -343,6 +298,11 @@ constexpr std::size_t kShmTwoRankP2pReduce = 32 * 1024;
 // other core streaming it while the root folds).
 constexpr std::size_t kPipeOver = 256 * 1024;
 
+// Ranks that outnumber the processors read their slices of the inputs
+// directly up to this size (the slice read and the fold's result share the
+// reader's area).
+constexpr std::size_t kSlicedOver = 512 * 1024;
+
 bool shm_reduce(Device& dev, const void* sbuf, void* rbuf, std::size_t count, const Datatype* type, const Op& op,
                 int root, const Comm& comm, const Tuning& t, int* err) {
   Reduction red{type, op};
@@ -380,6 +340,11 @@ bool shm_reduce(Device& dev, const void* sbuf, void* rbuf, std::size_t count, co
       return true;
     }
     if (bytes <= kShmTwoRankP2pReduce) return false;
+  }
+  if (bytes > n->slot_limit() && bytes <= kSlicedOver &&
+      direct_fits(*n, 0, bytes, t.shm_direct_reduce_shared_min, t.shm_direct_shared_crowding) &&
+      sliced_direct_reduce(dev, *n, red, in, rbuf, count, root, err)) {
+    return true;
   }
   *err = count * red.ext <= n->slot_limit() ? small_reduction(*n, red, in, rbuf, count, root)
                                             : long_reduction(*n, red, in, rbuf, count, root);
