@@ -164,29 +164,70 @@ bool direct_reduce(Device& dev, ShmNode& n, const Reduction& red, const void* in
 // 2 ranks, buffers reused, 64 / 256 KiB: 12.5 / 36.2 -> 4.9 / 14.3 us per
 // call (Open MPI 5.1 / 14.3); a root that rewrites its buffer before each
 // call reads slowly, and the verdict keeps the segment (docs/collectives.md).
+// With 2 ranks, both contiguous, the receiver exposes its buffer too and
+// the root writes the first half into it while the receiver reads the
+// second: the root's core, idle otherwise, copies half.
 bool direct_bcast(Device& dev, ShmNode& n, void* buf, std::size_t count, const Datatype* type, int root,
                   const Tuning& t, int* err) {
+  const int p = n.size();
   const bool me_root = n.rank() == root;
   const std::size_t bytes = count * type->size();
   std::byte* data = type->is_contiguous() ? static_cast<std::byte*>(buf) + type->true_lb() : nullptr;
   Offer o;
+  o.len = o.sent = bytes;
+  o.base = p == 2 || me_root ? data : nullptr;
   if (me_root) {
-    o.len = o.sent = bytes;
-    o.base = data;
+    o.writes = data && p == 2;
     if (!data) {
       o.packed.resize(bytes);
       pack(buf, count, type, o.packed.data());
       o.base = o.packed.data();
     }
   }
-  auto land = [&](int) { return Landing{data, buf, count, type}; };
-  if (!direct(
-          dev, n, o, bytes, land, [] {}, Rate{&n.direct_verdict, t.shm_direct_mbps}, err, me_root ? kReadNone : root))
-    return false;
-  if (!*err && o.longest > bytes) {
-    *err = dev.errors().raise(ErrorClass::Truncate, "MPI_Bcast: the root sends %zu bytes, the receive holds %zu",
-                              static_cast<std::size_t>(o.longest), bytes);
+  const Rate rate{&n.direct_verdict, t.shm_direct_mbps};
+  uint64_t s = 0;
+  Region* region = nullptr;
+  bool fast = true;
+  const Agreed a = agree_direct(n, o, rate, 2, &s, &region, &fast, err);
+  if (a != Agreed::Direct) {
+    if (region) n.onesided().release(region);
+    return a == Agreed::Failed;
   }
+  // The root writes [0, half) when it said so and the receiver exposed a
+  // buffer of the same length (both read both entries: the same choice).
+  const DirectEntry r = entry_of(n, root);
+  std::size_t half = 0;
+  if (p == 2) {
+    const DirectEntry other = entry_of(n, 1 - root);
+    if (r.writes == 1 && other.key_bytes > 0 && other.sent == r.sent) half = r.sent / 2 / 4096 * 4096;
+  }
+  if (me_root) {
+    if (half) member_io(dev, n, 1 - root, 0, data, half, true, err);
+  } else {
+    std::vector<std::byte> bounce;  // for a non-contiguous type
+    std::byte* at = data;
+    if (!at) {
+      bounce.resize(bytes);
+      at = bounce.data();
+    }
+    const std::size_t take = std::min<uint64_t>(bytes, r.sent);
+    bool first = !fast;
+    if (read_member(dev, n, root, half, at + half, take - std::min(half, take), rate, &first, err)) {
+      // A shorter send than the receive (erroneous) arrives zero-padded.
+      if (take < bytes) std::memset(at + take, 0, bytes - take);
+      if (!data) unpack(at, buf, count, type);
+      if (r.sent > bytes) {
+        *err = dev.errors().raise(ErrorClass::Truncate, "MPI_Bcast: the root sends %zu bytes, the receive holds %zu",
+                                  static_cast<std::size_t>(r.sent), bytes);
+      }
+    }
+  }
+  // Even after a failed transfer: the others wait for this post. The
+  // receiver's buffer, written by the root, is complete once it posted.
+  n.post(s + 1);
+  const int e = n.wait_all(s + 1);
+  if (!*err) *err = e;
+  if (region) n.onesided().release(region);
   return true;
 }
 

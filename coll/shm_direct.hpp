@@ -18,8 +18,10 @@ namespace adi3::coll::detail {
 
 // A member's entry in its slot in a direct call.
 struct DirectEntry {
-  uint32_t ok;         // exposed, and this rank can read the others' memory natively
-  uint32_t fast;       // its direct reads ran fast enough (or were never timed)
+  uint32_t ok;      // exposed, and this rank can read the others' memory natively
+  uint32_t fast;    // its direct reads ran fast enough (or were never timed)
+  uint32_t writes;  // a bcast root of 2 ranks: writes the first half into an exposed receiver
+  uint32_t pad;
   uint64_t stride;     // bytes between the blocks of its region (0: one block)
   uint64_t sent;       // bytes per block it sends
   uint64_t key_bytes;  // of key
@@ -43,6 +45,7 @@ struct Offer {
   std::size_t sent = 0;
   std::vector<std::byte> packed;
   bool able = true;      // false: this member cannot take part (then all use the segment)
+  bool writes = false;   // DirectEntry::writes
   uint64_t longest = 0;  // out: the most bytes per block a member read here sends
 };
 
@@ -110,6 +113,7 @@ inline Agreed agree_direct(ShmNode& n, Offer& o, Rate rate, uint64_t stages, uin
   const bool offered = o.base ? *region && (*region)->key_bytes <= kMaxKeyBytes : o.able;
   mine.ok = offered && (os.caps().native_ops & kOsGet) ? 1 : 0;
   mine.fast = rate.v->mbps == 0 || rate.v->mbps >= rate.least ? 1 : 0;
+  mine.writes = o.writes ? 1 : 0;
   mine.stride = o.stride;
   mine.sent = o.sent;
   if (mine.ok && *region) {
@@ -138,24 +142,34 @@ inline DirectEntry entry_of(const ShmNode& n, int j) {
   return e;
 }
 
+// Reads (put: writes) `len` bytes at offset `off` of member j's exposed
+// buffer into (from) `local`. False, with *err raised, when it failed.
+inline bool member_io(Device& dev, ShmNode& n, int j, uint64_t off, std::byte* local, std::size_t len, bool put,
+                      int* err) {
+  OneSided& os = n.onesided();
+  const DirectEntry e = entry_of(n, j);
+  const uint32_t need = put ? kOsPut : kOsGet;
+  // The entry is the peer's word: attach() checks the key (it must name
+  // that peer's process) and get()/put() the range.
+  RemoteRegion* r = e.key_bytes <= kMaxKeyBytes ? os.attach(n.peer(j), e.key, e.key_bytes) : nullptr;
+  const bool done =
+      r && (r->ops & need) && (len == 0 || (put ? os.put(*r, off, local, len) : os.get(*r, off, local, len)) == 0);
+  if (r) os.detach(r);
+  if (!done) {
+    *err = dev.errors().raise(ErrorClass::Other, "collective: %s %zu bytes of rank %d's buffer failed",
+                              put ? "writing" : "reading", len, j);
+  }
+  return done;
+}
+
 // Reads `take` bytes from offset `from` of member j's exposed buffer into
 // `at`; reads from kDirectTimedMin on feed the rate's average (*first:
 // start it afresh). False, with *err raised, when the read failed.
 inline bool read_member(Device& dev, ShmNode& n, int j, uint64_t from, std::byte* at, std::size_t take, Rate rate,
                         bool* first, int* err) {
-  OneSided& os = n.onesided();
-  const DirectEntry e = entry_of(n, j);
-  // The entry is the peer's word: attach() checks the key (it must name
-  // that peer's process) and get() the range.
-  RemoteRegion* r = e.key_bytes <= kMaxKeyBytes ? os.attach(n.peer(j), e.key, e.key_bytes) : nullptr;
   const int64_t t0 = steady_ns();
-  const bool got = r && (r->ops & kOsGet) && (take == 0 || os.get(*r, from, at, take) == 0);
+  if (!member_io(dev, n, j, from, at, take, false, err)) return false;
   const int64_t ns = steady_ns() - t0;
-  if (r) os.detach(r);
-  if (!got) {
-    *err = dev.errors().raise(ErrorClass::Other, "collective: reading %zu bytes of rank %d's buffer failed", take, j);
-    return false;
-  }
   if (take >= kDirectTimedMin) {
     const auto mbps = static_cast<uint32_t>(std::min<uint64_t>(take * 1000 / std::max<int64_t>(ns, 1), UINT32_MAX));
     uint32_t& avg = rate.v->mbps;
