@@ -114,34 +114,10 @@ static void sizes(MPI_Comm comm, MPI_Op affine) {
   derived(comm, 30001, p - 1);
   /* Calls in a row, roots rotating, an allreduce and a long bcast (both
    * use the areas) in between. */
-  double* v = malloc(150000 * sizeof(double));
-  double* w = malloc(150000 * sizeof(double));
   for (int it = 0; it < 24; ++it) {
     one(comm, affine, 65536 + 8 * (it % 5), it % p, it);
-    if (it % 6 == 5) {
-      for (long i = 0; i < 150000; ++i) v[i] = (double)(me + i);
-      CHECK_OK(MPI_Allreduce(v, w, 150000, MPI_DOUBLE, MPI_SUM, comm));
-      for (long i = 0; i < 150000; ++i) {
-        const double want = (double)p * (double)i + (double)p * (p - 1) / 2;
-        if (w[i] != want) {
-          mt_fail(__FILE__, __LINE__, "allreduce between reduces", (long)w[i], (long)want);
-          break;
-        }
-      }
-      if (me == it % p) {
-        for (long i = 0; i < 150000; ++i) v[i] = (double)(it * i);
-      }
-      CHECK_OK(MPI_Bcast(v, 150000, MPI_DOUBLE, it % p, comm));
-      for (long i = 0; i < 150000; ++i) {
-        if (v[i] != (double)(it * i)) {
-          mt_fail(__FILE__, __LINE__, "bcast between reduces", (long)v[i], (long)(it * i));
-          break;
-        }
-      }
-    }
+    if (it % 6 == 5) long_between(comm, it, 150000);
   }
-  free(v);
-  free(w);
 }
 
 int main(int argc, char** argv) {
