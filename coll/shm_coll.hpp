@@ -18,6 +18,9 @@
 //    the reduced slices out.
 //    A reduce of 2 ranks from 64 KiB: the root reads the other's input
 //    straight (cross-memory attach, shm_direct.hpp) and folds its own on it.
+//    Where ranks outnumber the cores, 64 KiB to 512 KiB: one rank a
+//    processor reads its slice of every input straight and folds it, the
+//    root gathers the slices (shm_reduce.cpp).
 //  - reduce_scatter(_block) up to a slot: each rank copies its vector to
 //    its slot and folds its own block out of every slot. Longer: the long
 //    reduction without the copy out: each rank folds its own block

@@ -54,6 +54,11 @@ constexpr Knob kKnobs[] = {
      "from which the root reads the other rank's input straight with cross-memory attach and folds it (commutative op, "
      "or root 0; "
      "not in place at the root); 0 never."},
+    {"ADI3_COLL_SHM_DIRECT_REDUCE_SHARED_MIN", "65536",
+     "Reduce on the shared segment where the ranks outnumber the processors (up to "
+     "ADI3_COLL_SHM_DIRECT_SHARED_CROWDING ranks per processor), beyond a slot and up to 512 KiB: bytes from which "
+     "each rank reads its slice of every rank's input straight with cross-memory attach and folds it in rank "
+     "order, and the root gathers the slices; 0 never."},
     {"ADI3_COLL_SHM_DIRECT_MBPS", "6000",
      "Those direct reads are used while every rank's reads ran at least this many MB/s (moving average; "
      "tested again every 64th call when slower)."},
@@ -112,6 +117,7 @@ Tuning Tuning::from_env() {
   t.shm_direct_shared_crowding = count("ADI3_COLL_SHM_DIRECT_SHARED_CROWDING", t.shm_direct_shared_crowding);
   t.shm_direct_bcast_min = bytes("ADI3_COLL_SHM_DIRECT_BCAST_MIN", t.shm_direct_bcast_min);
   t.shm_direct_reduce_min = bytes("ADI3_COLL_SHM_DIRECT_REDUCE_MIN", t.shm_direct_reduce_min);
+  t.shm_direct_reduce_shared_min = bytes("ADI3_COLL_SHM_DIRECT_REDUCE_SHARED_MIN", t.shm_direct_reduce_shared_min);
   t.shm_direct_mbps = bytes("ADI3_COLL_SHM_DIRECT_MBPS", t.shm_direct_mbps);
   t.shm_direct_reduce_mbps = bytes("ADI3_COLL_SHM_DIRECT_REDUCE_MBPS", t.shm_direct_reduce_mbps);
   static const char* const kBcast[] = {"auto", "binomial", "scatter_doubling", "scatter_ring"};

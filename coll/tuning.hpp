@@ -51,6 +51,11 @@ struct Tuning {
   // Reduce of 2 ranks on that segment: bytes from which the root reads the
   // other's input straight and folds it (commutative op, or root 0); 0 never.
   std::size_t shm_direct_reduce_min = 65536;
+  // Reduce of 3 or more ranks that outnumber the processors (up to
+  // shm_direct_shared_crowding a processor), beyond a slot: bytes from
+  // which each rank reads its slice of every input straight and folds it
+  // (shm_reduce.cpp); 0 never.
+  std::size_t shm_direct_reduce_shared_min = 65536;
   // The direct reads' rate (MB/s, every rank's moving average) below which
   // the segment's copies are used instead (tested again now and then).
   std::size_t shm_direct_mbps = 6000;

@@ -1,8 +1,10 @@
-/* The affine op of the shm collective tests (coll_shm.c, coll_shm_direct.c):
- * non-commutative and exact, so a reduction folded in the wrong order or
- * with a lost or doubled contribution shows. */
+/* The affine op of the shm collective tests (coll_shm.c, coll_shm_direct.c,
+ * coll_shm_reduce.c): non-commutative and exact, so a reduction folded in
+ * the wrong order or with a lost or doubled contribution shows; and the
+ * long allreduce and bcast those tests run between other calls. */
 #pragma once
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "mpitest.h"
 
@@ -31,4 +33,35 @@ static inline void check_affine(const uint64_t* got, long n, int p, int shift, c
       return;
     }
   }
+}
+
+/* A long allreduce and a long bcast from root it % p (both use the
+ * segment's areas) on n doubles, checked exactly. */
+static inline void long_between(MPI_Comm comm, int it, long n) {
+  double* v = (double*)malloc((size_t)n * sizeof(double));
+  double* w = (double*)malloc((size_t)n * sizeof(double));
+  int me, p;
+  MPI_Comm_rank(comm, &me);
+  MPI_Comm_size(comm, &p);
+  for (long i = 0; i < n; ++i) v[i] = (double)(me + i);
+  CHECK_OK(MPI_Allreduce(v, w, (int)n, MPI_DOUBLE, MPI_SUM, comm));
+  for (long i = 0; i < n; ++i) {
+    const double want = (double)p * (double)i + (double)p * (p - 1) / 2;
+    if (w[i] != want) {
+      mt_fail(__FILE__, __LINE__, "allreduce between calls", (long)w[i], (long)want);
+      break;
+    }
+  }
+  if (me == it % p) {
+    for (long i = 0; i < n; ++i) v[i] = (double)(it * i);
+  }
+  CHECK_OK(MPI_Bcast(v, (int)n, MPI_DOUBLE, it % p, comm));
+  for (long i = 0; i < n; ++i) {
+    if (v[i] != (double)(it * i)) {
+      mt_fail(__FILE__, __LINE__, "bcast between calls", (long)v[i], (long)(it * i));
+      break;
+    }
+  }
+  free(v);
+  free(w);
 }

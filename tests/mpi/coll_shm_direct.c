@@ -156,11 +156,12 @@ static void aside_after_bcast(MPI_Comm comm, int me, int p, MPI_Op affine) {
  * 16 KiB, beyond a slot, where every rank has a core): sizes on both sides
  * of the slot and the threshold, odd ones, every root, fresh data each call,
  * a root whose buffer is strided (offered packed), strided receivers
- * (unpacked, gaps untouched), an odd count of ints. */
+ * (unpacked, gaps untouched), an odd count of ints; with 2 ranks both dense,
+ * the root writes the first half into the receiver's buffer. */
 static unsigned char cval(int root, long i, int it) { return (unsigned char)(root * 29 + i * 11 + it * 5 + 1); }
 
 static void direct_bcasts(MPI_Comm comm, int me, int p) {
-  static const long sizes[] = {8176, 8177, 16383, 16384, 65537, 262147};
+  static const long sizes[] = {8176, 8177, 16383, 16384, 65537, 262147, 1048583};
   for (size_t c = 0; c < sizeof sizes / sizeof sizes[0]; ++c) {
     const long n = sizes[c];
     unsigned char* b = malloc(2 * (size_t)n);

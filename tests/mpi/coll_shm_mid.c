@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "coll_shm_affine.h"
 #include "mpitest.h"
 
 static unsigned char val(int from, int to, long i, int it) {
@@ -107,34 +108,10 @@ static void blocks(MPI_Comm comm) {
    * and a long bcast (pieces of the root's area) in between; direct and
    * segment calls alternate (16 KiB and up, 8 KiB). */
   const long n = 20000;
-  double* v = malloc(200000 * sizeof(double));
-  double* w = malloc(200000 * sizeof(double));
   for (int it = 0; it < 40; ++it) {
     one(comm, me, p, it % 3 ? n + it : 8000 + it, it % 2, it % 4 == 3 ? 3 : 0, it);
-    if (it % 10 == 9) {
-      for (long i = 0; i < 200000; ++i) v[i] = (double)(me + i);
-      CHECK_OK(MPI_Allreduce(v, w, 200000, MPI_DOUBLE, MPI_SUM, comm));
-      for (long i = 0; i < 200000; ++i) {
-        const double want = (double)p * (double)i + (double)p * (p - 1) / 2;
-        if (w[i] != want) {
-          mt_fail(__FILE__, __LINE__, "allreduce between blocks", (long)w[i], (long)want);
-          break;
-        }
-      }
-      if (me == it % p) {
-        for (long i = 0; i < 200000; ++i) v[i] = (double)(it * i);
-      }
-      CHECK_OK(MPI_Bcast(v, 200000, MPI_DOUBLE, it % p, comm));
-      for (long i = 0; i < 200000; ++i) {
-        if (v[i] != (double)(it * i)) {
-          mt_fail(__FILE__, __LINE__, "bcast between blocks", (long)v[i], (long)(it * i));
-          break;
-        }
-      }
-    }
+    if (it % 10 == 9) long_between(comm, it, 200000);
   }
-  free(v);
-  free(w);
 }
 
 int main(int argc, char** argv) {
