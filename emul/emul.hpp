@@ -182,6 +182,10 @@ void on_packet(rma::WindowState& w, int peer, const rma::Header& h, const void* 
 // Emits queued replies to origin (get data, grants, acks). True if anything
 // was emitted.
 bool pump_replies(rma::WindowState& w, int origin);
+// A TypeDesc packet from origin (desc_in.cpp): gathered with the parts
+// before it, then rebuilt as the target type of origin's next operations;
+// a bad or unbuildable one is refused (reported to origin).
+void take_desc(rma::WindowState& w, int origin, const rma::Header& h, const void* payload, std::size_t bytes);
 
 // ---- target side, applying operations (plain.cpp, apply.cpp) ----
 // A put, accumulate, get or fetching operation of a contiguous run of one

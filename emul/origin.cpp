@@ -36,7 +36,7 @@ void send_desc(WindowState& w, int to, Item& it) {
   if (t.last_desc == it.ttype) return;
   std::vector<uint8_t> bytes;
   std::string why;
-  // Checked at issue time (rma/check.cpp), so this succeeds.
+  // Checked at issue time (rma/ops.cpp emulate), so this succeeds.
   rma::encode_type(it.ttype, bytes, &why);
   // A long description (an indexed type of thousands of blocks) goes in
   // several packets, in order; the target decodes it once it has them all.

@@ -7,8 +7,8 @@
 // the way MPI_Send of that size goes: rendezvous, then the channel's
 // single-copy get or its two-copy pipeline; no chunk of it passes through
 // the RMA layer, and derived types stream through the core's Segments.
-// Gets go so from 64 KiB, puts from the size the core fetches in one copy
-// (rndv_fits).
+// Puts and gets go so when larger than one packet and the core may fetch
+// their message in one copy (rndv_fits).
 //
 // Order: the packet goes before the message's request-to-send in the
 // per-peer FIFO, so the target posts the put's receive before the message
@@ -38,9 +38,6 @@ namespace {
 
 // The context of the windows' messages (greq's ibarrier has + 1).
 constexpr uint32_t kRmaContext = kInternalContext + 2;
-// From this size on a get goes as a message: its rendezvous costs a round
-// trip, which a stream of this many chunks amortizes.
-constexpr std::size_t kRndvMin = 64 * 1024;
 
 int tag_of(uint32_t slot, bool reply) { return static_cast<int>(slot * 2 + (reply ? 1 : 0)); }
 
@@ -72,17 +69,30 @@ void record(WindowState& w, int e) {
 
 }  // namespace
 
+// One rule for puts and gets, from the channel's capabilities: an
+// operation whose data fits one packet goes as that packet (two copies, no
+// round trip); a larger one rides a message wherever the core may fetch it
+// in one copy (get_min), which is then a rendezvous too (the eager limit
+// is at most one packet). Forced emulation over shm, 16 per flush on a
+// create window, best flush of 200-300, 7 alternated launches at load
+// 14-17 (30 Nov 2026), packets against messages: 32 KiB even (puts
+// 7.8-9.2 against 7.9-8.9 GB/s, gets 7.5-10.9 against 7.5-11.7); 48 KiB
+// puts 7.4-12.7 against 14.0-15.2, gets 7.7-12.2 against 13.7-14.5; 64 KiB
+// puts 8.0-14.4 against 15.1-16.3, gets 7.8-12.9 against 15.0-15.8.
+// Without a single copy (tcp, ADI3_RNDV_GET=0) the message would stream
+// through the same channel after a round trip: gets of 256 KiB and 1 MiB
+// ran even either way (7.6-13.3 GB/s); puts of 64 KiB ran slower as
+// messages (session 19: 0.3-0.9 against 1.1-1.8 GB/s at load 20).
+// Not on a dynamic window: its target may detach the memory while the
+// message is still on its way (a packet is checked against the attached
+// regions when it lands; tests/rma/dynamic_test.cpp DetachUnderAccess).
 bool rndv_fits(const WindowState& w, Msg kind, int target, std::size_t bytes) {
-  if (target == w.comm.rank || bytes < kRndvMin || bytes <= w.dev.max_packet_payload()) return false;
-  if (kind == Msg::Get) return true;
-  // A put only where the core may fetch its message in one copy: below
-  // that its message streams through the same rings as the packets would,
-  // after a rendezvous round trip. Forced emulation over shm, 16 puts per
-  // flush, medians of 7 alternated launches at load 20 (30 Nov 2026), both
-  // window flavours: 64 KiB 0.3-0.9 GB/s as messages against 1.1-1.8 as
-  // packets; 256 KiB-1 MiB 1.3-2.8 against 0.9-1.5; 4 MiB even.
+  if ((kind != Msg::Put && kind != Msg::Get) || target == w.comm.rank || bytes <= w.dev.max_packet_payload() ||
+      w.flavor == WinFlavor::Dynamic) {
+    return false;
+  }
   const int peer = w.comm.to_peer(target);
-  return kind == Msg::Put && w.dev.rndv_get_to(peer) && bytes >= w.dev.caps_of(peer).get_min;
+  return w.dev.rndv_get_to(peer) && bytes >= w.dev.caps_of(peer).get_min;
 }
 
 void rndv_start(WindowState& w, int to, Item& it, Header& h) {

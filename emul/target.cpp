@@ -13,7 +13,6 @@
 #include "adi3/device.hpp"
 #include "emul/emul.hpp"
 #include "rma/hub.hpp"
-#include "rma/type_desc.hpp"
 
 namespace adi3::emul {
 
@@ -334,37 +333,6 @@ bool pump_replies(WindowState& w, int o) {
   return any;
 }
 
-namespace {
-// A TypeDesc packet: true with the whole description in (*payload, *bytes)
-// (this packet's, or the parts gathered in O.desc_part), false while parts
-// are missing or when this one is refused (out of order, too long).
-bool whole_desc(WindowState& w, int src, Origin& O, const Header& h, const void** payload, std::size_t* bytes) {
-  if (h.first == 0 && h.len == h.total && h.len == *bytes && O.desc_part.empty()) return true;
-  if (h.len != *bytes || h.total > rma::kMaxDescBytes || h.first != O.desc_part.size() || h.len > h.total - h.first ||
-      h.len == 0) {
-    refuse(w, src, h, ErrorClass::Type,
-           "bad datatype description part: bytes %llu..+%llu of %llu (%zu in the packet, %zu gathered, at most %zu)",
-           static_cast<unsigned long long>(h.first), static_cast<unsigned long long>(h.len),
-           static_cast<unsigned long long>(h.total), *bytes, O.desc_part.size(), rma::kMaxDescBytes);
-    std::vector<uint8_t>().swap(O.desc_part);
-    return false;
-  }
-  const auto* p = static_cast<const uint8_t*>(*payload);
-  try {
-    O.desc_part.insert(O.desc_part.end(), p, p + *bytes);
-  } catch (const std::bad_alloc&) {
-    std::vector<uint8_t>().swap(O.desc_part);
-    refuse(w, src, h, ErrorClass::NoMem, "out of memory gathering a datatype description of %llu bytes",
-           static_cast<unsigned long long>(h.total));
-    return false;
-  }
-  if (O.desc_part.size() < h.total) return false;
-  *payload = O.desc_part.data();
-  *bytes = O.desc_part.size();
-  return true;
-}
-}  // namespace
-
 void on_packet(WindowState& w, int peer, const Header& h, const void* payload, std::size_t bytes) {
   // Single-threaded (no agent, no MPI_THREAD_MULTIPLE), no other thread
   // can touch the window: no lock (only this thread turns threads on).
@@ -402,34 +370,9 @@ void on_packet(WindowState& w, int peer, const Header& h, const void* payload, s
       apply_batch(w, src, h, payload, bytes);
       if (h.flags & rma::kAckAfter) sync_ack(w, src, h.token, (h.flags & rma::kRelease) != 0);
       break;
-    case Msg::TypeDesc: {
-      if (O.desc) O.desc->release();
-      O.desc = nullptr;
-      if (!whole_desc(w, src, O, h, &payload, &bytes)) break;  // more to come, or refused
-      std::string why;
-      bool no_mem = false;
-      try {
-        O.desc = rma::decode_type(payload, bytes, &why);
-        no_mem = !O.desc && why == rma::kOutOfMemory;
-      } catch (const std::bad_alloc&) {
-        no_mem = true;
-      }
-      if (no_mem) {
-        // The operations that follow are refused: this rank's epoch must
-        // not end as if they had landed.
-        const int e = w.dev.errors().raise(ErrorClass::NoMem,
-                                           "rank %d: out of memory allocating the target datatype of a one-sided "
-                                           "operation from rank %d (%zu bytes of description): it was refused",
-                                           w.comm.rank, src, bytes);
-        if (!w.deferred_error) w.deferred_error = e;
-        refuse(w, src, h, ErrorClass::NoMem, "out of memory allocating the target datatype (%zu bytes of description)",
-               bytes);
-      } else if (!O.desc) {
-        refuse(w, src, h, ErrorClass::Type, "bad datatype description: %s", why.c_str());
-      }
-      std::vector<uint8_t>().swap(O.desc_part);  // (payload pointed into it)
+    case Msg::TypeDesc:
+      take_desc(w, src, h, payload, bytes);
       break;
-    }
     case Msg::Fence:
       ++O.fences;
       O.announced = std::max(O.announced, h.count);

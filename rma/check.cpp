@@ -2,11 +2,8 @@
 #include "rma/check.hpp"
 
 #include <algorithm>
-#include <string>
-#include <vector>
 
 #include "adi3/device.hpp"
-#include "rma/type_desc.hpp"
 #include "rma/window_state.hpp"
 
 namespace adi3::rma {
@@ -232,13 +229,8 @@ int check_op(WindowState& w, const OpArgs& a, Checked* out) {
     out->count = n;
     if (a.op || a.kind == Msg::Cas) out->elem = b;  // the run's element is the accumulate element
   } else {
-    std::vector<uint8_t> desc;
-    std::string why;
-    // (a long one travels in several packets: emul/origin.cpp send_desc)
-    if (!encode_type(a.ttype, desc, &why)) {
-      return log.raise(ErrorClass::Type, "%s to rank %d: the target datatype cannot travel: %s", a.name, a.target,
-                       why.c_str());
-    }
+    // (whether its description can travel is the emulated path's question:
+    // rma/ops.cpp emulate; native paths never send it)
     out->derived = true;
     out->elem = elem;
     out->count = static_cast<uint64_t>(count);

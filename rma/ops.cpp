@@ -4,6 +4,8 @@
 // is open and the data fits a packet.
 #include <cstdio>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "adi3/device.hpp"
 #include "adi3/out_of_memory.hpp"
@@ -13,6 +15,7 @@
 #include "rma/native.hpp"
 #include "rma/native_fast.hpp"
 #include "rma/route.hpp"
+#include "rma/type_desc.hpp"
 #include "rma/window_state.hpp"
 
 namespace adi3 {
@@ -127,6 +130,17 @@ class RequestGuard {
 int emulate(WindowState& w, const OpArgs& a, const Checked& c, const Gate& gate, RequestGuard& rq) {
   Device& dev = w.dev;
   Target& t = w.targets[static_cast<std::size_t>(a.target)];
+  // A derived target type travels as its description (emul/origin.cpp
+  // send_desc, which encodes it again unless the target holds it): one that
+  // cannot is refused here, before anything is committed.
+  if (c.derived && t.last_desc != a.ttype) {
+    std::vector<uint8_t> desc;
+    std::string why;
+    if (!encode_type(a.ttype, desc, &why)) {
+      return dev.errors().raise(ErrorClass::Type, "%s to rank %d: the target datatype cannot travel: %s", a.name,
+                                a.target, why.c_str());
+    }
+  }
   Item it;
   it.kind = a.kind;
   it.gate = gate;

@@ -212,9 +212,9 @@ TEST_P(RmaEmulPaths, QuickAccumulatesNp1) { run(1, quick_accumulates); }
 TEST_P(RmaEmulPaths, QuickAccumulatesNp2) { run(2, quick_accumulates); }
 TEST_P(RmaEmulPaths, QuickAccumulatesNp3) { run(3, quick_accumulates); }
 
-// Gets of 64 KiB and more, and puts from the size the core fetches in one
-// copy (256 KiB over shm, 16 KiB in-process), travel as point-to-point
-// messages when emulated (emul/rndv.cpp): a request-based put with a strided origin type
+// Puts and gets larger than one packet travel as point-to-point messages
+// when emulated, where the core may fetch them in one copy (emul/rndv.cpp
+// rndv_fits; else as packets): a request-based put with a strided origin type
 // (its buffer free after flush_local), a put then a get to the same target
 // before one flush (the get's reply must not end that flush before the
 // put's message landed: a get after it reads the put's last element), a

@@ -140,6 +140,49 @@ TEST_P(RmaErrors, OriginChecksNp2) {
   });
 }
 
+// A target type nested deeper than a description may be (17 contiguous
+// layers over a strided pair of ints): the emulation cannot send it and
+// refuses it at the call (ERR_TYPE, nothing sent); a path that never sends
+// it (native) puts. Each rank reads its put's target back.
+TEST_P(RmaErrors, UndescribableTargetTypeNp2) {
+  run(2, [](Device& dev) {
+    const int me = dev.rank(), t = 1 - me;
+    IntWin w(dev, 4, Flavor::Allocate);
+    Type pair(vector_of_ints(2, 1, 2));  // ints 0 and 2
+    std::vector<adi3::Datatype*> layers;
+    const adi3::Datatype* inner = pair;
+    for (int i = 0; i < 17; ++i) {
+      adi3::Datatype* d = nullptr;
+      ASSERT_EQ(adi3::type_contiguous(1, inner, &d), ErrorClass::Success);
+      layers.push_back(d);
+      inner = d;
+    }
+    ASSERT_EQ(adi3::type_commit(layers.back()), ErrorClass::Success);
+    ASSERT_EQ(dev.barrier(), 0);  // both windows filled (IntWin) before any put
+    int v[2] = {7 + me, 9 + me};
+    ASSERT_EQ(w.win->lock(LockType::Exclusive, t, 0), 0);
+    const int code = w.win->put(v, 2, int_t(), t, 1, 1, layers.back());
+    if (code) {
+      EXPECT_TRUE(is_class(dev, code, ErrorClass::Type));
+      EXPECT_NE(why(dev, code).find("cannot travel"), std::string::npos) << why(dev, code);
+    }
+    if (!w.win->state().native_usable) {
+      EXPECT_NE(code, 0) << "the emulation sent an undescribable type";
+    }
+    ASSERT_EQ(w.win->unlock(t), 0);
+    int back[4] = {-1, -1, -1, -1};
+    ASSERT_EQ(w.win->lock(LockType::Shared, t, 0), 0);
+    ASSERT_EQ(w.win->get(back, 4, int_t(), t, 0, 4, int_t()), 0);
+    ASSERT_EQ(w.win->unlock(t), 0);
+    EXPECT_EQ(back[0], 100 * t);
+    EXPECT_EQ(back[1], code ? 100 * t + 1 : 7 + me);
+    EXPECT_EQ(back[2], 100 * t + 2);
+    EXPECT_EQ(back[3], code ? 100 * t + 3 : 9 + me);
+    ASSERT_EQ(dev.barrier(), 0);
+    for (auto it = layers.rbegin(); it != layers.rend(); ++it) (void)adi3::type_free(&*it);
+  });
+}
+
 // no_locks windows refuse passive target.
 TEST_P(RmaErrors, NoLocksNp2) {
   run(2, [](Device& dev) {
