@@ -48,9 +48,22 @@ class RequestPool {
     start(r, dev, kind);
     return r;
   }
+  // get() for a caller that sets the envelope and buffer (buf, count,
+  // type, context, source, tag, peer) before anything reads them: the reset
+  // leaves those alone. Single-threaded only (nobody looks the slot up
+  // meanwhile); with threads it is get().
+  ADI3_HOT_INLINE Request* get_to_fill(Device* dev, RequestKind kind) noexcept {
+    if (thread_safe_.load(std::memory_order_relaxed) || !free_) [[unlikely]]
+      return get_slow(dev, kind);
+    Request* r = free_;
+    free_ = r->pool_next;
+    live_.store(live_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    start<false>(r, dev, kind);
+    return r;
+  }
   // The most requests that can be live at once.
   std::size_t capacity() const { return max_chunks_ * kChunk; }
-  void put(Request* r) {
+  ADI3_HOT_INLINE void put(Request* r) {
     if (thread_safe_.load(std::memory_order_relaxed)) [[unlikely]] {
       put_locked(r);
       return;
@@ -91,9 +104,10 @@ class RequestPool {
   // under its next (odd) generation: an id from the wire, even a forged
   // one, never finds a request whose reset is under way. Only the taker
   // changes a taken slot's generation until put().
+  template <bool kEnvelope = true>
   static void start(Request* r, Device* dev, RequestKind kind) {
     const uint32_t gen = r->pool_gen.load(std::memory_order_relaxed) + 1;
-    r->reset();
+    r->reset<kEnvelope>();
     r->dev = dev;
     r->kind = kind;
     r->wire_id = uint64_t{gen} << 32 | (r->wire_id & 0xffffffffu);
@@ -104,7 +118,7 @@ class RequestPool {
   // A request given back: out of every list it may still sit in, and no
   // longer found by lookup (even generation). A plain increment: writers of
   // a generation are serialized (one thread, or under lock_).
-  static void retire(Request* r) {
+  ADI3_HOT_INLINE static void retire(Request* r) {
     static_cast<QueueHook*>(r)->unlink();
     // One test for three hooks: the unexpected tables link them together, and the other lists on
     // ByTag/ByCtx (pollables_, bsends_) hold a reference, so no request there comes back here.
