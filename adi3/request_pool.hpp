@@ -38,6 +38,11 @@ class RequestPool {
   // A fresh request with refs = 1 and cc = 1, or nullptr when the pool is
   // at its cap or memory for a new chunk cannot be had (callers turn it
   // into ERR_NO_MEM). Never throws. Single-threaded it is a pop and a reset.
+  // get<false>: for a caller that sets the envelope and buffer (buf, count,
+  // type, context, source, tag, peer) before anything reads them, the reset
+  // leaves those alone. Only single-threaded (nobody looks the slot up
+  // meanwhile); with threads get_slow resets everything.
+  template <bool kEnvelope = true>
   ADI3_HOT_INLINE Request* get(Device* dev, RequestKind kind) noexcept {
     // The flag first: with threads free_ is read only under lock_.
     if (thread_safe_.load(std::memory_order_relaxed) || !free_) [[unlikely]]
@@ -45,20 +50,7 @@ class RequestPool {
     Request* r = free_;
     free_ = r->pool_next;
     live_.store(live_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    start(r, dev, kind);
-    return r;
-  }
-  // get() for a caller that sets the envelope and buffer (buf, count,
-  // type, context, source, tag, peer) before anything reads them: the reset
-  // leaves those alone. Single-threaded only (nobody looks the slot up
-  // meanwhile); with threads it is get().
-  ADI3_HOT_INLINE Request* get_to_fill(Device* dev, RequestKind kind) noexcept {
-    if (thread_safe_.load(std::memory_order_relaxed) || !free_) [[unlikely]]
-      return get_slow(dev, kind);
-    Request* r = free_;
-    free_ = r->pool_next;
-    live_.store(live_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    start<false>(r, dev, kind);
+    start<kEnvelope>(r, dev, kind);
     return r;
   }
   // The most requests that can be live at once.
