@@ -138,6 +138,16 @@ void Device::on_packet(int src, const void* hdr, std::size_t hdr_bytes, const vo
     return;
   }
   const std::size_t id = *static_cast<const uint8_t*>(hdr);
+  // A short eager packet (the message-rate and latency traffic) straight to
+  // its handler: no table, no indirect call.
+  if (id == static_cast<std::size_t>(PacketType::Eager) && hdr_bytes == kEagerHeaderBytes) [[likely]] {
+    PacketHeader h;
+    std::memcpy(&h, hdr, kEagerHeaderBytes);
+    h.rreq = 0;
+    h.addr = 0;
+    on_eager(*this, src, h, payload, bytes);
+    return;
+  }
   if (id < kCoreIds) {
     Handler fn = handlers_[id];
     if (!fn) {
@@ -147,10 +157,6 @@ void Device::on_packet(int src, const void* hdr, std::size_t hdr_bytes, const vo
     PacketHeader h;
     if (hdr_bytes == sizeof(PacketHeader)) [[likely]] {
       std::memcpy(&h, hdr, sizeof h);
-    } else if (id == static_cast<std::size_t>(PacketType::Eager) && hdr_bytes == kEagerHeaderBytes) {
-      std::memcpy(&h, hdr, kEagerHeaderBytes);
-      h.rreq = 0;
-      h.addr = 0;
     } else {
       refuse(src, "core packet id %zu with a header of %zu bytes (want %zu%s)", id, hdr_bytes, sizeof(PacketHeader),
              id == static_cast<std::size_t>(PacketType::Eager) ? " or 32" : "");

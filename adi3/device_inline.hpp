@@ -79,7 +79,7 @@ static_assert(sizeof(EagerHeader) == kEagerHeaderBytes &&
       !threads_enabled() && refused_peers_.load(std::memory_order_relaxed) == 0) [[likely]] {
     // No request to be had is reported here: the general call would try
     // the pool again, and its second attempt could hide the failure.
-    Request* r = pool_.get(this, RequestKind::Send);
+    Request* r = pool_.get<false>(this, RequestKind::Send);
     if (!r) [[unlikely]]
       return no_request("a send", dest);
     // init_send for a fresh request (mode Standard, phase idle already).
@@ -125,7 +125,7 @@ inline void Device::init_recv(Request* r, void* buf, std::size_t count, const Da
   if ((static_cast<unsigned>(source) < static_cast<unsigned>(comm.size) || source == kAnySource) &&
       (static_cast<unsigned>(tag) <= static_cast<unsigned>(kTagUb) || tag == kAnyTag) && type->is_contiguous())
       [[likely]] {
-    Request* r = pool_.get(this, RequestKind::Recv);
+    Request* r = pool_.get<false>(this, RequestKind::Recv);
     if (!r) [[unlikely]]
       return no_request("a receive", source);
     init_recv(r, buf, count, type, source, tag, comm);

@@ -87,7 +87,14 @@ class HashedFifo {
  private:
   static constexpr std::size_t kInitialBuckets = 64;
 
-  List& bucket(const MatchKey& k) { return buckets_[hash_key(k) & (buckets_.size() - 1)]; }
+  // The last key's bucket is kept: a window of receives (or arrivals) with
+  // one envelope hashes once.
+  List& bucket(const MatchKey& k) {
+    if (memo_ && k == memo_key_) return *memo_;
+    memo_key_ = k;
+    memo_ = &buckets_[hash_key(k) & (buckets_.size() - 1)];
+    return *memo_;
+  }
 
   // Moving bucket by bucket, front to back, keeps equal keys in order.
   void rehash(std::size_t n) {
@@ -100,10 +107,13 @@ class HashedFifo {
       }
     }
     buckets_.swap(fresh);
+    memo_ = nullptr;
   }
 
   std::vector<List> buckets_;
   std::size_t size_ = 0;
+  List* memo_ = nullptr;  // the bucket of memo_key_ (none after a rehash)
+  MatchKey memo_key_{};
 };
 
 }  // namespace adi3

@@ -85,7 +85,7 @@ Request* Matcher::withdraw(const MatchKey& k, int peer, uint64_t sreq) {
 
 bool Matcher::cancel(Request* recv) {
   MaybeLock g(lock_, thread_safe_.load(std::memory_order_relaxed));
-  if (!static_cast<QueueHook*>(recv)->is_linked()) return false;
+  if (recv != solo_ && !static_cast<QueueHook*>(recv)->is_linked()) return false;
   posted_erase(recv);
   return true;
 }

@@ -34,6 +34,13 @@ class Matcher {
   template <class MakeUnexpected>
   Request* arrive(const MatchKey& k, MakeUnexpected&& make_unexpected) {
     MaybeLock g(lock_, thread_safe_.load(std::memory_order_relaxed));
+    // The solo receive is the oldest posted one: when it matches, it wins.
+    if (Request* s = solo_) {
+      if (s->context == k.context && s->source == k.source && s->tag == k.tag) {
+        solo_ = nullptr;
+        return s;
+      }
+    }
     // Without wildcard receives the exact key alone decides (inline).
     Request* r = posted_wildcards_ ? find_posted(k) : posted_.size() ? posted_.find(k) : nullptr;
     if (r) {
@@ -51,7 +58,11 @@ class Matcher {
     if (!thread_safe_.load(std::memory_order_relaxed) && exact_.size() == 0 && recv->source != kAnySource &&
         recv->tag != kAnyTag) [[likely]] {
       recv->seq = next_seq_++;
-      posted_.push(recv);
+      // Alone in the queue: no hash, no bucket (a ping-pong's receive).
+      if (!solo_ && posted_.size() == 0) [[likely]]
+        solo_ = recv;
+      else
+        posted_.push(recv);
       return nullptr;
     }
     return post_general(recv);
@@ -70,7 +81,7 @@ class Matcher {
   // Cancels a posted receive still waiting; false if it already matched.
   bool cancel(Request* recv);
 
-  std::size_t posted_size() const { return posted_.size(); }
+  std::size_t posted_size() const { return posted_.size() + (solo_ ? 1 : 0); }
   std::size_t unexpected_size() const { return exact_.size(); }
 
   // Drains every unexpected entry (at device teardown).
@@ -99,6 +110,10 @@ class Matcher {
   Request* post_general(Request* recv);
   Request* find_posted(const MatchKey& k);
   void posted_erase(Request* r) {
+    if (r == solo_) {
+      solo_ = nullptr;
+      return;
+    }
     if (r->source == kAnySource || r->tag == kAnyTag) --posted_wildcards_;
     posted_.erase(r);
   }
@@ -111,6 +126,11 @@ class Matcher {
   SpinLock lock_;
   uint64_t next_seq_ = 0;
   std::size_t posted_wildcards_ = 0;
+  // The oldest posted receive, outside posted_ (and in no list), when it
+  // was posted into an empty queue with an exact envelope: every receive
+  // posted while it waits is younger. A ping-pong's receive is filed and
+  // found without a hash.
+  Request* solo_ = nullptr;
   HashedFifo<QueueTag, PostedKey> posted_;
   HashedFifo<QueueTag, PostedKey> exact_;
   HashedFifo<BySrcTag, SrcKey> by_src_;

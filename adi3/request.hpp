@@ -145,6 +145,10 @@ struct Request : QueueHook, BySrcHook, ByTagHook, ByCtxHook {
   // A fresh request's state, set in place when the pool hands the slot out
   // again (cheaper than destroying and rebuilding it); the hooks are
   // unlinked already. A field added above must be reset here too.
+  // Without the envelope (kEnvelope false), buf, count, type, context,
+  // source, tag and peer keep the last occupant's values: for a caller
+  // that sets them all before anything reads them (the fast isend/irecv).
+  template <bool kEnvelope = true>
   void reset() {
     cc.store(0, std::memory_order_relaxed);
     refs.store(0, std::memory_order_relaxed);
@@ -153,14 +157,16 @@ struct Request : QueueHook, BySrcHook, ByTagHook, ByCtxHook {
     phase = 0;
     mode = SendMode::Standard;
     status = Status{};
-    context = 0;
-    source = 0;
-    tag = 0;
+    if constexpr (kEnvelope) {
+      context = 0;
+      source = 0;
+      tag = 0;
+      peer = -1;
+      buf = nullptr;
+      count = 0;
+      type = nullptr;
+    }
     seq = 0;
-    peer = -1;
-    buf = nullptr;
-    count = 0;
-    type = nullptr;
     seg = nullptr;
     bytes = 0;
     want = 0;

@@ -38,6 +38,11 @@ class RequestPool {
   // A fresh request with refs = 1 and cc = 1, or nullptr when the pool is
   // at its cap or memory for a new chunk cannot be had (callers turn it
   // into ERR_NO_MEM). Never throws. Single-threaded it is a pop and a reset.
+  // get<false>: for a caller that sets the envelope and buffer (buf, count,
+  // type, context, source, tag, peer) before anything reads them, the reset
+  // leaves those alone. Only single-threaded (nobody looks the slot up
+  // meanwhile); with threads get_slow resets everything.
+  template <bool kEnvelope = true>
   ADI3_HOT_INLINE Request* get(Device* dev, RequestKind kind) noexcept {
     // The flag first: with threads free_ is read only under lock_.
     if (thread_safe_.load(std::memory_order_relaxed) || !free_) [[unlikely]]
@@ -45,12 +50,12 @@ class RequestPool {
     Request* r = free_;
     free_ = r->pool_next;
     live_.store(live_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    start(r, dev, kind);
+    start<kEnvelope>(r, dev, kind);
     return r;
   }
   // The most requests that can be live at once.
   std::size_t capacity() const { return max_chunks_ * kChunk; }
-  void put(Request* r) {
+  ADI3_HOT_INLINE void put(Request* r) {
     if (thread_safe_.load(std::memory_order_relaxed)) [[unlikely]] {
       put_locked(r);
       return;
@@ -91,9 +96,10 @@ class RequestPool {
   // under its next (odd) generation: an id from the wire, even a forged
   // one, never finds a request whose reset is under way. Only the taker
   // changes a taken slot's generation until put().
+  template <bool kEnvelope = true>
   static void start(Request* r, Device* dev, RequestKind kind) {
     const uint32_t gen = r->pool_gen.load(std::memory_order_relaxed) + 1;
-    r->reset();
+    r->reset<kEnvelope>();
     r->dev = dev;
     r->kind = kind;
     r->wire_id = uint64_t{gen} << 32 | (r->wire_id & 0xffffffffu);
@@ -104,7 +110,7 @@ class RequestPool {
   // A request given back: out of every list it may still sit in, and no
   // longer found by lookup (even generation). A plain increment: writers of
   // a generation are serialized (one thread, or under lock_).
-  static void retire(Request* r) {
+  ADI3_HOT_INLINE static void retire(Request* r) {
     static_cast<QueueHook*>(r)->unlink();
     // One test for three hooks: the unexpected tables link them together, and the other lists on
     // ByTag/ByCtx (pollables_, bsends_) hold a reference, so no request there comes back here.

@@ -336,6 +336,17 @@ TEST_P(Matching, ScriptedCases) {
       {"r1.* r2.* r*.* s2.1 s2.2 s1.3L s1.4", {{1, 0}, {2, 0}, {2, 1}}},
       // A message no receive wants stays unexpected (drained at the end).
       {"s1.9 s2.8 r*.8", {{2, 0}}},
+      // The first exact receive into an empty queue waits outside the hash
+      // table (Matcher's solo slot): it stays the oldest, a wildcard and an
+      // equal receive posted after it come next.
+      {"r1.4 r*.4 r1.4 s1.4 s1.4 s1.4", {{1, 0}, {1, 1}, {1, 2}}},
+      // A message the solo receive does not want goes to the table's.
+      {"r1.7 r1.5 s1.5 s1.7", {{1, 1}, {1, 0}}},
+      // Taken solo: a receive posted while older ones wait in the table
+      // goes behind them.
+      {"r1.3 r2.3 s1.3 r2.3 s2.3 s2.3", {{1, 0}, {2, 0}, {2, 1}}},
+      // A solo receive left without a message is cancelled.
+      {"r1.8 s2.8 r*.8", {{-1, -1}, {2, 0}}},
   };
   run(3, [&](Device& dev) {
     for (const Scripted& c : cases) {
