@@ -53,9 +53,9 @@ constexpr Knob kShmKnobs[] = {
     {"ADI3_SHM_CMA_CROSSING_MBPS", "5000",
      "With ADI3_SHM_CMA=1, messages that cross (both ranks send large messages to each other) are "
      "fetched with CMA in both directions while each rank's CMA copies of them (MB/s, a moving "
-     "average) run at least half as fast as its copies out of the rings from that peer ran lately, "
-     "or, before those were timed, at least this fast (both ranks of a pair must agree); else both "
-     "take the pipeline. 0: always CMA for them."},
+     "average) run at least as fast as the pipeline delivered crossing messages from that peer "
+     "lately (or half its one-way rate), or, before the pipeline was timed, at least this fast "
+     "(both ranks of a pair must agree); else both take the pipeline. 0: always CMA for them."},
     {"ADI3_SHM_LIGHT_WAKE", "auto",
      "How a sender orders a published packet against its look at the receiver's sleepers. 1: "
      "with a compiler barrier only, while the receiver, before it sleeps, runs membarrier(2) "

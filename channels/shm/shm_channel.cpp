@@ -382,7 +382,7 @@ int ShmChannel::get(int peer, void* local, uint64_t remote, std::size_t len) {
   const bool adaptive = settings_.cma == ShmSettings::Cma::Adaptive;
   // Declining makes the core stream the message through the rings.
   if (adaptive && !fetch_now(c, peer, len)) {
-    c.expect.fetch_add(len, std::memory_order_relaxed);
+    leave_to_pipeline(c, len, false);
     return -1;
   }
   int64_t ns = 0;
@@ -428,19 +428,45 @@ bool ShmChannel::fetch_now(Choice& c, int peer, std::size_t len) {
   return fetch || (len >= kWatchMin && !polling_now(peer));
 }
 
-// Chunks of messages get() left to the pipeline, taken one after another,
-// time the pipeline: the rate at which this rank received them.
+// Messages get() left to the pipeline time it, as runs: from the first
+// decline while none was owed (the clear-to-send goes out) to the chunk that
+// pays the bytes owed, or every kRunBytes within longer runs. A rate per
+// chunk, from the chunk taken before, timed chunks found waiting in the ring
+// by our copy out of it alone: bw 64 KiB's pipeline timed 15.5 GB/s where it
+// delivered 8.4, crossing messages (bibw) 9-15 GB/s where it delivered under
+// 8 both ways together, so the choices kept a slower pipeline. A gap of
+// kChunkGapNs (the sender stopped) starts the run afresh.
+void ShmChannel::leave_to_pipeline(Choice& c, std::size_t len, bool crossing) {
+  if (c.expect.fetch_add(len, std::memory_order_relaxed) == 0) {
+    c.run_ns.store(steady_ns(), std::memory_order_relaxed);
+    c.run_bytes.store(0, std::memory_order_relaxed);
+    c.crossing.store(crossing ? 1 : 0, std::memory_order_relaxed);
+  }
+}
+
 void ShmChannel::note_chunk(int src, std::size_t bytes) {
+  constexpr uint64_t kRunBytes = 4 << 20;
   Choice& c = choice_[static_cast<std::size_t>(src)];
   const uint64_t expect = c.expect.load(std::memory_order_relaxed);
   if (expect == 0) return;
   const int64_t now = steady_ns();
   const int64_t last = c.last_ns.load(std::memory_order_relaxed);
-  if (last != 0 && now - last < kChunkGapNs) average(c.pipe_mbps, bytes, now - last);
+  c.last_ns.store(now, std::memory_order_relaxed);
   // Only this (the polling) thread takes from expect; get() adds to it.
   const uint64_t take = std::min<uint64_t>(expect, bytes);
   const uint64_t left = c.expect.fetch_sub(take, std::memory_order_relaxed) - take;
-  c.last_ns.store(left != 0 ? now : 0, std::memory_order_relaxed);
+  uint64_t run = c.run_bytes.load(std::memory_order_relaxed) + take;
+  const int64_t run_ns = c.run_ns.load(std::memory_order_relaxed);
+  if (now - std::max(last, run_ns) >= kChunkGapNs) {
+    c.run_ns.store(now, std::memory_order_relaxed);  // this chunk's start is unknown
+    run = 0;
+  } else if (left == 0 || run >= kRunBytes) {
+    const bool crossing = c.crossing.load(std::memory_order_relaxed) != 0;
+    average(crossing ? c.cross_pipe_mbps : c.pipe_mbps, run, now - run_ns);
+    c.run_ns.store(now, std::memory_order_relaxed);
+    run = 0;
+  }
+  c.run_bytes.store(run, std::memory_order_relaxed);
 }
 
 // Whether the peer is inside the library (polling) right now: then the
@@ -502,21 +528,23 @@ int ShmChannel::get_crossing(int peer, void* local, uint64_t remote, std::size_t
     const int64_t now = steady_ns();
     int64_t due = next_crossing_probe_ns_.load(std::memory_order_relaxed);
     if (!mine_slow || now < due || !next_crossing_probe_ns_.compare_exchange_strong(due, now + kCrossingProbeNs)) {
-      c.expect.fetch_add(len, std::memory_order_relaxed);  // note_chunk times the pipeline
+      leave_to_pipeline(c, len, true);
       return -1;
     }
   }
   int64_t ns = 0;
   if (!fetch(peer, local, remote, len, &ns)) return -1;
-  // A test of a slow verdict starts afresh. The pipeline's figure is the
-  // rate of our copies out of the ring; crossing, this core also copies
-  // as much into the peer's ring, so a CMA copy wins from half that rate.
-  // Until the pipeline was timed, crossing_mbps stands in for it (a fixed
-  // bar after it was timed lost: under load CMA both ways ran bibw 1-4 MiB
-  // at 1.5-4.6 GB/s, the pipeline at 1.0-1.4, and the bar chose the
-  // latter). ADI3_SHM_CMA_CROSSING_MBPS=0 keeps CMA for every crossing.
+  // A test of a slow verdict starts afresh. The pipeline's figure is its
+  // rate for crossing messages (note_chunk: this core copied its own sends
+  // in between), or, before one, half its one-way rate, since crossing,
+  // each core also copies as much into the other's ring. Until the
+  // pipeline was timed, crossing_mbps stands in for it (a fixed bar after
+  // it was timed lost: under load CMA both ways ran bibw 1-4 MiB at
+  // 1.5-4.6 GB/s, the pipeline at 1.0-1.4, and the bar chose the latter).
+  // ADI3_SHM_CMA_CROSSING_MBPS=0 keeps CMA for every crossing.
   const uint32_t avg = average(crossing_mbps_, len, ns, mine_slow);
-  const uint32_t pipe = c.pipe_mbps.load(std::memory_order_relaxed) / 2;
+  uint32_t pipe = c.cross_pipe_mbps.load(std::memory_order_relaxed);
+  if (pipe == 0) pipe = c.pipe_mbps.load(std::memory_order_relaxed) / 2;
   const bool slow = settings_.crossing_mbps != 0 && avg < (pipe != 0 ? pipe : settings_.crossing_mbps);
   my_crossing_slow_->store(slow ? 1 : 0, std::memory_order_relaxed);
   return 0;

@@ -83,17 +83,23 @@ class ShmChannel final : public Channel {
   // at which this rank received by the pipeline and by CMA. Any thread may
   // fetch, so atomics; a lost update only delays a figure by a sample.
   struct Choice {
-    std::atomic<uint64_t> expect{0};     // bytes get() left to the pipeline, not yet taken from the ring
-    std::atomic<int64_t> last_ns{0};     // when the previous of those chunks was taken (0: none in a row)
-    std::atomic<uint32_t> pipe_mbps{0};  // per chunk taken in a row
-    std::atomic<uint32_t> cma_mbps{0};   // per CMA copy
-    std::atomic<uint32_t> turns{0};      // get()'s decisions, for the probes
+    std::atomic<uint64_t> expect{0};           // bytes get() left to the pipeline, not yet taken from the ring
+    std::atomic<int64_t> last_ns{0};           // when the previous of those chunks was taken
+    std::atomic<int64_t> run_ns{0};            // when the run being timed began (see note_chunk)
+    std::atomic<uint64_t> run_bytes{0};        // taken in it since
+    std::atomic<uint8_t> crossing{0};          // the run is of crossing messages
+    std::atomic<uint32_t> pipe_mbps{0};        // per run
+    std::atomic<uint32_t> cross_pipe_mbps{0};  // per run of crossing messages
+    std::atomic<uint32_t> cma_mbps{0};         // per CMA copy
+    std::atomic<uint32_t> turns{0};            // get()'s decisions, for the probes
   };
 
   void map_peers(ChannelBootstrap& boot);
   bool polling_now(int peer);
   bool fetch_now(Choice& c, int peer, std::size_t len);
   bool fetch(int peer, void* local, uint64_t remote, std::size_t len, int64_t* ns);
+  // get() left len bytes from peer to the pipeline.
+  void leave_to_pipeline(Choice& c, std::size_t len, bool crossing);
   // A payload of `bytes` from src was taken from the ring (poll()).
   void note_chunk(int src, std::size_t bytes);
   void probe_cma();
