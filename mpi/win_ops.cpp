@@ -6,8 +6,8 @@
 #include "emul/emul.hpp"
 #include "mpi/coll_binding.hpp"
 #include "mpi/win.hpp"
+#include "mpi/win_cma.hpp"
 #include "mpi/win_direct.hpp"
-#include "rma/native_cma.hpp"
 #include "rma/native_fast.hpp"
 
 using namespace adi3;
@@ -21,13 +21,6 @@ namespace {
 // what it can prove valid (a predefined type, counts, buffers, the target's
 // rank and range, the epoch) and leaves everything else, every error
 // included, to the checked path below, which raises it.
-
-// The predefined datatype of handle h, else nullptr.
-inline const Datatype* fast_type(Runtime& rt, MPI_Datatype h) {
-  const auto i = static_cast<std::size_t>(handle_index(h));
-  return is_kind(h, Kind::Datatype, HandleClass::Builtin) && i < rt.builtin_types.size() ? rt.builtin_types[i]
-                                                                                         : nullptr;
-}
 
 // The ops the fast path combines (MPI_SUM, MPI_REPLACE, MPI_NO_OP); false for the others.
 inline bool fast_kind(MPI_Op h, coll::OpKind* k) {
@@ -175,33 +168,6 @@ int gacc_args(Runtime& rt, const void* obuf, int ocount, MPI_Datatype otype, voi
   if (int e = side(rt, rbuf, rcount, rtype, "result", rt_)) return e;
   if (tcount < 0) return raise(ErrorClass::Count, "invalid target count %d: must be non-negative", tcount);
   return get_comm_type(rt, ttype, tt);
-}
-
-// The short ways to a target reached by cross-memory attach
-// (rma/native_cma.hpp cma_*_route), for calls the fast path decoded: as
-// window_call, but -1 when they did not take the call (nothing done).
-template <class F>
-[[gnu::always_inline]] inline int cma_route(WinObj* w, MPI_Win win, const char* fn, F&& route) noexcept {
-  try {
-    const int e = route(w->win->state());
-    if (e < 0) return -1;
-    w->forget_direct();  // (see window_call)
-    return win_error(w, e, fn);
-  } catch (...) {
-    return Escaped<int>{fn}(win);
-  }
-}
-
-// Get of count elements of one predefined type on both sides from a target
-// reached by cross-memory attach: cma_route's short way (-1: not taken).
-[[gnu::noinline]] int get_route(MPI_Win win, void* buf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
-                                int tcount, MPI_Datatype ttype) noexcept {
-  Runtime* rt = g_runtime;
-  WinObj* w = rt && otype == ttype && ocount == tcount ? find_win(*rt, win) : nullptr;
-  const Datatype* t = w ? fast_type(*rt, ttype) : nullptr;
-  if (!t || !buf) return -1;
-  return cma_route(w, win, "PMPI_Get",
-                   [&](rma::WindowState& s) { return rma::native::cma_get_route(s, buf, tcount, t, target, disp); });
 }
 
 }  // namespace
@@ -415,12 +381,7 @@ ADI3_WIN_CHECKED(Fetch_and_op, FOP_PARAMS, FOP_ARGS) {
     WinObj* w = find_win(*rt, win);
     if (const Datatype* ft = fast_type(*rt, datatype); w && ft) {
       rma::WindowState& s = w->win->state();
-      if (int e = cma_route(w, win, "PMPI_Fetch_and_op",
-                            [&](rma::WindowState& x) {
-                              return rma::native::cma_atomic_route(x, rma::Msg::Fop, origin_addr, nullptr, result_addr,
-                                                                   ft, target_rank, target_disp, k);
-                            });
-          e >= 0) {
+      if (int e = fop_route(w, win, ft, origin_addr, result_addr, target_rank, target_disp, k); e >= 0) {
         return e;
       }
       if (rma::native::fast_atomic(s, direct_peer(*w, s, target_rank), origin_addr, nullptr, result_addr,
@@ -480,13 +441,7 @@ ADI3_WIN_CHECKED(Compare_and_swap, CAS_PARAMS, CAS_ARGS) {
     WinObj* w = find_win(*rt, win);
     if (const Datatype* ft = fast_type(*rt, datatype); w && ft) {
       rma::WindowState& s = w->win->state();
-      if (int e = cma_route(w, win, "PMPI_Compare_and_swap",
-                            [&](rma::WindowState& x) {
-                              return rma::native::cma_atomic_route(x, rma::Msg::Cas, origin_addr, compare_addr,
-                                                                   result_addr, ft, target_rank, target_disp,
-                                                                   coll::OpKind::Replace);
-                            });
-          e >= 0) {
+      if (int e = cas_route(w, win, ft, origin_addr, compare_addr, result_addr, target_rank, target_disp); e >= 0) {
         return e;
       }
       if (rma::native::fast_atomic(s, direct_peer(*w, s, target_rank), origin_addr, compare_addr, result_addr,
