@@ -27,6 +27,7 @@ int get_win_slow(Runtime& rt, MPI_Win h, WinObj** out) {
 int win_error_slow(WinObj* w, int code, const char* fn) {
   if (!w) return world_error(code, fn);
   code = name_no_mem(code, fn);
+  note_returned(code, fn);
   if (w->errh) {
     MPI_Win h = w->handle;
     reinterpret_cast<MPI_Win_errhandler_function*>(w->errh->fn)(&h, &code, fn[0] == 'P' ? fn + 1 : fn);
