@@ -4,9 +4,9 @@
  *   dup, dupinfo   MPI_Comm_dup(_with_info) with a null newcomm / bad info
  *   file           MPI_File_open with a bad amode (files return errors by default)
  *   dist           MPI_Dist_graph_create with a bad destination rank
+ *   win            MPI_Win_create with disp_unit 0
  * Stuck (the others wait in the call; the bad rank reaches MPI_Finalize,
  * which must end the job with a message after ADI3_FINALIZE_TIMEOUT):
- *   win     MPI_Win_create with disp_unit 0
  *   cgtag   MPI_Comm_create_group with a negative tag
  *   comm    MPI_Barrier on an invalid communicator handle
  *   bcast   MPI_Bcast with a negative count
@@ -55,6 +55,8 @@ int main(int argc, char** argv) {
     static int buf[16];
     MPI_Win w;
     e = MPI_Win_create(buf, sizeof buf, bad ? 0 : 4, MPI_INFO_NULL, MPI_COMM_WORLD, &w);
+    if (e == 0) MPI_Win_free(&w);
+    carried = 1;
   } else if (!strcmp(m, "cgtag")) {
     MPI_Group g;
     MPI_Comm c;
