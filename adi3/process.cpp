@@ -31,6 +31,11 @@ constexpr Knob kProcessKnobs[] = {
      "use, blocking waits spin only 20 polls before yielding (unless ADI3_SPIN_COUNT is set), and sleep "
      "without yielding when this rank leads a session of its own under scheduler autogroups, as Hydra "
      "starts ranks (unless ADI3_YIELD_COUNT is set). 1: always do so. 0: never."},
+    {"ADI3_FINALIZE_TIMEOUT", "10",
+     "Seconds MPI_Finalize waits for the other ranks to reach it after an MPI call of this rank returned an "
+     "error to the program (MPI_ERRORS_RETURN or a handler that returns): they may be waiting for this rank in "
+     "that call (a collective, a message), so it then ends the job naming the call instead of waiting "
+     "forever. 0: wait forever. A rank that got no error back always waits (read by the MPI binding)."},
 };
 
 // sched_yield hands the core only to tasks of the caller's scheduling

@@ -8,6 +8,12 @@
 
 namespace adi3::mpi {
 
+int fail_agreement(Runtime& rt, const Comm& over, int failed) {
+  uint32_t unused = 0;
+  agree_context(rt, over, kTagContext, &unused, failed);
+  return failed;
+}
+
 int allgather_bytes(Device& dev, const Comm& over, const void* mine, std::size_t bytes, void* all, int tag) {
   auto* out = static_cast<char*>(all);
   int p = over.size, me = over.rank;

@@ -16,6 +16,8 @@ namespace adi3::mpi {
 // theirs from the communicator's sequence, 64 and up).
 inline constexpr int kTagGather = 1;   // allgather_bytes of comm.cpp, intercomm.cpp
 inline constexpr int kTagContext = 2;  // agree_context of a blocking new communicator
+inline constexpr int kTagFinalize =
+    6;  // the meeting of MPI_Finalize (env.cpp); 3: intercomm.cpp, 4: topology_graph.cpp
 
 // Every rank of `over` contributes `bytes` at mine; all receives them in
 // rank order (size * bytes).
@@ -70,5 +72,11 @@ class Agreement {
 // A context index free at every rank of `over`, claimed at this rank
 // (`failed`: as for Agreement; then that error is returned).
 int agree_context(Runtime& rt, const Comm& over, int tag, uint32_t* index, int failed = 0);
+
+// A rank whose arguments to a call that agrees on a context over `over`
+// (kTagContext: MPI_Comm_dup, the dup of MPI_File_open) are bad still takes
+// part in the agreement, so the call fails at every member instead of
+// leaving the others waiting for this one. Returns `failed`.
+int fail_agreement(Runtime& rt, const Comm& over, int failed);
 
 }  // namespace adi3::mpi

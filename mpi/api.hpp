@@ -114,6 +114,9 @@ int comm_error(MPI_Comm comm, int code, const char* fn);
 inline int world_error(int code, const char* fn) { return comm_error(static_cast<CommObj*>(nullptr), code, fn); }
 // Prints "[rank r] MPI_X: message" and ends the job.
 [[noreturn]] void fatal(int code, const char* fn);
+// Remembers the first error handed back to the program (a handler that
+// returns): MPI_Finalize then stops waiting for peers that never come.
+void note_returned(int code, const char* fn);
 
 // ---- handle lookups (0 or an error code) ----
 // The predefined communicators and datatypes are found inline (every

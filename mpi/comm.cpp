@@ -201,7 +201,8 @@ ADI3_MPI_API(int, Comm_dup, (MPI_Comm comm, MPI_Comm* newcomm), (comm, newcomm))
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
-  if (!newcomm) return comm_error(c, raise(ErrorClass::Arg, "newcomm is null"), __func__);
+  if (!newcomm)
+    return comm_error(c, fail_agreement(*rt, c->internal, raise(ErrorClass::Arg, "newcomm is null")), __func__);
   *newcomm = MPI_COMM_NULL;  // what a failed dup leaves (as MPICH)
   return comm_error(c, comm_dup(*rt, *c, c->info, newcomm), __func__);
 }
@@ -210,10 +211,11 @@ ADI3_MPI_API(int, Comm_dup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm* n
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
-  if (!newcomm) return comm_error(c, raise(ErrorClass::Arg, "newcomm is null"), __func__);
+  if (!newcomm)
+    return comm_error(c, fail_agreement(*rt, c->internal, raise(ErrorClass::Arg, "newcomm is null")), __func__);
   *newcomm = MPI_COMM_NULL;
   Entries entries;
-  if (int e = info_entries(*rt, info, &entries)) return comm_error(c, e, __func__);
+  if (int e = info_entries(*rt, info, &entries)) return comm_error(c, fail_agreement(*rt, c->internal, e), __func__);
   return comm_error(c, comm_dup(*rt, *c, entries, newcomm), __func__);
 }
 

@@ -3,14 +3,17 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include "adi3/process.hpp"
 #include "rma/memory.hpp"
+#include "mpi/agree.hpp"
 #include "mpi/api.hpp"
 #include "mpi/attributes.hpp"
 
@@ -71,6 +74,60 @@ int init(int* argc, char*** argv, int required, int* provided, const char* fn) {
   fill_env_info(*g_runtime, argc, argv);
   g_world.store(1);
   return MPI_SUCCESS;
+}
+
+// ADI3_FINALIZE_TIMEOUT: seconds (0: no limit).
+double finalize_timeout() {
+  const char* v = std::getenv("ADI3_FINALIZE_TIMEOUT");
+  char* end = nullptr;
+  double s = v ? std::strtod(v, &end) : -1;
+  return v && end != v && *end == '\0' && s >= 0 ? s : 10.0;
+}
+
+[[noreturn]] void give_up(Runtime& rt, double limit) {
+  const int code = rt.returned_code.load();
+  char what[MPI_MAX_ERROR_STRING] = "";
+  int len = 0;
+  PMPI_Error_string(code, what, &len);
+  char msg[MPI_MAX_ERROR_STRING + 512];
+  std::snprintf(msg, sizeof msg,
+                "[rank %d] MPI_Finalize: the other ranks did not reach MPI_Finalize within %g s; this rank's %s "
+                "returned an error (%s), so they may be waiting for this rank in that call: aborting the job "
+                "(ADI3_FINALIZE_TIMEOUT sets the wait)",
+                rt.dev().rank(), limit, rt.returned_fn.load(), what);
+  abort_process(rt.dev(), (code & 0xff) ? (code & 0xff) : 1, msg);
+}
+
+// The ranks meet before MPI_Finalize takes the device down (a dissemination
+// barrier on MPI_COMM_WORLD's internal context). A rank that handed an error
+// back to its program may have left its peers waiting for it in the failed
+// call (a collective it did not join, a message it did not send): it waits
+// ADI3_FINALIZE_TIMEOUT seconds for them, then ends the job with a message
+// naming that call, instead of everyone waiting forever.
+int finalize_meeting(Runtime& rt) {
+  Device& dev = rt.dev();
+  const Comm& c = rt.world.internal;
+  const double limit = rt.returned_fn.load() ? finalize_timeout() : 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(limit);
+  for (int dist = 1; dist < c.size; dist <<= 1) {
+    Request* r = nullptr;
+    if (int e = dev.irecv(nullptr, 0, Datatype::byte(), (c.rank - dist + c.size) % c.size, kTagFinalize, c, &r)) {
+      return e;
+    }
+    if (int e = dev.send(nullptr, 0, Datatype::byte(), (c.rank + dist) % c.size, kTagFinalize, c)) return e;
+    if (limit <= 0) {
+      if (int e = dev.wait(&r, nullptr)) return e;
+      continue;
+    }
+    bool done = false;
+    for (int polls = 0;; ++polls) {
+      if (int e = dev.test(&r, &done, nullptr)) return e;
+      if (done) break;
+      if (std::chrono::steady_clock::now() > deadline) give_up(rt, limit);
+      if (polls > 1000) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  return 0;
 }
 
 }  // namespace
@@ -136,6 +193,7 @@ ADI3_MPI_API(int, Finalize, (void), ()) {
   // libraries can clean up; then MPI_COMM_WORLD's, as MPICH does.
   if (int e = delete_all_attrs(*rt, rt->self.attrs, MPI_COMM_SELF)) return comm_error(&rt->self, e, __func__);
   if (int e = delete_all_attrs(*rt, rt->world.attrs, MPI_COMM_WORLD)) return comm_error(&rt->world, e, __func__);
+  if (int e = finalize_meeting(*rt)) return comm_error(&rt->world, e, __func__);
   g_world.store(2);
   if (sessions_keep_runtime()) return MPI_SUCCESS;  // the last session ends it
   return stop_runtime(__func__);

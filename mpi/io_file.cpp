@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "mpi/agree.hpp"
 #include "mpi/io_file.hpp"
 
 using namespace adi3;
@@ -124,6 +125,7 @@ int adi3::mpi::get_file(Runtime& rt, MPI_File h, FileObj** out) {
 
 int adi3::mpi::file_error(Runtime& rt, FileObj* f, int code, const char* fn) {
   if (code == 0) return 0;
+  note_returned(code, fn);
   ErrhandlerObj* errh = f ? f->errh : rt.file_default.errh;
   const int builtin = f ? f->errh_builtin : rt.file_default.errh_builtin;
   if (errh) {
@@ -142,10 +144,11 @@ ADI3_MPI_API(int, File_open, (MPI_Comm comm, const char* filename, int amode, MP
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return fail(e);
   if (int e = need_intra(*c, "MPI_File_open")) return fail(e);
-  if (!filename || !fh) return fail(raise(ErrorClass::Arg, "%s is null", filename ? "fh" : "filename"));
-  if (int e = check_amode(amode)) return fail(e);
+  // Bad arguments fail the dup's agreement below at every rank.
   std::vector<std::pair<std::string, std::string>> entries;
-  if (int e = info_entries(*rt, info, &entries)) return fail(e);
+  int bad = !filename || !fh ? raise(ErrorClass::Arg, "%s is null", filename ? "fh" : "filename") : check_amode(amode);
+  if (!bad) bad = info_entries(*rt, info, &entries);
+  if (bad) return fail(fail_agreement(*rt, c->internal, bad));
   MPI_Comm dup = MPI_COMM_NULL;
   if (int e = PMPI_Comm_dup(comm, &dup)) return fail(e);
   auto* f = new FileObj;

@@ -195,6 +195,10 @@ class Runtime {
   std::map<int, std::string> error_strings;
   std::map<int, int> codes_of_class;  // user codes per class (MPI_Remove_error_class)
   std::set<int> removed_errors;       // MPI_Remove_error_class/code: no longer valid
+  // The first error the program was handed back (note_returned): its call
+  // (a static name) and code. The peers may be waiting for this rank in it.
+  std::atomic<const char*> returned_fn{nullptr};
+  std::atomic<int> returned_code{0};
 
   // Extension objects without a free call (MPIX_Grequest_class): owned
   // here, released at MPI_Finalize.

@@ -203,8 +203,7 @@ ADI3_MPI_API(int, Dist_graph_create,
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm_old, &c)) return world_error(e, __func__);
   if (int e = need_intra(*c, __func__ + 1)) return comm_error(c, e, __func__);
-  if (!comm_dist_graph) return comm_error(c, raise(ErrorClass::Arg, "comm_dist_graph is null"), __func__);
-  int e = check_ranks(*c, n, sources, "source");
+  int e = !comm_dist_graph ? raise(ErrorClass::Arg, "comm_dist_graph is null") : check_ranks(*c, n, sources, "source");
   if (!e && n > 0 && !degrees) e = raise(ErrorClass::Arg, "degrees is null");
   // My edges as (source, destination, weight) triples.
   std::vector<int> mine;
@@ -218,13 +217,23 @@ ADI3_MPI_API(int, Dist_graph_create,
     }
   }
   if (!e) e = check_weights(static_cast<int>(mine.size() / 3), weights, "weights");
-  if (e) return comm_error(c, e, __func__);
-  // Everyone learns every edge: counts first, then equal-sized blocks.
+  // Everyone learns every edge: counts first, then equal-sized blocks. A
+  // rank with bad arguments still sends its count (-1), so every rank fails
+  // instead of waiting for it.
   const auto p = static_cast<std::size_t>(c->size());
-  int count = static_cast<int>(mine.size());
+  int count = e ? -1 : static_cast<int>(mine.size());
   std::vector<int> counts(p);
   if (int err = allgather_bytes(rt->dev(), c->internal, &count, sizeof count, counts.data(), kTagEdges)) {
-    return comm_error(c, err, __func__);
+    return comm_error(c, e ? e : err, __func__);
+  }
+  if (e) return comm_error(c, e, __func__);
+  for (std::size_t r = 0; r < p; ++r) {
+    if (counts[r] < 0) {
+      return comm_error(
+          c,
+          raise(ErrorClass::Arg, "the call failed at rank %d (its arguments), so at every rank", static_cast<int>(r)),
+          __func__);
+    }
   }
   int most = *std::max_element(counts.begin(), counts.end());
   mine.resize(static_cast<std::size_t>(most));

@@ -27,6 +27,7 @@ int get_win_slow(Runtime& rt, MPI_Win h, WinObj** out) {
 int win_error_slow(WinObj* w, int code, const char* fn) {
   if (!w) return world_error(code, fn);
   code = name_no_mem(code, fn);
+  note_returned(code, fn);
   if (w->errh) {
     MPI_Win h = w->handle;
     reinterpret_cast<MPI_Win_errhandler_function*>(w->errh->fn)(&h, &code, fn[0] == 'P' ? fn + 1 : fn);
@@ -93,17 +94,17 @@ ADI3_MPI_API(int, Win_create, (void* base, MPI_Aint size, int disp_unit, MPI_Inf
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
+  if (int e = need_intra(*c, "MPI_Win_create")) return comm_error(c, e, __func__);
   WinInfo hints;
-  if (int e = creation_args(*rt, *c, info, win, "MPI_Win_create", &hints)) return comm_error(c, e, __func__);
-  if (size < 0) return comm_error(c, raise(ErrorClass::Size, "invalid window size %td: must be >= 0", size), __func__);
-  if (disp_unit <= 0) {
-    return comm_error(c, raise(ErrorClass::Disp, "invalid disp_unit %d: must be positive", disp_unit), __func__);
-  }
-  if (!base && size > 0) {
-    return comm_error(c, raise(ErrorClass::Base, "null base for a window of %td bytes", size), __func__);
-  }
+  int bad = creation_args(*rt, *c, info, win, "MPI_Win_create", &hints);
+  if (!bad && size < 0) bad = raise(ErrorClass::Size, "invalid window size %td: must be >= 0", size);
+  if (!bad && disp_unit <= 0) bad = raise(ErrorClass::Disp, "invalid disp_unit %d: must be positive", disp_unit);
+  if (!bad && !base && size > 0) bad = raise(ErrorClass::Base, "null base for a window of %td bytes", size);
+  // Bad arguments still take part in the creation (every rank then fails).
   Window* wp = nullptr;
-  if (int e = Window::create(rt->dev(), base, size, disp_unit, hints, c->coll, &wp)) return comm_error(c, e, __func__);
+  if (int e = Window::create(rt->dev(), base, size, disp_unit, bad ? WinInfo{} : hints, c->coll, &wp, bad)) {
+    return comm_error(c, e, __func__);
+  }
   return comm_error(c, add_win(*rt, *c, wp, win), __func__);
 }
 

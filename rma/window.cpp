@@ -45,10 +45,13 @@ int WindowState::take_error() {
 
 namespace {
 
+// Card::no_mem: why this rank cannot make the window.
+constexpr uint8_t kNoMem = 1, kBadArgs = 2;
+
 // What each rank tells the others at creation.
 struct Card {
   uint8_t pkt;
-  uint8_t no_mem;  // the heap could not give this rank its window memory
+  uint8_t no_mem;  // the heap could not give this rank its window memory (kNoMem), or its arguments were bad
   uint8_t pad[2];
   uint32_t win, gen;
   int32_t disp_unit;
@@ -60,8 +63,11 @@ struct Card {
 // alloc_base: an allocate window, whose memory is made here: in shared
 // memory when the channel offers it (peers then reach it with loads and
 // stores), else from the heap.
+// failed: the caller's arguments were bad (Window::create): the rank takes
+// part in the exchange as an empty window and every rank fails after it.
 int make_window(Device& dev, void* base, std::ptrdiff_t size, int disp_unit, const WinInfo& info, const Comm& comm,
-                WinFlavor flavor, void* owned, std::shared_ptr<rma::WindowState>* out, void** alloc_base = nullptr) {
+                WinFlavor flavor, void* owned, std::shared_ptr<rma::WindowState>* out, void** alloc_base = nullptr,
+                int failed = 0) {
   auto st = std::make_shared<rma::WindowState>(dev, comm, flavor, info);
   st->base = base;
   st->size = size;
@@ -101,11 +107,12 @@ int make_window(Device& dev, void* base, std::ptrdiff_t size, int disp_unit, con
       std::memset(base, 0, bytes ? bytes : 64);
       st->base = st->owned = base;
     } else {
-      mine.no_mem = 1;  // every rank fails after the exchange below, none waits in it
+      mine.no_mem = kNoMem;  // every rank fails after the exchange below, none waits in it
     }
   }
   rma::Hub& hub = rma::Hub::of(dev);
   hub.add(st);
+  if (failed) mine.no_mem = kBadArgs;
   mine.pkt = hub.packet_id();
   mine.win = st->slot;
   mine.gen = st->gen;
@@ -117,6 +124,16 @@ int make_window(Device& dev, void* base, std::ptrdiff_t size, int disp_unit, con
           coll::allgather(dev, &mine, sizeof mine, Datatype::byte(), all.data(), sizeof mine, Datatype::byte(), comm)) {
     hub.remove(*st);
     return e;
+  }
+  for (int r = 0; r < comm.size; ++r) {
+    if (all[static_cast<std::size_t>(r)].no_mem == kBadArgs) {
+      hub.remove(*st);
+      return failed ? failed
+                    : dev.errors().raise(ErrorClass::Arg,
+                                         "Win_create on rank %d: the call failed at rank %d (its arguments), so at "
+                                         "every rank",
+                                         comm.rank, r);
+    }
   }
   // A rank without its memory: every rank fails alike (a shared window's
   // memory is rank 0's one region, or each rank's own).
@@ -203,11 +220,12 @@ Window::Window(std::shared_ptr<rma::WindowState> st) : st_(std::move(st)) {}
 Window::~Window() = default;
 
 int Window::create(Device& dev, void* base, std::ptrdiff_t size, int disp_unit, const WinInfo& info, const Comm& comm,
-                   Window** out) {
+                   Window** out, int failed) {
+  std::shared_ptr<rma::WindowState> st;
+  if (failed) return make_window(dev, nullptr, 0, 1, info, comm, WinFlavor::Create, nullptr, &st, nullptr, failed);
   if (int e = check_create(dev, size, disp_unit, comm, "Win_create")) return e;
   if (!out) return dev.errors().raise(ErrorClass::Arg, "Win_create: the window argument is null");
   if (size > 0 && !base) return dev.errors().raise(ErrorClass::Base, "Win_create: base is null for %td bytes", size);
-  std::shared_ptr<rma::WindowState> st;
   if (int e = make_window(dev, base, size, disp_unit, info, comm, WinFlavor::Create, nullptr, &st)) return e;
   *out = new Window(std::move(st));
   return 0;

@@ -101,8 +101,10 @@ class Window {
   // window keeps a copy. On error *out is untouched.
   //
   // MPI_Win_create: size bytes at base (size >= 0, disp_unit > 0).
+  // failed: this rank's arguments were bad (that error): it still takes
+  // part in the creation's exchange, so every rank fails, none waits.
   static int create(Device& dev, void* base, std::ptrdiff_t size, int disp_unit, const WinInfo& info, const Comm& comm,
-                    Window** out);
+                    Window** out, int failed = 0);
   // MPI_Win_allocate: the window allocates size bytes (aligned to 64) and
   // returns them in *base; they are freed by free().
   static int allocate(Device& dev, std::ptrdiff_t size, int disp_unit, const WinInfo& info, const Comm& comm,

@@ -12,7 +12,7 @@
 #   scripts/faults.sh [RUNS] [RANKS] [MODES]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-runs=${1:-400} np=${2:-4} modes=${3:-eager rndv coll greq fence lock pscw flush}
+runs=${1:-400} np=${2:-4} modes=${3:-eager rndv coll greq fence lock pscw flush token cfence clock io}
 bin=build/release/bin
 cmake --build build/release --target fault_victim mpiexec adi3_ch_shm >/dev/null
 ADI3_CHANNEL=${ADI3_CHANNEL:-shm} exec bash tests/fault/kill_test.sh "$bin/mpiexec" "$bin/fault_victim" "$runs" "$np" "$modes"

@@ -2,7 +2,8 @@
 # kill_test.sh MPIEXEC FAULT_VICTIM [RUNS] [RANKS] [MODES]
 # Fault injection: RUNS jobs of RANKS ranks (default 8 and 4), cycling over
 # MODES (default "eager rndv coll greq"; also "fence lock pscw flush": RMA
-# epochs; scripts/faults.sh runs them all). In each, once every rank has done
+# epochs; "token cfence clock io": a blocking receive, epochs on created
+# windows, collective file writes; scripts/faults.sh runs them all). In each, once every rank has done
 # a round, one random rank is killed with SIGKILL at a random moment (0-300
 # ms later) in the middle of its traffic. Each run must:
 #  - end (mpiexec exits) within 2 s of the kill, with a non-zero status;
@@ -56,6 +57,7 @@ for ((i = 0; i < runs; i++)); do
   ms=$(( $(now_ms) - t0 ))
   job=$(sed -n 's/^JOB \(.*\)$/\1/p' "$out" | head -1)
   left=$(ls /dev/shm 2>/dev/null | grep -c -- "^adi3-$job-")
+  rm -f "/tmp/adi3-fault-io-$job"  # io mode's file (deleted on close, never closed here)
   why=""
   [ "$status" -ne 0 ] || why+=" exited 0;"
   [ "$status" -ne 124 ] || why+=" hit the timeout;"

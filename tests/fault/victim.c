@@ -14,6 +14,13 @@
  *           access the right one: put a block and accumulate a counter
  *   flush   one lock_all epoch held open: put, flush, get back, flush,
  *           fetch-and-add, again and again (the kill lands mid-flush)
+ *   token   a token passed round the ring: every rank but its holder
+ *           waits in a blocking MPI_Recv (the kill lands mid-Recv)
+ *   cfence, clock   fence and lock on a window from MPI_Win_create (user
+ *           memory: the target's own progress serves the epochs)
+ *   io      collective MPI_File_write_at_all of a block per rank to one
+ *           shared file, MPI_File_sync (collective), then each reads its
+ *           right neighbour's block back
  * Every rank prints "READY <rank>" after its first round (rank 0 also
  * "JOB <PMI_JOBID>"); a failed call prints "DETECTED <rank> at <wall-clock
  * ms>: <error>" and exits 3. Errors return (MPI_ERRORS_RETURN) so each rank reports its own. */
@@ -125,7 +132,65 @@ static void greq(void) {
   }
 }
 
+/* Every rank but the token's holder waits in MPI_Recv; the holder sleeps a
+ * little (so the kill usually lands while every other rank receives) and
+ * passes the token, which counts the passes, to the right. */
+static void token(void) {
+  int right = (rank + 1) % size, left = (rank + size - 1) % size;
+  int tok = 0;
+  for (long round = 0;; ++round) {
+    if (rank != 0 || round > 0) {
+      int e = MPI_Recv(&tok, 1, MPI_INT, left, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      if (e) fail("MPI_Recv", e);
+      if (tok != (int)(round * size + rank)) {
+        printf("CORRUPT %d: token %d in round %ld\n", rank, tok, round);
+        fflush(stdout);
+        exit(4);
+      }
+    }
+    ready(round);
+    struct timespec nap = {0, 2000000};
+    nanosleep(&nap, NULL);
+    tok = (int)(round * size + rank + 1);
+    int e = MPI_Send(&tok, 1, MPI_INT, right, 4, MPI_COMM_WORLD);
+    if (e) fail("MPI_Send", e);
+  }
+}
+
+/* Every round each rank writes its block of one shared file collectively,
+ * syncs (which makes the writes visible to all, and is where ranks talk:
+ * the writes themselves are independent), reads the right neighbour's block
+ * and waits at a barrier before the next round overwrites it. */
+static void io(void) {
+  enum { kBlock = 1 << 16 };
+  char name[64];
+  const char* job = getenv("PMI_JOBID");
+  snprintf(name, sizeof name, "/tmp/adi3-fault-io-%s", job ? job : "0");
+  MPI_File fh;
+  int e = MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE, MPI_INFO_NULL,
+                        &fh);
+  if (e) fail("MPI_File_open", e);
+  MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN);
+  unsigned char* out = malloc(kBlock);
+  unsigned char* in = malloc(kBlock);
+  for (long round = 0;; ++round) {
+    fill(out, kBlock, (unsigned)(rank + round));
+    e = MPI_File_write_at_all(fh, (MPI_Offset)rank * kBlock, out, kBlock, MPI_BYTE, MPI_STATUS_IGNORE);
+    if (e) fail("MPI_File_write_at_all", e);
+    e = MPI_File_sync(fh);
+    if (e) fail("MPI_File_sync", e);
+    const int right = (rank + 1) % size;
+    e = MPI_File_read_at(fh, (MPI_Offset)right * kBlock, in, kBlock, MPI_BYTE, MPI_STATUS_IGNORE);
+    if (e) fail("MPI_File_read_at", e);
+    e = MPI_Barrier(MPI_COMM_WORLD);
+    if (e) fail("MPI_Barrier", e);
+    check(in, kBlock, (unsigned)(right + round));
+    ready(round);
+  }
+}
+
 enum { kWinInts = 4096 };
+static int create_windows; /* cfence, clock: MPI_Win_create over malloc'ed memory */
 
 static void win_fail(MPI_Win win, const char* what, int err) {
   (void)win;
@@ -135,9 +200,15 @@ static void win_fail(MPI_Win win, const char* what, int err) {
 static MPI_Win new_window(int** base) {
   MPI_Win win;
   /* the blocks, then one counter per origin */
-  int e = MPI_Win_allocate((MPI_Aint)(kWinInts + size) * (MPI_Aint)sizeof(int), sizeof(int), MPI_INFO_NULL,
-                           MPI_COMM_WORLD, base, &win);
-  if (e) fail("MPI_Win_allocate", e);
+  const MPI_Aint bytes = (MPI_Aint)(kWinInts + size) * (MPI_Aint)sizeof(int);
+  int e;
+  if (create_windows) {
+    *base = malloc((size_t)bytes);
+    e = MPI_Win_create(*base, bytes, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+  } else {
+    e = MPI_Win_allocate(bytes, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, base, &win);
+  }
+  if (e) fail(create_windows ? "MPI_Win_create" : "MPI_Win_allocate", e);
   MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
   memset(*base, 0, (size_t)(kWinInts + size) * sizeof(int));
   e = MPI_Barrier(MPI_COMM_WORLD); /* zeroed everywhere before any access */
@@ -285,8 +356,18 @@ int main(int argc, char** argv) {
     pscw();
   } else if (strcmp(mode, "flush") == 0) {
     passive(1);
+  } else if (strcmp(mode, "token") == 0) {
+    token();
+  } else if (strcmp(mode, "cfence") == 0) {
+    create_windows = 1;
+    fence();
+  } else if (strcmp(mode, "clock") == 0) {
+    create_windows = 1;
+    passive(0);
+  } else if (strcmp(mode, "io") == 0) {
+    io();
   } else {
-    fprintf(stderr, "usage: fault_victim eager|rndv|coll|greq|fence|lock|pscw|flush\n");
+    fprintf(stderr, "usage: fault_victim eager|rndv|coll|greq|fence|lock|pscw|flush|token|cfence|clock|io\n");
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   MPI_Finalize();
