@@ -12,7 +12,7 @@ constexpr std::size_t kRingBytes = 512 * 1024;
 constexpr std::size_t kChunkBytes = 32 * 1024;
 constexpr std::size_t kCmaMin = 16 * 1024;
 constexpr std::size_t kAdaptMin = 2048;
-constexpr int64_t kStreamSlowMbps = 15000;
+constexpr int64_t kStreamSlowMbps = 6000;
 constexpr int kLivenessMs = 50;
 constexpr int64_t kCrossingMbps = 5000;
 
@@ -36,7 +36,7 @@ constexpr Knob kShmKnobs[] = {
      "ADI3_SHM_STREAM_SLOW_MBPS (taking back ring lines from the receiver's cache is slow in some "
      "states of a VM, cheap in others), trying ordinary stores again every 1024 payloads. "
      "A huge value: never."},
-    {"ADI3_SHM_STREAM_SLOW_MBPS", "15000",
+    {"ADI3_SHM_STREAM_SLOW_MBPS", "6000",
      "The rate (MB/s, a moving average of timed copies) below which ordinary copies into the ring "
      "count as slow (see ADI3_SHM_STREAM_ADAPT_MIN). 0: never stream below ADI3_SHM_STREAM_MIN."},
     {"ADI3_SHM_CMA", "1",
