@@ -84,7 +84,8 @@ int comm_error_report(CommObj* c, int code, const char* fn) {
   if (!rt) fatal(code, fn);
   if (!c) c = &rt->world;
   code = name_no_mem(code, fn);
-  note_returned(code, fn);  // (a fatal handler never returns)
+  // A call on a communicator of this rank alone leaves no peer waiting in it.
+  if (c->inter || c->pt2pt.size > 1) note_returned(code, fn);  // (a fatal handler never returns)
   if (c->errh) {
     MPI_Comm h = c->handle;
     c->errh->fn(&h, &code, api_name(fn));
