@@ -11,6 +11,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <new>
 
 #include "mpi/win.hpp"
 #include "rma/native_fast.hpp"
@@ -19,8 +20,14 @@ namespace adi3::mpi {
 
 // Sets bit for target r (whose fast_target said yes).
 [[gnu::noinline]] inline void direct_remember(WinObj& w, const rma::WindowState& s, std::size_t r, uint8_t bit) {
-  if (w.direct.size() != static_cast<std::size_t>(s.comm.size))
-    w.direct.assign(static_cast<std::size_t>(s.comm.size), 0);
+  if (w.direct.size() != static_cast<std::size_t>(s.comm.size)) {
+    try {
+      w.direct.assign(static_cast<std::size_t>(s.comm.size), 0);
+    } catch (const std::bad_alloc&) {
+      w.direct.clear();  // only a cache: without memory the next call looks again
+      return;
+    }
+  }
   w.direct[r] |= bit;
   w.direct_set = true;
 }
