@@ -72,8 +72,7 @@ int fast_fence(WindowState& w, int assert) {
   if (assert & ~(kModeNoStore | kModeNoPut)) return -1;
   if (!w.native_active() || w.dev.config().thread_multiple) return -1;
   const NativeWin& nw = *w.native;
-  const bool mapped = w.flavor == WinFlavor::Allocate || w.flavor == WinFlavor::Shared;
-  if (!mapped || !nw.fast_fence || nw.others_emulate || nw.partial) return -1;
+  if (!w.mapped() || !nw.fast_fence || nw.others_emulate || nw.partial) return -1;
   if (int e = w.dev.check_alive(w.comm, -1, "Win_fence")) return e;
   uint64_t k;
   {

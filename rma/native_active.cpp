@@ -111,8 +111,7 @@ bool await_fences(const WindowState& w, uint64_t k) {
   // Only where every operation was a load or store: on a create window the
   // peer may be waiting for this rank's answer to a packet, which the look
   // alone would hold back (fop/cas fence rows 0.2-0.3 us slower with it).
-  const bool mapped = w.flavor == WinFlavor::Allocate || w.flavor == WinFlavor::Shared;
-  if (!w.native->own_cores || !mapped) return false;
+  if (!w.native->own_cores || !w.mapped()) return false;
   for (int i = 0; i < kFenceLooks + kFenceSpin; ++i) {
     if (fences_reached(w, k)) return true;
     if (i >= kFenceLooks) cpu_relax();

@@ -383,6 +383,9 @@ class WindowState {
   // Fence and PSCW through the control blocks' counters (every rank agreed;
   // never on a NIC window): rma/native_active.cpp.
   bool native_active() const { return native_usable && native->active; }
+  // Allocate and shared windows: the peers reach the memory with loads and
+  // stores (no operation waits for this rank's answer to a packet).
+  bool mapped() const { return flavor == WinFlavor::Allocate || flavor == WinFlavor::Shared; }
   // Reports and clears the first error the targets sent back.
   int take_error();
 };
