@@ -34,10 +34,13 @@ void send_desc(WindowState& w, int to, Item& it) {
   it.desc_sent = true;
   it.flags |= rma::kUseDesc;
   if (t.last_desc == it.ttype) return;
-  std::vector<uint8_t> bytes;
-  std::string why;
-  // Checked at issue time (rma/ops.cpp emulate), so this succeeds.
-  rma::encode_type(it.ttype, bytes, &why);
+  std::vector<uint8_t> bytes = std::move(it.desc);
+  if (bytes.empty()) {
+    // The target held the type when the operation was issued, no longer:
+    // checked then (rma/ops.cpp emulate), so this succeeds.
+    std::string why;
+    rma::encode_type(it.ttype, bytes, &why);
+  }
   // A long description (an indexed type of thousands of blocks) goes in
   // several packets, in order; the target decodes it once it has them all.
   Header h{};

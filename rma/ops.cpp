@@ -131,10 +131,11 @@ int emulate(WindowState& w, const OpArgs& a, const Checked& c, const Gate& gate,
   Device& dev = w.dev;
   Target& t = w.targets[static_cast<std::size_t>(a.target)];
   // A derived target type travels as its description (emul/origin.cpp
-  // send_desc, which encodes it again unless the target holds it): one that
-  // cannot is refused here, before anything is committed.
+  // send_desc, unless the target holds it): encoded here, where one that
+  // cannot travel is refused before anything is committed, and kept in the
+  // item for send_desc.
+  std::vector<uint8_t> desc;
   if (c.derived && t.last_desc != a.ttype) {
-    std::vector<uint8_t> desc;
     std::string why;
     if (!encode_type(a.ttype, desc, &why)) {
       return dev.errors().raise(ErrorClass::Type, "%s to rank %d: the target datatype cannot travel: %s", a.name,
@@ -142,6 +143,7 @@ int emulate(WindowState& w, const OpArgs& a, const Checked& c, const Gate& gate,
     }
   }
   Item it;
+  it.desc = std::move(desc);
   it.kind = a.kind;
   it.gate = gate;
   it.disp = c.disp_bytes;

@@ -66,6 +66,7 @@ struct Item {
   uint64_t disp = 0, count = 0;
   const Datatype* ttype = nullptr;  // derived target type (retained): sent as TypeDesc first
   bool desc_sent = false;
+  std::vector<uint8_t> desc;     // its description, encoded at issue (empty: the target held the type then)
   const char* data = nullptr;    // contiguous origin data, or any other layout
   std::unique_ptr<Segment> src;  // packed chunk by chunk straight into packets
   std::size_t total = 0, sent = 0;
