@@ -9,6 +9,7 @@
 
 #include "segment/cursor.hpp"
 #include "segment/representation.hpp"
+#include "segment/stream_gather.hpp"
 #include "segment/strided_copy.hpp"
 
 namespace adi3::detail {
@@ -42,7 +43,9 @@ struct PackOp {
     out = o;
   }
   std::size_t vec(Addr p, std::size_t len, std::ptrdiff_t stride, std::size_t m) {
-    out = strided<true>(out, p, len, stride, m);
+    // Batches larger than L2 (a whole MPI_Pack of a long vector) stream.
+    char* o = gather_stream(out, p, len, stride, m);
+    out = o ? o : strided<true>(out, p, len, stride, m);
     return m;
   }
 };

@@ -9,6 +9,7 @@
 #include "segment/pack.hpp"
 #include "segment/program.hpp"
 #include "segment/segment.hpp"
+#include "segment/stream_gather.hpp"
 #include "segment/type_query.hpp"
 #include "test_util.hpp"
 
@@ -165,6 +166,45 @@ TEST(Segment, FixedWidthRunsPackAndUnpack) {
           }
         }
       }
+    }
+  }
+}
+
+// Batches larger than L2 (input span plus output) pack with streaming
+// stores (segment/stream_gather.hpp): every run shape it takes (one double
+// of two, whole 16-byte lanes) and ones it leaves to the ordinary loop, at
+// output positions 16-byte aligned, 8 bytes past, and odd; a byte before
+// and after the packed bytes stays untouched.
+TEST(Segment, LongBatchesPackLikeTheOrdinaryLoop) {
+  const std::size_t budget = detail::stream_gather_min() + (64u << 10);
+  for (int width : {8, 16, 32, 64, 24}) {
+    for (std::size_t shift : {0u, 8u, 3u}) {
+      const std::ptrdiff_t stride = 2 * width;
+      const auto blocks = static_cast<int>(budget / static_cast<std::size_t>(stride + width) + 5);
+      TypeRef t;
+      ASSERT_EQ(type_vector(blocks, width, stride, B(Builtin::kByte), t.out()), ErrorClass::Success);
+      ASSERT_EQ(type_commit(t.get()), ErrorClass::Success);
+      SCOPED_TRACE("width " + std::to_string(width) + " shift " + std::to_string(shift));
+      std::vector<unsigned char> mem(static_cast<std::size_t>(t->extent()));
+      for (std::size_t i = 0; i < mem.size(); ++i) mem[i] = static_cast<unsigned char>(i * 7 + i / 251);
+      std::vector<unsigned char> want;
+      for (int b = 0; b < blocks; ++b) {
+        const auto at = static_cast<std::size_t>(b) * static_cast<std::size_t>(stride);
+        want.insert(want.end(), mem.begin() + static_cast<std::ptrdiff_t>(at),
+                    mem.begin() + static_cast<std::ptrdiff_t>(at) + width);
+      }
+      // 16-byte aligned storage; the packed bytes start `shift` past it.
+      std::vector<double> store((want.size() + shift + 1) / sizeof(double) + 2, 0.0);
+      auto* base = reinterpret_cast<unsigned char*>(store.data());
+      std::memset(base, 0xa5, store.size() * sizeof(double));
+      std::size_t pos = shift;
+      ASSERT_EQ(pack(mem.data(), 1, t.get(), base, want.size() + shift + 1, &pos), ErrorClass::Success);
+      ASSERT_EQ(pos, want.size() + shift);
+      ASSERT_EQ(std::memcmp(base + shift, want.data(), want.size()), 0);
+      if (shift) {
+        EXPECT_EQ(base[shift - 1], 0xa5);
+      }
+      EXPECT_EQ(base[shift + want.size()], 0xa5);
     }
   }
 }
