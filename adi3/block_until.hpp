@@ -1,5 +1,6 @@
-// Device::block_until: the wait loop of every blocking call (spin, yield,
-// then sleep on the channel's doorbell), kept apart from device.hpp.
+// Device::block_until: the wait loop of every blocking call (spin, yield
+// when that may help the job: Config::yield_helps, then sleep on the
+// channel's doorbell), kept apart from device.hpp.
 #pragma once
 #include <chrono>
 #include <sched.h>
@@ -43,6 +44,7 @@ int Device::block_until(Done&& done) {
       }
     }
   } mark(calls_, config_.thread_multiple);
+  const int yields = config_.yield_helps || config_.thread_multiple ? config_.yield_count : 0;
   do {
     if (progress()) {
       idle = 0;
@@ -52,7 +54,7 @@ int Device::block_until(Done&& done) {
     ++idle;
     if (idle < config_.spin_count) {
       cpu_relax();
-    } else if (idle < config_.spin_count + config_.yield_count) {
+    } else if (idle < config_.spin_count + yields) {
       sched_yield();
       if (patience_over()) return peer_failure_error();
     } else {

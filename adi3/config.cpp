@@ -15,7 +15,9 @@ constexpr Knob kCoreKnobs[] = {
     {"ADI3_RNDV_CHUNK", "channel's maximum packet",
      "Bytes per rendezvous data packet when data is streamed through packets."},
     {"ADI3_SPIN_COUNT", "2000", "Polls a blocking wait spins before it starts yielding."},
-    {"ADI3_YIELD_COUNT", "200", "sched_yield rounds before a blocking wait sleeps."},
+    {"ADI3_YIELD_COUNT", "200",
+     "sched_yield rounds before a blocking wait sleeps; unset, none unless the host's ranks outnumber its "
+     "cores or the rank runs in MPI_THREAD_MULTIPLE (see ADI3_OVERSUBSCRIBE)."},
     {"ADI3_SLEEP_US", "1000",
      "Longest sleep (microseconds) of a blocking wait between checks; senders "
      "wake a sleeping rank at once, so this only bounds missed wakeups."},

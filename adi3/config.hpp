@@ -38,6 +38,12 @@ struct Config {
   int spin_count = 2000;
   int yield_count = 200;
   int sleep_us = 1000;
+  // Whether a yield may hand the core to another rank of the job
+  // (adi3/process.cpp: false when each rank has a core of its own and
+  // ADI3_YIELD_COUNT is unset). When false only a THREAD_MULTIPLE rank
+  // yields (to its own threads); others go from spinning to sleep, since a
+  // yield would give the core to other programs for a whole time slice.
+  bool yield_helps = true;
   // Ignore the channel's native one-sided capabilities (types 2-4) and use
   // their emulations (tests both). Point-to-point keeps its own single-copy
   // rendezvous (rndv_get), which the emulations ride too.

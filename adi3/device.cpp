@@ -59,7 +59,7 @@ void Device::complete(Request* r) {
     // instruction (generalized requests complete by storing 0, not here).
     const int left = r->cc.load(std::memory_order_relaxed) - 1;
     r->cc.store(left, std::memory_order_release);
-    if (left == 0) release(r);
+    if (left == 0) release_unshared(r);
     return;
   }
   if (r->cc.fetch_sub(1, std::memory_order_acq_rel) == 1) {

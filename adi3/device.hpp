@@ -252,25 +252,32 @@ class Device final : private PacketSink {
   // Drops one reference; the last one gives r back to the pool, in line
   // for a plain request (nothing beside it to free).
   ADI3_HOT_INLINE void release(Request* r) {
-    // Without threads one thread counts a request's references: no locked
-    // instruction. A generalized request is the exception (its completing
-    // thread may drop its own reference even then): holding the only
-    // reference, nobody else can drop one, otherwise the exchange settles
-    // who is last.
-    const bool single = !threads_enabled();
-    if (single && r->kind != RequestKind::Generalized) [[likely]] {
+    if (!threads_enabled()) [[likely]] {
+      release_unshared(r);
+      return;
+    }
+    if (r->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    if (has_parts(r)) [[unlikely]]
+      release_parts(r);
+    pool_.put(r);
+  }
+  // release() for a caller that found threads off (once for a set of
+  // requests). One thread counts a request's references: no locked
+  // instruction. A generalized request is the exception (its completing
+  // thread may drop its own reference even then): holding the only
+  // reference, nobody else can drop one, otherwise the exchange settles
+  // who is last.
+  ADI3_HOT_INLINE void release_unshared(Request* r) {
+    if (r->kind != RequestKind::Generalized) [[likely]] {
       const int left = r->refs.load(std::memory_order_relaxed) - 1;
       r->refs.store(left, std::memory_order_relaxed);
       if (left != 0) return;
-    } else if (!(single && r->refs.load(std::memory_order_acquire) == 1) &&
-               r->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) {
+    } else if (r->refs.load(std::memory_order_acquire) != 1 && r->refs.fetch_sub(1, std::memory_order_acq_rel) != 1) {
       return;
     }
-    if (r->tmp || r->seg || r->buffered || r->kind == RequestKind::PersistentSend ||
-        (r->type && !r->type->is_predefined())) [[unlikely]] {
+    if (has_parts(r)) [[unlikely]]
       release_parts(r);
-    }
-    pool_.put(r);
+    pool_.put_unshared(r);
   }
   void add_pollable(Request* r);  // progress() calls r->cls->poll
   // The core's own packet kinds (ids below PacketType::FirstExtension).
@@ -508,6 +515,10 @@ class Device final : private PacketSink {
 
   // completion helpers
   void release_parts(Request* r);  // what a released request holds beside it
+  static bool has_parts(const Request* r) {
+    return r->tmp || r->seg || r->buffered || r->kind == RequestKind::PersistentSend ||
+           (r->type && !r->type->is_predefined());
+  }
   // Reports and frees a complete plain send or receive (no class, not
   // persistent): its error (device_inline.hpp).
   inline int finish_plain(Request** slot, Status* status);

@@ -30,7 +30,10 @@ constexpr Knob kProcessKnobs[] = {
      "auto: when this host runs more ranks (the launcher's node layout) than the cores this process may "
      "use, blocking waits spin only 20 polls before yielding (unless ADI3_SPIN_COUNT is set), and sleep "
      "without yielding when this rank leads a session of its own under scheduler autogroups, as Hydra "
-     "starts ranks (unless ADI3_YIELD_COUNT is set). 1: always do so. 0: never."},
+     "starts ranks; otherwise (a core per rank) they do not yield, since a yield could only hand the core "
+     "to other programs, but spin, then sleep (unless ADI3_YIELD_COUNT is set; a rank in "
+     "MPI_THREAD_MULTIPLE still yields, to its own threads). 1: always treated as oversubscribed. 0: "
+     "never."},
     {"ADI3_FINALIZE_TIMEOUT", "10",
      "Seconds MPI_Finalize waits for the other ranks to reach it after an MPI call of this rank returned an "
      "error to the program (MPI_ERRORS_RETURN or a handler that returns): they may be waiting for this rank in "
@@ -67,7 +70,15 @@ Config tuned_for_host(Config c, const Bootstrap& boot, const HostTopology& topo)
   if (cpus <= 0) cpus = static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN));
   bool over = mode == "1" || (mode == "auto" && local > cpus);
   if (over && !std::getenv("ADI3_SPIN_COUNT")) c.spin_count = std::min(c.spin_count, kOversubscribedSpin);
-  if (over && !std::getenv("ADI3_YIELD_COUNT") && alone_in_sched_group()) c.yield_count = 0;
+  // A yield helps only a peer of the job (or a thread of this rank) that
+  // waits for our core. With a core per rank it hands the core to other
+  // programs for a whole slice (on a loaded host 0-byte latency took 14 ms
+  // in most launches, against 5-9 us when the wait goes from spinning
+  // straight to sleep: a sleeper is woken at once by its sender's doorbell).
+  if (!std::getenv("ADI3_YIELD_COUNT")) {
+    if (over && alone_in_sched_group()) c.yield_count = 0;
+    c.yield_helps = over;
+  }
   return c;
 }
 

@@ -431,6 +431,44 @@ TEST_P(Completion, ErrInStatus) {
   });
 }
 
+// A message-rate window to ourselves: waitall finishes a plain set in
+// bulk (no threads). Half the receives are posted before their sends, half
+// after (they match unexpected messages), one slot is null; every request
+// goes back to the pool and every status is filled.
+TEST_P(Completion, WaitallPlainWindowInBulk) {
+  with_service(GetParam(), [](Device& dev) {
+    constexpr int kWin = 16;
+    const std::size_t live = dev.live_requests();
+    std::vector<std::vector<unsigned char>> out(kWin), in(kWin, std::vector<unsigned char>(8));
+    Request* reqs[2 * kWin] = {};
+    for (int k = 0; k < kWin / 2; ++k) {
+      ASSERT_OK(dev, dev.irecv(in[k].data(), 8, byte(), 0, 100 + k, dev.world(), &reqs[k]));
+    }
+    for (int k = 0; k < kWin; ++k) {
+      out[k] = pattern(8, static_cast<uint32_t>(k));
+      ASSERT_OK(
+          dev, dev.isend(out[k].data(), 8, byte(), 0, 100 + k, dev.world(), adi3::SendMode::Standard, &reqs[kWin + k]));
+    }
+    ASSERT_OK(dev, dev.waitall(kWin, reqs + kWin, nullptr));
+    for (int k = kWin / 2; k < kWin; ++k) {
+      ASSERT_OK(dev, dev.irecv(in[k].data(), 8, byte(), 0, 100 + k, dev.world(), &reqs[k]));
+    }
+    Status st[kWin + 1];
+    for (auto& s : st) s.source = 42;
+    reqs[kWin] = nullptr;  // a null request last: the bulk loop stops there
+    ASSERT_OK(dev, dev.waitall(kWin + 1, reqs, st));
+    for (int k = 0; k < kWin; ++k) {
+      EXPECT_EQ(reqs[k], nullptr) << k;
+      EXPECT_EQ(st[k].source, 0) << k;
+      EXPECT_EQ(st[k].tag, 100 + k);
+      EXPECT_EQ(st[k].bytes, 8u);
+      EXPECT_EQ(in[k], out[k]) << k;
+    }
+    EXPECT_TRUE(is_empty_status(st[kWin]));
+    EXPECT_EQ(dev.live_requests(), live) << "every request of the window went back to the pool";
+  });
+}
+
 CORE_INSTANTIATE(Completion);
 
 }  // namespace
