@@ -47,8 +47,9 @@ constexpr Knob kShmKnobs[] = {
     {"ADI3_SHM_CMA", "1",
      "Cross-memory attach (process_vm_readv, one copy, by the receiver alone), if a probe at start "
      "shows it is permitted. 0: never. 1: for a message of at least ADI3_SHM_CMA_MIN bytes while "
-     "this rank's CMA copies from its sender ran faster lately than the two-copy pipeline through "
-     "the rings did (both rates timed per size class, powers of two from 16 KiB; after 32 "
+     "the two-copy pipeline through the rings did not deliver this rank's messages from that "
+     "sender a quarter faster than CMA copied them lately (both rates timed per size class, powers of two from 16 KiB; "
+     "after 32 "
      "messages and 10 ms, or 100 ms while it ran under half as fast, one tries the way not "
      "chosen), and from 256 "
      "KiB also when the sender is not polling at that moment (it computes or sleeps). 2: always "
