@@ -29,18 +29,14 @@ inline bool copy_aliases_4k(const void* dst, const void* src, std::size_t n) {
   return n >= kFrom && n < kBelow && gap != 0 && gap < 64;
 }
 
-// Whether the loop below is taken for n aliasing bytes. The fault is AMD's
-// (Zen's `rep movsb`); elsewhere (this Xeon) memmove copies those
-// distances at full speed, and faster than the loop while both buffers fit
-// in L1 (16 KiB at page+16: 121-125 against 87-92 GB/s), where a get from
-// a window into a malloc'd buffer lost to Open MPI's memcpy
-// (get_bw_flush_alloc 16 KiB 0.76x); from 32 KiB the loop ran 8-11%
-// faster (41-42 against 36-38 GB/s), so it keeps those.
+// Whether the loop below is taken for aliasing bytes. The fault is AMD's
+// (Zen's `rep movsb`); elsewhere memmove copies those distances at full
+// speed. On this Xeon (session 21, 7 rounds, 16 bytes past a page) memmove
+// ran 31-38 GB/s at 32-256 KiB where the loop ran 17-38 (at 64 KiB 28.5
+// against 17.5 in three rounds): get_bw_flush_alloc 64 KiB was 0.91-0.95x
+// of Open MPI's plain memcpy with the loop.
 #if defined(__x86_64__)
-inline bool copy_takes_loop(std::size_t n) {
-  constexpr std::size_t kBeyondL1 = 32 * 1024;
-  return n >= kBeyondL1 || __builtin_cpu_is("amd");
-}
+inline bool copy_takes_loop() { return __builtin_cpu_is("amd"); }
 #endif
 
 // memmove's contract (the buffers may overlap), without the fault.
@@ -49,7 +45,7 @@ inline void bulk_move(void* dst, const void* src, std::size_t n) {
   auto* d = static_cast<char*>(dst);
   const auto* s = static_cast<const char*>(src);
   // Forward is wrong only where dst lies inside an overlapping src.
-  if (copy_aliases_4k(dst, src, n) && copy_takes_loop(n) && !(d > s && d < s + n)) [[unlikely]] {
+  if (copy_aliases_4k(dst, src, n) && copy_takes_loop() && !(d > s && d < s + n)) [[unlikely]] {
     std::size_t i = 0;
     // Named registers, not an array: GCC turned an array's loads and
     // stores into a `rep movsl` through the stack.
