@@ -279,8 +279,13 @@ int issue(WindowState& w, const OpArgs& a) {
   if (a.target == kProcNull) return rq.finish(0);
   Gate gate;
   if (int e = epoch_gate(w, a, &gate)) return rq.finish(e);
-  if (w.access == A::Fence) ++w.fence_ops;
-  if (c.bytes == 0) return rq.finish(0);
+  // A fence epoch counts the operations issued in it (a fence with
+  // NOPRECEDE after one is an error): only those that were.
+  const bool fence = w.access == A::Fence;
+  if (c.bytes == 0) {
+    if (fence) ++w.fence_ops;
+    return rq.finish(0);
+  }
   // Native active target: the target's post or fence count may have come
   // since we last looked (it is in its control block, no packet says so).
   if (gate.kind != Gate::None && gate.kind != Gate::Lock && w.native_active() &&
@@ -288,10 +293,13 @@ int issue(WindowState& w, const OpArgs& a) {
     native::refresh(w, a.target);
   }
   if (route_op(w, a, c, gate).path == Path::Native) {
+    if (fence) ++w.fence_ops;
     ++w.native_ops;
     return rq.finish(native::run(w, a, c));
   }
-  return emulate(w, a, c, gate, rq);
+  const int e = emulate(w, a, c, gate, rq);  // refuses a target type that cannot travel
+  if (!e && fence) ++w.fence_ops;
+  return e;
 }
 
 }  // namespace

@@ -64,7 +64,10 @@ struct Header {
   uint8_t op;     // coll::OpKind for Acc/GetAcc/Fop; LockKind for LockReq; error class for Error
   uint8_t elem;   // Builtin: element type (accumulates) or the predefined target type
   uint8_t flags;  // HeaderFlags
-  uint8_t pad[3];
+  // kRndv: 0, its data is one message; else log2 of the bytes of each of
+  // the messages it travels as, in order (emul/rndv.cpp).
+  uint8_t piece_log;
+  uint8_t pad[2];
   uint32_t win;    // the receiver's window slot
   uint32_t gen;    // the receiver's window generation (stale packets are refused)
   uint64_t disp;   // byte displacement in the window (dynamic windows: absolute address)

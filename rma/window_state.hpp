@@ -294,8 +294,16 @@ class WindowState {
     Request* msg = nullptr;   // the message's request (our reference)
     Request* user = nullptr;  // an rput's request (PutOut)
     Header h{};               // the operation (target side: for a refusal)
+    // A piece of an operation sent as several messages: the pieces of one
+    // share a group number (0: a whole operation), and the one that ends
+    // while others of its group are pending hands them its error, bytes
+    // and request; the last to end ends the operation.
+    uint32_t group = 0;
+    int error = 0;
+    std::size_t got = 0;
   };
   std::vector<RndvOp> rndv;
+  uint32_t rndv_groups = 0;
   Comm rndv_comm;
 
   // dynamic windows: attached regions (address, bytes)

@@ -333,11 +333,30 @@ void ShmChannel::wait_until(std::chrono::microseconds timeout, const WaitConditi
   // a condition is a blocking call's (the agent's idle sleep has none):
   // peers see it in our header (InboxHeader::waiting).
   const bool blocking = done.fn != nullptr;
-  if (blocking) my_waiting_->fetch_add(1, std::memory_order_relaxed);
   // With light senders, the barrier between our announcement and the look
   // at the rings is theirs too (process_fence.hpp). Should it fail, we do
-  // not sleep: the caller polls again.
-  my_bell_->sleep_if([&] { return (!fence_on_sleep_ || process_fence()) && inbox_idle() && !done(); }, timeout);
+  // not sleep: the caller polls again. The agent's idle sleeps (nativec,
+  // s20: 116 of 120 barriers of an idle rank, each interrupting every CPU
+  // running a rank) run none: they turn the doorbell heavy, so light
+  // senders fence (Doorbell::ring_light), at the price of one barrier; a
+  // blocking call turns it light again (senders of a busy exchange do not
+  // fence) and pays its barrier as before. The look at heavy() comes after
+  // the announcement: a sender that saw the doorbell light since then sees
+  // us among the sleepers.
+  if (fence_on_sleep_) {
+    if (blocking) {
+      if (my_bell_->heavy()) my_bell_->set_heavy(false);
+    } else if (!my_bell_->heavy()) {
+      my_bell_->set_heavy(true);
+      if (!process_fence()) {
+        my_bell_->set_heavy(false);
+        return;
+      }
+    }
+  }
+  if (blocking) my_waiting_->fetch_add(1, std::memory_order_relaxed);
+  my_bell_->sleep_if(
+      [&] { return (!fence_on_sleep_ || my_bell_->heavy() || process_fence()) && inbox_idle() && !done(); }, timeout);
   if (blocking) my_waiting_->fetch_sub(1, std::memory_order_relaxed);
 }
 

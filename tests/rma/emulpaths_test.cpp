@@ -309,6 +309,82 @@ void large_refused(Device& dev) {
 
 TEST_P(RmaEmulPaths, LargeRefusedNp2) { run(2, large_refused); }
 
+// Puts and gets of more than 1 MiB whose data is one run on both sides go
+// as messages of 1 MiB when emulated (emul/rndv.cpp, pieces; the last one
+// shorter): a put and a get of 3 MiB + 12 bytes at an odd displacement,
+// then under fence, then request-based ones (rput, flush, rget) in
+// lock_all, and a strided origin of 1.5 MiB (one message). Every byte lands where it should and none around it.
+void large_pieces(Device& dev) {
+  constexpr int kN = (3 << 18) + 3;  // ints: 3 MiB + 12 bytes
+  constexpr int kW = kN + 8;
+  const int n = dev.size(), me = dev.rank(), t = (me + 1) % n, o = (me - 1 + n) % n;
+  IntWin w(dev, kW, Flavor::Create);
+  auto val = [](int rank, int i, int round) { return 100000000 * round + 10000000 * (rank + 1) + i; };
+  std::vector<int> src(kN), back(kN + 2, -1);
+  auto fill = [&](int round) {
+    for (int i = 0; i < kN; ++i) src[static_cast<std::size_t>(i)] = val(me, i, round);
+  };
+  auto landed = [&](int round) {
+    ASSERT_EQ(w.mem[0], 100 * me) << round;
+    for (int i = 0; i < kN; ++i) ASSERT_EQ(w.mem[1 + i], val(o, i, round)) << round << " " << i;
+    for (int i = kN + 1; i < kW; ++i) ASSERT_EQ(w.mem[i], 100 * me + i) << round << " " << i;
+  };
+  auto fetched = [&](int round) {
+    ASSERT_EQ(back[0], -1);
+    for (int i = 0; i < kN; ++i)
+      ASSERT_EQ(back[static_cast<std::size_t>(1 + i)], val(me, i, round)) << round << " " << i;
+    ASSERT_EQ(back[kN + 1], -1);
+    std::fill(back.begin(), back.end(), -1);
+  };
+  ASSERT_EQ(dev.barrier(), 0);
+  fill(1);
+  ASSERT_EQ(w.win->lock(LockType::Exclusive, t, 0), 0);
+  ASSERT_EQ(w.win->put(src.data(), kN, int_t(), t, 1, kN, int_t()), 0);
+  ASSERT_EQ(w.win->unlock(t), 0);
+  ASSERT_EQ(w.win->lock(LockType::Shared, t, 0), 0);
+  ASSERT_EQ(w.win->get(back.data() + 1, kN, int_t(), t, 1, kN, int_t()), 0);
+  ASSERT_EQ(w.win->unlock(t), 0);
+  fetched(1);
+  ASSERT_EQ(dev.barrier(), 0);
+  landed(1);
+  ASSERT_EQ(dev.barrier(), 0);
+  fill(2);
+  adi3::Request* r[2] = {nullptr, nullptr};
+  ASSERT_EQ(w.win->fence(0), 0);
+  ASSERT_EQ(w.win->put(src.data(), kN, int_t(), t, 1, kN, int_t()), 0);
+  ASSERT_EQ(w.win->fence(0), 0);
+  landed(2);
+  ASSERT_EQ(w.win->get(back.data() + 1, kN, int_t(), t, 1, kN, int_t()), 0);
+  ASSERT_EQ(w.win->fence(adi3::kModeNoSucceed), 0);
+  fetched(2);
+  ASSERT_EQ(dev.barrier(), 0);
+  fill(3);
+  ASSERT_EQ(w.win->lock_all(0), 0);
+  ASSERT_EQ(w.win->rput(src.data(), kN, int_t(), t, 1, kN, int_t(), &r[0]), 0);
+  ASSERT_EQ(dev.wait(&r[0], nullptr), 0);
+  ASSERT_EQ(w.win->flush(t), 0);
+  ASSERT_EQ(w.win->rget(back.data() + 1, kN, int_t(), t, 1, kN, int_t(), &r[1]), 0);
+  ASSERT_EQ(dev.wait(&r[1], nullptr), 0);
+  ASSERT_EQ(w.win->unlock_all(), 0);
+  fetched(3);
+  ASSERT_EQ(dev.barrier(), 0);
+  landed(3);
+  ASSERT_EQ(dev.barrier(), 0);
+  // 1.5 MiB from every other int of src: one message, not pieces.
+  constexpr int kHalf = 3 << 17;
+  Type strided(vector_of_ints(kHalf, 1, 2));
+  ASSERT_EQ(w.win->lock(LockType::Exclusive, t, 0), 0);
+  ASSERT_EQ(w.win->put(src.data(), 1, strided, t, 1, kHalf, int_t()), 0);
+  ASSERT_EQ(w.win->unlock(t), 0);
+  ASSERT_EQ(dev.barrier(), 0);
+  for (int i = 0; i < kHalf; ++i) ASSERT_EQ(w.mem[1 + i], val(o, 2 * i, 3)) << i;
+  ASSERT_EQ(w.mem[1 + kHalf], val(o, kHalf, 3));
+  ASSERT_EQ(dev.barrier(), 0);
+}
+
+TEST_P(RmaEmulPaths, LargePiecesNp2) { run(2, large_pieces); }
+TEST_P(RmaEmulPaths, LargePiecesNp3) { run(3, large_pieces); }
+
 INSTANTIATE_TEST_SUITE_P(Rma, RmaEmulPaths, ::testing::ValuesIn(core_test::setups()), core_test::SetupName());
 
 }  // namespace

@@ -144,24 +144,37 @@ TEST_P(RmaErrors, OriginChecksNp2) {
 // layers over a strided pair of ints): the emulation cannot send it and
 // refuses it at the call (ERR_TYPE, nothing sent); a path that never sends
 // it (native) puts. Each rank reads its put's target back.
+// 17 contiguous layers over pair, committed (freed with the object).
+struct Tower {
+  std::vector<adi3::Datatype*> layers;
+  explicit Tower(const adi3::Datatype* pair) {
+    const adi3::Datatype* inner = pair;
+    for (int i = 0; i < 17; ++i) {
+      adi3::Datatype* d = nullptr;
+      EXPECT_EQ(adi3::type_contiguous(1, inner, &d), ErrorClass::Success);
+      if (!d) return;
+      layers.push_back(d);
+      inner = d;
+    }
+    EXPECT_EQ(adi3::type_commit(layers.back()), ErrorClass::Success);
+  }
+  ~Tower() {
+    for (auto it = layers.rbegin(); it != layers.rend(); ++it) (void)adi3::type_free(&*it);
+  }
+  const adi3::Datatype* top() const { return layers.back(); }
+};
+
 TEST_P(RmaErrors, UndescribableTargetTypeNp2) {
   run(2, [](Device& dev) {
     const int me = dev.rank(), t = 1 - me;
     IntWin w(dev, 4, Flavor::Allocate);
     Type pair(vector_of_ints(2, 1, 2));  // ints 0 and 2
-    std::vector<adi3::Datatype*> layers;
-    const adi3::Datatype* inner = pair;
-    for (int i = 0; i < 17; ++i) {
-      adi3::Datatype* d = nullptr;
-      ASSERT_EQ(adi3::type_contiguous(1, inner, &d), ErrorClass::Success);
-      layers.push_back(d);
-      inner = d;
-    }
-    ASSERT_EQ(adi3::type_commit(layers.back()), ErrorClass::Success);
+    Tower tower(pair);
+    ASSERT_EQ(tower.layers.size(), 17u);
     ASSERT_EQ(dev.barrier(), 0);  // both windows filled (IntWin) before any put
     int v[2] = {7 + me, 9 + me};
     ASSERT_EQ(w.win->lock(LockType::Exclusive, t, 0), 0);
-    const int code = w.win->put(v, 2, int_t(), t, 1, 1, layers.back());
+    const int code = w.win->put(v, 2, int_t(), t, 1, 1, tower.top());
     if (code) {
       EXPECT_TRUE(is_class(dev, code, ErrorClass::Type));
       EXPECT_NE(why(dev, code).find("cannot travel"), std::string::npos) << why(dev, code);
@@ -179,7 +192,27 @@ TEST_P(RmaErrors, UndescribableTargetTypeNp2) {
     EXPECT_EQ(back[2], 100 * t + 2);
     EXPECT_EQ(back[3], code ? 100 * t + 3 : 9 + me);
     ASSERT_EQ(dev.barrier(), 0);
-    for (auto it = layers.rbegin(); it != layers.rend(); ++it) (void)adi3::type_free(&*it);
+  });
+}
+
+// The same refusal in a fence epoch issues nothing: a fence asserting
+// MPI_MODE_NOPRECEDE may follow it (a count bumped before the refusal made
+// that fence fail with ERR_RMA_SYNC).
+TEST_P(RmaErrors, RefusedTypeIsNoFenceOperationNp2) {
+  run(2, [](Device& dev) {
+    const int me = dev.rank(), t = 1 - me;
+    IntWin w(dev, 4, Flavor::Create);
+    Type pair(vector_of_ints(2, 1, 2));
+    Tower tower(pair);
+    ASSERT_EQ(tower.layers.size(), 17u);
+    ASSERT_EQ(w.win->fence(0), 0);
+    int v[2] = {7 + me, 9 + me};
+    const int code = w.win->put(v, 2, int_t(), t, 1, 1, tower.top());
+    if (!w.win->state().native_usable) {
+      EXPECT_TRUE(is_class(dev, code, ErrorClass::Type));
+    }
+    EXPECT_EQ(w.win->fence(code ? adi3::kModeNoPrecede : 0), 0);
+    EXPECT_EQ(w.win->fence(adi3::kModeNoSucceed), 0);
   });
 }
 
