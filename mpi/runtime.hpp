@@ -199,6 +199,8 @@ class Runtime {
   // (a static name) and code. The peers may be waiting for this rank in it.
   std::atomic<const char*> returned_fn{nullptr};
   std::atomic<int> returned_code{0};
+  // The last error after which no peer waits in its call (no_peer_waits()).
+  std::atomic<int> no_wait_code{0};
 
   // Extension objects without a free call (MPIX_Grequest_class): owned
   // here, released at MPI_Finalize.
