@@ -53,9 +53,10 @@ bool listed(std::string_view s) {
 // truncated message (it was matched and taken), not an error after which
 // this rank's part of the call was done (no_peer_waits()).
 bool peers_may_wait(Runtime& rt, int code, const char* fn) {
-  if (error_class_of(code) == ErrorClass::Truncate || code == rt.no_wait_code.load(std::memory_order_relaxed)) {
-    return false;
-  }
+  const ErrorClass cls = error_class_of(code);
+  // A dead peer: the job cannot end cleanly whatever the call was.
+  if (cls == ErrorClass::ProcFailed || cls == ErrorClass::ProcAborted) return true;
+  if (cls == ErrorClass::Truncate || code == rt.no_wait_code.load(std::memory_order_relaxed)) return false;
   std::string_view s = fn[0] == 'P' ? fn + 1 : fn;  // (PMPI_X)
   if (s.substr(0, 4) != "MPI_") return false;
   s.remove_prefix(4);
