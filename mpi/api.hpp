@@ -124,6 +124,10 @@ void note_returned(int code, const char* fn);
 // still took its part): it does not arm MPI_Finalize's wait. Returns code.
 int no_peer_waits(int code);
 
+// A type made by MPI_Type_create_f90_*: its combiner and arguments (r for
+// integers, p and r for reals and complexes); false for any other handle.
+bool f90_params(Runtime& rt, MPI_Datatype dt, std::array<int, 3>* out);
+
 // ---- handle lookups (0 or an error code) ----
 // The predefined communicators and datatypes are found inline (every
 // point-to-point call looks up both); the rest out of line.

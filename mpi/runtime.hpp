@@ -178,6 +178,10 @@ class Runtime {
   // Handles of derived datatypes by object (for user reduction functions).
   std::mutex type_lock;
   std::map<const Datatype*, MPI_Datatype> type_handles;
+  // MPI_Type_create_f90_*: one handle per (combiner, p, r), a duplicate of
+  // the C type that matches, predefined to the program (MPI 3.1 17.2.5).
+  std::map<std::array<int, 3>, MPI_Datatype> f90_types;
+  std::map<MPI_Datatype, std::array<int, 3>> f90_params;
 
   // Attributes of datatypes, and names given to predefined ones.
   std::mutex attr_lock;
