@@ -127,6 +127,9 @@ int no_peer_waits(int code);
 // A type made by MPI_Type_create_f90_*: its combiner and arguments (r for
 // integers, p and r for reals and complexes); false for any other handle.
 bool f90_params(Runtime& rt, MPI_Datatype dt, std::array<int, 3>* out);
+// The handle of the MPI_Type_create_f90_* type whose object is t, else
+// MPI_DATATYPE_NULL.
+MPI_Datatype f90_handle(Runtime& rt, const Datatype* t);
 
 // ---- handle lookups (0 or an error code) ----
 // The predefined communicators and datatypes are found inline (every

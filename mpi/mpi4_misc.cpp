@@ -154,6 +154,12 @@ bool adi3::mpi::f90_params(Runtime& rt, MPI_Datatype dt, std::array<int, 3>* out
   return true;
 }
 
+MPI_Datatype adi3::mpi::f90_handle(Runtime& rt, const Datatype* t) {
+  std::lock_guard<std::mutex> g(rt.type_lock);
+  auto it = rt.type_handles.find(t);
+  return it != rt.type_handles.end() && rt.f90_params.count(it->second) ? it->second : MPI_DATATYPE_NULL;
+}
+
 // Predefined C types stand for the Fortran 90 parameterized types (this
 // binding has no Fortran): the smallest one meeting the request, under a
 // handle of its own per (p, r) whose envelope names the f90 combiner.

@@ -151,6 +151,9 @@ ADI3_MPI_API(int, Type_get_contents,
     const Datatype* d = types[static_cast<std::size_t>(i)];
     if (d->is_predefined()) {
       datatypes[i] = type_handle(*rt, d);
+    } else if (MPI_Datatype f = f90_handle(*rt, d); f != MPI_DATATYPE_NULL) {
+      d->release();  // (taken for a new handle) an f90 type is predefined: its own handle
+      datatypes[i] = f;
     } else if (int e = add_type(*rt, const_cast<Datatype*>(d), &datatypes[i])) {
       return world_error(e, __func__);
     }

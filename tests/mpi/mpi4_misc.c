@@ -127,6 +127,15 @@ int main(int argc, char** argv) {
   CHECK_OK(MPI_Type_create_f90_real(15, 300, &t2));
   CHECK_EQ(t2, t);                               /* the same (p, r): the same handle */
   CHECK_CLASS(MPI_Type_free(&t2), MPI_ERR_TYPE); /* predefined */
+  /* inside a derived type, get_contents gives the f90 handle back */
+  MPI_Datatype pair, inner = MPI_DATATYPE_NULL;
+  int two = -1;
+  CHECK_OK(MPI_Type_contiguous(2, t, &pair));
+  CHECK_OK(MPI_Type_get_contents(pair, 1, 0, 1, &two, NULL, &inner));
+  CHECK_EQ(two, 2);
+  CHECK_EQ(inner, t);
+  CHECK_OK(MPI_Type_free(&pair));
+  check_f90(t, MPI_COMBINER_F90_REAL, 15, 300);
   CHECK_OK(MPI_Type_create_f90_real(MPI_UNDEFINED, 100, &t));
   check_size(t, 8);
   CHECK_CLASS(MPI_Type_create_f90_real(MPI_UNDEFINED, MPI_UNDEFINED, &t), MPI_ERR_ARG);
