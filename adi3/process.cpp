@@ -35,10 +35,13 @@ constexpr Knob kProcessKnobs[] = {
      "MPI_THREAD_MULTIPLE still yields, to its own threads). 1: always treated as oversubscribed. 0: "
      "never."},
     {"ADI3_FINALIZE_TIMEOUT", "10",
-     "Seconds MPI_Finalize waits for the other ranks to reach it after an MPI call of this rank returned an "
-     "error to the program (MPI_ERRORS_RETURN or a handler that returns): they may be waiting for this rank in "
-     "that call (a collective, a message), so it then ends the job naming the call instead of waiting "
-     "forever. 0: wait forever. A rank that got no error back always waits (read by the MPI binding)."},
+     "Seconds MPI_Finalize waits for the other ranks to reach it after a call of this rank that may leave "
+     "them waiting for it (a collective, or a send or receive, on a communicator, window or file of more "
+     "than one rank) returned an error to the program (MPI_ERRORS_RETURN or a handler that returns); it "
+     "then ends the job naming the call instead of waiting forever. Errors of local calls (a missing file, "
+     "a put out of range, an attribute), truncated messages and errors every rank of the call got back "
+     "together do not arm it. 0: wait forever. A rank that got no such error back always waits (read by "
+     "the MPI binding)."},
 };
 
 // sched_yield hands the core only to tasks of the caller's scheduling

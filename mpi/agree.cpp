@@ -99,11 +99,11 @@ void Agreement::next() {
     if (holding_) rt_.contexts.unreserve(mine_.data());
     holding_ = false;
     finished_ = true;
-    err_ = failed_ ? failed_
-                   : raise(ErrorClass::Other,
-                           "the call failed at member %d (its arguments or an attribute copy callback), so "
-                           "at every member",
-                           static_cast<int>(r));
+    err_ = no_peer_waits(failed_ ? failed_
+                                 : raise(ErrorClass::Other,
+                                         "the call failed at member %d (its arguments or an attribute copy callback), "
+                                         "so at every member",
+                                         static_cast<int>(r)));
     return;
   }
   uint32_t agreed[W];

@@ -115,8 +115,21 @@ inline int world_error(int code, const char* fn) { return comm_error(static_cast
 // Prints "[rank r] MPI_X: message" and ends the job.
 [[noreturn]] void fatal(int code, const char* fn);
 // Remembers the first error handed back to the program (a handler that
-// returns): MPI_Finalize then stops waiting for peers that never come.
+// returns) by a call that may leave a peer waiting for this rank (a
+// collective, a matching call): MPI_Finalize then stops waiting for peers
+// that never come. Local calls' errors never arm that wait.
 void note_returned(int code, const char* fn);
+// Marks code as an error after which no peer waits for this rank in its
+// call (every rank got it back together from an agreement, or this rank
+// still took its part): it does not arm MPI_Finalize's wait. Returns code.
+int no_peer_waits(int code);
+
+// A type made by MPI_Type_create_f90_*: its combiner and arguments (r for
+// integers, p and r for reals and complexes); false for any other handle.
+bool f90_params(Runtime& rt, MPI_Datatype dt, std::array<int, 3>* out);
+// The handle of the MPI_Type_create_f90_* type whose object is t, else
+// MPI_DATATYPE_NULL.
+MPI_Datatype f90_handle(Runtime& rt, const Datatype* t);
 
 // ---- handle lookups (0 or an error code) ----
 // The predefined communicators and datatypes are found inline (every

@@ -66,7 +66,7 @@ int split(Runtime& rt, CommObj& c, int color, int key, MPI_Comm* out, int failed
     // Still take part, as MPI_UNDEFINED: the other members get their
     // communicators instead of waiting for this one forever.
     if (int e = split(rt, c, MPI_UNDEFINED, key, out)) return e;
-    return bad;
+    return no_peer_waits(bad);
   }
   if (c.inter) return failed ? failed : inter_split(rt, c, color, key, out);
   int mine[2] = {failed ? kFailedColor : color, key};
@@ -75,9 +75,9 @@ int split(Runtime& rt, CommObj& c, int color, int key, MPI_Comm* out, int failed
   // Everyone saw the same offers: all fail alike, before any context is taken.
   for (int r = 0; r < c.size(); ++r) {
     if (all[static_cast<std::size_t>(2 * r)] != kFailedColor) continue;
-    if (failed) return failed;
-    return raise(ErrorClass::Other, "rank %d of the communicator failed its arguments, so the call fails everywhere",
-                 r);
+    if (failed) return no_peer_waits(failed);
+    return no_peer_waits(
+        raise(ErrorClass::Other, "rank %d of the communicator failed its arguments, so the call fails everywhere", r));
   }
   uint32_t ctx;
   if (int e = agree_context(rt, c.internal, kTagContext, &ctx)) return e;
@@ -223,8 +223,10 @@ ADI3_MPI_API(int, Comm_split, (MPI_Comm comm, int color, int key, MPI_Comm* newc
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
-  if (!newcomm) return comm_error(c, raise(ErrorClass::Arg, "newcomm is null"), __func__);
-  return comm_error(c, split(*rt, *c, color, key, newcomm), __func__);
+  MPI_Comm unused;
+  // A null newcomm still takes part (the call then fails at every member).
+  const int bad = newcomm ? 0 : raise(ErrorClass::Arg, "newcomm is null");
+  return comm_error(c, split(*rt, *c, color, key, newcomm ? newcomm : &unused, bad), __func__);
 }
 
 ADI3_MPI_API(int, Comm_split_type, (MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm),
@@ -232,12 +234,12 @@ ADI3_MPI_API(int, Comm_split_type, (MPI_Comm comm, int split_type, int key, MPI_
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
-  if (!newcomm) return comm_error(c, raise(ErrorClass::Arg, "newcomm is null"), __func__);
   if (int e = need_intra(*c, "MPI_Comm_split_type")) return comm_error(c, e, __func__);
   Entries entries;
-  if (int e = info_entries(*rt, info, &entries)) {
-    return comm_error(c, split(*rt, *c, MPI_UNDEFINED, key, newcomm, e), __func__);
-  }
+  MPI_Comm unused;
+  // A null newcomm or bad info still takes part (the call then fails at every member).
+  int failed = newcomm ? info_entries(*rt, info, &entries) : raise(ErrorClass::Arg, "newcomm is null");
+  if (failed) return comm_error(c, split(*rt, *c, MPI_UNDEFINED, key, &unused, failed), __func__);
   int bad = 0;
   if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_COMM_TYPE_HW_GUIDED &&
       split_type != MPI_COMM_TYPE_HW_UNGUIDED && split_type != MPI_UNDEFINED) {
@@ -261,7 +263,7 @@ ADI3_MPI_API(int, Comm_split_type, (MPI_Comm comm, int split_type, int key, MPI_
     if (it == entries.end() || it->second != kShared) color = MPI_UNDEFINED;
   }
   if (int e = split(*rt, *c, color, key, newcomm)) return comm_error(c, e, __func__);
-  if (bad) return comm_error(c, bad, __func__);
+  if (bad) return comm_error(c, no_peer_waits(bad), __func__);  // (it took part)
   if (*newcomm == MPI_COMM_NULL || split_type == MPI_COMM_TYPE_SHARED) return MPI_SUCCESS;
   int n = 0;
   PMPI_Comm_size(*newcomm, &n);
@@ -275,10 +277,10 @@ ADI3_MPI_API(int, Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm* newcom
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
-  if (!newcomm) return comm_error(c, raise(ErrorClass::Arg, "newcomm is null"), __func__);
   GroupPtr g;
   int bad = get_group(*rt, group, &g);
   if (!bad) bad = check_subgroup(*c, *g);
+  if (!bad && !newcomm) bad = raise(ErrorClass::Arg, "newcomm is null");
   if (c->inter) return comm_error(c, bad ? bad : inter_create(*rt, *c, *g, newcomm), __func__);
   // A bad group still takes part in the agreement, which then fails at
   // every member instead of leaving the others waiting for this one.
@@ -299,25 +301,27 @@ ADI3_MPI_API(int, Comm_create_group, (MPI_Comm comm, MPI_Group group, int tag, M
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
   GroupPtr g;
   if (int e = get_group(*rt, group, &g)) return comm_error(c, e, __func__);
-  if (!newcomm) return comm_error(c, raise(ErrorClass::Arg, "newcomm is null"), __func__);
   if (int e = need_intra(*c, "MPI_Comm_create_group")) return comm_error(c, e, __func__);
   if (tag < 0 || tag > kTagUb) {
     return comm_error(c, raise(ErrorClass::Tag, "invalid tag %d: tags run from 0 to %d", tag, kTagUb), __func__);
   }
   if (int e = check_subgroup(*c, *g)) return comm_error(c, e, __func__);
-  if (g->rank_of(rt->dev().rank()) == MPI_UNDEFINED) {
-    *newcomm = MPI_COMM_NULL;
-    return MPI_SUCCESS;
+  const bool member = g->rank_of(rt->dev().rank()) != MPI_UNDEFINED;
+  const int bad = newcomm ? 0 : raise(ErrorClass::Arg, "newcomm is null");
+  if (!member) {
+    if (newcomm) *newcomm = MPI_COMM_NULL;
+    return comm_error(c, bad ? no_peer_waits(bad) : 0, __func__);
   }
   // Only the group's members take part: agree over them alone, on the
-  // parent's create_group context, kept apart by the user's tag.
+  // parent's create_group context, kept apart by the user's tag. A null
+  // newcomm still takes part (the call then fails at every member).
   Comm over;
   over.context = c->grouped.context;
   over.rank = g->rank_of(rt->dev().rank());
   over.size = g->size();
   over.peers = g->ranks;
   uint32_t ctx;
-  if (int e = agree_context(*rt, over, tag, &ctx)) return comm_error(c, e, __func__);
+  if (int e = agree_context(*rt, over, tag, &ctx, bad)) return comm_error(c, e, __func__);
   return comm_error(c, make_comm(*rt, g, ctx, *c, newcomm), __func__);
 }
 

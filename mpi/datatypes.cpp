@@ -272,6 +272,10 @@ ADI3_MPI_API(int, Type_free, (MPI_Datatype * datatype), (datatype)) {
   const Datatype* t = nullptr;
   if (int e = get_type(*rt, *datatype, &t)) return world_error(e, __func__);
   if (t->is_predefined()) return world_error(raise(ErrorClass::Type, "predefined datatypes cannot be freed"), __func__);
+  if (std::array<int, 3> f90; f90_params(*rt, *datatype, &f90)) {
+    return world_error(
+        raise(ErrorClass::Type, "the types of MPI_Type_create_f90_* are predefined: they cannot be freed"), __func__);
+  }
   // Delete callbacks run while the type still exists.
   AttrList* list = nullptr;
   {

@@ -72,20 +72,14 @@ void fatal(int code, const char* fn) {
   std::_Exit(code & 0xff ? code & 0xff : 1);
 }
 
-void note_returned(int code, const char* fn) {
-  Runtime* rt = g_runtime;
-  const char* none = nullptr;
-  if (rt && rt->returned_fn.compare_exchange_strong(none, api_name(fn))) rt->returned_code.store(code);
-}
-
 int comm_error_report(CommObj* c, int code, const char* fn) {
   if (code == 0) return 0;
   Runtime* rt = g_runtime;
   if (!rt) fatal(code, fn);
   if (!c) c = &rt->world;
-  code = name_no_mem(code, fn);
   // A call on a communicator of this rank alone leaves no peer waiting in it.
   if (c->inter || c->pt2pt.size > 1) note_returned(code, fn);  // (a fatal handler never returns)
+  code = name_no_mem(code, fn);
   if (c->errh) {
     MPI_Comm h = c->handle;
     c->errh->fn(&h, &code, api_name(fn));

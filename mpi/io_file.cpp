@@ -64,7 +64,7 @@ int open_everywhere(MPI_Comm comm, int rank, const std::string& path, int amode,
   }
   int first = err;
   if (int e = PMPI_Bcast(&first, 1, MPI_INT, 0, comm)) return e;
-  if (first) return io_errno(first, "open", path);
+  if (first) return no_peer_waits(io_errno(first, "open", path));
   if (rank != 0) {
     *fd = open(path.c_str(), open_flags(amode) & ~(O_CREAT | O_EXCL));
     if (*fd < 0) err = errno;
@@ -77,8 +77,8 @@ int open_everywhere(MPI_Comm comm, int rank, const std::string& path, int amode,
   if (any == 0) return 0;
   if (*fd >= 0) close(*fd);
   *fd = -1;
-  if (err) return io_errno(err, "open", path);
-  return raise(ErrorClass::Io, "another process could not open %s", path.c_str());
+  if (err) return no_peer_waits(io_errno(err, "open", path));
+  return no_peer_waits(raise(ErrorClass::Io, "another process could not open %s", path.c_str()));
 }
 
 int check_writable(const FileObj& f) {
@@ -91,8 +91,8 @@ int check_writable(const FileObj& f) {
 int agree(const FileObj& f, int mine) {
   int local = mine ? 1 : 0, any = 0;
   if (int e = PMPI_Allreduce(&local, &any, 1, MPI_INT, MPI_MAX, f.comm)) return e;
-  if (mine) return mine;
-  return any ? raise(ErrorClass::Io, "the call failed on another process of %s", f.path.c_str()) : 0;
+  if (mine) return no_peer_waits(mine);
+  return any ? no_peer_waits(raise(ErrorClass::Io, "the call failed on another process of %s", f.path.c_str())) : 0;
 }
 
 }  // namespace
@@ -125,7 +125,10 @@ int adi3::mpi::get_file(Runtime& rt, MPI_File h, FileObj** out) {
 
 int adi3::mpi::file_error(Runtime& rt, FileObj* f, int code, const char* fn) {
   if (code == 0) return 0;
-  note_returned(code, fn);
+  // (with no file: MPI_File_open, whose errors after its checks are agreed)
+  int size = 2;
+  if (f) PMPI_Comm_size(f->comm, &size);
+  if (size > 1) note_returned(code, fn);
   ErrhandlerObj* errh = f ? f->errh : rt.file_default.errh;
   const int builtin = f ? f->errh_builtin : rt.file_default.errh_builtin;
   if (errh) {

@@ -120,37 +120,71 @@ int f90_args(int p, int r) {
   return 0;
 }
 
+// The handle for (combiner, p, r): made once, a duplicate of base, so that
+// MPI_Type_get_envelope can name its combiner (MPI_Type_free refuses it).
+int f90_type(Runtime& rt, int combiner, int p, int r, MPI_Datatype base, MPI_Datatype* out) {
+  const std::array<int, 3> key{combiner, p, r};
+  {
+    std::lock_guard<std::mutex> g(rt.type_lock);
+    if (auto it = rt.f90_types.find(key); it != rt.f90_types.end()) {
+      *out = it->second;
+      return 0;
+    }
+  }
+  MPI_Datatype t = MPI_DATATYPE_NULL;
+  if (int e = PMPI_Type_dup(base, &t)) return e;
+  std::lock_guard<std::mutex> g(rt.type_lock);
+  auto [it, made] = rt.f90_types.emplace(key, t);
+  if (made) {
+    rt.f90_params.emplace(t, key);
+  } else {
+    PMPI_Type_free(&t);  // another thread made it first
+  }
+  *out = it->second;
+  return 0;
+}
+
 }  // namespace
 
+bool adi3::mpi::f90_params(Runtime& rt, MPI_Datatype dt, std::array<int, 3>* out) {
+  std::lock_guard<std::mutex> g(rt.type_lock);
+  auto it = rt.f90_params.find(dt);
+  if (it == rt.f90_params.end()) return false;
+  *out = it->second;
+  return true;
+}
+
+MPI_Datatype adi3::mpi::f90_handle(Runtime& rt, const Datatype* t) {
+  std::lock_guard<std::mutex> g(rt.type_lock);
+  auto it = rt.type_handles.find(t);
+  return it != rt.type_handles.end() && rt.f90_params.count(it->second) ? it->second : MPI_DATATYPE_NULL;
+}
+
 // Predefined C types stand for the Fortran 90 parameterized types (this
-// binding has no Fortran): the smallest one meeting the request.
+// binding has no Fortran): the smallest one meeting the request, under a
+// handle of its own per (p, r) whose envelope names the f90 combiner.
 ADI3_MPI_API(int, Type_create_f90_integer, (int r, MPI_Datatype* newtype), (r, newtype)) {
   ADI3_MPI_ENTER();
-  (void)rt;
   if (!newtype) return world_error(raise(ErrorClass::Arg, "newtype is null"), __func__);
   MPI_Datatype t = r < 0 ? MPI_DATATYPE_NULL : f90_integer(r);
   if (t == MPI_DATATYPE_NULL) {
     return world_error(raise(ErrorClass::Arg, "no integer type has %d decimal digits of range", r), __func__);
   }
-  *newtype = t;
-  return MPI_SUCCESS;
+  return world_error(f90_type(*rt, MPI_COMBINER_F90_INTEGER, 0, r, t, newtype), __func__);
 }
 
 ADI3_MPI_API(int, Type_create_f90_real, (int p, int r, MPI_Datatype* newtype), (p, r, newtype)) {
   ADI3_MPI_ENTER();
-  (void)rt;
   if (!newtype) return world_error(raise(ErrorClass::Arg, "newtype is null"), __func__);
   if (int e = f90_args(p, r)) return world_error(e, __func__);
   static const MPI_Datatype kReal[] = {MPI_FLOAT, MPI_DOUBLE, MPI_LONG_DOUBLE};
   int i = f90_real_index(p, r);
   if (i < 0) return world_error(raise(ErrorClass::Arg, "no real type has precision %d and range %d", p, r), __func__);
-  *newtype = kReal[i];
-  return MPI_SUCCESS;
+  return world_error(f90_type(*rt, MPI_COMBINER_F90_REAL, p, r, kReal[i], newtype), __func__);
 }
 
 ADI3_MPI_API(int, Type_create_f90_complex, (int p, int r, MPI_Datatype* newtype), (p, r, newtype)) {
   ADI3_MPI_ENTER();
-  (void)rt;
   if (!newtype) return world_error(raise(ErrorClass::Arg, "newtype is null"), __func__);
   if (int e = f90_args(p, r)) return world_error(e, __func__);
   static const MPI_Datatype kComplex[] = {MPI_C_FLOAT_COMPLEX, MPI_C_DOUBLE_COMPLEX, MPI_C_LONG_DOUBLE_COMPLEX};
@@ -158,6 +192,5 @@ ADI3_MPI_API(int, Type_create_f90_complex, (int p, int r, MPI_Datatype* newtype)
   if (i < 0) {
     return world_error(raise(ErrorClass::Arg, "no complex type has precision %d and range %d", p, r), __func__);
   }
-  *newtype = kComplex[i];
-  return MPI_SUCCESS;
+  return world_error(f90_type(*rt, MPI_COMBINER_F90_COMPLEX, p, r, kComplex[i], newtype), __func__);
 }

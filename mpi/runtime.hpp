@@ -178,6 +178,10 @@ class Runtime {
   // Handles of derived datatypes by object (for user reduction functions).
   std::mutex type_lock;
   std::map<const Datatype*, MPI_Datatype> type_handles;
+  // MPI_Type_create_f90_*: one handle per (combiner, p, r), a duplicate of
+  // the C type that matches, predefined to the program (MPI 3.1 17.2.5).
+  std::map<std::array<int, 3>, MPI_Datatype> f90_types;
+  std::map<MPI_Datatype, std::array<int, 3>> f90_params;
 
   // Attributes of datatypes, and names given to predefined ones.
   std::mutex attr_lock;
@@ -199,6 +203,8 @@ class Runtime {
   // (a static name) and code. The peers may be waiting for this rank in it.
   std::atomic<const char*> returned_fn{nullptr};
   std::atomic<int> returned_code{0};
+  // The last error after which no peer waits in its call (no_peer_waits()).
+  std::atomic<int> no_wait_code{0};
 
   // Extension objects without a free call (MPIX_Grequest_class): owned
   // here, released at MPI_Finalize.

@@ -226,12 +226,13 @@ ADI3_MPI_API(int, Dist_graph_create,
   if (int err = allgather_bytes(rt->dev(), c->internal, &count, sizeof count, counts.data(), kTagEdges)) {
     return comm_error(c, e ? e : err, __func__);
   }
-  if (e) return comm_error(c, e, __func__);
+  if (e) return comm_error(c, no_peer_waits(e), __func__);
   for (std::size_t r = 0; r < p; ++r) {
     if (counts[r] < 0) {
       return comm_error(
           c,
-          raise(ErrorClass::Arg, "the call failed at rank %d (its arguments), so at every rank", static_cast<int>(r)),
+          no_peer_waits(raise(ErrorClass::Arg, "the call failed at rank %d (its arguments), so at every rank",
+                              static_cast<int>(r))),
           __func__);
     }
   }

@@ -96,6 +96,12 @@ ADI3_MPI_API(int, Type_get_envelope,
   const Datatype* t = nullptr;
   if (int e = query_type(__func__, dt, &t, num_integers, num_addresses)) return world_error(e, __func__);
   if (!num_datatypes || !combiner) return world_error(raise(ErrorClass::Arg, "an output argument is null"), __func__);
+  if (std::array<int, 3> f90; f90_params(*g_runtime, dt, &f90)) {
+    *combiner = f90[0];
+    *num_integers = f90[0] == MPI_COMBINER_F90_INTEGER ? 1 : 2;
+    *num_addresses = *num_datatypes = 0;
+    return MPI_SUCCESS;
+  }
   Envelope env;
   if (ErrorClass c = type_get_envelope(t, &env); c != ErrorClass::Success) {
     return world_error(raise(c, "cannot decode the datatype"), __func__);
@@ -123,6 +129,16 @@ ADI3_MPI_API(int, Type_get_contents,
   if ((max_integers > 0 && !integers) || (max_addresses > 0 && !addresses) || (max_datatypes > 0 && !datatypes)) {
     return world_error(raise(ErrorClass::Arg, "an output array is null"), __func__);
   }
+  if (std::array<int, 3> f90; f90_params(*rt, dt, &f90)) {
+    const bool integer = f90[0] == MPI_COMBINER_F90_INTEGER;
+    if (max_integers < (integer ? 1 : 2)) {
+      return world_error(raise(ErrorClass::Arg, "the arrays are smaller than MPI_Type_get_envelope's counts"),
+                         __func__);
+    }
+    integers[0] = integer ? f90[2] : f90[1];
+    if (!integer) integers[1] = f90[2];
+    return MPI_SUCCESS;
+  }
   std::vector<const Datatype*> types(static_cast<std::size_t>(max_datatypes));
   if (ErrorClass c =
           type_get_contents(t, max_integers, max_addresses, max_datatypes, integers, addresses, types.data());
@@ -135,6 +151,9 @@ ADI3_MPI_API(int, Type_get_contents,
     const Datatype* d = types[static_cast<std::size_t>(i)];
     if (d->is_predefined()) {
       datatypes[i] = type_handle(*rt, d);
+    } else if (MPI_Datatype f = f90_handle(*rt, d); f != MPI_DATATYPE_NULL) {
+      d->release();  // (taken for a new handle) an f90 type is predefined: its own handle
+      datatypes[i] = f;
     } else if (int e = add_type(*rt, const_cast<Datatype*>(d), &datatypes[i])) {
       return world_error(e, __func__);
     }

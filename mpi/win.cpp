@@ -26,8 +26,8 @@ int get_win_slow(Runtime& rt, MPI_Win h, WinObj** out) {
 
 int win_error_slow(WinObj* w, int code, const char* fn) {
   if (!w) return world_error(code, fn);
+  if (w->group && w->group->size() > 1) note_returned(code, fn);  // (as comm_error_report)
   code = name_no_mem(code, fn);
-  note_returned(code, fn);
   if (w->errh) {
     MPI_Win h = w->handle;
     reinterpret_cast<MPI_Win_errhandler_function*>(w->errh->fn)(&h, &code, fn[0] == 'P' ? fn + 1 : fn);
@@ -59,16 +59,17 @@ int parse_info(Runtime& rt, MPI_Info info, WinInfo* out) {
   return 0;
 }
 
-// Checks shared by the three creation calls: an intracommunicator, a
-// window handle to write, and the info hints.
-int creation_args(Runtime& rt, CommObj& c, MPI_Info info, const MPI_Win* win, const char* fn, WinInfo* hints) {
-  if (int e = need_intra(c, fn)) return e;
+// Checks shared by the creation calls (after need_intra): a window handle
+// to write, and the info hints.
+int creation_args(Runtime& rt, MPI_Info info, const MPI_Win* win, WinInfo* hints) {
   if (!win) return raise(ErrorClass::Arg, "win is null");
   return parse_info(rt, info, hints);
 }
 
 // A handle for a window rma/ made over c; on failure the window is dropped
 // locally (the other ranks may hold theirs: MPI leaves the job erroneous).
+// (Errors of Window::create and its kin are no_peer_waits()s: every rank
+// fails after the exchanges, for bad arguments or memory at any rank.)
 int add_win(Runtime& rt, CommObj& c, Window* win, MPI_Win* out) {
   std::unique_ptr<Window> held(win);  // dropped if the handle object cannot be made
   auto owned = std::make_unique<WinObj>();
@@ -96,14 +97,14 @@ ADI3_MPI_API(int, Win_create, (void* base, MPI_Aint size, int disp_unit, MPI_Inf
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
   if (int e = need_intra(*c, "MPI_Win_create")) return comm_error(c, e, __func__);
   WinInfo hints;
-  int bad = creation_args(*rt, *c, info, win, "MPI_Win_create", &hints);
+  int bad = creation_args(*rt, info, win, &hints);
   if (!bad && size < 0) bad = raise(ErrorClass::Size, "invalid window size %td: must be >= 0", size);
   if (!bad && disp_unit <= 0) bad = raise(ErrorClass::Disp, "invalid disp_unit %d: must be positive", disp_unit);
   if (!bad && !base && size > 0) bad = raise(ErrorClass::Base, "null base for a window of %td bytes", size);
   // Bad arguments still take part in the creation (every rank then fails).
   Window* wp = nullptr;
   if (int e = Window::create(rt->dev(), base, size, disp_unit, bad ? WinInfo{} : hints, c->coll, &wp, bad)) {
-    return comm_error(c, e, __func__);
+    return comm_error(c, no_peer_waits(e), __func__);
   }
   return comm_error(c, add_win(*rt, *c, wp, win), __func__);
 }
@@ -121,23 +122,22 @@ int allocate_window(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm c
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, fn);
   WinInfo hints;
   const char* call = shared ? "MPI_Win_allocate_shared" : "MPI_Win_allocate";
-  if (int e = creation_args(*rt, *c, info, win, call, &hints)) return comm_error(c, e, fn);
-  if (size < 0) return comm_error(c, raise(ErrorClass::Size, "invalid window size %td: must be >= 0", size), fn);
-  if (disp_unit <= 0) {
-    return comm_error(c, raise(ErrorClass::Disp, "invalid disp_unit %td: must be positive", disp_unit), fn);
+  if (int e = need_intra(*c, call)) return comm_error(c, e, fn);
+  int bad = creation_args(*rt, info, win, &hints);
+  if (!bad && size < 0) bad = raise(ErrorClass::Size, "invalid window size %td: must be >= 0", size);
+  if (!bad && disp_unit <= 0) bad = raise(ErrorClass::Disp, "invalid disp_unit %td: must be positive", disp_unit);
+  if (!bad && disp_unit > INT_MAX) {
+    bad = raise(ErrorClass::Disp, "disp_unit %td is larger than this implementation takes (%d)", disp_unit, INT_MAX);
   }
-  if (disp_unit > INT_MAX) {
-    return comm_error(
-        c, raise(ErrorClass::Disp, "disp_unit %td is larger than this implementation takes (%d)", disp_unit, INT_MAX),
-        fn);
-  }
-  if (!baseptr) return comm_error(c, raise(ErrorClass::Arg, "baseptr is null"), fn);
+  if (!bad && !baseptr) bad = raise(ErrorClass::Arg, "baseptr is null");
+  // Bad arguments still take part in the creation (every rank then fails).
   Window* wp = nullptr;
   void* base = nullptr;
-  const int unit = static_cast<int>(disp_unit);
-  const int e = shared ? Window::allocate_shared(rt->dev(), size, unit, hints, c->coll, &base, &wp)
-                       : Window::allocate(rt->dev(), size, unit, hints, c->coll, &base, &wp);
-  if (e) return comm_error(c, e, fn);
+  const int unit = bad ? 1 : static_cast<int>(disp_unit);
+  if (bad) hints = WinInfo{};
+  const int e = shared ? Window::allocate_shared(rt->dev(), size, unit, hints, c->coll, &base, &wp, bad)
+                       : Window::allocate(rt->dev(), size, unit, hints, c->coll, &base, &wp, bad);
+  if (e) return comm_error(c, no_peer_waits(e), fn);
   if (int e2 = add_win(*rt, *c, wp, win)) return comm_error(c, e2, fn);
   *static_cast<void**>(baseptr) = base;
   return MPI_SUCCESS;
@@ -199,10 +199,14 @@ ADI3_MPI_API(int, Win_create_dynamic, (MPI_Info info, MPI_Comm comm, MPI_Win* wi
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
+  if (int e = need_intra(*c, "MPI_Win_create_dynamic")) return comm_error(c, e, __func__);
   WinInfo hints;
-  if (int e = creation_args(*rt, *c, info, win, "MPI_Win_create_dynamic", &hints)) return comm_error(c, e, __func__);
+  const int bad = creation_args(*rt, info, win, &hints);
+  // Bad arguments still take part in the creation (every rank then fails).
   Window* wp = nullptr;
-  if (int e = Window::create_dynamic(rt->dev(), hints, c->coll, &wp)) return comm_error(c, e, __func__);
+  if (int e = Window::create_dynamic(rt->dev(), bad ? WinInfo{} : hints, c->coll, &wp, bad)) {
+    return comm_error(c, no_peer_waits(e), __func__);
+  }
   return comm_error(c, add_win(*rt, *c, wp, win), __func__);
 }
 

@@ -60,11 +60,25 @@ struct Card {
   rma::NativeCard native;
 };
 
+const char* creation_call(WinFlavor f) {
+  switch (f) {
+    case WinFlavor::Allocate:
+      return "Win_allocate";
+    case WinFlavor::Shared:
+      return "Win_allocate_shared";
+    case WinFlavor::Dynamic:
+      return "Win_create_dynamic";
+    default:
+      return "Win_create";
+  }
+}
+
 // alloc_base: an allocate window, whose memory is made here: in shared
 // memory when the channel offers it (peers then reach it with loads and
 // stores), else from the heap.
-// failed: the caller's arguments were bad (Window::create): the rank takes
-// part in the exchange as an empty window and every rank fails after it.
+// failed: the caller's arguments were bad (any creation call): the rank
+// takes part in the exchanges as an empty window and every rank fails after
+// them.
 int make_window(Device& dev, void* base, std::ptrdiff_t size, int disp_unit, const WinInfo& info, const Comm& comm,
                 WinFlavor flavor, void* owned, std::shared_ptr<rma::WindowState>* out, void** alloc_base = nullptr,
                 int failed = 0) {
@@ -130,9 +144,8 @@ int make_window(Device& dev, void* base, std::ptrdiff_t size, int disp_unit, con
       hub.remove(*st);
       return failed ? failed
                     : dev.errors().raise(ErrorClass::Arg,
-                                         "Win_create on rank %d: the call failed at rank %d (its arguments), so at "
-                                         "every rank",
-                                         comm.rank, r);
+                                         "%s on rank %d: the call failed at rank %d (its arguments), so at every rank",
+                                         creation_call(flavor), comm.rank, r);
     }
   }
   // A rank without its memory: every rank fails alike (a shared window's
@@ -232,10 +245,11 @@ int Window::create(Device& dev, void* base, std::ptrdiff_t size, int disp_unit, 
 }
 
 int Window::allocate(Device& dev, std::ptrdiff_t size, int disp_unit, const WinInfo& info, const Comm& comm,
-                     void** base, Window** out) {
+                     void** base, Window** out, int failed) {
+  std::shared_ptr<rma::WindowState> st;
+  if (failed) return make_window(dev, nullptr, 0, 1, info, comm, WinFlavor::Allocate, nullptr, &st, nullptr, failed);
   if (int e = check_create(dev, size, disp_unit, comm, "Win_allocate")) return e;
   if (!out || !base) return dev.errors().raise(ErrorClass::Arg, "Win_allocate: a result argument is null");
-  std::shared_ptr<rma::WindowState> st;
   void* mem = nullptr;
   if (int e = make_window(dev, nullptr, size, disp_unit, info, comm, WinFlavor::Allocate, nullptr, &st, &mem)) return e;
   *base = mem;
@@ -244,10 +258,12 @@ int Window::allocate(Device& dev, std::ptrdiff_t size, int disp_unit, const WinI
 }
 
 int Window::allocate_shared(Device& dev, std::ptrdiff_t size, int disp_unit, const WinInfo& info, const Comm& comm,
-                            void** base, Window** out) {
+                            void** base, Window** out, int failed) {
+  std::shared_ptr<rma::WindowState> st;
+  // (a shared window's first exchange is every rank's size: 0 here)
+  if (failed) return make_window(dev, nullptr, 0, 1, info, comm, WinFlavor::Shared, nullptr, &st, nullptr, failed);
   if (int e = check_create(dev, size, disp_unit, comm, "Win_allocate_shared")) return e;
   if (!out || !base) return dev.errors().raise(ErrorClass::Arg, "Win_allocate_shared: a result argument is null");
-  std::shared_ptr<rma::WindowState> st;
   void* mem = nullptr;
   if (int e = make_window(dev, nullptr, size, disp_unit, info, comm, WinFlavor::Shared, nullptr, &st, &mem)) return e;
   *base = mem;
@@ -287,10 +303,11 @@ int Window::shared_query(int rank, std::ptrdiff_t* size, int* disp_unit, void** 
   return 0;
 }
 
-int Window::create_dynamic(Device& dev, const WinInfo& info, const Comm& comm, Window** out) {
+int Window::create_dynamic(Device& dev, const WinInfo& info, const Comm& comm, Window** out, int failed) {
+  std::shared_ptr<rma::WindowState> st;
+  if (failed) return make_window(dev, nullptr, 0, 1, info, comm, WinFlavor::Dynamic, nullptr, &st, nullptr, failed);
   if (int e = check_create(dev, 0, 1, comm, "Win_create_dynamic")) return e;
   if (!out) return dev.errors().raise(ErrorClass::Arg, "Win_create_dynamic: the window argument is null");
-  std::shared_ptr<rma::WindowState> st;
   if (int e = make_window(dev, nullptr, 0, 1, info, comm, WinFlavor::Dynamic, nullptr, &st)) return e;
   *out = new Window(std::move(st));
   return 0;

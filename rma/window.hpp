@@ -101,26 +101,27 @@ class Window {
   // window keeps a copy. On error *out is untouched.
   //
   // MPI_Win_create: size bytes at base (size >= 0, disp_unit > 0).
-  // failed: this rank's arguments were bad (that error): it still takes
-  // part in the creation's exchange, so every rank fails, none waits.
+  // failed (every creation call): this rank's arguments were bad (that
+  // error): it still takes part in the creation's exchanges, so every rank
+  // fails, none waits.
   static int create(Device& dev, void* base, std::ptrdiff_t size, int disp_unit, const WinInfo& info, const Comm& comm,
                     Window** out, int failed = 0);
   // MPI_Win_allocate: the window allocates size bytes (aligned to 64) and
   // returns them in *base; they are freed by free().
   static int allocate(Device& dev, std::ptrdiff_t size, int disp_unit, const WinInfo& info, const Comm& comm,
-                      void** base, Window** out);
+                      void** base, Window** out, int failed = 0);
   // MPI_Win_allocate_shared: like allocate, in memory every rank of comm
   // can load and store (RmaShared when the channel cannot share memory
   // among them). Contiguous across ranks unless info.alloc_shared_noncontig.
   static int allocate_shared(Device& dev, std::ptrdiff_t size, int disp_unit, const WinInfo& info, const Comm& comm,
-                             void** base, Window** out);
+                             void** base, Window** out, int failed = 0);
   // MPI_Win_shared_query: rank's part as mapped here (rank kProcNull: the
   // first rank with a nonzero size). On a window whose memory is not
   // shared (create, dynamic, an emulated allocate) *size is 0 and *base
   // nullptr for every rank but this one.
   int shared_query(int rank, std::ptrdiff_t* size, int* disp_unit, void** base) const;
   // MPI_Win_create_dynamic: no memory until attach().
-  static int create_dynamic(Device& dev, const WinInfo& info, const Comm& comm, Window** out);
+  static int create_dynamic(Device& dev, const WinInfo& info, const Comm& comm, Window** out, int failed = 0);
   // MPI_Win_free: collective; refused (RmaSync) while an access or exposure
   // epoch is open, else waits until every rank stopped using the window,
   // destroys it and sets *win to nullptr.

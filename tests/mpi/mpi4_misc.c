@@ -15,6 +15,23 @@ static void check_size(MPI_Datatype t, int want) {
   CHECK_EQ(n, want);
 }
 
+/* A type of MPI_Type_create_f90_*: its envelope names the f90 combiner
+ * and its contents are (r) or (p, r) (MPI 3.1 4.1.13). */
+static void check_f90(MPI_Datatype t, int combiner, int p, int r) {
+  int ni = -1, na = -1, nd = -1, c = -1, iv[2] = {-1, -1};
+  CHECK_OK(MPI_Type_get_envelope(t, &ni, &na, &nd, &c));
+  CHECK_EQ(c, combiner);
+  CHECK_EQ(ni, combiner == MPI_COMBINER_F90_INTEGER ? 1 : 2);
+  CHECK_EQ(na + nd, 0);
+  CHECK_OK(MPI_Type_get_contents(t, 2, 0, 0, iv, NULL, NULL));
+  if (combiner == MPI_COMBINER_F90_INTEGER) {
+    CHECK_EQ(iv[0], r);
+  } else {
+    CHECK_EQ(iv[0], p);
+    CHECK_EQ(iv[1], r);
+  }
+}
+
 int main(int argc, char** argv) {
   MPI_Info env;
   CHECK_EQ(MPI_Info_create_env(argc, argv, &env), MPI_SUCCESS); /* before MPI_Init */
@@ -94,21 +111,44 @@ int main(int argc, char** argv) {
   CHECK_CLASS(MPI_Type_match_size(99, 4, &t), MPI_ERR_ARG);
   CHECK_OK(MPI_Type_create_f90_integer(9, &t));
   check_size(t, 4);
+  check_f90(t, MPI_COMBINER_F90_INTEGER, 0, 9);
   CHECK_OK(MPI_Type_create_f90_integer(18, &t));
   check_size(t, 8);
   CHECK_OK(MPI_Type_create_f90_integer(2, &t));
   check_size(t, 1);
   CHECK_CLASS(MPI_Type_create_f90_integer(40, &t), MPI_ERR_ARG);
   CHECK_OK(MPI_Type_create_f90_real(6, MPI_UNDEFINED, &t));
-  CHECK_EQ(t, MPI_FLOAT);
+  check_size(t, 4);
+  check_f90(t, MPI_COMBINER_F90_REAL, 6, MPI_UNDEFINED);
   CHECK_OK(MPI_Type_create_f90_real(15, 300, &t));
-  CHECK_EQ(t, MPI_DOUBLE);
+  check_size(t, 8);
+  check_f90(t, MPI_COMBINER_F90_REAL, 15, 300);
+  MPI_Datatype t2;
+  CHECK_OK(MPI_Type_create_f90_real(15, 300, &t2));
+  CHECK_EQ(t2, t);                               /* the same (p, r): the same handle */
+  CHECK_CLASS(MPI_Type_free(&t2), MPI_ERR_TYPE); /* predefined */
+  /* inside a derived type, get_contents gives the f90 handle back */
+  MPI_Datatype pair, inner = MPI_DATATYPE_NULL;
+  int two = -1;
+  CHECK_OK(MPI_Type_contiguous(2, t, &pair));
+  CHECK_OK(MPI_Type_get_contents(pair, 1, 0, 1, &two, NULL, &inner));
+  CHECK_EQ(two, 2);
+  CHECK_EQ(inner, t);
+  CHECK_OK(MPI_Type_free(&pair));
+  check_f90(t, MPI_COMBINER_F90_REAL, 15, 300);
   CHECK_OK(MPI_Type_create_f90_real(MPI_UNDEFINED, 100, &t));
-  CHECK_EQ(t, MPI_DOUBLE);
+  check_size(t, 8);
   CHECK_CLASS(MPI_Type_create_f90_real(MPI_UNDEFINED, MPI_UNDEFINED, &t), MPI_ERR_ARG);
   CHECK_CLASS(MPI_Type_create_f90_real(60, 10, &t), MPI_ERR_ARG);
   CHECK_OK(MPI_Type_create_f90_complex(15, MPI_UNDEFINED, &t));
   check_size(t, 16);
+  check_f90(t, MPI_COMBINER_F90_COMPLEX, 15, MPI_UNDEFINED);
+  int i32 = 0, isum = 0;
+  CHECK_OK(MPI_Type_create_f90_integer(5, &t));
+  CHECK_OK(MPI_Allreduce(&rank, &i32, 1, t, MPI_MAX, MPI_COMM_WORLD));
+  CHECK_EQ(i32, size - 1);
+  CHECK_OK(MPI_Allreduce(&rank, &isum, 1, t, MPI_SUM, MPI_COMM_WORLD));
+  CHECK_EQ(isum, size * (size - 1) / 2);
   /* a matched type communicates */
   double d = rank, dsum = 0;
   CHECK_OK(MPI_Type_create_f90_real(12, MPI_UNDEFINED, &t));

@@ -5,18 +5,71 @@
  *   file           MPI_File_open with a bad amode (files return errors by default)
  *   dist           MPI_Dist_graph_create with a bad destination rank
  *   win            MPI_Win_create with disp_unit 0
+ *   walloc, wshared, wdyn   MPI_Win_allocate with disp_unit 0,
+ *                  MPI_Win_allocate_shared with size -1,
+ *                  MPI_Win_create_dynamic with a null win
+ *   split, splittype, create, cgnull   MPI_Comm_split, _split_type,
+ *                  _create, _create_group with a null newcomm
  * Stuck (the others wait in the call; the bad rank reaches MPI_Finalize,
  * which must end the job with a message after ADI3_FINALIZE_TIMEOUT):
  *   cgtag   MPI_Comm_create_group with a negative tag
  *   comm    MPI_Barrier on an invalid communicator handle
  *   bcast   MPI_Bcast with a negative count
+ *   ibcast  MPI_Ibcast from the bad rank with a negative count (the others
+ *           wait in MPI_Wait)
  *   send    MPI_Send with an invalid tag (the peer waits in MPI_Recv)
  * Not stuck: quiet   a local call fails on one rank, and the others reach
- *   MPI_Finalize a second later: the job ends normally. */
+ *   MPI_Finalize a second later: the job ends normally.
+ *   late    (run with ADI3_FINALIZE_TIMEOUT=1) the bad rank gets errors back
+ *   that leave no peer waiting (files that do not exist, on MPI_COMM_SELF
+ *   and on every rank; a put out of the window's range; a truncated message;
+ *   MPI_Comm_call_errhandler; a bad keyval; a negative split color), and the
+ *   others reach MPI_Finalize 3 s later: the job ends normally. */
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+
+static int expect(int got, int cls, const char* what) {
+  int c = -1;
+  if (got) MPI_Error_class(got, &c);
+  if (c == cls) return 0;
+  printf("late: %s gave class %d, wanted %d\n", what, c, cls);
+  return 1;
+}
+
+/* Errors after which no peer waits for the bad rank (mode late). */
+static int late(int rank, int size, int bad) {
+  int fails = 0, x[2] = {1, 2};
+  MPI_File f;
+  char name[64];
+  snprintf(name, sizeof name, "/tmp/adi3-one-bad-none-%d", (int)getppid());
+  if (bad)
+    fails += expect(MPI_File_open(MPI_COMM_SELF, name, MPI_MODE_RDONLY, MPI_INFO_NULL, &f), MPI_ERR_NO_SUCH_FILE,
+                    "File_open on MPI_COMM_SELF");
+  fails += expect(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_RDONLY, MPI_INFO_NULL, &f), MPI_ERR_NO_SUCH_FILE,
+                  "File_open on MPI_COMM_WORLD");
+  if (bad) fails += expect(MPI_File_delete(name, MPI_INFO_NULL), MPI_ERR_NO_SUCH_FILE, "File_delete");
+  MPI_Win w;
+  MPI_Win_create(x, sizeof x, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &w);
+  MPI_Win_set_errhandler(w, MPI_ERRORS_RETURN);
+  MPI_Win_fence(0, w);
+  if (bad) fails += expect(MPI_Put(x, 1, MPI_INT, 0, 5, 1, MPI_INT, w), MPI_ERR_RMA_RANGE, "Put out of range");
+  MPI_Win_fence(0, w);
+  MPI_Win_free(&w);
+  if (rank == 0) MPI_Send(x, 2, MPI_INT, size - 1, 3, MPI_COMM_WORLD);
+  if (bad) fails += expect(MPI_Recv(x, 1, MPI_INT, 0, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE), MPI_ERR_TRUNCATE, "Recv");
+  if (bad) fails += MPI_Comm_call_errhandler(MPI_COMM_WORLD, MPI_ERR_OTHER) != MPI_SUCCESS;
+  int* v;
+  int flag;
+  if (bad) fails += expect(MPI_Comm_get_attr(MPI_COMM_WORLD, 12345, &v, &flag), MPI_ERR_KEYVAL, "Comm_get_attr");
+  MPI_Comm c = MPI_COMM_NULL;
+  int e = MPI_Comm_split(MPI_COMM_WORLD, bad ? -7 : 0, 0, &c);
+  if (bad) fails += expect(e, MPI_ERR_ARG, "Comm_split with color -7");
+  if (c != MPI_COMM_NULL) MPI_Comm_free(&c);
+  if (!bad) sleep(3);
+  return fails;
+}
 
 int main(int argc, char** argv) {
   const char* m = argc > 1 ? argv[1] : "";
@@ -57,6 +110,37 @@ int main(int argc, char** argv) {
     e = MPI_Win_create(buf, sizeof buf, bad ? 0 : 4, MPI_INFO_NULL, MPI_COMM_WORLD, &w);
     if (e == 0) MPI_Win_free(&w);
     carried = 1;
+  } else if (!strcmp(m, "walloc") || !strcmp(m, "wshared")) {
+    int* p = NULL;
+    MPI_Win w;
+    if (m[1] == 'a')
+      e = MPI_Win_allocate(64, bad ? 0 : 4, MPI_INFO_NULL, MPI_COMM_WORLD, &p, &w);
+    else
+      e = MPI_Win_allocate_shared(bad ? -1 : 64, 4, MPI_INFO_NULL, MPI_COMM_WORLD, &p, &w);
+    if (e == 0) MPI_Win_free(&w);
+    carried = 1;
+  } else if (!strcmp(m, "wdyn")) {
+    MPI_Win w;
+    e = MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, bad ? NULL : &w);
+    if (e == 0) MPI_Win_free(&w);
+    carried = 1;
+  } else if (!strcmp(m, "split") || !strcmp(m, "splittype") || !strcmp(m, "create") || !strcmp(m, "cgnull")) {
+    MPI_Comm c = MPI_COMM_NULL;
+    MPI_Group g;
+    MPI_Comm_group(MPI_COMM_WORLD, &g);
+    if (!strcmp(m, "split")) e = MPI_Comm_split(MPI_COMM_WORLD, 1, rank, bad ? NULL : &c);
+    if (!strcmp(m, "splittype"))
+      e = MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, bad ? NULL : &c);
+    if (!strcmp(m, "create")) e = MPI_Comm_create(MPI_COMM_WORLD, g, bad ? NULL : &c);
+    if (!strcmp(m, "cgnull")) e = MPI_Comm_create_group(MPI_COMM_WORLD, g, 7, bad ? NULL : &c);
+    if (e == 0 && c != MPI_COMM_NULL) MPI_Comm_free(&c);
+    MPI_Group_free(&g);
+    carried = 1;
+    /* a communicator made right after works */
+    MPI_Comm d;
+    if (MPI_Comm_dup(MPI_COMM_WORLD, &d) == 0) MPI_Comm_free(&d);
+  } else if (!strcmp(m, "late")) {
+    if (late(rank, size, bad)) return 1;
   } else if (!strcmp(m, "cgtag")) {
     MPI_Group g;
     MPI_Comm c;
@@ -67,6 +151,11 @@ int main(int argc, char** argv) {
   } else if (!strcmp(m, "bcast")) {
     int x[4] = {0};
     e = MPI_Bcast(x, bad ? -1 : 4, MPI_INT, 0, MPI_COMM_WORLD);
+  } else if (!strcmp(m, "ibcast")) {
+    int x[4] = {0};
+    MPI_Request r = MPI_REQUEST_NULL;
+    e = MPI_Ibcast(x, bad ? -1 : 4, MPI_INT, size - 1, MPI_COMM_WORLD, &r);
+    if (e == 0) MPI_Wait(&r, MPI_STATUS_IGNORE);
   } else if (!strcmp(m, "send")) {
     int x = 0;
     if (bad) e = MPI_Send(&x, 1, MPI_INT, 0, -5, MPI_COMM_WORLD);
