@@ -60,7 +60,7 @@ namespace adi3::mpi {
   if (s.native->fastp[static_cast<std::size_t>(target)].mem) {
     direct_remember(w, s, static_cast<std::size_t>(target), kDirectOp | kDirectFlush);
   } else {
-    s.synced();
+    ++w.syncs;
   }
   if (s.deferred_error) return false;
   rma::native::fast_flush_fence(s);

@@ -48,8 +48,7 @@ NativePeer* cma_target(WindowState& w, Msg kind, unsigned ops, int target, std::
 
 }  // namespace
 
-int cma_copy(WindowState& w, bool put, void* buf, int64_t count, const Datatype* t, int target, std::ptrdiff_t disp,
-             bool first) {
+int cma_copy(WindowState& w, bool put, void* buf, int64_t count, const Datatype* t, int target, std::ptrdiff_t disp) {
   Builtin b;
   if (!buf || count <= 0 || !t->builtin_id(&b) || t->true_lb() != 0 || !t->is_contiguous()) return -1;
   uint64_t bytes;
@@ -62,7 +61,6 @@ int cma_copy(WindowState& w, bool put, void* buf, int64_t count, const Datatype*
   OneSided& os = w.native->os;
   const int rc =
       put ? os.put(*p->mem_r, p->mem_off + off, buf, bytes) : os.get(*p->mem_r, p->mem_off + off, buf, bytes);
-  if (first) w.targets[static_cast<std::size_t>(target)].cma_first = w.syncs.load(std::memory_order_relaxed) + 1;
   if (rc) {
     return w.dev.errors().raise(ErrorClass::Other, "%s to rank %d: the one-sided %s failed: %s", put ? "Put" : "Get",
                                 target, put ? "put" : "get", std::strerror(errno));
@@ -130,39 +128,30 @@ int cma_atomic(WindowState& w, const void* origin, const void* compare, void* re
   return 0;
 }
 
-namespace {
-
-// Whether target is in an interval (since the last flush, unlock or fence:
-// WindowState::syncs) with no put or get to it by cross-memory attach yet.
-bool cma_first_now(const WindowState& w, int target) {
-  const auto r = static_cast<std::size_t>(target);
-  return r < w.targets.size() && w.targets[r].cma_first != w.syncs.load(std::memory_order_relaxed) + 1;
-}
-
-}  // namespace
-
 int cma_copy_route(WindowState& w, bool put, void* buf, int64_t count, const Datatype* t, int target,
-                   std::ptrdiff_t disp) {
+                   std::ptrdiff_t disp, bool* first) {
+  const bool was_first = *first;
+  *first = false;
   if (count <= 0 || count > (int64_t{1} << 40)) return -1;
   // (Window::get's order: a large block by cross-memory attach without a
   // look, else the look, then the copy or the packet.)
   if (rma::bulk_by_cma(put ? Msg::Put : Msg::Get, static_cast<uint64_t>(count) * t->size()))
     return cma_copy(w, put, buf, count, t, target, disp);
-  // The first put or get of an interval (since the last flush, unlock or
-  // fence) takes one system call (no target, nothing for the flush to wait
-  // for), even to a polling target: it beats the packet's round trip the
-  // flush would wait for (get/flush, put/flush, lock/get/unlock), and the
-  // look at the target is not needed. The ones behind it look: to a
-  // polling target they go as packets, batched into one round trip
-  // (emul/batch.cpp), where one call each would cost more.
-  if (cma_first_now(w, target)) {
-    if (const int e = cma_copy(w, put, buf, count, t, target, disp, true); e >= 0) return e;
+  // The first put or get of an interval takes one system call (no target,
+  // nothing for the flush to wait for) even to a polling target: it beats
+  // the packet's round trip the flush would wait for (get/flush, put/flush,
+  // lock/get/unlock), and the look at the target is not needed. The ones
+  // behind it look: to a polling target they go as packets, batched into
+  // one round trip (emul/batch.cpp), where one call each would cost more.
+  if (was_first) {
+    if (const int e = cma_copy(w, put, buf, count, t, target, disp); e >= 0) {
+      *first = true;
+      return e;
+    }
   }
   const int8_t polls = rma::polls_now(w, target);
   if (polls < 0) return -1;
-  if (polls == 0) {
-    if (const int e = cma_copy(w, put, buf, count, t, target, disp); e >= 0 || !put) return e;
-  }
+  if (polls == 0) return cma_copy(w, put, buf, count, t, target, disp);
   if (put) return -1;  // the general path's packet (a small put is held for the flush behind it)
   return emul::quick_get_now(w, buf, count, t, target, disp) ? 0 : -1;
 }

@@ -30,10 +30,8 @@ namespace adi3::rma::native {
 // fence epoch with nothing emulated in flight to it.
 
 // Put (into the target) or get of count elements of predefined type t,
-// contiguous from buf, on both sides. first: it is the first of its
-// interval (cma_copy_route), which it records when it takes it.
-int cma_copy(WindowState& w, bool put, void* buf, int64_t count, const Datatype* t, int target, std::ptrdiff_t disp,
-             bool first = false);
+// contiguous from buf, on both sides.
+int cma_copy(WindowState& w, bool put, void* buf, int64_t count, const Datatype* t, int target, std::ptrdiff_t disp);
 
 // compare null: fetch_and_op with op (MPI_SUM on C integers and floating
 // types, MPI_REPLACE, MPI_NO_OP); else compare_and_swap. Of one 4- or 8-byte
@@ -43,20 +41,22 @@ int cma_atomic(WindowState& w, const void* origin, const void* compare, void* re
 
 // The binding's short way to such a target (mpi/win_ops.cpp, on a miss of
 // its fast path), for the calls whose arguments it decoded (one predefined
-// type on every side, counts that match): one look at the target
-// (rma::polls_now); the lean copies above when it does not poll, and for
-// the first put or get of an interval (since the last flush, unlock or
-// fence) when it does; else a get takes the emulation's one packet
-// (emul/quick.cpp; the target answers at once), and fetch_and_op /
-// compare_and_swap always do (one round trip beats the two system calls
-// of the lean read-modify-write). This skips the Window call, OpArgs and
-// second fast-path try the general path would add (about 250 of the
-// origin's ~1,000 instructions per operation). -1: not such a case, or
-// neither way took it (nothing done; the general path looks again, routes
-// it and names any error; a put the copy did not take goes there as a
-// packet). kind: Fop or Cas (compare non-null).
+// type on every side, counts that match). A put or get: the lean copy when
+// *first (the first put or get to target of an interval, since its last
+// flush, unlock or fence: the binding counts them, mpi/win_cma.hpp), which
+// sets *first again only when it took it; else one look at the target
+// (rma::polls_now), then the lean copy when it does not poll, the
+// emulation's one packet for a get when it does (emul/quick.cpp; the
+// target answers at once). Fetch_and_op and compare_and_swap (kind Fop or
+// Cas, compare non-null): the look, then the packet while it polls (one
+// round trip beats the lean read-modify-write's two system calls), else
+// the lean one. This skips the Window call, OpArgs and second fast-path
+// try the general path would add (about 250 of the origin's ~1,000
+// instructions per operation). -1: not such a case, or neither way took
+// it (nothing done; the general path looks again, routes it, sends a put
+// as a packet, and names any error).
 int cma_copy_route(WindowState& w, bool put, void* buf, int64_t count, const Datatype* t, int target,
-                   std::ptrdiff_t disp);
+                   std::ptrdiff_t disp, bool* first);
 int cma_atomic_route(WindowState& w, Msg kind, const void* origin, const void* compare, void* result, const Datatype* t,
                      int target, std::ptrdiff_t disp, coll::OpKind op);
 

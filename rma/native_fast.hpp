@@ -398,11 +398,7 @@ inline int fast_unlock(WindowState& w, int rank) {
   t.locked = false;
   t.lock_nocheck = false;
   if (--w.locks_held == 0) w.access = WindowState::Access::None;
-  if constexpr (!WindowState::kDeferFence) {
-    w.memory_fence();
-  } else {
-    w.synced();
-  }
+  if constexpr (!WindowState::kDeferFence) w.memory_fence();
   if (int8_t& h = nw.held[r]) {
     lock_release(*nw.peers[r].ctl, h == 2);  // native::unlock without the call (not a NIC window)
     h = 0;

@@ -97,9 +97,6 @@ struct Target {
   uint64_t queued_ops = 0;  // operations pushed (cumulative)
   uint64_t flushed_ops = 0;
   uint64_t posts = 0;  // Post packets received from it
-  // syncs + 1 when a put or get to it while it polled last took cross-memory
-  // attach (rma/native_cma.cpp cma_copy_route): the first of an interval.
-  uint64_t cma_first = 0;
   uint64_t posts_claimed = 0;
   uint64_t fences = 0;     // Fence packets received from it
   uint64_t grants = 0;     // LockGrant packets received from it
@@ -336,18 +333,11 @@ class WindowState {
   // for the operations posted and not yet completed (every synchronization
   // that completes operations fences: flush, unlock, fence, complete).
   void memory_fence() {
-    synced();
     fence_word.fetch_add(0, std::memory_order_seq_cst);
     unfenced->store(false, std::memory_order_relaxed);
     if (nic_posted.load(std::memory_order_acquire)) complete_nic();
   }
   std::atomic<int> fence_word{0};
-  // Counts the synchronizations that end an interval of operations (every
-  // memory_fence: flushes, unlocks, fences; and the fast paths' flush and
-  // unlock): a heuristic's clock (rma/native_cma.cpp cma_copy_route), so a
-  // lost count under concurrent calls costs a packet, nothing more.
-  std::atomic<uint64_t> syncs{0};
-  void synced() { syncs.store(syncs.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
 
   // ---- the fence a flush owes, deferred (x86-TSO) ----
   // Stores leave a CPU in program order, so a store made before a flush is
