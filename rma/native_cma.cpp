@@ -143,7 +143,9 @@ int cma_copy_route(WindowState& w, bool put, void* buf, int64_t count, const Dat
   // lock/get/unlock), and the look at the target is not needed. The ones
   // behind it look: to a polling target they go as packets, batched into
   // one round trip (emul/batch.cpp), where one call each would cost more.
-  if (was_first) {
+  // Not a put in a fence epoch: no round trip waits for it there (its
+  // packet's arrival is counted by the fence), so the call would only add.
+  if (was_first && !(put && w.access == WindowState::Access::Fence)) {
     if (const int e = cma_copy(w, put, buf, count, t, target, disp); e >= 0) {
       *first = true;
       return e;
