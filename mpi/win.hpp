@@ -39,6 +39,14 @@ struct WinObj {
     }
   }
 
+  // The synchronizations that end an interval of operations (flushes,
+  // unlocks, fences, complete/wait), counted by the calls, and per target
+  // the count when a put or get to it last took cross-memory attach as the
+  // first of its interval (mpi/win_cma.hpp copy_route; a heuristic: a count
+  // missed costs a packet, nothing more).
+  uint64_t syncs = 1;
+  std::vector<uint64_t> cma_first;
+
   WinObj() = default;
   WinObj(const WinObj&) = delete;
   WinObj& operator=(const WinObj&) = delete;

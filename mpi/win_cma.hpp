@@ -36,9 +36,10 @@ template <class F>
   }
 }
 
-// MPI_Get of count elements of one predefined type on both sides.
-int get_route(MPI_Win win, void* buf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp, int tcount,
-              MPI_Datatype ttype) noexcept;
+// MPI_Put (put) or MPI_Get of count elements of one predefined type on
+// both sides.
+int copy_route(MPI_Win win, bool put, const void* buf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
+               int tcount, MPI_Datatype ttype) noexcept;
 
 // MPI_Fetch_and_op with op k, and MPI_Compare_and_swap, of one element of
 // t (w: the window of handle win).

@@ -54,9 +54,14 @@ namespace adi3::mpi {
 // whose yes its byte remembers); its fence done when so.
 [[gnu::noinline]] inline bool direct_flush_miss(WinObj& w, rma::WindowState& s, int target) {
   if (!rma::native::fast_flush_settled(s, target)) return false;
-  // The operations' bit only for mapped memory (fast_target's yes).
-  const bool mapped = s.native->fastp[static_cast<std::size_t>(target)].mem;
-  direct_remember(w, s, static_cast<std::size_t>(target), mapped ? kDirectOp | kDirectFlush : kDirectFlush);
+  // Remembered only for mapped memory (fast_target's yes): a flush to
+  // memory reached by cross-memory attach ends the interval whose first put
+  // or get takes it (rma/native_cma.cpp cma_copy_route), so it counts.
+  if (s.native->fastp[static_cast<std::size_t>(target)].mem) {
+    direct_remember(w, s, static_cast<std::size_t>(target), kDirectOp | kDirectFlush);
+  } else {
+    ++w.syncs;
+  }
   if (s.deferred_error) return false;
   rma::native::fast_flush_fence(s);
   return true;

@@ -186,6 +186,11 @@ ADI3_WIN_CHECKED(Put, PUT_PARAMS, PUT_ARGS) {
   return win_error(w, w->win->put(origin_addr, origin_count, ot, target_rank, target_disp, target_count, tt), __func__);
 }
 [[gnu::noinline]] static int put_slow PUT_PARAMS noexcept {
+  if (int e = copy_route(win, true, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                         target_datatype);
+      e >= 0) {
+    return e;
+  }
   if (quick_copy(win, true, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
                  target_datatype)) {
     return MPI_SUCCESS;
@@ -216,8 +221,8 @@ ADI3_WIN_CHECKED(Get, GET_PARAMS, GET_ARGS) {
   return win_error(w, w->win->get(origin_addr, origin_count, ot, target_rank, target_disp, target_count, tt), __func__);
 }
 [[gnu::noinline]] static int get_slow GET_PARAMS noexcept {
-  if (int e = get_route(win, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                        target_datatype);
+  if (int e = copy_route(win, false, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                         target_datatype);
       e >= 0) {
     return e;
   }

@@ -47,6 +47,7 @@ int window_ranks(Runtime& rt, const WinObj& w, MPI_Group group, std::vector<int>
 
 ADI3_WIN_CHECKED(Win_fence, (int assert, MPI_Win win), (assert, win)) {
   ADI3_WIN_ENTER(win);
+  ++w->syncs;
   if (int e = check_assert(assert, kFenceAsserts, "MPI_Win_fence")) return win_error(w, e, __func__);
   return win_error(w, w->win->fence(assert), __func__);
 }
@@ -55,6 +56,7 @@ ADI3_WIN_CHECKED(Win_fence, (int assert, MPI_Win win), (assert, win)) {
 ADI3_WIN_FAST(Win_fence, (int assert, MPI_Win win)) {
   if (Runtime* rt = g_runtime) [[likely]] {
     if (WinObj* w = find_win(*rt, win)) {
+      ++w->syncs;
       if (int e = rma::native::fast_fence(w->win->state(), assert); e >= 0) {
         if (e) w->forget_direct();
         return win_error(w, e, "PMPI_Win_fence");
@@ -82,11 +84,13 @@ ADI3_MPI_API(int, Win_start, (MPI_Group group, int assert, MPI_Win win), (group,
 
 ADI3_MPI_API(int, Win_complete, (MPI_Win win), (win)) {
   ADI3_WIN_ENTER(win);
+  ++w->syncs;
   return win_error(w, w->win->complete(), __func__);
 }
 
 ADI3_MPI_API(int, Win_wait, (MPI_Win win), (win)) {
   ADI3_WIN_ENTER(win);
+  ++w->syncs;
   return win_error(w, w->win->wait(), __func__);
 }
 
@@ -126,6 +130,7 @@ ADI3_WIN_FAST(Win_lock, (int lock_type, int rank, int assert, MPI_Win win)) {
 
 ADI3_WIN_CHECKED(Win_unlock, (int rank, MPI_Win win), (rank, win)) {
   ADI3_WIN_ENTER(win);
+  ++w->syncs;
   return win_error(w, w->win->unlock(rank), __func__);
 }
 ADI3_WIN_FAST(Win_unlock, (int rank, MPI_Win win)) {
@@ -134,6 +139,7 @@ ADI3_WIN_FAST(Win_unlock, (int rank, MPI_Win win)) {
       rma::WindowState& st = w->win->state();
       if (int e = rma::native::fast_unlock(st, rank); e >= 0) {
         direct_forget(*w, rank);
+        ++w->syncs;
         return win_error(w, e ? e : st.dev.check_alive(st.comm, rank, "Win_unlock"), "PMPI_Win_unlock");
       }
     }
@@ -149,11 +155,13 @@ ADI3_MPI_API(int, Win_lock_all, (int assert, MPI_Win win), (assert, win)) {
 
 ADI3_MPI_API(int, Win_unlock_all, (MPI_Win win), (win)) {
   ADI3_WIN_ENTER(win);
+  ++w->syncs;
   return win_error(w, w->win->unlock_all(), __func__);
 }
 
 ADI3_WIN_CHECKED(Win_flush, (int rank, MPI_Win win), (rank, win)) {
   ADI3_WIN_ENTER(win);
+  ++w->syncs;
   return win_error(w, w->win->flush(rank), __func__);
 }
 ADI3_WIN_FAST(Win_flush, (int rank, MPI_Win win)) {
@@ -170,16 +178,19 @@ ADI3_WIN_FAST(Win_flush, (int rank, MPI_Win win)) {
 
 ADI3_MPI_API(int, Win_flush_all, (MPI_Win win), (win)) {
   ADI3_WIN_ENTER(win);
+  ++w->syncs;
   return win_error(w, w->win->flush_all(), __func__);
 }
 
 ADI3_MPI_API(int, Win_flush_local, (int rank, MPI_Win win), (rank, win)) {
   ADI3_WIN_ENTER(win);
+  ++w->syncs;
   return win_error(w, w->win->flush_local(rank), __func__);
 }
 
 ADI3_MPI_API(int, Win_flush_local_all, (MPI_Win win), (win)) {
   ADI3_WIN_ENTER(win);
+  ++w->syncs;
   return win_error(w, w->win->flush_local_all(), __func__);
 }
 

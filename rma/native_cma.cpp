@@ -128,15 +128,33 @@ int cma_atomic(WindowState& w, const void* origin, const void* compare, void* re
   return 0;
 }
 
-int cma_get_route(WindowState& w, void* buf, int64_t count, const Datatype* t, int target, std::ptrdiff_t disp) {
+int cma_copy_route(WindowState& w, bool put, void* buf, int64_t count, const Datatype* t, int target,
+                   std::ptrdiff_t disp, bool* first) {
+  const bool was_first = *first;
+  *first = false;
   if (count <= 0 || count > (int64_t{1} << 40)) return -1;
   // (Window::get's order: a large block by cross-memory attach without a
-  // look, else the look, then the packet or the copy.)
-  if (rma::bulk_by_cma(Msg::Get, static_cast<uint64_t>(count) * t->size()))
-    return cma_copy(w, false, buf, count, t, target, disp);
+  // look, else the look, then the copy or the packet.)
+  if (rma::bulk_by_cma(put ? Msg::Put : Msg::Get, static_cast<uint64_t>(count) * t->size()))
+    return cma_copy(w, put, buf, count, t, target, disp);
+  // The first put or get of an interval takes one system call (no target,
+  // nothing for the flush to wait for) even to a polling target: it beats
+  // the packet's round trip the flush would wait for (get/flush, put/flush,
+  // lock/get/unlock), and the look at the target is not needed. The ones
+  // behind it look: to a polling target they go as packets, batched into
+  // one round trip (emul/batch.cpp), where one call each would cost more.
+  // Not a put in a fence epoch: no round trip waits for it there (its
+  // packet's arrival is counted by the fence), so the call would only add.
+  if (was_first && !(put && w.access == WindowState::Access::Fence)) {
+    if (const int e = cma_copy(w, put, buf, count, t, target, disp); e >= 0) {
+      *first = true;
+      return e;
+    }
+  }
   const int8_t polls = rma::polls_now(w, target);
   if (polls < 0) return -1;
-  if (polls == 0) return cma_copy(w, false, buf, count, t, target, disp);
+  if (polls == 0) return cma_copy(w, put, buf, count, t, target, disp);
+  if (put) return -1;  // the general path's packet (a small put is held for the flush behind it)
   return emul::quick_get_now(w, buf, count, t, target, disp) ? 0 : -1;
 }
 

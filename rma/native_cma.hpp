@@ -41,17 +41,22 @@ int cma_atomic(WindowState& w, const void* origin, const void* compare, void* re
 
 // The binding's short way to such a target (mpi/win_ops.cpp, on a miss of
 // its fast path), for the calls whose arguments it decoded (one predefined
-// type on every side, counts that match): one look at the target
-// (rma::polls_now), then the emulation's one packet while it polls inside
-// the library (emul/quick.cpp; the target answers at once) or the lean
-// copies above when it does not, without the Window call, OpArgs and
-// second fast-path try the general path would add (about 250 of the
-// origin's ~1,000 instructions per operation). -1: not such a case, or
-// neither way took it (nothing done; the general path looks again, routes
-// it and names any error). kind: Fop or Cas (compare non-null). Not for
-// puts: a small put the short packet path declines (held for the flush
-// behind it, any put in a fence epoch) would pay both ways.
-int cma_get_route(WindowState& w, void* buf, int64_t count, const Datatype* t, int target, std::ptrdiff_t disp);
+// type on every side, counts that match). A put or get: the lean copy when
+// *first (the first put or get to target of an interval, since its last
+// flush, unlock or fence: the binding counts them, mpi/win_cma.hpp), which
+// sets *first again only when it took it; else one look at the target
+// (rma::polls_now), then the lean copy when it does not poll, the
+// emulation's one packet for a get when it does (emul/quick.cpp; the
+// target answers at once). Fetch_and_op and compare_and_swap (kind Fop or
+// Cas, compare non-null): the look, then the packet while it polls (one
+// round trip beats the lean read-modify-write's two system calls), else
+// the lean one. This skips the Window call, OpArgs and second fast-path
+// try the general path would add (about 250 of the origin's ~1,000
+// instructions per operation). -1: not such a case, or neither way took
+// it (nothing done; the general path looks again, routes it, sends a put
+// as a packet, and names any error).
+int cma_copy_route(WindowState& w, bool put, void* buf, int64_t count, const Datatype* t, int target,
+                   std::ptrdiff_t disp, bool* first);
 int cma_atomic_route(WindowState& w, Msg kind, const void* origin, const void* compare, void* result, const Datatype* t,
                      int target, std::ptrdiff_t disp, coll::OpKind op);
 
