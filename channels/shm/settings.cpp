@@ -20,7 +20,6 @@ constexpr int kLivenessMs = 50;
 // for the timed verdict; s20's quiet table: the peers' CMA 11.9-14.9 GB/s
 // at 256 KiB-4 MiB against the verdict's 9.7-13.4).
 constexpr int64_t kCrossingMbps = 0;
-constexpr int64_t kCrossingMin = 128 * 1024;
 
 constexpr Knob kShmKnobs[] = {
     {"ADI3_SHM_RING_BYTES", "524288",
@@ -66,11 +65,6 @@ constexpr Knob kShmKnobs[] = {
      "delivered crossing messages from that peer lately (or half its one-way rate), or, before "
      "the pipeline was timed, at least this fast (both ranks of a pair must agree); else both "
      "take the pipeline, and a slow verdict is tried again with one message every 100 ms."},
-    {"ADI3_SHM_CMA_CROSSING_MIN", "131072",
-     "With ADI3_SHM_CMA=1, crossing messages smaller than this are pipelined through the rings "
-     "(both cores copy each message, in parallel); from it on they are fetched with CMA as "
-     "ADI3_SHM_CMA_CROSSING_MBPS says. At 64 KiB the pipeline ran bibw at 10.2-10.6 GB/s and "
-     "CMA both ways at 8.0-8.3; from 256 KiB CMA led (quiet, 5 launches each)."},
     {"ADI3_SHM_LIGHT_WAKE", "auto",
      "How a sender orders a published packet against its look at the receiver's sleepers. 1: "
      "with a compiler barrier only, while the receiver, before it sleeps, runs membarrier(2) "
@@ -120,8 +114,6 @@ ShmSettings ShmSettings::from_env() {
   s.cma_min = cma_min < 0 ? SIZE_MAX : static_cast<std::size_t>(cma_min);
   int64_t cross = env_int("ADI3_SHM_CMA_CROSSING_MBPS", kCrossingMbps);
   s.crossing_mbps = static_cast<uint32_t>(std::clamp<int64_t>(cross, 0, UINT32_MAX));
-  int64_t cross_min = env_int("ADI3_SHM_CMA_CROSSING_MIN", kCrossingMin);
-  s.crossing_min = cross_min < 0 ? SIZE_MAX : static_cast<std::size_t>(cross_min);
   const std::string light = env_string("ADI3_SHM_LIGHT_WAKE", "auto");
   s.light_wake = light == "0" ? LightWake::Off : light == "1" ? LightWake::On : LightWake::Auto;
   int64_t live = env_int("ADI3_SHM_LIVENESS_MS", kLivenessMs);

@@ -589,12 +589,6 @@ int ShmChannel::get_crossing(int peer, void* local, uint64_t remote, std::size_t
   constexpr int64_t kCrossingProbeNs = 100'000'000;
   if (peer == rank_ || !cma_ok_ || settings_.cma != ShmSettings::Cma::Adaptive) return get(peer, local, remote, len);
   Choice& c = choice_[static_cast<std::size_t>(peer)];
-  if (len < settings_.crossing_min) {
-    // Each core copies its own sends into the ring while it drains the
-    // other's: both work on every message, where CMA leaves one idle.
-    leave_to_pipeline(c, len, true, false);
-    return -1;
-  }
   const bool mine_slow = my_crossing_slow_->load(std::memory_order_relaxed) != 0;
   if (mine_slow || crossing_slow_[static_cast<std::size_t>(peer)]->load(std::memory_order_relaxed) != 0) {
     // The peer tests its own verdict; we test ours when due.
