@@ -14,12 +14,7 @@ constexpr std::size_t kCmaMin = 16 * 1024;
 constexpr std::size_t kAdaptMin = 2048;
 constexpr int64_t kStreamSlowMbps = 6000;
 constexpr int kLivenessMs = 50;
-// Crossing messages take CMA both ways by default: each core then copies
-// once per message, where the pipeline makes it copy twice and needs both
-// ranks running at once (load 16: bibw 1-4 MiB 1.3-1.6 GB/s against 0.4
-// for the timed verdict; s20's quiet table: the peers' CMA 11.9-14.9 GB/s
-// at 256 KiB-4 MiB against the verdict's 9.7-13.4).
-constexpr int64_t kCrossingMbps = 0;
+constexpr int64_t kCrossingMbps = 5000;
 
 constexpr Knob kShmKnobs[] = {
     {"ADI3_SHM_RING_BYTES", "524288",
@@ -47,24 +42,20 @@ constexpr Knob kShmKnobs[] = {
     {"ADI3_SHM_CMA", "1",
      "Cross-memory attach (process_vm_readv, one copy, by the receiver alone), if a probe at start "
      "shows it is permitted. 0: never. 1: for a message of at least ADI3_SHM_CMA_MIN bytes while "
-     "the two-copy pipeline through the rings did not deliver this rank's messages from that "
-     "sender a quarter faster than CMA copied them lately (both rates timed per size class, powers of two from 16 KiB; "
-     "after 32 "
-     "messages and 10 ms, or 100 ms while it ran under half as fast, one tries the way not "
-     "chosen), and from 256 "
+     "this rank's CMA copies from its sender ran faster lately than the two-copy pipeline through "
+     "the rings did (both rates timed; one message in 32 tries the way not chosen), and from 256 "
      "KiB also when the sender is not polling at that moment (it computes or sleeps). 2: always "
      "from ADI3_SHM_CMA_MIN on."},
     {"ADI3_SHM_CMA_MIN", "16384",
      "Smallest message that may be copied with CMA after the rendezvous (with ADI3_SHM_CMA=1 "
      "only where the timed choice takes it); smaller ones are always pipelined through the rings. "
      "A huge value disables CMA for messages."},
-    {"ADI3_SHM_CMA_CROSSING_MBPS", "0",
+    {"ADI3_SHM_CMA_CROSSING_MBPS", "5000",
      "With ADI3_SHM_CMA=1, messages that cross (both ranks send large messages to each other) are "
-     "fetched with CMA in both directions. Above 0, a timed verdict instead: CMA while each "
-     "rank's CMA copies of them (MB/s, a moving average) run at least as fast as the pipeline "
-     "delivered crossing messages from that peer lately (or half its one-way rate), or, before "
-     "the pipeline was timed, at least this fast (both ranks of a pair must agree); else both "
-     "take the pipeline, and a slow verdict is tried again with one message every 100 ms."},
+     "fetched with CMA in both directions while each rank's CMA copies of them (MB/s, a moving "
+     "average) run at least as fast as the pipeline delivered crossing messages from that peer "
+     "lately (or half its one-way rate), or, before the pipeline was timed, at least this fast "
+     "(both ranks of a pair must agree); else both take the pipeline. 0: always CMA for them."},
     {"ADI3_SHM_LIGHT_WAKE", "auto",
      "How a sender orders a published packet against its look at the receiver's sleepers. 1: "
      "with a compiler barrier only, while the receiver, before it sleeps, runs membarrier(2) "

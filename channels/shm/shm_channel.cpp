@@ -22,16 +22,10 @@ constexpr std::size_t kEagerLimit = 16384;
 constexpr int kDrainBatch = 16;            // packets per sender per poll
 constexpr unsigned kPollsPerClock = 4096;  // polls between liveness clock reads
 constexpr unsigned kBusyPerCheck = 1024;   // refused sends between peer checks
-// get(): a message goes the way its size class's rates did not choose
-// after at least kProbeEvery decisions and kProbeNs (kProbeFarNs while that
-// way ran under half as fast) since the last such probe, so both figures
-// follow the VM's state while probes cost little: under load the pipeline
-// (both ranks must run at once) ran bw at 50-400 MB/s against 750-1100 for
-// CMA, and a probe in 32 messages took a third of the rate. Chunks taken
-// further apart than kChunkGapNs are not a stream (the sender stopped: no rate).
+// get(): one message in kProbeEvery goes the way its rates did not choose,
+// so both figures follow the VM's state; chunks taken further apart than
+// kChunkGapNs are not a stream (the sender stopped: no rate).
 constexpr uint32_t kProbeEvery = 32;
-constexpr int64_t kProbeNs = 10'000'000;
-constexpr int64_t kProbeFarNs = 100'000'000;
 constexpr int64_t kChunkGapNs = 200'000;
 // Whether a peer the rates leave to the pipeline computes (then CMA wins)
 // is watched from this size only: the watch reads the peer's lines, and in
@@ -44,29 +38,13 @@ constexpr std::size_t kMinChunk = 1024;
 // A moving average of rates in MB/s, so one copy slowed by a preemption
 // does not flip a choice; the first sample (or a fresh one) starts it.
 // Returns the new average.
-uint32_t rate_mbps(std::size_t bytes, int64_t ns) {
-  return static_cast<uint32_t>(
-      std::min<uint64_t>(bytes * 1000 / static_cast<uint64_t>(std::max<int64_t>(ns, 1)), UINT32_MAX));
-}
-
 uint32_t average(std::atomic<uint32_t>& avg, std::size_t bytes, int64_t ns, bool fresh = false) {
-  const uint32_t mbps = rate_mbps(bytes, ns);
+  const auto mbps = static_cast<uint32_t>(
+      std::min<uint64_t>(bytes * 1000 / static_cast<uint64_t>(std::max<int64_t>(ns, 1)), UINT32_MAX));
   const uint32_t old = avg.load(std::memory_order_relaxed);
   const uint32_t now = fresh || old == 0 ? mbps : static_cast<uint32_t>((3ull * old + mbps) / 4);
   avg.store(now, std::memory_order_relaxed);
   return now;
-}
-
-// get() takes CMA unless the pipeline ran a quarter faster: the pipeline
-// needs both ranks running at once, so under load it ran 5-10x slower than
-// CMA, which needs one; a near tie goes to the way that fails less.
-bool cma_ahead(uint32_t cma, uint32_t pipe) { return 5ull * cma >= 4ull * pipe; }
-
-// get()'s size class: powers of two from 16 KiB (smaller ones join it).
-int size_class(std::size_t len, int classes) {
-  int c = 0;
-  for (std::size_t s = 32 * 1024; s <= len && c < classes - 1; s <<= 1) ++c;
-  return c;
 }
 
 uint64_t random_cookie() {
@@ -420,20 +398,15 @@ int ShmChannel::get(int peer, void* local, uint64_t remote, std::size_t len) {
   }
   if (!cma_ok_) return -1;
   Choice& c = choice_[static_cast<std::size_t>(peer)];
-  Way& w = c.way[size_class(len, kClasses)];
   const bool adaptive = settings_.cma == ShmSettings::Cma::Adaptive;
   // Declining makes the core stream the message through the rings.
-  bool probe = false;
-  if (adaptive && !fetch_now(w, peer, len, &probe)) {
-    leave_to_pipeline(c, len, false, probe);
+  if (adaptive && !fetch_now(c, peer, len)) {
+    leave_to_pipeline(c, len, false);
     return -1;
   }
   int64_t ns = 0;
   if (!fetch(peer, local, remote, len, &ns)) return -1;
-  // A probe that beats the other way replaces the figure (one slow first
-  // copy, page faults and all, held a class on the other way for a row).
-  if (adaptive)
-    average(w.cma_mbps, len, ns, probe && cma_ahead(rate_mbps(len, ns), w.pipe_mbps.load(std::memory_order_relaxed)));
+  if (adaptive) average(c.cma_mbps, len, ns);
   return 0;
 }
 
@@ -456,31 +429,19 @@ bool ShmChannel::fetch(int peer, void* local, uint64_t remote, std::size_t len, 
 // Neither wins everywhere on the 2-core VM (s18's quiet table, per launch): in a ping-pong the pipeline ran 1 MiB in
 // 98-136 us where Open MPI (CMA) took 134-357, but in a stream of sends from one buffer (bench/mpi bw, CMA reads lines
 // the sender only reads) the peers ran 256 KiB-1 MiB at 8.8-22 GB/s and the pipeline at 6.3-11.8. The first message of
-// each way in a size class and then a probe now and then (kProbeEvery) go the way not chosen, so both figures stay
-// current (the VM changes state).
-bool ShmChannel::fetch_now(Way& w, int peer, std::size_t len, bool* probe) {
-  const uint32_t pipe = w.pipe_mbps.load(std::memory_order_relaxed);
-  const uint32_t cma = w.cma_mbps.load(std::memory_order_relaxed);
-  const uint32_t turn = w.turns.load(std::memory_order_relaxed) + 1;
-  w.turns.store(turn, std::memory_order_relaxed);
-  bool fetch = cma_ahead(cma, pipe);
+// each way and then one in kProbeEvery go the way not chosen, so both figures stay current (the VM changes state).
+bool ShmChannel::fetch_now(Choice& c, int peer, std::size_t len) {
+  const uint32_t pipe = c.pipe_mbps.load(std::memory_order_relaxed);
+  const uint32_t cma = c.cma_mbps.load(std::memory_order_relaxed);
+  const uint32_t turn = c.turns.load(std::memory_order_relaxed) + 1;
+  c.turns.store(turn, std::memory_order_relaxed);
+  bool fetch = cma > pipe;
   if (cma == 0) {
     fetch = true;
   } else if (pipe == 0) {
-    // One message tries the pipeline, not all until it is timed: a window
-    // of them took bw's first batch of each class at the pipeline's rate.
-    const int64_t now = steady_ns();
-    fetch = now < w.next_probe_ns.load(std::memory_order_relaxed);
-    if (!fetch) w.next_probe_ns.store(now + kProbeNs, std::memory_order_relaxed);
-  } else if (turn >= kProbeEvery) {
-    const int64_t now = steady_ns();
-    if (now >= w.next_probe_ns.load(std::memory_order_relaxed)) {
-      const bool far = 2ull * (fetch ? pipe : cma) < (fetch ? cma : pipe);
-      w.next_probe_ns.store(now + (far ? kProbeFarNs : kProbeNs), std::memory_order_relaxed);
-      w.turns.store(0, std::memory_order_relaxed);
-      fetch = !fetch;
-      *probe = true;
-    }
+    fetch = false;
+  } else if (turn % kProbeEvery == 0) {
+    fetch = !fetch;
   }
   // A sender that computes cannot copy its half of the pipeline.
   return fetch || (len >= kWatchMin && !polling_now(peer));
@@ -494,13 +455,11 @@ bool ShmChannel::fetch_now(Way& w, int peer, std::size_t len, bool* probe) {
 // delivered 8.4, crossing messages (bibw) 9-15 GB/s where it delivered under
 // 8 both ways together, so the choices kept a slower pipeline. A gap of
 // kChunkGapNs (the sender stopped) starts the run afresh.
-void ShmChannel::leave_to_pipeline(Choice& c, std::size_t len, bool crossing, bool probe) {
+void ShmChannel::leave_to_pipeline(Choice& c, std::size_t len, bool crossing) {
   if (c.expect.fetch_add(len, std::memory_order_relaxed) == 0) {
     c.run_ns.store(steady_ns(), std::memory_order_relaxed);
     c.run_bytes.store(0, std::memory_order_relaxed);
     c.crossing.store(crossing ? 1 : 0, std::memory_order_relaxed);
-    c.run_class.store(static_cast<uint8_t>(size_class(len, kClasses)), std::memory_order_relaxed);
-    c.run_probe.store(probe ? 1 : 0, std::memory_order_relaxed);
   }
 }
 
@@ -522,14 +481,7 @@ void ShmChannel::note_chunk(int src, std::size_t bytes) {
     run = 0;
   } else if (left == 0 || run >= kRunBytes) {
     const bool crossing = c.crossing.load(std::memory_order_relaxed) != 0;
-    if (crossing) {
-      average(c.cross_pipe_mbps, run, now - run_ns);
-    } else {
-      Way& w = c.way[c.run_class.load(std::memory_order_relaxed)];
-      const bool won = c.run_probe.exchange(0, std::memory_order_relaxed) != 0 &&
-                       !cma_ahead(w.cma_mbps.load(std::memory_order_relaxed), rate_mbps(run, now - run_ns));
-      average(w.pipe_mbps, run, now - run_ns, won);
-    }
+    average(crossing ? c.cross_pipe_mbps : c.pipe_mbps, run, now - run_ns);
     c.run_ns.store(now, std::memory_order_relaxed);
     run = 0;
   }
@@ -595,7 +547,7 @@ int ShmChannel::get_crossing(int peer, void* local, uint64_t remote, std::size_t
     const int64_t now = steady_ns();
     int64_t due = next_crossing_probe_ns_.load(std::memory_order_relaxed);
     if (!mine_slow || now < due || !next_crossing_probe_ns_.compare_exchange_strong(due, now + kCrossingProbeNs)) {
-      leave_to_pipeline(c, len, true, false);
+      leave_to_pipeline(c, len, true);
       return -1;
     }
   }
@@ -611,7 +563,7 @@ int ShmChannel::get_crossing(int peer, void* local, uint64_t remote, std::size_t
   // ADI3_SHM_CMA_CROSSING_MBPS=0 keeps CMA for every crossing.
   const uint32_t avg = average(crossing_mbps_, len, ns, mine_slow);
   uint32_t pipe = c.cross_pipe_mbps.load(std::memory_order_relaxed);
-  if (pipe == 0) pipe = c.way[size_class(len, kClasses)].pipe_mbps.load(std::memory_order_relaxed) / 2;
+  if (pipe == 0) pipe = c.pipe_mbps.load(std::memory_order_relaxed) / 2;
   const bool slow = settings_.crossing_mbps != 0 && avg < (pipe != 0 ? pipe : settings_.crossing_mbps);
   my_crossing_slow_->store(slow ? 1 : 0, std::memory_order_relaxed);
   return 0;

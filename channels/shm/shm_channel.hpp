@@ -80,37 +80,26 @@ class ShmChannel final : public Channel {
 
   // What get() learned of the two ways a message from a peer can take
   // while the peer polls: the rates (MB/s, moving averages, 0: none yet)
-  // at which this rank received by the pipeline and by CMA, per size class
-  // (powers of two from 16 KiB: a 2 MiB message leaves the caches where a
-  // 512 KiB one does not, so one figure for all sizes chose wrong for one
-  // of them). Any thread may fetch, so atomics; a lost update only delays
-  // a figure by a sample.
-  static constexpr int kClasses = 9;  // 16 KiB, 32 KiB, ..., 4 MiB and up
-  struct Way {
-    std::atomic<uint32_t> pipe_mbps{0};     // per run
-    std::atomic<uint32_t> cma_mbps{0};      // per CMA copy
-    std::atomic<uint32_t> turns{0};         // decisions since the last probe
-    std::atomic<int64_t> next_probe_ns{0};  // no probe before this (steady_ns)
-  };
+  // at which this rank received by the pipeline and by CMA. Any thread may
+  // fetch, so atomics; a lost update only delays a figure by a sample.
   struct Choice {
     std::atomic<uint64_t> expect{0};           // bytes get() left to the pipeline, not yet taken from the ring
     std::atomic<int64_t> last_ns{0};           // when the previous of those chunks was taken
     std::atomic<int64_t> run_ns{0};            // when the run being timed began (see note_chunk)
     std::atomic<uint64_t> run_bytes{0};        // taken in it since
     std::atomic<uint8_t> crossing{0};          // the run is of crossing messages
-    std::atomic<uint8_t> run_class{0};         // the size class of the message that began the run
-    std::atomic<uint8_t> run_probe{0};         // that message was a probe (fetch_now)
+    std::atomic<uint32_t> pipe_mbps{0};        // per run
     std::atomic<uint32_t> cross_pipe_mbps{0};  // per run of crossing messages
-    Way way[kClasses];
+    std::atomic<uint32_t> cma_mbps{0};         // per CMA copy
+    std::atomic<uint32_t> turns{0};            // get()'s decisions, for the probes
   };
 
   void map_peers(ChannelBootstrap& boot);
   bool polling_now(int peer);
-  // *probe: the choice goes the way its rates did not choose.
-  bool fetch_now(Way& w, int peer, std::size_t len, bool* probe);
+  bool fetch_now(Choice& c, int peer, std::size_t len);
   bool fetch(int peer, void* local, uint64_t remote, std::size_t len, int64_t* ns);
   // get() left len bytes from peer to the pipeline.
-  void leave_to_pipeline(Choice& c, std::size_t len, bool crossing, bool probe);
+  void leave_to_pipeline(Choice& c, std::size_t len, bool crossing);
   // A payload of `bytes` from src was taken from the ring (poll()).
   void note_chunk(int src, std::size_t bytes);
   void probe_cma();
