@@ -55,7 +55,7 @@ std::size_t cma_huge_pages(void* base, std::size_t bytes, std::size_t cap) {
   constexpr std::size_t kHuge = std::size_t{2} << 20, kPage = 4096;
   constexpr int kCollapse = 25;  // MADV_COLLAPSE (Linux 6.1), absent from older headers
   const auto a = reinterpret_cast<uintptr_t>(base);
-  if (bytes < kHuge || bytes > UINTPTR_MAX - kHuge || a > UINTPTR_MAX - kHuge - bytes) return 0;
+  if (bytes < kHuge || a > UINTPTR_MAX - bytes - kHuge) return 0;
   const uintptr_t from = (a + kHuge - 1) & ~(kHuge - 1);
   uintptr_t to = (a + bytes) & ~(kHuge - 1);
   if (to <= from) return 0;

@@ -64,8 +64,6 @@ TEST(CmaHuge, CapAndSmallRegions) {
   EXPECT_LE(adi3::shm::cma_huge_pages(m.base, 4 * kHuge, kHuge + 4096), kHuge);
   // An address range that would wrap is refused, not walked.
   EXPECT_EQ(adi3::shm::cma_huge_pages(reinterpret_cast<void*>(UINTPTR_MAX - 4095), 4 * kHuge, SIZE_MAX), 0u);
-  EXPECT_EQ(adi3::shm::cma_huge_pages(m.base, SIZE_MAX, SIZE_MAX), 0u);
-  EXPECT_EQ(adi3::shm::cma_huge_pages(m.base, SIZE_MAX - kHuge / 2, SIZE_MAX), 0u);
   for (std::size_t i = 0; i < 4 * kHuge; ++i) ASSERT_EQ(m.base[i], 3) << i;
 }
 
