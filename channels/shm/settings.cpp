@@ -63,13 +63,6 @@ constexpr Knob kShmKnobs[] = {
      "record's cache line to arrive from the receiver's core). auto: 1 when the kernel offers "
      "membarrier's global expedited barrier and the ranks do not outnumber the CPUs (there ranks "
      "sleep often)."},
-    {"ADI3_SHM_WIN_HUGE_MAX", "1073741824",
-     "Memory a window exposes from the program (MPI_Win_create, MPI_Win_attach), which peers reach "
-     "by cross-memory attach: in its 2 MiB-aligned blocks, at most this many bytes, huge pages are "
-     "asked for (MADV_HUGEPAGE: blocks get one when first touched) and the blocks already wholly "
-     "in memory are collapsed into one when the window is made (MADV_COLLAPSE, Linux 6.1: a copy "
-     "of each, once). A peer's process_vm_writev/readv then pins one page per 2 MiB instead of 512 "
-     "(1 MiB copies: 65% -> 74-84% of memcpy). 0: never."},
     {"ADI3_SHM_LIVENESS_MS", "50",
      "How often (milliseconds) a rank checks that its peers' processes still live, while it polls "
      "or before it sleeps."},

@@ -1,13 +1,11 @@
 #include "channels/shm/shm_onesided.hpp"
 
-#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
 
-#include "adi3/config.hpp"
 #include "adi3/steady_clock.hpp"
 #include "channels/common/bulk_copy.hpp"
 #include "channels/shm/cma.hpp"
@@ -90,7 +88,6 @@ ShmOneSided::ShmOneSided(std::string job_id, int rank, std::vector<pid_t> pids, 
       rank_(rank),
       pids_(std::move(pids)),
       cma_(cma),
-      huge_max_(static_cast<std::size_t>(std::max<int64_t>(env_int("ADI3_SHM_WIN_HUGE_MAX", kCmaHugeMax), 0))),
       activity_(std::move(activity)),
       calls_(std::move(calls)),
       watch_(std::make_unique<Watch[]>(activity_.size())),
@@ -151,8 +148,6 @@ Region* ShmOneSided::expose(void* base, std::size_t bytes) {
       return r;
     }
   }
-  // Peers will copy in and out of it by cross-memory attach, page by page.
-  if (cma_ && pids_.size() > 1) cma_huge_pages(base, bytes, huge_max_);
   Key k{};
   k.magic = kKeyMagic;
   k.kind = kUser;

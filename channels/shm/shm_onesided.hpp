@@ -68,7 +68,6 @@ class ShmOneSided final : public OneSided {
   int rank_;
   std::vector<pid_t> pids_;
   bool cma_;
-  std::size_t huge_max_;  // ADI3_SHM_WIN_HUGE_MAX: exposed bytes collapsed into huge pages
   OneSidedCaps caps_;
   std::atomic<int> fence_{0};
   // attentive(): what we last saw of each peer's poll counter and when,
