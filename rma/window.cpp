@@ -155,7 +155,7 @@ int make_window(Device& dev, void* base, std::ptrdiff_t size, int disp_unit, con
     if (c.no_mem || (flavor == WinFlavor::Shared && (c.native.flags & rma::NativeCard::kNoMem))) {
       hub.remove(*st);
       return dev.errors().raise(ErrorClass::NoMem, "%s on rank %d: rank %d cannot allocate the window's memory (%s)",
-                                flavor == WinFlavor::Shared ? "Win_allocate_shared" : "Win_allocate", comm.rank, r,
+                                creation_call(flavor), comm.rank, r,
                                 flavor == WinFlavor::Shared && r == 0 && !c.no_mem && !info.alloc_shared_noncontig
                                     ? "every rank's part, in one region"
                                     : "its part");
