@@ -34,6 +34,13 @@ constexpr std::string_view kPeersWait[] = {
     "Win_free", "Win_post", "Win_start", "Win_wait"};
 // clang-format on
 
+// Where no_peer_waits() marks a code: its ErrorLog slot (the bits above the
+// class; the log has as many slots), compared by the whole code, which also
+// carries the slot's generation.
+std::atomic<int>& no_wait_slot(Runtime& rt, int code) {
+  return rt.no_wait_codes[(static_cast<unsigned>(code) >> kErrorClassBits) % Runtime::kNoWaitSlots];
+}
+
 bool strip_suffix(std::string_view& s, std::string_view end) {
   if (s.size() <= end.size() || s.substr(s.size() - end.size()) != end) return false;
   s.remove_suffix(end.size());
@@ -56,7 +63,7 @@ bool peers_may_wait(Runtime& rt, int code, const char* fn) {
   const ErrorClass cls = error_class_of(code);
   // A dead peer: the job cannot end cleanly whatever the call was.
   if (cls == ErrorClass::ProcFailed || cls == ErrorClass::ProcAborted) return true;
-  if (cls == ErrorClass::Truncate || code == rt.no_wait_code.load(std::memory_order_relaxed)) return false;
+  if (cls == ErrorClass::Truncate || code == no_wait_slot(rt, code).load(std::memory_order_relaxed)) return false;
   std::string_view s = fn[0] == 'P' ? fn + 1 : fn;  // (PMPI_X)
   if (s.substr(0, 4) != "MPI_") return false;
   s.remove_prefix(4);
@@ -79,7 +86,7 @@ bool peers_may_wait(Runtime& rt, int code, const char* fn) {
 }  // namespace
 
 int no_peer_waits(int code) {
-  if (Runtime* rt = g_runtime; rt && code) rt->no_wait_code.store(code, std::memory_order_relaxed);
+  if (Runtime* rt = g_runtime; rt && code) no_wait_slot(*rt, code).store(code, std::memory_order_relaxed);
   return code;
 }
 
