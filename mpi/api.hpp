@@ -245,9 +245,11 @@ int need_intra(const CommObj& c, const char* what);
 // An intercommunicator between local and remote (context index ctx), with
 // parent's error handler.
 int make_intercomm(Runtime& rt, GroupPtr local, GroupPtr remote, uint32_t ctx, const CommObj& parent, MPI_Comm* out);
-// MPI_Comm_split / MPI_Comm_create on an intercommunicator.
-int inter_split(Runtime& rt, CommObj& c, int color, int key, MPI_Comm* out);
-int inter_create(Runtime& rt, CommObj& c, const GroupData& g, MPI_Comm* out);
+// MPI_Comm_split / MPI_Comm_create on an intercommunicator (`failed`: this
+// member's own error, with which it still takes part: every member of both
+// groups then fails instead of waiting for it).
+int inter_split(Runtime& rt, CommObj& c, int color, int key, MPI_Comm* out, int failed = 0);
+int inter_create(Runtime& rt, CommObj& c, const GroupData& g, MPI_Comm* out, int failed = 0);
 
 // MPI_Request handles name the request pool's slot directly, so making,
 // finding and dropping one touches no table: class Pool (bits 30-31), bits

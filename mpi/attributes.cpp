@@ -229,19 +229,20 @@ void* builtin_attr(Runtime& rt, int keyval) {
   }
 }
 
+// (The caller reports the error: its handler runs once.)
 int comm_get_attr(Runtime& rt, MPI_Comm comm, int keyval, void* value, int* flag) {
   CommObj* c = nullptr;
   if (int e = get_comm(rt, comm, &c)) return e;
-  if (!value || !flag)
-    return comm_error(c, raise(ErrorClass::Arg, "attribute_val or flag is null"), "MPI_Comm_get_attr");
+  if (!value || !flag) return raise(ErrorClass::Arg, "attribute_val or flag is null");
   if (is_kind(keyval, Kind::Keyval, HandleClass::Builtin)) {
     void* v = builtin_attr(rt, keyval);
-    *flag = v != nullptr;
-    if (v) *static_cast<void**>(value) = v;
+    if (!v) return raise(ErrorClass::Keyval, "keyval 0x%x is not a communicator keyval", keyval);
+    *flag = 1;
+    *static_cast<void**>(value) = v;
     return 0;
   }
   KeyvalObj* k = nullptr;
-  if (int e = get_keyval(rt, keyval, KeyvalKind::Comm, &k)) return comm_error(c, e, "MPI_Comm_get_attr");
+  if (int e = get_keyval(rt, keyval, KeyvalKind::Comm, &k)) return e;
   void* v;
   *flag = find_attr(rt, c->attrs, k, &v);
   if (*flag) *static_cast<void**>(value) = v;

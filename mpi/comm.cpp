@@ -68,7 +68,7 @@ int split(Runtime& rt, CommObj& c, int color, int key, MPI_Comm* out, int failed
     if (int e = split(rt, c, MPI_UNDEFINED, key, out)) return e;
     return no_peer_waits(bad);
   }
-  if (c.inter) return failed ? failed : inter_split(rt, c, color, key, out);
+  if (c.inter) return inter_split(rt, c, color, key, out, failed);
   int mine[2] = {failed ? kFailedColor : color, key};
   std::vector<int> all(static_cast<std::size_t>(c.size()) * 2);
   if (int e = allgather_bytes(rt.dev(), c.internal, mine, sizeof mine, all.data(), kTagGather)) return e;
@@ -281,7 +281,7 @@ ADI3_MPI_API(int, Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm* newcom
   int bad = get_group(*rt, group, &g);
   if (!bad) bad = check_subgroup(*c, *g);
   if (!bad && !newcomm) bad = raise(ErrorClass::Arg, "newcomm is null");
-  if (c->inter) return comm_error(c, bad ? bad : inter_create(*rt, *c, *g, newcomm), __func__);
+  if (c->inter) return comm_error(c, inter_create(*rt, *c, g ? *g : GroupData{}, newcomm, bad), __func__);
   // A bad group still takes part in the agreement, which then fails at
   // every member instead of leaving the others waiting for this one.
   uint32_t ctx;

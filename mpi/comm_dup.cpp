@@ -103,7 +103,8 @@ int poll(Request& r, Status&) {
 
 const RequestClass kIdupClass{nullptr, nullptr, nullptr, &poll, nullptr};
 
-int idup(Runtime& rt, CommObj& c, const Entries& info, MPI_Comm* newcomm, MPI_Request* request) {
+// `bad`: the caller's own arguments failed; it still takes part.
+int idup(Runtime& rt, CommObj& c, const Entries& info, MPI_Comm* newcomm, MPI_Request* request, int bad) {
   Device& dev = rt.dev();
   // The request first: out of them (ADI3_MAX_REQUESTS), no attribute is
   // copied and no tag taken.
@@ -112,10 +113,11 @@ int idup(Runtime& rt, CommObj& c, const Entries& info, MPI_Comm* newcomm, MPI_Re
   auto x = std::make_unique<Idup>();
   x->rt = &rt;
   x->out = newcomm;
-  // A failed copy callback fails the call at once, yet its agreement still
+  // A failed copy callback (or bad arguments) fails the call at once, yet its agreement still
   // runs (no handle: it frees itself), so the other members fail too
   // instead of waiting for this one.
-  int failed = dup_begin(rt, c, info, &x->plan);
+  x->plan.over = c.internal;
+  int failed = bad ? bad : dup_begin(rt, c, info, &x->plan);
   // Every member takes the same number from the parent's sequence, so the
   // n-th idup (or nonblocking collective) of a communicator has one tag.
   x->agree = std::make_unique<Agreement>(rt, x->plan.over, sequence(c).next_tag(), failed);
@@ -127,7 +129,7 @@ int idup(Runtime& rt, CommObj& c, const Entries& info, MPI_Comm* newcomm, MPI_Re
     finish(*r, raw);
   else
     dev.add_pollable(r);
-  if (failed) return failed;
+  if (failed) return no_peer_waits(failed);  // (the agreement goes on without this rank's handle)
   return new_request(rt, r, c.handle, false, request);
 }
 
@@ -150,10 +152,10 @@ ADI3_MPI_API(int, Comm_idup, (MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* req
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
-  if (!newcomm || !request) return comm_error(c, raise(ErrorClass::Arg, "newcomm or request is null"), __func__);
-  *newcomm = MPI_COMM_NULL;  // until the request completes, and after a failure
-  *request = MPI_REQUEST_NULL;
-  return comm_error(c, idup(*rt, *c, c->info, newcomm, request), __func__);
+  const int bad = newcomm && request ? 0 : raise(ErrorClass::Arg, "newcomm or request is null");
+  if (newcomm) *newcomm = MPI_COMM_NULL;  // until the request completes, and after a failure
+  if (request) *request = MPI_REQUEST_NULL;
+  return comm_error(c, idup(*rt, *c, c->info, newcomm, request, bad), __func__);
 }
 
 ADI3_MPI_API(int, Comm_idup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm, MPI_Request* request),
@@ -161,10 +163,10 @@ ADI3_MPI_API(int, Comm_idup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm* 
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
-  if (!newcomm || !request) return comm_error(c, raise(ErrorClass::Arg, "newcomm or request is null"), __func__);
-  *newcomm = MPI_COMM_NULL;
-  *request = MPI_REQUEST_NULL;
+  if (newcomm) *newcomm = MPI_COMM_NULL;
+  if (request) *request = MPI_REQUEST_NULL;
   Entries entries;
-  if (int e = info_entries(*rt, info, &entries)) return comm_error(c, e, __func__);
-  return comm_error(c, idup(*rt, *c, entries, newcomm, request), __func__);
+  const int bad =
+      !newcomm || !request ? raise(ErrorClass::Arg, "newcomm or request is null") : info_entries(*rt, info, &entries);
+  return comm_error(c, idup(*rt, *c, entries, newcomm, request, bad), __func__);
 }

@@ -34,6 +34,17 @@ constexpr std::string_view kPeersWait[] = {
     "Win_free", "Win_post", "Win_start", "Win_wait"};
 // clang-format on
 
+// Where no_peer_waits() marks a code: its ErrorLog slot (the bits above the
+// class; the log has as many slots), compared by the whole code, which also
+// carries the slot's generation. A slot's mark is lost once 256 newer errors
+// took it (threads failing fast while this one is descheduled), so the
+// marking thread also keeps its own last code; the slot serves where the
+// progress engine finished the call on another thread (an idup's agreement).
+std::atomic<int>& no_wait_slot(Runtime& rt, int code) {
+  return rt.no_wait_codes[(static_cast<unsigned>(code) >> kErrorClassBits) % Runtime::kNoWaitSlots];
+}
+thread_local int t_no_wait_code = 0;
+
 bool strip_suffix(std::string_view& s, std::string_view end) {
   if (s.size() <= end.size() || s.substr(s.size() - end.size()) != end) return false;
   s.remove_suffix(end.size());
@@ -56,7 +67,8 @@ bool peers_may_wait(Runtime& rt, int code, const char* fn) {
   const ErrorClass cls = error_class_of(code);
   // A dead peer: the job cannot end cleanly whatever the call was.
   if (cls == ErrorClass::ProcFailed || cls == ErrorClass::ProcAborted) return true;
-  if (cls == ErrorClass::Truncate || code == rt.no_wait_code.load(std::memory_order_relaxed)) return false;
+  if (cls == ErrorClass::Truncate || code == t_no_wait_code) return false;
+  if (code == no_wait_slot(rt, code).load(std::memory_order_relaxed)) return false;
   std::string_view s = fn[0] == 'P' ? fn + 1 : fn;  // (PMPI_X)
   if (s.substr(0, 4) != "MPI_") return false;
   s.remove_prefix(4);
@@ -79,7 +91,10 @@ bool peers_may_wait(Runtime& rt, int code, const char* fn) {
 }  // namespace
 
 int no_peer_waits(int code) {
-  if (Runtime* rt = g_runtime; rt && code) rt->no_wait_code.store(code, std::memory_order_relaxed);
+  if (Runtime* rt = g_runtime; rt && code) {
+    no_wait_slot(*rt, code).store(code, std::memory_order_relaxed);
+    t_no_wait_code = code;
+  }
   return code;
 }
 

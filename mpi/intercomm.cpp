@@ -19,6 +19,22 @@ namespace {
 
 constexpr int kTagBcast = 3;
 
+// What a member whose own arguments are bad contributes in place of its
+// channel rank (MPI_Intercomm_create) or high flag (MPI_Intercomm_merge).
+constexpr int kFailed = -1;
+
+// After an exchange of entries of `stride` ints: the error every member
+// returns when one of them contributed kFailed (`mine`: this member's own).
+int failed_member(const std::vector<int>& all, std::size_t stride, int mine) {
+  for (std::size_t i = 0; i < all.size(); i += stride) {
+    if (all[i] != kFailed) continue;
+    return no_peer_waits(
+        mine ? mine
+             : raise(ErrorClass::Other, "another process failed its arguments, so the call fails at every member"));
+  }
+  return 0;
+}
+
 std::vector<int> union_order(const GroupData& a, const GroupData& b) {
   int amin = *std::min_element(a.ranks.begin(), a.ranks.end());
   int bmin = *std::min_element(b.ranks.begin(), b.ranks.end());
@@ -181,22 +197,32 @@ ADI3_MPI_API(int, Intercomm_create,
   CommObj* lc = nullptr;
   if (int e = get_comm(*rt, local_comm, &lc)) return world_error(e, __func__);
   if (int e = need_intra(*lc, "MPI_Intercomm_create's local_comm")) return comm_error(lc, e, __func__);
-  if (!newintercomm) return comm_error(lc, raise(ErrorClass::Arg, "newintercomm is null"), __func__);
   if (local_leader < 0 || local_leader >= lc->size()) {
     return comm_error(lc, raise(ErrorClass::Rank, "invalid local_leader %d", local_leader), __func__);
   }
-  if (tag < 0 || tag > kTagUb) return comm_error(lc, raise(ErrorClass::Tag, "invalid tag %d", tag), __func__);
+  // A member's own bad arguments: it still takes part (as kFailed), so both
+  // groups fail instead of waiting for it; a leader whose tag is bad cannot
+  // reach the remote leader and refuses for its group.
+  int bad = !newintercomm             ? raise(ErrorClass::Arg, "newintercomm is null")
+            : tag < 0 || tag > kTagUb ? raise(ErrorClass::Tag, "invalid tag %d", tag)
+                                      : 0;
+  const bool leader = lc->rank() == local_leader;
   CommObj* pc = nullptr;
   // The leader's own checks: the other members learn their outcome from it.
-  int refused = lc->rank() == local_leader ? check_leader(*rt, *lc, peer_comm, remote_leader, &pc) : 0;
+  int refused = 0;
+  if (leader)
+    refused = error_class_of(bad) == ErrorClass::Tag ? bad : check_leader(*rt, *lc, peer_comm, remote_leader, &pc);
   Bridge b{*rt, *lc, local_leader, pc ? &pc->pt2pt : nullptr, remote_leader, tag, refused};
   constexpr int W = ContextIds::kWords;
   for (;;) {
     // Round 1: everyone's channel rank and free context mask.
     std::vector<int> mine(1 + W), lall, rall;
-    mine[0] = rt->dev().rank();
+    mine[0] = bad ? kFailed : rt->dev().rank();
     rt->contexts.snapshot(reinterpret_cast<uint32_t*>(mine.data() + 1));
-    if (int e = b.exchange(mine, &lall, &rall)) return comm_error(lc, e, __func__);
+    if (int e = b.exchange(mine, &lall, &rall)) return comm_error(lc, bad ? bad : e, __func__);
+    for (const std::vector<int>* all : {&lall, &rall}) {
+      if (int e = failed_member(*all, 1 + W, bad)) return comm_error(lc, e, __func__);
+    }
     uint32_t agreed[W];
     std::memset(agreed, 0xff, sizeof agreed);
     auto remote = std::make_shared<GroupData>();
@@ -235,13 +261,16 @@ ADI3_MPI_API(int, Intercomm_merge, (MPI_Comm intercomm, int high, MPI_Comm* newi
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, intercomm, &c)) return world_error(e, __func__);
   if (!c->inter) return comm_error(c, raise(ErrorClass::Comm, "not an intercommunicator"), __func__);
-  if (!newintracomm) return comm_error(c, raise(ErrorClass::Arg, "newintracomm is null"), __func__);
-  // Everyone's high flag, in union order.
-  int mine = high ? 1 : 0;
+  // Everyone's high flag, in union order; a member whose arguments are bad
+  // still sends one (kFailed), so the call fails at every member of both
+  // groups instead of leaving them waiting for it.
+  const int bad = newintracomm ? 0 : raise(ErrorClass::Arg, "newintracomm is null");
+  int mine = bad ? kFailed : high ? 1 : 0;
   std::vector<int> highs(static_cast<std::size_t>(c->internal.size));
   if (int e = allgather_bytes(rt->dev(), c->internal, &mine, sizeof mine, highs.data(), kTagGather)) {
-    return comm_error(c, e, __func__);
+    return comm_error(c, bad ? bad : e, __func__);
   }
+  if (int e = failed_member(highs, 1, bad)) return comm_error(c, e, __func__);
   auto remote_high = [&] {
     int first = c->remote->ranks[0];
     auto at = std::find(c->internal.peers.begin(), c->internal.peers.end(), first) - c->internal.peers.begin();
@@ -292,11 +321,15 @@ std::vector<int> members_with(const CommObj& c, const GroupData& side, const std
   return out;
 }
 
-// Each process's (color, key) over both groups, and a context index.
-int gather_and_agree(Runtime& rt, CommObj& c, int color, int key, std::vector<int>* all, uint32_t* ctx) {
-  int mine[3] = {color, key, 0};
+// Each process's (color, key) over both groups, and a context index; a
+// member that failed (`failed`) sends kFailed and all fail before agreeing.
+int gather_and_agree(Runtime& rt, CommObj& c, int color, int key, std::vector<int>* all, uint32_t* ctx, int failed) {
+  int mine[3] = {failed ? kFailed : color, key, 0};
   all->resize(3 * c.internal.peers.size());
-  if (int e = allgather_bytes(rt.dev(), c.internal, mine, sizeof mine, all->data(), kTagGather)) return e;
+  if (int e = allgather_bytes(rt.dev(), c.internal, mine, sizeof mine, all->data(), kTagGather)) {
+    return failed ? failed : e;
+  }
+  if (int e = failed_member(*all, 3, failed)) return e;
   return agree_context(rt, c.internal, 2, ctx);
 }
 
@@ -315,10 +348,10 @@ int finish(Runtime& rt, CommObj& c, std::vector<int> local, std::vector<int> rem
 
 }  // namespace
 
-int adi3::mpi::inter_split(Runtime& rt, CommObj& c, int color, int key, MPI_Comm* out) {
+int adi3::mpi::inter_split(Runtime& rt, CommObj& c, int color, int key, MPI_Comm* out, int failed) {
   std::vector<int> all;
   uint32_t ctx;
-  if (int e = gather_and_agree(rt, c, color, key, &all, &ctx)) return e;
+  if (int e = gather_and_agree(rt, c, color, key, &all, &ctx, failed)) return e;
   if (color == MPI_UNDEFINED) {
     rt.contexts.release(static_cast<int>(ctx));
     *out = MPI_COMM_NULL;
@@ -327,13 +360,13 @@ int adi3::mpi::inter_split(Runtime& rt, CommObj& c, int color, int key, MPI_Comm
   return finish(rt, c, members_with(c, *c.group, all, color), members_with(c, *c.remote, all, color), ctx, out);
 }
 
-int adi3::mpi::inter_create(Runtime& rt, CommObj& c, const GroupData& g, MPI_Comm* out) {
+int adi3::mpi::inter_create(Runtime& rt, CommObj& c, const GroupData& g, MPI_Comm* out, int failed) {
   // Each process tells its place in its side's group (the order of the new
   // groups), or that it is not in it.
   int place = g.rank_of(rt.dev().rank());
   std::vector<int> all;
   uint32_t ctx;
-  if (int e = gather_and_agree(rt, c, place == MPI_UNDEFINED ? 0 : 1, place, &all, &ctx)) return e;
+  if (int e = gather_and_agree(rt, c, place == MPI_UNDEFINED ? 0 : 1, place, &all, &ctx, failed)) return e;
   if (place == MPI_UNDEFINED) {
     rt.contexts.release(static_cast<int>(ctx));
     *out = MPI_COMM_NULL;

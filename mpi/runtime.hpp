@@ -203,8 +203,11 @@ class Runtime {
   // (a static name) and code. The peers may be waiting for this rank in it.
   std::atomic<const char*> returned_fn{nullptr};
   std::atomic<int> returned_code{0};
-  // The last error after which no peer waits in its call (no_peer_waits()).
-  std::atomic<int> no_wait_code{0};
+  // Errors after which no peer waits in their calls (no_peer_waits()), one
+  // per slot of the device's ErrorLog (a code names its slot): threads
+  // failing at once each find their own code when it is handed back.
+  static constexpr unsigned kNoWaitSlots = 256;
+  std::array<std::atomic<int>, kNoWaitSlots> no_wait_codes{};
 
   // Extension objects without a free call (MPIX_Grequest_class): owned
   // here, released at MPI_Finalize.

@@ -283,8 +283,12 @@ ADI3_MPI_API(int, Cart_sub, (MPI_Comm comm, const int remain_dims[], MPI_Comm* n
   int err = 0;
   if (get_cart(*rt, comm, &c, __func__, &err)) return err;
   const CartTopo t = *c->cart;
-  if (!newcomm || (!remain_dims && !t.dims.empty()))
-    return comm_error(c, raise(ErrorClass::Arg, "an argument is null"), __func__);
+  if (!newcomm || (!remain_dims && !t.dims.empty())) {
+    // Still take part in the split, which then fails at every member.
+    MPI_Comm none = MPI_COMM_NULL;
+    return comm_error(c, comm_split(*rt, *c, MPI_UNDEFINED, 0, &none, raise(ErrorClass::Arg, "an argument is null")),
+                      __func__);
+  }
   std::vector<int> coords(t.dims.size());
   coords_of(t, c->rank(), coords.data());
   // Processes that agree on the dropped coordinates form one sub-grid.

@@ -176,12 +176,16 @@ ADI3_MPI_API(int, Dist_graph_create_adjacent,
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm_old, &c)) return world_error(e, __func__);
   if (int e = need_intra(*c, "MPI_Dist_graph_create_adjacent")) return comm_error(c, e, __func__);
-  if (!comm_dist_graph) return comm_error(c, raise(ErrorClass::Arg, "comm_dist_graph is null"), __func__);
-  int e = check_ranks(*c, indegree, sources, "source");
+  int e = !comm_dist_graph ? raise(ErrorClass::Arg, "comm_dist_graph is null")
+                           : check_ranks(*c, indegree, sources, "source");
   if (!e) e = check_ranks(*c, outdegree, destinations, "destination");
   if (!e) e = check_weights(indegree, sourceweights, "sourceweights");
   if (!e) e = check_weights(outdegree, destweights, "destweights");
-  if (e) return comm_error(c, e, __func__);
+  if (e) {
+    // Still take part in the split, which then fails at every member.
+    MPI_Comm none = MPI_COMM_NULL;
+    return comm_error(c, comm_split(*rt, *c, MPI_UNDEFINED, 0, &none, e), __func__);
+  }
   auto t = std::make_shared<DistGraphTopo>();
   t->sources.assign(sources, sources + indegree);
   t->destinations.assign(destinations, destinations + outdegree);

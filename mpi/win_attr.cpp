@@ -93,8 +93,11 @@ ADI3_MPI_API(int, Win_get_attr, (MPI_Win win, int keyval, void* attribute_val, i
   }
   void* v = nullptr;
   if (is_kind(keyval, Kind::Keyval, HandleClass::Builtin)) {
-    *flag = builtin_win_attr(*w, keyval, &v);
-    if (*flag) *static_cast<void**>(attribute_val) = v;
+    if (!builtin_win_attr(*w, keyval, &v)) {
+      return win_error(w, raise(ErrorClass::Keyval, "keyval 0x%x is not a window keyval", keyval), __func__);
+    }
+    *flag = 1;
+    *static_cast<void**>(attribute_val) = v;
     return MPI_SUCCESS;
   }
   KeyvalObj* k = nullptr;

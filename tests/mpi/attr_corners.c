@@ -3,7 +3,9 @@
  * MPI_Comm_idup at every rank (none waits for the failed one) and leaves
  * MPI_COMM_NULL; a delete callback that sets attributes on the
  * communicator being freed runs once per attribute and the keyvals stay
- * sound (MPI_COMM_SELF's order at MPI_Finalize: handle_corners.c). */
+ * sound (MPI_COMM_SELF's order at MPI_Finalize: handle_corners.c); an
+ * attribute call given a keyval of another kind (a user one, a predefined
+ * one) fails with MPI_ERR_KEYVAL and runs the object's handler once. */
 #include "mpitest.h"
 
 static int rank, size;
@@ -120,11 +122,61 @@ static void delete_sets_attr(void) {
   MPI_Comm_free_keyval(&key_b);
 }
 
+static int handler_calls;
+static void count_comm(MPI_Comm* c, int* code, ...) { (void)c, (void)code, ++handler_calls; }
+static void count_win(MPI_Win* w, int* code, ...) { (void)w, (void)code, ++handler_calls; }
+
+/* The call fails with MPI_ERR_KEYVAL and its handler ran once. */
+#define ONCE_KEYVAL(call)              \
+  do {                                 \
+    handler_calls = 0;                 \
+    CHECK_CLASS(call, MPI_ERR_KEYVAL); \
+    CHECK_EQ(handler_calls, 1);        \
+  } while (0)
+
+static void wrong_kind(void) {
+  MPI_Errhandler ce, we;
+  MPI_Comm c;
+  MPI_Win w;
+  int type_key, win_key, flag, *mem;
+  void* v;
+  CHECK_OK(MPI_Comm_create_errhandler(count_comm, &ce));
+  CHECK_OK(MPI_Win_create_errhandler(count_win, &we));
+  CHECK_OK(MPI_Comm_dup(MPI_COMM_WORLD, &c));
+  CHECK_OK(MPI_Comm_set_errhandler(c, ce));
+  CHECK_OK(MPI_Win_allocate(sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &w));
+  CHECK_OK(MPI_Win_set_errhandler(w, we));
+  CHECK_OK(MPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, MPI_TYPE_NULL_DELETE_FN, &type_key, NULL));
+  CHECK_OK(MPI_Win_create_keyval(MPI_WIN_NULL_COPY_FN, MPI_WIN_NULL_DELETE_FN, &win_key, NULL));
+  ONCE_KEYVAL(MPI_Comm_get_attr(c, type_key, &v, &flag));
+  ONCE_KEYVAL(MPI_Attr_get(c, win_key, &v, &flag));
+  ONCE_KEYVAL(MPI_Comm_set_attr(c, type_key, &flag));
+  ONCE_KEYVAL(MPI_Win_get_attr(w, type_key, &v, &flag));
+#ifdef ADI3_MPI /* (predefined keyvals of another kind: not checked by every MPI) */
+  ONCE_KEYVAL(MPI_Comm_get_attr(c, MPI_WIN_BASE, &v, &flag));
+  ONCE_KEYVAL(MPI_Win_get_attr(w, MPI_TAG_UB, &v, &flag));
+#endif
+  /* the right kinds still answer */
+  CHECK_OK(MPI_Comm_get_attr(c, MPI_TAG_UB, &v, &flag));
+  CHECK(flag);
+  CHECK_OK(MPI_Win_get_attr(w, MPI_WIN_BASE, &v, &flag));
+  CHECK(flag && v == mem);
+  CHECK_OK(MPI_Win_get_attr(w, win_key, &v, &flag));
+  CHECK(!flag);
+  MPI_Type_free_keyval(&type_key);
+  MPI_Win_free_keyval(&win_key);
+  MPI_Win_free(&w);
+  MPI_Comm_free(&c);
+  MPI_Errhandler_free(&ce);
+  MPI_Errhandler_free(&we);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   failing_copy();
   delete_sets_attr();
+  wrong_kind();
   return mt_finish();
 }

@@ -10,6 +10,16 @@
  *                  MPI_Win_create_dynamic with a null win
  *   split, splittype, create, cgnull   MPI_Comm_split, _split_type,
  *                  _create, _create_group with a null newcomm
+ *   adj            MPI_Dist_graph_create_adjacent with a bad destination rank
+ *   cartsub        MPI_Cart_sub with a null remain_dims
+ *   merge          MPI_Intercomm_merge with a null newintracomm
+ *   isplit, icreate   MPI_Comm_split, MPI_Comm_create on an
+ *                  intercommunicator with a null newcomm
+ *   idup, idupinfo MPI_Comm_idup with a null newcomm, MPI_Comm_idup_with_info
+ *                  with a bad info (the others' MPI_Wait fails)
+ *   icnull, ictag  MPI_Intercomm_create with a null newintercomm / a
+ *                  negative tag (at a member that is no leader: ictag runs
+ *                  at 3 ranks); both groups fail
  * Stuck (the others wait in the call; the bad rank reaches MPI_Finalize,
  * which must end the job with a message after ADI3_FINALIZE_TIMEOUT):
  *   cgtag   MPI_Comm_create_group with a negative tag
@@ -24,8 +34,12 @@
  *   that leave no peer waiting (files that do not exist, on MPI_COMM_SELF
  *   and on every rank; a put out of the window's range; a truncated message;
  *   MPI_Comm_call_errhandler; a bad keyval; a negative split color), and the
- *   others reach MPI_Finalize 3 s later: the job ends normally. */
+ *   others reach MPI_Finalize 3 s later: the job ends normally.
+ *   threads (likewise) four threads of the bad rank (MPI_THREAD_MULTIPLE)
+ *   each get MPI_ERR_NO_SUCH_FILE back 2000 times at once: no thread's
+ *   error may be taken for one a peer waits on. */
 #include <mpi.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -71,10 +85,39 @@ static int late(int rank, int size, int bad) {
   return fails;
 }
 
+static char missing[64];
+static int thread_fails;
+
+static void* open_missing(void* arg) {
+  (void)arg;
+  for (int i = 0; i < 2000; ++i) {
+    MPI_File f;
+    int c = -1, e = MPI_File_open(MPI_COMM_SELF, missing, MPI_MODE_RDONLY, MPI_INFO_NULL, &f);
+    if (e) MPI_Error_class(e, &c);
+    if (c != MPI_ERR_NO_SUCH_FILE) __atomic_add_fetch(&thread_fails, 1, __ATOMIC_RELAXED);
+  }
+  return NULL;
+}
+
+/* Mode threads: failing threads at once (their no-peer-waits marks). */
+static int late_threads(int bad) {
+  snprintf(missing, sizeof missing, "/tmp/adi3-one-bad-none-%d", (int)getppid());
+  if (!bad) {
+    sleep(3);
+    return 0;
+  }
+  pthread_t t[4];
+  for (int i = 0; i < 4; ++i) pthread_create(&t[i], NULL, open_missing, NULL);
+  for (int i = 0; i < 4; ++i) pthread_join(t[i], NULL);
+  if (thread_fails) printf("threads: %d opens gave another class than MPI_ERR_NO_SUCH_FILE\n", thread_fails);
+  return thread_fails != 0;
+}
+
 int main(int argc, char** argv) {
   const char* m = argc > 1 ? argv[1] : "";
   int rank, size, e = 0;
-  MPI_Init(&argc, &argv);
+  int provided;
+  MPI_Init_thread(&argc, &argv, strcmp(m, "threads") ? MPI_THREAD_SINGLE : MPI_THREAD_MULTIPLE, &provided);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
@@ -139,8 +182,57 @@ int main(int argc, char** argv) {
     /* a communicator made right after works */
     MPI_Comm d;
     if (MPI_Comm_dup(MPI_COMM_WORLD, &d) == 0) MPI_Comm_free(&d);
+  } else if (!strcmp(m, "adj")) {
+    MPI_Comm g;
+    int src = (rank + size - 1) % size, dst = bad ? size + 5 : (rank + 1) % size;
+    e = MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, &src, MPI_UNWEIGHTED, 1, &dst, MPI_UNWEIGHTED, MPI_INFO_NULL,
+                                       0, &g);
+    if (e == 0) MPI_Comm_free(&g);
+    carried = 1;
+  } else if (!strcmp(m, "cartsub")) {
+    MPI_Comm cart, sub;
+    int dims[1] = {size}, periods[1] = {0}, remain[1] = {1};
+    MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &cart);
+    e = MPI_Cart_sub(cart, bad ? NULL : remain, &sub);
+    if (e == 0) MPI_Comm_free(&sub);
+    MPI_Comm_free(&cart);
+    carried = 1;
+  } else if (!strcmp(m, "idup") || !strcmp(m, "idupinfo")) {
+    MPI_Comm c = MPI_COMM_NULL;
+    MPI_Request r = MPI_REQUEST_NULL;
+    if (m[4])
+      e = MPI_Comm_idup_with_info(MPI_COMM_WORLD, bad ? (MPI_Info)0x1234 : MPI_INFO_NULL, &c, &r);
+    else
+      e = MPI_Comm_idup(MPI_COMM_WORLD, bad ? NULL : &c, &r);
+    if (e == 0) e = MPI_Wait(&r, MPI_STATUS_IGNORE);
+    if (c != MPI_COMM_NULL) MPI_Comm_free(&c);
+    carried = 1;
+  } else if (!strcmp(m, "merge") || !strcmp(m, "icnull") || !strcmp(m, "ictag") || !strcmp(m, "isplit") ||
+             !strcmp(m, "icreate")) {
+    /* Even and odd ranks, leaders 0 and 1 (the bad rank is 2's member at 3 ranks). */
+    MPI_Comm half, inter = MPI_COMM_NULL, merged = MPI_COMM_NULL;
+    MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
+    const int remote_leader = rank % 2 ? 0 : 1;
+    if (strcmp(m, "icnull") && strcmp(m, "ictag")) {
+      MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, remote_leader, 9, &inter);
+      MPI_Group g;
+      MPI_Comm_group(inter, &g);
+      if (!strcmp(m, "merge")) e = MPI_Intercomm_merge(inter, rank % 2, bad ? NULL : &merged);
+      if (!strcmp(m, "isplit")) e = MPI_Comm_split(inter, 0, rank, bad ? NULL : &merged);
+      if (!strcmp(m, "icreate")) e = MPI_Comm_create(inter, g, bad ? NULL : &merged);
+      MPI_Group_free(&g);
+    } else {
+      e = MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, remote_leader, bad && m[2] == 't' ? -4 : 9,
+                               bad && m[2] == 'n' ? NULL : &inter);
+    }
+    if (merged != MPI_COMM_NULL) MPI_Comm_free(&merged);
+    if (inter != MPI_COMM_NULL) MPI_Comm_free(&inter);
+    MPI_Comm_free(&half);
+    carried = 1;
   } else if (!strcmp(m, "late")) {
     if (late(rank, size, bad)) return 1;
+  } else if (!strcmp(m, "threads")) {
+    if (late_threads(bad)) return 1;
   } else if (!strcmp(m, "cgtag")) {
     MPI_Group g;
     MPI_Comm c;
