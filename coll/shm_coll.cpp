@@ -299,7 +299,7 @@ bool shm_barrier(Device& dev, const Comm& comm, const Tuning& t, int* err) {
   bool taken = false;
   ShmNode* n = ShmNode::for_call(dev, comm, t.shm, err, &taken);
   if (!n) return taken;
-  const uint64_t s = n->begin(1);
+  const uint64_t s = n->begin_barrier();
   *err = n->post_wait_all(s);
   return true;
 }
