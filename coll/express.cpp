@@ -84,7 +84,7 @@ Express::State Express::probe(Device& dev, const Comm& comm, Express* out) {
 
 bool Express::barrier(int* err) const {
   ShmNode& n = *node_;
-  const uint64_t s = n.begin(1);
+  const uint64_t s = n.begin_barrier();
   *err = n.post_wait_all(s);
   return true;
 }

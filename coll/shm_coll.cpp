@@ -130,6 +130,11 @@ int long_bcast(ShmNode& n, void* buf, std::size_t count, const Datatype* type, i
 // fold is `in op out`: rank order with the root at rank 0, any order
 // otherwise, so the caller allows it for commutative ops or root 0.
 // Returns false, having moved nothing, when the ranks chose the segment.
+// Not split as direct_bcast's copy is (the other rank writing the second
+// half into the root's buffer with cross-memory attach while the root reads
+// the first): the root's fold then pulls every line of that half from the
+// other core. 2 ranks, 3 alternated launches, load 15: 64 / 256 KiB 6.3 /
+// 21.7 -> 10.3 / 33.4 us per call.
 // Where a direct read lands: straight in the buffer when it is contiguous
 // (at), else in direct()'s bounce buffer, unpacked into (buf, count, type).
 struct Landing {
@@ -299,7 +304,7 @@ bool shm_barrier(Device& dev, const Comm& comm, const Tuning& t, int* err) {
   bool taken = false;
   ShmNode* n = ShmNode::for_call(dev, comm, t.shm, err, &taken);
   if (!n) return taken;
-  const uint64_t s = n->begin(1);
+  const uint64_t s = n->begin_barrier();
   *err = n->post_wait_all(s);
   return true;
 }

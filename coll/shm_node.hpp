@@ -167,6 +167,11 @@ class ShmNode {
   // one) holds slot_bytes <= kShmSlotData: the tier of its slots. Returns
   // its first stage.
   uint64_t begin(uint64_t stages, std::size_t slot_bytes = 0);
+  // A barrier's one stage: no slot, so not counted among the calls whose
+  // sets rotate (a later call's set is free once every rank posted the
+  // first stage of the call after the set's last user; a barrier between
+  // them only moves that stage later). Every rank's barrier takes it.
+  uint64_t begin_barrier() { return ++stage_; }
   // This call's slot of rank r, and mine once every rank is done with the
   // call that last used it (may wait).
   std::byte* slot(int r) const { return slot_base(r) + kShmSlotHead; }
