@@ -64,10 +64,12 @@ void Agent::step(std::chrono::microseconds nap, uint64_t& seen_user) {
     return;
   }
   sleeps_.fetch_add(1, std::memory_order_relaxed);
-  // Hooks may have a next step no packet announces: look again sooner
-  // while any is registered (100 wake-ups a second at most).
-  dev_.channel().wait(dev_.has_progress_hooks() ? std::chrono::microseconds(kHookSleep)
-                                                : std::chrono::microseconds(kIdleSleep));
+  // Hooks may have a next step no packet announces (a queue waiting for
+  // room in the channel): look again sooner while one has work announced
+  // (100 wake-ups a second at most). An idle window's hook has none.
+  const std::atomic<bool>* due = hooks_due_.load(std::memory_order_acquire);
+  const bool soon = due ? due->load(std::memory_order_acquire) : dev_.has_progress_hooks();
+  dev_.channel().wait(soon ? std::chrono::microseconds(kHookSleep) : std::chrono::microseconds(kIdleSleep));
 }
 
 }  // namespace adi3

@@ -36,6 +36,11 @@ class Agent {
   uint64_t doorbell_sleeps() const { return sleeps_.load(std::memory_order_relaxed); }
   // Passes cut short by an allocation that failed (retried after a nap).
   uint64_t out_of_memory() const { return out_of_memory_.load(std::memory_order_relaxed); }
+  // The progress hooks' work, announced and not yet done (rma's Hub: set by
+  // its pokes, cleared by its hook; it wakes the agent when it sets it).
+  // With it clear the idle agent sleeps long although hooks are registered;
+  // never watched, any registered hook keeps its sleeps short.
+  void watch_hooks(const std::atomic<bool>* due) { hooks_due_.store(due, std::memory_order_release); }
 
  private:
   void run();
@@ -46,6 +51,7 @@ class Agent {
   std::atomic<uint64_t> busy_{0};
   std::atomic<uint64_t> sleeps_{0};
   std::atomic<uint64_t> out_of_memory_{0};
+  std::atomic<const std::atomic<bool>*> hooks_due_{nullptr};
   std::thread thread_;  // last: starts after the fields above exist
 };
 

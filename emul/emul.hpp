@@ -151,8 +151,9 @@ bool rndv_fits(const rma::WindowState& w, rma::Msg kind, int target, std::size_t
 // Origin: sends the packet of such an operation (h, addressed as send
 // does) and starts its message: a put's from the origin buffer, a get's
 // receive into it (before the packet). The item's request, if any, now
-// completes with the message.
-void rndv_start(rma::WindowState& w, int to, rma::Item& it, rma::Header& h);
+// completes with the message. False: a put waits (nothing sent) while
+// pieces of an earlier put to that target are still owed.
+bool rndv_start(rma::WindowState& w, int to, rma::Item& it, rma::Header& h);
 // Target: such a packet from origin: checked as apply checks any
 // operation, then the put's receive into the window or the get's message
 // from it started; a refused put's message is drained (a refused get's

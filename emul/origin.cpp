@@ -71,7 +71,7 @@ bool emit_op(WindowState& w, int to, Item& it) {
   h.total = it.total;
   h.token = it.token;
   if (it.rndv) {
-    rndv_start(w, to, it, h);
+    if (!rndv_start(w, to, it, h)) return false;  // stays queued
     ++t.sent_ops;
     return true;
   }

@@ -103,7 +103,8 @@ uint32_t next_group(WindowState& w) {
 bool hand_on(WindowState& w, const Op& op) {
   if (!op.group) return false;
   for (Op& o : w.rndv) {
-    if (o.group != op.group || o.role != op.role || o.rank != op.rank) continue;
+    const bool same = o.role == op.role || (op.role == Op::PutOut && o.role == Op::OwedSend);
+    if (o.group != op.group || !same || o.rank != op.rank) continue;
     if (!o.error) o.error = op.error;
     o.got += op.got;
     if (op.user) o.user = op.user;
@@ -114,6 +115,65 @@ bool hand_on(WindowState& w, const Op& op) {
 
 void record(WindowState& w, int e) {
   if (e && !w.deferred_error) w.deferred_error = e;
+}
+
+// Owed pieces: the peer waits for n pieces of a put that could not start
+// here (no request or memory left). Each goes empty as soon as a request
+// is free (the pieces that started free theirs): a zero-byte send from the
+// origin (the target then finds the put short and refuses it), a drain at
+// the target (the origin's message then completes). Messages of one pair
+// and tag match in order, so until they have gone no later put's message
+// to that target leaves (origin) and no later put's receive from that
+// origin is posted (target). Room for them was made.
+void owe(WindowState& w, const Op& like, Op::Role role, std::size_t n) {
+  if (n == 0) return;
+  Op op = like;
+  op.role = role;
+  op.msg = nullptr;
+  op.user = nullptr;
+  const auto r = static_cast<std::size_t>(op.rank);
+  if (role == Op::OwedSend) {
+    w.targets[r].rndv_owed += static_cast<int>(n);  // queued and counted out with the started pieces
+  } else {
+    op.group = 0;
+    w.origins[r].rndv_owed += static_cast<int>(n);
+    w.add_queued(static_cast<int>(n));  // the hook retries until they are posted
+  }
+  w.rndv.insert(w.rndv.end(), n, op);
+  w.hub->poke();
+}
+
+// Starts an owed piece if a request is free; true if it did.
+bool start_owed(WindowState& w, Op& op) {
+  // None free (the pool holds ADI3_MAX_REQUESTS rounded up to its chunks
+  // of 64, adi3/request_pool.cpp): no attempt (each would log an error).
+  if (w.dev.live_requests() >= (w.dev.config().max_requests + 63) / 64 * 64) return false;
+  const Comm& c = comm_of(w);
+  const auto r = static_cast<std::size_t>(op.rank);
+  Request* m = nullptr;
+  if (op.role == Op::OwedSend) {
+    if (w.dev.isend_checked(&w, 0, Datatype::byte(), op.rank, tag_of(w.peers[r].win, false), c, SendMode::Standard,
+                            &m)) {
+      return false;
+    }
+    op.role = Op::PutOut;
+    --w.targets[r].rndv_owed;
+  } else {
+    if (w.dev.irecv_checked(&w, 0, Datatype::byte(), op.rank, tag_of(w.slot, false), c, &m)) return false;
+    op.role = Op::Drain;
+    --w.origins[r].rndv_owed;
+    w.add_queued(-1);  // as any drain, it no longer keeps the hook running
+  }
+  op.msg = m;
+  return true;
+}
+
+// Starts the pieces owed in role to or from rank; true when none is left.
+bool pay_owed(WindowState& w, Op::Role role, int rank) {
+  for (Op& op : w.rndv) {
+    if (op.role == role && op.rank == rank && !start_owed(w, op)) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -144,9 +204,10 @@ bool rndv_fits(const WindowState& w, Msg kind, int target, std::size_t bytes) {
   return w.dev.rndv_get_to(peer) && bytes >= w.dev.caps_of(peer).get_min;
 }
 
-void rndv_start(WindowState& w, int to, Item& it, Header& h) {
+bool rndv_start(WindowState& w, int to, Item& it, Header& h) {
   rma::Target& t = w.targets[static_cast<std::size_t>(to)];
   const bool get = it.kind == Msg::Get;
+  if (!get && t.rndv_owed && !pay_owed(w, Op::OwedSend, to)) return false;
   const Datatype* tt = it.ttype ? it.ttype : Datatype::builtin(static_cast<Builtin>(it.elem));
   const unsigned lg = it.utype->is_contiguous() && tt->is_contiguous() ? piece_log_for(it.total) : 0;
   const std::size_t n = pieces_of(it.total, lg);
@@ -189,9 +250,14 @@ void rndv_start(WindowState& w, int to, Item& it, Header& h) {
       w.rndv.resize(mark);
     }
   } else {
-    // The packet first: the target posts the receives when it arrives.
+    // The packet first: the target posts the receives when it arrives,
+    // and waits for every piece it announced.
     e = send(w, to, h);
-    for (std::size_t k = 0; k < n && !e; ++k) e = start(k);
+    if (!e) {
+      std::size_t k = 0;
+      while (k < n && !(e = start(k))) ++k;
+      if (e) owe(w, op, Op::OwedSend, n - k);
+    }
   }
   it.utype->release();
   it.utype = nullptr;
@@ -205,9 +271,10 @@ void rndv_start(WindowState& w, int to, Item& it, Header& h) {
       w.dev.complete(it.req);
       it.req = nullptr;
     }
-    return;
+    return true;
   }
-  // (A put whose later pieces could not start ends with that error.)
+  // (A put whose later pieces could not start ends with that error: they
+  // are owed.)
   if (e) w.rndv.back().error = e;
   if (!get) {
     w.rndv.back().user = it.req;  // an rput completes with its messages
@@ -216,6 +283,7 @@ void rndv_start(WindowState& w, int to, Item& it, Header& h) {
   }
   w.add_queued(static_cast<int>(started));
   w.hub->poke();
+  return true;
 }
 
 void rndv_serve(WindowState& w, int o, const Header& h) {
@@ -248,6 +316,10 @@ void rndv_serve(WindowState& w, int o, const Header& h) {
     op.group = n > 1 ? next_group(w) : 0;
     const int tag = get ? tag_of(w.peers[static_cast<std::size_t>(o)].win, true) : tag_of(w.slot, false);
     const std::size_t mark = w.rndv.size();
+    if (!get && O.rndv_owed && !pay_owed(w, Op::OwedDrain, o)) {
+      e = w.dev.errors().raise(ErrorClass::NoMem, "rank %d: no request free to drain the put pieces rank %d still owes",
+                               w.comm.rank, o);
+    }
     for (std::size_t k = 0; k < n && !e; ++k) {
       Op p = op;
       const Piece pc = piece(addr + t->true_lb(), h.total, lg, k);
@@ -259,13 +331,13 @@ void rndv_serve(WindowState& w, int o, const Header& h) {
       if (!e) w.rndv.push_back(p);
     }
     const std::size_t started = w.rndv.size() - mark;
+    // Pieces that could not start end the operation with that error when
+    // the others are done (a get's origin then cancels the rest; a put's
+    // origin sends them all: they are drained).
+    if (started && e) w.rndv.back().error = e;
+    if (!get && e) owe(w, op, Op::OwedDrain, n - started);
     if (started) {
-      // Pieces that could not start end the operation with that error
-      // when the others are done (a get's origin then cancels the rest).
-      if (e) {
-        record(w, e);
-        w.rndv.back().error = e;
-      }
+      record(w, e);
       O.rndv_started += started;
       w.add_queued(static_cast<int>(started));
       w.hub->poke();
@@ -275,10 +347,14 @@ void rndv_serve(WindowState& w, int o, const Header& h) {
     // Refused (reported): the put's messages are drained into no byte of
     // the window. (The get's origin cancels its receives on the refusal.)
     op.role = Op::Drain;
-    for (std::size_t k = 0; k < n && !e; ++k) {
-      e = w.dev.irecv_checked(&O, 0, Datatype::byte(), o, tag_of(w.slot, false), c, &op.msg);
-      if (!e) track(w, op);
+    std::size_t k = 0;
+    if (!O.rndv_owed || pay_owed(w, Op::OwedDrain, o)) {
+      for (; k < n; ++k) {
+        if (w.dev.irecv_checked(&O, 0, Datatype::byte(), o, tag_of(w.slot, false), c, &op.msg)) break;
+        track(w, op);
+      }
     }
+    owe(w, op, Op::OwedDrain, n - k);
   }
   ++O.applied;
   if (e) {
@@ -293,6 +369,11 @@ bool rndv_reap(WindowState& w) {
   bool any = false;
   std::size_t i = 0;
   while (i < w.rndv.size()) {
+    if (!w.rndv[i].msg) {
+      any |= start_owed(w, w.rndv[i]);  // ends in a later pass
+      ++i;
+      continue;
+    }
     if (!w.rndv[i].msg->complete()) {
       ++i;
       continue;
@@ -328,7 +409,9 @@ bool rndv_reap(WindowState& w) {
       case Op::GetOut: {
         rma::Origin& O = w.origins[static_cast<std::size_t>(op.rank)];
         ++O.applied;
-        if (op.error) {
+        // A put some of whose pieces came empty (its origin could not
+        // start them) is short: refused, as a failed one.
+        if (op.error || (op.role == Op::PutIn && op.got != op.h.total)) {
           refuse(w, op.rank, op.h, ErrorClass::Truncate, "its message failed (%zu of %llu bytes)", op.got,
                  static_cast<unsigned long long>(op.h.total));
         }
@@ -338,6 +421,8 @@ bool rndv_reap(WindowState& w) {
         break;
       }
       case Op::Drain:
+      case Op::OwedSend:  // (never here: no message yet)
+      case Op::OwedDrain:
         break;
     }
   }
@@ -354,6 +439,7 @@ void rndv_refused(WindowState& w, int from, uint64_t token) {
 
 void rndv_end(WindowState& w) {
   for (Op& op : w.rndv) {
+    if (!op.msg) continue;  // owed, never started
     if (!op.msg->complete()) w.dev.cancel(op.msg);
     w.dev.release(op.msg);
   }

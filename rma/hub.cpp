@@ -7,6 +7,7 @@
 #include <string>
 
 #include "adi3/device.hpp"
+#include "emul/agent.hpp"
 #include "emul/emul.hpp"
 #include "rma/window_state.hpp"
 
@@ -94,8 +95,14 @@ bool Hub::release_memory(void* base) {
 }
 
 void Hub::poke() {
-  work_.store(true, std::memory_order_release);
+  // Work announced after none: an agent may be asleep for long (it looked
+  // at work_ before this), so it is woken (a load when it is awake).
+  if (!work_.exchange(true, std::memory_order_acq_rel) && dev_.agent_running()) dev_.channel().wake();
   dev_.wake_hooks();
+}
+
+void Hub::watch_agent() {
+  if (Agent* a = dev_.agent()) a->watch_hooks(&work_);
 }
 
 WindowState* Hub::find(uint32_t slot, uint32_t gen) const {

@@ -42,6 +42,9 @@ class Hub {
   // Something was queued: the hook has work (the device runs it on demand:
   // an idle progress pass skips the hooks).
   void poke();
+  // The agent started for a window: it sleeps long while no work is
+  // announced (emul/agent.hpp watch_hooks).
+  void watch_agent();
   // MPI_Alloc_mem's shared regions (rma/memory.cpp): recorded here until
   // release_memory(base) gives them back to os (false: not one of ours).
   void add_memory(Region* r, OneSided* os);

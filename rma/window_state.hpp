@@ -102,8 +102,9 @@ struct Target {
   uint64_t grants = 0;     // LockGrant packets received from it
   uint64_t lock_reqs = 0;  // LockReq packets queued to it
   uint64_t sync_seq = 0, acked = 0;
-  int replies = 0;   // get-like operations awaiting data from it
-  int rndv_out = 0;  // puts whose message to it has not left yet (emul/rndv.cpp)
+  int replies = 0;    // get-like operations awaiting data from it
+  int rndv_out = 0;   // puts whose message to it has not left yet (emul/rndv.cpp)
+  int rndv_owed = 0;  // of those, pieces still owed (no later put's message goes before them)
   // A put went as a message since the last flush: a get's reply no longer
   // says that the target applied everything before it.
   bool rndv_put = false;
@@ -239,6 +240,7 @@ struct Origin {
   // Messages of puts received and gets answered (emul/rndv.cpp): started,
   // done. An Ack leaves once those started before it are done.
   uint64_t rndv_started = 0, rndv_done = 0;
+  int rndv_owed = 0;  // drains owed for its put pieces (no later put's receive is posted before them)
   // A put or accumulate carrying its lock request and unlock (kLockReq)
   // that waits for the lock: applied and acknowledged when granted.
   bool parked = false;
@@ -289,9 +291,11 @@ class WindowState {
   // (emul/rndv.cpp), the requests of those messages, and the
   // communicator they go on (the window's ranks, a context of its own).
   struct RndvOp {
-    enum Role : uint8_t { PutOut, GetIn, PutIn, GetOut, Drain } role = PutOut;
+    // Owed: a put's piece that could not start for lack of a request or
+    // memory, which its peer still waits for (emul/rndv.cpp start_owed).
+    enum Role : uint8_t { PutOut, GetIn, PutIn, GetOut, Drain, OwedSend, OwedDrain } role = PutOut;
     int rank = 0;             // the other side (comm rank)
-    Request* msg = nullptr;   // the message's request (our reference)
+    Request* msg = nullptr;   // the message's request (our reference; none while owed)
     Request* user = nullptr;  // an rput's request (PutOut)
     Header h{};               // the operation (target side: for a refusal)
     // A piece of an operation sent as several messages: the pieces of one
