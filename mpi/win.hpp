@@ -25,11 +25,11 @@ struct WinObj {
   MPI_Aint attr_size = 0;
   int attr_disp_unit = 1, attr_flavor = MPI_WIN_FLAVOR_CREATE, attr_model = MPI_WIN_SEPARATE;
   // Per target rank, what the native fast path proved of this epoch
-  // (kDirectOp, kDirectFlush), so that an operation or a flush to it tests
-  // one byte (mpi/win_ops.cpp direct_peer). Only calls on this window
-  // change what it caches, and every call that leaves the fast paths looks
-  // the window up with get_win, which forgets it all; a fast unlock forgets
-  // its target's.
+  // (kDirectOp, kDirectFlush, kDirectCma), so that an operation or a flush
+  // to it tests one byte (mpi/win_ops.cpp direct_peer). Only calls on this
+  // window change what it caches, and every call that leaves the fast paths
+  // looks the window up with get_win, which forgets it all; a fast unlock
+  // forgets its target's.
   std::vector<uint8_t> direct;
   bool direct_set = false;
   void forget_direct() {
@@ -53,9 +53,10 @@ struct WinObj {
   ~WinObj() { delete win; }  // only at MPI_Finalize, for windows never freed
 };
 
-// WinObj::direct's bits: fast_target's yes (rma/native_fast.hpp), and
-// fast_flush's (nothing to complete at the target).
-inline constexpr uint8_t kDirectOp = 1, kDirectFlush = 2;
+// WinObj::direct's bits: fast_target's yes (rma/native_fast.hpp),
+// fast_flush's (nothing to complete at the target), and cma_epoch's (puts
+// and gets reach its memory by cross-memory attach: mpi/win_cma.cpp).
+inline constexpr uint8_t kDirectOp = 1, kDirectFlush = 2, kDirectCma = 4;
 
 // The window of handle h (0 and *out, or an ERR_WIN code). Inline: every
 // one-sided call starts with it (the slow part raises the error). The

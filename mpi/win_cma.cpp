@@ -5,6 +5,9 @@
 
 #include <new>
 
+#include "mpi/win_direct.hpp"
+#include "rma/route.hpp"
+
 namespace adi3::mpi {
 
 namespace {
@@ -29,6 +32,35 @@ void cma_took_first(WinObj& w, int target) {
   if (r < w.cma_first.size()) w.cma_first[r] = w.syncs;
 }
 
+// A put or get that takes cross-memory attach without a look at the
+// target (a bulk block, or the first of its interval: cma_copy_route's
+// rule) to a target whose byte says its memory is reached so
+// (kDirectCma, set here from cma_epoch's yes): the range check and the
+// system call, without the window's mutex and cma_copy_route's tests
+// (about 350 of the origin's 880 instructions per put and flush). The
+// call's result, or -1 when not taken (nothing done).
+int copy_known(WinObj& w, MPI_Win win, bool put, void* buf, int count, const Datatype* t, int target, MPI_Aint disp,
+               bool first) noexcept {
+  rma::WindowState& s = w.win->state();
+  if (count <= 0 || !t->is_contiguous() || t->true_lb() != 0) return -1;
+  const uint64_t bytes = static_cast<uint64_t>(count) * t->size();  // a predefined type: a few bytes each
+  const bool bulk = rma::bulk_by_cma(put ? rma::Msg::Put : rma::Msg::Get, bytes);
+  // Not a small put in a fence epoch (its packet's arrival is counted by the fence).
+  if (!bulk && (!first || (put && s.access == rma::WindowState::Access::Fence))) return -1;
+  if (!direct_has(w, s, target, kDirectCma)) {
+    if (s.dev.config().thread_multiple || !rma::native::cma_epoch(s, target)) return -1;
+    direct_remember(w, s, static_cast<std::size_t>(target), kDirectCma);
+  }
+  try {
+    const int e = rma::native::cma_copy_known(s, put, buf, bytes, target, disp);
+    if (e < 0) return -1;
+    if (!bulk) cma_took_first(w, target);
+    return e ? win_error(&w, e, put ? "PMPI_Put" : "PMPI_Get") : MPI_SUCCESS;
+  } catch (...) {
+    return Escaped<int>{put ? "PMPI_Put" : "PMPI_Get"}(win);
+  }
+}
+
 }  // namespace
 
 [[gnu::noinline]] int copy_route(MPI_Win win, bool put, const void* buf, int ocount, MPI_Datatype otype, int target,
@@ -38,6 +70,7 @@ void cma_took_first(WinObj& w, int target) {
   const Datatype* t = w ? fast_type(*rt, ttype) : nullptr;
   if (!t || !buf) return -1;
   bool first = cma_first(*w, target);
+  if (const int e = copy_known(*w, win, put, const_cast<void*>(buf), tcount, t, target, disp, first); e >= 0) return e;
   return cma_route(w, win, put ? "PMPI_Put" : "PMPI_Get", [&](rma::WindowState& s) {
     const int e = rma::native::cma_copy_route(s, put, const_cast<void*>(buf), tcount, t, target, disp, &first);
     if (first) cma_took_first(*w, target);

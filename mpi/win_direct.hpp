@@ -54,20 +54,20 @@ namespace adi3::mpi {
 // whose yes its byte remembers); its fence done when so.
 [[gnu::noinline]] inline bool direct_flush_miss(WinObj& w, rma::WindowState& s, int target) {
   if (!rma::native::fast_flush_settled(s, target)) return false;
-  // Remembered only for mapped memory (fast_target's yes): a flush to
+  // kDirectOp only for mapped memory (fast_target's yes). A flush to
   // memory reached by cross-memory attach ends the interval whose first put
-  // or get takes it (rma/native_cma.cpp cma_copy_route), so it counts.
-  if (s.native->fastp[static_cast<std::size_t>(target)].mem) {
-    direct_remember(w, s, static_cast<std::size_t>(target), kDirectOp | kDirectFlush);
-  } else {
-    ++w.syncs;
-  }
+  // or get takes it (rma/native_cma.cpp cma_copy_route): it counts (so does
+  // a hit, direct_flush).
+  const bool mapped = s.native->fastp[static_cast<std::size_t>(target)].mem != nullptr;
+  direct_remember(w, s, static_cast<std::size_t>(target), mapped ? kDirectOp | kDirectFlush : kDirectFlush);
+  ++w.syncs;
   if (s.deferred_error) return false;
   rma::native::fast_flush_fence(s);
   return true;
 }
 [[gnu::always_inline]] inline bool direct_flush(WinObj& w, rma::WindowState& s, int target) {
   if (direct_has(w, s, target, kDirectFlush) && !s.deferred_error) [[likely]] {
+    ++w.syncs;
     rma::native::fast_flush_fence(s);
     return true;
   }

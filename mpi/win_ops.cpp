@@ -78,8 +78,12 @@ inline rma::native::FastElem fast_elem(Runtime& rt, MPI_Datatype h) {
   if (!es) [[unlikely]]
     return false;
   rma::WindowState& s = w->win->state();
-  return rma::native::fast_copy_plain(s, direct_peer(*w, s, target), put, const_cast<void*>(buf), ocount, es, disp,
-                                      tcount);
+  // A target whose memory is reached by cross-memory attach (kDirectCma)
+  // is copy_route's without asking fast_target again.
+  rma::native::FastPeer* p = direct_has(*w, s, target, kDirectOp) ? &s.native->fastp[static_cast<std::size_t>(target)]
+                             : direct_has(*w, s, target, kDirectCma) ? nullptr
+                                                                     : direct_miss(*w, s, target);
+  return rma::native::fast_copy_plain(s, p, put, const_cast<void*>(buf), ocount, es, disp, tcount);
 }
 
 // What fast_copy left, on a window nobody maps: the emulation's one packet

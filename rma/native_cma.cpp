@@ -14,17 +14,11 @@
 namespace adi3::rma::native {
 namespace {
 
-// Under w.mu: the target's peer when an operation of kind on [disp * unit,
-// + bytes) of its memory takes a lean path (what check_op and route_op
-// would find for this case, in their order of cost; anything else, errors
-// included, is theirs to say), with *off the range's offset in its window;
-// else nullptr. ops: the interface operations it needs; load: it reads the
-// target's memory with no locked instruction before (a get, an atomic under
-// our exclusive lock: WindowState::before_load); store: it may write it.
-// (The fast path's rules, rma/native_fast.hpp: a get raises no `unfenced`,
-// so a stream of gets does not fence before each.)
-NativePeer* cma_target(WindowState& w, Msg kind, unsigned ops, int target, std::ptrdiff_t disp, uint64_t bytes,
-                       uint64_t* off, bool load, bool store) {
+// The target's peer when operations of kind on its memory take a lean
+// path, but for their range: the window's part of cma_target's tests (the
+// epoch, the target's memory, the interface operations ops it needs),
+// which only calls on the window change; else nullptr.
+NativePeer* cma_peer(const WindowState& w, Msg kind, unsigned ops, int target) {
   if (!w.native_usable || w.native->nic || w.flavor == WinFlavor::Dynamic) return nullptr;
   NativeWin& nw = *w.native;
   const auto r = static_cast<std::size_t>(target);  // kProcNull and negatives: huge
@@ -32,18 +26,49 @@ NativePeer* cma_target(WindowState& w, Msg kind, unsigned ops, int target, std::
   NativePeer& p = nw.peers[r];
   if (p.mem || !p.mem_r || !p.ctl || (p.mem_r->ops & ops) != ops) return nullptr;
   if (w.info.emulate_ops & (1u << static_cast<unsigned>(kind))) return nullptr;
-  if (!lean_epoch(w, nw, w.targets[r])) return nullptr;
-  const PeerWin& pw = w.peers[r];
+  return lean_epoch(w, nw, w.targets[r]) ? &p : nullptr;
+}
+
+// Whether [disp * unit, + bytes) lies in target's window (*off: its offset
+// there); from here on the operation is the native path's (native::run's
+// counts). load: it reads the target's memory with no locked instruction
+// before (a get, an atomic under our exclusive lock:
+// WindowState::before_load); store: it may write it. (The fast path's
+// rules, rma/native_fast.hpp: a get raises no `unfenced`, so a stream of
+// gets does not fence before each.)
+bool cma_take(WindowState& w, int target, std::ptrdiff_t disp, uint64_t bytes, uint64_t* off, bool load, bool store) {
+  const PeerWin& pw = w.peers[static_cast<std::size_t>(target)];
   if (disp < 0 || __builtin_mul_overflow(static_cast<uint64_t>(disp), static_cast<uint64_t>(pw.disp_unit), off) ||
       *off > static_cast<uint64_t>(pw.size) || bytes > static_cast<uint64_t>(pw.size) - *off) {
-    return nullptr;
+    return false;
   }
-  // From here on it is the native path's operation (native::run's part).
   if (load) w.before_load();
   if (store) w.stored();
   ++w.native_ops;
   if (w.access == WindowState::Access::Fence) ++w.fence_ops;
-  return &p;
+  return true;
+}
+
+// Under w.mu: the target's peer when an operation of kind on [disp * unit,
+// + bytes) of its memory takes a lean path (what check_op and route_op
+// would find for this case, in their order of cost; anything else, errors
+// included, is theirs to say), with *off the range's offset in its window;
+// else nullptr (cma_peer, cma_take).
+NativePeer* cma_target(WindowState& w, Msg kind, unsigned ops, int target, std::ptrdiff_t disp, uint64_t bytes,
+                       uint64_t* off, bool load, bool store) {
+  NativePeer* p = cma_peer(w, kind, ops, target);
+  return p && cma_take(w, target, disp, bytes, off, load, store) ? p : nullptr;
+}
+
+// The put or get of a range cma_take took: the one system call.
+int cma_move(WindowState& w, NativePeer& p, bool put, void* buf, uint64_t off, uint64_t bytes, int target) {
+  OneSided& os = w.native->os;
+  const int rc = put ? os.put(*p.mem_r, p.mem_off + off, buf, bytes) : os.get(*p.mem_r, p.mem_off + off, buf, bytes);
+  if (rc) {
+    return w.dev.errors().raise(ErrorClass::Other, "%s to rank %d: the one-sided %s failed: %s", put ? "Put" : "Get",
+                                target, put ? "put" : "get", std::strerror(errno));
+  }
+  return 0;
 }
 
 }  // namespace
@@ -57,15 +82,18 @@ int cma_copy(WindowState& w, bool put, void* buf, int64_t count, const Datatype*
   std::lock_guard g(w.mu);
   uint64_t off;
   NativePeer* p = cma_target(w, put ? Msg::Put : Msg::Get, put ? kOsPut : kOsGet, target, disp, bytes, &off, !put, put);
-  if (!p) return -1;
-  OneSided& os = w.native->os;
-  const int rc =
-      put ? os.put(*p->mem_r, p->mem_off + off, buf, bytes) : os.get(*p->mem_r, p->mem_off + off, buf, bytes);
-  if (rc) {
-    return w.dev.errors().raise(ErrorClass::Other, "%s to rank %d: the one-sided %s failed: %s", put ? "Put" : "Get",
-                                target, put ? "put" : "get", std::strerror(errno));
-  }
-  return 0;
+  return p ? cma_move(w, *p, put, buf, off, bytes, target) : -1;
+}
+
+bool cma_epoch(const WindowState& w, int target) {
+  return cma_peer(w, Msg::Put, kOsPut | kOsGet, target) &&
+         !(w.info.emulate_ops & (1u << static_cast<unsigned>(Msg::Get)));
+}
+
+int cma_copy_known(WindowState& w, bool put, void* buf, uint64_t bytes, int target, std::ptrdiff_t disp) {
+  uint64_t off;
+  if (!cma_take(w, target, disp, bytes, &off, !put, put)) return -1;
+  return cma_move(w, w.native->peers[static_cast<std::size_t>(target)], put, buf, off, bytes, target);
 }
 
 int cma_atomic(WindowState& w, const void* origin, const void* compare, void* result, const Datatype* t, int target,

@@ -33,6 +33,17 @@ namespace adi3::rma::native {
 // contiguous from buf, on both sides.
 int cma_copy(WindowState& w, bool put, void* buf, int64_t count, const Datatype* t, int target, std::ptrdiff_t disp);
 
+// Whether cma_copy would take puts and gets to target now, but for their
+// range: the window's part of its tests (the epoch, the target's memory,
+// the operations it offers), which only calls on the window change, so
+// the binding remembers the yes (kDirectCma, mpi/win_cma.cpp).
+bool cma_epoch(const WindowState& w, int target);
+// cma_copy of bytes (> 0) with a target cma_epoch said yes to and nothing
+// on the window changed since, on the only thread that calls on the
+// window (no w.mu, as the fast paths): the range check, the native path's
+// counts, the system call. -1: outside the window (nothing done).
+int cma_copy_known(WindowState& w, bool put, void* buf, uint64_t bytes, int target, std::ptrdiff_t disp);
+
 // compare null: fetch_and_op with op (MPI_SUM on C integers and floating
 // types, MPI_REPLACE, MPI_NO_OP); else compare_and_swap. Of one 4- or 8-byte
 // predefined element t.

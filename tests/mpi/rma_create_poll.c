@@ -54,6 +54,54 @@ static void origin(MPI_Win win, int locked, long long* fetched) {
   if (!locked) CHECK_OK(MPI_Win_unlock_all(win));
 }
 
+/* What the binding caches per target once a put or get took cross-memory
+ * attach (mpi/win_cma.cpp kDirectCma) must not outlive its epoch or let a
+ * later call skip a check: a get in a fence epoch, then lock / put / get /
+ * unlock, a put past the window (MPI_ERR_RMA_RANGE, nothing written), an
+ * accumulate as a packet between the copies, and lock_all / flush rounds
+ * after it. Rank 0 polls in the fences and in MPI_Barrier. */
+static void cached_epochs(MPI_Win win, long long* mem) {
+  const int slot = SLOT + rank;
+  long long v = 0, back = -1;
+  MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN);
+  CHECK_OK(MPI_Win_fence(0, win));
+  if (rank != 0) CHECK_OK(MPI_Get(&back, 1, MPI_LONG_LONG, 0, slot, 1, MPI_LONG_LONG, win));
+  CHECK_OK(MPI_Win_fence(0, win));
+  if (rank != 0) CHECK_EQ(back, 0);
+  CHECK_OK(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
+  if (rank != 0) {
+    for (int i = 1; i <= 50; ++i) {
+      v = (long long)rank * 1000 + i;
+      CHECK_OK(MPI_Win_lock(i % 2 ? MPI_LOCK_SHARED : MPI_LOCK_EXCLUSIVE, 0, 0, win));
+      CHECK_OK(MPI_Put(&v, 1, MPI_LONG_LONG, 0, slot, 1, MPI_LONG_LONG, win));
+      CHECK_CLASS(MPI_Put(&v, 1, MPI_LONG_LONG, 0, SLOT + size, 1, MPI_LONG_LONG, win), MPI_ERR_RMA_RANGE);
+      CHECK_OK(MPI_Win_flush(0, win));
+      CHECK_OK(MPI_Accumulate(&v, 1, MPI_LONG_LONG, 0, slot, 1, MPI_LONG_LONG, MPI_SUM, win));
+      CHECK_OK(MPI_Win_flush(0, win));
+      CHECK_OK(MPI_Get(&back, 1, MPI_LONG_LONG, 0, slot, 1, MPI_LONG_LONG, win));
+      CHECK_OK(MPI_Win_unlock(0, win));
+      CHECK_EQ(back, 2 * v);
+    }
+    CHECK_OK(MPI_Win_lock_all(0, win));
+    for (int i = 0; i < 50; ++i) {
+      v = -(long long)rank * 1000 - i;
+      CHECK_OK(MPI_Put(&v, 1, MPI_LONG_LONG, 0, slot, 1, MPI_LONG_LONG, win));
+      CHECK_OK(MPI_Win_flush(0, win));
+      CHECK_OK(MPI_Get(&back, 1, MPI_LONG_LONG, 0, slot, 1, MPI_LONG_LONG, win));
+      CHECK_OK(MPI_Win_flush(0, win));
+      CHECK_EQ(back, v);
+    }
+    CHECK_OK(MPI_Win_unlock_all(win));
+  }
+  MPI_Barrier(MPI_COMM_WORLD); /* rank 0 polls here */
+  if (rank == 0) {
+    MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
+    for (int r = 1; r < size; ++r) CHECK_EQ(mem[SLOT + r], -(long long)r * 1000 - 49);
+    MPI_Win_unlock(0, win);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -98,6 +146,12 @@ int main(int argc, char** argv) {
     }
     MPI_Barrier(MPI_COMM_WORLD);
   }
+  MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
+  if (rank == 0)
+    for (int i = 0; i < SLOT + size; ++i) mem[i] = 0;
+  MPI_Win_unlock(0, win);
+  MPI_Barrier(MPI_COMM_WORLD);
+  cached_epochs(win, mem);
   CHECK_OK(MPI_Win_free(&win));
   free(mem);
   free(fetched);
