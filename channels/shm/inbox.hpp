@@ -19,8 +19,9 @@ namespace adi3::shm {
 inline constexpr uint64_t kInboxMagic = 0x314d48533349'4441ull;  // "ADI3SHM1"
 // 5: ShmRing has the producer's tail; 6: crossing_slow; 7: ShmRing::streaming;
 // 8: light_wake; 9: calls, and waiting moved to its line; 10: no
-// ShmRing::streaming (crossing messages choose by timed rates)
-inline constexpr uint32_t kInboxVersion = 10;
+// ShmRing::streaming (crossing messages choose by timed rates); 11: no
+// crossing_slow (they choose by size)
+inline constexpr uint32_t kInboxVersion = 11;
 
 struct alignas(64) InboxHeader {
   uint64_t magic;
@@ -42,10 +43,6 @@ struct alignas(64) InboxHeader {
   // Nonzero while the owner copies a message with CMA: a system call that
   // bumps nothing, yet the owner is inside the library, not computing.
   std::atomic<uint32_t> cma_copies;
-  // Nonzero while the owner finds CMA slower than the pipeline for
-  // messages that cross (both ranks fetch at once, ShmChannel::get_crossing):
-  // both ranks of a pair read both words and choose alike.
-  std::atomic<uint32_t> crossing_slow;
   // Threads of the owner inside a blocking call's wait (Device::block_until,
   // for the whole wait: spinning, yielding or asleep), and how many threads
   // sleep in a blocking wait (a call waiting for a condition,

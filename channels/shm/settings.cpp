@@ -14,7 +14,8 @@ constexpr std::size_t kCmaMin = 16 * 1024;
 constexpr std::size_t kAdaptMin = 2048;
 constexpr int64_t kStreamSlowMbps = 6000;
 constexpr int kLivenessMs = 50;
-constexpr int64_t kCrossingMbps = 5000;
+constexpr std::size_t kCmaStreamMin = 64 * 1024;
+constexpr std::size_t kCrossingMin = 256 * 1024;
 
 constexpr Knob kShmKnobs[] = {
     {"ADI3_SHM_RING_BYTES", "524288",
@@ -41,21 +42,23 @@ constexpr Knob kShmKnobs[] = {
      "count as slow (see ADI3_SHM_STREAM_ADAPT_MIN). 0: never stream below ADI3_SHM_STREAM_MIN."},
     {"ADI3_SHM_CMA", "1",
      "Cross-memory attach (process_vm_readv, one copy, by the receiver alone), if a probe at start "
-     "shows it is permitted. 0: never. 1: for a message of at least ADI3_SHM_CMA_MIN bytes while "
-     "this rank's CMA copies from its sender ran faster lately than the two-copy pipeline through "
-     "the rings did (both rates timed; one message in 32 tries the way not chosen), and from 256 "
-     "KiB also when the sender is not polling at that moment (it computes or sleeps). 2: always "
-     "from ADI3_SHM_CMA_MIN on."},
+     "shows it is permitted. 0: never. 1: by the traffic's shape, for a message of at least "
+     "ADI3_SHM_CMA_MIN bytes: in a stream (the sender published more packets behind the offer) "
+     "from ADI3_SHM_CMA_STREAM_MIN on; for messages that cross (both ranks send large messages to "
+     "each other) from ADI3_SHM_CMA_CROSSING_MIN on; for a lone offer (a ping-pong) from 256 KiB "
+     "when the sender is not polling at that moment (it computes); with more ranks than CPUs "
+     "always; else the two-copy pipeline through the rings. 2: always from ADI3_SHM_CMA_MIN on."},
     {"ADI3_SHM_CMA_MIN", "16384",
      "Smallest message that may be copied with CMA after the rendezvous (with ADI3_SHM_CMA=1 "
-     "only where the timed choice takes it); smaller ones are always pipelined through the rings. "
-     "A huge value disables CMA for messages."},
-    {"ADI3_SHM_CMA_CROSSING_MBPS", "5000",
-     "With ADI3_SHM_CMA=1, messages that cross (both ranks send large messages to each other) are "
-     "fetched with CMA in both directions while each rank's CMA copies of them (MB/s, a moving "
-     "average) run at least as fast as the pipeline delivered crossing messages from that peer "
-     "lately (or half its one-way rate), or, before the pipeline was timed, at least this fast "
-     "(both ranks of a pair must agree); else both take the pipeline. 0: always CMA for them."},
+     "only where the traffic's shape takes it); smaller ones are always pipelined through the "
+     "rings. A huge value disables CMA for messages."},
+    {"ADI3_SHM_CMA_STREAM_MIN", "65536",
+     "With ADI3_SHM_CMA=1, the smallest message of a stream (the sender published more packets "
+     "behind its offer: it went on) fetched with CMA; smaller ones take the pipeline."},
+    {"ADI3_SHM_CMA_CROSSING_MIN", "262144",
+     "With ADI3_SHM_CMA=1, the smallest message that crosses (the receiver's own offer to the "
+     "sender waits too) fetched with CMA, in both directions alike; smaller ones take the "
+     "pipeline, whose copies stay in the caches."},
     {"ADI3_SHM_LIGHT_WAKE", "auto",
      "How a sender orders a published packet against its look at the receiver's sleepers. 1: "
      "with a compiler barrier only, while the receiver, before it sleeps, runs membarrier(2) "
@@ -96,8 +99,10 @@ ShmSettings ShmSettings::from_env() {
   s.cma = cma == 0 ? Cma::Off : cma >= 2 ? Cma::Always : Cma::Adaptive;
   int64_t cma_min = env_int("ADI3_SHM_CMA_MIN", kCmaMin);
   s.cma_min = cma_min < 0 ? SIZE_MAX : static_cast<std::size_t>(cma_min);
-  int64_t cross = env_int("ADI3_SHM_CMA_CROSSING_MBPS", kCrossingMbps);
-  s.crossing_mbps = static_cast<uint32_t>(std::clamp<int64_t>(cross, 0, UINT32_MAX));
+  int64_t stream_cma = env_int("ADI3_SHM_CMA_STREAM_MIN", static_cast<int64_t>(kCmaStreamMin));
+  s.cma_stream_min = stream_cma < 0 ? SIZE_MAX : static_cast<std::size_t>(stream_cma);
+  int64_t cross = env_int("ADI3_SHM_CMA_CROSSING_MIN", static_cast<int64_t>(kCrossingMin));
+  s.crossing_min = cross < 0 ? SIZE_MAX : static_cast<std::size_t>(cross);
   const std::string light = env_string("ADI3_SHM_LIGHT_WAKE", "auto");
   s.light_wake = light == "0" ? LightWake::Off : light == "1" ? LightWake::On : LightWake::Auto;
   int64_t live = env_int("ADI3_SHM_LIVENESS_MS", kLivenessMs);

@@ -18,10 +18,11 @@ struct ShmSettings {
   std::size_t adapt_min;      // from this up to stream_min: timed choice
   uint32_t stream_slow_mbps;  // ordinary copies slower than this: stream
   enum class Cma { Off, Adaptive, Always };
-  Cma cma;                 // whether and when to use cross-memory attach
-  std::size_t cma_min;     // messages of at least this may use CMA
-  uint32_t crossing_mbps;  // crossing CMA copies slower than this: pipeline
-  int liveness_ms;         // how often to check that peers live
+  Cma cma;                     // whether and when to use cross-memory attach
+  std::size_t cma_min;         // messages of at least this may use CMA
+  std::size_t cma_stream_min;  // a stream's messages from this size: CMA
+  std::size_t crossing_min;    // crossing messages from this size: CMA
+  int liveness_ms;             // how often to check that peers live
   enum class LightWake { Off, On, Auto };
   LightWake light_wake;  // senders ring without a fence (process_fence.hpp)
 

@@ -22,30 +22,10 @@ constexpr std::size_t kEagerLimit = 16384;
 constexpr int kDrainBatch = 16;            // packets per sender per poll
 constexpr unsigned kPollsPerClock = 4096;  // polls between liveness clock reads
 constexpr unsigned kBusyPerCheck = 1024;   // refused sends between peer checks
-// get(): one message in kProbeEvery goes the way its rates did not choose,
-// so both figures follow the VM's state; chunks taken further apart than
-// kChunkGapNs are not a stream (the sender stopped: no rate).
-constexpr uint32_t kProbeEvery = 32;
-constexpr int64_t kChunkGapNs = 200'000;
-// Whether a peer the rates leave to the pipeline computes (then CMA wins)
-// is watched from this size only: the watch reads the peer's lines, and in
-// a ping-pong at 32 KiB it cost ~5% (7.0-8.4 against 6.7-7.3 us).
+// Whether a lone offer's sender computes (then CMA wins) is watched from
+// this size only: the watch reads the peer's lines, and in a ping-pong at
+// 32 KiB it cost ~5% (7.0-8.4 against 6.7-7.3 us).
 constexpr std::size_t kWatchMin = 256 * 1024;
-// Payloads smaller than this are never pipeline chunks (ADI3_SHM_CHUNK_BYTES
-// is at least 1 KiB): the small messages' poll skips note_chunk.
-constexpr std::size_t kMinChunk = 1024;
-
-// A moving average of rates in MB/s, so one copy slowed by a preemption
-// does not flip a choice; the first sample (or a fresh one) starts it.
-// Returns the new average.
-uint32_t average(std::atomic<uint32_t>& avg, std::size_t bytes, int64_t ns, bool fresh = false) {
-  const auto mbps = static_cast<uint32_t>(
-      std::min<uint64_t>(bytes * 1000 / static_cast<uint64_t>(std::max<int64_t>(ns, 1)), UINT32_MAX));
-  const uint32_t old = avg.load(std::memory_order_relaxed);
-  const uint32_t now = fresh || old == 0 ? mbps : static_cast<uint32_t>((3ull * old + mbps) / 4);
-  avg.store(now, std::memory_order_relaxed);
-  return now;
-}
 
 uint64_t random_cookie() {
   uint64_t v = 0;
@@ -69,8 +49,6 @@ ShmChannel::ShmChannel(ChannelBootstrap& boot, const ShmSettings& settings)
       activity_(static_cast<std::size_t>(size_)),
       cma_copies_(static_cast<std::size_t>(size_)),
       waiting_(static_cast<std::size_t>(size_)),
-      crossing_slow_(static_cast<std::size_t>(size_)),
-      choice_(static_cast<std::size_t>(size_)),
       dead_(static_cast<std::size_t>(size_)) {
   caps_.max_header = 128;  // before map_peers: the ring readers check it
   // Light doorbells: our sleeps pay a barrier on every CPU running a rank,
@@ -82,6 +60,7 @@ ShmChannel::ShmChannel(ChannelBootstrap& boot, const ShmSettings& settings)
   const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
   fence_on_sleep_ =
       fence_registered_ && (settings_.light_wake == ShmSettings::LightWake::On || (cpus > 0 && size_ <= cpus));
+  crowded_ = cpus > 0 && size_ > cpus;
   // 1. My inbox, built before anyone can see its name.
   ShmSegment& mine = segments_[static_cast<std::size_t>(rank_)];
   mine = ShmSegment::create(boot.job_id(), layout_.total());
@@ -92,7 +71,6 @@ ShmChannel::ShmChannel(ChannelBootstrap& boot, const ShmSettings& settings)
   my_cma_copies_ = &layout_.header(mine.base())->cma_copies;
   my_waiting_ = &layout_.header(mine.base())->waiting;
   my_calls_ = &layout_.header(mine.base())->calls;
-  my_crossing_slow_ = &layout_.header(mine.base())->crossing_slow;
 
   // 2. Everyone's inbox, then the names go: once every rank has mapped
   // every segment nothing needs them, and a crash can leave nothing behind.
@@ -155,7 +133,6 @@ void ShmChannel::map_peers(ChannelBootstrap& boot) {
     activity_[idx] = &layout_.header(base)->activity;
     cma_copies_[idx] = &layout_.header(base)->cma_copies;
     waiting_[idx] = &layout_.header(base)->waiting;
-    crossing_slow_[idx] = &layout_.header(base)->crossing_slow;
     char* mine = segments_[static_cast<std::size_t>(rank_)].base();
     in_[idx] = {RingConsumer(layout_.ring(mine, p), layout_.data(mine, p), settings_.ring_bytes, caps_.max_header),
                 layout_.room(mine, p), layout_.bell(base)};
@@ -258,8 +235,6 @@ int ShmChannel::poll(PacketSink& sink) {
     int n = in.ring.drain(batch, [&](const void* h, std::size_t hb, const void* p, std::size_t pb) {
       link_received(&out_[static_cast<std::size_t>(src)]);  // TSan only: the link to src
       sink.on_packet(src, h, hb, p, pb);
-      if (pb >= kMinChunk) [[unlikely]]
-        note_chunk(src, pb);
     });
     if (n < 0) {
       ring_broken(src, "from", in.ring.fault());
@@ -397,95 +372,40 @@ int ShmChannel::get(int peer, void* local, uint64_t remote, std::size_t len) {
     return 0;
   }
   if (!cma_ok_) return -1;
-  Choice& c = choice_[static_cast<std::size_t>(peer)];
-  const bool adaptive = settings_.cma == ShmSettings::Cma::Adaptive;
   // Declining makes the core stream the message through the rings.
-  if (adaptive && !fetch_now(c, peer, len)) {
-    leave_to_pipeline(c, len, false);
-    return -1;
-  }
-  int64_t ns = 0;
-  if (!fetch(peer, local, remote, len, &ns)) return -1;
-  if (adaptive) average(c.cma_mbps, len, ns);
-  return 0;
+  if (settings_.cma == ShmSettings::Cma::Adaptive && !fetch_now(peer, len)) return -1;
+  return fetch(peer, local, remote, len) ? 0 : -1;
 }
 
-// One CMA copy from peer, timed (*ns). While we copy, a peer deciding the
-// same for a message of its own sees us busy in the library (bibw: both
-// ranks would otherwise take each other's silence for computing and both
-// copy with CMA, 5-8 GB/s against the pipeline's 15-22 GB/s).
-bool ShmChannel::fetch(int peer, void* local, uint64_t remote, std::size_t len, int64_t* ns) {
+// One CMA copy from peer. While we copy, a peer deciding the same for a
+// message of its own sees us busy in the library (polling_now).
+bool ShmChannel::fetch(int peer, void* local, uint64_t remote, std::size_t len) {
   my_cma_copies_->fetch_add(1, std::memory_order_relaxed);
-  const int64_t t0 = steady_ns();
   const bool ok = cma_read(out_[static_cast<std::size_t>(peer)].pid, local, remote, len);
-  *ns = steady_ns() - t0;
   my_cma_copies_->fetch_sub(1, std::memory_order_relaxed);
   bump_activity();
   return ok;
 }
 
-// Whether to fetch a message from a polling peer with CMA rather than leave
-// it to the pipeline: by the rates this rank received at each way lately.
-// Neither wins everywhere on the 2-core VM (s18's quiet table, per launch): in a ping-pong the pipeline ran 1 MiB in
-// 98-136 us where Open MPI (CMA) took 134-357, but in a stream of sends from one buffer (bench/mpi bw, CMA reads lines
-// the sender only reads) the peers ran 256 KiB-1 MiB at 8.8-22 GB/s and the pipeline at 6.3-11.8. The first message of
-// each way and then one in kProbeEvery go the way not chosen, so both figures stay current (the VM changes state).
-bool ShmChannel::fetch_now(Choice& c, int peer, std::size_t len) {
-  const uint32_t pipe = c.pipe_mbps.load(std::memory_order_relaxed);
-  const uint32_t cma = c.cma_mbps.load(std::memory_order_relaxed);
-  const uint32_t turn = c.turns.load(std::memory_order_relaxed) + 1;
-  c.turns.store(turn, std::memory_order_relaxed);
-  bool fetch = cma > pipe;
-  if (cma == 0) {
-    fetch = true;
-  } else if (pipe == 0) {
-    fetch = false;
-  } else if (turn % kProbeEvery == 0) {
-    fetch = !fetch;
-  }
-  // A sender that computes cannot copy its half of the pipeline.
-  return fetch || (len >= kWatchMin && !polling_now(peer));
-}
-
-// Messages get() left to the pipeline time it, as runs: from the first
-// decline while none was owed (the clear-to-send goes out) to the chunk that
-// pays the bytes owed, or every kRunBytes within longer runs. A rate per
-// chunk, from the chunk taken before, timed chunks found waiting in the ring
-// by our copy out of it alone: bw 64 KiB's pipeline timed 15.5 GB/s where it
-// delivered 8.4, crossing messages (bibw) 9-15 GB/s where it delivered under
-// 8 both ways together, so the choices kept a slower pipeline. A gap of
-// kChunkGapNs (the sender stopped) starts the run afresh.
-void ShmChannel::leave_to_pipeline(Choice& c, std::size_t len, bool crossing) {
-  if (c.expect.fetch_add(len, std::memory_order_relaxed) == 0) {
-    c.run_ns.store(steady_ns(), std::memory_order_relaxed);
-    c.run_bytes.store(0, std::memory_order_relaxed);
-    c.crossing.store(crossing ? 1 : 0, std::memory_order_relaxed);
-  }
-}
-
-void ShmChannel::note_chunk(int src, std::size_t bytes) {
-  constexpr uint64_t kRunBytes = 4 << 20;
-  Choice& c = choice_[static_cast<std::size_t>(src)];
-  const uint64_t expect = c.expect.load(std::memory_order_relaxed);
-  if (expect == 0) return;
-  const int64_t now = steady_ns();
-  const int64_t last = c.last_ns.load(std::memory_order_relaxed);
-  c.last_ns.store(now, std::memory_order_relaxed);
-  // Only this (the polling) thread takes from expect; get() adds to it.
-  const uint64_t take = std::min<uint64_t>(expect, bytes);
-  const uint64_t left = c.expect.fetch_sub(take, std::memory_order_relaxed) - take;
-  uint64_t run = c.run_bytes.load(std::memory_order_relaxed) + take;
-  const int64_t run_ns = c.run_ns.load(std::memory_order_relaxed);
-  if (now - std::max(last, run_ns) >= kChunkGapNs) {
-    c.run_ns.store(now, std::memory_order_relaxed);  // this chunk's start is unknown
-    run = 0;
-  } else if (left == 0 || run >= kRunBytes) {
-    const bool crossing = c.crossing.load(std::memory_order_relaxed) != 0;
-    average(crossing ? c.cross_pipe_mbps : c.pipe_mbps, run, now - run_ns);
-    c.run_ns.store(now, std::memory_order_relaxed);
-    run = 0;
-  }
-  c.run_bytes.store(run, std::memory_order_relaxed);
+// Whether to fetch a message from peer with CMA rather than leave it to the
+// pipeline, by the traffic's shape, never by rates timed earlier (s21: a
+// choice timed per size in the ping-pong phase carried the pipeline into
+// the stream that followed, bw 128 KiB-1 MiB 0.66-0.82x of the best peer).
+// - A stream: the sender published more behind this offer (it went on
+//   after it). CMA lets it go on: the receiver copies once, alone, from a
+//   buffer the sender only reads (s18: the peers' CMA ran bw 256 KiB-1 MiB
+//   at 8.8-22 GB/s, the pipeline 6.3-11.8).
+// - A lone offer (a ping-pong: the sender waits for this message alone):
+//   the two-copy pipeline, in which both cores copy at once, ran 1 MiB in
+//   98-136 us where Open MPI (CMA) took 134-357 (s18), unless the sender
+//   computes (not polling), which leaves the pipeline's half undone.
+// - More ranks than CPUs: always CMA. The pipeline needs both ranks running
+//   at once; 4 ranks on 2 cores ran tests/shm's tiny-ring modes_sizes in
+//   171 s with the pipeline for lone offers, 13 s with CMA (load 19-21).
+bool ShmChannel::fetch_now(int peer, std::size_t len) {
+  if (crowded_) return true;
+  if (len >= settings_.cma_stream_min && in_[static_cast<std::size_t>(peer)].ring.more_published()) return true;
+  return len >= kWatchMin && !polling_now(peer);
 }
 
 // Whether the peer is inside the library (polling) right now: then the
@@ -497,7 +417,7 @@ void ShmChannel::note_chunk(int src, std::size_t bytes) {
 // doorbell and it streams at once. Taking that sleeper for a computing rank
 // made bw at 4 MiB bimodal: CMA copies (10-11.5 GB/s) kept the sender
 // asleep, so the next message chose CMA too, against 20-22 GB/s for the
-// pipeline. The full watch is only paid when CMA is chosen.
+// pipeline. The full watch is only paid when the stream test declined.
 bool ShmChannel::polling_now(int peer) {
   constexpr int64_t kWatchNs = 3000;
   const std::atomic<uint64_t>& a = *activity_[static_cast<std::size_t>(peer)];
@@ -522,51 +442,18 @@ bool ShmChannel::polling_now(int peer) {
 }
 
 // Both ranks send large messages to each other (bibw). Each core then has
-// two copies to make per direction in the pipeline (its send in, the
+// two copies to make per message pair in the pipeline (its send in, the
 // peer's out) but one with CMA (it fetches the peer's message; the peer
-// fetches ours). Which wins depends on the VM's state: where lines move
-// cheaply the pipeline's ordinary stores keep both copies in the caches
-// (bibw 256 KiB-4 MiB 52-64 GB/s against 25-28 with CMA), in the slow
-// state a CMA copy of a buffer the other core has just written ran at 2
-// GB/s, and in s18's quiet table the pipeline held bibw 256 KiB-4 MiB at
-// 6.8-7.3 GB/s in every launch while the peers fetched with CMA at
-// 10.3-13.7. So each rank times its crossing CMA copies and publishes a
-// verdict: slow while they run below half the rate at which this rank took
-// the peer's chunks out of the ring lately (get()'s figure, timed while
-// crossing messages are pipelined too), or before that below crossing_mbps. CMA is used
-// only while neither rank of the pair finds it slow, so both choose alike
-// (a mix makes one core copy three times). A slow verdict is tested again
-// with one message every kCrossingProbeNs: the VM changes state.
+// fetches ours). Below ADI3_SHM_CMA_CROSSING_MIN the pipeline's copies stay
+// in the caches and win (s21, bibw 64 KiB), from it CMA does (s18's quiet
+// table: the pipeline held bibw 256 KiB-4 MiB at 6.8-7.3 GB/s, the peers'
+// CMA 10.3-13.7). Both ranks see the same sizes, so they choose alike (a
+// mix makes one core copy three times), and no figure timed in one phase
+// steers the next.
 int ShmChannel::get_crossing(int peer, void* local, uint64_t remote, std::size_t len) {
-  constexpr int64_t kCrossingProbeNs = 100'000'000;
   if (peer == rank_ || !cma_ok_ || settings_.cma != ShmSettings::Cma::Adaptive) return get(peer, local, remote, len);
-  Choice& c = choice_[static_cast<std::size_t>(peer)];
-  const bool mine_slow = my_crossing_slow_->load(std::memory_order_relaxed) != 0;
-  if (mine_slow || crossing_slow_[static_cast<std::size_t>(peer)]->load(std::memory_order_relaxed) != 0) {
-    // The peer tests its own verdict; we test ours when due.
-    const int64_t now = steady_ns();
-    int64_t due = next_crossing_probe_ns_.load(std::memory_order_relaxed);
-    if (!mine_slow || now < due || !next_crossing_probe_ns_.compare_exchange_strong(due, now + kCrossingProbeNs)) {
-      leave_to_pipeline(c, len, true);
-      return -1;
-    }
-  }
-  int64_t ns = 0;
-  if (!fetch(peer, local, remote, len, &ns)) return -1;
-  // A test of a slow verdict starts afresh. The pipeline's figure is its
-  // rate for crossing messages (note_chunk: this core copied its own sends
-  // in between), or, before one, half its one-way rate, since crossing,
-  // each core also copies as much into the other's ring. Until the
-  // pipeline was timed, crossing_mbps stands in for it (a fixed bar after
-  // it was timed lost: under load CMA both ways ran bibw 1-4 MiB at
-  // 1.5-4.6 GB/s, the pipeline at 1.0-1.4, and the bar chose the latter).
-  // ADI3_SHM_CMA_CROSSING_MBPS=0 keeps CMA for every crossing.
-  const uint32_t avg = average(crossing_mbps_, len, ns, mine_slow);
-  uint32_t pipe = c.cross_pipe_mbps.load(std::memory_order_relaxed);
-  if (pipe == 0) pipe = c.pipe_mbps.load(std::memory_order_relaxed) / 2;
-  const bool slow = settings_.crossing_mbps != 0 && avg < (pipe != 0 ? pipe : settings_.crossing_mbps);
-  my_crossing_slow_->store(slow ? 1 : 0, std::memory_order_relaxed);
-  return 0;
+  if (len < settings_.crossing_min && !crowded_) return -1;
+  return fetch(peer, local, remote, len) ? 0 : -1;
 }
 
 int ShmChannel::put(int peer, uint64_t remote, const void* local, std::size_t len) {

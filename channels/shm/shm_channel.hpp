@@ -78,30 +78,10 @@ class ShmChannel final : public Channel {
     std::atomic<uint8_t> blocked{0};  // last send was refused for lack of room
   };
 
-  // What get() learned of the two ways a message from a peer can take
-  // while the peer polls: the rates (MB/s, moving averages, 0: none yet)
-  // at which this rank received by the pipeline and by CMA. Any thread may
-  // fetch, so atomics; a lost update only delays a figure by a sample.
-  struct Choice {
-    std::atomic<uint64_t> expect{0};           // bytes get() left to the pipeline, not yet taken from the ring
-    std::atomic<int64_t> last_ns{0};           // when the previous of those chunks was taken
-    std::atomic<int64_t> run_ns{0};            // when the run being timed began (see note_chunk)
-    std::atomic<uint64_t> run_bytes{0};        // taken in it since
-    std::atomic<uint8_t> crossing{0};          // the run is of crossing messages
-    std::atomic<uint32_t> pipe_mbps{0};        // per run
-    std::atomic<uint32_t> cross_pipe_mbps{0};  // per run of crossing messages
-    std::atomic<uint32_t> cma_mbps{0};         // per CMA copy
-    std::atomic<uint32_t> turns{0};            // get()'s decisions, for the probes
-  };
-
   void map_peers(ChannelBootstrap& boot);
   bool polling_now(int peer);
-  bool fetch_now(Choice& c, int peer, std::size_t len);
-  bool fetch(int peer, void* local, uint64_t remote, std::size_t len, int64_t* ns);
-  // get() left len bytes from peer to the pipeline.
-  void leave_to_pipeline(Choice& c, std::size_t len, bool crossing);
-  // A payload of `bytes` from src was taken from the ring (poll()).
-  void note_chunk(int src, std::size_t bytes);
+  bool fetch_now(int peer, std::size_t len);
+  bool fetch(int peer, void* local, uint64_t remote, std::size_t len);
   void probe_cma();
   bool inbox_idle() const;
   // Liveness: check when due, report through the next poll().
@@ -127,6 +107,9 @@ class ShmChannel final : public Channel {
   // doorbells), and our sleeps run one (our senders ring light).
   bool fence_registered_ = false;
   bool fence_on_sleep_ = false;
+  // More ranks than CPUs: a rendezvous never waits on the pipeline, whose
+  // two copies need both ranks running at once (fetch_now).
+  bool crowded_ = false;
   std::unique_ptr<ShmOneSided> onesided_;
 
   std::vector<ShmSegment> segments_;  // [rank]: that rank's inbox
@@ -146,16 +129,7 @@ class ShmChannel final : public Channel {
   std::atomic<uint32_t>* my_calls_ = nullptr;             // InboxHeader::calls
   std::vector<const std::atomic<uint32_t>*> cma_copies_;  // [peer]
   std::vector<const std::atomic<uint32_t>*> waiting_;     // [peer]: InboxHeader::waiting
-  // Crossing messages (get_crossing): our verdict, the peers', the rate our
-  // crossing CMA copies ran at (MB/s, a moving average; 0: none yet), and
-  // when a slow verdict is next put to the test. Any thread may fetch, so
-  // atomics; a lost update only delays a verdict by a message.
-  std::atomic<uint32_t>* my_crossing_slow_ = nullptr;
-  std::vector<const std::atomic<uint32_t>*> crossing_slow_;  // [peer]
-  std::vector<Choice> choice_;                               // [peer]
-  std::atomic<uint32_t> crossing_mbps_{0};
-  std::atomic<int64_t> next_crossing_probe_ns_{0};
-  int next_ = 0;  // first sender of the next poll
+  int next_ = 0;                                          // first sender of the next poll
 
   // Peer failure state; wait() may run in any thread, so it is locked.
   std::mutex watch_lock_;

@@ -36,8 +36,9 @@ namespace adi3::shm {
 
 // The shared part of a ring: the consumer's head and the producer's tail,
 // each on its own cache line. The tail is read only by RingConsumer::empty()
-// (a rank about to sleep), never on the drain path, so the producer's store
-// to it stays in its own cache while the receiver polls.
+// (a rank about to sleep) and more_published() (a rendezvous offer choosing
+// its copy), never on the drain path, so the producer's store to it stays
+// in its own cache while the receiver polls.
 struct alignas(64) ShmRing {
   std::atomic<uint64_t> head{0};
   alignas(64) std::atomic<uint64_t> tail{0};
@@ -280,6 +281,26 @@ class RingConsumer {
     return n;
   }
   const RingFault& fault() const { return fault_; }
+
+  // Whether the producer published more than the record at the head
+  // drain() published: inside a handler that is the record in hand (the
+  // head moves after the handler returns), between drains the next one. A
+  // sender that runs ahead of us. Reads the tail's line and the record's
+  // head, and costs drain() nothing; a hint only (the peer may garble
+  // either), never used for what a record holds.
+  bool more_published() const {
+    using namespace ring_format;
+    uint64_t at_pos = shared_->head.load(std::memory_order_relaxed);
+    const uint64_t tail = shared_->tail.load(std::memory_order_acquire);
+    const Record* r = at(data_, at_pos & (cap_ - 1));
+    if (tail <= at_pos || r->stamp.load(std::memory_order_acquire) != at_pos + 1) return false;
+    if (r->kind == kWrap) {  // drain() skips it without publishing the head
+      at_pos += cap_ - (at_pos & (cap_ - 1));
+      r = at(data_, 0);
+      if (tail <= at_pos || r->stamp.load(std::memory_order_acquire) != at_pos + 1) return false;
+    }
+    return tail - at_pos > record_bytes(r->hdr_bytes, r->payload_bytes);
+  }
 
  private:
   int broken(const char* what, uint64_t value) {
