@@ -94,6 +94,11 @@ class OneSided {
   // Memory the program owns (MPI_Win_create, attach): registered, not
   // copied. nullptr (ENOTSUP) when the channel cannot expose user memory.
   virtual Region* expose(void* base, std::size_t bytes) = 0;
+  // r (from expose) is a window's memory (MPI_Win_create, Win_attach):
+  // exposed once, reached by many operations. A channel may prepare it for
+  // that, at a bounded cost (shm: huge pages for cross-memory attach). Never
+  // called for the per-call exposures of point-to-point or collectives.
+  virtual void exposed_for_window(Region& r) { (void)r; }
   virtual void release(Region* r) = 0;
   // Once every peer attached: drop whatever made the key findable (a shm
   // segment's name), so a crash leaves nothing behind. Idempotent.

@@ -136,6 +136,7 @@ bool prepare(WindowState& w, bool alloc, std::size_t bytes, void* user_base, voi
     } else {
       nw->user = os->expose(user_base, bytes);
       if (!nw->user) return false;
+      os->exposed_for_window(*nw->user);
       put_key(nw->user, card->data_key, &card->data_len);
     }
     put_key(nw->mine, card->ctl_key, &card->ctl_len);

@@ -78,6 +78,7 @@ void dyn_attach(WindowState& w, void* base, std::size_t bytes) {
     dyn_at(t.overflow).fetch_add(1, std::memory_order_seq_cst);
     return;
   }
+  nw.os.exposed_for_window(*r);
   DynSlot& s = t.slot[i];
   uint64_t key[kMaxKeyBytes / 8] = {};
   std::memcpy(key, r->key, r->key_bytes);

@@ -1,8 +1,11 @@
 #include "channels/shm/cma.hpp"
 
+#include <sys/mman.h>
 #include <sys/uio.h>
 
 #include <cerrno>
+
+#include "adi3/steady_clock.hpp"
 
 namespace adi3::shm {
 namespace {
@@ -43,6 +46,47 @@ bool cma_write(pid_t pid, uint64_t remote, const void* local, std::size_t len) {
 bool cma_probe(pid_t pid, uint64_t remote, uint64_t expected) {
   uint64_t got = ~expected;
   return cma_read(pid, &got, remote, sizeof got) && got == expected;
+}
+
+std::size_t cma_huge_pages(void* base, std::size_t bytes, std::size_t collapse_max, int64_t budget_ns) {
+  std::size_t merged = 0;
+#if defined(__linux__)
+  constexpr std::size_t kBlock = std::size_t{2} << 20, kPage = 4096;
+  constexpr int kCollapse = 25;  // MADV_COLLAPSE (Linux 6.1); older headers lack it
+  const auto a = reinterpret_cast<uintptr_t>(base);
+  // Only whole aligned blocks: a huge page never spans the window's edges
+  // (so no memory outside it changes). Refused before the sums can wrap.
+  if (bytes < kBlock || a > UINTPTR_MAX - bytes) return 0;
+  const uintptr_t from = a % kBlock ? a - a % kBlock + kBlock : a;
+  const uintptr_t to = (a + bytes) - (a + bytes) % kBlock;
+  if (from >= to) return 0;
+  const int saved = errno;
+  if (madvise(reinterpret_cast<void*>(from), to - from, MADV_HUGEPAGE) == 0 && collapse_max >= kBlock) {
+    const int64_t until = steady_ns() + budget_ns;
+    unsigned char in_memory[kBlock / kPage];
+    for (uintptr_t b = from; b < to && merged + kBlock <= collapse_max && steady_ns() < until; b += kBlock) {
+      void* p = reinterpret_cast<void*>(b);
+      if (mincore(p, kBlock, in_memory) != 0) break;
+      bool whole = true;
+      for (unsigned char r : in_memory) whole = whole && (r & 1);
+      // A partly touched block is left to first touch and khugepaged: merging
+      // it now would fill its holes with memory the program never asked for.
+      if (!whole) continue;
+      if (madvise(p, kBlock, kCollapse) == 0) {
+        merged += kBlock;
+      } else if (errno == EINVAL || errno == EPERM) {
+        break;  // not offered here (kernel, THP off, a mapping it refuses)
+      }
+    }
+  }
+  errno = saved;
+#else
+  (void)base;
+  (void)bytes;
+  (void)collapse_max;
+  (void)budget_ns;
+#endif
+  return merged;
 }
 
 }  // namespace adi3::shm

@@ -66,6 +66,14 @@ constexpr Knob kShmKnobs[] = {
      "record's cache line to arrive from the receiver's core). auto: 1 when the kernel offers "
      "membarrier's global expedited barrier and the ranks do not outnumber the CPUs (there ranks "
      "sleep often)."},
+    {"ADI3_SHM_WIN_HUGE_MAX", "8388608",
+     "Program memory a window exposes (MPI_Win_create, MPI_Win_attach; not the buffers of messages "
+     "or collectives), which peers reach by cross-memory attach: once, when the window is made or "
+     "the memory attached, huge pages are asked for in its 2 MiB-aligned blocks (MADV_HUGEPAGE: a "
+     "block gets one when first touched), and of the blocks already wholly in memory at most this "
+     "many bytes are merged into huge pages at once (MADV_COLLAPSE, Linux 6.1; at most 4 ms per "
+     "window). A peer's process_vm_writev/readv then pins one page per 2 MiB instead of 512. "
+     "0: none of this."},
     {"ADI3_SHM_LIVENESS_MS", "50",
      "How often (milliseconds) a rank checks that its peers' processes still live, while it polls "
      "or before it sleeps."},

@@ -1,11 +1,13 @@
 #include "channels/shm/shm_onesided.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <stdexcept>
 
+#include "adi3/config.hpp"
 #include "adi3/steady_clock.hpp"
 #include "channels/common/bulk_copy.hpp"
 #include "channels/shm/cma.hpp"
@@ -88,6 +90,7 @@ ShmOneSided::ShmOneSided(std::string job_id, int rank, std::vector<pid_t> pids, 
       rank_(rank),
       pids_(std::move(pids)),
       cma_(cma),
+      huge_max_(static_cast<std::size_t>(std::max<int64_t>(env_int("ADI3_SHM_WIN_HUGE_MAX", kCmaHugeMax), 0))),
       activity_(std::move(activity)),
       calls_(std::move(calls)),
       watch_(std::make_unique<Watch[]>(activity_.size())),
@@ -157,6 +160,15 @@ Region* ShmOneSided::expose(void* base, std::size_t bytes) {
   std::memcpy(r->key, &k, sizeof k);
   r->key_bytes = sizeof k;
   return r;
+}
+
+void ShmOneSided::exposed_for_window(Region& r) {
+  // Memory in a segment of ours is mapped by the peers (no pinning); user
+  // memory is reached by cross-memory attach, page by page.
+  Key k;
+  std::memcpy(&k, r.key, sizeof k);
+  if (k.kind != kUser || !cma_ || pids_.size() < 2 || huge_max_ == 0) return;
+  cma_huge_pages(r.base, r.bytes, huge_max_, kCmaHugeBudgetNs);
 }
 
 void ShmOneSided::release(Region* r) {

@@ -50,6 +50,7 @@ class ShmOneSided final : public OneSided {
   const OneSidedCaps& caps() const override { return caps_; }
   Region* allocate(std::size_t bytes) override;
   Region* expose(void* base, std::size_t bytes) override;
+  void exposed_for_window(Region& r) override;
   void release(Region* r) override;
   void seal(Region* r) override;
   RemoteRegion* attach(int peer, const void* key, std::size_t key_bytes) override;
@@ -68,6 +69,7 @@ class ShmOneSided final : public OneSided {
   int rank_;
   std::vector<pid_t> pids_;
   bool cma_;
+  std::size_t huge_max_;  // ADI3_SHM_WIN_HUGE_MAX: a window's bytes merged into huge pages
   OneSidedCaps caps_;
   std::atomic<int> fence_{0};
   // attentive(): what we last saw of each peer's poll counter and when,
