@@ -51,6 +51,7 @@ class ChannelSet::NearOneSided final : public OneSided {
   const OneSidedCaps& caps() const override { return inner_.caps(); }
   Region* allocate(std::size_t bytes) override { return inner_.allocate(bytes); }
   Region* expose(void* base, std::size_t bytes) override { return inner_.expose(base, bytes); }
+  void exposed_for_window(Region& r) override { inner_.exposed_for_window(r); }
   void release(Region* r) override { inner_.release(r); }
   void seal(Region* r) override { inner_.seal(r); }
   bool reaches(int peer) const override { return set_.on_host(peer); }
