@@ -285,6 +285,8 @@ class Device final : private PacketSink {
   // A core packet (48-byte header) to a channel rank, in the peer's FIFO.
   int send_control(int peer, const PacketHeader& h, const void* payload = nullptr, std::size_t bytes = 0);
   std::size_t live_requests() const { return pool_.live(); }
+  // What live_requests() can reach (ADI3_MAX_REQUESTS as the pool rounds it).
+  std::size_t request_capacity() const { return pool_.capacity(); }
   // The live request of pool slot index whose generation agrees with gen in
   // mask's bits (RequestPool::lookup_slot): what an MPI_Request names.
   Request* request_in_slot(std::size_t index, uint32_t gen, uint32_t mask) const {

@@ -145,9 +145,8 @@ void owe(WindowState& w, const Op& like, Op::Role role, std::size_t n) {
 
 // Starts an owed piece if a request is free; true if it did.
 bool start_owed(WindowState& w, Op& op) {
-  // None free (the pool holds ADI3_MAX_REQUESTS rounded up to its chunks
-  // of 64, adi3/request_pool.cpp): no attempt (each would log an error).
-  if (w.dev.live_requests() >= (w.dev.config().max_requests + 63) / 64 * 64) return false;
+  // None free: no attempt (each would log an error).
+  if (w.dev.live_requests() >= w.dev.request_capacity()) return false;
   const Comm& c = comm_of(w);
   const auto r = static_cast<std::size_t>(op.rank);
   Request* m = nullptr;
