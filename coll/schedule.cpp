@@ -157,17 +157,18 @@ void Schedule::restart() {
   error_ = 0;
 }
 
+bool Schedule::landed() const {
+  for (Request* r : inflight_) {
+    if (!r->complete()) return false;
+  }
+  return true;
+}
+
 int Schedule::run() {
   // One wait per round, so each round gets the device's full spin budget
   // before it sleeps (a single wait would sleep through later rounds).
   while (!advance()) {
-    auto landed = [this] {
-      for (Request* r : inflight_) {
-        if (!r->complete()) return false;
-      }
-      return true;
-    };
-    if (int e = dev_.block_until(landed)) return e;
+    if (int e = dev_.block_until([this] { return landed(); })) return e;
   }
   return error_;
 }

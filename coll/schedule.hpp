@@ -73,6 +73,8 @@ class Schedule {
   int error() const { return error_; }
   // Runs to the end under the device's progress engine.
   int run();
+  // Every request of the current round has completed (advance() moves on).
+  bool landed() const;
   // Makes a finished schedule runnable again from its first round
   // (persistent collectives). Only between runs: nothing may be in flight.
   // Builders therefore touch user data only in steps (local() for copies

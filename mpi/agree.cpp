@@ -177,4 +177,65 @@ int agree_context(Runtime& rt, const Comm& over, int tag, uint32_t* index, int f
   return 0;
 }
 
+namespace {
+// A create_group mark's first int: a member failed / a member's answer
+// (its tag follows).
+constexpr int kMarkFailed = 1, kMarkAnswer = 2;
+}  // namespace
+
+int agree_watching(Runtime& rt, const Comm& over, int tag, const Comm& marks, uint32_t* index, int failed) {
+  Device& dev = rt.dev();
+  const Datatype* ints = Datatype::builtin(Builtin::kInt);
+  int got[2] = {0, 0};
+  Request* mark = nullptr;
+  if (int e = dev.irecv(got, 2, ints, kAnySource, kTagMark, marks, &mark)) return e;
+  Agreement a(rt, over, tag, failed);
+  int err = 0;
+  while (!a.advance()) {
+    if (!mark->complete()) {
+      err = dev.block_until([&] { return mark->complete() || a.landed(); });
+      if (err) break;
+      continue;
+    }
+    Status st;
+    dev.wait(&mark, &st);
+    const int answer[2] = {kMarkAnswer, tag};
+    err = dev.send(answer, 2, ints, st.source, kTagMark, marks);
+    if (!err) err = dev.irecv(got, 2, ints, kAnySource, kTagMark, marks, &mark);
+    if (err) break;
+  }
+  if (mark) {
+    Status st;
+    dev.cancel(mark);
+    dev.wait(&mark, &st);
+    if (!st.cancelled) {  // (a member outside this call's group: still answered)
+      const int answer[2] = {kMarkAnswer, tag};
+      dev.send(answer, 2, ints, st.source, kTagMark, marks);
+    }
+  }
+  if (err) return err;
+  if (int e = a.error()) return e;
+  *index = a.index();
+  return 0;
+}
+
+int fail_create_group(Runtime& rt, const Comm& over, const Comm& marks, int failed) {
+  Device& dev = rt.dev();
+  const Datatype* ints = Datatype::builtin(Builtin::kInt);
+  const int mine[2] = {kMarkFailed, 0};
+  for (int m = 0; m < marks.size; ++m) {
+    if (m != marks.rank) dev.send(mine, 2, ints, m, kTagMark, marks);
+  }
+  // One message from every other member: its answer, or its own mark.
+  int tag = -1;
+  for (int m = 0; m < marks.size; ++m) {
+    int got[2] = {0, 0};
+    if (m == marks.rank || dev.recv(got, 2, ints, m, kTagMark, marks, nullptr)) continue;
+    if (got[0] == kMarkAnswer && got[1] >= 0 && got[1] <= kTagUb) tag = got[1];
+  }
+  uint32_t unused = 0;
+  if (tag >= 0) agree_context(rt, over, tag, &unused, failed);
+  return no_peer_waits(failed);
+}
+
 }  // namespace adi3::mpi

@@ -17,7 +17,8 @@ namespace adi3::mpi {
 inline constexpr int kTagGather = 1;   // allgather_bytes of comm.cpp, intercomm.cpp
 inline constexpr int kTagContext = 2;  // agree_context of a blocking new communicator
 inline constexpr int kTagFinalize =
-    6;  // the meeting of MPI_Finalize (env.cpp); 3: intercomm.cpp, 4: topology_graph.cpp
+    6;                              // the meeting of MPI_Finalize (env.cpp); 3: intercomm.cpp, 4: topology_graph.cpp
+inline constexpr int kTagMark = 5;  // create_group's marks (below), on the parent's internal context
 
 // Every rank of `over` contributes `bytes` at mine; all receives them in
 // rank order (size * bytes).
@@ -51,6 +52,8 @@ class Agreement {
   int run();
   int error() const { return err_; }
   uint32_t index() const { return index_; }
+  // The current round's messages have all arrived (advance() moves on).
+  bool landed() const { return finished_ || !cur_ || cur_->landed(); }
 
  private:
   void start_round();
@@ -78,5 +81,17 @@ int agree_context(Runtime& rt, const Comm& over, int tag, uint32_t* index, int f
 // part in the agreement, so the call fails at every member instead of
 // leaving the others waiting for this one. Returns `failed`.
 int fail_agreement(Runtime& rt, const Comm& over, int failed);
+
+// MPI_Comm_create_group agrees over its group's members on the parent's
+// create_group context, kept apart by the user's tag; a member whose tag is
+// bad cannot reach that agreement. So it marks its failure to every other
+// member on `marks` (the same members in group order on the parent's
+// internal context, tag kTagMark), learns their tag from their answers and
+// takes part as a failed member (fail_create_group); the other members
+// answer marks while they wait (agree_watching). A member answers every
+// mark before its agreement can end (it waits for the marking member's
+// offer, sent after the answers), so no mark or answer is left behind.
+int agree_watching(Runtime& rt, const Comm& over, int tag, const Comm& marks, uint32_t* index, int failed);
+int fail_create_group(Runtime& rt, const Comm& over, const Comm& marks, int failed);
 
 }  // namespace adi3::mpi

@@ -250,6 +250,11 @@ int make_intercomm(Runtime& rt, GroupPtr local, GroupPtr remote, uint32_t ctx, c
 // groups then fails instead of waiting for it).
 int inter_split(Runtime& rt, CommObj& c, int color, int key, MPI_Comm* out, int failed = 0);
 int inter_create(Runtime& rt, CommObj& c, const GroupData& g, MPI_Comm* out, int failed = 0);
+// MPI_Comm_create_group of comm c (also MPI_Comm_create_from_group's):
+// `bad`, an error in the caller's other arguments, and a bad tag or null
+// newcomm fail the call at every member of the group instead of leaving
+// them waiting.
+int create_group(Runtime& rt, CommObj& c, MPI_Group group, int tag, MPI_Comm* newcomm, int bad = 0);
 
 // MPI_Request handles name the request pool's slot directly, so making,
 // finding and dropping one touches no table: class Pool (bits 30-31), bits

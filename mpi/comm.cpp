@@ -294,35 +294,42 @@ ADI3_MPI_API(int, Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm* newcom
   return comm_error(c, make_comm(*rt, g, ctx, *c, newcomm), __func__);
 }
 
+int adi3::mpi::create_group(Runtime& rt, CommObj& c, MPI_Group group, int tag, MPI_Comm* newcomm, int bad) {
+  GroupPtr g;
+  if (int e = get_group(rt, group, &g)) return e;
+  if (int e = need_intra(c, "MPI_Comm_create_group")) return e;
+  if (int e = check_subgroup(c, *g)) return e;
+  const bool member = g->rank_of(rt.dev().rank()) != MPI_UNDEFINED;
+  if (!bad && !newcomm) bad = raise(ErrorClass::Arg, "newcomm is null");
+  const bool bad_tag = tag < 0 || tag > kTagUb;
+  if (bad_tag && !bad) bad = raise(ErrorClass::Tag, "invalid tag %d: tags run from 0 to %d", tag, kTagUb);
+  if (!member) {
+    if (newcomm) *newcomm = MPI_COMM_NULL;
+    return bad ? no_peer_waits(bad) : 0;
+  }
+  // Only the group's members take part: agree over them alone, on the
+  // parent's create_group context, kept apart by the user's tag. A member
+  // whose arguments are bad still takes part (the call then fails at every
+  // member); one whose tag is bad through the marks of agree.hpp.
+  Comm over;
+  over.context = c.grouped.context;
+  over.rank = g->rank_of(rt.dev().rank());
+  over.size = g->size();
+  over.peers = g->ranks;
+  Comm marks = over;
+  marks.context = c.internal.context;
+  if (bad_tag) return fail_create_group(rt, over, marks, bad);
+  uint32_t ctx;
+  if (int e = agree_watching(rt, over, tag, marks, &ctx, bad)) return e;
+  return make_comm(rt, g, ctx, c, newcomm);
+}
+
 ADI3_MPI_API(int, Comm_create_group, (MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm),
              (comm, group, tag, newcomm)) {
   ADI3_MPI_ENTER();
   CommObj* c = nullptr;
   if (int e = get_comm(*rt, comm, &c)) return world_error(e, __func__);
-  GroupPtr g;
-  if (int e = get_group(*rt, group, &g)) return comm_error(c, e, __func__);
-  if (int e = need_intra(*c, "MPI_Comm_create_group")) return comm_error(c, e, __func__);
-  if (tag < 0 || tag > kTagUb) {
-    return comm_error(c, raise(ErrorClass::Tag, "invalid tag %d: tags run from 0 to %d", tag, kTagUb), __func__);
-  }
-  if (int e = check_subgroup(*c, *g)) return comm_error(c, e, __func__);
-  const bool member = g->rank_of(rt->dev().rank()) != MPI_UNDEFINED;
-  const int bad = newcomm ? 0 : raise(ErrorClass::Arg, "newcomm is null");
-  if (!member) {
-    if (newcomm) *newcomm = MPI_COMM_NULL;
-    return comm_error(c, bad ? no_peer_waits(bad) : 0, __func__);
-  }
-  // Only the group's members take part: agree over them alone, on the
-  // parent's create_group context, kept apart by the user's tag. A null
-  // newcomm still takes part (the call then fails at every member).
-  Comm over;
-  over.context = c->grouped.context;
-  over.rank = g->rank_of(rt->dev().rank());
-  over.size = g->size();
-  over.peers = g->ranks;
-  uint32_t ctx;
-  if (int e = agree_context(*rt, over, tag, &ctx, bad)) return comm_error(c, e, __func__);
-  return comm_error(c, make_comm(*rt, g, ctx, *c, newcomm), __func__);
+  return comm_error(c, create_group(*rt, *c, group, tag, newcomm), __func__);
 }
 
 ADI3_MPI_API(int, Comm_free, (MPI_Comm * comm), (comm)) {

@@ -45,25 +45,50 @@ std::vector<int> union_order(const GroupData& a, const GroupData& b) {
   return u;
 }
 
+int check_leader(Runtime& rt, CommObj& lc, MPI_Comm peer_comm, int remote_leader, CommObj** pc);
+
 // Leader-mediated exchange between two groups: every member contributes k
 // ints; afterwards each member has its own group's contributions (local
 // rank order) and the other group's (remote rank order).
 struct Bridge {
   Runtime& rt;
   CommObj& local;
-  int leader;
-  const Comm* peer;  // at the leader only
+  int leader;  // -1: this member's local_leader was bad (learnt from the others)
+  MPI_Comm peer_comm;
   int remote_leader;
   int tag;
-  int refused;  // at the leader: its error in the arguments only it sees
+  bool bad_tag;
+  const Comm* peer = nullptr;  // at the leader only
+  int refused = 0;             // at the leader: its error in the arguments only it sees
 
-  int exchange(const std::vector<int>& mine, std::vector<int>* local_all, std::vector<int>* remote_all) {
+  // The leader's own checks: the other members learn their outcome from it.
+  void lead() {
+    CommObj* pc = nullptr;
+    refused = bad_tag ? raise(ErrorClass::Tag, "invalid tag %d", tag)
+                      : check_leader(rt, local, peer_comm, remote_leader, &pc);
+    if (pc) peer = &pc->pt2pt;
+  }
+
+  // A member whose local_leader was bad follows the one its first member
+  // with a valid local_leader named (entry[at] of each local entry).
+  void follow(const std::vector<int>& local_all, std::size_t k, std::size_t at) {
+    for (std::size_t i = at; i < local_all.size() && leader < 0; i += k) {
+      if (local_all[i] >= 0 && local_all[i] < local.size()) leader = local_all[i];
+    }
+    if (leader == local.rank()) lead();
+  }
+
+  int exchange(const std::vector<int>& mine, std::vector<int>* local_all, std::vector<int>* remote_all,
+               std::size_t leader_at = 0) {
     Device& dev = rt.dev();
     const auto k = mine.size();
     local_all->resize(k * static_cast<std::size_t>(local.size()));
     if (int e = allgather_bytes(dev, local.internal, mine.data(), k * sizeof(int), local_all->data(), kTagGather)) {
       return e;
     }
+    if (leader < 0 && leader_at) follow(*local_all, k, leader_at);
+    // Nobody named a valid leader: the group fails alone (the entries say so).
+    if (leader < 0) return 0;
     const Datatype* ints = Datatype::builtin(Builtin::kInt);
     int n = 0;
     if (local.rank() == leader && refused) {
@@ -197,40 +222,41 @@ ADI3_MPI_API(int, Intercomm_create,
   CommObj* lc = nullptr;
   if (int e = get_comm(*rt, local_comm, &lc)) return world_error(e, __func__);
   if (int e = need_intra(*lc, "MPI_Intercomm_create's local_comm")) return comm_error(lc, e, __func__);
-  if (local_leader < 0 || local_leader >= lc->size()) {
-    return comm_error(lc, raise(ErrorClass::Rank, "invalid local_leader %d", local_leader), __func__);
-  }
   // A member's own bad arguments: it still takes part (as kFailed), so both
   // groups fail instead of waiting for it; a leader whose tag is bad cannot
-  // reach the remote leader and refuses for its group.
-  int bad = !newintercomm             ? raise(ErrorClass::Arg, "newintercomm is null")
-            : tag < 0 || tag > kTagUb ? raise(ErrorClass::Tag, "invalid tag %d", tag)
-                                      : 0;
-  const bool leader = lc->rank() == local_leader;
-  CommObj* pc = nullptr;
-  // The leader's own checks: the other members learn their outcome from it.
-  int refused = 0;
-  if (leader)
-    refused = error_class_of(bad) == ErrorClass::Tag ? bad : check_leader(*rt, *lc, peer_comm, remote_leader, &pc);
-  Bridge b{*rt, *lc, local_leader, pc ? &pc->pt2pt : nullptr, remote_leader, tag, refused};
+  // reach the remote leader and refuses for its group. A bad local_leader:
+  // the member follows the leader the others named (the one member of a
+  // group of one leads).
+  const bool bad_tag = tag < 0 || tag > kTagUb;
+  const bool bad_leader = local_leader < 0 || local_leader >= lc->size();
+  int bad = !newintercomm ? raise(ErrorClass::Arg, "newintercomm is null")
+            : bad_leader
+                ? raise(ErrorClass::Rank, "invalid local_leader %d (local_comm has %d ranks)", local_leader, lc->size())
+            : bad_tag ? raise(ErrorClass::Tag, "invalid tag %d", tag)
+                      : 0;
+  const int named = !bad_leader ? local_leader : lc->size() == 1 ? 0 : -1;
+  Bridge b{*rt, *lc, named, peer_comm, remote_leader, tag, bad_tag};
+  if (lc->rank() == named) b.lead();
   constexpr int W = ContextIds::kWords;
+  constexpr std::size_t kStride = 2 + W;  // channel rank (or kFailed), named leader, free context mask
   for (;;) {
-    // Round 1: everyone's channel rank and free context mask.
-    std::vector<int> mine(1 + W), lall, rall;
+    // Round 1: everyone's channel rank, named leader and free context mask.
+    std::vector<int> mine(kStride), lall, rall;
     mine[0] = bad ? kFailed : rt->dev().rank();
-    rt->contexts.snapshot(reinterpret_cast<uint32_t*>(mine.data() + 1));
-    if (int e = b.exchange(mine, &lall, &rall)) return comm_error(lc, bad ? bad : e, __func__);
+    mine[1] = bad_leader ? -1 : local_leader;
+    rt->contexts.snapshot(reinterpret_cast<uint32_t*>(mine.data() + 2));
+    if (int e = b.exchange(mine, &lall, &rall, 1)) return comm_error(lc, bad ? bad : e, __func__);
     for (const std::vector<int>* all : {&lall, &rall}) {
-      if (int e = failed_member(*all, 1 + W, bad)) return comm_error(lc, e, __func__);
+      if (int e = failed_member(*all, kStride, bad)) return comm_error(lc, e, __func__);
     }
     uint32_t agreed[W];
     std::memset(agreed, 0xff, sizeof agreed);
     auto remote = std::make_shared<GroupData>();
     for (const std::vector<int>* all : {&lall, &rall}) {
-      for (std::size_t r = 0; r * (1 + W) < all->size(); ++r) {
-        const int* entry = all->data() + r * (1 + W);
+      for (std::size_t r = 0; r * kStride < all->size(); ++r) {
+        const int* entry = all->data() + r * kStride;
         if (all == &rall) remote->ranks.push_back(entry[0]);
-        for (int w = 0; w < W; ++w) agreed[w] &= static_cast<uint32_t>(entry[1 + w]);
+        for (int w = 0; w < W; ++w) agreed[w] &= static_cast<uint32_t>(entry[2 + w]);
       }
     }
     // Every member of both groups sees the same two lists, so all fail alike.

@@ -279,10 +279,10 @@ ADI3_MPI_API(int, Comm_create_from_group,
              (MPI_Group group, const char* stringtag, MPI_Info info, MPI_Errhandler errhandler, MPI_Comm* newcomm),
              (group, stringtag, info, errhandler, newcomm)) {
   ADI3_MPI_ENTER();
-  (void)rt;
-  if (!stringtag) return world_error(raise(ErrorClass::Arg, "stringtag is null"), __func__);
-  if (!newcomm) return world_error(raise(ErrorClass::Arg, "newcomm is null"), __func__);
-  if (int e = PMPI_Comm_create_group(MPI_COMM_WORLD, group, tag_of(stringtag), newcomm)) return e;
+  // A null stringtag or newcomm still takes part (the call fails at every member).
+  const int bad = stringtag ? 0 : raise(ErrorClass::Arg, "stringtag is null");
+  if (int e = create_group(*rt, rt->world, group, stringtag ? tag_of(stringtag) : -1, newcomm, bad))
+    return world_error(e, __func__);
   if (*newcomm == MPI_COMM_NULL) return MPI_SUCCESS;
   return adopt(*newcomm, info, errhandler);
 }

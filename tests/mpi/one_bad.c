@@ -20,9 +20,13 @@
  *   icnull, ictag  MPI_Intercomm_create with a null newintercomm / a
  *                  negative tag (at a member that is no leader: ictag runs
  *                  at 3 ranks); both groups fail
+ *   icleader       MPI_Intercomm_create with local_leader -1 (at 2 ranks
+ *                  the bad rank is its group's one member, so its leader)
+ *   cgtag, cgbadtag   MPI_Comm_create_group with a negative tag (on the
+ *                  whole group / at 3 ranks on ranks {1, 2} only)
+ *   cfgtag         MPI_Comm_create_from_group with a null stringtag
  * Stuck (the others wait in the call; the bad rank reaches MPI_Finalize,
  * which must end the job with a message after ADI3_FINALIZE_TIMEOUT):
- *   cgtag   MPI_Comm_create_group with a negative tag
  *   comm    MPI_Barrier on an invalid communicator handle
  *   bcast   MPI_Bcast with a negative count
  *   ibcast  MPI_Ibcast from the bad rank with a negative count (the others
@@ -207,13 +211,40 @@ int main(int argc, char** argv) {
     if (e == 0) e = MPI_Wait(&r, MPI_STATUS_IGNORE);
     if (c != MPI_COMM_NULL) MPI_Comm_free(&c);
     carried = 1;
+  } else if (!strcmp(m, "cgtag") || !strcmp(m, "cgbadtag") || !strcmp(m, "cfgtag")) {
+    MPI_Group g, sub;
+    MPI_Comm c = MPI_COMM_NULL;
+    MPI_Comm_group(MPI_COMM_WORLD, &g);
+    /* cgbadtag: the group of ranks 1.. only (rank 0 is no member) */
+    int first[1][3] = {{m[2] == 'b' && size > 2 ? 1 : 0, size - 1, 1}};
+    MPI_Group_range_incl(g, 1, first, &sub);
+    if (m[1] == 'f')
+      e = MPI_Comm_create_from_group(sub, bad ? NULL : "one_bad", MPI_INFO_NULL, MPI_ERRORS_RETURN, &c);
+    else
+      e = MPI_Comm_create_group(MPI_COMM_WORLD, sub, bad ? -3 : 5, &c);
+    if (first[0][0] > rank) e = MPI_ERR_OTHER; /* no member: nothing to fail */
+    if (c != MPI_COMM_NULL) MPI_Comm_free(&c);
+    MPI_Group_free(&sub);
+    MPI_Group_free(&g);
+    carried = 1;
+    /* the same call right after works, on the same tag */
+    MPI_Comm_group(MPI_COMM_WORLD, &g);
+    if (MPI_Comm_create_group(MPI_COMM_WORLD, g, 5, &c) == 0) {
+      int n = 0;
+      MPI_Allreduce(&rank, &n, 1, MPI_INT, MPI_SUM, c);
+      if (n != size * (size - 1) / 2) printf("rank %d: the next communicator summed %d\n", rank, n);
+      MPI_Comm_free(&c);
+    } else {
+      printf("rank %d: the next MPI_Comm_create_group failed\n", rank);
+    }
+    MPI_Group_free(&g);
   } else if (!strcmp(m, "merge") || !strcmp(m, "icnull") || !strcmp(m, "ictag") || !strcmp(m, "isplit") ||
-             !strcmp(m, "icreate")) {
+             !strcmp(m, "icreate") || !strcmp(m, "icleader")) {
     /* Even and odd ranks, leaders 0 and 1 (the bad rank is 2's member at 3 ranks). */
     MPI_Comm half, inter = MPI_COMM_NULL, merged = MPI_COMM_NULL;
     MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
     const int remote_leader = rank % 2 ? 0 : 1;
-    if (strcmp(m, "icnull") && strcmp(m, "ictag")) {
+    if (strcmp(m, "icnull") && strcmp(m, "ictag") && strcmp(m, "icleader")) {
       MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, remote_leader, 9, &inter);
       MPI_Group g;
       MPI_Comm_group(inter, &g);
@@ -222,8 +253,8 @@ int main(int argc, char** argv) {
       if (!strcmp(m, "icreate")) e = MPI_Comm_create(inter, g, bad ? NULL : &merged);
       MPI_Group_free(&g);
     } else {
-      e = MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, remote_leader, bad && m[2] == 't' ? -4 : 9,
-                               bad && m[2] == 'n' ? NULL : &inter);
+      e = MPI_Intercomm_create(half, bad && m[2] == 'l' ? -1 : 0, MPI_COMM_WORLD, remote_leader,
+                               bad && m[2] == 't' ? -4 : 9, bad && m[2] == 'n' ? NULL : &inter);
     }
     if (merged != MPI_COMM_NULL) MPI_Comm_free(&merged);
     if (inter != MPI_COMM_NULL) MPI_Comm_free(&inter);
@@ -233,11 +264,6 @@ int main(int argc, char** argv) {
     if (late(rank, size, bad)) return 1;
   } else if (!strcmp(m, "threads")) {
     if (late_threads(bad)) return 1;
-  } else if (!strcmp(m, "cgtag")) {
-    MPI_Group g;
-    MPI_Comm c;
-    MPI_Comm_group(MPI_COMM_WORLD, &g);
-    e = MPI_Comm_create_group(MPI_COMM_WORLD, g, bad ? -3 : 5, &c);
   } else if (!strcmp(m, "comm")) {
     e = MPI_Barrier(bad ? (MPI_Comm)0x7777 : MPI_COMM_WORLD);
   } else if (!strcmp(m, "bcast")) {
