@@ -38,12 +38,21 @@ constexpr std::string_view kPeersWait[] = {
 // class; the log has as many slots), compared by the whole code, which also
 // carries the slot's generation. A slot's mark is lost once 256 newer errors
 // took it (threads failing fast while this one is descheduled), so the
-// marking thread also keeps its own last code; the slot serves where the
-// progress engine finished the call on another thread (an idup's agreement).
+// marking thread's own last code is kept too (Runtime::no_wait_threads); the
+// slot serves where the progress engine finished the call on another thread
+// (an idup's agreement).
 std::atomic<int>& no_wait_slot(Runtime& rt, int code) {
   return rt.no_wait_codes[(static_cast<unsigned>(code) >> kErrorClassBits) % Runtime::kNoWaitSlots];
 }
-thread_local int t_no_wait_code = 0;
+
+// Whether code is this thread's last marked code (which it then forgets).
+bool thread_marked(Runtime& rt, int code) {
+  std::lock_guard<std::mutex> g(rt.no_wait_lock);
+  auto it = rt.no_wait_threads.find(std::this_thread::get_id());
+  if (it == rt.no_wait_threads.end() || it->second != code) return false;
+  rt.no_wait_threads.erase(it);
+  return true;
+}
 
 bool strip_suffix(std::string_view& s, std::string_view end) {
   if (s.size() <= end.size() || s.substr(s.size() - end.size()) != end) return false;
@@ -67,8 +76,8 @@ bool peers_may_wait(Runtime& rt, int code, const char* fn) {
   const ErrorClass cls = error_class_of(code);
   // A dead peer: the job cannot end cleanly whatever the call was.
   if (cls == ErrorClass::ProcFailed || cls == ErrorClass::ProcAborted) return true;
-  if (cls == ErrorClass::Truncate || code == t_no_wait_code) return false;
-  if (code == no_wait_slot(rt, code).load(std::memory_order_relaxed)) return false;
+  if (cls == ErrorClass::Truncate) return false;
+  if (thread_marked(rt, code) || code == no_wait_slot(rt, code).load(std::memory_order_relaxed)) return false;
   std::string_view s = fn[0] == 'P' ? fn + 1 : fn;  // (PMPI_X)
   if (s.substr(0, 4) != "MPI_") return false;
   s.remove_prefix(4);
@@ -93,7 +102,8 @@ bool peers_may_wait(Runtime& rt, int code, const char* fn) {
 int no_peer_waits(int code) {
   if (Runtime* rt = g_runtime; rt && code) {
     no_wait_slot(*rt, code).store(code, std::memory_order_relaxed);
-    t_no_wait_code = code;
+    std::lock_guard<std::mutex> g(rt->no_wait_lock);
+    rt->no_wait_threads[std::this_thread::get_id()] = code;
   }
   return code;
 }

@@ -208,6 +208,11 @@ class Runtime {
   // failing at once each find their own code when it is handed back.
   static constexpr unsigned kNoWaitSlots = 256;
   std::array<std::atomic<int>, kNoWaitSlots> no_wait_codes{};
+  // And each marking thread's last such code, until it is handed back
+  // (a slot's mark is lost once 256 newer marked errors took it). Error
+  // paths only, hence the lock.
+  std::mutex no_wait_lock;
+  std::map<std::thread::id, int> no_wait_threads;
 
   // Extension objects without a free call (MPIX_Grequest_class): owned
   // here, released at MPI_Finalize.
