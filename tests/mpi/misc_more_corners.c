@@ -1,6 +1,6 @@
 /* Datatype, info, group, topology and environment corners an outside
  * conformance suite reaches: resized types with a negative lower bound,
- * subarrays in both orders, Type_match_size, external32 byte order, info
+ * subarrays in both orders, external32 byte order, info
  * key bounds and truncated values, ranges with negative strides, Cart_shift
  * off the edge, Dims_create with fixed entries, Topo_test of an
  * intercommunicator, and the environment's inquiries. */
@@ -60,21 +60,6 @@ static void types(void) {
     }
     MPI_Type_free(&s);
   }
-
-  /* Type_match_size. */
-  MPI_Datatype m;
-  int sz = 0;
-  CHECK_OK(MPI_Type_match_size(MPI_TYPECLASS_INTEGER, 4, &m));
-  MPI_Type_size(m, &sz);
-  CHECK_EQ(sz, 4);
-  CHECK_OK(MPI_Type_match_size(MPI_TYPECLASS_REAL, 8, &m));
-  MPI_Type_size(m, &sz);
-  CHECK_EQ(sz, 8);
-  CHECK_OK(MPI_Type_match_size(MPI_TYPECLASS_COMPLEX, 16, &m));
-  MPI_Type_size(m, &sz);
-  CHECK_EQ(sz, 16);
-  CHECK_CLASS(MPI_Type_match_size(MPI_TYPECLASS_REAL, 3, &m), MPI_ERR_ARG);
-  CHECK_CLASS(MPI_Type_match_size(12345, 4, &m), MPI_ERR_ARG);
 
   /* external32: big-endian, fixed sizes. */
   unsigned char buf[64];
