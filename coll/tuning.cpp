@@ -59,9 +59,9 @@ constexpr Knob kKnobs[] = {
      "ADI3_COLL_SHM_DIRECT_SHARED_CROWDING ranks per processor), beyond a slot and up to 512 KiB: bytes from which "
      "each rank reads its slice of every rank's input straight with cross-memory attach and folds it in rank "
      "order, and the root gathers the slices; 0 never."},
-    {"ADI3_COLL_SHM_DIRECT_MBPS", "6000",
+    {"ADI3_COLL_SHM_DIRECT_MBPS", "0",
      "Those direct reads are used while every rank's reads ran at least this many MB/s (moving average; "
-     "tested again every 64th call when slower)."},
+     "tested again every 64th call when slower); 0: always (no rate verdict)."},
     {"ADI3_COLL_SHM_DIRECT_REDUCE_MBPS", "11000",
      "The same for the root's direct reads of a 2-rank reduce (their own moving average): below it the reduce "
      "takes the pipeline."},

@@ -57,8 +57,11 @@ struct Tuning {
   // (shm_reduce.cpp); 0 never.
   std::size_t shm_direct_reduce_shared_min = 65536;
   // The direct reads' rate (MB/s, every rank's moving average) below which
-  // the segment's copies are used instead (tested again now and then).
-  std::size_t shm_direct_mbps = 6000;
+  // the segment's copies are used instead (tested again now and then); 0:
+  // always read directly (s23: on this CPU the direct reads won at 2 ranks
+  // even from a send buffer rewritten before each call, and a verdict
+  // turned slow by a preempted read kept 1 MiB calls on the segment).
+  std::size_t shm_direct_mbps = 0;
   // The same for a 2-rank reduce's reads (the root's), against the pipeline.
   std::size_t shm_direct_reduce_mbps = 11000;
 
