@@ -225,7 +225,9 @@ void ChannelSet::wait_until(std::chrono::microseconds timeout, const WaitConditi
   if (woken()) return;
   sleeps_.fetch_add(1, std::memory_order_seq_cst);
   sleeps_.notify_one();
-  near_->wait_until(timeout, WaitCondition::of(woken));
+  WaitCondition c = WaitCondition::of(woken);
+  c.idle = done.idle;
+  near_->wait_until(timeout, c);
 }
 
 void ChannelSet::wake() {

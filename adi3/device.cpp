@@ -43,6 +43,7 @@ Device::Device(std::unique_ptr<Channel> channel, const Config& config)
   set_handler(PacketType::CancelSend, &Device::on_cancel_send);
   set_handler(PacketType::CancelAck, &Device::on_cancel_ack);
   set_handler(PacketType::Credit, &Device::on_credit);
+  set_handler(PacketType::Refused, &Device::on_refused);
   if (config_.thread_multiple) enable_threads();
   if (config_.async_progress == AsyncProgress::On) require_agent("ADI3_ASYNC_PROGRESS=on");
 }

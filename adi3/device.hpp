@@ -499,6 +499,7 @@ class Device final : private PacketSink {
   static void on_cancel_send(Device&, int, const PacketHeader&, const void*, std::size_t);
   static void on_cancel_ack(Device&, int, const PacketHeader&, const void*, std::size_t);
   static void on_credit(Device&, int, const PacketHeader&, const void*, std::size_t);
+  static void on_refused(Device&, int, const PacketHeader&, const void*, std::size_t);
   // An eager message of src was delivered or withdrawn: its credit goes
   // back to src (flow.cpp).
   void eager_consumed(int src, std::size_t bytes);

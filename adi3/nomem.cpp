@@ -4,8 +4,10 @@
 // anyone, ends the conversation with the peer whose message it could not
 // keep (a lost message must not pass unnoticed), so waits on that peer fail
 // with ERR_NO_MEM instead of hanging.
+#include <algorithm>
 #include <cstdarg>
 #include <cstdio>
+#include <cstring>
 
 #include "adi3/device.hpp"
 #include "segment/segment.hpp"
@@ -45,6 +47,11 @@ void Device::lost_to_memory(int peer, const char* fmt, ...) {
   errors_.raise(ErrorClass::NoMem, "%s", text);
   if (peer < 0 || peer >= size_ || peer_failed_[static_cast<std::size_t>(peer)]) return;
   std::fprintf(stderr, "adi3: %s; rank %d is treated as failed\n", text, peer);
+  // Told, the peer's waits on us fail with this reason (an origin's RMA
+  // unlock waits for an answer we will never send); best effort: without
+  // memory to queue the packet it waits as before.
+  PacketHeader h{PacketType::Refused, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  (void)queue_packet(peer, &h, sizeof h, Payload{text, std::strlen(text), nullptr, 0});
   // Nothing more is read from it: what follows would be out of order.
   peer_refused_[static_cast<std::size_t>(peer)] = 1;
   refused_peers_.fetch_add(1, std::memory_order_relaxed);  // check_refused looks from now on
@@ -58,6 +65,25 @@ Segment* Device::make_segment(const void* buf, std::size_t count, const Datatype
   } catch (const std::bad_alloc&) {
     return nullptr;
   }
+}
+
+// A peer ran out of memory and no longer reads from us (lost_to_memory
+// above): our waits that depend on it fail with its reason, as for a
+// failed peer, with the class NO_MEM. Its text is untrusted: cut and made
+// printable.
+void Device::on_refused(Device& d, int src, const PacketHeader&, const void* payload, std::size_t bytes) {
+  if (d.peer_failed_[static_cast<std::size_t>(src)]) return;
+  char why[256];
+  const std::size_t n = std::min(bytes, sizeof why - 1);
+  for (std::size_t i = 0; i < n; ++i) {
+    const char c = static_cast<const char*>(payload)[i];
+    why[i] = c >= ' ' && c <= '~' ? c : '?';
+  }
+  why[n] = '\0';
+  char text[320];
+  std::snprintf(text, sizeof text, "rank %d no longer reads from rank %d: %s", src, d.rank_, why);
+  d.on_peer_failed(src, text);
+  d.failure_class_ = ErrorClass::NoMem;
 }
 
 }  // namespace adi3

@@ -17,6 +17,7 @@ enum class PacketType : uint8_t {
   CancelSend,           // withdraw an unmatched message (MPI_Cancel of a send)
   CancelAck,            // the answer: bytes = 1 when it was withdrawn
   Credit,               // eager credit given back: bytes (adi3/flow.hpp)
+  Refused,              // the sender treats us as failed (out of memory): its reason (adi3/nomem.cpp)
   FirstExtension = 16,  // rma/, emul/, greq/ register from here on
   Count = 64,
 };

@@ -64,6 +64,9 @@ enum class SendResult { Sent, Busy, Failed };
 struct WaitCondition {
   bool (*fn)(void*) = nullptr;
   void* ctx = nullptr;
+  // A helper thread's idle sleep (the progress agent's), not a blocking
+  // call's: peers do not count it as a rank waiting for them.
+  bool idle = false;
   bool operator()() const { return fn && fn(ctx); }
   template <class F>
   static WaitCondition of(F& f) {

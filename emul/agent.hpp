@@ -52,6 +52,9 @@ class Agent {
   std::atomic<uint64_t> sleeps_{0};
   std::atomic<uint64_t> out_of_memory_{0};
   std::atomic<const std::atomic<bool>*> hooks_due_{nullptr};
+  // The user threads waiting in blocking calls (Channel::call_count), or
+  // null where the channel does not count them.
+  const std::atomic<uint32_t>* calls_;
   std::thread thread_;  // last: starts after the fields above exist
 };
 

@@ -283,9 +283,9 @@ void ShmChannel::wait_until(std::chrono::microseconds timeout, const WaitConditi
   if (until_check < timeout) timeout = std::max(until_check, std::chrono::microseconds(1));
   // done is checked after the announcement: a completer that rang before
   // it is seen here, one that rings after it wakes the futex. A sleep with
-  // a condition is a blocking call's (the agent's idle sleep has none):
-  // peers see it in our header (InboxHeader::waiting).
-  const bool blocking = done.fn != nullptr;
+  // a condition is a blocking call's unless marked idle (the agent's idle
+  // sleep): peers see it in our header (InboxHeader::waiting).
+  const bool blocking = done.fn != nullptr && !done.idle;
   // With light senders, the barrier between our announcement and the look
   // at the rings is theirs too (process_fence.hpp). Should it fail, we do
   // not sleep: the caller polls again. The agent's idle sleeps (nativec,

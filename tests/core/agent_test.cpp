@@ -4,6 +4,7 @@
 // to speak of; ADI3_ASYNC_PROGRESS decides whether it may run; a device
 // whose agent started mid-run (locks turned on at run time) stays correct
 // under traffic from the user thread and the agent at once (TSan suite).
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <stdexcept>
@@ -122,6 +123,77 @@ TEST(AgentSetting, UnknownAsyncProgressModeIsAnError) {
   } else {
     unsetenv("ADI3_ASYNC_PROGRESS");
   }
+}
+
+// The agent's long idle sleep ends when work is announced (rma's Hub::poke
+// sets a flag, then wakes the doorbell only if someone sleeps there): the
+// sleep's condition includes the flag, looked at under the doorbell after
+// the sleep is announced, so a poke between the agent's look at the flag
+// and its sleep is not left for the sleep's end. The channel side: an idle
+// sleep (WaitCondition::idle, not a blocking call's) whose condition holds
+// returns at once. The agent side: pokes timed to land as the agent heads
+// for its sleep are all served (their wait is printed; a missed one took
+// the 200 ms sleep, which the machine's load can also cost, so only a poke
+// never served fails).
+struct PokeHook {
+  std::atomic<bool> due{false};
+  std::atomic<int> runs{0};
+};
+
+bool poke_hook(void* ctx) {
+  auto* h = static_cast<PokeHook*>(ctx);
+  if (!h->due.load(std::memory_order_acquire)) return false;
+  h->due.store(false, std::memory_order_relaxed);
+  h->runs.fetch_add(1, std::memory_order_release);
+  return true;
+}
+
+TEST_P(AgentTest, IdleSleepEndsOnItsCondition) {
+  run(1, [](Device& dev) {
+    std::atomic<bool> flag{true};
+    auto set = [&] { return flag.load(std::memory_order_seq_cst); };
+    adi3::WaitCondition c = adi3::WaitCondition::of(set);
+    c.idle = true;
+    for (int i = 0; i < 20; ++i) {
+      const auto t0 = Clock::now();
+      dev.channel().wait_until(std::chrono::seconds(20), c);
+      EXPECT_LT(ms_since(t0), 5000) << "an idle sleep whose condition held slept on";
+    }
+  });
+}
+
+TEST_P(AgentTest, PokesAsTheAgentHeadsForItsSleepAreServed) {
+  run(1, [](Device& dev) {
+    ASSERT_TRUE(dev.require_agent("test: pokes"));
+    adi3::Agent* agent = dev.agent();
+    PokeHook hook;
+    const int id = dev.add_progress_hook(&poke_hook, &hook, true);
+    agent->watch_hooks(&hook.due);
+    constexpr int kPokes = 300;
+    int late = 0;
+    double worst = 0;
+    uint64_t seen = agent->doorbell_sleeps();
+    for (int i = 0; i < kPokes; ++i) {
+      // After the last poke's hook the agent heads for its sleep: poke as
+      // it counts that sleep (if we read the count too late, after 2 ms).
+      const auto t_look = Clock::now();
+      while (agent->doorbell_sleeps() == seen && ms_since(t_look) < 2) {
+      }
+      const int before = hook.runs.load(std::memory_order_acquire);
+      const auto t0 = Clock::now();
+      if (!hook.due.exchange(true, std::memory_order_acq_rel)) dev.channel().wake();
+      dev.wake_hooks();
+      while (hook.runs.load(std::memory_order_acquire) == before && ms_since(t0) < 20000) {
+      }
+      seen = agent->doorbell_sleeps();
+      ASSERT_NE(hook.runs.load(), before) << "poke " << i << " was not served in 20 s";
+      worst = std::max(worst, ms_since(t0));
+      late += ms_since(t0) > 100;
+    }
+    agent->watch_hooks(nullptr);
+    dev.remove_progress_hook(id);
+    std::printf("%d pokes: %d waited over 100 ms, worst %.1f ms\n", kPokes, late, worst);
+  });
 }
 
 // Traffic of every size both ways while both agents run and the user

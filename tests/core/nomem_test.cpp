@@ -2,8 +2,9 @@
 // (Config::max_requests, ADI3_MAX_REQUESTS) a call that needs one more
 // request fails with ERR_NO_MEM naming the cap, the device stays usable and
 // recovers once requests are freed; a message that arrives when nothing is
-// left to hold it ends the conversation with its sender, whose waits then
-// fail with ERR_NO_MEM instead of hanging.
+// left to hold it ends the conversation with its sender, and both sides'
+// waits on each other then fail with ERR_NO_MEM instead of hanging (the
+// sender is told: PacketType::Refused).
 #include "harness.hpp"
 
 namespace {
@@ -98,11 +99,19 @@ TEST(NoMemProgress, AnArrivalThatCannotBeKeptEndsTheConversation) {
         EXPECT_LE(dev.live_requests(), kCap);
         if (r) dev.request_free(&r);
       } else {
+        // Rank 0 tells us it no longer reads from us: a send after that
+        // news fails, and so does a wait on rank 0, within seconds.
         unsigned char b = 7;
-        for (int k = 0; k < 2 * static_cast<int>(kCap); ++k) {
-          ASSERT_OK(dev, dev.send(&b, 1, byte(), 0, 4, dev.world()));
+        int e = 0;
+        for (int k = 0; k <= 2 * static_cast<int>(kCap) && !e; ++k) {
+          e = dev.send(&b, 1, byte(), 0, k < 2 * static_cast<int>(kCap) ? 4 : 9, dev.world());
         }
-        ASSERT_OK(dev, dev.send(&b, 1, byte(), 0, 9, dev.world()));
+        Request* r = nullptr;
+        if (!e) e = dev.irecv(&b, 1, byte(), 0, 10, dev.world(), &r);
+        if (!e) e = dev.wait(&r, nullptr);
+        EXPECT_EQ(error_class_of(e), ErrorClass::NoMem) << why(dev, e);
+        EXPECT_TRUE(contains(why(dev, e), "rank 0 no longer reads from rank 1")) << why(dev, e);
+        if (r) dev.request_free(&r);
       }
     });
   }

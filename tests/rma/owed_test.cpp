@@ -4,7 +4,8 @@
 // (nothing of them is written), the origin's unlock ends with an error,
 // neither side is left waiting, and the next put lands whole. (A target
 // short of requests cannot even keep the pieces' requests-to-send: the
-// core then treats the origin as failed, adi3/nomem.cpp.)
+// core then gives up on the origin and tells it, adi3/nomem.cpp: test
+// TargetShortOfRequests.)
 // Thread-ranks over inproc, forced emulation with the single-copy
 // rendezvous (so large puts ride messages), the request pool capped.
 #include <atomic>
@@ -110,5 +111,45 @@ void owed_pieces(Device& dev) {
 }
 
 TEST(RmaOwedPieces, OriginShortOfRequests) { core_test::run_ranks(capped(), 2, owed_pieces); }
+
+// The target short of requests: it can post the receive of one piece at
+// most and keep none of the others' requests-to-send, so the core gives up
+// on the origin (adi3/nomem.cpp lost_to_memory) and tells it: the origin's
+// unlock ends within seconds with ERR_NO_MEM naming the target, instead of
+// waiting for an answer that never comes. The job ends with a refused pair
+// (run_job: no finalize); frees may fail, nothing may hang.
+TEST(RmaOwedPieces, TargetShortOfRequests) {
+  adi3::Config c = capped().config;
+  static std::atomic<int> stage{0};
+  stage = 0;
+  core_test::run_job(2, c, [](Device& dev) {
+    const int me = dev.rank();
+    std::vector<int> mem(kN, 0), src(kN, 5);
+    Window* win = nullptr;
+    ASSERT_EQ(Window::create(dev, mem.data(), static_cast<std::ptrdiff_t>(kN * sizeof(int)), sizeof(int), {},
+                             win_comm(dev, 0x6700), &win),
+              0);
+    ASSERT_EQ(dev.barrier(), 0);
+    std::vector<Request*> held;
+    if (me == 1) {
+      held = fill_pool(dev, 1);
+      stage = 1;
+      while (stage.load() < 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));  // the agent serves
+    } else {
+      while (stage.load() < 1) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      const auto t0 = std::chrono::steady_clock::now();
+      EXPECT_EQ(win->lock(LockType::Exclusive, 1, 0), 0);
+      EXPECT_EQ(win->put(src.data(), kN, int_t(), 1, 0, kN, int_t()), 0);
+      const int e = win->unlock(1);
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      EXPECT_EQ(adi3::error_class_of(e), adi3::ErrorClass::NoMem) << why(dev, e);
+      EXPECT_NE(why(dev, e).find("rank 1 ran out of memory"), std::string::npos) << why(dev, e);
+      EXPECT_LT(s, 10.0) << "the unlock took " << s << " s";
+      stage = 2;
+    }
+    if (me == 1) empty_pool(dev, held);
+    (void)Window::free(&win);  // fails with the refused peer (after a second): the window may stay
+  });
+}
 
 }  // namespace
