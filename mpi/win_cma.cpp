@@ -32,6 +32,15 @@ void cma_took_first(WinObj& w, int target) {
   if (r < w.cma_first.size()) w.cma_first[r] = w.syncs;
 }
 
+// Whether target's byte says its memory is reached by cross-memory attach
+// (kDirectCma), set here from cma_epoch's yes.
+bool cma_known(WinObj& w, const rma::WindowState& s, int target) {
+  if (direct_has(w, s, target, kDirectCma)) return true;
+  if (s.dev.config().thread_multiple || !rma::native::cma_epoch(s, target)) return false;
+  direct_remember(w, s, static_cast<std::size_t>(target), kDirectCma);
+  return true;
+}
+
 // A put or get that takes cross-memory attach without a look at the
 // target (a bulk block, or the first of its interval: cma_copy_route's
 // rule) to a target whose byte says its memory is reached so
@@ -47,10 +56,7 @@ int copy_known(WinObj& w, MPI_Win win, bool put, void* buf, int count, const Dat
   const bool bulk = rma::bulk_by_cma(put ? rma::Msg::Put : rma::Msg::Get, bytes);
   // Not a small put in a fence epoch (its packet's arrival is counted by the fence).
   if (!bulk && (!first || (put && s.access == rma::WindowState::Access::Fence))) return -1;
-  if (!direct_has(w, s, target, kDirectCma)) {
-    if (s.dev.config().thread_multiple || !rma::native::cma_epoch(s, target)) return -1;
-    direct_remember(w, s, static_cast<std::size_t>(target), kDirectCma);
-  }
+  if (!cma_known(w, s, target)) return -1;
   try {
     const int e = rma::native::cma_copy_known(s, put, buf, bytes, target, disp);
     if (e < 0) return -1;
@@ -76,6 +82,24 @@ int copy_known(WinObj& w, MPI_Win win, bool put, void* buf, int count, const Dat
     if (first) cma_took_first(*w, target);
     return e;
   });
+}
+
+int atomic_known(WinObj& w, MPI_Win win, rma::Msg kind, const void* origin, const void* compare, void* result,
+                 rma::native::FastElem e, const Datatype* t, int target, MPI_Aint disp, coll::OpKind k) noexcept {
+  rma::WindowState& s = w.win->state();
+  if (!cma_known(w, s, target)) return -1;
+  const char* fn = kind == rma::Msg::Cas ? "PMPI_Compare_and_swap" : "PMPI_Fetch_and_op";
+  bool packet = false;
+  try {
+    const int r = rma::native::cma_atomic_known(s, kind, origin, compare, result, e, t, target, disp, k, &packet);
+    // The packet changed the target's state (see window_call); the lean
+    // read-modify-write left nothing behind, so the flush's byte holds.
+    if (packet) w.forget_direct();
+    if (r < 0) return -1;
+    return r ? win_error(&w, r, fn) : MPI_SUCCESS;
+  } catch (...) {
+    return Escaped<int>{fn}(win);
+  }
 }
 
 }  // namespace adi3::mpi

@@ -41,6 +41,14 @@ template <class F>
 int copy_route(MPI_Win win, bool put, const void* buf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
                int tcount, MPI_Datatype ttype) noexcept;
 
+// MPI_Fetch_and_op (kind Fop, op k) or MPI_Compare_and_swap (Cas) of one
+// element of t (e: its record) to a target whose memory is reached by
+// cross-memory attach (kDirectCma) on the window of handle win
+// (rma::native::cma_atomic_known): a lean read-modify-write keeps the
+// target's byte, so the flush behind it stays on its fast path.
+int atomic_known(WinObj& w, MPI_Win win, rma::Msg kind, const void* origin, const void* compare, void* result,
+                 rma::native::FastElem e, const Datatype* t, int target, MPI_Aint disp, coll::OpKind k) noexcept;
+
 // MPI_Fetch_and_op with op k, and MPI_Compare_and_swap, of one element of
 // t (w: the window of handle win).
 [[gnu::always_inline]] inline int fop_route(WinObj* w, MPI_Win win, const Datatype* t, const void* origin, void* result,

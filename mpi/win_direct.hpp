@@ -75,18 +75,21 @@ namespace adi3::mpi {
 }
 
 // A fast lock took target's lock (rma::native::fast_lock said 0): the
-// byte fast_target would set on the first operation, set here from the
-// tests the lock left (its memory mapped here, nothing emulated in flight
-// to it), so that operation needs no miss.
+// byte fast_target (memory mapped here) or cma_epoch (memory reached by
+// cross-memory attach: FastPeer::cma) would set on the first operation,
+// set here from the tests the lock left (nothing emulated in flight to
+// it), so that operation needs no miss.
 [[gnu::always_inline]] inline void direct_locked(WinObj& w, const rma::WindowState& s, int target) {
   const auto r = static_cast<std::size_t>(target);
   const rma::NativeWin& nw = *s.native;
-  if (r >= nw.fast_n || !nw.fastp[r].mem || s.targets[r].emul_inflight) return;
+  if (r >= nw.fast_n || s.targets[r].emul_inflight) return;
+  const uint8_t bit = nw.fastp[r].mem ? kDirectOp : nw.fastp[r].cma ? kDirectCma : 0;
+  if (!bit) return;
   if (r < w.direct.size()) [[likely]] {
-    w.direct[r] |= kDirectOp;
+    w.direct[r] |= bit;
     w.direct_set = true;
   } else {
-    direct_remember(w, s, r, kDirectOp);
+    direct_remember(w, s, r, bit);
   }
 }
 

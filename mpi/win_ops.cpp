@@ -390,6 +390,11 @@ ADI3_WIN_CHECKED(Fetch_and_op, FOP_PARAMS, FOP_ARGS) {
     WinObj* w = find_win(*rt, win);
     if (const Datatype* ft = fast_type(*rt, datatype); w && ft) {
       rma::WindowState& s = w->win->state();
+      if (int e = atomic_known(*w, win, rma::Msg::Fop, origin_addr, nullptr, result_addr, fast_elem(*rt, datatype), ft,
+                               target_rank, target_disp, k);
+          e >= 0) {
+        return e;
+      }
       if (int e = fop_route(w, win, ft, origin_addr, result_addr, target_rank, target_disp, k); e >= 0) {
         return e;
       }
@@ -450,6 +455,11 @@ ADI3_WIN_CHECKED(Compare_and_swap, CAS_PARAMS, CAS_ARGS) {
     WinObj* w = find_win(*rt, win);
     if (const Datatype* ft = fast_type(*rt, datatype); w && ft) {
       rma::WindowState& s = w->win->state();
+      if (int e = atomic_known(*w, win, rma::Msg::Cas, origin_addr, compare_addr, result_addr, fast_elem(*rt, datatype),
+                               ft, target_rank, target_disp, coll::OpKind::Replace);
+          e >= 0) {
+        return e;
+      }
       if (int e = cas_route(w, win, ft, origin_addr, compare_addr, result_addr, target_rank, target_disp); e >= 0) {
         return e;
       }

@@ -314,6 +314,7 @@ void agree(WindowState& w, const std::vector<NativeCard>& firsts, const std::vec
     nw.fastp.resize(nw.peers.size());
     for (std::size_t r = 0; r < nw.peers.size(); ++r) {
       const NativePeer& p = nw.peers[r];
+      if (!p.mem && p.mem_r && p.ctl) nw.fastp[r].cma = (p.mem_r->ops & (kOsPut | kOsGet)) == (kOsPut | kOsGet);
       if (!p.mem || !p.ctl) continue;
       const PeerWin& pw = w.peers[r];
       nw.fastp[r] = {p.mem, static_cast<uint64_t>(pw.size), static_cast<uint64_t>(pw.disp_unit), p.ctl};

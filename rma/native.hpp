@@ -116,6 +116,10 @@ class NativeWin {
     uint64_t size = 0;
     uint64_t unit = 1;
     Control* ctl = nullptr;
+    // Not mapped (mem null): puts, gets and atomics reach the memory by
+    // cross-memory attach (the window's part of native_cma's cma_epoch),
+    // so a fast lock can set the binding's byte for it (kDirectCma).
+    bool cma = false;
   };
   std::vector<FastPeer> fastp;
   std::size_t fast_n = 0;  // fastp.size(), kept (the size of a vector divides by the entry's)

@@ -96,34 +96,17 @@ int cma_copy_known(WindowState& w, bool put, void* buf, uint64_t bytes, int targ
   return cma_move(w, w.native->peers[static_cast<std::size_t>(target)], put, buf, off, bytes, target);
 }
 
-int cma_atomic(WindowState& w, const void* origin, const void* compare, void* result, const Datatype* t, int target,
-               std::ptrdiff_t disp, coll::OpKind op) {
+namespace {
+
+// The read-modify-write of one element of e at offset off of p's window
+// (a range cma_take took): compare null, fetch_and_op's f; else
+// compare_and_swap. Under the element's stripe in the target's control
+// block (the one cas_element and the fast path take; every run containing
+// the element holds it too), unless we hold its exclusive lock (excl).
+int cma_rmw(WindowState& w, NativePeer& p, uint64_t off, bool excl, FastElem e, FastOp f, const void* origin,
+            const void* compare, void* result, int target) {
   const bool cas = compare != nullptr;
-  const FastElem e = fast_elem_of(t);  // a predefined type of 4 or 8 bytes, no padding
-  if (!result || !e.size) return -1;
-  FastOp f = FastOp::None;
-  if (cas) {
-    if (!origin || !e.cas) return -1;
-  } else {
-    f = fast_op(op, e);
-    if (f == FastOp::None || (f != FastOp::Read && !origin)) return -1;
-  }
-  std::lock_guard g(w.mu);
-  const std::size_t es = e.size;
-  uint64_t off;
-  // Under our exclusive lock no stripe's locked instruction comes before
-  // the read.
-  const bool excl = w.native_usable && static_cast<std::size_t>(target) < w.native->held.size() &&
-                    w.native->held[static_cast<std::size_t>(target)] == 2;
-  NativePeer* pp = w.native_usable && w.native->cma_acc
-                       ? cma_target(w, cas ? Msg::Cas : Msg::Fop, kOsGet | kOsPut, target, disp, es, &off, excl, true)
-                       : nullptr;
-  if (!pp) return -1;
-  NativePeer& p = *pp;
-  NativeWin& nw = *w.native;
-  OneSided& os = nw.os;
-  // The stripe of the element's first byte, as cas_element and the fast
-  // path take it; every run containing the element holds it too.
+  OneSided& os = w.native->os;
   uint32_t& stripe = stripe_of(*p.ctl, static_cast<std::size_t>(off));
   int rc = 0;
   auto apply = [&](auto word) {
@@ -148,12 +131,68 @@ int cma_atomic(WindowState& w, const void* origin, const void* compare, void* re
     if (!excl) stripe_unlock(stripe);
     if (rc == 0) std::memcpy(result, &cur, sizeof cur);
   };
-  by_word(es, apply);
+  by_word(e.size, apply);
   if (rc) {
     return w.dev.errors().raise(ErrorClass::Other, "%s to rank %d: the one-sided read-modify-write failed: %s",
                                 cas ? "Compare_and_swap" : "Fetch_and_op", target, std::strerror(errno));
   }
   return 0;
+}
+
+// What cma_rmw does to elements of e: compare_and_swap (cas), else
+// fetch_and_op's op; None when the lean atomics do not take the case.
+FastOp rmw_op(FastElem e, bool cas, const void* origin, const void* result, coll::OpKind op) {
+  if (!result || !e.size) return FastOp::None;
+  if (cas) return origin && e.cas ? FastOp::Replace : FastOp::None;
+  const FastOp f = fast_op(op, e);
+  return f != FastOp::Read && !origin ? FastOp::None : f;
+}
+
+// Whether we hold target's exclusive lock: no stripe's locked instruction
+// then comes before the read.
+bool held_exclusive(const WindowState& w, int target) {
+  const auto r = static_cast<std::size_t>(target);
+  return w.native_usable && r < w.native->held.size() && w.native->held[r] == 2;
+}
+
+}  // namespace
+
+int cma_atomic(WindowState& w, const void* origin, const void* compare, void* result, const Datatype* t, int target,
+               std::ptrdiff_t disp, coll::OpKind op) {
+  const bool cas = compare != nullptr;
+  const FastElem e = fast_elem_of(t);  // a predefined type of 4 or 8 bytes, no padding
+  const FastOp f = rmw_op(e, cas, origin, result, op);
+  if (f == FastOp::None) return -1;
+  std::lock_guard g(w.mu);
+  uint64_t off;
+  const bool excl = held_exclusive(w, target);
+  NativePeer* p = w.native_usable && w.native->cma_acc ? cma_target(w, cas ? Msg::Cas : Msg::Fop, kOsGet | kOsPut,
+                                                                    target, disp, e.size, &off, excl, true)
+                                                       : nullptr;
+  return p ? cma_rmw(w, *p, off, excl, e, f, origin, compare, result, target) : -1;
+}
+
+int cma_atomic_known(WindowState& w, Msg kind, const void* origin, const void* compare, void* result, FastElem e,
+                     const Datatype* t, int target, std::ptrdiff_t disp, coll::OpKind op, bool* packet) {
+  const bool cas = kind == Msg::Cas;
+  const FastOp f = rmw_op(e, cas, origin, result, op);
+  if (f == FastOp::None || (cas && !compare) || !w.native->cma_acc ||
+      (w.info.emulate_ops & (1u << static_cast<unsigned>(kind)))) {
+    return -1;
+  }
+  const int8_t polls = rma::polls_now(w, target);
+  if (polls < 0) return -1;
+  if (polls) {
+    *packet = true;
+    return emul::quick_fetch_now(w, kind, origin, compare, result, 1, t, target, disp, cas ? coll::OpKind::Replace : op)
+               ? 0
+               : -1;
+  }
+  uint64_t off;
+  const bool excl = held_exclusive(w, target);
+  if (!cma_take(w, target, disp, e.size, &off, excl, true)) return -1;
+  return cma_rmw(w, w.native->peers[static_cast<std::size_t>(target)], off, excl, e, f, origin, cas ? compare : nullptr,
+                 result, target);
 }
 
 int cma_copy_route(WindowState& w, bool put, void* buf, int64_t count, const Datatype* t, int target,

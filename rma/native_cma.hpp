@@ -14,6 +14,7 @@
 #include <cstdint>
 
 #include "coll/op.hpp"
+#include "rma/fast_elem.hpp"
 #include "rma/protocol.hpp"
 #include "segment/datatype.hpp"
 
@@ -49,6 +50,16 @@ int cma_copy_known(WindowState& w, bool put, void* buf, uint64_t bytes, int targ
 // predefined element t.
 int cma_atomic(WindowState& w, const void* origin, const void* compare, void* result, const Datatype* t, int target,
                std::ptrdiff_t disp, coll::OpKind op);
+
+// cma_atomic of kind Fop (compare unused) or Cas on one element of e (the
+// binding's record of predefined type t) to a target cma_epoch said yes
+// to, nothing on the window changed since, on the only thread that calls
+// on the window (no w.mu, as cma_copy_known): one look at the target, then
+// the packet while it polls (*packet set: the emulation's state changed,
+// as cma_atomic_route's) or the lean read-modify-write. -1: not such a
+// case (nothing done).
+int cma_atomic_known(WindowState& w, Msg kind, const void* origin, const void* compare, void* result, FastElem e,
+                     const Datatype* t, int target, std::ptrdiff_t disp, coll::OpKind op, bool* packet);
 
 // The binding's short way to such a target (mpi/win_ops.cpp, on a miss of
 // its fast path), for the calls whose arguments it decoded (one predefined

@@ -59,7 +59,8 @@ static void origin(MPI_Win win, int locked, long long* fetched) {
  * later call skip a check: a get in a fence epoch, then lock / put / get /
  * unlock, a put past the window (MPI_ERR_RMA_RANGE, nothing written), an
  * accumulate as a packet between the copies, and lock_all / flush rounds
- * after it. Rank 0 polls in the fences and in MPI_Barrier. */
+ * after it, with fetch_and_op and compare_and_swap (one past the window
+ * each) behind the copies. Rank 0 polls in the fences and in MPI_Barrier. */
 static void cached_epochs(MPI_Win win, long long* mem) {
   const int slot = SLOT + rank;
   long long v = 0, back = -1;
@@ -90,13 +91,25 @@ static void cached_epochs(MPI_Win win, long long* mem) {
       CHECK_OK(MPI_Get(&back, 1, MPI_LONG_LONG, 0, slot, 1, MPI_LONG_LONG, win));
       CHECK_OK(MPI_Win_flush(0, win));
       CHECK_EQ(back, v);
+      /* fetch_and_op and compare_and_swap keep the byte (a lean
+       * read-modify-write) or forget it (a packet): neither may skip the
+       * range check or the flush's wait */
+      long long one = 1, got = -1, prev = -1, next = v + 2, cmp = v + 1;
+      CHECK_OK(MPI_Fetch_and_op(&one, &got, MPI_LONG_LONG, 0, slot, MPI_SUM, win));
+      CHECK_CLASS(MPI_Fetch_and_op(&one, &prev, MPI_LONG_LONG, 0, SLOT + size, MPI_SUM, win), MPI_ERR_RMA_RANGE);
+      CHECK_OK(MPI_Win_flush(0, win));
+      CHECK_EQ(got, v);
+      CHECK_OK(MPI_Compare_and_swap(&next, &cmp, &prev, MPI_LONG_LONG, 0, slot, win));
+      CHECK_CLASS(MPI_Compare_and_swap(&next, &cmp, &back, MPI_LONG_LONG, 0, SLOT + size, win), MPI_ERR_RMA_RANGE);
+      CHECK_OK(MPI_Win_flush(0, win));
+      CHECK_EQ(prev, v + 1);
     }
     CHECK_OK(MPI_Win_unlock_all(win));
   }
   MPI_Barrier(MPI_COMM_WORLD); /* rank 0 polls here */
   if (rank == 0) {
     MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
-    for (int r = 1; r < size; ++r) CHECK_EQ(mem[SLOT + r], -(long long)r * 1000 - 49);
+    for (int r = 1; r < size; ++r) CHECK_EQ(mem[SLOT + r], -(long long)r * 1000 - 49 + 2);
     MPI_Win_unlock(0, win);
   }
   MPI_Barrier(MPI_COMM_WORLD);
