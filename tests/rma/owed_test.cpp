@@ -13,6 +13,10 @@
 #include <thread>
 #include <vector>
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/lsan_interface.h>
+#endif
+
 #include "tests/rma/rma_harness.hpp"
 
 namespace {
@@ -148,7 +152,14 @@ TEST(RmaOwedPieces, TargetShortOfRequests) {
       stage = 2;
     }
     if (me == 1) empty_pool(dev, held);
-    (void)Window::free(&win);  // fails with the refused peer (after a second): the window may stay
+    // Fails with the refused peer (after a second), and a window whose free
+    // fails stays allocated (its state may still be named by requests of the
+    // broken conversation): kept on purpose, so LeakSanitizer is told.
+    if (Window::free(&win) != 0 && win) {
+#if defined(__SANITIZE_ADDRESS__)
+      __lsan_ignore_object(win);
+#endif
+    }
   });
 }
 
