@@ -148,11 +148,11 @@ class Runtime {
   std::array<const Datatype*, kNumBuiltins> builtin_types{};
   // By the same index: the size of a predefined type that is one contiguous
   // run from its address (true_lb 0), else 0: the one-sided fast paths'
-  // datatype check in one load (mpi/win_ops.cpp).
+  // datatype check in one load (mpi/win_ops.cpp fast_copy).
   std::array<uint32_t, kNumBuiltins> builtin_plain{};
   // By the same index: what the native fast atomics may do with its
   // elements (rma/fast_elem.hpp): accumulate, fetch_and_op and
-  // compare_and_swap's type and op checks in one load (mpi/win_ops.cpp).
+  // compare_and_swap's type and op checks in one load (mpi/win_ops.hpp fast_elem).
   std::array<rma::native::FastElem, kNumBuiltins> builtin_atom{};
   HandleTable<CommObj*> comms;
   HandleTable<GroupPtr> groups;

@@ -26,7 +26,7 @@ struct WinObj {
   int attr_disp_unit = 1, attr_flavor = MPI_WIN_FLAVOR_CREATE, attr_model = MPI_WIN_SEPARATE;
   // Per target rank, what the native fast path proved of this epoch
   // (kDirectOp, kDirectFlush, kDirectCma), so that an operation or a flush
-  // to it tests one byte (mpi/win_ops.cpp direct_peer). Only calls on this
+  // to it tests one byte (mpi/win_direct.hpp direct_has). Only calls on this
   // window change what it caches, and every call that leaves the fast paths
   // looks the window up with get_win, which forgets it all; a fast unlock
   // forgets its target's.

@@ -1,6 +1,6 @@
 // The binding's short ways to window memory reached by cross-memory attach
 // (a window from create on shm: rma/native_cma.hpp cma_*_route), taken on a
-// miss of the native fast path (mpi/win_ops.cpp) for the calls whose
+// miss of the native fast path (mpi/win_ops.cpp, win_atomics.cpp) for the calls whose
 // arguments it decoded: one predefined type on every side, counts that
 // match. Each returns the call's MPI result, or -1 when it did not take
 // the call (nothing done: the caller goes on to its general path, which
@@ -21,7 +21,7 @@ inline const Datatype* fast_type(Runtime& rt, MPI_Datatype h) {
                                                                                          : nullptr;
 }
 
-// route's answer for the window state of w, as window_call (mpi/win_ops.cpp)
+// route's answer for the window state of w, as window_call (mpi/win_ops.hpp)
 // gives a Window call's, but -1 when it did not take the call. Inline, as
 // the two below: they run on every miss of the fast path to such a target.
 template <class F>

@@ -1,6 +1,6 @@
 // What the native fast atomics (rma/native_fast.hpp) may do with the
 // elements of a predefined type, in a 3-byte record: Runtime keeps one per
-// predefined type (mpi/win_ops.cpp's entry points read it with one load
+// predefined type (the entry points of mpi/win_acc.cpp and win_atomics.cpp read it with one load
 // where they classified the type and the op each call), and a native
 // window the one of the last type its checked path asked about.
 #pragma once

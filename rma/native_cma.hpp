@@ -61,7 +61,7 @@ int cma_atomic(WindowState& w, const void* origin, const void* compare, void* re
 int cma_atomic_known(WindowState& w, Msg kind, const void* origin, const void* compare, void* result, FastElem e,
                      const Datatype* t, int target, std::ptrdiff_t disp, coll::OpKind op, bool* packet);
 
-// The binding's short way to such a target (mpi/win_ops.cpp, on a miss of
+// The binding's short way to such a target (mpi/win_ops.cpp, win_atomics.cpp, on a miss of
 // its fast path), for the calls whose arguments it decoded (one predefined
 // type on every side, counts that match). A put or get: the lean copy when
 // *first (the first put or get to target of an interval, since its last
