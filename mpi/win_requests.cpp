@@ -11,6 +11,22 @@ namespace {
 // to MPI_COMM_WORLD's handler: requests carry no window).
 int wrap_request(Runtime& rt, Request* r, MPI_Request* out) { return new_request(rt, r, MPI_COMM_WORLD, false, out); }
 
+// MPI_Rput (put) or MPI_Rget on window w: the checks, the Window call, the
+// request (fn: the caller's name for its errors).
+int rw_request(Runtime& rt, WinObj* w, bool put, void* buf, int ocount, MPI_Datatype otype, int target, MPI_Aint disp,
+               int tcount, MPI_Datatype ttype, MPI_Request* request, const char* fn) {
+  const Datatype *ot = nullptr, *tt = nullptr;
+  int e = request ? 0 : raise(ErrorClass::Arg, "request is null");
+  if (!e) e = rw_args(rt, buf, ocount, otype, tcount, ttype, &ot, &tt);
+  Request* r = nullptr;
+  if (!e) {
+    e = put ? w->win->rput(buf, ocount, ot, target, disp, tcount, tt, &r)
+            : w->win->rget(buf, ocount, ot, target, disp, tcount, tt, &r);
+  }
+  if (!e) e = wrap_request(rt, r, request);
+  return win_error(w, e, fn);
+}
+
 }  // namespace
 
 ADI3_MPI_API(int, Rput,
@@ -19,13 +35,8 @@ ADI3_MPI_API(int, Rput,
              (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win,
               request)) {
   ADI3_WIN_ENTER(win);
-  const Datatype *ot = nullptr, *tt = nullptr;
-  int e = request ? 0 : raise(ErrorClass::Arg, "request is null");
-  if (!e) e = rw_args(*rt, origin_addr, origin_count, origin_datatype, target_count, target_datatype, &ot, &tt);
-  Request* r = nullptr;
-  if (!e) e = w->win->rput(origin_addr, origin_count, ot, target_rank, target_disp, target_count, tt, &r);
-  if (!e) e = wrap_request(*rt, r, request);
-  return win_error(w, e, __func__);
+  return rw_request(*rt, w, true, const_cast<void*>(origin_addr), origin_count, origin_datatype, target_rank,
+                    target_disp, target_count, target_datatype, request, __func__);
 }
 
 ADI3_MPI_API(int, Rget,
@@ -34,13 +45,8 @@ ADI3_MPI_API(int, Rget,
              (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win,
               request)) {
   ADI3_WIN_ENTER(win);
-  const Datatype *ot = nullptr, *tt = nullptr;
-  int e = request ? 0 : raise(ErrorClass::Arg, "request is null");
-  if (!e) e = rw_args(*rt, origin_addr, origin_count, origin_datatype, target_count, target_datatype, &ot, &tt);
-  Request* r = nullptr;
-  if (!e) e = w->win->rget(origin_addr, origin_count, ot, target_rank, target_disp, target_count, tt, &r);
-  if (!e) e = wrap_request(*rt, r, request);
-  return win_error(w, e, __func__);
+  return rw_request(*rt, w, false, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                    target_datatype, request, __func__);
 }
 
 ADI3_MPI_API(int, Raccumulate,
