@@ -42,13 +42,15 @@ constexpr Knob kShmKnobs[] = {
      "The rate (MB/s, a moving average of timed copies) below which ordinary copies into the ring "
      "count as slow (see ADI3_SHM_STREAM_ADAPT_MIN). 0: never stream below ADI3_SHM_STREAM_MIN."},
     {"ADI3_SHM_CMA", "1",
-     "Cross-memory attach (process_vm_readv, one copy, by the receiver alone), if a probe at start "
-     "shows it is permitted. 0: never. 1: by the traffic's shape, for a message of at least "
-     "ADI3_SHM_CMA_MIN bytes: in a stream (the sender published more packets behind the offer) "
+     "Cross-memory attach (process_vm_readv/writev, one copy), if a probe at start shows it is "
+     "permitted. 0: never. 1: by the traffic's shape, for a message of at least ADI3_SHM_CMA_MIN "
+     "bytes: from ADI3_SHM_CMA_SPLIT_MIN on, unless it crosses, copied by both ranks at once; "
+     "below that, by the receiver alone in a stream (the sender published more packets behind the offer) "
      "from ADI3_SHM_CMA_STREAM_MIN on; for messages that cross (both ranks send large messages to "
      "each other) from ADI3_SHM_CMA_CROSSING_MIN on; for a lone offer (a ping-pong) from 256 KiB "
      "when the sender is not polling at that moment (it computes); with more ranks than CPUs "
-     "always; else the two-copy pipeline through the rings. 2: always from ADI3_SHM_CMA_MIN on."},
+     "always; else the two-copy pipeline through the rings. 2: always from ADI3_SHM_CMA_MIN on, "
+     "by the receiver alone."},
     {"ADI3_SHM_CMA_MIN", "16384",
      "Smallest message that may be copied with CMA after the rendezvous (with ADI3_SHM_CMA=1 "
      "only where the traffic's shape takes it); smaller ones are always pipelined through the "
