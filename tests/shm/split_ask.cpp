@@ -13,28 +13,14 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include "adi3/process.hpp"
 #include "channels/shm/inbox.hpp"
+#include "find_inbox.hpp"
 
 namespace {
-
-// rank's inbox as mapped in this process (the names are unlinked, the
-// mappings stay).
-char* find_inbox(int owner) {
-  std::ifstream maps("/proc/self/maps");
-  std::string line;
-  while (std::getline(maps, line)) {
-    if (line.find("/dev/shm/adi3-") == std::string::npos) continue;
-    uintptr_t start = std::stoull(line.substr(0, line.find('-')), nullptr, 16);
-    auto* h = reinterpret_cast<adi3::shm::InboxHeader*>(start);
-    if (h->magic == adi3::shm::kInboxMagic && h->owner == owner) return reinterpret_cast<char*>(start);
-  }
-  return nullptr;
-}
 
 int fail(const char* what) {
   std::printf("FAIL: %s\n", what);
@@ -58,7 +44,7 @@ int main() {
   int failures = 0;
   char b = 0;
   if (d.rank() == 1) {
-    char* base = find_inbox(0);
+    char* base = shm_test::find_inbox(0);
     if (!base) return fail("rank 0's inbox is not mapped here");
     const auto* h = reinterpret_cast<adi3::shm::InboxHeader*>(base);
     adi3::shm::InboxLayout layout(h->ranks, h->ring_bytes);
