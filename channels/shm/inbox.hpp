@@ -3,8 +3,8 @@
 // the data area) per sender (itself included). Only offsets
 // live in shared memory, so every process may map it at its own address.
 //
-//   [InboxHeader][Doorbell][RoomFlag x ranks][ShmRing x ranks][pad]
-//   [ring data x ranks]
+//   [InboxHeader][Doorbell][RoomFlag x ranks][ShmRing x ranks]
+//   [SplitAsk x ranks][pad][ring data x ranks]
 #pragma once
 #include <atomic>
 #include <cstddef>
@@ -20,8 +20,8 @@ inline constexpr uint64_t kInboxMagic = 0x314d48533349'4441ull;  // "ADI3SHM1"
 // 5: ShmRing has the producer's tail; 6: crossing_slow; 7: ShmRing::streaming;
 // 8: light_wake; 9: calls, and waiting moved to its line; 10: no
 // ShmRing::streaming (crossing messages choose by timed rates); 11: no
-// crossing_slow (they choose by size)
-inline constexpr uint32_t kInboxVersion = 11;
+// crossing_slow (they choose by size); 12: asks and SplitAsk (cma_split.cpp)
+inline constexpr uint32_t kInboxVersion = 12;
 
 struct alignas(64) InboxHeader {
   uint64_t magic;
@@ -56,6 +56,20 @@ struct alignas(64) InboxHeader {
   // bounce.
   alignas(64) std::atomic<uint32_t> calls;
   std::atomic<uint32_t> waiting;
+  // Bumped by a peer that asked the owner to copy part of a message
+  // (SplitAsk): the owner's poll reads this line, in its cache until a
+  // peer asks, and looks at the asks only when it moved.
+  alignas(64) std::atomic<uint32_t> asks;
+};
+
+// A peer receiving a message of the owner's asks it to write part of it
+// (cma_split.cpp). One per asking rank; the asker writes src, dst and len,
+// then publishes state = sequence << 3 | phase.
+struct alignas(64) SplitAsk {
+  std::atomic<uint64_t> state{0};
+  uint64_t src = 0;  // in the owner's memory (its send buffer)
+  uint64_t dst = 0;  // in the asker's memory (its receive buffer)
+  uint64_t len = 0;
 };
 
 // Set by a sender whose packet did not fit, cleared by the receiver when it
@@ -70,7 +84,8 @@ class InboxLayout {
   InboxLayout(int ranks, std::size_t ring_bytes) : ranks_(ranks), ring_bytes_(ring_bytes) {
     flags_ = round_up(sizeof(InboxHeader), 64) + round_up(sizeof(Doorbell), 64);
     rings_ = flags_ + sizeof(RoomFlag) * static_cast<std::size_t>(ranks);
-    data_ = round_up(rings_ + sizeof(ShmRing) * static_cast<std::size_t>(ranks), kPage);
+    asks_ = rings_ + sizeof(ShmRing) * static_cast<std::size_t>(ranks);
+    data_ = round_up(asks_ + sizeof(SplitAsk) * static_cast<std::size_t>(ranks), kPage);
     total_ = data_ + ring_bytes * static_cast<std::size_t>(ranks);
   }
   std::size_t total() const { return total_; }
@@ -79,6 +94,7 @@ class InboxLayout {
   Doorbell* bell(char* base) const { return reinterpret_cast<Doorbell*>(base + round_up(sizeof(InboxHeader), 64)); }
   RoomFlag* room(char* base, int sender) const { return reinterpret_cast<RoomFlag*>(base + flags_) + sender; }
   ShmRing* ring(char* base, int sender) const { return reinterpret_cast<ShmRing*>(base + rings_) + sender; }
+  SplitAsk* ask(char* base, int asker) const { return reinterpret_cast<SplitAsk*>(base + asks_) + asker; }
   char* data(char* base, int sender) const { return base + data_ + ring_bytes_ * static_cast<std::size_t>(sender); }
 
   // The owner builds its inbox before anyone else may map it.
@@ -97,6 +113,7 @@ class InboxLayout {
     for (int s = 0; s < ranks_; ++s) {
       new (room(base, s)) RoomFlag();
       new (ring(base, s)) ShmRing();
+      new (ask(base, s)) SplitAsk();
     }
   }
 
@@ -106,7 +123,7 @@ class InboxLayout {
 
   int ranks_;
   std::size_t ring_bytes_;
-  std::size_t flags_ = 0, rings_ = 0, data_ = 0, total_ = 0;
+  std::size_t flags_ = 0, rings_ = 0, asks_ = 0, data_ = 0, total_ = 0;
 };
 
 }  // namespace adi3::shm

@@ -16,6 +16,7 @@ constexpr int64_t kStreamSlowMbps = 6000;
 constexpr int kLivenessMs = 50;
 constexpr std::size_t kCmaStreamMin = 64 * 1024;
 constexpr std::size_t kCrossingMin = 256 * 1024;
+constexpr std::size_t kSplitMin = 64 * 1024;
 
 constexpr Knob kShmKnobs[] = {
     {"ADI3_SHM_RING_BYTES", "524288",
@@ -41,13 +42,15 @@ constexpr Knob kShmKnobs[] = {
      "The rate (MB/s, a moving average of timed copies) below which ordinary copies into the ring "
      "count as slow (see ADI3_SHM_STREAM_ADAPT_MIN). 0: never stream below ADI3_SHM_STREAM_MIN."},
     {"ADI3_SHM_CMA", "1",
-     "Cross-memory attach (process_vm_readv, one copy, by the receiver alone), if a probe at start "
-     "shows it is permitted. 0: never. 1: by the traffic's shape, for a message of at least "
-     "ADI3_SHM_CMA_MIN bytes: in a stream (the sender published more packets behind the offer) "
+     "Cross-memory attach (process_vm_readv/writev, one copy), if a probe at start shows it is "
+     "permitted. 0: never. 1: by the traffic's shape, for a message of at least ADI3_SHM_CMA_MIN "
+     "bytes: from ADI3_SHM_CMA_SPLIT_MIN on, unless it crosses, copied by both ranks at once; "
+     "below that, by the receiver alone in a stream (the sender published more packets behind the offer) "
      "from ADI3_SHM_CMA_STREAM_MIN on; for messages that cross (both ranks send large messages to "
      "each other) from ADI3_SHM_CMA_CROSSING_MIN on; for a lone offer (a ping-pong) from 256 KiB "
      "when the sender is not polling at that moment (it computes); with more ranks than CPUs "
-     "always; else the two-copy pipeline through the rings. 2: always from ADI3_SHM_CMA_MIN on."},
+     "always; else the two-copy pipeline through the rings. 2: always from ADI3_SHM_CMA_MIN on, "
+     "by the receiver alone."},
     {"ADI3_SHM_CMA_MIN", "16384",
      "Smallest message that may be copied with CMA after the rendezvous (with ADI3_SHM_CMA=1 "
      "only where the traffic's shape takes it); smaller ones are always pipelined through the "
@@ -59,6 +62,12 @@ constexpr Knob kShmKnobs[] = {
      "With ADI3_SHM_CMA=1, the smallest message that crosses (the receiver's own offer to the "
      "sender waits too) fetched with CMA, in both directions alike; smaller ones take the "
      "pipeline, whose copies stay in the caches."},
+    {"ADI3_SHM_CMA_SPLIT_MIN", "65536",
+     "With ADI3_SHM_CMA=1, from this size a message that does not cross is copied by both ranks "
+     "at once, one copy per byte: the receiver reads the first half with CMA while the sender, "
+     "asked through its inbox, writes the second half (process_vm_writev); a sender that does not "
+     "come before the receiver's half is done (it computes) leaves its half to the receiver. Not "
+     "with more ranks than CPUs. -1: never (then the choice above)."},
     {"ADI3_SHM_LIGHT_WAKE", "auto",
      "How a sender orders a published packet against its look at the receiver's sleepers. 1: "
      "with a compiler barrier only, while the receiver, before it sleeps, runs membarrier(2) "
@@ -111,6 +120,8 @@ ShmSettings ShmSettings::from_env() {
   s.cma_stream_min = stream_cma < 0 ? SIZE_MAX : static_cast<std::size_t>(stream_cma);
   int64_t cross = env_int("ADI3_SHM_CMA_CROSSING_MIN", static_cast<int64_t>(kCrossingMin));
   s.crossing_min = cross < 0 ? SIZE_MAX : static_cast<std::size_t>(cross);
+  int64_t split = env_int("ADI3_SHM_CMA_SPLIT_MIN", static_cast<int64_t>(kSplitMin));
+  s.split_min = split < 0 ? SIZE_MAX : static_cast<std::size_t>(split);
   const std::string light = env_string("ADI3_SHM_LIGHT_WAKE", "auto");
   s.light_wake = light == "0" ? LightWake::Off : light == "1" ? LightWake::On : LightWake::Auto;
   int64_t live = env_int("ADI3_SHM_LIVENESS_MS", kLivenessMs);

@@ -22,6 +22,7 @@ struct ShmSettings {
   std::size_t cma_min;         // messages of at least this may use CMA
   std::size_t cma_stream_min;  // a stream's messages from this size: CMA
   std::size_t crossing_min;    // crossing messages from this size: CMA
+  std::size_t split_min;       // from this size a CMA copy is split with the sender
   int liveness_ms;             // how often to check that peers live
   enum class LightWake { Off, On, Auto };
   LightWake light_wake;  // senders ring without a fence (process_fence.hpp)

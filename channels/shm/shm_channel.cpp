@@ -49,6 +49,8 @@ ShmChannel::ShmChannel(ChannelBootstrap& boot, const ShmSettings& settings)
       activity_(static_cast<std::size_t>(size_)),
       cma_copies_(static_cast<std::size_t>(size_)),
       waiting_(static_cast<std::size_t>(size_)),
+      split_seq_(static_cast<std::size_t>(size_)),
+      split_busy_(static_cast<std::size_t>(size_)),
       dead_(static_cast<std::size_t>(size_)) {
   caps_.max_header = 128;  // before map_peers: the ring readers check it
   // Light doorbells: our sleeps pay a barrier on every CPU running a rank,
@@ -71,6 +73,7 @@ ShmChannel::ShmChannel(ChannelBootstrap& boot, const ShmSettings& settings)
   my_cma_copies_ = &layout_.header(mine.base())->cma_copies;
   my_waiting_ = &layout_.header(mine.base())->waiting;
   my_calls_ = &layout_.header(mine.base())->calls;
+  my_asks_ = &layout_.header(mine.base())->asks;
 
   // 2. Everyone's inbox, then the names go: once every rank has mapped
   // every segment nothing needs them, and a crash can leave nothing behind.
@@ -216,6 +219,9 @@ SendResult ShmChannel::busy_or_failed(int dest) {
 
 int ShmChannel::poll(PacketSink& sink) {
   bump_activity();
+  if (my_asks_->load(std::memory_order_relaxed) != asks_seen_.load(std::memory_order_relaxed)) [[unlikely]] {
+    serve_asks();
+  }
   int total = 0;
   for (int i = 0; i < size_; ++i) {
     int src = next_ + i < size_ ? next_ + i : next_ + i - size_;
@@ -256,7 +262,8 @@ bool ShmChannel::inbox_idle() const {
   for (const In& in : in_) {
     if (!in.ring.empty()) return false;
   }
-  return !failures_pending_.load(std::memory_order_acquire) && !room_appeared();
+  return !failures_pending_.load(std::memory_order_acquire) && !room_appeared() &&
+         my_asks_->load(std::memory_order_acquire) == asks_seen_.load(std::memory_order_relaxed);
 }
 
 // True when a ring we were refused by has room again (the receiver cleared
@@ -372,8 +379,13 @@ int ShmChannel::get(int peer, void* local, uint64_t remote, std::size_t len) {
     return 0;
   }
   if (!cma_ok_) return -1;
-  // Declining makes the core stream the message through the rings.
-  if (settings_.cma == ShmSettings::Cma::Adaptive && !fetch_now(peer, len)) return -1;
+  if (settings_.cma == ShmSettings::Cma::Adaptive) {
+    // Both cores copy one half each (cma_split.cpp). Not with more ranks
+    // than CPUs, where the sender rarely runs while we copy.
+    if (len >= settings_.split_min && !crowded_) return split_fetch(peer, local, remote, len) ? 0 : -1;
+    // Declining makes the core stream the message through the rings.
+    if (!fetch_now(peer, len)) return -1;
+  }
   return fetch(peer, local, remote, len) ? 0 : -1;
 }
 

@@ -82,6 +82,10 @@ class ShmChannel final : public Channel {
   bool polling_now(int peer);
   bool fetch_now(int peer, std::size_t len);
   bool fetch(int peer, void* local, uint64_t remote, std::size_t len);
+  // One copy split between both ranks (cma_split.cpp).
+  bool split_fetch(int peer, void* local, uint64_t remote, std::size_t len);
+  uint64_t wait_for_half(int peer, const SplitAsk& ask, uint64_t tag);
+  [[gnu::noinline]] void serve_asks();
   void probe_cma();
   bool inbox_idle() const;
   // Liveness: check when due, report through the next poll().
@@ -129,7 +133,14 @@ class ShmChannel final : public Channel {
   std::atomic<uint32_t>* my_calls_ = nullptr;             // InboxHeader::calls
   std::vector<const std::atomic<uint32_t>*> cma_copies_;  // [peer]
   std::vector<const std::atomic<uint32_t>*> waiting_;     // [peer]: InboxHeader::waiting
-  int next_ = 0;                                          // first sender of the next poll
+  // Split copies (cma_split.cpp): peers' asks of us counted in our inbox,
+  // the count we served (any thread reads it: inbox_idle), and per peer
+  // our asks' sequence and whether one of our threads holds our ask.
+  std::atomic<uint32_t>* my_asks_ = nullptr;
+  std::atomic<uint32_t> asks_seen_{0};
+  std::vector<uint64_t> split_seq_;
+  std::vector<std::atomic<uint8_t>> split_busy_;
+  int next_ = 0;  // first sender of the next poll
 
   // Peer failure state; wait() may run in any thread, so it is locked.
   std::mutex watch_lock_;

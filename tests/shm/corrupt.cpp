@@ -14,32 +14,18 @@
 
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <thread>
 
 #include "adi3/process.hpp"
 #include "channels/shm/inbox.hpp"
+#include "find_inbox.hpp"
 
 namespace {
 
-// rank's inbox as mapped in this process (found through /proc/self/maps:
-// the names are unlinked, the mappings stay).
-char* find_inbox(int owner) {
-  std::ifstream maps("/proc/self/maps");
-  std::string line;
-  while (std::getline(maps, line)) {
-    if (line.find("/dev/shm/adi3-") == std::string::npos) continue;
-    uintptr_t start = std::stoull(line.substr(0, line.find('-')), nullptr, 16);
-    auto* h = reinterpret_cast<adi3::shm::InboxHeader*>(start);
-    if (h->magic == adi3::shm::kInboxMagic && h->owner == owner) return reinterpret_cast<char*>(start);
-  }
-  return nullptr;
-}
-
 void corrupt(const std::string& mode, int me) {
-  char* base = find_inbox(0);
+  char* base = shm_test::find_inbox(0);
   if (!base) {
     std::fprintf(stderr, "rank 1: rank 0's inbox is not mapped here\n");
     _exit(3);

@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -298,6 +300,64 @@ void self(Device& dev) {
   }
 }
 
+// The corners of a copy both ranks share (channels/shm/cma_split.cpp; the
+// split variant splits every rendezvous): partners 2k and 2k+1 exchange a
+// message longer than the receive (truncated: the sender's half must stop
+// at the receive's end), one from a sender that computes without calling
+// the library while its message is fetched (the receiver takes its half
+// back), one received with ANY_SOURCE, and odd lengths at odd addresses.
+void split_corners(Device& dev) {
+  const int me = dev.rank(), partner = me ^ 1;
+  if (partner >= dev.size()) return;
+  const bool sends = (me & 1) == 0;
+  constexpr std::size_t kLong = (1 << 20) + 5, kRoom = 700001, kOdd = (3 << 20) + 4095;
+  std::vector<char> out((4 << 20) + 8), in((4 << 20) + 72);
+  int step = 0;
+  // One message of `bytes` from out + shift into a receive of `room` bytes
+  // at in + shift; the sender may compute for `away_ms` before its wait.
+  auto exchange = [&](std::size_t bytes, std::size_t room, std::size_t shift, int away_ms, bool any) {
+    const auto seed = static_cast<uint32_t>(100 + step);
+    const int tag = step++;
+    if (sends) {
+      fill_pattern(out.data() + shift, bytes, seed);
+      Request* s = nullptr;
+      SHM_OK(dev, dev.isend(out.data() + shift, bytes, byte(), partner, tag, dev.world(), SendMode::Standard, &s));
+      if (away_ms) {
+        // Busy outside the library: the receiver asks and must not wait.
+        const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(away_ms);
+        while (std::chrono::steady_clock::now() < until) {
+        }
+      }
+      SHM_OK(dev, dev.wait(&s, nullptr));
+    } else {
+      std::memset(in.data(), 0xee, in.size());
+      Status st;
+      const int e = dev.recv(in.data() + shift, room, byte(), any ? adi3::kAnySource : partner, tag, dev.world(), &st);
+      const std::size_t got = std::min(bytes, room);
+      if (bytes > room) {
+        SHM_CHECK_MSG(dev, e != 0 && adi3::error_class_of(e) == adi3::ErrorClass::Truncate,
+                      "a message of " + std::to_string(bytes) + " bytes into " + std::to_string(room) +
+                          " must fail with MPI_ERR_TRUNCATE");
+      } else {
+        SHM_OK(dev, e);
+      }
+      SHM_CHECK(dev, st.source == partner && st.bytes == got);
+      SHM_PATTERN(dev, in.data() + shift, got, seed);
+      SHM_CHECK(dev, static_cast<unsigned char>(in[shift + got]) == 0xee);
+      if (shift) SHM_CHECK(dev, static_cast<unsigned char>(in[shift - 1]) == 0xee);
+    }
+  };
+  const int rounds = std::getenv("SHM_TEST_CROSSING_ROUNDS") ? 1 : 3;  // the tiny rings: once
+  for (int round = 0; round < rounds; ++round) {
+    exchange(kLong, kRoom, 0, 0, false);       // truncated
+    exchange(kOdd, kOdd, 3, 0, false);         // odd length, odd addresses
+    exchange(kOdd, kOdd + 64, 0, 0, true);     // ANY_SOURCE
+    exchange(4 << 20, 4 << 20, 0, 30, false);  // the sender computes
+    exchange(1 << 16, 1 << 16, 0, 0, false);   // the smallest split
+    SHM_OK(dev, dev.barrier());
+  }
+}
+
 constexpr Body kBodies[] = {
     {"modes_sizes", &modes_sizes, "all four send modes, 0 B .. 16 MiB, around a ring"},
     {"wildcards", &wildcards, "ANY_SOURCE/ANY_TAG at rank 0, per-source order"},
@@ -306,6 +366,7 @@ constexpr Body kBodies[] = {
     {"unexpected_large", &unexpected_large, "rendezvous sends that arrive before the receive"},
     {"self", &self, "messages to oneself, 0 B .. 16 MiB"},
     {"crossing", &crossing, "partners send large messages to each other at once (bibw)"},
+    {"split_corners", &split_corners, "truncated, ANY_SOURCE, odd, away-sender messages (shared copies)"},
 };
 
 }  // namespace

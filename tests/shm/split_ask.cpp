@@ -1,0 +1,102 @@
+// shm_split_ask: rank 1 of a 2-rank job writes asks no correct receiver
+// writes into its slot of rank 0's inbox (channels/shm/cma_split.cpp), as
+// a buggy or hostile process could: a source rank 0 has not mapped, a
+// source and length that wrap around, a destination rank 1 has not
+// mapped. Rank 0 must answer each "failed" and go on: a 1 MiB exchange
+// afterwards, split for real, arrives intact both ways.
+//
+//   mpiexec -n 2 shm_split_ask
+//
+// Prints "PASSED" on rank 1 and exits 0 when all holds.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "adi3/process.hpp"
+#include "channels/shm/inbox.hpp"
+#include "find_inbox.hpp"
+
+namespace {
+
+int fail(const char* what) {
+  std::printf("FAIL: %s\n", what);
+  std::fflush(stdout);
+  return 1;
+}
+
+}  // namespace
+
+int main() {
+  auto dev = adi3::init_process();
+  adi3::Device& d = *dev;
+  if (d.size() != 2) {
+    std::fprintf(stderr, "shm_split_ask needs 2 ranks\n");
+    return 2;
+  }
+  const auto* byte = adi3::Datatype::byte();
+  constexpr std::size_t kBig = 1 << 20;
+  std::vector<char> out(kBig), in(kBig);
+  for (std::size_t i = 0; i < kBig; ++i) out[i] = static_cast<char>(i * 7 + static_cast<std::size_t>(d.rank()));
+  int failures = 0;
+  char b = 0;
+  if (d.rank() == 1) {
+    char* base = shm_test::find_inbox(0);
+    if (!base) return fail("rank 0's inbox is not mapped here");
+    const auto* h = reinterpret_cast<adi3::shm::InboxHeader*>(base);
+    adi3::shm::InboxLayout layout(h->ranks, h->ring_bytes);
+    adi3::shm::SplitAsk& ask = *layout.ask(base, 1);
+    const uint64_t mine = reinterpret_cast<uintptr_t>(in.data());
+    struct Bad {
+      uint64_t src, dst, len;
+      const char* what;
+    } bad[] = {{4096, mine, 4096, "a source rank 0 has not mapped"},
+               {UINT64_MAX - 100, mine, 4096, "a source and length that wrap"},
+               {mine, 4096, 4096, "a destination rank 1 has not mapped"}};
+    uint64_t seq = 1000;
+    for (const Bad& x : bad) {
+      ask.src = x.src;
+      ask.dst = x.dst;
+      ask.len = x.len;
+      const uint64_t tag = ++seq << 3;
+      ask.state.store(tag | 1, std::memory_order_release);  // offered
+      layout.header(base)->asks.fetch_add(1, std::memory_order_seq_cst);
+      layout.bell(base)->ring();
+      // Rank 0 polls in its receive; it answers "failed" (4).
+      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+      uint64_t st = 0;
+      while ((st = ask.state.load(std::memory_order_acquire)) == (tag | 1) || st == (tag | 2)) {
+        d.progress();
+        if (std::chrono::steady_clock::now() > until) break;
+      }
+      if (st != (tag | 4)) {
+        std::printf("FAIL: %s: rank 0 answered %llu, want %llu (failed)\n", x.what, static_cast<unsigned long long>(st),
+                    static_cast<unsigned long long>(tag | 4));
+        ++failures;
+      }
+    }
+    if (int e = d.send(&b, 1, byte, 0, 1, d.world())) return fail(d.errors().message(e).c_str());
+  } else {
+    if (int e = d.recv(&b, 1, byte, 1, 1, d.world(), nullptr)) return fail(d.errors().message(e).c_str());
+  }
+  // Both ways, split for real (ADI3_SHM_CMA_SPLIT_MIN=0 in the test).
+  adi3::Request* r = nullptr;
+  if (int e = d.irecv(in.data(), kBig, byte, 1 - d.rank(), 2, d.world(), &r))
+    return fail(d.errors().message(e).c_str());
+  if (int e = d.send(out.data(), kBig, byte, 1 - d.rank(), 2, d.world())) return fail(d.errors().message(e).c_str());
+  if (int e = d.wait(&r, nullptr)) return fail(d.errors().message(e).c_str());
+  for (std::size_t i = 0; i < kBig; ++i) {
+    if (in[i] != static_cast<char>(i * 7 + static_cast<std::size_t>(1 - d.rank()))) {
+      std::printf("FAIL: rank %d: byte %zu of the exchange after the bad asks is wrong\n", d.rank(), i);
+      ++failures;
+      break;
+    }
+  }
+  if (int e = d.barrier()) return fail(d.errors().message(e).c_str());
+  if (d.rank() == 1 && !failures) std::printf("PASSED: rank 0 refused every bad ask and went on\n");
+  std::fflush(stdout);
+  return failures ? 1 : 0;
+}
