@@ -33,8 +33,8 @@ inline void copy(void* to, const void* from, std::size_t n) {
 inline void fold(const ShmNode& n, const ExpressOp& r, const void* in, void* out, std::size_t count,
                  std::size_t bytes) {
   const int p = n.size();
-  copy(out, own_term(n, p - 1, in, out), bytes);
-  for (int j = p - 2; j >= 0; --j) r.fn(r.op, own_term(n, j, in, out), out, count);
+  copy(out, own_term(n, p - 1, in, out, bytes), bytes);
+  for (int j = p - 2; j >= 0; --j) r.fn(r.op, own_term(n, j, in, out, bytes), out, count);
 }
 
 // Every rank puts its input in its slot; the root (every rank: root < 0)
