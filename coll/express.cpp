@@ -28,11 +28,13 @@ inline void copy(void* to, const void* from, std::size_t n) {
 }
 
 // out = slot[0] op ... op slot[p-1], folded from the last rank down: the
-// order, and so the bits, of shm_coll.cpp's fold.
-inline void fold(const ShmNode& n, const ExpressOp& r, void* out, std::size_t count, std::size_t bytes) {
+// order, and so the bits, of shm_coll.cpp's fold. This rank's term comes
+// from `in` (own_term), not from its slot.
+inline void fold(const ShmNode& n, const ExpressOp& r, const void* in, void* out, std::size_t count,
+                 std::size_t bytes) {
   const int p = n.size();
-  copy(out, n.slot(p - 1), bytes);
-  for (int j = p - 2; j >= 0; --j) r.fn(r.op, n.slot(j), out, count);
+  copy(out, own_term(n, p - 1, in, out, bytes), bytes);
+  for (int j = p - 2; j >= 0; --j) r.fn(r.op, own_term(n, j, in, out, bytes), out, count);
 }
 
 // Every rank puts its input in its slot; the root (every rank: root < 0)
@@ -48,7 +50,7 @@ inline int reduction(ShmNode& n, const void* in, void* out, std::size_t count, c
     return 0;
   }
   if (int e = n.publish_wait_slots(s)) return e;
-  fold(n, r, out, count, bytes);
+  fold(n, r, in, out, count, bytes);
   return 0;
 }
 

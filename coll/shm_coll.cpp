@@ -24,7 +24,7 @@ int small_reduction(ShmNode& n, const Reduction& red, const void* in, void* out,
   if (root >= 0 && me != root) return 0;
   if (int e = n.wait_slots(s)) return e;
   fold(
-      red, [&](int j) { return n.slot(j); }, p, out, count);
+      red, [&](int j) { return own_term(n, j, in, out, count * red.ext); }, p, out, count);
   return 0;
 }
 

@@ -321,6 +321,19 @@ class ShmNode {
   friend struct ShmNodes;
 };
 
+// Member j's term of a fold over the slots of a call in which this rank
+// published the `bytes` at `in`: `in` itself for this rank, unless the
+// fold's output overlaps it (in place; or erroneous aliasing, which must
+// not change the answer). A load from one's own slot just after publishing
+// it waited for the line to be owned, about one cache line crossing (2
+// ranks on this host, a bare stamp-and-data exchange: 0.13-0.14 us per
+// call without that load, 0.21-0.23 us with it; the peer's slot: 0.01-0.02).
+inline const void* own_term(const ShmNode& n, int j, const void* in, const void* out, std::size_t bytes) {
+  if (j != n.rank()) return n.slot(j);
+  const auto a = reinterpret_cast<std::uintptr_t>(in), b = reinterpret_cast<std::uintptr_t>(out);
+  return a + bytes <= b || b + bytes <= a ? in : n.slot(j);
+}
+
 // The per-call steps every collective takes, inline: the express path
 // (coll/express.hpp) is little else.
 inline uint64_t ShmNode::begin(uint64_t stages, std::size_t slot_bytes) {

@@ -10,7 +10,8 @@
  *    (one rank on the express path, the others on the regular one: the same
  *    protocol);
  *  - communicators freed and made again (a context comes back with other
- *    members), a duplicate beside its parent, every root.
+ *    members), a duplicate beside its parent, every root;
+ *  - folds in rank order, the same bits on every rank (rank_order).
  * Run again with ADI3_COLL_SHM=0 (no segment: never express), and as
  * "late" with the waits sleeping at once and for longer than the test's
  * timeout: each rank in turn enters barrier, allreduce, reduce, allgather
@@ -177,6 +178,72 @@ static void late_arrivals(MPI_Comm comm) {
   }
 }
 
+/* Affine maps x -> m x + c as pairs of longs, composed in rank order:
+ * associative, not commutative, so any fold out of rank order shows. */
+static void compose(void* in, void* inout, int* len, MPI_Datatype* dt) {
+  (void)dt;
+  const long* a = in;
+  long* b = inout;
+  for (int i = 0; i + 1 < *len; i += 2) {
+    b[i + 1] = a[i] * b[i + 1] + a[i + 1];
+    b[i] *= a[i];
+  }
+}
+
+/* A fold takes this rank's own term from its input, the others' from
+ * their slots: the result must still be the rank-order fold, the same bits
+ * on every rank, on the express path (doubles whose sum depends on the
+ * order) and the regular one (a user op that does not commute), for
+ * every root. */
+static void rank_order(MPI_Comm comm) {
+  int me, p;
+  MPI_Comm_rank(comm, &me);
+  MPI_Comm_size(comm, &p);
+  double d = me % 2 ? -1e16 : 1e16, want = 0;
+  if (me == p - 1) d = 1.0 + me;
+  for (int j = p - 1; j >= 0; --j) {
+    const double x = j == p - 1 ? 1.0 + j : j % 2 ? -1e16 : 1e16;
+    want = j == p - 1 ? x : x + want;
+  }
+  /* The segment's fold goes from the last rank down; point-to-point
+   * algorithms may associate a commutative op's terms otherwise. */
+  const char* env = getenv("ADI3_COLL_SHM");
+  const int shm = !env || strcmp(env, "0") != 0;
+  MPI_Op op;
+  CHECK_OK(MPI_Op_create(compose, 0, &op));
+  long mine[6], want6[6];
+  for (int i = 0; i < 6; i += 2) {
+    mine[i] = 2 + i, mine[i + 1] = me + 1 + i;
+    long m = 1, c = 0; /* (m, c) = term 0 o term 1 o ... */
+    for (int j = p - 1; j >= 0; --j) {
+      c = (2 + i) * c + (j + 1 + i);
+      m *= 2 + i;
+    }
+    want6[i] = m, want6[i + 1] = c;
+  }
+  for (int round = 0; round < 20; ++round) {
+    double out = 0, first = 0;
+    CHECK_OK(MPI_Allreduce(&d, &out, 1, MPI_DOUBLE, MPI_SUM, comm));
+    if (shm) CHECK(memcmp(&out, &want, sizeof out) == 0);
+    first = out; /* every rank the same bits */
+    CHECK_OK(MPI_Bcast(&first, 1, MPI_DOUBLE, 0, comm));
+    CHECK(memcmp(&out, &first, sizeof out) == 0);
+    long got[6] = {0};
+    CHECK_OK(MPI_Allreduce(mine, got, 6, MPI_LONG, op, comm));
+    CHECK(memcmp(got, want6, sizeof got) == 0);
+    const int root = round % p;
+    out = 0;
+    memset(got, 0, sizeof got);
+    CHECK_OK(MPI_Reduce(&d, &out, 1, MPI_DOUBLE, MPI_SUM, root, comm));
+    CHECK_OK(MPI_Reduce(mine, got, 6, MPI_LONG, op, root, comm));
+    if (me == root) {
+      if (shm) CHECK(memcmp(&out, &want, sizeof out) == 0);
+      CHECK(memcmp(got, want6, sizeof got) == 0);
+    }
+  }
+  CHECK_OK(MPI_Op_free(&op));
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -187,6 +254,7 @@ int main(int argc, char** argv) {
     return mt_finish();
   }
   pairs(MPI_COMM_WORLD);
+  rank_order(MPI_COMM_WORLD);
   MPI_Comm dup;
   CHECK_OK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
   pairs(dup);
