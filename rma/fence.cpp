@@ -65,6 +65,98 @@ int fence_wait(WindowState& w, uint64_t k, bool native) {
 
 namespace rma::native {
 
+namespace {
+
+// Whether nothing of ours towards r is in the emulation and nothing is owed
+// to it (fence_done's conditions but the counts): the count we announce is
+// final.
+bool quiet(const WindowState& w, std::size_t r) {
+  const Target& t = w.targets[r];
+  return t.q.empty() && !t.hold && !t.replies && !t.rndv_out && !t.emul_inflight && t.queued_ops == t.settled_ops &&
+         w.origins[r].out.empty();
+}
+
+// Window::fence's native entry, the epoch checked (enter_fence's
+// Target::fenced changes nothing here: queued_ops == settled_ops).
+uint64_t open_fence(WindowState& w) {
+  w.fence_ops = 0;
+  const uint64_t k = ++w.fence_no;
+  w.access = A::Fence;
+  w.fence_lazy = false;
+  return k;
+}
+
+bool epoch_allows(const WindowState& w) {
+  return (w.access == A::None || w.access == A::Fence) && !w.exposed &&
+         !w.deferred_error.load(std::memory_order_relaxed);
+}
+
+// fast_fence on a window of two ranks: the same steps for the one peer,
+// without the loops over the ranks and their calls. It takes no mutex when
+// no other thread writes what it touches: no agent runs, or nothing of ours
+// is in the emulation (emul_inflight, written by this thread only, false
+// for both: no queued item, reply or grant due, so the agent touches none
+// of our targets' state, the rule of the fast operations,
+// rma/native_fast.hpp) and the peers announced no emulated operation since
+// a fence found them all applied and answered (pair_applied): then the
+// agent's records of them (Origin::applied, out) are not read. On a native
+// active window no Fence or Complete packet comes (the agent's writers of
+// Origin::announced and Target::fences).
+int pair_fence(WindowState& w, bool agent) {
+  NativeWin& nw = *w.native;
+  const auto me = static_cast<std::size_t>(w.comm.rank), peer = me ^ 1;
+  Target& tp = w.targets[peer];
+  Target& ts = w.targets[me];
+  const bool lean = !agent || (!tp.emul_inflight && !ts.emul_inflight);
+  uint64_t& theirs = nw.peers[peer].ctl->fences;
+  uint64_t k;
+  {
+    MaybeLock g(w.mu, !lean);
+    if (!epoch_allows(w) || !quiet(w, 0) || !quiet(w, 1)) return -1;
+    k = open_fence(w);
+    announce(w, static_cast<int>(peer));
+    announce(w, static_cast<int>(me));
+    at(nw.ctl->fences).store(k, std::memory_order_release);
+  }
+  // One look before the ring, whose fence then overlaps its miss.
+  bool here = at(theirs).load(std::memory_order_acquire) >= k;
+  nw.os.wake(w.comm.to_peer(static_cast<int>(peer)));
+  if (!here) here = await_fences(w, k);
+  if (!here) return fence_wait(w, k, true);
+  // fence_settled for the two: the peer's count first, then what the ranks
+  // announced before theirs.
+  const uint64_t f = at(theirs).load(std::memory_order_acquire);
+  uint64_t* announced = nw.ctl->announced;
+  const uint64_t a0 = at(announced[0]).load(std::memory_order_acquire);
+  const uint64_t a1 = at(announced[1]).load(std::memory_order_acquire);
+  if (lean && a0 <= nw.pair_applied[0] && a1 <= nw.pair_applied[1]) {
+    // Origin::announced is at least pair_applied: nothing to take.
+    if (tp.fences < f) tp.fences = f;
+    if (ts.fences < k) ts.fences = k;
+    return w.take_error();
+  }
+  {
+    MaybeLock g(w.mu, agent);
+    if (tp.fences < f) tp.fences = f;
+    if (ts.fences < k) ts.fences = k;
+    bool settled = true;
+    for (std::size_t i = 0; i < 2; ++i) {
+      Origin& o = w.origins[i];
+      const uint64_t a = i ? a1 : a0;
+      if (o.announced < a) o.announced = a;
+      settled = settled && o.applied >= o.announced && o.out.empty();
+    }
+    if (settled) {
+      nw.pair_applied[0] = w.origins[0].announced;
+      nw.pair_applied[1] = w.origins[1].announced;
+      return w.take_error();
+    }
+  }
+  return fence_wait(w, k, true);
+}
+
+}  // namespace
+
 int fast_fence(WindowState& w, int assert) {
   // NOSTORE and NOPUT change nothing on a native fence (the release store
   // of our count orders every store); NOPRECEDE and NOSUCCEED change the
@@ -74,26 +166,19 @@ int fast_fence(WindowState& w, int assert) {
   const NativeWin& nw = *w.native;
   if (!w.mapped() || !nw.fast_fence || nw.others_emulate || nw.partial) return -1;
   if (int e = w.dev.check_alive(w.comm, -1, "Win_fence")) return e;
+  // The agent may apply a peer's emulated operation meanwhile: the mutex.
+  // Without it no other thread touches the window (not THREAD_MULTIPLE; it
+  // starts only from this thread's calls), and a section needs none.
+  const bool agent = w.dev.agent_running();
+  if (w.comm.size == 2) return pair_fence(w, agent);
   uint64_t k;
   {
-    // The agent may apply a peer's emulated operation meanwhile.
-    std::lock_guard g(w.mu);
-    if ((w.access != A::None && w.access != A::Fence) || w.exposed || w.deferred_error.load(std::memory_order_relaxed))
-      return -1;
-    // Nothing of ours in the emulation, nothing owed (fence_done's
-    // conditions but the counts): the count we announce is final.
+    MaybeLock g(w.mu, agent);
+    if (!epoch_allows(w)) return -1;
     for (int r = 0; r < w.comm.size; ++r) {
-      const Target& t = w.targets[static_cast<std::size_t>(r)];
-      if (!t.q.empty() || t.hold || t.replies || t.rndv_out || t.emul_inflight || t.queued_ops != t.settled_ops ||
-          !w.origins[static_cast<std::size_t>(r)].out.empty())
-        return -1;
+      if (!quiet(w, static_cast<std::size_t>(r))) return -1;
     }
-    // Window::fence's native entry (enter_fence's Target::fenced changes
-    // nothing here: queued_ops == settled_ops).
-    w.fence_ops = 0;
-    k = ++w.fence_no;
-    w.access = A::Fence;
-    w.fence_lazy = false;
+    k = open_fence(w);
     enter_fence(w, k);
   }
   // One look before the ring, whose fence then overlaps its miss
@@ -101,7 +186,7 @@ int fast_fence(WindowState& w, int assert) {
   const bool here = fences_reached(w, k);
   ring_fenced(w);
   if (here || await_fences(w, k)) {
-    std::lock_guard g(w.mu);
+    MaybeLock g(w.mu, agent);
     if (fence_settled(w, k)) return w.take_error();
   }
   return fence_wait(w, k, true);

@@ -107,6 +107,10 @@ class NativeWin {
   // Every member has a core of its own: a fence waiting for the peers'
   // counts looks at them alone first (await_fences).
   bool own_cores = false;
+  // A window of two ranks: the counts of emulated operations each rank had
+  // announced to us when a fence last found them all applied and answered
+  // (rma/fence.cpp pair_fence; only grows).
+  uint64_t pair_applied[2] = {};
   // rma/native_fast.hpp's view of each target (by comm rank; empty unless
   // `fast`): its mapped memory (null: not served there), window size,
   // displacement unit and control block, in one place, so the fast path

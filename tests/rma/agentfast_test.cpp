@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "adi3/device.hpp"
+#include "rma/native_fast.hpp"
 #include "rma/route.hpp"
 #include "rma/window_state.hpp"
 #include "tests/rma/rma_harness.hpp"
@@ -109,8 +110,50 @@ void agent_beside_fast(Device& dev) {
   ASSERT_EQ(Window::free(&win), 0);
 }
 
+// The native fence of a 2-rank window (rma/fence.cpp pair_fence, what
+// MPI_Win_fence takes from the binding) with the agent running: it takes
+// no window mutex while nothing is emulated. Each rank puts i into its slot
+// at the peer, fences, and finds the peer's i in its own memory; under
+// emulation (forced) the agent applies those puts, and the fence waits for
+// them under the mutex.
+void fence_beside_agent(Device& dev) {
+  const int me = dev.rank(), peer = me ^ 1;
+  dev.require_agent("test: a fence beside the agent");
+  void* base = nullptr;
+  Window* win = nullptr;
+  int e = Window::allocate(dev, 2 * 8, 8, adi3::WinInfo{}, win_comm(dev), &base, &win);
+  ASSERT_EQ(e, 0) << why(dev, e);
+  auto* mem = static_cast<int64_t*>(base);
+  mem[0] = mem[1] = -1;
+  const auto* i64 = dt(adi3::Builtin::kInt64);
+  ASSERT_EQ(dev.barrier(), 0);
+  ASSERT_EQ(win->fence(0), 0);
+  // A fence from the binding's path, else the general one.
+  int fast = 0;
+  auto fence = [&] {
+    const int f = adi3::rma::native::fast_fence(win->state(), 0);
+    if (f >= 0) ++fast;
+    return f >= 0 ? f : win->fence(0);
+  };
+  for (int i = 0; i < 5 * kIters; ++i) {
+    const int64_t v = i;
+    ASSERT_EQ(win->put(&v, 1, i64, peer, me, 1, i64), 0);
+    ASSERT_EQ(e = fence(), 0) << why(dev, e);
+    ASSERT_EQ(mem[peer], i) << "after fence " << i;
+    // The read's epoch ends before the peer's next put.
+    ASSERT_EQ(e = fence(), 0) << why(dev, e);
+  }
+  ASSERT_EQ(win->fence(adi3::kModeNoSucceed), 0);
+  const adi3::OneSided* os = dev.channel().onesided();
+  if (os && (os->caps().native_ops & adi3::kOsLoadStore) && !dev.config().forced(adi3::kActiveRma)) {
+    EXPECT_EQ(fast, 10 * kIters) << "every fence took the native fast fence";
+  }
+  ASSERT_EQ(Window::free(&win), 0);
+}
+
 TEST_P(RmaAgentFast, AgentBesideFastPathNp2) { run(2, agent_beside_fast); }
 TEST_P(RmaAgentFast, AgentBesideFastPathNp3) { run(3, agent_beside_fast); }
+TEST_P(RmaAgentFast, FenceBesideAgentNp2) { run(2, fence_beside_agent); }
 
 INSTANTIATE_TEST_SUITE_P(Rma, RmaAgentFast, ::testing::ValuesIn(core_test::setups()), core_test::SetupName());
 
