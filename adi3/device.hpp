@@ -36,8 +36,6 @@ namespace adi3 {
 
 inline constexpr uint32_t kInternalContext = 0xfffffff0;  // the device's own traffic
 
-class Agent;
-
 class Device final : private PacketSink {
  public:
   using Handler = void (*)(Device&, int src, const PacketHeader&, const void* payload, std::size_t bytes);
@@ -279,31 +277,6 @@ class Device final : private PacketSink {
   const LayerPort& port() const { return port_; }
   // Whether the locks are on (LayerPort::enable_threads, require_agent).
   bool threads_enabled() const { return threads_.load(std::memory_order_relaxed); }
-  // Until the layers call port() (the next commit renames their calls).
-  PacketType register_packet(const char* o, PacketHandler fn, void* ctx) { return port_.register_packet(o, fn, ctx); }
-  void unregister_packet(PacketType id) { port_.unregister_packet(id); }
-  void quiesce_handlers() { port_.quiesce_handlers(); }
-  std::string packet_owner(PacketType id) const { return port_.packet_owner(id); }
-  std::size_t max_packet_header() const { return port_.max_packet_header(); }
-  std::size_t max_packet_payload() const { return port_.max_packet_payload(); }
-  int send_packet(int peer, const void* h, std::size_t hb, const Payload& p) {
-    return port_.send_packet(peer, h, hb, p);
-  }
-  int try_send_packet(int peer, const void* h, std::size_t hb, const Payload& p, bool* sent) {
-    return port_.try_send_packet(peer, h, hb, p, sent);
-  }
-  int add_progress_hook(bool (*fn)(void*), void* ctx, bool d = false) { return port_.add_progress_hook(fn, ctx, d); }
-  void wake_hooks() { port_.wake_hooks(); }
-  void remove_progress_hook(int id) { port_.remove_progress_hook(id); }
-  bool has_progress_hooks() const { return port_.has_progress_hooks(); }
-  void enable_threads() { port_.enable_threads(); }
-  bool require_agent(const char* why) { return port_.require_agent(why); }
-  void stop_agent() { port_.stop_agent(); }
-  bool agent_running() const { return port_.agent_running(); }
-  std::string agent_reason() const { return port_.agent_reason(); }
-  bool agent_pass() { return port_.agent_pass(); }
-  uint64_t user_polls() const { return port_.user_polls(); }
-  Agent* agent() { return port_.agent(); }
   // Arrivals refused since the device started (unknown id, bad header size).
   std::size_t refused_packets() const { return refused_.load(std::memory_order_relaxed); }
   // Eager flow control (ADI3_UNEXPECTED_BYTES): this rank's credit toward
