@@ -18,6 +18,11 @@ using namespace adi3::mpi;
 namespace {
 
 constexpr int kTagBcast = 3;
+// On the world's internal context: a leader that refused its arguments (a
+// bad tag) tells the remote leader it named, which waits for it otherwise.
+constexpr int kTagRefused = 7;
+// A leader's count to its group below this: the remote leader refused.
+constexpr int kRemoteRefused = -256;
 
 // What a member whose own arguments are bad contributes in place of its
 // channel rank (MPI_Intercomm_create) or high flag (MPI_Intercomm_merge).
@@ -33,6 +38,11 @@ int failed_member(const std::vector<int>& all, std::size_t stride, int mine) {
              : raise(ErrorClass::Other, "another process failed its arguments, so the call fails at every member"));
   }
   return 0;
+}
+
+// An error class another process sent (anything out of range: Other).
+ErrorClass class_named(int cls) {
+  return cls > 0 && cls < static_cast<int>(ErrorClass::LastCode) ? static_cast<ErrorClass>(cls) : ErrorClass::Other;
 }
 
 std::vector<int> union_order(const GroupData& a, const GroupData& b) {
@@ -62,11 +72,87 @@ struct Bridge {
   int refused = 0;             // at the leader: its error in the arguments only it sees
 
   // The leader's own checks: the other members learn their outcome from it.
+  // A bad tag alone leaves the remote leader known: it is told (it would
+  // wait for this leader's count otherwise).
   void lead() {
     CommObj* pc = nullptr;
-    refused = bad_tag ? raise(ErrorClass::Tag, "invalid tag %d", tag)
-                      : check_leader(rt, local, peer_comm, remote_leader, &pc);
-    if (pc) peer = &pc->pt2pt;
+    refused = check_leader(rt, local, peer_comm, remote_leader, &pc);
+    if (pc && !refused) peer = &pc->pt2pt;
+    if (!refused && bad_tag) {
+      refused = raise(ErrorClass::Tag, "invalid tag %d", tag);
+      tell_refused(peer->to_peer(remote_leader));
+      refused = no_peer_waits(refused);
+    }
+  }
+
+  // Meetings with the remote leader `who` so far (Runtime::leader_meetings).
+  uint32_t meetings(int who) {
+    std::lock_guard<std::mutex> g(rt.leader_lock);
+    return rt.leader_meetings[who];
+  }
+  void met(int who, uint32_t meeting) {
+    std::lock_guard<std::mutex> g(rt.leader_lock);
+    rt.leader_meetings[who] = meeting + 1;
+  }
+  void tell_refused(int who) {
+    const uint32_t m = meetings(who);
+    const int msg[2] = {static_cast<int>(m), static_cast<int>(error_class_of(refused))};
+    rt.dev().send(msg, 2, Datatype::builtin(Builtin::kInt), who, kTagRefused, rt.world.internal);
+    met(who, m);
+  }
+
+  // The leaders' counts: this leader's n out, the remote's in *n, or the
+  // remote leader's refusal (*refusal: its error here). A count or refusal
+  // of an earlier meeting (one the remote leader refused, or whose count
+  // this leader never took) carries an older meeting number and is skipped.
+  int meet(int mine_n, int* n, int* refusal) {
+    Device& dev = rt.dev();
+    const Datatype* ints = Datatype::builtin(Builtin::kInt);
+    const int who = peer->to_peer(remote_leader);
+    uint32_t meeting = meetings(who);
+    int got[2] = {0, 0}, ref[2] = {0, 0};
+    Request *rc = nullptr, *rr = nullptr;
+    auto older = [&](int m) { return static_cast<int32_t>(static_cast<uint32_t>(m) - meeting) < 0; };
+    int e = dev.irecv(got, 2, ints, remote_leader, tag, *peer, &rc);
+    if (!e) e = dev.irecv(ref, 2, ints, who, kTagRefused, rt.world.internal, &rr);
+    const int out[2] = {mine_n, static_cast<int>(meeting)};
+    if (!e) e = dev.send(out, 2, ints, remote_leader, tag, *peer);
+    int refused_class = 0;
+    while (!e) {
+      e = dev.block_until([&] { return rc->complete() || rr->complete(); });
+      if (e) break;
+      if (rc->complete()) {
+        if ((e = dev.wait(&rc, nullptr))) break;
+        if (older(got[1])) {
+          e = dev.irecv(got, 2, ints, remote_leader, tag, *peer, &rc);
+          continue;
+        }
+        meeting = static_cast<uint32_t>(got[1]);
+        *n = got[0];
+        break;
+      }
+      if ((e = dev.wait(&rr, nullptr))) break;
+      if (older(ref[0])) {
+        e = dev.irecv(ref, 2, ints, who, kTagRefused, rt.world.internal, &rr);
+        continue;
+      }
+      meeting = static_cast<uint32_t>(ref[0]);
+      refused_class = ref[1];
+      break;
+    }
+    for (Request** r : {&rc, &rr}) {
+      if (!*r) continue;
+      dev.cancel(*r);
+      dev.wait(r, nullptr);
+    }
+    if (e) return e;
+    met(who, meeting);
+    if (refused_class) {
+      *refusal = no_peer_waits(
+          raise(class_named(refused_class),
+                "MPI_Intercomm_create: the remote leader (rank %d of peer_comm) refused its arguments", remote_leader));
+    }
+    return 0;
   }
 
   // A member whose local_leader was bad follows the one its first member
@@ -91,19 +177,20 @@ struct Bridge {
     if (leader < 0) return 0;
     const Datatype* ints = Datatype::builtin(Builtin::kInt);
     int n = 0;
+    if (local.rank() == leader && !refused) {
+      if (int e = meet(static_cast<int>(local_all->size()), &n, &refused)) return e;
+      if (refused) n = kRemoteRefused;
+    }
     if (local.rank() == leader && refused) {
-      // The members wait for the leader: a negative count tells them the class.
-      n = -static_cast<int>(error_class_of(refused));
+      // The members wait for the leader: a negative count tells them the
+      // class (and, below kRemoteRefused, that the remote leader refused).
+      n = (n == kRemoteRefused ? kRemoteRefused : 0) - static_cast<int>(error_class_of(refused));
       for (int r = 0; r < local.size(); ++r) {
         if (r != leader) dev.send(&n, 1, ints, r, kTagBcast, local.internal);
       }
       return refused;
     }
     if (local.rank() == leader) {
-      int mine_n = static_cast<int>(local_all->size());
-      if (int e = dev.sendrecv(&mine_n, 1, ints, remote_leader, tag, &n, 1, ints, remote_leader, tag, *peer, nullptr)) {
-        return e;
-      }
       // The remote leader's count: whole entries of at most every process.
       if (n < 0 || n % static_cast<int>(k) != 0 || n / static_cast<int>(k) > dev.size()) {
         return raise(ErrorClass::Other, "MPI_Intercomm_create: the remote leader sent a bad group size %d", n);
@@ -122,8 +209,15 @@ struct Bridge {
     }
     if (int e = dev.recv(&n, 1, ints, leader, kTagBcast, local.internal, nullptr)) return e;
     if (n < 0) {
-      return raise(static_cast<ErrorClass>(-n),
-                   "MPI_Intercomm_create: the local leader (rank %d) refused its arguments", leader);
+      const bool remote = n <= kRemoteRefused;
+      const ErrorClass cls = class_named(remote ? kRemoteRefused - n : -n);
+      if (remote) {
+        return raise(cls,
+                     "MPI_Intercomm_create: the remote leader named by the local leader (rank %d) refused its "
+                     "arguments",
+                     leader);
+      }
+      return raise(cls, "MPI_Intercomm_create: the local leader (rank %d) refused its arguments", leader);
     }
     remote_all->resize(static_cast<std::size_t>(n));
     return dev.recv(remote_all->data(), remote_all->size(), ints, leader, kTagBcast, local.internal, nullptr);
