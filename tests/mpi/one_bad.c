@@ -20,6 +20,9 @@
  *   icnull, ictag  MPI_Intercomm_create with a null newintercomm / a
  *                  negative tag (at 2 ranks the bad rank leads its group:
  *                  it tells the remote leader it named); both groups fail
+ *   icpeer, iccomm MPI_Intercomm_create whose bad rank leads its group and
+ *                  names a remote_leader out of range / an invalid peer_comm
+ *                  (it cannot tell the remote leader: it asks who waits)
  *   icleader       MPI_Intercomm_create with local_leader -1 (at 2 ranks
  *                  the bad rank is its group's one member, so its leader)
  *   cgtag, cgbadtag   MPI_Comm_create_group with a negative tag (on the
@@ -242,6 +245,29 @@ int main(int argc, char** argv) {
       printf("rank %d: the next MPI_Comm_create_group failed\n", rank);
     }
     MPI_Group_free(&g);
+  } else if (!strcmp(m, "icpeer") || !strcmp(m, "iccomm")) {
+    /* Even and odd ranks led by their last ranks: the bad rank leads its
+       group and names a remote_leader out of range / an invalid peer_comm. */
+    MPI_Comm half, inter = MPI_COMM_NULL;
+    MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
+    int hsize = 0;
+    MPI_Comm_size(half, &hsize);
+    const int last_odd = (size - 1) % 2 ? size - 1 : size - 2, last_even = (size - 1) % 2 ? size - 2 : size - 1;
+    const int remote_leader = rank % 2 ? last_even : last_odd;
+    e = MPI_Intercomm_create(half, hsize - 1, bad && m[2] == 'c' ? (MPI_Comm)0x7777 : MPI_COMM_WORLD,
+                             bad && m[2] == 'p' ? size + 7 : remote_leader, 9, &inter);
+    if (inter != MPI_COMM_NULL) MPI_Comm_free(&inter);
+    carried = 1;
+    /* the same call right after works */
+    int remote = 0;
+    if (MPI_Intercomm_create(half, hsize - 1, MPI_COMM_WORLD, remote_leader, 9, &inter) == 0) {
+      MPI_Comm_remote_size(inter, &remote);
+      if (remote != (rank % 2 ? (size + 1) / 2 : size / 2)) printf("rank %d: remote group of %d\n", rank, remote);
+      MPI_Comm_free(&inter);
+    } else {
+      printf("rank %d: the next MPI_Intercomm_create failed\n", rank);
+    }
+    MPI_Comm_free(&half);
   } else if (!strcmp(m, "merge") || !strcmp(m, "icnull") || !strcmp(m, "ictag") || !strcmp(m, "isplit") ||
              !strcmp(m, "icreate") || !strcmp(m, "icleader")) {
     /* Even and odd ranks, leaders 0 and 1 (the bad rank is 2's member at 3 ranks). */
