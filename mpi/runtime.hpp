@@ -217,8 +217,8 @@ class Runtime {
   // MPI_Intercomm_create: how many leader meetings this rank had with each
   // remote leader (by channel rank). Both leaders count each meeting, also
   // one a leader refused, and every leader message carries the count: a
-  // message of a meeting that ended without it (a refusal, or the count of
-  // a remote leader that refused) is told from the current one's.
+  // message of a meeting that ended without it is told from the current
+  // one's. Key -1: the refusals whose remote leader this rank could not tell.
   std::mutex leader_lock;
   std::map<int, uint32_t> leader_meetings;
   // MPI_Comm_create_group calls this rank made with a bad group handle
