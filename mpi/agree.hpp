@@ -19,7 +19,7 @@ inline constexpr int kTagGather = 1;    // allgather_bytes of comm.cpp, intercom
 inline constexpr int kTagContext = 2;   // agree_context of a blocking new communicator
 inline constexpr int kTagMark = 5;      // create_group's marks (below), on the parent's internal context
 inline constexpr int kTagFinalize = 6;  // the meeting of MPI_Finalize (env.cpp)
-// Taken elsewhere: 3, 7 and 10-12 (intercomm.cpp), 4 (topology_graph.cpp), 8 and 9 (below).
+// Taken elsewhere: 3 (intercomm.cpp), 4 (topology_graph.cpp), 7 and 10-12 (leaders.hpp), 8 and 9 (below).
 
 // Every rank of `over` contributes `bytes` at mine; all receives them in
 // rank order (size * bytes).

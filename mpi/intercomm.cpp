@@ -6,13 +6,12 @@
 // receiver's remote group). Its internal Comm spans both groups, in "union
 // order": the group holding the lower channel rank first.
 #include <algorithm>
-#include <chrono>
 #include <cstring>
-#include <thread>
 #include <vector>
 
 #include "mpi/agree.hpp"
 #include "mpi/api.hpp"
+#include "mpi/leaders.hpp"
 
 using namespace adi3;
 using namespace adi3::mpi;
@@ -20,17 +19,6 @@ using namespace adi3::mpi;
 namespace {
 
 constexpr int kTagBcast = 3;
-// On the world's internal context: a leader that refused its arguments
-// tells the remote leader, which waits for it otherwise (kTagRefused). When
-// it cannot tell who that is (a bad peer_comm or remote_leader), it asks
-// every process outside its group (kTagWhoWaits, numbered by this rank's
-// such refusals: Runtime::leader_meetings[kUnknownLeader]); a leader waiting
-// for it answers with their meeting number (kTagIWait) and the first answer
-// of this refusal's number gets the refusal. None within kAskPatience:
-// nobody waits for this leader.
-constexpr int kTagRefused = 7, kTagWhoWaits = 10, kTagIWait = 11, kTagRefusalTaken = 12;
-constexpr int kUnknownLeader = -1;
-constexpr std::chrono::seconds kAskPatience{2};
 // A leader's count to its group below this: the remote leader refused.
 constexpr int kRemoteRefused = -256;
 
@@ -48,27 +36,6 @@ int failed_member(const std::vector<int>& all, std::size_t stride, int mine) {
              : raise(ErrorClass::Other, "another process failed its arguments, so the call fails at every member"));
   }
   return 0;
-}
-
-// Waits for *r until deadline; false (and *r cancelled) when it did not
-// arrive by then.
-bool arrived_by(Device& dev, Request** r, std::chrono::steady_clock::time_point deadline, Status* st) {
-  for (int polls = 0;; ++polls) {
-    bool done = false;
-    if (dev.test(r, &done, st) == 0 && done) return true;
-    if (!*r || std::chrono::steady_clock::now() > deadline) break;
-    if (polls > 1000) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  if (*r) {
-    dev.cancel(*r);
-    dev.wait(r, nullptr);
-  }
-  return false;
-}
-
-// An error class another process sent (anything out of range: Other).
-ErrorClass class_named(int cls) {
-  return cls > 0 && cls < static_cast<int>(ErrorClass::LastCode) ? static_cast<ErrorClass>(cls) : ErrorClass::Other;
 }
 
 std::vector<int> union_order(const GroupData& a, const GroupData& b) {
@@ -97,142 +64,20 @@ struct Bridge {
   const Comm* peer = nullptr;  // at the leader only
   int refused = 0;             // at the leader: its error in the arguments only it sees
 
-  // The leader's own checks: the other members learn their outcome from it.
-  // A bad tag alone leaves the remote leader known: it is told (it would
-  // wait for this leader's count otherwise).
+  // The leader's own checks: the other members learn their outcome from it,
+  // the remote leader (waiting for this one's count) from a refusal
+  // (leaders.hpp), sent straight to it when only the tag is bad.
   void lead() {
     CommObj* pc = nullptr;
     refused = check_leader(rt, local, peer_comm, remote_leader, &pc);
     if (pc && !refused) peer = &pc->pt2pt;
     if (!refused && bad_tag) {
       refused = raise(ErrorClass::Tag, "invalid tag %d", tag);
-      tell_refused(peer->to_peer(remote_leader));
+      refuse_meeting(rt, peer->to_peer(remote_leader), refused);
       refused = no_peer_waits(refused);
-    } else if (refused && ask_who_waits()) {
+    } else if (refused && refuse_unknown_meeting(rt, *local.group, refused)) {
       refused = no_peer_waits(refused);
     }
-  }
-
-  // A refusal whose remote leader this leader cannot tell: the first leader
-  // that says it waits for this one gets it. True if one did.
-  bool ask_who_waits() {
-    Device& dev = rt.dev();
-    const Comm& world = rt.world.internal;
-    const Datatype* ints = Datatype::builtin(Builtin::kInt);
-    const uint32_t num = meetings(kUnknownLeader);
-    met(kUnknownLeader, num);
-    const int ask = static_cast<int>(num);
-    for (int p = 0; p < world.size; ++p) {
-      if (local.group->rank_of(world.to_peer(p)) == MPI_UNDEFINED) dev.send(&ask, 1, ints, p, kTagWhoWaits, world);
-    }
-    int got[2] = {0, 0};
-    Request* r = nullptr;
-    Status st;
-    const auto deadline = std::chrono::steady_clock::now() + kAskPatience;
-    while (!dev.irecv(got, 2, ints, kAnySource, kTagIWait, world, &r) && arrived_by(dev, &r, deadline, &st)) {
-      if (got[0] == ask && st.bytes == sizeof got && local.group->rank_of(world.to_peer(st.source)) == MPI_UNDEFINED) {
-        tell_refused(world.to_peer(st.source), static_cast<uint32_t>(got[1]));
-        return true;
-      }  // else an earlier refusal's answer
-    }
-    return false;
-  }
-
-  // Meetings with the remote leader `who` so far (Runtime::leader_meetings).
-  uint32_t meetings(int who) {
-    std::lock_guard<std::mutex> g(rt.leader_lock);
-    return rt.leader_meetings[who];
-  }
-  void met(int who, uint32_t meeting) {
-    std::lock_guard<std::mutex> g(rt.leader_lock);
-    rt.leader_meetings[who] = meeting + 1;
-  }
-  void tell_refused(int who) { tell_refused(who, meetings(who)); }
-  // The refusal of meeting m to who, which takes back its count (so none is
-  // left for a later meeting) and says so before this leader goes on: its
-  // next count cannot reach who while who still waits in this meeting.
-  void tell_refused(int who, uint32_t m) {
-    Device& dev = rt.dev();
-    const Datatype* ints = Datatype::builtin(Builtin::kInt);
-    const int msg[2] = {static_cast<int>(m), static_cast<int>(error_class_of(refused))};
-    if (dev.send(msg, 2, ints, who, kTagRefused, rt.world.internal)) return;
-    met(who, m);
-    int taken = 0;
-    Request* r = nullptr;
-    const auto deadline = std::chrono::steady_clock::now() + kAskPatience;
-    while (!dev.irecv(&taken, 1, ints, who, kTagRefusalTaken, rt.world.internal, &r) &&
-           arrived_by(dev, &r, deadline, nullptr) && taken != static_cast<int>(m)) {
-    }
-  }
-
-  // The leaders' counts: this leader's n out, the remote's in *n, or the
-  // remote leader's refusal (*refusal: its error here). A count or refusal
-  // of an earlier meeting (one the remote leader refused, or whose count
-  // this leader never took) carries an older meeting number and is skipped.
-  int meet(int mine_n, int* n, int* refusal) {
-    Device& dev = rt.dev();
-    const Datatype* ints = Datatype::builtin(Builtin::kInt);
-    const int who = peer->to_peer(remote_leader);
-    uint32_t meeting = meetings(who);
-    const Comm& world = rt.world.internal;
-    int got[2] = {0, 0}, ref[2] = {0, 0}, ask = 0;
-    Request *rc = nullptr, *rr = nullptr, *ra = nullptr;
-    auto older = [&](int m) { return static_cast<int32_t>(static_cast<uint32_t>(m) - meeting) < 0; };
-    int e = dev.irecv(got, 2, ints, remote_leader, tag, *peer, &rc);
-    if (!e) e = dev.irecv(ref, 2, ints, who, kTagRefused, world, &rr);
-    if (!e) e = dev.irecv(&ask, 1, ints, who, kTagWhoWaits, world, &ra);
-    const int out[2] = {mine_n, static_cast<int>(meeting)};
-    Request* sc = nullptr;
-    if (!e) e = dev.isend(out, 2, ints, remote_leader, tag, *peer, SendMode::Standard, &sc);
-    int refused_class = 0;
-    while (!e) {
-      e = dev.block_until([&] { return rc->complete() || rr->complete() || ra->complete(); });
-      if (e) break;
-      if (ra->complete()) {  // the remote leader refused, not knowing it was this one: say so
-        if ((e = dev.wait(&ra, nullptr))) break;
-        const int answer[2] = {ask, static_cast<int>(meeting)};
-        e = dev.send(answer, 2, ints, who, kTagIWait, world);
-        if (!e) e = dev.irecv(&ask, 1, ints, who, kTagWhoWaits, world, &ra);
-        continue;
-      }
-      if (rc->complete()) {
-        if ((e = dev.wait(&rc, nullptr))) break;
-        if (older(got[1])) {
-          e = dev.irecv(got, 2, ints, remote_leader, tag, *peer, &rc);
-          continue;
-        }
-        meeting = static_cast<uint32_t>(got[1]);
-        *n = got[0];
-        break;
-      }
-      if ((e = dev.wait(&rr, nullptr))) break;
-      if (older(ref[0])) {
-        e = dev.irecv(ref, 2, ints, who, kTagRefused, world, &rr);
-        continue;
-      }
-      meeting = static_cast<uint32_t>(ref[0]);
-      refused_class = ref[1];
-      break;
-    }
-    // A refusing leader never takes this count: it is taken back.
-    if (refused_class && sc) dev.cancel(sc);
-    for (Request** r : {&rc, &rr, &ra, &sc}) {
-      if (!*r) continue;
-      if (*r != sc) dev.cancel(*r);
-      dev.wait(r, nullptr);
-    }
-    if (e) return e;
-    met(who, meeting);
-    if (refused_class) {
-      const int taken = static_cast<int>(meeting);
-      dev.send(&taken, 1, ints, who, kTagRefusalTaken, world);
-    }
-    if (refused_class) {
-      *refusal = no_peer_waits(
-          raise(class_named(refused_class),
-                "MPI_Intercomm_create: the remote leader (rank %d of peer_comm) refused its arguments", remote_leader));
-    }
-    return 0;
   }
 
   // A member whose local_leader was bad follows the one its first member
@@ -258,7 +103,9 @@ struct Bridge {
     const Datatype* ints = Datatype::builtin(Builtin::kInt);
     int n = 0;
     if (local.rank() == leader && !refused) {
-      if (int e = meet(static_cast<int>(local_all->size()), &n, &refused)) return e;
+      if (int e = meet_leader(rt, *peer, remote_leader, tag, static_cast<int>(local_all->size()), &n, &refused)) {
+        return e;
+      }
       if (refused) n = kRemoteRefused;
     }
     if (local.rank() == leader && refused) {
