@@ -6,6 +6,8 @@
 #include "emul/agent.hpp"
 #include "adi3/sizes.hpp"
 
+#include <cstdarg>
+#include <cstdio>
 #include <cstring>
 #include <tbb/scalable_allocator.h>
 
@@ -21,8 +23,7 @@ Device::Device(std::unique_ptr<Channel> channel, const Config& config)
       pool_(false, config_.max_requests),
       credits_(config_.unexpected_bytes, size_),
       peers_(static_cast<std::size_t>(size_)),
-      max_header_(channel_->caps().max_header),
-      max_payload_(channel_->caps().max_payload),
+      port_(*this, channel_->caps().max_header, channel_->caps().max_payload),
       peer_failed_(static_cast<std::size_t>(size_), 0),
       peer_refused_(static_cast<std::size_t>(size_), 0),
       placing_(static_cast<std::size_t>(size_)) {
@@ -44,12 +45,12 @@ Device::Device(std::unique_ptr<Channel> channel, const Config& config)
   set_handler(PacketType::CancelAck, &Device::on_cancel_ack);
   set_handler(PacketType::Credit, &Device::on_credit);
   set_handler(PacketType::Refused, &Device::on_refused);
-  if (config_.thread_multiple) enable_threads();
-  if (config_.async_progress == AsyncProgress::On) require_agent("ADI3_ASYNC_PROGRESS=on");
+  if (config_.thread_multiple) port_.enable_threads();
+  if (config_.async_progress == AsyncProgress::On) port_.require_agent("ADI3_ASYNC_PROGRESS=on");
 }
 
 Device::~Device() {
-  agent_.reset();  // no other thread touches the device from here on
+  port_.stop_agent();  // no other thread touches the device from here on
   // Unexpected messages nobody received: reclaim their memory.
   matcher_.drain_unexpected([&](Request* u) { release(u); });
 }
@@ -106,10 +107,10 @@ bool Device::poll_pollables() {
 }
 
 bool Device::progress() {
-  if (agent_on_.load(std::memory_order_relaxed)) {
+  if (port_.agent_on_.load(std::memory_order_relaxed)) {
     // Tells the agent a user thread is in the library (see emul/agent.hpp);
     // racing increments may be lost, only the change matters.
-    user_polls_.store(user_polls_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    port_.user_polls_.store(port_.user_polls_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
   return pass(true);
 }
@@ -122,7 +123,7 @@ bool Device::pass(bool user) {
     if (mt) poll_lock_.unlock();
   }
   if (pending_peers_.load(std::memory_order_relaxed) > 0) any |= drain_sends();
-  if (hooks_.due()) any |= hooks_.run(mt);
+  if (port_.hooks_.due()) any |= port_.hooks_.run(mt);
   if (user && pollable_count_.load(std::memory_order_acquire) > 0) any |= poll_pollables();
   if (bsend_live_.load(std::memory_order_acquire) > 0) reap_bsends();
   return any;
@@ -134,8 +135,8 @@ void Device::sleep_once() { channel_->wait(std::chrono::microseconds(config_.sle
 // are checked before anything reads the header.
 void Device::on_packet(int src, const void* hdr, std::size_t hdr_bytes, const void* payload, std::size_t bytes) {
   if (src < 0 || src >= size_ || peer_refused_[static_cast<std::size_t>(src)]) return;
-  if (hdr_bytes == 0 || hdr_bytes > max_header_) {
-    refuse(src, "header of %zu bytes (this channel carries 1 to %zu)", hdr_bytes, max_header_);
+  if (hdr_bytes == 0 || hdr_bytes > port_.max_header_) {
+    refuse(src, "header of %zu bytes (this channel carries 1 to %zu)", hdr_bytes, port_.max_header_);
     return;
   }
   const std::size_t id = *static_cast<const uint8_t*>(hdr);
@@ -171,12 +172,40 @@ void Device::on_packet(int src, const void* hdr, std::size_t hdr_bytes, const vo
     return;
   }
   void* ctx;
-  PacketHandler fn = kinds_.handler(id, &ctx);
+  PacketHandler fn = port_.kinds_.handler(id, &ctx);
   if (!fn) {
     drop(src, "packet id %zu is not registered on this rank", id);
     return;
   }
   fn(ctx, src, hdr, hdr_bytes, payload, bytes);
+}
+
+void Device::drop(int src, const char* fmt, ...) {
+  char why[200];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(why, sizeof why, fmt, ap);
+  va_end(ap);
+  refused_.fetch_add(1, std::memory_order_relaxed);
+  errors_.raise(ErrorClass::Intern, "rank %d refused a packet from rank %d: %s", rank_, src, why);
+}
+void Device::refuse(int src, const char* fmt, ...) {
+  char why[200];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(why, sizeof why, fmt, ap);
+  va_end(ap);
+  drop(src, "%s", why);  // counted and reported as any refused packet
+  if (src < 0 || src >= size_ || src == rank_ || peer_refused_[static_cast<std::size_t>(src)]) return;
+  // A peer that breaks the protocol cannot be trusted with anything more:
+  // it is failed for this rank, which goes on serving the others.
+  peer_refused_[static_cast<std::size_t>(src)] = 1;
+  refused_peers_.fetch_add(1, std::memory_order_relaxed);  // check_refused looks from now on
+  char text[320];
+  std::snprintf(text, sizeof text, "rank %d is treated as failed: it sent a bad packet to rank %d (%s)", src, rank_,
+                why);
+  std::fprintf(stderr, "adi3: %s\n", text);
+  on_peer_failed(src, text);
 }
 
 void Device::on_peer_failed(int peer, const char* why) {
@@ -236,7 +265,7 @@ int Device::finalize() {
   // No progress after finalize: stop the agent, so that none of its passes is
   // half-way (a completion that counted a request down but has not yet
   // dropped its reference) when the caller looks at what is left.
-  stop_agent();
+  port_.stop_agent();
   return e;
 }
 

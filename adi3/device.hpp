@@ -17,55 +17,24 @@
 #include "adi3/bsend_buffer.hpp"
 #include "adi3/config.hpp"
 #include "adi3/error.hpp"
-#include "adi3/extension.hpp"
 #include "adi3/flow.hpp"
 #include "adi3/hot_inline.hpp"
+#include "adi3/layer_port.hpp"
 #include "adi3/layer_states.hpp"
 #include "adi3/matcher.hpp"
 #include "adi3/packet.hpp"
-#include "adi3/packet_kinds.hpp"
-#include "adi3/progress_hooks.hpp"
 #include "adi3/request.hpp"
 #include "adi3/request_pool.hpp"
+#include "adi3/scratch.hpp"
 #include "adi3/send_queue.hpp"
 #include "adi3/spin_lock.hpp"
 #include "adi3/types.hpp"
 #include "channels/channel.hpp"
 #include "segment/datatype.hpp"
-#include <tbb/scalable_allocator.h>
 
 namespace adi3 {
 
-// Scratch memory of the core (unexpected eager data, packed copies): TBB's
-// scalable allocator, but plain malloc in sanitized builds, where the
-// sanitizers must see every allocation (tbbmalloc is not instrumented: ASan
-// puts no redzones around its blocks, and TSan reports the reuse of a block
-// freed by another thread as a data race).
-inline void* scratch_alloc(std::size_t bytes) {
-#if ADI3_SANITIZED
-  return std::malloc(bytes);
-#else
-  return scalable_malloc(bytes);
-#endif
-}
-inline void scratch_free(void* p) {
-#if ADI3_SANITIZED
-  std::free(p);
-#else
-  scalable_free(p);
-#endif
-}
-
 inline constexpr uint32_t kInternalContext = 0xfffffff0;  // the device's own traffic
-
-// A user buffer: count elements of type at buf.
-struct Buffer {
-  void* buf;
-  std::size_t count;
-  const Datatype* type;
-};
-
-class Agent;
 
 class Device final : private PacketSink {
  public:
@@ -302,72 +271,12 @@ class Device final : private PacketSink {
     return layers_.get(which, std::forward<Make>(make));
   }
 
-  // ---- seams: packet kinds, ordered sends, hooks, threads (extension.cpp) ----
-  // A packet id for a layer (PacketKinds::claim: lowest free first, throws
-  // when none is left); fn(ctx, ...) receives its packets in the progress
-  // engine (under the poll lock, maybe on the agent thread). Not from
-  // inside a packet handler.
-  PacketType register_packet(const char* owner, PacketHandler fn, void* ctx) { return kinds_.claim(owner, fn, ctx); }
-  // After it returns, fn runs no more (waits for a handler running on
-  // another thread). Arrivals with the id are refused from then on.
-  void unregister_packet(PacketType id) {
-    kinds_.release(id, [this] { quiesce_handlers(); });
-  }
-  // Waits until no packet handler runs in another thread's poll: state a
-  // handler looks up without a lock (rma's window table) may go after it.
-  // Not from inside a packet handler.
-  void quiesce_handlers();
-  // The owner a registered id was given to ("" when free).
-  std::string packet_owner(PacketType id) const { return kinds_.owner(id); }
-  std::size_t max_packet_header() const { return max_header_; }  // >= kMinPacketHeader
-  // The channel's caps are fixed when it is made: read once (not two
-  // virtual calls per packet).
-  std::size_t max_packet_payload() const { return max_payload_; }
-  // One packet of a registered extension id (the header's first byte) to
-  // `peer` (channel rank), after every packet of any kind already queued for
-  // that peer: per-peer order is one rule for all. Never drops: when the
-  // channel is busy, header and payload are copied into the peer's queue.
-  // Returns 0, an ERR_PROC_FAILED code when the peer is gone, or an ERR_ARG
-  // code naming the bad value (peer, header size, id, payload size).
-  int send_packet(int peer, const void* hdr, std::size_t hdr_bytes, const Payload& payload);
-  // The same, but only if the channel takes the packet now: when it is busy
-  // (or packets wait in the peer's queue) nothing is copied or queued and
-  // *sent is false. A layer streaming large data sends its chunks so, which
-  // keeps them from being copied twice (into the queue, then the channel).
-  int try_send_packet(int peer, const void* hdr, std::size_t hdr_bytes, const Payload& payload, bool* sent);
-  // fn(ctx) runs on every progress() pass while registered (ProgressHooks);
-  // on_demand: only in the passes after wake_hooks() (its work announced).
-  int add_progress_hook(bool (*fn)(void* ctx), void* ctx, bool on_demand = false) {
-    return hooks_.add(fn, ctx, threads_enabled(), on_demand);
-  }
-  void wake_hooks() { hooks_.wake(); }
-  void remove_progress_hook(int id) { hooks_.remove(id, threads_enabled()); }
-  bool has_progress_hooks() const { return hooks_.any(); }
-  // Locking is decided at run time: a device takes no locks until something
-  // turns threads on (MPI_THREAD_MULTIPLE at start, or the first layer that
-  // starts the agent). Must be called while no other thread uses the
-  // device (and not from a handler or hook); idempotent.
-  void enable_threads();
+  // ---- the layers' port: packet kinds, ordered packets, progress hooks,
+  // threads and the agent (adi3/layer_port.hpp) ----
+  LayerPort& port() { return port_; }
+  const LayerPort& port() const { return port_; }
+  // Whether the locks are on (LayerPort::enable_threads, require_agent).
   bool threads_enabled() const { return threads_.load(std::memory_order_relaxed); }
-  // Type 2 over type 1: a non-polling agent thread that runs progress() and
-  // sleeps on the channel's doorbell when idle (emul/agent.*). Started on
-  // first need; ADI3_ASYNC_PROGRESS=auto|on|off. Returns true if an agent
-  // runs after the call.
-  bool require_agent(const char* why);
-  // Joins the agent (finalize does; locks stay on). A later require_agent
-  // starts a new one.
-  void stop_agent();
-  bool agent_running() const { return agent_on_.load(std::memory_order_acquire); }
-  // Why the agent was started ("" when it does not run).
-  std::string agent_reason() const;
-  // For the agent: one progress pass (channel, per-peer queues, hooks;
-  // pollable requests stay with user threads, so user callbacks such as
-  // generalized-request poll functions never run on the agent thread).
-  bool agent_pass() { return pass(false); }
-  // Progress calls made by user threads (only counted while an agent runs).
-  uint64_t user_polls() const { return user_polls_.load(std::memory_order_relaxed); }
-  // The agent's thread, or nullptr.
-  Agent* agent() { return agent_.get(); }
   // Arrivals refused since the device started (unknown id, bad header size).
   std::size_t refused_packets() const { return refused_.load(std::memory_order_relaxed); }
   // Eager flow control (ADI3_UNEXPECTED_BYTES): this rank's credit toward
@@ -384,6 +293,7 @@ class Device final : private PacketSink {
     // message from the peer crosses ours (Channel::get_crossing).
     std::atomic<uint32_t> offers{0};
   };
+  friend class LayerPort;  // reaches the per-peer queues, the poll lock and the failure state
   static constexpr std::size_t kCoreIds = PacketKinds::kCoreIds;
   // kCancelAsked: a send complete when MPI_Cancel came (an eager one the
   // channel took) was re-armed until the receiver answers the cancel.
@@ -461,7 +371,6 @@ class Device final : private PacketSink {
   void queue_or_emit(Request* r, uint8_t phase);
   bool emit(Request* r);  // false: channel busy
   int queue_packet(int peer, const void* hdr, std::size_t hdr_bytes, const Payload& payload);
-  int check_packet(int peer, const void* hdr, std::size_t hdr_bytes, const Payload& payload);  // send_packet's checks
   bool drain_peer(int peer);
   bool drain_sends();
   // out: a new (complete) request for the caller (Ibsend); link: a
@@ -507,7 +416,7 @@ class Device final : private PacketSink {
   bool pass(bool user);
   Request* answered_send(int src, const PacketHeader& h, const char* what);
 
-  // seams
+  // refused packets (device.cpp)
   // A packet from src broke the protocol: it is dropped, reported (stderr
   // and the error log, naming src) and src is treated as failed.
   void refuse(int src, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -575,11 +484,8 @@ class Device final : private PacketSink {
   std::atomic<int> pending_peers_{0};
   SpinLock poll_lock_;
   Handler handlers_[kCoreIds] = {};
-  std::size_t max_header_;
-  std::size_t max_payload_;
-  PacketKinds kinds_;
+  LayerPort port_;  // outlives layers_ (rma's hub unregisters its packet kind and hook)
   std::atomic<std::size_t> refused_{0};
-  ProgressHooks hooks_;
   SpinLock pollable_lock_;
   RequestList<ByTagTag> pollables_;
   std::atomic<int> pollable_count_{0};
@@ -598,11 +504,6 @@ class Device final : private PacketSink {
   std::atomic<int> refused_peers_{0};  // how many peer_refused_ entries are set
   std::vector<char> failure_text_;
   ErrorClass failure_class_ = ErrorClass::ProcFailed;  // NoMem: lost_to_memory
-  mutable std::mutex agent_mutex_;
-  std::unique_ptr<Agent> agent_;  // stopped first in ~Device
-  std::string agent_why_;
-  std::atomic<bool> agent_on_{false};
-  std::atomic<uint64_t> user_polls_{0};
   // Last, so destroyed first: greq's state unlinks itself from pollables_
   // and returns requests to pool_.
   LayerStates layers_;

@@ -35,7 +35,7 @@ class EagerCredits {
   EagerCredits(std::size_t budget, int ranks);
   bool enabled() const { return share_ > 0; }
   // Until called, one thread uses the accounts: no locked instructions
-  // (Device::enable_threads calls it while no other thread runs).
+  // (LayerPort::enable_threads calls it while no other thread runs).
   void enable_threads() { threaded_.store(true, std::memory_order_relaxed); }
   // Each sender's credit toward this rank (and ours toward each peer).
   int64_t share() const { return share_; }

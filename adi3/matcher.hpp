@@ -23,7 +23,7 @@ namespace adi3 {
 class Matcher {
  public:
   explicit Matcher(bool thread_safe = false) : thread_safe_(thread_safe) {}
-  // Takes its lock from now on (Device::enable_threads, while no other
+  // Takes its lock from now on (LayerPort::enable_threads, while no other
   // thread uses it).
   void enable_threads() { thread_safe_.store(true, std::memory_order_relaxed); }
 

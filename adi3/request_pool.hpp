@@ -28,7 +28,7 @@ class RequestPool {
   // At most max_requests live (rounded up to a multiple of 64, capped at
   // 1 Mi): ADI3_MAX_REQUESTS.
   explicit RequestPool(bool thread_safe = false, std::size_t max_requests = kMaxSlots);
-  // Takes its lock from now on (Device::enable_threads, while no other
+  // Takes its lock from now on (LayerPort::enable_threads, while no other
   // thread uses it).
   void enable_threads() { thread_safe_.store(true, std::memory_order_relaxed); }
   ~RequestPool();

@@ -34,7 +34,7 @@ double Agent::cpu_seconds() const {
 
 void Agent::run() {
   const auto nap = std::chrono::microseconds(dev_.config().sleep_us > 0 ? dev_.config().sleep_us : 1000);
-  uint64_t seen_user = dev_.user_polls();
+  uint64_t seen_user = dev_.port().user_polls();
   while (!stop_.load(std::memory_order_acquire)) {
     try {
       step(nap, seen_user);
@@ -59,13 +59,13 @@ void Agent::step(std::chrono::microseconds nap, uint64_t& seen_user) {
   // absent user spun on its core beside the copy (its passes find the poll
   // taken, its doorbell wait returns at once while packets wait): emulated
   // 4 MiB puts ran at half speed with the target's agent on (session 22).
-  uint64_t u = dev_.user_polls();
+  uint64_t u = dev_.port().user_polls();
   if (u != seen_user || (calls_ && calls_->load(std::memory_order_relaxed) != 0)) {
     seen_user = u;
     std::this_thread::sleep_for(nap);
     return;
   }
-  if (dev_.agent_pass()) {
+  if (dev_.port().agent_pass()) {
     busy_.fetch_add(1, std::memory_order_relaxed);
     return;
   }
@@ -75,7 +75,7 @@ void Agent::step(std::chrono::microseconds nap, uint64_t& seen_user) {
   // (100 wake-ups a second at most). An idle window's hook has none.
   const std::atomic<bool>* due = hooks_due_.load(std::memory_order_acquire);
   if (!due) {
-    dev_.channel().wait(dev_.has_progress_hooks() ? kHookSleep : kIdleSleep);
+    dev_.channel().wait(dev_.port().has_progress_hooks() ? kHookSleep : kIdleSleep);
   } else if (due->load(std::memory_order_acquire)) {
     dev_.channel().wait(kHookSleep);
   } else {

@@ -215,7 +215,7 @@ void apply_op(WindowState& w, int o, const Header& h, const void* payload, std::
   if (get) {
     // Nothing owed to it before this and one packet carries it: the data
     // leaves now, straight from the window.
-    if (O.out.empty() && total <= w.dev.max_packet_payload() && t->is_contiguous()) {
+    if (O.out.empty() && total <= w.dev.port().max_packet_payload() && t->is_contiguous()) {
       Header r{};
       r.kind = Msg::GetResp;
       r.token = h.token;

@@ -41,7 +41,7 @@ namespace {
 constexpr std::size_t kBatchOp = 2048;
 constexpr std::size_t kBatchBytes = 8192 - 64;
 
-std::size_t batch_limit(const WindowState& w) { return std::min(kBatchBytes, w.dev.max_packet_payload()); }
+std::size_t batch_limit(const WindowState& w) { return std::min(kBatchBytes, w.dev.port().max_packet_payload()); }
 
 // Room for a record of rec bytes (and reply bytes of its get's data) in
 // to's batch, which is sent first when they would not fit. Null when the
@@ -118,8 +118,8 @@ void send_batch(WindowState& w, int to, uint8_t flags, uint64_t token) {
   h.len = t.batch_len;
   h.token = token;
   // The device copies what the channel cannot take now: the buffer is free.
-  const int e = w.dev.send_packet(pw.peer, &h, rma::header_bytes(h, t.batch_len),
-                                  Payload{t.batch.get(), t.batch_len, nullptr, 0});
+  const int e = w.dev.port().send_packet(pw.peer, &h, rma::header_bytes(h, t.batch_len),
+                                         Payload{t.batch.get(), t.batch_len, nullptr, 0});
   if (e && !w.deferred_error) w.deferred_error = e;
   t.batch_len = 0;
   t.batch_reply = 0;
@@ -142,7 +142,7 @@ void send_resp(WindowState& w, int o, uint64_t n, std::size_t len) {
 
 // Room for the BatchResp (false: the gets go one by one, through apply).
 bool resp_room(WindowState& w) {
-  const std::size_t need = w.dev.max_packet_payload();
+  const std::size_t need = w.dev.port().max_packet_payload();
   if (w.batch_out.size() >= need) return true;
   try {
     w.batch_out.resize(need);
@@ -172,7 +172,7 @@ void apply_batch(WindowState& w, int o, const Header& h, const void* payload, st
   // Gets are answered in one BatchResp unless replies to o wait in its
   // queue (this one must not overtake them): then each goes through apply.
   const bool resp = O.out.empty() && resp_room(w);
-  const std::size_t resp_max = w.dev.max_packet_payload();
+  const std::size_t resp_max = w.dev.port().max_packet_payload();
   std::size_t resp_len = 0;
   uint64_t resp_n = 0, via_apply = 0;
   const auto size = static_cast<uint64_t>(w.size);

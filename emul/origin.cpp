@@ -46,7 +46,7 @@ void send_desc(WindowState& w, int to, Item& it) {
   Header h{};
   h.kind = Msg::TypeDesc;
   h.total = bytes.size();
-  const std::size_t chunk = w.dev.max_packet_payload();
+  const std::size_t chunk = w.dev.port().max_packet_payload();
   do {
     h.len = std::min(chunk, bytes.size() - h.first);
     record_error(w, send(w, to, h, Payload{bytes.data() + h.first, h.len, nullptr, 0}));
@@ -229,13 +229,13 @@ const rma::PeerWin& address(WindowState& w, int to, Header& h) {
 
 int send(WindowState& w, int to, Header& h, const Payload& p) {
   const rma::PeerWin& pw = address(w, to, h);
-  return w.dev.send_packet(pw.peer, &h, rma::header_bytes(h, p.bytes), p);
+  return w.dev.port().send_packet(pw.peer, &h, rma::header_bytes(h, p.bytes), p);
 }
 
 bool send_chunk(WindowState& w, int to, Header& h, const Payload& p) {
   const rma::PeerWin& pw = address(w, to, h);
   bool sent = false;
-  const int e = w.dev.try_send_packet(pw.peer, &h, rma::header_bytes(h, p.bytes), p, &sent);
+  const int e = w.dev.port().try_send_packet(pw.peer, &h, rma::header_bytes(h, p.bytes), p, &sent);
   record_error(w, e);
   return sent || e;  // a failure does not retry (the error reports it)
 }

@@ -175,7 +175,7 @@ bool plain_get(WindowState& w, int o, const Header& h) {
   const auto size = static_cast<uint64_t>(w.size);
   Origin& O = w.origins[static_cast<std::size_t>(o)];
   if (!t->is_contiguous() || t->true_lb() != 0 || ts == 0 || !stream_of(h.count, ts, h.total) ||
-      h.total > w.dev.max_packet_payload() || h.disp > size || h.total > size - h.disp || !O.out.empty()) {
+      h.total > w.dev.port().max_packet_payload() || h.disp > size || h.total > size - h.disp || !O.out.empty()) {
     return false;
   }
   ++O.applied;

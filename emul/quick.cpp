@@ -37,7 +37,7 @@ namespace {
   if (ti >= w.peers.size()) return false;
   // One packet (a predefined type is a few bytes: no overflow).
   *bytes = static_cast<std::size_t>(count) * type->size();
-  if (*bytes > w.dev.max_packet_payload() || *bytes == 0) return false;
+  if (*bytes > w.dev.port().max_packet_payload() || *bytes == 0) return false;
   const rma::PeerWin& pw = w.peers[ti];
   if (disp < 0 || disp > pw.size) return false;
   const auto at = static_cast<__int128>(disp) * pw.disp_unit;
@@ -105,7 +105,7 @@ namespace {
       hb = rma::kOneHeader;
     }
   }
-  return w.dev.send_packet(pw.peer, &h, hb, p);
+  return w.dev.port().send_packet(pw.peer, &h, hb, p);
 }
 
 // Under w.mu: a free reply record for len bytes landing at dst, from

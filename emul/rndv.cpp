@@ -195,7 +195,7 @@ bool pay_owed(WindowState& w, Op::Role role, int rank) {
 // message is still on its way (a packet is checked against the attached
 // regions when it lands; tests/rma/dynamic_test.cpp DetachUnderAccess).
 bool rndv_fits(const WindowState& w, Msg kind, int target, std::size_t bytes) {
-  if ((kind != Msg::Put && kind != Msg::Get) || target == w.comm.rank || bytes <= w.dev.max_packet_payload() ||
+  if ((kind != Msg::Put && kind != Msg::Get) || target == w.comm.rank || bytes <= w.dev.port().max_packet_payload() ||
       w.flavor == WinFlavor::Dynamic) {
     return false;
   }

@@ -301,7 +301,7 @@ void get_done(WindowState& w, int from, uint64_t token, int error, std::size_t g
 
 bool pump_replies(WindowState& w, int o) {
   Origin& O = w.origins[static_cast<std::size_t>(o)];
-  const std::size_t chunk = w.dev.max_packet_payload();
+  const std::size_t chunk = w.dev.port().max_packet_payload();
   std::vector<int> granted;
   bool any = false;
   while (!O.out.empty()) {

@@ -1,7 +1,11 @@
 #include "mpi/agree.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <map>
+#include <thread>
+#include <utility>
 #include <vector>
 
 #include "mpi/api.hpp"
@@ -181,23 +185,50 @@ namespace {
 // A create_group mark's first int: a member failed / a member's answer
 // (its tag follows).
 constexpr int kMarkFailed = 1, kMarkAnswer = 2;
+
+// A member's answer to a bad group mark: the mark's number, the member's
+// tag and group size, then the group (channel ranks, group order).
+constexpr std::size_t kGroupHead = 3;
+
+// Answers a bad group mark (kTagNoGroup, its number in *mark) from parent
+// rank src when src is a member of this call's group.
+int answer_no_group(Device& dev, const Comm& parent, const Comm& over, int tag, int src, int mark) {
+  const int who = parent.to_peer(src);
+  if (std::find(over.peers.begin(), over.peers.end(), who) == over.peers.end()) return 0;
+  std::vector<int> answer{mark, tag, over.size};
+  answer.insert(answer.end(), over.peers.begin(), over.peers.end());
+  return dev.send(answer.data(), answer.size(), Datatype::builtin(Builtin::kInt), src, kTagGroupAnswer, parent);
+}
 }  // namespace
 
-int agree_watching(Runtime& rt, const Comm& over, int tag, const Comm& marks, uint32_t* index, int failed) {
+int agree_watching(Runtime& rt, const Comm& over, int tag, const Comm& marks, const Comm& parent, uint32_t* index,
+                   int failed) {
   Device& dev = rt.dev();
   const Datatype* ints = Datatype::builtin(Builtin::kInt);
-  int got[2] = {0, 0};
-  Request* mark = nullptr;
+  int got[2] = {0, 0}, nog = 0;
+  Request *mark = nullptr, *none = nullptr;
   if (int e = dev.irecv(got, 2, ints, kAnySource, kTagMark, marks, &mark)) return e;
+  if (int e = dev.irecv(&nog, 1, ints, kAnySource, kTagNoGroup, parent, &none)) {
+    dev.cancel(mark);
+    dev.wait(&mark, nullptr);
+    return e;
+  }
   Agreement a(rt, over, tag, failed);
   int err = 0;
   while (!a.advance()) {
-    if (!mark->complete()) {
-      err = dev.block_until([&] { return mark->complete() || a.landed(); });
+    if (!mark->complete() && !none->complete()) {
+      err = dev.block_until([&] { return mark->complete() || none->complete() || a.landed(); });
       if (err) break;
       continue;
     }
     Status st;
+    if (none->complete()) {
+      dev.wait(&none, &st);
+      err = answer_no_group(dev, parent, over, tag, st.source, nog);
+      if (!err) err = dev.irecv(&nog, 1, ints, kAnySource, kTagNoGroup, parent, &none);
+      if (err) break;
+      continue;
+    }
     dev.wait(&mark, &st);
     const int answer[2] = {kMarkAnswer, tag};
     err = dev.send(answer, 2, ints, st.source, kTagMark, marks);
@@ -212,6 +243,12 @@ int agree_watching(Runtime& rt, const Comm& over, int tag, const Comm& marks, ui
       const int answer[2] = {kMarkAnswer, tag};
       dev.send(answer, 2, ints, st.source, kTagMark, marks);
     }
+  }
+  if (none) {
+    Status st;
+    dev.cancel(none);
+    dev.wait(&none, &st);
+    if (!st.cancelled) answer_no_group(dev, parent, over, tag, st.source, nog);
   }
   if (err) return err;
   if (int e = a.error()) return e;
@@ -236,6 +273,62 @@ int fail_create_group(Runtime& rt, const Comm& over, const Comm& marks, int fail
   uint32_t unused = 0;
   if (tag >= 0) agree_context(rt, over, tag, &unused, failed);
   return no_peer_waits(failed);
+}
+
+int fail_no_group(Runtime& rt, const Comm& parent, uint32_t grouped_context, int failed) {
+  Device& dev = rt.dev();
+  const Datatype* ints = Datatype::builtin(Builtin::kInt);
+  const int mark = static_cast<int>(rt.bad_group_calls.fetch_add(1, std::memory_order_relaxed) + 1);
+  for (int p = 0; p < parent.size; ++p) {
+    if (p != parent.rank) dev.send(&mark, 1, ints, p, kTagNoGroup, parent);
+  }
+  if (parent.size == 1) return failed;
+  // Members of a later call holding this rank may answer too (they wait for
+  // it there): the call is the (tag, group) all of whose other members
+  // answered, which a later call's cannot be while one of its members waits
+  // in this one. None within kNoGroupPatience: nobody waits for this rank.
+  std::map<std::pair<int, std::vector<int>>, int> answers;  // (tag, group) -> members that answered
+  std::vector<int> got(kGroupHead + static_cast<std::size_t>(dev.size()));
+  Request* r = nullptr;
+  if (dev.irecv(got.data(), got.size(), ints, kAnySource, kTagGroupAnswer, parent, &r)) return failed;
+  const auto deadline = std::chrono::steady_clock::now() + kNoGroupPatience;
+  for (int polls = 0; r;) {
+    bool done = false;
+    Status st;
+    if (dev.test(&r, &done, &st)) break;
+    if (!done) {
+      if (std::chrono::steady_clock::now() > deadline) break;
+      if (++polls > 1000) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      continue;
+    }
+    // Bytes from another process: a whole group of distinct ranks holding
+    // this one and the answering one, and a valid tag (else skipped).
+    const std::size_t n = st.bytes / sizeof(int);
+    std::vector<int> ranks(got.begin() + static_cast<std::ptrdiff_t>(std::min(n, kGroupHead)),
+                           got.begin() + static_cast<std::ptrdiff_t>(n));
+    std::vector<int> sorted = ranks;
+    std::sort(sorted.begin(), sorted.end());
+    const auto has = [&](int who) { return std::binary_search(sorted.begin(), sorted.end(), who); };
+    if (n > kGroupHead && got[0] == mark && got[2] == static_cast<int>(ranks.size()) && got[1] >= 0 &&
+        got[1] <= kTagUb && sorted.front() >= 0 && sorted.back() < dev.size() &&
+        std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end() && has(dev.rank()) &&
+        has(parent.to_peer(st.source)) && ++answers[{got[1], ranks}] == got[2] - 1) {
+      Comm over;
+      over.context = grouped_context;
+      over.rank = static_cast<int>(std::find(ranks.begin(), ranks.end(), dev.rank()) - ranks.begin());
+      over.size = got[2];
+      over.peers = std::move(ranks);
+      uint32_t unused = 0;
+      agree_context(rt, over, got[1], &unused, failed);
+      return no_peer_waits(failed);
+    }
+    if (dev.irecv(got.data(), got.size(), ints, kAnySource, kTagGroupAnswer, parent, &r)) break;
+  }
+  if (r) {
+    dev.cancel(r);
+    dev.wait(&r, nullptr);
+  }
+  return failed;
 }
 
 }  // namespace adi3::mpi

@@ -1,6 +1,7 @@
 // The binding's own collective traffic (on a communicator's internal
 // context): a ring allgather, and agreeing on a free context index.
 #pragma once
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -14,11 +15,11 @@ namespace adi3::mpi {
 // Tags on a communicator's internal context (each operation there is
 // collective, so one tag per purpose keeps them apart; nonblocking dups take
 // theirs from the communicator's sequence, 64 and up).
-inline constexpr int kTagGather = 1;   // allgather_bytes of comm.cpp, intercomm.cpp
-inline constexpr int kTagContext = 2;  // agree_context of a blocking new communicator
-inline constexpr int kTagFinalize =
-    6;                              // the meeting of MPI_Finalize (env.cpp); 3: intercomm.cpp, 4: topology_graph.cpp
-inline constexpr int kTagMark = 5;  // create_group's marks (below), on the parent's internal context
+inline constexpr int kTagGather = 1;    // allgather_bytes of comm.cpp, intercomm.cpp
+inline constexpr int kTagContext = 2;   // agree_context of a blocking new communicator
+inline constexpr int kTagMark = 5;      // create_group's marks (below), on the parent's internal context
+inline constexpr int kTagFinalize = 6;  // the meeting of MPI_Finalize (env.cpp)
+// Taken elsewhere: 3 (intercomm.cpp), 4 (topology_graph.cpp), 7 and 10-12 (leaders.hpp), 8 and 9 (below).
 
 // Every rank of `over` contributes `bytes` at mine; all receives them in
 // rank order (size * bytes).
@@ -91,7 +92,23 @@ int fail_agreement(Runtime& rt, const Comm& over, int failed);
 // answer marks while they wait (agree_watching). A member answers every
 // mark before its agreement can end (it waits for the marking member's
 // offer, sent after the answers), so no mark or answer is left behind.
-int agree_watching(Runtime& rt, const Comm& over, int tag, const Comm& marks, uint32_t* index, int failed);
+int agree_watching(Runtime& rt, const Comm& over, int tag, const Comm& marks, const Comm& parent, uint32_t* index,
+                   int failed);
 int fail_create_group(Runtime& rt, const Comm& over, const Comm& marks, int failed);
+
+// A member whose group handle is bad does not know the members: it marks its
+// failure to every rank of the parent (its internal Comm, tag kTagNoGroup,
+// with the number of this rank's such calls); a member of a create_group
+// call whose group holds it answers (agree_watching, tag kTagGroupAnswer)
+// with the number, its tag and its group, and the bad member takes part in
+// the agreement of the (tag, group) all of whose other members answered as
+// failed. An answer to an earlier call's mark (one a rank took only later)
+// carries an older number and is skipped. When no call is complete within
+// kNoGroupPatience nobody waits for this rank: it returns. Left open: a
+// later call of this rank whose other members are all outside this call
+// can complete first (the bad member then joins the wrong call).
+inline constexpr int kTagNoGroup = 8, kTagGroupAnswer = 9;
+inline constexpr std::chrono::seconds kNoGroupPatience{2};
+int fail_no_group(Runtime& rt, const Comm& parent, uint32_t grouped_context, int failed);
 
 }  // namespace adi3::mpi

@@ -296,8 +296,9 @@ ADI3_MPI_API(int, Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm* newcom
 
 int adi3::mpi::create_group(Runtime& rt, CommObj& c, MPI_Group group, int tag, MPI_Comm* newcomm, int bad) {
   GroupPtr g;
-  if (int e = get_group(rt, group, &g)) return e;
   if (int e = need_intra(c, "MPI_Comm_create_group")) return e;
+  // The members may wait for this rank, which cannot tell who they are.
+  if (int e = get_group(rt, group, &g)) return fail_no_group(rt, c.internal, c.grouped.context, e);
   if (int e = check_subgroup(c, *g)) return e;
   const bool member = g->rank_of(rt.dev().rank()) != MPI_UNDEFINED;
   if (!bad && !newcomm) bad = raise(ErrorClass::Arg, "newcomm is null");
@@ -320,7 +321,7 @@ int adi3::mpi::create_group(Runtime& rt, CommObj& c, MPI_Group group, int tag, M
   marks.context = c.internal.context;
   if (bad_tag) return fail_create_group(rt, over, marks, bad);
   uint32_t ctx;
-  if (int e = agree_watching(rt, over, tag, marks, &ctx, bad)) return e;
+  if (int e = agree_watching(rt, over, tag, marks, c.internal, &ctx, bad)) return e;
   return make_comm(rt, g, ctx, c, newcomm);
 }
 

@@ -11,6 +11,7 @@
 
 #include "mpi/agree.hpp"
 #include "mpi/api.hpp"
+#include "mpi/leaders.hpp"
 
 using namespace adi3;
 using namespace adi3::mpi;
@@ -18,6 +19,8 @@ using namespace adi3::mpi;
 namespace {
 
 constexpr int kTagBcast = 3;
+// A leader's count to its group below this: the remote leader refused.
+constexpr int kRemoteRefused = -256;
 
 // What a member whose own arguments are bad contributes in place of its
 // channel rank (MPI_Intercomm_create) or high flag (MPI_Intercomm_merge).
@@ -61,12 +64,20 @@ struct Bridge {
   const Comm* peer = nullptr;  // at the leader only
   int refused = 0;             // at the leader: its error in the arguments only it sees
 
-  // The leader's own checks: the other members learn their outcome from it.
+  // The leader's own checks: the other members learn their outcome from it,
+  // the remote leader (waiting for this one's count) from a refusal
+  // (leaders.hpp), sent straight to it when only the tag is bad.
   void lead() {
     CommObj* pc = nullptr;
-    refused = bad_tag ? raise(ErrorClass::Tag, "invalid tag %d", tag)
-                      : check_leader(rt, local, peer_comm, remote_leader, &pc);
-    if (pc) peer = &pc->pt2pt;
+    refused = check_leader(rt, local, peer_comm, remote_leader, &pc);
+    if (pc && !refused) peer = &pc->pt2pt;
+    if (!refused && bad_tag) {
+      refused = raise(ErrorClass::Tag, "invalid tag %d", tag);
+      refuse_meeting(rt, peer->to_peer(remote_leader), refused);
+      refused = no_peer_waits(refused);
+    } else if (refused && refuse_unknown_meeting(rt, *local.group, refused)) {
+      refused = no_peer_waits(refused);
+    }
   }
 
   // A member whose local_leader was bad follows the one its first member
@@ -91,19 +102,22 @@ struct Bridge {
     if (leader < 0) return 0;
     const Datatype* ints = Datatype::builtin(Builtin::kInt);
     int n = 0;
+    if (local.rank() == leader && !refused) {
+      if (int e = meet_leader(rt, *peer, remote_leader, tag, static_cast<int>(local_all->size()), &n, &refused)) {
+        return e;
+      }
+      if (refused) n = kRemoteRefused;
+    }
     if (local.rank() == leader && refused) {
-      // The members wait for the leader: a negative count tells them the class.
-      n = -static_cast<int>(error_class_of(refused));
+      // The members wait for the leader: a negative count tells them the
+      // class (and, below kRemoteRefused, that the remote leader refused).
+      n = (n == kRemoteRefused ? kRemoteRefused : 0) - static_cast<int>(error_class_of(refused));
       for (int r = 0; r < local.size(); ++r) {
         if (r != leader) dev.send(&n, 1, ints, r, kTagBcast, local.internal);
       }
       return refused;
     }
     if (local.rank() == leader) {
-      int mine_n = static_cast<int>(local_all->size());
-      if (int e = dev.sendrecv(&mine_n, 1, ints, remote_leader, tag, &n, 1, ints, remote_leader, tag, *peer, nullptr)) {
-        return e;
-      }
       // The remote leader's count: whole entries of at most every process.
       if (n < 0 || n % static_cast<int>(k) != 0 || n / static_cast<int>(k) > dev.size()) {
         return raise(ErrorClass::Other, "MPI_Intercomm_create: the remote leader sent a bad group size %d", n);
@@ -122,8 +136,15 @@ struct Bridge {
     }
     if (int e = dev.recv(&n, 1, ints, leader, kTagBcast, local.internal, nullptr)) return e;
     if (n < 0) {
-      return raise(static_cast<ErrorClass>(-n),
-                   "MPI_Intercomm_create: the local leader (rank %d) refused its arguments", leader);
+      const bool remote = n <= kRemoteRefused;
+      const ErrorClass cls = class_named(remote ? kRemoteRefused - n : -n);
+      if (remote) {
+        return raise(cls,
+                     "MPI_Intercomm_create: the remote leader named by the local leader (rank %d) refused its "
+                     "arguments",
+                     leader);
+      }
+      return raise(cls, "MPI_Intercomm_create: the local leader (rank %d) refused its arguments", leader);
     }
     remote_all->resize(static_cast<std::size_t>(n));
     return dev.recv(remote_all->data(), remote_all->size(), ints, leader, kTagBcast, local.internal, nullptr);

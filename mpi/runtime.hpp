@@ -214,6 +214,18 @@ class Runtime {
   std::mutex no_wait_lock;
   std::map<std::thread::id, int> no_wait_threads;
 
+  // MPI_Intercomm_create: how many leader meetings this rank had with each
+  // remote leader (by channel rank). Both leaders count each meeting, also
+  // one a leader refused, and every leader message carries the count: a
+  // message of a meeting that ended without it is told from the current
+  // one's. Key -1: the refusals whose remote leader this rank could not tell.
+  std::mutex leader_lock;
+  std::map<int, uint32_t> leader_meetings;
+  // MPI_Comm_create_group calls this rank made with a bad group handle
+  // (agree.cpp): the members' answers to its marks echo the number, so one
+  // to an earlier such call is told from the current one's.
+  std::atomic<uint32_t> bad_group_calls{0};
+
   // Extension objects without a free call (MPIX_Grequest_class): owned
   // here, released at MPI_Finalize.
   std::mutex extension_lock;

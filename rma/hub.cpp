@@ -14,13 +14,13 @@
 namespace adi3::rma {
 
 Hub::Hub(Device& dev) : dev_(dev) {
-  id_ = dev.register_packet("rma", &Hub::on_packet, this);
-  hook_ = dev.add_progress_hook(&Hub::on_progress, this, true);
+  id_ = dev.port().register_packet("rma", &Hub::on_packet, this);
+  hook_ = dev.port().add_progress_hook(&Hub::on_progress, this, true);
 }
 
 Hub::~Hub() {
-  dev_.remove_progress_hook(hook_);
-  dev_.unregister_packet(id_);
+  dev_.port().remove_progress_hook(hook_);
+  dev_.port().unregister_packet(id_);
   for (auto& c : chunks_) delete c.load(std::memory_order_relaxed);
 }
 
@@ -66,13 +66,13 @@ void Hub::remove(const WindowState& w) {
     live_.fetch_sub(1, std::memory_order_relaxed);
   }
   // A handler on another thread may have found it just before: wait for it.
-  dev_.quiesce_handlers();
+  dev_.port().quiesce_handlers();
   // So may a progress pass (on_progress reads the table without a lock):
   // taking the hook out waits for a pass running elsewhere; it goes back in
   // at once (a window is freed seldom; the hook's flag keeps any work).
   std::lock_guard<std::mutex> g(mu_);
-  dev_.remove_progress_hook(hook_);
-  hook_ = dev_.add_progress_hook(&Hub::on_progress, this, true);
+  dev_.port().remove_progress_hook(hook_);
+  hook_ = dev_.port().add_progress_hook(&Hub::on_progress, this, true);
 }
 
 void Hub::add_memory(Region* r, OneSided* os) {
@@ -97,12 +97,12 @@ bool Hub::release_memory(void* base) {
 void Hub::poke() {
   // Work announced after none: an agent may be asleep for long (it looked
   // at work_ before this), so it is woken (a load when it is awake).
-  if (!work_.exchange(true, std::memory_order_acq_rel) && dev_.agent_running()) dev_.channel().wake();
-  dev_.wake_hooks();
+  if (!work_.exchange(true, std::memory_order_acq_rel) && dev_.port().agent_running()) dev_.channel().wake();
+  dev_.port().wake_hooks();
 }
 
 void Hub::watch_agent() {
-  if (Agent* a = dev_.agent()) a->watch_hooks(&work_);
+  if (Agent* a = dev_.port().agent()) a->watch_hooks(&work_);
 }
 
 WindowState* Hub::find(uint32_t slot, uint32_t gen) const {

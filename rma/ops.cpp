@@ -151,7 +151,7 @@ int emulate(WindowState& w, const OpArgs& a, const Checked& c, const Gate& gate,
   it.elem = static_cast<uint8_t>(c.elem);
   it.op = a.op ? static_cast<uint8_t>(a.op->kind()) : static_cast<uint8_t>(coll::OpKind::Replace);
   it.total = c.bytes;
-  const std::size_t max = dev.max_packet_payload();
+  const std::size_t max = dev.port().max_packet_payload();
   const std::size_t es = Datatype::builtin(c.elem)->size();
   it.chunk = (a.kind == Msg::Put || es == 0) ? max : std::max<std::size_t>(es, max / es * es);
   const bool fetches = a.kind == Msg::Get || a.kind == Msg::GetAcc || a.kind == Msg::Fop || a.kind == Msg::Cas;

@@ -209,7 +209,8 @@ int make_window(Device& dev, void* base, std::ptrdiff_t size, int disp_unit, con
   // Passive target needs someone to serve lock requests while the target
   // computes: the agent (type 2 over type 1), unless the path is native.
   if (!info.no_locks) {
-    const bool agent = rma::passive_needs_agent(*st) ? dev.require_agent("rma: window allows passive target") : true;
+    const bool agent =
+        rma::passive_needs_agent(*st) ? dev.port().require_agent("rma: window allows passive target") : true;
     hub.watch_agent();
     std::lock_guard g(st->mu);  // the agent reads it (notify_waiters)
     st->agent = agent;

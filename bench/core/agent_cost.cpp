@@ -110,12 +110,12 @@ int main(int argc, char** argv) {
   c.async_progress = adi3::AsyncProgress::On;
   adi3::Device dev(fabric.channel(0), c);
   std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  double agent0 = dev.agent()->cpu_seconds(), proc0 = process_cpu_seconds();
-  uint64_t sleeps0 = dev.agent()->doorbell_sleeps();
+  double agent0 = dev.port().agent()->cpu_seconds(), proc0 = process_cpu_seconds();
+  uint64_t sleeps0 = dev.port().agent()->doorbell_sleeps();
   std::this_thread::sleep_for(std::chrono::duration<double>(idle_s));
-  double agent_cpu = dev.agent()->cpu_seconds() - agent0, proc_cpu = process_cpu_seconds() - proc0;
+  double agent_cpu = dev.port().agent()->cpu_seconds() - agent0, proc_cpu = process_cpu_seconds() - proc0;
   std::printf("# idle agent over %.1f s: agent thread CPU %.3f ms, whole process CPU %.3f ms, %llu doorbell sleeps\n",
               idle_s, agent_cpu * 1e3, proc_cpu * 1e3,
-              static_cast<unsigned long long>(dev.agent()->doorbell_sleeps() - sleeps0));
+              static_cast<unsigned long long>(dev.port().agent()->doorbell_sleeps() - sleeps0));
   return 0;
 }

@@ -31,9 +31,9 @@ TEST_P(AgentTest, ComputingRankStillReceives) {
     adi3::Comm ctl = ctl_comm(dev);
     const std::size_t big = 1 << 20;
     if (dev.rank() == 1) {
-      ASSERT_TRUE(dev.require_agent("test: receiver computes"));
-      ASSERT_TRUE(dev.agent_running());
-      EXPECT_EQ(dev.agent_reason(), "test: receiver computes");
+      ASSERT_TRUE(dev.port().require_agent("test: receiver computes"));
+      ASSERT_TRUE(dev.port().agent_running());
+      EXPECT_EQ(dev.port().agent_reason(), "test: receiver computes");
       EXPECT_TRUE(dev.threads_enabled());
       std::vector<unsigned char> a(big), b(100);
       Request* reqs[2] = {nullptr, nullptr};
@@ -63,10 +63,10 @@ TEST_P(AgentTest, ComputingRankStillReceives) {
 
 TEST_P(AgentTest, IdleAgentSleeps) {
   run(1, [](Device& dev) {
-    ASSERT_TRUE(dev.require_agent("test: idle"));
-    EXPECT_TRUE(dev.require_agent("again")) << "idempotent";
-    EXPECT_EQ(dev.agent_reason(), "test: idle");
-    adi3::Agent* agent = dev.agent();
+    ASSERT_TRUE(dev.port().require_agent("test: idle"));
+    EXPECT_TRUE(dev.port().require_agent("again")) << "idempotent";
+    EXPECT_EQ(dev.port().agent_reason(), "test: idle");
+    adi3::Agent* agent = dev.port().agent();
     ASSERT_NE(agent, nullptr);
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     double cpu0 = agent->cpu_seconds();
@@ -86,21 +86,21 @@ TEST_P(AgentTest, SettingDecidesWhetherItRuns) {
   off.async_progress = adi3::AsyncProgress::Off;
   {
     Device dev(fabric.channel(0), off);
-    EXPECT_FALSE(dev.require_agent("test"));
-    EXPECT_FALSE(dev.agent_running());
+    EXPECT_FALSE(dev.port().require_agent("test"));
+    EXPECT_FALSE(dev.port().agent_running());
     EXPECT_EQ(dev.threads_enabled(), off.thread_multiple) << "no agent, no locks";
   }
   adi3::InprocFabric fabric2(1);
   adi3::Config on = GetParam().config;
   on.async_progress = adi3::AsyncProgress::On;
   Device dev(fabric2.channel(0), on);
-  EXPECT_TRUE(dev.agent_running());
+  EXPECT_TRUE(dev.port().agent_running());
   EXPECT_TRUE(dev.threads_enabled());
-  EXPECT_EQ(dev.agent_reason(), "ADI3_ASYNC_PROGRESS=on");
+  EXPECT_EQ(dev.port().agent_reason(), "ADI3_ASYNC_PROGRESS=on");
   adi3::Config automatic = GetParam().config;
   adi3::InprocFabric fabric3(1);
   Device lazy(fabric3.channel(0), automatic);
-  EXPECT_FALSE(lazy.agent_running()) << "auto starts the agent only on need";
+  EXPECT_FALSE(lazy.port().agent_running()) << "auto starts the agent only on need";
   EXPECT_EQ(lazy.threads_enabled(), automatic.thread_multiple);
 }
 
@@ -164,10 +164,10 @@ TEST_P(AgentTest, IdleSleepEndsOnItsCondition) {
 
 TEST_P(AgentTest, PokesAsTheAgentHeadsForItsSleepAreServed) {
   run(1, [](Device& dev) {
-    ASSERT_TRUE(dev.require_agent("test: pokes"));
-    adi3::Agent* agent = dev.agent();
+    ASSERT_TRUE(dev.port().require_agent("test: pokes"));
+    adi3::Agent* agent = dev.port().agent();
     PokeHook hook;
-    const int id = dev.add_progress_hook(&poke_hook, &hook, true);
+    const int id = dev.port().add_progress_hook(&poke_hook, &hook, true);
     agent->watch_hooks(&hook.due);
     constexpr int kPokes = 300;
     int late = 0;
@@ -182,7 +182,7 @@ TEST_P(AgentTest, PokesAsTheAgentHeadsForItsSleepAreServed) {
       const int before = hook.runs.load(std::memory_order_acquire);
       const auto t0 = Clock::now();
       if (!hook.due.exchange(true, std::memory_order_acq_rel)) dev.channel().wake();
-      dev.wake_hooks();
+      dev.port().wake_hooks();
       while (hook.runs.load(std::memory_order_acquire) == before && ms_since(t0) < 20000) {
       }
       seen = agent->doorbell_sleeps();
@@ -191,7 +191,7 @@ TEST_P(AgentTest, PokesAsTheAgentHeadsForItsSleepAreServed) {
       late += ms_since(t0) > 100;
     }
     agent->watch_hooks(nullptr);
-    dev.remove_progress_hook(id);
+    dev.port().remove_progress_hook(id);
     std::printf("%d pokes: %d waited over 100 ms, worst %.1f ms\n", kPokes, late, worst);
   });
 }
@@ -228,11 +228,11 @@ TEST_P(AgentTest, TrafficWithAgentStartedMidRun) {
       }
     };
     exchange(0);  // before: no locks unless thread-multiple
-    ASSERT_TRUE(dev.require_agent("test: mid-run"));
+    ASSERT_TRUE(dev.port().require_agent("test: mid-run"));
     std::atomic<int> hook_runs{0};
-    int hook = dev.add_progress_hook(&count_hook, &hook_runs);
+    int hook = dev.port().add_progress_hook(&count_hook, &hook_runs);
     for (int round = 1; round < 30; ++round) exchange(round);
-    dev.remove_progress_hook(hook);
+    dev.port().remove_progress_hook(hook);
     int after = hook_runs.load();
     EXPECT_GT(after, 0);
     dev.progress();

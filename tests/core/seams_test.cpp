@@ -25,8 +25,8 @@ constexpr int kGo = 40;
 class Registration {
  public:
   Registration(Device& dev, const char* owner, adi3::PacketHandler fn, void* ctx)
-      : dev_(dev), id_(dev.register_packet(owner, fn, ctx)) {}
-  ~Registration() { dev_.unregister_packet(id_); }
+      : dev_(dev), id_(dev.port().register_packet(owner, fn, ctx)) {}
+  ~Registration() { dev_.port().unregister_packet(id_); }
   PacketType id() const { return id_; }
   uint8_t byte() const { return static_cast<uint8_t>(id_); }
 
@@ -52,7 +52,7 @@ TEST_P(Seams, RegistrationHandsOutDistinctIdsAndKeepsOwners) {
     try {
       for (int i = 0; i < 100; ++i) {
         owners.push_back("layer" + std::to_string(i));
-        ids.push_back(dev.register_packet(owners.back().c_str(), &ignore_packet, nullptr));
+        ids.push_back(dev.port().register_packet(owners.back().c_str(), &ignore_packet, nullptr));
       }
       ADD_FAILURE() << "100 registrations succeeded; the id space holds 48";
     } catch (const std::length_error& e) {
@@ -69,51 +69,51 @@ TEST_P(Seams, RegistrationHandsOutDistinctIdsAndKeepsOwners) {
       if (i) {
         EXPECT_GT(ids[i], ids[i - 1]) << "ids are handed out in order";
       }
-      EXPECT_EQ(dev.packet_owner(ids[i]), owners[i]);
+      EXPECT_EQ(dev.port().packet_owner(ids[i]), owners[i]);
     }
-    EXPECT_EQ(dev.packet_owner(PacketType::Eager), "core");
+    EXPECT_EQ(dev.port().packet_owner(PacketType::Eager), "core");
     // A freed id is handed out again, lowest first (the same order of calls
     // on every rank gives the same ids).
     PacketType mid = ids[ids.size() / 2];
-    dev.unregister_packet(mid);
-    EXPECT_EQ(dev.packet_owner(mid), "");
-    EXPECT_EQ(dev.register_packet("again", &ignore_packet, nullptr), mid);
-    EXPECT_EQ(dev.packet_owner(mid), "again");
-    for (PacketType id : ids) dev.unregister_packet(id);
-    EXPECT_THROW(dev.register_packet("null", nullptr, nullptr), std::invalid_argument);
+    dev.port().unregister_packet(mid);
+    EXPECT_EQ(dev.port().packet_owner(mid), "");
+    EXPECT_EQ(dev.port().register_packet("again", &ignore_packet, nullptr), mid);
+    EXPECT_EQ(dev.port().packet_owner(mid), "again");
+    for (PacketType id : ids) dev.port().unregister_packet(id);
+    EXPECT_THROW(dev.port().register_packet("null", nullptr, nullptr), std::invalid_argument);
     // Core ids cannot be unregistered.
-    dev.unregister_packet(PacketType::Eager);
-    EXPECT_EQ(dev.packet_owner(PacketType::Eager), "core");
+    dev.port().unregister_packet(PacketType::Eager);
+    EXPECT_EQ(dev.port().packet_owner(PacketType::Eager), "core");
   });
 }
 
 TEST_P(Seams, SendPacketRefusesBadArguments) {
   run(1, [](Device& dev) {
     Registration reg(dev, "test.args", &ignore_packet, nullptr);
-    EXPECT_GE(dev.max_packet_header(), adi3::kMinPacketHeader);
-    std::vector<unsigned char> hdr(dev.max_packet_header() + 1, 0);
+    EXPECT_GE(dev.port().max_packet_header(), adi3::kMinPacketHeader);
+    std::vector<unsigned char> hdr(dev.port().max_packet_header() + 1, 0);
     hdr[0] = reg.byte();
     auto cls = [&](int e) { return adi3::error_class_of(e); };
-    int e = dev.send_packet(1, hdr.data(), 8, Payload{});
+    int e = dev.port().send_packet(1, hdr.data(), 8, Payload{});
     EXPECT_EQ(cls(e), ErrorClass::Arg);
     EXPECT_TRUE(contains(why(dev, e), "peer 1")) << why(dev, e);
-    EXPECT_EQ(cls(dev.send_packet(-1, hdr.data(), 8, Payload{})), ErrorClass::Arg);
-    e = dev.send_packet(0, hdr.data(), 0, Payload{});
+    EXPECT_EQ(cls(dev.port().send_packet(-1, hdr.data(), 8, Payload{})), ErrorClass::Arg);
+    e = dev.port().send_packet(0, hdr.data(), 0, Payload{});
     EXPECT_EQ(cls(e), ErrorClass::Arg);
-    e = dev.send_packet(0, hdr.data(), hdr.size(), Payload{});
+    e = dev.port().send_packet(0, hdr.data(), hdr.size(), Payload{});
     EXPECT_EQ(cls(e), ErrorClass::Arg);
     EXPECT_TRUE(contains(why(dev, e), std::to_string(hdr.size()) + " bytes")) << why(dev, e);
     hdr[0] = static_cast<uint8_t>(PacketType::Eager);
-    e = dev.send_packet(0, hdr.data(), 48, Payload{});
+    e = dev.port().send_packet(0, hdr.data(), 48, Payload{});
     EXPECT_EQ(cls(e), ErrorClass::Arg);
     EXPECT_TRUE(contains(why(dev, e), "packet id 0")) << why(dev, e);
     hdr[0] = static_cast<uint8_t>(reg.byte() + 1);  // not registered
-    EXPECT_EQ(cls(dev.send_packet(0, hdr.data(), 8, Payload{})), ErrorClass::Arg);
+    EXPECT_EQ(cls(dev.port().send_packet(0, hdr.data(), 8, Payload{})), ErrorClass::Arg);
     hdr[0] = 200;
-    EXPECT_EQ(cls(dev.send_packet(0, hdr.data(), 8, Payload{})), ErrorClass::Arg);
+    EXPECT_EQ(cls(dev.port().send_packet(0, hdr.data(), 8, Payload{})), ErrorClass::Arg);
     hdr[0] = reg.byte();
-    std::vector<char> big(dev.max_packet_payload() + 1);
-    e = dev.send_packet(0, hdr.data(), 8, Payload{big.data(), big.size(), nullptr, 0});
+    std::vector<char> big(dev.port().max_packet_payload() + 1);
+    e = dev.port().send_packet(0, hdr.data(), 8, Payload{big.data(), big.size(), nullptr, 0});
     EXPECT_EQ(cls(e), ErrorClass::Arg);
     EXPECT_EQ(dev.refused_packets(), 0u);
   });
@@ -148,7 +148,7 @@ TEST_P(Seams, LongHeadersArriveWhole) {
     adi3::Comm ctl = ctl_comm(dev);
     LongHeaders st{&dev};
     Registration reg(dev, "test.long", &on_long_header, &st);
-    const std::size_t max = dev.max_packet_header();
+    const std::size_t max = dev.port().max_packet_header();
     std::vector<std::size_t> sizes;
     for (std::size_t n = 1; n <= max; n += (n < 64 ? 1 : 7)) sizes.push_back(n);
     sizes.push_back(max);
@@ -164,7 +164,7 @@ TEST_P(Seams, LongHeadersArriveWhole) {
           hdr[2] = static_cast<unsigned char>(n >> 8);
         }
         for (std::size_t i = 3; i < n; ++i) hdr[i] = pattern_byte(i, static_cast<uint32_t>(n));
-        ASSERT_OK(dev, dev.send_packet(to, hdr.data(), n, Payload{payload.data(), n * 3, nullptr, 0}));
+        ASSERT_OK(dev, dev.port().send_packet(to, hdr.data(), n, Payload{payload.data(), n * 3, nullptr, 0}));
       }
     }
     const int want = static_cast<int>(2 * sizes.size());
@@ -202,9 +202,9 @@ TEST_P(Seams, BadPacketIdsAreRefused) {
       await(dev, ctl, 1, kGo);
       uint8_t hdr[64] = {};
       hdr[0] = b->byte();
-      ASSERT_OK(dev, dev.send_packet(1, hdr, 9, Payload{}));  // not registered at rank 1
+      ASSERT_OK(dev, dev.port().send_packet(1, hdr, 9, Payload{}));  // not registered at rank 1
       hdr[0] = a.byte();
-      ASSERT_OK(dev, dev.send_packet(1, hdr, 3, Payload{}));
+      ASSERT_OK(dev, dev.port().send_packet(1, hdr, 3, Payload{}));
       await(dev, ctl, 1, kGo);
     } else {
       notify(dev, ctl, 0, kGo);
@@ -233,7 +233,7 @@ struct OrderState {
 };
 
 std::size_t order_payload(const Device& dev, uint32_t seq) {
-  return std::min<std::size_t>(64 + seq * 200, dev.max_packet_payload());
+  return std::min<std::size_t>(64 + seq * 200, dev.port().max_packet_payload());
 }
 
 struct OrderHeader {
@@ -290,7 +290,7 @@ TEST_P(Seams, ExtensionPacketsKeepOrderBehindQueuedData) {
         for (int k = 0; k < kPackets; ++k, ++seq) {
           OrderHeader h{reg.byte(), {}, seq, static_cast<uint32_t>(msgs.size())};
           std::vector<unsigned char> payload = pattern(order_payload(dev, seq), seq);
-          ASSERT_OK(dev, dev.send_packet(1, &h, sizeof h, Payload{payload.data(), payload.size(), nullptr, 0}));
+          ASSERT_OK(dev, dev.port().send_packet(1, &h, sizeof h, Payload{payload.data(), payload.size(), nullptr, 0}));
           // The buffer changes at once: a queued copy must not see it.
           std::fill(payload.begin(), payload.end(), 0xEE);
         }
@@ -356,10 +356,10 @@ TEST_P(Seams, ExtensionPacketFollowsQueuedRendezvousData) {
         progress_until(dev, [&] { return r->done > 0 || r->complete(); });
         if (!r->complete()) {
           bool sent = true;
-          ASSERT_OK(dev, dev.try_send_packet(1, hdr, sizeof hdr, Payload{}, &sent));
+          ASSERT_OK(dev, dev.port().try_send_packet(1, hdr, sizeof hdr, Payload{}, &sent));
           EXPECT_FALSE(sent) << "try_send_packet passed queued rendezvous data";
         }
-        ASSERT_OK(dev, dev.send_packet(1, hdr, sizeof hdr, Payload{}));
+        ASSERT_OK(dev, dev.port().send_packet(1, hdr, sizeof hdr, Payload{}));
         ASSERT_OK(dev, dev.wait(&r, nullptr));
       }
     }
@@ -382,24 +382,24 @@ bool hook_count(void* ctx) {
 }
 bool hook_self_removing(void* ctx) {
   auto* s = static_cast<HookState*>(ctx);
-  if (++s->runs == s->stop_after) s->dev->remove_progress_hook(s->self_id);
+  if (++s->runs == s->stop_after) s->dev->port().remove_progress_hook(s->self_id);
   return true;
 }
 
 TEST_P(Seams, ProgressHooks) {
   run(1, [](Device& dev) {
     HookState a{&dev}, b{&dev};
-    int ida = dev.add_progress_hook(&hook_count, &a);
+    int ida = dev.port().add_progress_hook(&hook_count, &a);
     b.stop_after = 3;
-    b.self_id = dev.add_progress_hook(&hook_self_removing, &b);
+    b.self_id = dev.port().add_progress_hook(&hook_self_removing, &b);
     EXPECT_NE(ida, b.self_id);
     for (int i = 0; i < 10; ++i) dev.progress();
     EXPECT_EQ(a.runs, 10);
     EXPECT_EQ(b.runs, 3);
-    dev.remove_progress_hook(ida);
+    dev.port().remove_progress_hook(ida);
     dev.progress();
     EXPECT_EQ(a.runs, 10);
-    dev.remove_progress_hook(12345);  // unknown ids are ignored
+    dev.port().remove_progress_hook(12345);  // unknown ids are ignored
   });
 }
 
@@ -407,34 +407,34 @@ TEST_P(Seams, ProgressHooks) {
 // wakes the hooks again from inside its run (work left) runs next pass.
 bool hook_rewaking(void* ctx) {
   auto* s = static_cast<HookState*>(ctx);
-  if (++s->runs < s->stop_after) s->dev->wake_hooks();
+  if (++s->runs < s->stop_after) s->dev->port().wake_hooks();
   return false;
 }
 
 TEST_P(Seams, OnDemandProgressHooks) {
   run(1, [](Device& dev) {
     HookState a{&dev};
-    const int id = dev.add_progress_hook(&hook_count, &a, true);
+    const int id = dev.port().add_progress_hook(&hook_count, &a, true);
     for (int i = 0; i < 5; ++i) dev.progress();
     EXPECT_EQ(a.runs, 0) << "an on-demand hook ran on idle passes";
-    dev.wake_hooks();
+    dev.port().wake_hooks();
     for (int i = 0; i < 5; ++i) dev.progress();
     EXPECT_EQ(a.runs, 1) << "a wake runs the hooks in one pass";
     // Beside a hook that runs always, it runs on every pass.
     HookState b{&dev};
-    const int always = dev.add_progress_hook(&hook_count, &b);
+    const int always = dev.port().add_progress_hook(&hook_count, &b);
     for (int i = 0; i < 3; ++i) dev.progress();
     EXPECT_EQ(b.runs, 3);
     EXPECT_EQ(a.runs, 4);
-    dev.remove_progress_hook(always);
-    dev.remove_progress_hook(id);
+    dev.port().remove_progress_hook(always);
+    dev.port().remove_progress_hook(id);
     HookState c{&dev};
     c.stop_after = 4;
-    const int re = dev.add_progress_hook(&hook_rewaking, &c, true);
-    dev.wake_hooks();
+    const int re = dev.port().add_progress_hook(&hook_rewaking, &c, true);
+    dev.port().wake_hooks();
     for (int i = 0; i < 10; ++i) dev.progress();
     EXPECT_EQ(c.runs, 4) << "a wake from inside a run was lost or kept";
-    dev.remove_progress_hook(re);
+    dev.port().remove_progress_hook(re);
   });
 }
 

@@ -18,13 +18,18 @@
  *   idup, idupinfo MPI_Comm_idup with a null newcomm, MPI_Comm_idup_with_info
  *                  with a bad info (the others' MPI_Wait fails)
  *   icnull, ictag  MPI_Intercomm_create with a null newintercomm / a
- *                  negative tag (at a member that is no leader: ictag runs
- *                  at 3 ranks); both groups fail
+ *                  negative tag (at 2 ranks the bad rank leads its group:
+ *                  it tells the remote leader it named); both groups fail
+ *   icpeer, iccomm MPI_Intercomm_create whose bad rank leads its group and
+ *                  names a remote_leader out of range / an invalid peer_comm
+ *                  (it cannot tell the remote leader: it asks who waits)
  *   icleader       MPI_Intercomm_create with local_leader -1 (at 2 ranks
  *                  the bad rank is its group's one member, so its leader)
  *   cgtag, cgbadtag   MPI_Comm_create_group with a negative tag (on the
  *                  whole group / at 3 ranks on ranks {1, 2} only)
  *   cfgtag         MPI_Comm_create_from_group with a null stringtag
+ *   cgnogroup      MPI_Comm_create_group with MPI_GROUP_NULL (at 3 ranks the
+ *                  group is {1, 2}: the bad member does not know who waits)
  * Stuck (the others wait in the call; the bad rank reaches MPI_Finalize,
  * which must end the job with a message after ADI3_FINALIZE_TIMEOUT):
  *   comm    MPI_Barrier on an invalid communicator handle
@@ -115,6 +120,21 @@ static int late_threads(int bad) {
   for (int i = 0; i < 4; ++i) pthread_join(t[i], NULL);
   if (thread_fails) printf("threads: %d opens gave another class than MPI_ERR_NO_SUCH_FILE\n", thread_fails);
   return thread_fails != 0;
+}
+
+/* After a failed MPI_Intercomm_create of even and odd ranks: the same call
+   with good arguments works, on the same tag (no message of the failed
+   meeting is taken for this one). */
+static void intercomm_again(MPI_Comm half, int local_leader, int remote_leader, int rank, int size) {
+  MPI_Comm inter = MPI_COMM_NULL;
+  int remote = 0;
+  if (MPI_Intercomm_create(half, local_leader, MPI_COMM_WORLD, remote_leader, 9, &inter) != 0) {
+    printf("rank %d: the next MPI_Intercomm_create failed\n", rank);
+    return;
+  }
+  MPI_Comm_remote_size(inter, &remote);
+  if (remote != (rank % 2 ? (size + 1) / 2 : size / 2)) printf("rank %d: remote group of %d\n", rank, remote);
+  MPI_Comm_free(&inter);
 }
 
 int main(int argc, char** argv) {
@@ -211,15 +231,17 @@ int main(int argc, char** argv) {
     if (e == 0) e = MPI_Wait(&r, MPI_STATUS_IGNORE);
     if (c != MPI_COMM_NULL) MPI_Comm_free(&c);
     carried = 1;
-  } else if (!strcmp(m, "cgtag") || !strcmp(m, "cgbadtag") || !strcmp(m, "cfgtag")) {
+  } else if (!strcmp(m, "cgtag") || !strcmp(m, "cgbadtag") || !strcmp(m, "cfgtag") || !strcmp(m, "cgnogroup")) {
     MPI_Group g, sub;
     MPI_Comm c = MPI_COMM_NULL;
     MPI_Comm_group(MPI_COMM_WORLD, &g);
-    /* cgbadtag: the group of ranks 1.. only (rank 0 is no member) */
-    int first[1][3] = {{m[2] == 'b' && size > 2 ? 1 : 0, size - 1, 1}};
+    /* cgbadtag, cgnogroup: the group of ranks 1.. only (rank 0 is no member) */
+    int first[1][3] = {{(m[2] == 'b' || m[2] == 'n') && size > 2 ? 1 : 0, size - 1, 1}};
     MPI_Group_range_incl(g, 1, first, &sub);
     if (m[1] == 'f')
       e = MPI_Comm_create_from_group(sub, bad ? NULL : "one_bad", MPI_INFO_NULL, MPI_ERRORS_RETURN, &c);
+    else if (m[2] == 'n')
+      e = MPI_Comm_create_group(MPI_COMM_WORLD, bad ? MPI_GROUP_NULL : sub, 5, &c);
     else
       e = MPI_Comm_create_group(MPI_COMM_WORLD, sub, bad ? -3 : 5, &c);
     if (first[0][0] > rank) e = MPI_ERR_OTHER; /* no member: nothing to fail */
@@ -238,6 +260,21 @@ int main(int argc, char** argv) {
       printf("rank %d: the next MPI_Comm_create_group failed\n", rank);
     }
     MPI_Group_free(&g);
+  } else if (!strcmp(m, "icpeer") || !strcmp(m, "iccomm")) {
+    /* Even and odd ranks led by their last ranks: the bad rank leads its
+       group and names a remote_leader out of range / an invalid peer_comm. */
+    MPI_Comm half, inter = MPI_COMM_NULL;
+    MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half);
+    int hsize = 0;
+    MPI_Comm_size(half, &hsize);
+    const int last_odd = (size - 1) % 2 ? size - 1 : size - 2, last_even = (size - 1) % 2 ? size - 2 : size - 1;
+    const int remote_leader = rank % 2 ? last_even : last_odd;
+    e = MPI_Intercomm_create(half, hsize - 1, bad && m[2] == 'c' ? (MPI_Comm)0x7777 : MPI_COMM_WORLD,
+                             bad && m[2] == 'p' ? size + 7 : remote_leader, 9, &inter);
+    if (inter != MPI_COMM_NULL) MPI_Comm_free(&inter);
+    carried = 1;
+    intercomm_again(half, hsize - 1, remote_leader, rank, size);
+    MPI_Comm_free(&half);
   } else if (!strcmp(m, "merge") || !strcmp(m, "icnull") || !strcmp(m, "ictag") || !strcmp(m, "isplit") ||
              !strcmp(m, "icreate") || !strcmp(m, "icleader")) {
     /* Even and odd ranks, leaders 0 and 1 (the bad rank is 2's member at 3 ranks). */
@@ -258,8 +295,10 @@ int main(int argc, char** argv) {
     }
     if (merged != MPI_COMM_NULL) MPI_Comm_free(&merged);
     if (inter != MPI_COMM_NULL) MPI_Comm_free(&inter);
-    MPI_Comm_free(&half);
     carried = 1;
+    if (!strcmp(m, "icnull") || !strcmp(m, "ictag") || !strcmp(m, "icleader"))
+      intercomm_again(half, 0, remote_leader, rank, size);
+    MPI_Comm_free(&half);
   } else if (!strcmp(m, "late")) {
     if (late(rank, size, bad)) return 1;
   } else if (!strcmp(m, "threads")) {
@@ -287,7 +326,10 @@ int main(int argc, char** argv) {
     fprintf(stderr, "one_bad: unknown mode '%s'\n", m);
     return 2;
   }
-  printf("rank %d: %s returned %s\n", rank, m, e ? "an error" : "success");
+  char text[MPI_MAX_ERROR_STRING] = "";
+  int len = 0;
+  if (e) MPI_Error_string(e, text, &len);
+  printf("rank %d: %s returned %s%s\n", rank, m, e ? "an error: " : "success", text);
   fflush(stdout);
   if (carried) {
     int mine = e != 0, all = 0;

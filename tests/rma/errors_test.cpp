@@ -278,7 +278,7 @@ TEST_P(RmaErrors, HostilePacketsRefusedNp2) {
           h.win = p.win;
           h.gen = p.gen;
         }
-        int e = dev.send_packet(p.peer, &h, sizeof h, adi3::Payload{data, n, nullptr, 0});
+        int e = dev.port().send_packet(p.peer, &h, sizeof h, adi3::Payload{data, n, nullptr, 0});
         ASSERT_EQ(e, 0) << why(dev, e);
       };
       int data[8] = {9, 9, 9, 9, 9, 9, 9, 9};
@@ -400,7 +400,7 @@ TEST_P(RmaErrors, HostilePacketsRefusedNp2) {
         s.id = p.pkt;
         s.win = p.win;
         s.gen = p.gen;
-        int e = dev.send_packet(p.peer, &s, hb, adi3::Payload{d, n, nullptr, 0});
+        int e = dev.port().send_packet(p.peer, &s, hb, adi3::Payload{d, n, nullptr, 0});
         ASSERT_EQ(e, 0) << why(dev, e);
       };
       adi3::rma::Header o{};
@@ -507,16 +507,16 @@ void send_short_puts(Device& dev, Window& w, int t) {
   ASSERT_EQ(adi3::rma::header_bytes(h, sizeof two), sizeof h);  // total and len not the payload's yet
   h.total = h.len = sizeof two;
   ASSERT_EQ(adi3::rma::header_bytes(h, sizeof two), adi3::rma::kShortHeader);
-  int e = dev.send_packet(p.peer, &h, adi3::rma::kShortHeader, adi3::Payload{two, sizeof two, nullptr, 0});
+  int e = dev.port().send_packet(p.peer, &h, adi3::rma::kShortHeader, adi3::Payload{two, sizeof two, nullptr, 0});
   ASSERT_EQ(e, 0) << why(dev, e);
   h.count = 1;
   h.disp = 7 * sizeof(int);
   h.total = h.len = 0;  // not sent: the receiver takes them from the element type
-  e = dev.send_packet(p.peer, &h, adi3::rma::kOneHeader, adi3::Payload{&one, sizeof one, nullptr, 0});
+  e = dev.port().send_packet(p.peer, &h, adi3::rma::kOneHeader, adi3::Payload{&one, sizeof one, nullptr, 0});
   ASSERT_EQ(e, 0) << why(dev, e);
   h.disp = 5 * sizeof(int);
   h.total = h.len = sizeof odd;
-  e = dev.send_packet(p.peer, &h, adi3::rma::kShortHeader + 8, adi3::Payload{&odd, sizeof odd, nullptr, 0});
+  e = dev.port().send_packet(p.peer, &h, adi3::rma::kShortHeader + 8, adi3::Payload{&odd, sizeof odd, nullptr, 0});
   ASSERT_EQ(e, 0) << why(dev, e);
   ASSERT_EQ(w.put(&last, 1, int_t(), t, 15, 1, int_t()), 0);
   ASSERT_EQ(w.flush(t), 0);

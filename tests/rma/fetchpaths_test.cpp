@@ -303,9 +303,9 @@ void forged_replies(Device& dev) {
     std::lock_guard g(st.mu);
     freed = adi3::rma::kQuickToken | (st.quick_seq * adi3::rma::kQuickSlots);  // slot 0 was its record (or none)
   }
-  const bool agent = dev.agent_running();
-  const std::string agent_why = dev.agent_reason();
-  dev.stop_agent();
+  const bool agent = dev.port().agent_running();
+  const std::string agent_why = dev.port().agent_reason();
+  dev.port().stop_agent();
   ASSERT_EQ(w.win->get(&live, 1, i64, me, 256, 1, i64), 0);
   uint64_t token = 0;
   {
@@ -329,7 +329,7 @@ void forged_replies(Device& dev) {
       h.token = tok;
       h.len = len;
       h.count = 1;
-      int e = dev.send_packet(p.peer, &h, sizeof h, adi3::Payload{data, n, nullptr, 0});
+      int e = dev.port().send_packet(p.peer, &h, sizeof h, adi3::Payload{data, n, nullptr, 0});
       ASSERT_EQ(e, 0) << why(dev, e);
     };
     const int64_t evil[2] = {-1, -1};
@@ -346,7 +346,7 @@ void forged_replies(Device& dev) {
     rec.d[0] = rec.d[1] = -1;
     forge(adi3::rma::Msg::BatchResp, 0, &rec, sizeof rec, sizeof rec);
   }
-  if (agent) dev.require_agent(agent_why.c_str());
+  if (agent) dev.port().require_agent(agent_why.c_str());
   EXPECT_EQ(w.win->flush(me), 0);
   EXPECT_EQ(live, mine);
   EXPECT_EQ(done, 7);

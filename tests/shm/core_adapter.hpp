@@ -151,7 +151,7 @@ inline void run_ranks(const Setup& s, int n, const std::function<void(Device&)>&
   // would otherwise run its threads on a device that takes no locks and
   // takes the single-threaded fast paths (rma/native_fast.hpp). Turn the
   // locks on as MPI_Init_thread would have: this thread is its only user.
-  if (s.config.thread_multiple) dev.enable_threads();
+  if (s.config.thread_multiple) dev.port().enable_threads();
   try {
     body(dev);
   } catch (const std::exception& e) {

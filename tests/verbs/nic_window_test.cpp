@@ -36,7 +36,7 @@ void expect_all_native(Device& dev, Window* win, uint64_t ops) {
   EXPECT_EQ(st.emulated_ops, 0u);
   EXPECT_EQ(st.native_ops, ops);
   EXPECT_TRUE(win->passive_progress());
-  EXPECT_FALSE(dev.agent_running()) << "a NIC window started the agent";
+  EXPECT_FALSE(dev.port().agent_running()) << "a NIC window started the agent";
 }
 
 // Puts and gets whose target type is a vector (strided ints), from a
@@ -285,7 +285,7 @@ void fragmented(Device& dev) {
   }
   EXPECT_EQ(st.emulated_ops, 1u) << "a put in a passive epoch without an agent took the emulation";
   EXPECT_EQ(st.native_ops, 3u);
-  EXPECT_FALSE(dev.agent_running());
+  EXPECT_FALSE(dev.port().agent_running());
   ASSERT_EQ(dev.barrier(), 0);
 }
 
