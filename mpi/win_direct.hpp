@@ -6,7 +6,7 @@
 // leaves the fast paths (get_win forgets every byte; a fast fence keeps
 // them: the epoch stays a plain fence) or a fast unlock ends the target's
 // epoch: nothing else changes what they test, except what is
-// still tested on a hit (thread_multiple, which Device::enable_threads sets
+// still tested on a hit (thread_multiple, which LayerPort::enable_threads sets
 // at any time, and deferred_error, which the agent sets).
 #pragma once
 #include <cstddef>

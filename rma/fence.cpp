@@ -169,7 +169,7 @@ int fast_fence(WindowState& w, int assert) {
   // The agent may apply a peer's emulated operation meanwhile: the mutex.
   // Without it no other thread touches the window (not THREAD_MULTIPLE; it
   // starts only from this thread's calls), and a section needs none.
-  const bool agent = w.dev.agent_running();
+  const bool agent = w.dev.port().agent_running();
   if (w.comm.size == 2) return pair_fence(w, agent);
   uint64_t k;
   {

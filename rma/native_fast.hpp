@@ -2,7 +2,7 @@
 // of predefined contiguous data (or a flush) to a target whose window
 // memory is mapped here, inside a native lock or a plain fence epoch, in a
 // process whose application threads do not call in concurrently (not
-// MPI_THREAD_MULTIPLE nor Device::enable_threads:
+// MPI_THREAD_MULTIPLE nor LayerPort::enable_threads:
 // config().thread_multiple is false). Everything it does not
 // handle, including every error, goes the general way (check_op, route_op,
 // native::run), which raises the error with its message; so this path only

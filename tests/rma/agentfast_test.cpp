@@ -118,7 +118,7 @@ void agent_beside_fast(Device& dev) {
 // them under the mutex.
 void fence_beside_agent(Device& dev) {
   const int me = dev.rank(), peer = me ^ 1;
-  dev.require_agent("test: a fence beside the agent");
+  dev.port().require_agent("test: a fence beside the agent");
   void* base = nullptr;
   Window* win = nullptr;
   int e = Window::allocate(dev, 2 * 8, 8, adi3::WinInfo{}, win_comm(dev), &base, &win);
