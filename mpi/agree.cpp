@@ -275,6 +275,20 @@ int fail_create_group(Runtime& rt, const Comm& over, const Comm& marks, int fail
   return no_peer_waits(failed);
 }
 
+bool arrived_by(Device& dev, Request** r, std::chrono::steady_clock::time_point deadline, Status* st) {
+  for (int polls = 0;; ++polls) {
+    bool done = false;
+    if (dev.test(r, &done, st) == 0 && done) return true;
+    if (!*r || std::chrono::steady_clock::now() > deadline) break;
+    if (polls > 1000) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  if (*r) {
+    dev.cancel(*r);
+    dev.wait(r, nullptr);
+  }
+  return false;
+}
+
 int fail_no_group(Runtime& rt, const Comm& parent, uint32_t grouped_context, int failed) {
   Device& dev = rt.dev();
   const Datatype* ints = Datatype::builtin(Builtin::kInt);
@@ -290,17 +304,10 @@ int fail_no_group(Runtime& rt, const Comm& parent, uint32_t grouped_context, int
   std::map<std::pair<int, std::vector<int>>, int> answers;  // (tag, group) -> members that answered
   std::vector<int> got(kGroupHead + static_cast<std::size_t>(dev.size()));
   Request* r = nullptr;
-  if (dev.irecv(got.data(), got.size(), ints, kAnySource, kTagGroupAnswer, parent, &r)) return failed;
+  Status st;
   const auto deadline = std::chrono::steady_clock::now() + kNoGroupPatience;
-  for (int polls = 0; r;) {
-    bool done = false;
-    Status st;
-    if (dev.test(&r, &done, &st)) break;
-    if (!done) {
-      if (std::chrono::steady_clock::now() > deadline) break;
-      if (++polls > 1000) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      continue;
-    }
+  while (!dev.irecv(got.data(), got.size(), ints, kAnySource, kTagGroupAnswer, parent, &r) &&
+         arrived_by(dev, &r, deadline, &st)) {
     // Bytes from another process: a whole group of distinct ranks holding
     // this one and the answering one, and a valid tag (else skipped).
     const std::size_t n = st.bytes / sizeof(int);
@@ -322,11 +329,6 @@ int fail_no_group(Runtime& rt, const Comm& parent, uint32_t grouped_context, int
       agree_context(rt, over, got[1], &unused, failed);
       return no_peer_waits(failed);
     }
-    if (dev.irecv(got.data(), got.size(), ints, kAnySource, kTagGroupAnswer, parent, &r)) break;
-  }
-  if (r) {
-    dev.cancel(r);
-    dev.wait(&r, nullptr);
   }
   return failed;
 }

@@ -111,4 +111,9 @@ inline constexpr int kTagNoGroup = 8, kTagGroupAnswer = 9;
 inline constexpr std::chrono::seconds kNoGroupPatience{2};
 int fail_no_group(Runtime& rt, const Comm& parent, uint32_t grouped_context, int failed);
 
+// Waits for *r until deadline, polling (and sleeping 1 ms between polls
+// after the first thousand); false, with *r cancelled, when it did not
+// arrive by then. For the waits that end when nobody answers.
+bool arrived_by(Device& dev, Request** r, std::chrono::steady_clock::time_point deadline, Status* st);
+
 }  // namespace adi3::mpi

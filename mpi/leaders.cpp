@@ -2,8 +2,8 @@
 
 #include <chrono>
 #include <mutex>
-#include <thread>
 
+#include "mpi/agree.hpp"
 #include "mpi/api.hpp"
 
 namespace adi3::mpi {
@@ -11,22 +11,6 @@ namespace adi3::mpi {
 namespace {
 
 constexpr int kUnknownLeader = -1;  // leader_meetings' key for refusals to an unknown remote leader
-
-// Waits for *r until deadline; false (and *r cancelled) when it did not
-// arrive by then.
-bool arrived_by(Device& dev, Request** r, std::chrono::steady_clock::time_point deadline, Status* st) {
-  for (int polls = 0;; ++polls) {
-    bool done = false;
-    if (dev.test(r, &done, st) == 0 && done) return true;
-    if (!*r || std::chrono::steady_clock::now() > deadline) break;
-    if (polls > 1000) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  }
-  if (*r) {
-    dev.cancel(*r);
-    dev.wait(r, nullptr);
-  }
-  return false;
-}
 
 // Meetings with the remote leader `who` so far (Runtime::leader_meetings).
 uint32_t meetings(Runtime& rt, int who) {

@@ -399,8 +399,9 @@ bool ShmChannel::fetch(int peer, void* local, uint64_t remote, std::size_t len) 
   return ok;
 }
 
-// Whether to fetch a message from peer with CMA rather than leave it to the
-// pipeline, by the traffic's shape, never by rates timed earlier (s21: a
+// Whether to fetch a message (below ADI3_SHM_CMA_SPLIT_MIN: from it get()
+// splits the copy, cma_split.cpp) from peer with CMA rather than leave it
+// to the pipeline, by the traffic's shape, never by rates timed earlier (s21: a
 // choice timed per size in the ping-pong phase carried the pipeline into
 // the stream that followed, bw 128 KiB-1 MiB 0.66-0.82x of the best peer).
 // - A stream: the sender published more behind this offer (it went on
