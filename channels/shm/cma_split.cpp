@@ -25,6 +25,7 @@
 
 #include "adi3/spin_lock.hpp"
 #include "adi3/steady_clock.hpp"
+#include "channels/common/tsan_link.hpp"
 #include "channels/shm/cma.hpp"
 #include "channels/shm/shm_channel.hpp"
 
@@ -114,6 +115,9 @@ void ShmChannel::serve_asks() {
     }
     // Read once: the asker leaves them alone while the ask is taken.
     const uint64_t src = ask.src, dst = ask.dst, len = ask.len;
+    // TSan only: the ask follows the RTS another thread of ours sent p
+    // after filling the buffer we now read (tsan_link.hpp).
+    link_received(&out_[static_cast<std::size_t>(p)]);
     my_cma_copies_->fetch_add(1, std::memory_order_relaxed);
     const bool ok = src <= UINT64_MAX - len && dst <= UINT64_MAX - len &&
                     cma_write(out_[static_cast<std::size_t>(p)].pid, dst,
