@@ -18,15 +18,17 @@ using adi3::Device;
 using adi3::Request;
 using adi3::Status;
 
-inline adi3::Config config(bool mt) {
+inline adi3::Config config(bool mt, int sleep_us = adi3::Config{}.sleep_us) {
   adi3::Config c;  // not from the environment
   c.thread_multiple = mt;
+  c.sleep_us = sleep_us;
   return c;
 }
 
 // A device of a one-rank job (finalized by the destructor of Solo).
 struct Solo {
-  explicit Solo(bool mt = false) : fabric(1), dev(fabric.channel(0), config(mt)) {}
+  explicit Solo(bool mt = false, int sleep_us = adi3::Config{}.sleep_us)
+      : fabric(1), dev(fabric.channel(0), config(mt, sleep_us)) {}
   ~Solo() { dev.finalize(); }
   adi3::InprocFabric fabric;
   Device dev;
