@@ -50,10 +50,11 @@ class OfferTable {
   bool covers(int peer, uint64_t addr, uint64_t len) const {
     if (!valid(peer) || len == 0 || addr > UINT64_MAX - len) return false;
     for (const Slot* x = of(peer); x != of(peer) + kSlots; ++x) {
+      // Acquire loads, no fences (TSan models none): a base or end some
+      // writer stored after making seq odd shows that seq to the last load.
       const uint64_t s1 = x->seq.load(std::memory_order_acquire);
       if (s1 & 1) continue;
-      const uint64_t b = x->base.load(std::memory_order_relaxed), e = x->end.load(std::memory_order_relaxed);
-      std::atomic_thread_fence(std::memory_order_acquire);
+      const uint64_t b = x->base.load(std::memory_order_acquire), e = x->end.load(std::memory_order_acquire);
       if (x->seq.load(std::memory_order_relaxed) == s1 && b <= addr && addr + len <= e) return true;
     }
     return false;
@@ -72,12 +73,11 @@ class OfferTable {
   static bool swap(Slot& x, uint64_t was_base, uint64_t was_end, uint64_t base, uint64_t end) {
     uint64_t s = x.seq.load(std::memory_order_relaxed);
     if ((s & 1) || !x.seq.compare_exchange_strong(s, s + 1, std::memory_order_acquire)) return false;
-    std::atomic_thread_fence(std::memory_order_release);
     const bool match = was_base == kAny || (x.base.load(std::memory_order_relaxed) == was_base &&
                                             x.end.load(std::memory_order_relaxed) == was_end);
     if (match) {
-      x.base.store(base, std::memory_order_relaxed);
-      x.end.store(end, std::memory_order_relaxed);
+      x.base.store(base, std::memory_order_release);  // after seq went odd
+      x.end.store(end, std::memory_order_release);
     }
     x.seq.store(s + 2, std::memory_order_release);
     return match;
