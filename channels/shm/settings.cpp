@@ -17,7 +17,7 @@ constexpr int kLivenessMs = 50;
 constexpr std::size_t kCmaStreamMin = 64 * 1024;
 constexpr std::size_t kCrossingMin = 256 * 1024;
 constexpr std::size_t kSplitMin = 64 * 1024;
-constexpr std::size_t kWinSplitMin = 256 * 1024;
+constexpr std::size_t kWinSplitMin = 512 * 1024;
 
 constexpr Knob kShmKnobs[] = {
     {"ADI3_SHM_RING_BYTES", "524288",
@@ -84,7 +84,7 @@ constexpr Knob kShmKnobs[] = {
      "many bytes are merged into huge pages at once (MADV_COLLAPSE, Linux 6.1; at most 4 ms per "
      "window). A peer's process_vm_writev/readv then pins one page per 2 MiB instead of 512. "
      "0: none of this."},
-    {"ADI3_SHM_WIN_SPLIT_MIN", "262144",
+    {"ADI3_SHM_WIN_SPLIT_MIN", "524288",
      "From this size a put or get on program memory a window exposes (MPI_Win_create, "
      "MPI_Win_attach), reached by cross-memory attach, is copied by both ranks at once when the "
      "target polls: the origin copies the first half while the target, asked through its inbox, "
