@@ -64,6 +64,12 @@ class ChannelSet final : public Channel {
   int get(int peer, void* local, uint64_t remote, std::size_t len) override;
   int get_crossing(int peer, void* local, uint64_t remote, std::size_t len) override;
   int put(int peer, uint64_t remote, const void* local, std::size_t len) override;
+  void offer_began(int peer, const void* buf, std::size_t len) override {
+    if (on_host(peer)) near_->offer_began(near_index_[static_cast<std::size_t>(peer)], buf, len);
+  }
+  void offer_ended(int peer, const void* buf, std::size_t len) override {
+    if (on_host(peer)) near_->offer_ended(near_index_[static_cast<std::size_t>(peer)], buf, len);
+  }
   OneSided* onesided() override;
   std::atomic<uint32_t>* call_count() override { return near_->call_count(); }
   uint64_t connections() const override { return near_->connections() + far_->connections(); }

@@ -226,6 +226,8 @@ class ProcessChannel final : public Channel {
   int get_crossing(int peer, void* local, uint64_t remote, std::size_t len) override {
     return inner_->get_crossing(peer, local, remote, len);
   }
+  void offer_began(int peer, const void* buf, std::size_t len) override { inner_->offer_began(peer, buf, len); }
+  void offer_ended(int peer, const void* buf, std::size_t len) override { inner_->offer_ended(peer, buf, len); }
   OneSided* onesided() override { return inner_->onesided(); }
   std::atomic<uint32_t>* call_count() override { return inner_->call_count(); }
   Channel* data_path() override { return inner_->data_path(); }

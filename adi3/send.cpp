@@ -221,9 +221,15 @@ bool Device::emit(Request* r) {
       // Counted before it leaves too: another thread may handle the answer.
       std::atomic<uint32_t>& offers = peers_[static_cast<std::size_t>(r->peer)].offers;
       const bool offer = addr && offers_get(r);
-      if (offer) offers.fetch_add(1, std::memory_order_relaxed);
+      if (offer) {
+        offers.fetch_add(1, std::memory_order_relaxed);
+        channel_->offer_began(r->peer, base, r->bytes);
+      }
       SendResult res = io_->send(r->peer, &h, sizeof h, Payload{});
-      if (res != SendResult::Sent && offer) offers.fetch_sub(1, std::memory_order_relaxed);
+      if (res != SendResult::Sent && offer) {
+        offers.fetch_sub(1, std::memory_order_relaxed);
+        channel_->offer_ended(r->peer, base, r->bytes);
+      }
       if (res == SendResult::Busy) {
         r->phase = kRtsOut;
         return false;
@@ -376,6 +382,7 @@ bool Device::offers_get(const Request* r) const {
 // by a cancel): it no longer counts as an offer crossing the peer's sends.
 void Device::offer_answered(const Request* r) {
   if (!offers_get(r)) return;
+  channel_->offer_ended(r->peer, base_of(r->buf, r->type), r->bytes);
   std::atomic<uint32_t>& offers = peers_[static_cast<std::size_t>(r->peer)].offers;
   uint32_t n = offers.load(std::memory_order_relaxed);
   while (n > 0 && !offers.compare_exchange_weak(n, n - 1, std::memory_order_relaxed)) {

@@ -150,6 +150,13 @@ class Channel {
     return get(peer, local, remote, len);
   }
 
+  // A rendezvous send offered peer its buffer [buf, +len) for get(), until
+  // offer_ended (answered, cancelled). A channel whose peers may ask it to
+  // copy part of such a get (shm: cma_split.cpp) copies out of offered
+  // memory only. Default: nothing.
+  virtual void offer_began(int /*peer*/, const void* /*buf*/, std::size_t /*len*/) {}
+  virtual void offer_ended(int /*peer*/, const void* /*buf*/, std::size_t /*len*/) {}
+
   // The capabilities that hold for traffic with `peer` (a channel set
   // answers for the channel serving it; a single channel has one answer).
   virtual const ChannelCaps& caps_for(int /*peer*/) const { return caps(); }

@@ -26,7 +26,8 @@ namespace adi3 {
 // 6: Channel gained a virtual (connections: the verbs channel's lazy queue pairs).
 // 7: Channel gained expect_payload, PacketSink place and on_placed (tcp reads rendezvous data into place).
 // 8: Channel gained get_crossing (shm: one CMA choice for both directions of bidirectional traffic).
-inline constexpr uint32_t kChannelAbiVersion = 8;
+// 9: Channel gained offer_began/offer_ended (shm serves split asks inside offered buffers only).
+inline constexpr uint32_t kChannelAbiVersion = 9;
 
 // What a channel may use while it starts: who we are, and the launcher's
 // key-value space and barrier (PMI, or a local stand-in for a singleton).

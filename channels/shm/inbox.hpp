@@ -20,8 +20,9 @@ inline constexpr uint64_t kInboxMagic = 0x314d48533349'4441ull;  // "ADI3SHM1"
 // 5: ShmRing has the producer's tail; 6: crossing_slow; 7: ShmRing::streaming;
 // 8: light_wake; 9: calls, and waiting moved to its line; 10: no
 // ShmRing::streaming (crossing messages choose by timed rates); 11: no
-// crossing_slow (they choose by size); 12: asks and SplitAsk (cma_split.cpp)
-inline constexpr uint32_t kInboxVersion = 12;
+// crossing_slow (they choose by size); 12: asks and SplitAsk (cma_split.cpp);
+// 13: SplitAsk::dir (one-sided puts ask too)
+inline constexpr uint32_t kInboxVersion = 13;
 
 struct alignas(64) InboxHeader {
   uint64_t magic;
@@ -62,14 +63,21 @@ struct alignas(64) InboxHeader {
   alignas(64) std::atomic<uint32_t> asks;
 };
 
-// A peer receiving a message of the owner's asks it to write part of it
-// (cma_split.cpp). One per asking rank; the asker writes src, dst and len,
-// then publishes state = sequence << 3 | phase.
+// A peer copying between its memory and the owner's by cross-memory attach
+// asks the owner to copy part of it (cma_split.cpp): a receiver of the
+// owner's message, an origin reading or writing the owner's window. One
+// per asking rank; the asker writes dir, src, dst and len, then publishes
+// state = sequence << 3 | phase.
 struct alignas(64) SplitAsk {
+  // kAskToAsker: the owner writes src (its memory: an offered send buffer
+  // or window) into dst (the asker's). kAskToOwner: the owner reads src
+  // (the asker's memory) into dst (its window).
+  static constexpr uint64_t kAskToAsker = 0, kAskToOwner = 1;
   std::atomic<uint64_t> state{0};
-  uint64_t src = 0;  // in the owner's memory (its send buffer)
-  uint64_t dst = 0;  // in the asker's memory (its receive buffer)
+  uint64_t src = 0;
+  uint64_t dst = 0;
   uint64_t len = 0;
+  uint64_t dir = kAskToAsker;
 };
 
 // Set by a sender whose packet did not fit, cleared by the receiver when it

@@ -17,6 +17,7 @@ constexpr int kLivenessMs = 50;
 constexpr std::size_t kCmaStreamMin = 64 * 1024;
 constexpr std::size_t kCrossingMin = 256 * 1024;
 constexpr std::size_t kSplitMin = 64 * 1024;
+constexpr std::size_t kWinSplitMin = 512 * 1024;
 
 constexpr Knob kShmKnobs[] = {
     {"ADI3_SHM_RING_BYTES", "524288",
@@ -83,6 +84,14 @@ constexpr Knob kShmKnobs[] = {
      "many bytes are merged into huge pages at once (MADV_COLLAPSE, Linux 6.1; at most 4 ms per "
      "window). A peer's process_vm_writev/readv then pins one page per 2 MiB instead of 512. "
      "0: none of this."},
+    {"ADI3_SHM_WIN_SPLIT_MIN", "524288",
+     "From this size a put or get on program memory a window exposes (MPI_Win_create, "
+     "MPI_Win_attach), reached by cross-memory attach, is copied by both ranks at once when the "
+     "target polls: the origin copies the first half while the target, asked through its inbox, "
+     "copies the second (for a put it reads the origin's buffer into its window, for a get it "
+     "writes its window into the origin's buffer); a target that does not come before the "
+     "origin's half is done (it computes) leaves its half to the origin. Not with more ranks than "
+     "CPUs. -1: never."},
     {"ADI3_SHM_LIVENESS_MS", "50",
      "How often (milliseconds) a rank checks that its peers' processes still live, while it polls "
      "or before it sleeps."},
@@ -122,6 +131,8 @@ ShmSettings ShmSettings::from_env() {
   s.crossing_min = cross < 0 ? SIZE_MAX : static_cast<std::size_t>(cross);
   int64_t split = env_int("ADI3_SHM_CMA_SPLIT_MIN", static_cast<int64_t>(kSplitMin));
   s.split_min = split < 0 ? SIZE_MAX : static_cast<std::size_t>(split);
+  int64_t win_split = env_int("ADI3_SHM_WIN_SPLIT_MIN", static_cast<int64_t>(kWinSplitMin));
+  s.win_split_min = win_split < 0 ? SIZE_MAX : static_cast<std::size_t>(win_split);
   const std::string light = env_string("ADI3_SHM_LIGHT_WAKE", "auto");
   s.light_wake = light == "0" ? LightWake::Off : light == "1" ? LightWake::On : LightWake::Auto;
   int64_t live = env_int("ADI3_SHM_LIVENESS_MS", kLivenessMs);

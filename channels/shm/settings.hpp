@@ -23,6 +23,7 @@ struct ShmSettings {
   std::size_t cma_stream_min;  // a stream's messages from this size: CMA
   std::size_t crossing_min;    // crossing messages from this size: CMA
   std::size_t split_min;       // from this size a CMA copy is split with the sender
+  std::size_t win_split_min;   // from this size a window's CMA put/get is split with the target
   int liveness_ms;             // how often to check that peers live
   enum class LightWake { Off, On, Auto };
   LightWake light_wake;  // senders ring without a fence (process_fence.hpp)

@@ -51,6 +51,7 @@ ShmChannel::ShmChannel(ChannelBootstrap& boot, const ShmSettings& settings)
       waiting_(static_cast<std::size_t>(size_)),
       split_seq_(static_cast<std::size_t>(size_)),
       split_busy_(static_cast<std::size_t>(size_)),
+      offers_(size_),
       dead_(static_cast<std::size_t>(size_)) {
   caps_.max_header = 128;  // before map_peers: the ring readers check it
   // Light doorbells: our sleeps pay a barrier on every CPU running a rank,
@@ -98,6 +99,7 @@ ShmChannel::ShmChannel(ChannelBootstrap& boot, const ShmSettings& settings)
     onesided_ = std::make_unique<ShmOneSided>(boot.job_id(), rank_, std::move(pids), cma_ok_,
                                               std::vector<const std::atomic<uint64_t>*>(activity_), std::move(bells),
                                               std::move(calls));
+    onesided_->set_splitter(this);
   }
   // Windows in shared memory are reached with loads, stores and atomics,
   // whatever the target does: passive target is native.
@@ -382,18 +384,20 @@ int ShmChannel::get(int peer, void* local, uint64_t remote, std::size_t len) {
   if (settings_.cma == ShmSettings::Cma::Adaptive) {
     // Both cores copy one half each (cma_split.cpp). Not with more ranks
     // than CPUs, where the sender rarely runs while we copy.
-    if (len >= settings_.split_min && !crowded_) return split_fetch(peer, local, remote, len) ? 0 : -1;
+    if (len >= settings_.split_min && !crowded_) return split_copy(peer, false, local, remote, len) ? 0 : -1;
     // Declining makes the core stream the message through the rings.
     if (!fetch_now(peer, len)) return -1;
   }
-  return fetch(peer, local, remote, len) ? 0 : -1;
+  return alone(peer, false, local, remote, len) ? 0 : -1;
 }
 
-// One CMA copy from peer. While we copy, a peer deciding the same for a
+// One CMA copy with peer, by us alone (put: local into its remote, else
+// its remote into local). While we copy, a peer deciding the same for a
 // message of its own sees us busy in the library (polling_now).
-bool ShmChannel::fetch(int peer, void* local, uint64_t remote, std::size_t len) {
+bool ShmChannel::alone(int peer, bool put, void* local, uint64_t remote, std::size_t len) {
   my_cma_copies_->fetch_add(1, std::memory_order_relaxed);
-  const bool ok = cma_read(out_[static_cast<std::size_t>(peer)].pid, local, remote, len);
+  const pid_t pid = out_[static_cast<std::size_t>(peer)].pid;
+  const bool ok = put ? cma_write(pid, remote, local, len) : cma_read(pid, local, remote, len);
   my_cma_copies_->fetch_sub(1, std::memory_order_relaxed);
   bump_activity();
   return ok;
@@ -466,7 +470,7 @@ bool ShmChannel::polling_now(int peer) {
 int ShmChannel::get_crossing(int peer, void* local, uint64_t remote, std::size_t len) {
   if (peer == rank_ || !cma_ok_ || settings_.cma != ShmSettings::Cma::Adaptive) return get(peer, local, remote, len);
   if (len < settings_.crossing_min && !crowded_) return -1;
-  return fetch(peer, local, remote, len) ? 0 : -1;
+  return alone(peer, false, local, remote, len) ? 0 : -1;
 }
 
 int ShmChannel::put(int peer, uint64_t remote, const void* local, std::size_t len) {

@@ -18,6 +18,7 @@
 #include "channels/channel.hpp"
 #include "channels/plugin.hpp"
 #include "channels/shm/inbox.hpp"
+#include "channels/shm/offers.hpp"
 #include "channels/shm/peer_watch.hpp"
 #include "channels/shm/settings.hpp"
 #include "channels/shm/shm_onesided.hpp"
@@ -25,7 +26,7 @@
 
 namespace adi3::shm {
 
-class ShmChannel final : public Channel {
+class ShmChannel final : public Channel, public CmaSplitter {
  public:
   // Collective over all ranks of the bootstrap. Throws std::runtime_error.
   ShmChannel(ChannelBootstrap& boot, const ShmSettings& settings);
@@ -55,6 +56,16 @@ class ShmChannel final : public Channel {
   int put(int peer, uint64_t remote, const void* local, std::size_t len) override;
   int get_crossing(int peer, void* local, uint64_t remote, std::size_t len) override;
 
+  // Rendezvous buffers offered to peers: a peer's split ask may copy out
+  // of these (cma_split.cpp).
+  void offer_began(int peer, const void* buf, std::size_t len) override {
+    offers_.began(peer, reinterpret_cast<uintptr_t>(buf), len);
+  }
+  void offer_ended(int peer, const void* buf, std::size_t len) override {
+    offers_.ended(peer, reinterpret_cast<uintptr_t>(buf), len);
+  }
+  bool split_window(int peer, bool put, void* local, uint64_t remote, std::size_t len, bool* ok) override;
+
   OneSided* onesided() override { return onesided_.get(); }
   std::atomic<uint32_t>* call_count() override { return my_calls_; }
 
@@ -81,10 +92,11 @@ class ShmChannel final : public Channel {
   void map_peers(ChannelBootstrap& boot);
   bool polling_now(int peer);
   bool fetch_now(int peer, std::size_t len);
-  bool fetch(int peer, void* local, uint64_t remote, std::size_t len);
+  bool alone(int peer, bool put, void* local, uint64_t remote, std::size_t len);
   // One copy split between both ranks (cma_split.cpp).
-  bool split_fetch(int peer, void* local, uint64_t remote, std::size_t len);
+  bool split_copy(int peer, bool put, void* local, uint64_t remote, std::size_t len);
   uint64_t wait_for_half(int peer, const SplitAsk& ask, uint64_t tag);
+  bool ask_allowed(int peer, uint64_t dir, uint64_t src, uint64_t dst, uint64_t len) const;
   [[gnu::noinline]] void serve_asks();
   void probe_cma();
   bool inbox_idle() const;
@@ -140,7 +152,8 @@ class ShmChannel final : public Channel {
   std::atomic<uint32_t> asks_seen_{0};
   std::vector<uint64_t> split_seq_;
   std::vector<std::atomic<uint8_t>> split_busy_;
-  int next_ = 0;  // first sender of the next poll
+  OfferTable offers_;  // what asks may copy out of (cma_split.cpp)
+  int next_ = 0;       // first sender of the next poll
 
   // Peer failure state; wait() may run in any thread, so it is locked.
   std::mutex watch_lock_;

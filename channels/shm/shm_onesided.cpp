@@ -167,19 +167,28 @@ void ShmOneSided::exposed_for_window(Region& r) {
   // memory is reached by cross-memory attach, page by page.
   Key k;
   std::memcpy(&k, r.key, sizeof k);
-  if (k.kind != kUser || !cma_ || pids_.size() < 2 || huge_max_ == 0) return;
-  cma_huge_pages(r.base, r.bytes, huge_max_, kCmaHugeBudgetNs);
+  if (k.kind != kUser || !cma_ || pids_.size() < 2) return;
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    windows_.push_back(&r);
+  }
+  if (huge_max_ != 0) cma_huge_pages(r.base, r.bytes, huge_max_, kCmaHugeBudgetNs);
+}
+
+bool ShmOneSided::exposes(uint64_t addr, uint64_t len) {
+  std::lock_guard<std::mutex> g(mu_);
+  for (const Region* r : windows_) {
+    const auto b = reinterpret_cast<uintptr_t>(r->base);
+    if (addr >= b && addr - b <= r->bytes && len <= r->bytes - (addr - b)) return true;
+  }
+  return false;
 }
 
 void ShmOneSided::release(Region* r) {
   {
     std::lock_guard<std::mutex> g(mu_);
-    for (auto it = allocated_.begin(); it != allocated_.end(); ++it) {
-      if (*it == r) {
-        allocated_.erase(it);
-        break;
-      }
-    }
+    std::erase(allocated_, r);
+    std::erase(windows_, r);
   }
   delete static_cast<LocalRegion*>(r);
 }
@@ -261,7 +270,9 @@ int ShmOneSided::put(RemoteRegion& r, uint64_t offset, const void* src, std::siz
     return -1;
   }
   auto& x = static_cast<Remote&>(r);
-  const bool ok = cma_write(x.pid, x.addr + offset, src, len);
+  bool ok;
+  if (!splitter_ || !splitter_->split_window(r.peer, true, const_cast<void*>(src), x.addr + offset, len, &ok))
+    ok = cma_write(x.pid, x.addr + offset, src, len);
   copied(r.peer);
   return ok ? 0 : -1;
 }
@@ -277,7 +288,9 @@ int ShmOneSided::get(RemoteRegion& r, uint64_t offset, void* dst, std::size_t le
     return -1;
   }
   auto& x = static_cast<Remote&>(r);
-  const bool ok = cma_read(x.pid, dst, x.addr + offset, len);
+  bool ok;
+  if (!splitter_ || !splitter_->split_window(r.peer, false, dst, x.addr + offset, len, &ok))
+    ok = cma_read(x.pid, dst, x.addr + offset, len);
   copied(r.peer);
   return ok ? 0 : -1;
 }

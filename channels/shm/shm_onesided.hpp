@@ -24,6 +24,19 @@
 
 namespace adi3::shm {
 
+// Large copies by cross-memory attach split with the peer (the channel's
+// cma_split.cpp).
+class CmaSplitter {
+ public:
+  // A put (local into the peer's remote) or get of len bytes: whether the
+  // splitter took it (from its threshold on, the host not crowded); *ok
+  // then says whether the copy succeeded.
+  virtual bool split_window(int peer, bool put, void* local, uint64_t remote, std::size_t len, bool* ok) = 0;
+
+ protected:
+  ~CmaSplitter() = default;
+};
+
 class ShmOneSided final : public OneSided {
  public:
   // pids: each rank's process id (from the inbox headers, which the channel
@@ -64,6 +77,14 @@ class ShmOneSided final : public OneSided {
   bool attentive(int peer) override;
   void wake(int peer) override;
 
+  // Large puts and gets on memory reached by cross-memory attach go through
+  // splitter (set once, before any operation).
+  void set_splitter(CmaSplitter* s) { splitter_ = s; }
+  // Whether [addr, +len) of our memory lies inside one region a window
+  // exposed to peers (exposed_for_window, user memory): a peer's split ask
+  // may copy from or into it (cma_split.cpp). Takes the lock: asks are rare.
+  bool exposes(uint64_t addr, uint64_t len);
+
  private:
   std::string job_id_;
   int rank_;
@@ -90,9 +111,12 @@ class ShmOneSided final : public OneSided {
   std::unique_ptr<Watch[]> watch_;
   std::vector<Doorbell*> bells_;
   Clock clock_;
-  // Live allocated regions (expose() looks for the one holding its memory).
+  CmaSplitter* splitter_ = nullptr;
+  // Live allocated regions (expose() looks for the one holding its memory),
+  // and user memory windows exposed (exposes()).
   std::mutex mu_;
   std::vector<Region*> allocated_;
+  std::vector<Region*> windows_;
 };
 
 }  // namespace adi3::shm

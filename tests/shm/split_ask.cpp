@@ -1,9 +1,14 @@
-// shm_split_ask: rank 1 of a 2-rank job writes asks no correct receiver
+// shm_split_ask: rank 1 of a 2-rank job writes asks no correct peer
 // writes into its slot of rank 0's inbox (channels/shm/cma_split.cpp), as
-// a buggy or hostile process could: a source rank 0 has not mapped, a
-// source and length that wrap around, a destination rank 1 has not
-// mapped. Rank 0 must answer each "failed" and go on: a 1 MiB exchange
-// afterwards, split for real, arrives intact both ways.
+// a buggy or hostile process could. Rank 0 may act on an ask only inside
+// memory it exposed to rank 1 (a send buffer it offered it, a window), so
+// every one below must be answered "failed" with nothing copied: a source
+// rank 0 has not mapped; a source and length that wrap; a destination
+// rank 1 has not mapped; a source rank 0 has mapped but never offered
+// (its CMA probe word: rank 1's buffer must stay untouched); a copy into
+// rank 0's memory outside any window (the probe word again: it must keep
+// its value); a direction no asker writes. Then a 1 MiB exchange, split
+// for real, arrives intact both ways.
 //
 //   mpiexec -n 2 shm_split_ask
 //
@@ -17,6 +22,7 @@
 #include <vector>
 
 #include "adi3/process.hpp"
+#include "channels/shm/cma.hpp"
 #include "channels/shm/inbox.hpp"
 #include "find_inbox.hpp"
 
@@ -50,14 +56,22 @@ int main() {
     adi3::shm::InboxLayout layout(h->ranks, h->ring_bytes);
     adi3::shm::SplitAsk& ask = *layout.ask(base, 1);
     const uint64_t mine = reinterpret_cast<uintptr_t>(in.data());
+    using adi3::shm::SplitAsk;
+    const uint64_t probe = h->cma_addr;  // a word of rank 0's own memory
+    const pid_t pid0 = h->pid;
     struct Bad {
-      uint64_t src, dst, len;
+      uint64_t dir, src, dst, len;
       const char* what;
-    } bad[] = {{4096, mine, 4096, "a source rank 0 has not mapped"},
-               {UINT64_MAX - 100, mine, 4096, "a source and length that wrap"},
-               {mine, 4096, 4096, "a destination rank 1 has not mapped"}};
+    } bad[] = {{SplitAsk::kAskToAsker, 4096, mine, 4096, "a source rank 0 has not mapped"},
+               {SplitAsk::kAskToAsker, UINT64_MAX - 100, mine, 4096, "a source and length that wrap"},
+               {SplitAsk::kAskToAsker, mine, 4096, 4096, "a destination rank 1 has not mapped"},
+               {SplitAsk::kAskToAsker, probe, mine, 8, "a source rank 0 never offered"},
+               {SplitAsk::kAskToOwner, mine, probe, 8, "a destination outside rank 0's windows"},
+               {7, probe, mine, 8, "an unknown direction"}};
+    std::memset(in.data(), 0x5a, 64);
     uint64_t seq = 1000;
     for (const Bad& x : bad) {
+      ask.dir = x.dir;
       ask.src = x.src;
       ask.dst = x.dst;
       ask.len = x.len;
@@ -75,6 +89,20 @@ int main() {
       if (st != (tag | 4)) {
         std::printf("FAIL: %s: rank 0 answered %llu, want %llu (failed)\n", x.what, static_cast<unsigned long long>(st),
                     static_cast<unsigned long long>(tag | 4));
+        ++failures;
+      }
+      // Nothing written either way: our buffer keeps its bytes, rank 0's
+      // probe word its value.
+      for (std::size_t i = 0; i < 64; ++i) {
+        if (in[i] != 0x5a) {
+          std::printf("FAIL: %s: rank 0 wrote into rank 1's buffer (byte %zu)\n", x.what, i);
+          ++failures;
+          break;
+        }
+      }
+      uint64_t word = 0;
+      if (!adi3::shm::cma_read(pid0, &word, probe, sizeof word) || word != h->cma_value) {
+        std::printf("FAIL: %s: rank 0's probe word changed (or cannot be read)\n", x.what);
         ++failures;
       }
     }
