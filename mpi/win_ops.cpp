@@ -13,12 +13,9 @@ using namespace adi3::mpi;
 namespace {
 
 // Put (or get) of count elements of one predefined type on both sides, on
-// the native fast path of window handle win. Entry (the entry point's
-// try): only a target whose byte is set and 8 bytes (the common element),
-// so that it calls nothing and the entry point needs no frame (6 pushes and
-// pops per call); false: the entry point's tail call to put_slow/get_slow,
-// whose first try is the full one (any size, fast_target on a miss).
-template <bool Entry>
+// the native fast path of window handle win. It calls nothing, so the
+// entry point needs no frame; false: the entry point's tail call to
+// copy_slow.
 [[gnu::always_inline]] inline bool fast_copy(MPI_Win win, bool put, const void* buf, int ocount, MPI_Datatype otype,
                                              int target, MPI_Aint disp, int tcount, MPI_Datatype ttype) {
   Runtime* rt = g_runtime;
@@ -34,16 +31,6 @@ template <bool Entry>
   if (!es) [[unlikely]]
     return false;
   rma::WindowState& s = w->win->state();
-  if constexpr (Entry) {
-    // (tcount >= 0 as unsigned: the product is 8 only for a valid count.)
-    if (ocount != tcount || static_cast<uint64_t>(es) * static_cast<uint32_t>(tcount) != 8 ||
-        !direct_has(*w, s, target, kDirectOp)) {
-      return false;
-    }
-    // As one 8-byte element: the same bytes.
-    return rma::native::fast_copy_plain(s, &s.native->fastp[static_cast<std::size_t>(target)], put,
-                                        const_cast<void*>(buf), 1, 8, disp, 1);
-  }
   // A target whose memory is reached by cross-memory attach (kDirectCma)
   // is copy_route's without asking fast_target again.
   rma::native::FastPeer* p = direct_has(*w, s, target, kDirectOp) ? &s.native->fastp[static_cast<std::size_t>(target)]
@@ -84,10 +71,6 @@ ADI3_WIN_CHECKED(Put, PUT_PARAMS, PUT_ARGS) {
   return win_error(w, w->win->put(origin_addr, origin_count, ot, target_rank, target_disp, target_count, tt), __func__);
 }
 [[gnu::noinline]] static int put_slow PUT_PARAMS noexcept {
-  if (fast_copy<false>(win, true, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                       target_datatype)) {
-    return MPI_SUCCESS;
-  }
   if (int e = copy_route(win, true, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
                          target_datatype);
       e >= 0) {
@@ -100,8 +83,8 @@ ADI3_WIN_CHECKED(Put, PUT_PARAMS, PUT_ARGS) {
   return win_checked_Put PUT_ARGS;
 }
 ADI3_WIN_FAST(Put, PUT_PARAMS) {
-  if (fast_copy<true>(win, true, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                      target_datatype)) {
+  if (fast_copy(win, true, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                target_datatype)) {
     return MPI_SUCCESS;
   }
   return put_slow PUT_ARGS;
@@ -123,10 +106,6 @@ ADI3_WIN_CHECKED(Get, GET_PARAMS, GET_ARGS) {
   return win_error(w, w->win->get(origin_addr, origin_count, ot, target_rank, target_disp, target_count, tt), __func__);
 }
 [[gnu::noinline]] static int get_slow GET_PARAMS noexcept {
-  if (fast_copy<false>(win, false, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                       target_datatype)) {
-    return MPI_SUCCESS;
-  }
   if (int e = copy_route(win, false, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
                          target_datatype);
       e >= 0) {
@@ -139,8 +118,8 @@ ADI3_WIN_CHECKED(Get, GET_PARAMS, GET_ARGS) {
   return win_checked_Get GET_ARGS;
 }
 ADI3_WIN_FAST(Get, GET_PARAMS) {
-  if (fast_copy<true>(win, false, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                      target_datatype)) {
+  if (fast_copy(win, false, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                target_datatype)) {
     return MPI_SUCCESS;
   }
   return get_slow GET_ARGS;
