@@ -58,8 +58,13 @@ ADI3_WIN_FAST(Accumulate, ACC_PARAMS) {
   Runtime* rt = g_runtime;
   if (origin_datatype == target_datatype && fast_kind(op, &k)) [[likely]] {
     if (rma::WindowState* s = direct_state(rt, win, target_rank)) [[likely]] {
-      if (rma::native::fast_acc(*s, &s->native->fastp[static_cast<std::size_t>(target_rank)], origin_addr, origin_count,
-                                fast_elem(*rt, target_datatype), target_rank, target_disp, target_count, k)) {
+      // One element calls nothing (no frame); more take fast_acc's stripes here, not decoded again in acc_slow.
+      rma::native::FastPeer* p = &s->native->fastp[static_cast<std::size_t>(target_rank)];
+      const rma::native::FastElem e = fast_elem(*rt, target_datatype);
+      if (target_count == 1
+              ? rma::native::fast_acc_one(*s, p, origin_addr, origin_count, e, target_rank, target_disp, target_count,
+                                          k)
+              : rma::native::fast_acc(*s, p, origin_addr, origin_count, e, target_rank, target_disp, target_count, k)) {
         return MPI_SUCCESS;
       }
     }

@@ -72,8 +72,10 @@ namespace {
 // final.
 bool quiet(const WindowState& w, std::size_t r) {
   const Target& t = w.targets[r];
-  return t.q.empty() && !t.hold && !t.replies && !t.rndv_out && !t.emul_inflight && t.queued_ops == t.settled_ops &&
-         w.origins[r].out.empty();
+  // One test of them all (each is usually zero), not a branch per field.
+  const bool busy = !t.q.empty() | t.hold | t.emul_inflight | !w.origins[r].out.empty();
+  return ((t.queued_ops ^ t.settled_ops) | static_cast<uint64_t>(static_cast<unsigned>(t.replies | t.rndv_out)) |
+          static_cast<uint64_t>(busy)) == 0;
 }
 
 // Window::fence's native entry, the epoch checked (enter_fence's
@@ -102,31 +104,45 @@ bool epoch_allows(const WindowState& w) {
 // agent's records of them (Origin::applied, out) are not read. On a native
 // active window no Fence or Complete packet comes (the agent's writers of
 // Origin::announced and Target::fences).
+// NativeWin::pair, found at the first fence.
+const NativeWin::PairWords& pair_words(WindowState& w) {
+  NativeWin& nw = *w.native;
+  NativeWin::PairWords& p = nw.pair;
+  if (!p.theirs) [[unlikely]] {
+    const auto me = static_cast<std::size_t>(w.comm.rank), peer = me ^ 1;
+    p.theirs = &nw.peers[peer].ctl->fences;
+    p.told = &nw.peers[peer].ctl->announced[me];
+    p.peer = static_cast<int>(peer);
+    p.bell = w.comm.to_peer(p.peer);
+  }
+  return p;
+}
+
 int pair_fence(WindowState& w, bool agent) {
   NativeWin& nw = *w.native;
-  const auto me = static_cast<std::size_t>(w.comm.rank), peer = me ^ 1;
+  const NativeWin::PairWords& p = pair_words(w);
+  const auto peer = static_cast<std::size_t>(p.peer), me = peer ^ 1;
   Target& tp = w.targets[peer];
   Target& ts = w.targets[me];
   const bool lean = !agent || (!tp.emul_inflight && !ts.emul_inflight);
-  uint64_t& theirs = nw.peers[peer].ctl->fences;
+  uint64_t* announced = nw.ctl->announced;
   uint64_t k;
   {
     MaybeLock g(w.mu, !lean);
     if (!epoch_allows(w) || !quiet(w, 0) || !quiet(w, 1)) return -1;
     k = open_fence(w);
-    announce(w, static_cast<int>(peer));
-    announce(w, static_cast<int>(me));
+    announce_at(*p.told, tp.sent_ops);
+    announce_at(announced[me], ts.sent_ops);
     at(nw.ctl->fences).store(k, std::memory_order_release);
   }
   // One look before the ring, whose fence then overlaps its miss.
-  bool here = at(theirs).load(std::memory_order_acquire) >= k;
-  nw.os.wake(w.comm.to_peer(static_cast<int>(peer)));
-  if (!here) here = await_fences(w, k);
+  bool here = at(*p.theirs).load(std::memory_order_acquire) >= k;
+  nw.os.wake(p.bell);
+  if (!here) here = await_fences(w, k, p.theirs);
   if (!here) return fence_wait(w, k, true);
   // fence_settled for the two: the peer's count first, then what the ranks
   // announced before theirs.
-  const uint64_t f = at(theirs).load(std::memory_order_acquire);
-  uint64_t* announced = nw.ctl->announced;
+  const uint64_t f = at(*p.theirs).load(std::memory_order_acquire);
   const uint64_t a0 = at(announced[0]).load(std::memory_order_acquire);
   const uint64_t a1 = at(announced[1]).load(std::memory_order_acquire);
   if (lean && a0 <= nw.pair_applied[0] && a1 <= nw.pair_applied[1]) {

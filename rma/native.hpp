@@ -111,6 +111,14 @@ class NativeWin {
   // announced to us when a fence last found them all applied and answered
   // (rma/fence.cpp pair_fence; only grows).
   uint64_t pair_applied[2] = {};
+  // A window of two ranks: the words pair_fence touches, found once (its
+  // first fence) instead of through peers and comm at every fence.
+  struct PairWords {
+    uint64_t* theirs = nullptr;  // the peer's fences
+    uint64_t* told = nullptr;    // announced[me] in the peer's block
+    int peer = -1;               // its comm rank
+    int bell = -1;               // its channel rank (OneSided::wake)
+  } pair;
   // rma/native_fast.hpp's view of each target (by comm rank; empty unless
   // `fast`): its mapped memory (null: not served there), window size,
   // displacement unit and control block, in one place, so the fast path
@@ -173,6 +181,11 @@ void refresh_all(WindowState& w);
 // Tells rank r how many operations we sent it through the emulation so far
 // (before a fence or a completion counts: r waits until it applied them).
 void announce(WindowState& w, int r);
+// The store of announce into slot a: only its rank writes a slot, so the
+// store (and its cache miss) is skipped when nothing changed.
+inline void announce_at(uint64_t& a, uint64_t sent) {
+  if (at(a).load(std::memory_order_relaxed) != sent) at(a).store(sent, std::memory_order_release);
+}
 // Enters fence number k: announces to every rank, then counts the fence
 // (a release store: our stores to the window come before it). The caller
 // then rings the peers (ring_fenced), before it returns or waits.
@@ -192,7 +205,8 @@ void ring_fenced(WindowState& w);
 // operations, gets), at once if nothing else is owed. Only where every
 // member has a core (NativeWin::own_cores): a peer sharing ours could not
 // arrive while we spin.
-bool await_fences(const WindowState& w, uint64_t k);
+// With only: that count alone (a window of two ranks: the peer's).
+bool await_fences(const WindowState& w, uint64_t k, uint64_t* only = nullptr);
 // One look: every rank's fence count reached k.
 bool fences_reached(const WindowState& w, uint64_t k);
 // Fence k is complete by the control blocks (every rank's count reached k,

@@ -47,11 +47,7 @@ void refresh_all(WindowState& w) {
 
 void announce(WindowState& w, int r) {
   const auto i = static_cast<std::size_t>(r);
-  uint64_t& a = w.native->peers[i].ctl->announced[static_cast<std::size_t>(w.comm.rank)];
-  const uint64_t sent = w.targets[i].sent_ops;
-  // Only this rank writes its slot: skip the store (and its cache miss)
-  // when nothing changed.
-  if (at(a).load(std::memory_order_relaxed) != sent) at(a).store(sent, std::memory_order_release);
+  announce_at(w.native->peers[i].ctl->announced[static_cast<std::size_t>(w.comm.rank)], w.targets[i].sent_ops);
 }
 
 namespace {
@@ -93,7 +89,7 @@ bool fences_reached(const WindowState& w, uint64_t k) {
   return true;
 }
 
-bool await_fences(const WindowState& w, uint64_t k) {
+bool await_fences(const WindowState& w, uint64_t k, uint64_t* only) {
   // Plain loads first: a pause takes ~140 cycles on recent Xeons, which
   // a fence on the critical path paid again as a late look at the last
   // count; then paused looks (another process may want a core).
@@ -103,7 +99,7 @@ bool await_fences(const WindowState& w, uint64_t k) {
   // alone would hold back (fop/cas fence rows 0.2-0.3 us slower with it).
   if (!w.native->own_cores || !w.mapped()) return false;
   for (int i = 0; i < kFenceLooks + kFenceSpin; ++i) {
-    if (fences_reached(w, k)) return true;
+    if (only ? load(*only) >= k : fences_reached(w, k)) return true;
     if (i >= kFenceLooks) cpu_relax();
   }
   return false;

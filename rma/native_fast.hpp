@@ -99,10 +99,14 @@ template <class F>
 
 // stripe_lock with its first attempt inline: a free stripe (the common
 // case) costs the one locked instruction, not a call.
-[[gnu::always_inline]] inline void fast_stripe_lock(uint32_t& s) {
+// Its first attempt: true when taken.
+[[gnu::always_inline]] inline bool fast_stripe_try(uint32_t& s) {
   // The builtin: atomic_ref's member was left out of line (a call per accumulate).
   uint32_t z = 0;
-  if (!__atomic_compare_exchange_n(&s, &z, 1u, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) [[unlikely]]
+  return __atomic_compare_exchange_n(&s, &z, 1u, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
+[[gnu::always_inline]] inline void fast_stripe_lock(uint32_t& s) {
+  if (!fast_stripe_try(s)) [[unlikely]]
     stripe_lock(s);
 }
 
@@ -264,15 +268,24 @@ inline bool fast_exclusive(const WindowState& w, int target) {
 // C integers and floating types, Replace), the same type and count on both
 // sides: under the stripes of the range, taken once. True when done.
 // With e the record of the one predefined type of both sides.
+// fast_acc's checks: where the elements lie in the target's mapped memory
+// (nullptr: not taken here) and what is done to each (*f).
+[[gnu::always_inline]] inline char* fast_acc_at(FastPeer* p, const void* origin, int64_t ocount, FastElem e,
+                                                std::ptrdiff_t disp, int64_t tcount, coll::OpKind op, FastOp* f) {
+  if (ocount != tcount || tcount <= 0 || tcount > 64 || !origin || !p || !e.size) return nullptr;
+  *f = fast_op(op, e);
+  if (*f == FastOp::None || *f == FastOp::Read) return nullptr;  // NO_OP: not an accumulate's op
+  char* at = fast_at(*p, disp, e.size * static_cast<uint64_t>(tcount));
+  if (!at || (reinterpret_cast<uintptr_t>(at) & (e.size - 1u))) return nullptr;
+  return at;
+}
 [[gnu::always_inline]] inline bool fast_acc(WindowState& w, FastPeer* p, const void* origin, int64_t ocount, FastElem e,
                                             int target, std::ptrdiff_t disp, int64_t tcount, coll::OpKind op) {
-  if (ocount != tcount || tcount <= 0 || tcount > 64 || !origin || !p || !e.size) return false;
+  FastOp f;
+  char* at = fast_acc_at(p, origin, ocount, e, disp, tcount, op, &f);
+  if (!at) return false;
   const std::size_t es = e.size;
-  const FastOp f = fast_op(op, e);
-  if (f == FastOp::None || f == FastOp::Read) return false;  // NO_OP: not an accumulate's op
   const std::size_t bytes = es * static_cast<std::size_t>(tcount);
-  char* at = fast_at(*p, disp, bytes);
-  if (!at || (reinterpret_cast<uintptr_t>(at) & (es - 1))) return false;
   const bool excl = fast_exclusive(w, target);
   const std::size_t off = static_cast<std::size_t>(at - p->mem);
   auto apply = [&](auto word) __attribute__((always_inline)) {
@@ -298,6 +311,30 @@ inline bool fast_exclusive(const WindowState& w, int target) {
     by_word(es, apply);
     s.unlock();
   }
+  w.stored();
+  return fast_done(w);
+}
+// fast_acc of one element (the binding's entry point: rmabench's and most
+// programs' accumulate) calling nothing, so that the entry point needs no
+// frame: false also when its stripe is taken or we hold the target's
+// exclusive lock (the caller's fast_acc then takes them).
+[[gnu::always_inline]] inline bool fast_acc_one(WindowState& w, FastPeer* p, const void* origin, int64_t ocount,
+                                                FastElem e, int target, std::ptrdiff_t disp, int64_t tcount,
+                                                coll::OpKind op) {
+  FastOp f;
+  char* at = tcount == 1 ? fast_acc_at(p, origin, ocount, e, disp, 1, op, &f) : nullptr;
+  if (!at || fast_exclusive(w, target)) return false;
+  // Aligned, the element lies in one 64-byte block: one stripe.
+  uint32_t& stripe = stripe_of(*p->ctl, static_cast<std::size_t>(at - p->mem));
+  if (!fast_stripe_try(stripe)) return false;
+  by_word(
+      e.size, [&](auto word) __attribute__((always_inline)) {
+        using W = decltype(word);
+        W v;
+        std::memcpy(&v, origin, sizeof v);
+        fast_element(reinterpret_cast<W*>(at), v, f);
+      });
+  stripe_unlock(stripe);
   w.stored();
   return fast_done(w);
 }

@@ -21,6 +21,8 @@
  *   getk  MPI_Get of 1 KiB, 16 per MPI_Win_flush (get_bw_flush at 1 KiB)
  *   fence MPI_Put + MPI_Win_fence (rank 1 calls MPI_Win_fence as often:
  *         its arrival, which rank 0 waits for, is usually there already)
+ *   fput, fget, facc, faccd, ffop, fcas: the operation then MPI_Win_fence
+ *         (0), as rmabench's fence rows (fput is fence)
  *
  * With RMACOST_CREATE=1 in the environment the window is one from
  * MPI_Win_create over malloc'd memory instead (on shm: reached by
@@ -40,6 +42,9 @@ static MPI_Win win;
 static long long src = 1, res, cmp;
 static double dsrc = 1.0;
 static char kbuf[1024], kres[1024];
+
+/* "f" + an operation's mode (not fop itself, nor fence). */
+static int fence_mode(const char* mode) { return mode[0] == 'f' && strcmp(mode, "fop") && strcmp(mode, "fence"); }
 
 static void __attribute__((noinline)) cost_loop(const char* mode, long n) {
   if (!strcmp(mode, "lock")) {
@@ -71,9 +76,11 @@ static void __attribute__((noinline)) cost_loop(const char* mode, long n) {
     return;
   }
   /* "l" + an operation's mode: rmabench's lock rows (MPI_Win_lock shared
-   * around each operation instead of a flush inside lock_all). */
+   * around each operation instead of a flush inside lock_all); "f" + one:
+   * its fence rows (MPI_Win_fence after each operation). */
   const int locked = mode[0] == 'l' && strcmp(mode, "lock") != 0;
-  if (locked) ++mode;
+  const int fenced = fence_mode(mode);
+  if (locked || fenced) ++mode;
   int m = !strcmp(mode, "put")    ? 0
           : !strcmp(mode, "get")  ? 1
           : !strcmp(mode, "acc")  ? 2
@@ -108,6 +115,8 @@ static void __attribute__((noinline)) cost_loop(const char* mode, long n) {
     }
     if (locked) {
       MPI_Win_unlock(1, win);
+    } else if (fenced) {
+      MPI_Win_fence(0, win);
     } else {
       MPI_Win_flush(1, win);
     }
@@ -123,7 +132,8 @@ int main(int argc, char** argv) {
     if (rank == 0)
       fprintf(
           stderr,
-          "usage: rmacost [l]put|[l]get|[l]acc|[l]accd|[l]fop|[l]cas|lock|bare|putk|getk|fence N (2 ranks or more)\n");
+          "usage: rmacost [l|f]put|[l|f]get|[l|f]acc|[l|f]accd|[l|f]fop|[l|f]cas|lock|bare|putk|getk|fence N (2 ranks "
+          "or more)\n");
     MPI_Finalize();
     return 2;
   }
@@ -139,7 +149,7 @@ int main(int argc, char** argv) {
   }
   memset(base, 0, 1024);
   MPI_Barrier(MPI_COMM_WORLD);
-  const int fence = !strcmp(mode, "fence");
+  const int fence = !strcmp(mode, "fence") || fence_mode(mode);
   if (fence) MPI_Win_fence(0, win);
   if (rank == 0) {
     const int lock_all = mode[0] != 'l' && !fence;
