@@ -104,7 +104,7 @@ int atomic_known(WinObj& w, MPI_Win win, rma::Msg kind, const void* origin, cons
     // The packet changed the target's state (see window_call); the lean
     // read-modify-write left nothing behind, so the flush's byte holds.
     if (how.packet) w.forget_direct();
-    if (how.lean && how.first) cma_took_first(w, target);
+    if (how.took_first) cma_took_first(w, target);
     // A compare_and_swap that wrote (or went as a packet after one that
     // did) tells the next one to the target whether to expect a read alone.
     if (kind == rma::Msg::Cas && (how.lean || how.packet) && how.cas_wrote != (how.lean && how.wrote)) {

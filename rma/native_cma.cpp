@@ -201,6 +201,7 @@ int cma_atomic_known(WindowState& w, Msg kind, const void* origin, const void* c
   const bool excl = held_exclusive(w, target);
   if (!cma_take(w, target, disp, e.size, &off, excl, true)) return -1;
   how->lean = true;
+  how->took_first = read_only;
   return cma_rmw(w, w.native->peers[static_cast<std::size_t>(target)], off, excl, e, f, origin, cas ? compare : nullptr,
                  result, target, &how->wrote);
 }

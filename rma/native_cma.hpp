@@ -58,8 +58,10 @@ struct LeanAtomic {
   // it wrote (its compare matched).
   bool first = false, cas_wrote = false;
   // Out: it went as a packet (the emulation's state changed, as
-  // cma_atomic_route's); it took the lean read-modify-write, which wrote.
-  bool packet = false, lean = false, wrote = false;
+  // cma_atomic_route's); it took the lean read-modify-write, which wrote;
+  // it took it as the first of the interval without a look (the ones
+  // behind it look: their packets share one round trip).
+  bool packet = false, lean = false, wrote = false, took_first = false;
 };
 
 // cma_atomic of kind Fop (compare unused) or Cas on one element of e (the
