@@ -41,11 +41,16 @@ struct WinObj {
 
   // The synchronizations that end an interval of operations (flushes,
   // unlocks, fences, complete/wait), counted by the calls, and per target
-  // the count when a put or get to it last took cross-memory attach as the
-  // first of its interval (mpi/win_cma.hpp copy_route; a heuristic: a count
-  // missed costs a packet, nothing more).
+  // the count when an operation to it last took cross-memory attach as the
+  // first of its interval, and whether its last compare_and_swap so wrote
+  // (mpi/win_cma.cpp; heuristics: a mark missed costs a packet or a system
+  // call, nothing more).
+  struct CmaMark {
+    uint64_t first = 0;
+    bool cas_wrote = false;
+  };
   uint64_t syncs = 1;
-  std::vector<uint64_t> cma_first;
+  std::vector<CmaMark> cma_marks;
 
   WinObj() = default;
   WinObj(const WinObj&) = delete;

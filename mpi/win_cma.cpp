@@ -12,24 +12,30 @@ namespace adi3::mpi {
 
 namespace {
 
-// Whether a put or get to target would be the first of its interval
-// (WinObj::syncs), and marks it so when it was taken as such.
-bool cma_first(const WinObj& w, int target) {
-  const auto r = static_cast<std::size_t>(target);  // kProcNull and negatives: huge
-  return r >= w.cma_first.size() || w.cma_first[r] != w.syncs;
-}
-void cma_took_first(WinObj& w, int target) {
+// Target's mark (WinObj::cma_marks), nullptr without memory for them or
+// for a rank outside the group.
+WinObj::CmaMark* cma_mark(WinObj& w, int target) {
   const std::size_t size = w.group->ranks.size();
-  const auto r = static_cast<std::size_t>(target);
-  if (w.cma_first.size() != size) {
+  const auto r = static_cast<std::size_t>(target);  // kProcNull and negatives: huge
+  if (w.cma_marks.size() != size) {
     try {
-      w.cma_first.assign(size, 0);
+      w.cma_marks.assign(size, {});
     } catch (const std::bad_alloc&) {
-      w.cma_first.clear();  // a heuristic's record: without memory every one counts as first
-      return;
+      w.cma_marks.clear();  // a heuristic's record: without memory every one counts as first
+      return nullptr;
     }
   }
-  if (r < w.cma_first.size()) w.cma_first[r] = w.syncs;
+  return r < w.cma_marks.size() ? &w.cma_marks[r] : nullptr;
+}
+
+// Whether an operation to target would be the first of its interval
+// (WinObj::syncs), and marks it so when it was taken as such.
+bool cma_first(const WinObj& w, int target) {
+  const auto r = static_cast<std::size_t>(target);
+  return r >= w.cma_marks.size() || w.cma_marks[r].first != w.syncs;
+}
+void cma_took_first(WinObj& w, int target) {
+  if (WinObj::CmaMark* m = cma_mark(w, target)) m->first = w.syncs;
 }
 
 // Whether target's byte says its memory is reached by cross-memory attach
@@ -89,14 +95,23 @@ int atomic_known(WinObj& w, MPI_Win win, rma::Msg kind, const void* origin, cons
   rma::WindowState& s = w.win->state();
   if (!cma_known(w, s, target)) return -1;
   const char* fn = kind == rma::Msg::Cas ? "PMPI_Compare_and_swap" : "PMPI_Fetch_and_op";
-  bool packet = false;
+  const auto r = static_cast<std::size_t>(target);
+  rma::native::LeanAtomic how;
+  how.first = cma_first(w, target);
+  how.cas_wrote = r < w.cma_marks.size() && w.cma_marks[r].cas_wrote;
   try {
-    const int r = rma::native::cma_atomic_known(s, kind, origin, compare, result, e, t, target, disp, k, &packet);
+    const int rc = rma::native::cma_atomic_known(s, kind, origin, compare, result, e, t, target, disp, k, &how);
     // The packet changed the target's state (see window_call); the lean
     // read-modify-write left nothing behind, so the flush's byte holds.
-    if (packet) w.forget_direct();
-    if (r < 0) return -1;
-    return r ? win_error(&w, r, fn) : MPI_SUCCESS;
+    if (how.packet) w.forget_direct();
+    if (how.took_first) cma_took_first(w, target);
+    // A compare_and_swap that wrote (or went as a packet after one that
+    // did) tells the next one to the target whether to expect a read alone.
+    if (kind == rma::Msg::Cas && (how.lean || how.packet) && how.cas_wrote != (how.lean && how.wrote)) {
+      if (WinObj::CmaMark* m = cma_mark(w, target)) m->cas_wrote = how.lean && how.wrote;
+    }
+    if (rc < 0) return -1;
+    return rc ? win_error(&w, rc, fn) : MPI_SUCCESS;
   } catch (...) {
     return Escaped<int>{fn}(win);
   }

@@ -102,9 +102,11 @@ namespace {
 // (a range cma_take took): compare null, fetch_and_op's f; else
 // compare_and_swap. Under the element's stripe in the target's control
 // block (the one cas_element and the fast path take; every run containing
-// the element holds it too), unless we hold its exclusive lock (excl).
+// the element holds it too), unless we hold its exclusive lock (excl). No
+// write back when nothing changes (MPI_NO_OP, a compare that fails): one
+// system call then. *wrote: whether it wrote.
 int cma_rmw(WindowState& w, NativePeer& p, uint64_t off, bool excl, FastElem e, FastOp f, const void* origin,
-            const void* compare, void* result, int target) {
+            const void* compare, void* result, int target, bool* wrote) {
   const bool cas = compare != nullptr;
   OneSided& os = w.native->os;
   uint32_t& stripe = stripe_of(*p.ctl, static_cast<std::size_t>(off));
@@ -127,6 +129,7 @@ int cma_rmw(WindowState& w, NativePeer& p, uint64_t off, bool excl, FastElem e, 
         fast_element(&next, v, f);
       }
       if (write) rc = os.put(*p.mem_r, p.mem_off + off, cas ? &v : &next, sizeof next);
+      *wrote = write;
     }
     if (!excl) stripe_unlock(stripe);
     if (rc == 0) std::memcpy(result, &cur, sizeof cur);
@@ -169,21 +172,27 @@ int cma_atomic(WindowState& w, const void* origin, const void* compare, void* re
   NativePeer* p = w.native_usable && w.native->cma_acc ? cma_target(w, cas ? Msg::Cas : Msg::Fop, kOsGet | kOsPut,
                                                                     target, disp, e.size, &off, excl, true)
                                                        : nullptr;
-  return p ? cma_rmw(w, *p, off, excl, e, f, origin, compare, result, target) : -1;
+  bool wrote = false;
+  return p ? cma_rmw(w, *p, off, excl, e, f, origin, compare, result, target, &wrote) : -1;
 }
 
 int cma_atomic_known(WindowState& w, Msg kind, const void* origin, const void* compare, void* result, FastElem e,
-                     const Datatype* t, int target, std::ptrdiff_t disp, coll::OpKind op, bool* packet) {
+                     const Datatype* t, int target, std::ptrdiff_t disp, coll::OpKind op, LeanAtomic* how) {
   const bool cas = kind == Msg::Cas;
   const FastOp f = rmw_op(e, cas, origin, result, op);
   if (f == FastOp::None || (cas && !compare) || !w.native->cma_acc ||
       (w.info.emulate_ops & (1u << static_cast<unsigned>(kind)))) {
     return -1;
   }
-  const int8_t polls = rma::polls_now(w, target);
+  // A read that is likely all there is to do (MPI_NO_OP; a compare_and_swap
+  // whose compare the binding expects to fail, as in a spin on a lock word)
+  // costs one system call, less than the packet's round trip even to a
+  // polling target (get's rule, cma_copy_route): no look then.
+  const bool read_only = how->first && (f == FastOp::Read || (cas && !how->cas_wrote));
+  const int8_t polls = read_only ? 0 : rma::polls_now(w, target);
   if (polls < 0) return -1;
   if (polls) {
-    *packet = true;
+    how->packet = true;
     return emul::quick_fetch_now(w, kind, origin, compare, result, 1, t, target, disp, cas ? coll::OpKind::Replace : op)
                ? 0
                : -1;
@@ -191,8 +200,10 @@ int cma_atomic_known(WindowState& w, Msg kind, const void* origin, const void* c
   uint64_t off;
   const bool excl = held_exclusive(w, target);
   if (!cma_take(w, target, disp, e.size, &off, excl, true)) return -1;
+  how->lean = true;
+  how->took_first = read_only;
   return cma_rmw(w, w.native->peers[static_cast<std::size_t>(target)], off, excl, e, f, origin, cas ? compare : nullptr,
-                 result, target);
+                 result, target, &how->wrote);
 }
 
 int cma_copy_route(WindowState& w, bool put, void* buf, int64_t count, const Datatype* t, int target,

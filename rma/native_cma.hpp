@@ -51,15 +51,30 @@ int cma_copy_known(WindowState& w, bool put, void* buf, uint64_t bytes, int targ
 int cma_atomic(WindowState& w, const void* origin, const void* compare, void* result, const Datatype* t, int target,
                std::ptrdiff_t disp, coll::OpKind op);
 
+// What the binding tells cma_atomic_known and learns from it.
+struct LeanAtomic {
+  // In: the first operation to the target of its interval (since its last
+  // flush, unlock or fence), and whether the last lean compare_and_swap to
+  // it wrote (its compare matched).
+  bool first = false, cas_wrote = false;
+  // Out: it went as a packet (the emulation's state changed, as
+  // cma_atomic_route's); it took the lean read-modify-write, which wrote;
+  // it took it as the first of the interval without a look (the ones
+  // behind it look: their packets share one round trip).
+  bool packet = false, lean = false, wrote = false, took_first = false;
+};
+
 // cma_atomic of kind Fop (compare unused) or Cas on one element of e (the
 // binding's record of predefined type t) to a target cma_epoch said yes
 // to, nothing on the window changed since, on the only thread that calls
-// on the window (no w.mu, as cma_copy_known): one look at the target, then
-// the packet while it polls (*packet set: the emulation's state changed,
-// as cma_atomic_route's) or the lean read-modify-write. -1: not such a
-// case (nothing done).
+// on the window (no w.mu, as cma_copy_known). The lean read-modify-write
+// without a look at the target when the first of its interval is likely a
+// read alone (MPI_NO_OP; a compare_and_swap unless the last lean one
+// wrote: one system call beats the packet's round trip); else one look,
+// then the packet while it polls or the lean one. -1: not such a case
+// (nothing done).
 int cma_atomic_known(WindowState& w, Msg kind, const void* origin, const void* compare, void* result, FastElem e,
-                     const Datatype* t, int target, std::ptrdiff_t disp, coll::OpKind op, bool* packet);
+                     const Datatype* t, int target, std::ptrdiff_t disp, coll::OpKind op, LeanAtomic* how);
 
 // The binding's short way to such a target (mpi/win_ops.cpp, win_atomics.cpp, on a miss of
 // its fast path), for the calls whose arguments it decoded (one predefined

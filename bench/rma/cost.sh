@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cost.sh [--impls "adi3 mpich openmpi"] [--modes "put get ..."] [--fn RE] [BUILD_DIR]:
+# cost.sh [--impls "adi3 mpich openmpi"] [--modes "put get ..."] [--fn RE] [--create|--create-poll] [BUILD_DIR]:
 # instructions per 8-byte one-sided operation on an allocate window
 # (bin/rmacost_<impl>, see rmacost.c), counted by callgrind on rank 0 of 2.
 # Each mode runs twice (N1 and N2 iterations); the difference over N2 - N1
@@ -8,17 +8,24 @@
 # e.g. 'P?MPI_Put'; the largest match) instead of the whole loop: the
 # origin's side of an operation alone, without the time a flush spends
 # waiting for an emulating target (which depends on the machine's load).
+# --create: the window from MPI_Win_create, rank 1 outside the library
+# (RMACOST_CREATE=1 RMACOST_IDLE=1: cross-memory attach); --create-poll:
+# rank 1 polling in MPI_Barrier (rmabench's create rows; packets where
+# adi3 prefers them, so the count follows the target's timing).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 impls="adi3 mpich openmpi"
 modes="put get acc accd fop cas lock bare"
 fn=
+cenv=()
 while [ $# -gt 0 ]; do
   case $1 in
     --impls) impls=$2; shift 2 ;;
     --modes) modes=$2; shift 2 ;;
     --fn) fn=$2; shift 2 ;;
+    --create) cenv=(RMACOST_CREATE=1 RMACOST_IDLE=1); shift ;;
+    --create-poll) cenv=(RMACOST_CREATE=1); shift ;;
     *) break ;;
   esac
 done
@@ -62,7 +69,7 @@ for mode in $modes; do
     [ -x "$prog" ] || { printf '%10s' -; continue; }
     n1=1000 n2=3000 ok=yes
     for n in $n1 $n2; do
-      COST_OUT=$tmp/out.$n timeout 300 "${l[@]}" env COST_OUT="$tmp/out.$n" "$tmp/wrap" "$prog" "$mode" "$n" \
+      COST_OUT=$tmp/out.$n timeout 300 "${l[@]}" env "${cenv[@]}" COST_OUT="$tmp/out.$n" "$tmp/wrap" "$prog" "$mode" "$n" \
         >/dev/null 2>&1 || ok=no
     done
     if [ $ok = yes ]; then

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # run.sh [--repeat N] [--target S] [--only RE] [--impls "adi3 adi3emul mpich openmpi"]
-#        [--sizes LIST] [--no-build] [BUILD_DIR]
+#        [--sizes LIST] [--base DIR] [--no-build] [BUILD_DIR]
 # Builds rmabench with adi3's mpicc, mpicc.mpich and mpicc.openmpi (CMake
 # target rmabench), runs the three alternately (2 ranks, each pinned to
 # its own core by the program), N times (default 5), and prints per figure
@@ -15,11 +15,13 @@
 # name, that group's figures whose name it matches ('_create',
 # 'bw.*alloc'). --sizes LIST: the bandwidth rows' sizes (bytes, comma-
 # separated; default 1024,65536,1048576). Raw lines go to
-# results/rmabench-DATE/raw.txt, the table to table.md there.
+# results/rmabench-DATE/raw.txt, the table to table.md there. --base DIR:
+# also impl adi3base, the rmabench_adi3 and libraries of another build
+# (e.g. a copy of DIR/bin and DIR/lib made before a change), for A/B.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-repeat=5 target=0.02 only=. impls= build=yes sizes=()
+repeat=5 target=0.02 only=. impls= build=yes sizes=() base=
 while [ $# -gt 0 ]; do
   case "$1" in
     --repeat) repeat=$2; shift 2 ;;
@@ -28,7 +30,8 @@ while [ $# -gt 0 ]; do
     --impls) impls=$2; shift 2 ;;
     --sizes) sizes=(--sizes "$2"); shift 2 ;;
     --no-build) build=no; shift ;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
+    --base) base=$2; shift 2 ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
     -*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
     *) break ;;
   esac
@@ -44,6 +47,7 @@ if [ -z "$impls" ]; then
   impls=
   for i in adi3 mpich openmpi; do [ -x "$bin/rmabench_$i" ] && impls="$impls $i"; done
   [ -x "$bin/rmabench_adi3" ] && impls="${impls/adi3/adi3 adi3emul}"
+  [ -n "$base" ] && impls="$impls adi3base"
 fi
 read -r -a impls <<<"$impls"
 [ ${#impls[@]} -gt 0 ] || { echo "run.sh: no rmabench binaries in $bin" >&2; exit 2; }
@@ -67,8 +71,10 @@ for ((r = 1; r <= repeat; r++)); do
         adi3emul) cmd=(env ADI3_FORCE_EMULATION=1 "$bin/mpiexec" -n 2) ;;
         mpich) cmd=(mpiexec.mpich -n 2) ;;
         openmpi) cmd=(mpirun.openmpi --bind-to none -n 2) ;;
+        adi3base) cmd=(env LD_LIBRARY_PATH="$base/lib" "$base/bin/mpiexec" -n 2) ;;
       esac
       exe=$bin/rmabench_${impl%emul}
+      [ "$impl" = adi3base ] && exe=$base/bin/rmabench_adi3
       if ! o=$(timeout 300 "${cmd[@]}" "$exe" --target "$target" "${sizes[@]}" "${sel[@]}" 2>"$out/err"); then
         echo "# $impl $g repeat $r failed: $(grep -v '^\[' "$out/err" | tail -n 1)" >&2
       fi

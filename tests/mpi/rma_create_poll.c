@@ -5,7 +5,9 @@
  * with a flush inside lock_all, and lock / operation / unlock epochs, into
  * the same elements. Even origins force theirs to the emulation
  * (adi3_emulate_ops), so packets, copies and forced packets mix on one
- * element; the sums and counters must be exact. */
+ * element; the sums and counters must be exact. Between them, reads alone
+ * (fetch_and_op MPI_NO_OP, a compare_and_swap that never matches), which
+ * take cross-memory attach as the first of their interval. */
 #include "mpitest.h"
 
 #define ITERS 300
@@ -41,6 +43,18 @@ static void origin(MPI_Win win, int locked, long long* fetched) {
     if (locked) CHECK_OK(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win));
     CHECK_OK(MPI_Fetch_and_op(&one, &fetched[i], MPI_LONG_LONG, 0, FOP, MPI_SUM, win));
     CHECK_OK(locked ? MPI_Win_unlock(0, win) : MPI_Win_flush(0, win));
+    /* reads alone, first of their interval or behind another (a
+     * cross-memory-attach read even while rank 0 polls, or a packet): a
+     * fetch_and_op MPI_NO_OP sees our sum landed, a compare_and_swap whose
+     * compare never matches writes nothing (the counts below stay exact) */
+    long long now = -1, never = -5, nomatch = -1, seen = -1;
+    if (locked) CHECK_OK(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win));
+    if (i % 2) CHECK_OK(MPI_Fetch_and_op(NULL, &now, MPI_LONG_LONG, 0, FOP, MPI_NO_OP, win));
+    CHECK_OK(MPI_Compare_and_swap(&never, &nomatch, &seen, MPI_LONG_LONG, 0, CAS, win));
+    if (!(i % 2)) CHECK_OK(MPI_Fetch_and_op(NULL, &now, MPI_LONG_LONG, 0, FOP, MPI_NO_OP, win));
+    CHECK_OK(locked ? MPI_Win_unlock(0, win) : MPI_Win_flush(0, win));
+    CHECK(now > fetched[i]);
+    CHECK(seen >= 0);
     cas_increment(win, locked);
     /* put then read back our own slot: nobody else writes it */
     long long v = (long long)rank * 1000000 + i, back = -1;
