@@ -265,6 +265,8 @@ class Device final : private PacketSink {
   Request* request_in_slot(std::size_t index, uint32_t gen, uint32_t mask) const {
     return pool_.lookup_slot(index, gen, mask);
   }
+  // request_in_slot for many names: RequestPool::Slots, read once.
+  RequestPool::Slots request_slots() const { return pool_.slots(); }
   std::size_t posted_depth() const { return matcher_.posted_size(); }
   std::size_t unexpected_depth() const { return matcher_.unexpected_size(); }
   // The per-device state of a layer above the core (LayerStates), made by

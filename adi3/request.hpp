@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "adi3/hot_inline.hpp"
 #include "adi3/types.hpp"
 
 namespace adi3 {
@@ -148,10 +149,15 @@ struct Request : QueueHook, BySrcHook, ByTagHook, ByCtxHook {
   // Without the envelope (kEnvelope false), buf, count, type, context,
   // source, tag and peer keep the last occupant's values: for a caller
   // that sets them all before anything reads them (the fast isend/irecv).
-  template <bool kEnvelope = true>
-  void reset() {
-    cc.store(0, std::memory_order_relaxed);
-    refs.store(0, std::memory_order_relaxed);
+  // kCounts false: cc and refs are left for the caller, which stores their
+  // first values itself (RequestPool::start: one store each, not two).
+  // Forced inline: GCC left reset<false, false> a call in MPI_Isend/Irecv.
+  template <bool kEnvelope = true, bool kCounts = true>
+  ADI3_HOT_INLINE void reset() {
+    if constexpr (kCounts) {
+      cc.store(0, std::memory_order_relaxed);
+      refs.store(0, std::memory_order_relaxed);
+    }
     kind = RequestKind::Send;
     flags.store(0, std::memory_order_relaxed);
     phase = 0;

@@ -50,7 +50,11 @@ class RequestPool {
     Request* r = free_;
     free_ = r->pool_next;
     live_.store(live_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-    start<kEnvelope>(r, dev, kind);
+    if constexpr (kEnvelope) {
+      start(r, dev, kind);
+    } else {
+      start_inline<false>(r, dev, kind);
+    }
     return r;
   }
   // The most requests that can be live at once.
@@ -79,20 +83,42 @@ class RequestPool {
   // whose generation agrees with gen in the bits of mask, or nullptr: for
   // names with fewer generation bits than the wire's (the MPI binding's
   // MPI_Request handles). Lock-free, like lookup.
-  Request* lookup_slot(std::size_t index, uint32_t gen, uint32_t mask) const {
-    if (index >= kMaxSlots) return nullptr;
-    Chunk* c = chunks_[index / kChunk].load(std::memory_order_acquire);
-    if (!c) [[unlikely]]
-      return nullptr;
-    auto* r = reinterpret_cast<Request*>(c->slots + (index % kChunk) * kSlot);
-    const uint32_t g = r->pool_gen.load(std::memory_order_acquire);
-    return (g & 1) && !((g ^ gen) & mask) ? r : nullptr;
-  }
+  Request* lookup_slot(std::size_t index, uint32_t gen, uint32_t mask) const { return slots().find(index, gen, mask); }
 
  private:
   struct Chunk {
     char* slots;  // kChunk requests
   };
+
+ public:
+  // The chunk table, for lookup_slot over many names (MPI_Waitall's
+  // handles): its address is read once for all of them. Each name's acquire
+  // load of its chunk kept the compiler from hoisting that read (s20).
+  class Slots {
+   public:
+    explicit Slots(const std::atomic<Chunk*>* chunks) : chunks_(chunks) {}
+    ADI3_HOT_INLINE Request* find(std::size_t index, uint32_t gen, uint32_t mask) const {
+      return find_if(index, [&](const Request&, uint32_t g) { return (g & 1) && !((g ^ gen) & mask); });
+    }
+    // The request in slot index if ok(request, its generation) holds, else
+    // nullptr: for a caller that tests the generation its own way.
+    template <class Ok>
+    ADI3_HOT_INLINE Request* find_if(std::size_t index, Ok&& ok) const {
+      if (index >= kMaxSlots) return nullptr;
+      Chunk* c = chunks_[index / kChunk].load(std::memory_order_acquire);
+      if (!c) [[unlikely]]
+        return nullptr;
+      auto* r = reinterpret_cast<Request*>(c->slots + (index % kChunk) * kSlot);
+      if (!r) __builtin_unreachable();  // a chunk's slots exist: callers need not test r again
+      return ok(*r, r->pool_gen.load(std::memory_order_acquire)) ? r : nullptr;
+    }
+
+   private:
+    const std::atomic<Chunk*>* chunks_;
+  };
+  Slots slots() const { return Slots(chunks_.get()); }
+
+ private:
   static constexpr std::size_t kChunk = 64;
   static constexpr std::size_t kMaxChunks = kMaxSlots / kChunk;  // 1 Mi live requests
   static constexpr std::size_t kSlot = (sizeof(Request) + 63) / 64 * 64;
@@ -103,8 +129,15 @@ class RequestPool {
   // changes a taken slot's generation until put().
   template <bool kEnvelope = true>
   static void start(Request* r, Device* dev, RequestKind kind) {
+    start_inline<kEnvelope>(r, dev, kind);
+  }
+  // Forced inline for the fast isend/irecv (get<false>): out of line it was
+  // a call through libmpi's PLT per request. Not for every get(): forced
+  // into the collectives' launch, GCC 12 warned a false stringop-overflow.
+  template <bool kEnvelope>
+  ADI3_HOT_INLINE static void start_inline(Request* r, Device* dev, RequestKind kind) {
     const uint32_t gen = r->pool_gen.load(std::memory_order_relaxed) + 1;
-    r->reset<kEnvelope>();
+    r->reset<kEnvelope, false>();
     r->dev = dev;
     r->kind = kind;
     r->wire_id = uint64_t{gen} << 32 | (r->wire_id & 0xffffffffu);

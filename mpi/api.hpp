@@ -273,12 +273,22 @@ inline MPI_Request request_handle(const Request& r) {
 }
 // The request a handle names with the given mark (Request::kHandleLive
 // for every call but MPI_Grequest_complete), or nullptr.
-inline Request* find_request(Runtime& rt, MPI_Request h, uint8_t mark = Request::kHandleLive) {
+// With slots (Device::request_slots) read once by a caller that looks up
+// many handles.
+// Every handle's low bits name a slot that may be looked at (the pool has
+// 2^20), so the class is tested after, in one compare with the generation:
+// class Pool and the handle's generation bits followed by 1 (odd: live)
+// against the slot's generation bits 0-10 under the class.
+inline Request* find_request(const RequestPool::Slots& slots, MPI_Request h, uint8_t mark = Request::kHandleLive) {
   const auto u = static_cast<unsigned>(h);
-  if (u >> 30 != static_cast<unsigned>(HandleClass::Pool)) return nullptr;
-  Request* r =
-      rt.dev().request_in_slot(u & ((1u << kRequestSlotBits) - 1), (u >> kRequestSlotBits & 0x3ffu) << 1 | 1, 0x7ffu);
-  return r && r->handle.load(std::memory_order_relaxed) == mark ? r : nullptr;
+  const unsigned want = (u >> kRequestSlotBits) << 1 | 1;
+  return slots.find_if(u & ((1u << kRequestSlotBits) - 1), [&](const Request& r, uint32_t g) {
+    return ((g & 0x7ffu) | static_cast<unsigned>(HandleClass::Pool) << 11) == want &&
+           r.handle.load(std::memory_order_relaxed) == mark;
+  });
+}
+inline Request* find_request(Runtime& rt, MPI_Request h, uint8_t mark = Request::kHandleLive) {
+  return find_request(rt.dev().request_slots(), h, mark);
 }
 // The request and communicator of a non-null request handle, or
 // ERR_REQUEST naming the handle.

@@ -64,13 +64,15 @@ class Scratch {
 int gather(Runtime& rt, int n, const MPI_Request* reqs, Request** out, MPI_Comm* comms) {
   if (n < 0) return raise(ErrorClass::Count, "invalid count %d of requests", n);
   if (n > 0 && !reqs) return raise(ErrorClass::Arg, "array_of_requests is null");
+  // The pool's chunk table once for the set (not once per handle).
+  const RequestPool::Slots slots = rt.dev().request_slots();
   for (int i = 0; i < n; ++i) {
     const MPI_Request h = reqs[i];
     Request* r = nullptr;
     MPI_Comm comm = MPI_COMM_WORLD;
     if (h != MPI_REQUEST_NULL) {
       // The live user handle inline; get_slot names what is wrong otherwise.
-      r = find_request(rt, h);
+      r = find_request(slots, h);
       if (!r) [[unlikely]] {
         ReqSlot s;
         return get_slot(rt, h, &s);
