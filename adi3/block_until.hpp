@@ -10,7 +10,7 @@
 namespace adi3 {
 
 template <class Done>
-int Device::block_until(Done&& done, bool yield_to_ranks) {
+int Device::block_until(Done&& done) {
   int idle = 0;
   // A peer died: the wait may depend on it, so after kFailurePatience of
   // wall time without progress it fails rather than hang. Counted from the
@@ -44,7 +44,7 @@ int Device::block_until(Done&& done, bool yield_to_ranks) {
       }
     }
   } mark(calls_, config_.thread_multiple);
-  const int yields = (yield_to_ranks && config_.yield_helps) || config_.thread_multiple ? config_.yield_count : 0;
+  const int yields = config_.yield_helps || config_.thread_multiple ? config_.yield_count : 0;
   do {
     if (progress()) {
       idle = 0;

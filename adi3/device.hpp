@@ -180,12 +180,8 @@ class Device final : private PacketSink {
   // Returns an ERR_PROC_FAILED code instead of hanging when a peer died and
   // nothing progressed for ~100 ms. done() is also checked inside the sleep
   // (Channel::wait_until), so it must be idempotent once true.
-  // yield_to_ranks false: no yield hands the core to another rank (only a
-  // THREAD_MULTIPLE rank's own threads), for waits every rank of a crowded
-  // host does at once, where the ranks with work should get the cores
-  // (coll/shm_node.cpp).
   template <class Done>
-  int block_until(Done&& done, bool yield_to_ranks = true);
+  int block_until(Done&& done);
   // For calls that move no packets (native one-sided synchronization),
   // which would otherwise never learn that a peer died: every
   // kLivenessEvery-th call lets the channel look for failed peers (its

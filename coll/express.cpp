@@ -41,7 +41,7 @@ inline void fold(const ShmNode& n, const ExpressOp& r, const void* in, void* out
 // folds them.
 inline int reduction(ShmNode& n, const void* in, void* out, std::size_t count, const ExpressOp& r, int root) {
   const std::size_t bytes = count * r.size;
-  const uint64_t s = n.begin(1, bytes, root >= 0);
+  const uint64_t s = n.begin(1, bytes);
   std::byte* mine = nullptr;
   if (int e = n.claim_slot(&mine)) return e;
   copy(mine, in, bytes);
@@ -106,7 +106,7 @@ bool Express::reduce(const void* in, void* out, std::size_t count, const Express
 bool Express::bcast(void* buf, std::size_t bytes, int root, int* err) const {
   if (!bcast_ || bytes > limit_ || root < 0 || root >= size_) return false;
   ShmNode& n = *node_;
-  const uint64_t s = n.begin(1, bytes, true);
+  const uint64_t s = n.begin(1, bytes);
   if (n.rank() == root) {
     std::byte* mine = nullptr;
     if ((*err = n.claim_slot(&mine))) return true;

@@ -16,7 +16,7 @@ namespace {
 // Reductions up to one slot: all inputs in the slots, the root(s) fold.
 int small_reduction(ShmNode& n, const Reduction& red, const void* in, void* out, std::size_t count, int root) {
   const int me = n.rank(), p = n.size();
-  const uint64_t s = n.begin(1, count * red.ext, root >= 0);
+  const uint64_t s = n.begin(1, count * red.ext);
   std::byte* mine = nullptr;
   if (int e = n.claim_slot(&mine)) return e;
   std::memcpy(mine, in, count * red.ext);
@@ -324,7 +324,7 @@ bool shm_bcast(Device& dev, void* buf, std::size_t count, const Datatype* type, 
     }
     return true;
   }
-  const uint64_t s = n->begin(1, count * type->size(), true);
+  const uint64_t s = n->begin(1, count * type->size());
   if (comm.rank == root) {
     std::byte* mine = nullptr;
     if ((*err = n->claim_slot(&mine))) return true;

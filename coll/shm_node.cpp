@@ -234,11 +234,6 @@ bool ShmNode::reached(int r, uint64_t s) const { return flag(r).load(std::memory
 // which post() rings; fail rather than hang once a peer died and nothing
 // moved. A wake owed (post_owed) is rung before any sleep can happen.
 // ready() only turns true once.
-// Where ranks outnumber the cores, only a rooted call through the slots
-// yields to other ranks before it sleeps (its root or leaves run ahead,
-// and a sleeping waiter costs the poster a wake each call); in the others
-// every rank waits in turn, and a yield handed the core to another waiter
-// or another program rather than to the ranks with work.
 template <class Ready>
 int ShmNode::wait(Ready&& ready) {
   if (own_cores()) {
@@ -251,7 +246,7 @@ int ShmNode::wait(Ready&& ready) {
     }
   }
   ring_owed();
-  return dev_.block_until(ready, rooted_);
+  return dev_.block_until(ready);
 }
 
 int ShmNode::wait_one(int r, uint64_t s) {

@@ -165,17 +165,13 @@ class ShmNode {
 
   // Starts a collective taking `stages` stages, whose slot (if it uses
   // one) holds slot_bytes <= kShmSlotData: the tier of its slots. Returns
-  // its first stage. rooted: a bcast or reduce through the slots, whose
-  // waits may yield to other ranks (see wait()).
-  uint64_t begin(uint64_t stages, std::size_t slot_bytes = 0, bool rooted = false);
+  // its first stage.
+  uint64_t begin(uint64_t stages, std::size_t slot_bytes = 0);
   // A barrier's one stage: no slot, so not counted among the calls whose
   // sets rotate (a later call's set is free once every rank posted the
   // first stage of the call after the set's last user; a barrier between
   // them only moves that stage later). Every rank's barrier takes it.
-  uint64_t begin_barrier() {
-    rooted_ = false;
-    return ++stage_;
-  }
+  uint64_t begin_barrier() { return ++stage_; }
   // This call's slot of rank r, and mine once every rank is done with the
   // call that last used it (may wait).
   std::byte* slot(int r) const { return slot_base(r) + kShmSlotHead; }
@@ -304,7 +300,6 @@ class ShmNode {
   int crowding_ = 1;
   shm::StoreChooser chooser_{kShmSlowMbps};  // for store(); watches the next rank's flag
   bool owe_wake_ = false;                    // post_owed()'s wake has not rung yet
-  bool rooted_ = false;                      // this call's waits may yield (begin())
 
   std::byte* flags_ = nullptr;   // p lines, a flag at the start of each
   std::byte* slots_ = nullptr;   // kDepth * p * kShmSlot
@@ -341,9 +336,8 @@ inline const void* own_term(const ShmNode& n, int j, const void* in, const void*
 
 // The per-call steps every collective takes, inline: the express path
 // (coll/express.hpp) is little else.
-inline uint64_t ShmNode::begin(uint64_t stages, std::size_t slot_bytes, bool rooted) {
+inline uint64_t ShmNode::begin(uint64_t stages, std::size_t slot_bytes) {
   ++call_;
-  rooted_ = rooted;
   const uint64_t first = stage_ + 1;
   stage_ += stages;
   first_[call_ & (kShmRing - 1)] = first;
