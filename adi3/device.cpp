@@ -186,16 +186,21 @@ void Device::drop(int src, const char* fmt, ...) {
   va_start(ap, fmt);
   std::vsnprintf(why, sizeof why, fmt, ap);
   va_end(ap);
+  count_dropped(src, why);
+}
+
+void Device::count_dropped(int src, const char* why) {
   refused_.fetch_add(1, std::memory_order_relaxed);
   errors_.raise(ErrorClass::Intern, "rank %d refused a packet from rank %d: %s", rank_, src, why);
 }
+
 void Device::refuse(int src, const char* fmt, ...) {
   char why[200];
   va_list ap;
   va_start(ap, fmt);
   std::vsnprintf(why, sizeof why, fmt, ap);
   va_end(ap);
-  drop(src, "%s", why);  // counted and reported as any refused packet
+  count_dropped(src, why);  // counted and reported as any refused packet
   if (src < 0 || src >= size_ || src == rank_ || peer_refused_[static_cast<std::size_t>(src)]) return;
   // A peer that breaks the protocol cannot be trusted with anything more:
   // it is failed for this rank, which goes on serving the others.

@@ -426,6 +426,8 @@ class Device final : private PacketSink {
   // and counted, the peer kept (registration is collective but not
   // synchronizing, so a fast peer may be ahead).
   void drop(int src, const char* fmt, ...) __attribute__((format(printf, 3, 4)));
+  // What drop and refuse both do with the formatted reason: count, report.
+  void count_dropped(int src, const char* why);
 
   // completion helpers
   void release_parts(Request* r);  // what a released request holds beside it
