@@ -22,6 +22,7 @@
 // messages (rma/sync.hpp locally_done). rndv_reap, from the progress hook,
 // ends them.
 #include <algorithm>
+#include <cstdio>
 
 #include "adi3/device.hpp"
 #include "emul/emul.hpp"
@@ -409,9 +410,18 @@ bool rndv_reap(WindowState& w) {
         rma::Origin& O = w.origins[static_cast<std::size_t>(op.rank)];
         ++O.applied;
         // A put some of whose pieces came empty (its origin could not
-        // start them) is short: refused, as a failed one.
-        if (op.error || (op.role == Op::PutIn && op.got != op.h.total)) {
-          refuse(w, op.rank, op.h, ErrorClass::Truncate, "its message failed (%zu of %llu bytes)", op.got,
+        // start them) is short: refused, as a failed one. A message that
+        // failed here is refused with its own class and reason (a piece
+        // that found no request is ERR_NO_MEM, not a truncation).
+        if (op.error) {
+          char reason[160];  // no allocation: the reason may be a lack of memory
+          if (!w.dev.errors().text(op.error, reason, sizeof reason)) {
+            std::snprintf(reason, sizeof reason, "%s", error_class_text(error_class_of(op.error)));
+          }
+          refuse(w, op.rank, op.h, error_class_of(op.error), "its message failed (%zu of %llu bytes): %s", op.got,
+                 static_cast<unsigned long long>(op.h.total), reason);
+        } else if (op.role == Op::PutIn && op.got != op.h.total) {
+          refuse(w, op.rank, op.h, ErrorClass::Truncate, "its message came short (%zu of %llu bytes)", op.got,
                  static_cast<unsigned long long>(op.h.total));
         }
         // An Ack waits for the messages started before it (a group's
