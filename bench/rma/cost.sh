@@ -67,7 +67,7 @@ W
 chmod +x "$tmp/wrap"
 # A callgrind_annotate line's function name: after "file:", without the
 # " [object]" behind it and a C++ function's parameters.
-name_awk='function fname(s) { sub(/^[^:]*:/, "", s); sub(/ \[[^]]*\]$/, "", s); sub(/ \([0-9]+x\)$/, "", s);
+name_awk='function fname(s) { sub(/^[^:]*:/, "", s); sub(/ \[[^]]*\]$/, "", s); sub(/ \([0-9,]+x\)$/, "", s);
   sub(/\(.*$/, "", s); return s }'
 total() {
   if [ -z "$fn" ]; then
@@ -89,7 +89,7 @@ per_call() {
     /^ *[0-9,]+ / {
       v = $1; gsub(",", "", v); line = $0; sub(/^ *[0-9,]+ +\([^)]*\) +/, "", line)
       if (line ~ /^< /) {
-        n = 0; if (match(line, /\(([0-9]+)x\)/)) n = substr(line, RSTART + 1, RLENGTH - 3)
+        n = 0; if (match(line, /\([0-9,]+x\)/)) { n = substr(line, RSTART + 1, RLENGTH - 3); gsub(",", "", n) }
         calls += n; next
       }
       if (line ~ /^\* /) {
