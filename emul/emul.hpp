@@ -81,6 +81,13 @@ bool quick_acc_now(rma::WindowState& w, const void* origin, int64_t count, const
 // result, through a record of the window's fixed table (rma::QuickReply).
 bool quick_fetch_now(rma::WindowState& w, rma::Msg kind, const void* origin, const void* compare, void* result,
                      int64_t count, const Datatype* type, int target, std::ptrdiff_t disp, coll::OpKind op);
+// quick_fetch_now of a fetch_and_op or compare_and_swap whose arguments
+// the caller proved (rma/native_cma.cpp cma_atomic_known: one element of
+// predefined type b, es bytes without padding, an op it takes, the
+// operands there, a target of a window from create): only the range is
+// checked here.
+bool quick_fetch_known(rma::WindowState& w, rma::Msg kind, const void* origin, const void* compare, void* result,
+                       Builtin b, std::size_t es, int target, std::ptrdiff_t disp, coll::OpKind op);
 // Their first tests, inline: an operation they never take (a mapped
 // window, mixed types) pays a few instructions. A small put goes the
 // general way (held for the flush behind it) unless a flush follows each

@@ -241,6 +241,12 @@ bool send_chunk(WindowState& w, int to, Header& h, const Payload& p) {
 }
 
 void send_reply(WindowState& w, int to, Header& h, const Payload& p) {
+  // The origin reads no total from a reply (it knows its own): one that
+  // starts the stream and holds the payload goes in the short form
+  // (rma/protocol.hpp header_bytes), whose receiver sets total to the
+  // payload's bytes; an 8-byte fetch's reply then takes one cache line of
+  // the shm ring, not two.
+  if (h.first == 0 && h.len == p.bytes && h.total == 0) h.total = p.bytes;
   if (!send_chunk(w, to, h, p)) record_error(w, send(w, to, h, p));
 }
 

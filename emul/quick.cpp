@@ -28,6 +28,18 @@ namespace {
 // window, when it is one the short path takes and lies inside the window
 // (quick_types passed: one type on both sides, a positive count of at
 // most 2^40).
+// Whether bytes (> 0) at disp lie inside target's window (a rank of it);
+// *off: their byte displacement.
+[[gnu::always_inline]] inline bool in_window(const WindowState& w, int target, std::ptrdiff_t disp, std::size_t bytes,
+                                             uint64_t* off) {
+  const rma::PeerWin& pw = w.peers[static_cast<std::size_t>(target)];
+  if (disp < 0 || disp > pw.size) return false;
+  const auto at = static_cast<__int128>(disp) * pw.disp_unit;
+  if (at + static_cast<__int128>(bytes) > pw.size) return false;
+  *off = static_cast<uint64_t>(at);
+  return true;
+}
+
 [[gnu::always_inline]] inline bool short_args(const WindowState& w, const void* buf, int64_t count,
                                               const Datatype* type, int target, std::ptrdiff_t disp, Builtin* b,
                                               std::size_t* bytes, uint64_t* off) {
@@ -38,12 +50,7 @@ namespace {
   // One packet (a predefined type is a few bytes: no overflow).
   *bytes = static_cast<std::size_t>(count) * type->size();
   if (*bytes > w.dev.port().max_packet_payload() || *bytes == 0) return false;
-  const rma::PeerWin& pw = w.peers[ti];
-  if (disp < 0 || disp > pw.size) return false;
-  const auto at = static_cast<__int128>(disp) * pw.disp_unit;
-  if (at + static_cast<__int128>(*bytes) > pw.size) return false;
-  *off = static_cast<uint64_t>(at);
-  return true;
+  return in_window(w, target, disp, *bytes, off);
 }
 
 // Under w.mu: whether an operation to t leaves now in the current epoch
@@ -144,6 +151,35 @@ namespace {
   ++t.sent_ops;
   ++w.emulated_ops;
   t.emul_inflight = true;
+}
+
+// The packet of a get_accumulate, fetch_and_op or compare_and_swap whose
+// arguments passed (count elements of b, es bytes each, bytes in all at
+// byte displacement off; op Replace for compare_and_swap), with its reply
+// record, when it may leave now.
+[[gnu::always_inline]] inline bool fetch_send(WindowState& w, Msg kind, Builtin b, std::size_t es, uint64_t off,
+                                              int64_t count, std::size_t bytes, const void* origin, const void* compare,
+                                              void* result, int target, coll::OpKind op) {
+  // The packet's data: the origin operand (fetch_and_op: one element, also
+  // with NO_OP), compare_and_swap's compare operand after it; a
+  // get_accumulate with NO_OP carries none.
+  const bool no_op = op == coll::OpKind::NoOp;
+  alignas(16) char pair[64];
+  Payload p{origin, bytes, nullptr, 0};
+  if (kind == Msg::Cas) {
+    std::memcpy(pair, origin, es);
+    std::memcpy(pair + es, compare, es);
+    p = Payload{pair, 2 * es, nullptr, 0};
+  } else if (no_op) {
+    p = kind == Msg::Fop ? Payload{std::memset(pair, 0, es), es, nullptr, 0} : Payload{};
+  }
+  std::lock_guard g(w.mu);
+  Target& t = w.targets[static_cast<std::size_t>(target)];
+  const uint64_t token = open_reply(w, t, target, result, bytes);
+  if (!token) return false;
+  const int e = send_op(w, target, kind, b, off, count, bytes, token, p, 0, op, bytes);
+  count_sent(w, t, e);
+  return true;
 }
 
 }  // namespace
@@ -265,25 +301,15 @@ bool quick_fetch_now(WindowState& w, Msg kind, const void* origin, const void* c
   } else if (op > coll::OpKind::NoOp || !coll::op_accepts(op, b) || (!origin && !no_op)) {
     return false;
   }
-  // The packet's data: the origin operand (fetch_and_op: one element, also
-  // with NO_OP), compare_and_swap's compare operand after it; a
-  // get_accumulate with NO_OP carries none.
-  alignas(16) char pair[64];
-  Payload p{origin, bytes, nullptr, 0};
-  if (kind == Msg::Cas) {
-    std::memcpy(pair, origin, es);
-    std::memcpy(pair + es, compare, es);
-    p = Payload{pair, 2 * es, nullptr, 0};
-  } else if (no_op) {
-    p = kind == Msg::Fop ? Payload{std::memset(pair, 0, es), es, nullptr, 0} : Payload{};
-  }
-  std::lock_guard g(w.mu);
-  Target& t = w.targets[static_cast<std::size_t>(target)];
-  const uint64_t token = open_reply(w, t, target, result, bytes);
-  if (!token) return false;
-  const int e = send_op(w, target, kind, b, off, count, bytes, token, p, 0, op, bytes);
-  count_sent(w, t, e);
-  return true;
+  return fetch_send(w, kind, b, es, off, count, bytes, origin, compare, result, target, op);
+}
+
+bool quick_fetch_known(WindowState& w, Msg kind, const void* origin, const void* compare, void* result, Builtin b,
+                       std::size_t es, int target, std::ptrdiff_t disp, coll::OpKind op) {
+  uint64_t off = 0;
+  if (!in_window(w, target, disp, es, &off)) return false;
+  return fetch_send(w, kind, b, es, off, 1, es, origin, compare, result, target,
+                    kind == Msg::Cas ? coll::OpKind::Replace : op);
 }
 
 }  // namespace adi3::emul

@@ -39,9 +39,13 @@ void cma_took_first(WinObj& w, int target) {
 }
 
 // Whether target's byte says its memory is reached by cross-memory attach
-// (kDirectCma), set here from cma_epoch's yes.
+// (kDirectCma), set here from cma_epoch's yes. The byte outlives a
+// fetch_and_op or compare_and_swap that went as a packet (atomic_known)
+// and the flush behind it (Win_flush, mpi/win_sync.cpp), which change none
+// of cma_epoch's tests but the target's emul_inflight: tested here, so
+// nothing takes cross-memory attach past an emulated operation.
 bool cma_known(WinObj& w, const rma::WindowState& s, int target) {
-  if (direct_has(w, s, target, kDirectCma)) return true;
+  if (direct_has(w, s, target, kDirectCma)) return !s.targets[static_cast<std::size_t>(target)].emul_inflight;
   if (s.dev.config().thread_multiple || !rma::native::cma_epoch(s, target)) return false;
   direct_remember(w, s, static_cast<std::size_t>(target), kDirectCma);
   return true;
@@ -101,9 +105,11 @@ int atomic_known(WinObj& w, MPI_Win win, rma::Msg kind, const void* origin, cons
   how.cas_wrote = r < w.cma_marks.size() && w.cma_marks[r].cas_wrote;
   try {
     const int rc = rma::native::cma_atomic_known(s, kind, origin, compare, result, e, t, target, disp, k, &how);
-    // The packet changed the target's state (see window_call); the lean
-    // read-modify-write left nothing behind, so the flush's byte holds.
-    if (how.packet) w.forget_direct();
+    // The packet left a reply to wait for: no flush to the target is
+    // nothing to do now (kDirectFlush). It changed nothing else the bytes
+    // say (cma_known tests emul_inflight); the lean read-modify-write left
+    // nothing behind, so the flush's byte holds.
+    if (how.packet && r < w.direct.size()) w.direct[r] &= static_cast<uint8_t>(~kDirectFlush);
     if (how.took_first) cma_took_first(w, target);
     // A compare_and_swap that wrote (or went as a packet after one that
     // did) tells the next one to the target whether to expect a read alone.

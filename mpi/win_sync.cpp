@@ -168,8 +168,22 @@ ADI3_WIN_FAST(Win_flush, (int rank, MPI_Win win)) {
   // Nothing to complete at a mapped target (rma/native_fast.hpp), as Window::flush would find.
   if (Runtime* rt = g_runtime) [[likely]] {
     if (WinObj* w = find_win(*rt, win)) {
-      if (rma::WindowState& st = w->win->state(); direct_flush(*w, st, rank)) {
+      rma::WindowState& st = w->win->state();
+      if (direct_flush(*w, st, rank)) {
         return win_error(w, st.dev.check_alive(st.comm, rank, "Win_flush"), "PMPI_Win_flush");
+      }
+      // A target reached by cross-memory attach (kDirectCma) with a packet
+      // to complete (a fetch_and_op's reply): a flush changes nothing the
+      // bytes say (the epoch stays; emul_inflight, which it clears, is
+      // tested on each hit), so it keeps them, unlike the checked path's
+      // lookup (mpi/win_cma.cpp cma_known).
+      if (direct_has(*w, st, rank, kDirectCma)) {
+        ++w->syncs;
+        try {
+          return win_error(w, w->win->flush(rank), "PMPI_Win_flush");
+        } catch (...) {
+          return Escaped<int>{"PMPI_Win_flush"}(rank, win);
+        }
       }
     }
   }

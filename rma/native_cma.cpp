@@ -192,10 +192,11 @@ int cma_atomic_known(WindowState& w, Msg kind, const void* origin, const void* c
   const int8_t polls = read_only ? 0 : rma::polls_now(w, target);
   if (polls < 0) return -1;
   if (polls) {
+    // rmw_op's yes proved what quick_fetch_now would test again.
+    Builtin b;
+    if (!t->builtin_id(&b)) return -1;
     how->packet = true;
-    return emul::quick_fetch_now(w, kind, origin, compare, result, 1, t, target, disp, cas ? coll::OpKind::Replace : op)
-               ? 0
-               : -1;
+    return emul::quick_fetch_known(w, kind, origin, compare, result, b, e.size, target, disp, op) ? 0 : -1;
   }
   uint64_t off;
   const bool excl = held_exclusive(w, target);

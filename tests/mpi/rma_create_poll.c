@@ -16,6 +16,15 @@ enum { FOP, CAS, SLOT }; /* fetch_and_op sum, compare_and_swap counter, slot r: 
 
 static int rank, size;
 
+/* Rank 0 zeroes its window memory, under its exclusive lock. */
+static void zero_window(MPI_Win win, long long* mem) {
+  MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
+  if (rank == 0)
+    for (int i = 0; i < SLOT + size; ++i) mem[i] = 0;
+  MPI_Win_unlock(0, win);
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 /* One compare_and_swap increment of mem[CAS] at rank 0 (a loop: others race). */
 static void cas_increment(MPI_Win win, int locked) {
   long long seen = 0, want, prev;
@@ -129,6 +138,39 @@ static void cached_epochs(MPI_Win win, long long* mem) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* Runs of three fetch_and_op on one element between flushes, then a put:
+ * the first goes as a packet while rank 0 polls and the binding keeps its
+ * per-target bytes (mpi/win_cma.cpp), so the ones behind it must see the
+ * emulated one in flight and stay behind it (MPI orders accumulates to one
+ * location: each origin's fetched values increase); the flush keeps the
+ * bytes too, and the get behind it must see the put. */
+static void fetch_runs(MPI_Win win, long long* mem) {
+  enum { RUNS = 100 };
+  if (rank != 0) {
+    long long one = 1, got[3], v, back;
+    CHECK_OK(MPI_Win_lock_all(0, win));
+    for (int i = 0; i < RUNS; ++i) {
+      for (int k = 0; k < 3; ++k) CHECK_OK(MPI_Fetch_and_op(&one, &got[k], MPI_LONG_LONG, 0, FOP, MPI_SUM, win));
+      v = (long long)rank * 1000 + i;
+      back = -1;
+      CHECK_OK(MPI_Put(&v, 1, MPI_LONG_LONG, 0, SLOT + rank, 1, MPI_LONG_LONG, win));
+      CHECK_OK(MPI_Win_flush(0, win));
+      CHECK(got[0] >= 0 && got[0] < got[1] && got[1] < got[2]);
+      CHECK_OK(MPI_Get(&back, 1, MPI_LONG_LONG, 0, SLOT + rank, 1, MPI_LONG_LONG, win));
+      CHECK_OK(MPI_Win_flush(0, win));
+      CHECK_EQ(back, v);
+    }
+    CHECK_OK(MPI_Win_unlock_all(win));
+  }
+  MPI_Barrier(MPI_COMM_WORLD); /* rank 0 polls here */
+  if (rank == 0) {
+    MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
+    CHECK_EQ(mem[FOP], 3LL * RUNS * (size - 1));
+    MPI_Win_unlock(0, win);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -144,11 +186,7 @@ int main(int argc, char** argv) {
                           &win));
   MPI_Info_free(&info);
   for (int locked = 0; locked < 2; ++locked) {
-    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
-    if (rank == 0)
-      for (int i = 0; i < SLOT + size; ++i) mem[i] = 0;
-    MPI_Win_unlock(0, win);
-    MPI_Barrier(MPI_COMM_WORLD);
+    zero_window(win, mem);
     for (int i = 0; i < ITERS; ++i) fetched[i] = -1;
     if (rank != 0) origin(win, locked, fetched);
     MPI_Barrier(MPI_COMM_WORLD); /* rank 0 polls here */
@@ -173,12 +211,10 @@ int main(int argc, char** argv) {
     }
     MPI_Barrier(MPI_COMM_WORLD);
   }
-  MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
-  if (rank == 0)
-    for (int i = 0; i < SLOT + size; ++i) mem[i] = 0;
-  MPI_Win_unlock(0, win);
-  MPI_Barrier(MPI_COMM_WORLD);
+  zero_window(win, mem);
   cached_epochs(win, mem);
+  zero_window(win, mem);
+  fetch_runs(win, mem);
   CHECK_OK(MPI_Win_free(&win));
   free(mem);
   free(fetched);
