@@ -10,7 +10,10 @@
 //  - a large one-sided put or get on memory a peer exposed for a window
 //    (split_window): for a get the target writes its window into the origin's
 //    buffer, for a put it reads the origin's buffer into its window
-//    (process_vm_readv).
+//    (process_vm_readv). The window may be program memory (create: the
+//    origin's part is CMA too) or a shared segment the origin maps
+//    (allocate, shared: the origin's part is a memcpy; the target still
+//    needs CMA for its part, the origin's buffer being private).
 //
 // The peer takes the ask when it next polls, by compare-and-swap; the
 // asker, done with its part, takes it back the same way if the peer has
@@ -37,6 +40,7 @@
 
 #include "adi3/spin_lock.hpp"
 #include "adi3/steady_clock.hpp"
+#include "channels/common/bulk_copy.hpp"
 #include "channels/common/tsan_link.hpp"
 #include "channels/shm/cma.hpp"
 #include "channels/shm/shm_channel.hpp"
@@ -59,17 +63,24 @@ constexpr unsigned kSpins = 4096;
 }  // namespace
 
 // put: local into the peer's remote, else the peer's remote into local.
-bool ShmChannel::split_copy(int peer, bool put, void* local, uint64_t remote, std::size_t len) {
+// mapped: our mapping of remote (a shared segment), or null (CMA only).
+bool ShmChannel::split_copy(int peer, bool put, void* local, uint64_t remote, std::size_t len, char* mapped) {
   const auto idx = static_cast<std::size_t>(peer);
   const pid_t pid = out_[idx].pid;
   auto copy = [&](std::size_t at, std::size_t n) {
     char* l = static_cast<char*>(local) + at;
+    if (mapped) {
+      put ? bulk_move(mapped + at, l, n) : bulk_move(l, mapped + at, n);
+      return true;
+    }
     return put ? cma_write(pid, remote + at, l, n) : cma_read(pid, l, remote + at, n);
   };
   const std::size_t head = len / 2 / kSplitAlign * kSplitAlign;
   // One ask per peer at a time: another thread of ours splitting a copy
   // with the same peer holds it, and this one is copied alone.
-  if (head == 0 || split_busy_[idx].exchange(1, std::memory_order_acquire)) return alone(peer, put, local, remote, len);
+  if (head == 0 || split_busy_[idx].exchange(1, std::memory_order_acquire)) {
+    return mapped ? copy(0, len) : alone(peer, put, local, remote, len);
+  }
   char* base = segments_[idx].base();
   SplitAsk& ask = *layout_.ask(base, rank_);
   const uint64_t tag = ++split_seq_[idx] << 3;
@@ -84,28 +95,31 @@ bool ShmChannel::split_copy(int peer, bool put, void* local, uint64_t remote, st
   layout_.header(base)->asks.fetch_add(1, std::memory_order_seq_cst);
   out_[idx].bell->ring();
 
-  my_cma_copies_->fetch_add(1, std::memory_order_relaxed);
+  if (!mapped) my_cma_copies_->fetch_add(1, std::memory_order_relaxed);
   bool ok = copy(0, head);
   uint64_t st = tag | kOffered;
   if (ask.state.compare_exchange_strong(st, tag | kReclaimed, std::memory_order_acq_rel)) {
     ok = ok && copy(head, len - head);  // the peer did not come
   } else {
     st = wait_for_half(peer, ask, tag);
-    if (st == 0) {
+    if (st == 0 && !mapped) {
       ok = false;  // the peer died: its part may be partly copied
     } else if (st != (tag | kCopied)) {
-      ok = ok && copy(head, len - head);  // it could not, or would not
+      // It could not, or would not (or died: memory we map outlives it).
+      ok = ok && copy(head, len - head);
     }
   }
-  my_cma_copies_->fetch_sub(1, std::memory_order_relaxed);
+  if (!mapped) my_cma_copies_->fetch_sub(1, std::memory_order_relaxed);
   bump_activity();
   split_busy_[idx].store(0, std::memory_order_release);
   return ok;
 }
 
-bool ShmChannel::split_window(int peer, bool put, void* local, uint64_t remote, std::size_t len, bool* ok) {
-  if (len < settings_.win_split_min || crowded_ || peer == rank_ || peer < 0 || peer >= size_) return false;
-  *ok = split_copy(peer, put, local, remote, len);
+bool ShmChannel::split_window(int peer, bool put, void* local, uint64_t remote, std::size_t len, char* mapped,
+                              bool* ok) {
+  const std::size_t min = mapped ? settings_.win_split_mapped_min : settings_.win_split_min;
+  if (len < min || crowded_ || peer == rank_ || peer < 0 || peer >= size_) return false;
+  *ok = split_copy(peer, put, local, remote, len, mapped);
   return true;
 }
 
