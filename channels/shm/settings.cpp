@@ -18,7 +18,7 @@ constexpr std::size_t kCmaStreamMin = 64 * 1024;
 constexpr std::size_t kCrossingMin = 256 * 1024;
 constexpr std::size_t kSplitMin = 64 * 1024;
 constexpr std::size_t kWinSplitMin = 512 * 1024;
-constexpr std::size_t kWinSplitMappedMin = 512 * 1024;
+constexpr std::size_t kWinSplitMappedMin = 1024 * 1024;
 
 constexpr Knob kShmKnobs[] = {
     {"ADI3_SHM_RING_BYTES", "524288",
@@ -93,7 +93,7 @@ constexpr Knob kShmKnobs[] = {
      "writes its window into the origin's buffer); a target that does not come before the "
      "origin's half is done (it computes) leaves its half to the origin. Not with more ranks than "
      "CPUs. -1: never."},
-    {"ADI3_SHM_WIN_SPLIT_MAPPED_MIN", "524288",
+    {"ADI3_SHM_WIN_SPLIT_MAPPED_MIN", "1048576",
      "From this size a put or get on a window in shared memory (MPI_Win_allocate, "
      "MPI_Win_allocate_shared), which the origin maps, is copied by both ranks at once when the "
      "target polls: the origin copies the first half with memcpy while the target, asked through "

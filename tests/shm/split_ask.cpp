@@ -100,6 +100,8 @@ int main() {
       ask.src = x.src;
       ask.dst = x.dst;
       ask.len = x.len;
+      ask.chunk = x.len;  // one chunk, well formed: only the addresses are wrong
+      ask.cut.store(1, std::memory_order_relaxed);
       const uint64_t tag = ++seq << 3;
       ask.state.store(tag | 1, std::memory_order_release);  // offered
       layout.header(base)->asks.fetch_add(1, std::memory_order_seq_cst);
@@ -137,6 +139,8 @@ int main() {
     ask.src = mine;
     ask.dst = segs[0] + 4096;
     ask.len = 4096;
+    ask.chunk = 1024;  // four chunks, all the owner's (our front claims none)
+    ask.cut.store(4, std::memory_order_relaxed);
     const uint64_t tag = ++seq << 3;
     ask.state.store(tag | 1, std::memory_order_release);
     layout.header(base)->asks.fetch_add(1, std::memory_order_seq_cst);
