@@ -275,7 +275,7 @@ int ShmOneSided::put(RemoteRegion& r, uint64_t offset, const void* src, std::siz
     if (len < caps_.split_min ||
         !splitter_->split_window(r.peer, true, const_cast<void*>(src), x.addr + offset, len, mapped, &ok))
       bulk_move(mapped, src, len);
-    return 0;  // memcpy's half never fails, and a failed ask's half is copied here
+    return 0;  // our memcpy cannot fail; split_copy copies what a failed or dead target left
   }
   if (!(r.ops & kOsPut)) {
     errno = ENOTSUP;

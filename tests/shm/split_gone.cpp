@@ -25,15 +25,7 @@
 #include "channels/shm/inbox.hpp"
 #include "find_inbox.hpp"
 
-namespace {
-
-int fail(const char* what) {
-  std::printf("FAIL: %s\n", what);
-  std::fflush(stdout);
-  return 1;
-}
-
-}  // namespace
+using shm_test::fail;
 
 int main() {
   auto dev = adi3::init_process();
