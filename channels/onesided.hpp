@@ -59,6 +59,10 @@ struct OneSidedCaps {
   // request per run (0: never); the core takes that choice per operation
   // where the target serves packets (rma/route.cpp).
   uint32_t put_min_run = 0;
+  // Puts and gets of at least this many bytes on mapped memory go through
+  // put()/get() rather than the core's own copy (the channel shares them
+  // with the target: shm's cma_split.cpp). SIZE_MAX: never.
+  std::size_t split_min = SIZE_MAX;
 };
 
 // Memory this rank exposes.
@@ -94,9 +98,10 @@ class OneSided {
   // Memory the program owns (MPI_Win_create, attach): registered, not
   // copied. nullptr (ENOTSUP) when the channel cannot expose user memory.
   virtual Region* expose(void* base, std::size_t bytes) = 0;
-  // r (from expose) is a window's memory (MPI_Win_create, Win_attach):
-  // exposed once, reached by many operations. A channel may prepare it for
-  // that, at a bounded cost (shm: huge pages for cross-memory attach). Never
+  // r (from expose, or allocate for MPI_Win_allocate[_shared]) is a
+  // window's memory: exposed once, reached by many operations. A channel
+  // may prepare it for that, at a bounded cost (shm: huge pages for
+  // cross-memory attach; peers' split asks may copy into it). Never
   // called for the per-call exposures of point-to-point or collectives.
   virtual void exposed_for_window(Region& r) { (void)r; }
   virtual void release(Region* r) = 0;

@@ -141,6 +141,9 @@ bool prepare(WindowState& w, bool alloc, std::size_t bytes, void* user_base, voi
     }
     put_key(nw->mine, card->ctl_key, &card->ctl_len);
   }
+  // Window memory in our segment: peers may ask us to copy part of their
+  // large puts and gets on it (channels/shm/cma_split.cpp).
+  if (nw->mine && !dyn && (alloc || contig)) os->exposed_for_window(*nw->mine);
   card->flags |= NativeCard::kOffered;
   if (w.info.emulate_ops) card->flags |= NativeCard::kEmulatesOps;
   // Passive target is native only when every origin reaches every target's
@@ -318,6 +321,7 @@ void agree(WindowState& w, const std::vector<NativeCard>& firsts, const std::vec
       if (!p.mem || !p.ctl) continue;
       const PeerWin& pw = w.peers[r];
       nw.fastp[r] = {p.mem, static_cast<uint64_t>(pw.size), static_cast<uint64_t>(pw.disp_unit), p.ctl};
+      nw.fastp[r].split_min = nw.os.caps().split_min;
     }
     nw.fast_n = nw.fastp.size();
   }

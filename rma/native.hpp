@@ -132,6 +132,9 @@ class NativeWin {
     // cross-memory attach (the window's part of native_cma's cma_epoch),
     // so a fast lock can set the binding's byte for it (kDirectCma).
     bool cma = false;
+    // Puts and gets from this size take the general path, which hands them
+    // to the channel (OneSidedCaps::split_min).
+    uint64_t split_min = UINT64_MAX;
   };
   std::vector<FastPeer> fastp;
   std::size_t fast_n = 0;  // fastp.size(), kept (the size of a vector divides by the entry's)

@@ -140,7 +140,7 @@ inline bool fast_done(WindowState& w) {
       __builtin_mul_overflow(static_cast<uint64_t>(tcount), es, &bytes))
     return false;
   char* at = fast_at(*p, disp, bytes);
-  if (!at) return false;
+  if (!at || bytes >= p->split_min) return false;
   char* dst = put ? at : static_cast<char*>(buf);
   const char* src = put ? static_cast<const char*>(buf) : at;
   if (!put) fast_before_load(w);  // not ahead of a store before a flush (WindowState::before_load)

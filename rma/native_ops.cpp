@@ -349,12 +349,17 @@ int run(WindowState& w, const OpArgs& a, const Checked& c) {
   w.before_load();
   w.stored();
   const Where x = where(w, a, c);
+  const bool copy = a.kind == Msg::Put || a.kind == Msg::Get;
   if (!x.addr) {
-    const bool copy = a.kind == Msg::Put || a.kind == Msg::Get;
     if (x.peer->dyn) return copy ? dyn_copy(w, a, c, a.kind == Msg::Put) : dyn_acc(w, a, c);
     if (copy) return copy_remote(w, a, c, a.kind == Msg::Put);
     const std::size_t woff = c.disp_bytes + static_cast<std::size_t>(x.t->true_lb());
     return acc_remote(w, a, c, *x.peer->mem_r, x.peer->mem_off + woff, woff);
+  }
+  // Large copies into or out of one target run go through the channel,
+  // which may share them with the target (OneSidedCaps::split_min).
+  if (copy && c.bytes >= w.native->os.caps().split_min && run_of(x.addr, x.count, x.t) && x.peer->mem_r) {
+    return copy_remote(w, a, c, a.kind == Msg::Put);
   }
   switch (a.kind) {
     case Msg::Put:

@@ -21,8 +21,9 @@ inline constexpr uint64_t kInboxMagic = 0x314d48533349'4441ull;  // "ADI3SHM1"
 // 8: light_wake; 9: calls, and waiting moved to its line; 10: no
 // ShmRing::streaming (crossing messages choose by timed rates); 11: no
 // crossing_slow (they choose by size); 12: asks and SplitAsk (cma_split.cpp);
-// 13: SplitAsk::dir (one-sided puts ask too)
-inline constexpr uint32_t kInboxVersion = 13;
+// 13: SplitAsk::dir (one-sided puts ask too); 14: SplitAsk::chunk and cut
+// (chunks claimed from both ends)
+inline constexpr uint32_t kInboxVersion = 14;
 
 struct alignas(64) InboxHeader {
   uint64_t magic;
@@ -66,8 +67,8 @@ struct alignas(64) InboxHeader {
 // A peer copying between its memory and the owner's by cross-memory attach
 // asks the owner to copy part of it (cma_split.cpp): a receiver of the
 // owner's message, an origin reading or writing the owner's window. One
-// per asking rank; the asker writes dir, src, dst and len, then publishes
-// state = sequence << 3 | phase.
+// per asking rank; the asker writes dir, src, dst, len, chunk and cut,
+// then publishes state = sequence << 3 | phase.
 struct alignas(64) SplitAsk {
   // kAskToAsker: the owner writes src (its memory: an offered send buffer
   // or window) into dst (the asker's). kAskToOwner: the owner reads src
@@ -78,6 +79,10 @@ struct alignas(64) SplitAsk {
   uint64_t dst = 0;
   uint64_t len = 0;
   uint64_t dir = kAskToAsker;
+  uint64_t chunk = 0;  // bytes of each chunk (the last may be shorter)
+  // front << 32 | back, in chunks: the asker copies the chunks it claims
+  // from the front, the owner (once it took the ask) those from the back.
+  alignas(64) std::atomic<uint64_t> cut{0};
 };
 
 // Set by a sender whose packet did not fit, cleared by the receiver when it

@@ -18,6 +18,7 @@ constexpr std::size_t kCmaStreamMin = 64 * 1024;
 constexpr std::size_t kCrossingMin = 256 * 1024;
 constexpr std::size_t kSplitMin = 64 * 1024;
 constexpr std::size_t kWinSplitMin = 512 * 1024;
+constexpr std::size_t kWinSplitMappedMin = 1024 * 1024;
 
 constexpr Knob kShmKnobs[] = {
     {"ADI3_SHM_RING_BYTES", "524288",
@@ -92,6 +93,13 @@ constexpr Knob kShmKnobs[] = {
      "writes its window into the origin's buffer); a target that does not come before the "
      "origin's half is done (it computes) leaves its half to the origin. Not with more ranks than "
      "CPUs. -1: never."},
+    {"ADI3_SHM_WIN_SPLIT_MAPPED_MIN", "1048576",
+     "From this size a put or get on a window in shared memory (MPI_Win_allocate, "
+     "MPI_Win_allocate_shared), which the origin maps, is copied by both ranks at once when the "
+     "target polls: the origin copies the first half with memcpy while the target, asked through "
+     "its inbox, copies the second by cross-memory attach (the origin's buffer is private). A "
+     "target that does not come before the origin's half is done leaves its half to the origin. "
+     "Not with more ranks than CPUs, nor without cross-memory attach. -1: never."},
     {"ADI3_SHM_LIVENESS_MS", "50",
      "How often (milliseconds) a rank checks that its peers' processes still live, while it polls "
      "or before it sleeps."},
@@ -133,6 +141,8 @@ ShmSettings ShmSettings::from_env() {
   s.split_min = split < 0 ? SIZE_MAX : static_cast<std::size_t>(split);
   int64_t win_split = env_int("ADI3_SHM_WIN_SPLIT_MIN", static_cast<int64_t>(kWinSplitMin));
   s.win_split_min = win_split < 0 ? SIZE_MAX : static_cast<std::size_t>(win_split);
+  int64_t mapped_split = env_int("ADI3_SHM_WIN_SPLIT_MAPPED_MIN", static_cast<int64_t>(kWinSplitMappedMin));
+  s.win_split_mapped_min = mapped_split < 0 ? SIZE_MAX : static_cast<std::size_t>(mapped_split);
   const std::string light = env_string("ADI3_SHM_LIGHT_WAKE", "auto");
   s.light_wake = light == "0" ? LightWake::Off : light == "1" ? LightWake::On : LightWake::Auto;
   int64_t live = env_int("ADI3_SHM_LIVENESS_MS", kLivenessMs);

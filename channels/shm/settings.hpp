@@ -18,13 +18,14 @@ struct ShmSettings {
   std::size_t adapt_min;      // from this up to stream_min: timed choice
   uint32_t stream_slow_mbps;  // ordinary copies slower than this: stream
   enum class Cma { Off, Adaptive, Always };
-  Cma cma;                     // whether and when to use cross-memory attach
-  std::size_t cma_min;         // messages of at least this may use CMA
-  std::size_t cma_stream_min;  // a stream's messages from this size: CMA
-  std::size_t crossing_min;    // crossing messages from this size: CMA
-  std::size_t split_min;       // from this size a CMA copy is split with the sender
-  std::size_t win_split_min;   // from this size a window's CMA put/get is split with the target
-  int liveness_ms;             // how often to check that peers live
+  Cma cma;                           // whether and when to use cross-memory attach
+  std::size_t cma_min;               // messages of at least this may use CMA
+  std::size_t cma_stream_min;        // a stream's messages from this size: CMA
+  std::size_t crossing_min;          // crossing messages from this size: CMA
+  std::size_t split_min;             // from this size a CMA copy is split with the sender
+  std::size_t win_split_min;         // from this size a window's CMA put/get is split with the target
+  std::size_t win_split_mapped_min;  // the same for a window in shared memory (memcpy + the target's CMA)
+  int liveness_ms;                   // how often to check that peers live
   enum class LightWake { Off, On, Auto };
   LightWake light_wake;  // senders ring without a fence (process_fence.hpp)
 

@@ -99,7 +99,7 @@ ShmChannel::ShmChannel(ChannelBootstrap& boot, const ShmSettings& settings)
     onesided_ = std::make_unique<ShmOneSided>(boot.job_id(), rank_, std::move(pids), cma_ok_,
                                               std::vector<const std::atomic<uint64_t>*>(activity_), std::move(bells),
                                               std::move(calls));
-    onesided_->set_splitter(this);
+    onesided_->set_splitter(this, crowded_ || !cma_ok_ ? SIZE_MAX : settings_.win_split_mapped_min);
   }
   // Windows in shared memory are reached with loads, stores and atomics,
   // whatever the target does: passive target is native.

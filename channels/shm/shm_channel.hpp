@@ -64,7 +64,7 @@ class ShmChannel final : public Channel, public CmaSplitter {
   void offer_ended(int peer, const void* buf, std::size_t len) override {
     offers_.ended(peer, reinterpret_cast<uintptr_t>(buf), len);
   }
-  bool split_window(int peer, bool put, void* local, uint64_t remote, std::size_t len, bool* ok) override;
+  bool split_window(int peer, bool put, void* local, uint64_t remote, std::size_t len, char* mapped, bool* ok) override;
 
   OneSided* onesided() override { return onesided_.get(); }
   std::atomic<uint32_t>* call_count() override { return my_calls_; }
@@ -94,7 +94,7 @@ class ShmChannel final : public Channel, public CmaSplitter {
   bool fetch_now(int peer, std::size_t len);
   bool alone(int peer, bool put, void* local, uint64_t remote, std::size_t len);
   // One copy split between both ranks (cma_split.cpp).
-  bool split_copy(int peer, bool put, void* local, uint64_t remote, std::size_t len);
+  bool split_copy(int peer, bool put, void* local, uint64_t remote, std::size_t len, char* mapped = nullptr);
   uint64_t wait_for_half(int peer, const SplitAsk& ask, uint64_t tag);
   bool ask_allowed(int peer, uint64_t dir, uint64_t src, uint64_t dst, uint64_t len) const;
   [[gnu::noinline]] void serve_asks();

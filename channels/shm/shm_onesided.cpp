@@ -29,7 +29,9 @@ struct Key {
   uint64_t bytes;
   int32_t pid;  // kUser: the owner's process
   uint32_t pad2;
-  uint64_t addr;  // kUser: the region's address there
+  // The region's address in the owner's process (kSegment: for split asks
+  // only, which the owner checks; cma_split.cpp).
+  uint64_t addr;
   char name[56];  // kSegment: NUL-terminated segment name
 };
 static_assert(sizeof(Key) == kMaxKeyBytes);
@@ -39,9 +41,9 @@ struct LocalRegion final : Region {
 };
 
 struct Remote final : RemoteRegion {
-  ShmSegment seg;  // the peer's segment, mapped (kSegment)
-  pid_t pid = 0;   // kUser
-  uint64_t addr = 0;
+  ShmSegment seg;     // the peer's segment, mapped (kSegment)
+  pid_t pid = 0;      // kUser
+  uint64_t addr = 0;  // in the peer's process (kSegment: its word only)
 };
 
 // A segment name we would have made: "/adi3-" then [A-Za-z0-9_-] only.
@@ -117,6 +119,7 @@ Region* ShmOneSided::allocate(std::size_t bytes) {
   k.kind = kSegment;
   k.offset = 0;
   k.bytes = bytes;
+  k.addr = reinterpret_cast<uintptr_t>(r->base);
   if (r->seg.name().size() >= sizeof k.name) {
     errno = ENAMETOOLONG;
     return nullptr;
@@ -146,6 +149,7 @@ Region* ShmOneSided::expose(void* base, std::size_t bytes) {
       std::memcpy(&k, l->key, sizeof k);
       k.offset = a - b;
       k.bytes = bytes;
+      k.addr = a;
       std::memcpy(r->key, &k, sizeof k);
       r->key_bytes = sizeof k;
       return r;
@@ -163,16 +167,17 @@ Region* ShmOneSided::expose(void* base, std::size_t bytes) {
 }
 
 void ShmOneSided::exposed_for_window(Region& r) {
-  // Memory in a segment of ours is mapped by the peers (no pinning); user
-  // memory is reached by cross-memory attach, page by page.
+  // Peers' split asks may copy into or out of it (exposes()). Memory in a
+  // segment of ours is mapped by the peers (no pinning); user memory is
+  // reached by cross-memory attach, page by page.
   Key k;
   std::memcpy(&k, r.key, sizeof k);
-  if (k.kind != kUser || !cma_ || pids_.size() < 2) return;
+  if (!cma_ || pids_.size() < 2) return;
   {
     std::lock_guard<std::mutex> g(mu_);
     windows_.push_back(&r);
   }
-  if (huge_max_ != 0) cma_huge_pages(r.base, r.bytes, huge_max_, kCmaHugeBudgetNs);
+  if (k.kind == kUser && huge_max_ != 0) cma_huge_pages(r.base, r.bytes, huge_max_, kCmaHugeBudgetNs);
 }
 
 bool ShmOneSided::exposes(uint64_t addr, uint64_t len) {
@@ -212,6 +217,7 @@ RemoteRegion* ShmOneSided::attach(int peer, const void* key, std::size_t key_byt
   auto* r = new Remote;
   r->peer = peer;
   r->bytes = k.bytes;
+  r->addr = k.addr;
   if (k.kind == kSegment) {
     if (!good_name(k.name, sizeof k.name)) {
       delete r;
@@ -261,17 +267,21 @@ void ShmOneSided::detach(RemoteRegion* r) { delete static_cast<Remote*>(r); }
 
 int ShmOneSided::put(RemoteRegion& r, uint64_t offset, const void* src, std::size_t len) {
   if (!in_range(r, offset, len)) return -1;
-  if (r.direct) {
-    bulk_move(static_cast<char*>(r.direct) + offset, src, len);
-    return 0;
+  auto& x = static_cast<Remote&>(r);
+  char* mapped = static_cast<char*>(r.direct);
+  bool ok;
+  if (mapped) {
+    mapped += offset;
+    if (len < caps_.split_min ||
+        !splitter_->split_window(r.peer, true, const_cast<void*>(src), x.addr + offset, len, mapped, &ok))
+      bulk_move(mapped, src, len);
+    return 0;  // our memcpy cannot fail; split_copy copies what a failed or dead target left
   }
   if (!(r.ops & kOsPut)) {
     errno = ENOTSUP;
     return -1;
   }
-  auto& x = static_cast<Remote&>(r);
-  bool ok;
-  if (!splitter_ || !splitter_->split_window(r.peer, true, const_cast<void*>(src), x.addr + offset, len, &ok))
+  if (!splitter_ || !splitter_->split_window(r.peer, true, const_cast<void*>(src), x.addr + offset, len, nullptr, &ok))
     ok = cma_write(x.pid, x.addr + offset, src, len);
   copied(r.peer);
   return ok ? 0 : -1;
@@ -279,17 +289,20 @@ int ShmOneSided::put(RemoteRegion& r, uint64_t offset, const void* src, std::siz
 
 int ShmOneSided::get(RemoteRegion& r, uint64_t offset, void* dst, std::size_t len) {
   if (!in_range(r, offset, len)) return -1;
-  if (r.direct) {
-    bulk_move(dst, static_cast<const char*>(r.direct) + offset, len);
+  auto& x = static_cast<Remote&>(r);
+  char* mapped = static_cast<char*>(r.direct);
+  bool ok;
+  if (mapped) {
+    mapped += offset;
+    if (len < caps_.split_min || !splitter_->split_window(r.peer, false, dst, x.addr + offset, len, mapped, &ok))
+      bulk_move(dst, mapped, len);
     return 0;
   }
   if (!(r.ops & kOsGet)) {
     errno = ENOTSUP;
     return -1;
   }
-  auto& x = static_cast<Remote&>(r);
-  bool ok;
-  if (!splitter_ || !splitter_->split_window(r.peer, false, dst, x.addr + offset, len, &ok))
+  if (!splitter_ || !splitter_->split_window(r.peer, false, dst, x.addr + offset, len, nullptr, &ok))
     ok = cma_read(x.pid, dst, x.addr + offset, len);
   copied(r.peer);
   return ok ? 0 : -1;

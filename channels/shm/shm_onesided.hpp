@@ -30,8 +30,10 @@ class CmaSplitter {
  public:
   // A put (local into the peer's remote) or get of len bytes: whether the
   // splitter took it (from its threshold on, the host not crowded); *ok
-  // then says whether the copy succeeded.
-  virtual bool split_window(int peer, bool put, void* local, uint64_t remote, std::size_t len, bool* ok) = 0;
+  // then says whether the copy succeeded. mapped: remote as mapped here
+  // (a shared segment: our part is a memcpy), or null (CMA).
+  virtual bool split_window(int peer, bool put, void* local, uint64_t remote, std::size_t len, char* mapped,
+                            bool* ok) = 0;
 
  protected:
   ~CmaSplitter() = default;
@@ -77,12 +79,18 @@ class ShmOneSided final : public OneSided {
   bool attentive(int peer) override;
   void wake(int peer) override;
 
-  // Large puts and gets on memory reached by cross-memory attach go through
-  // splitter (set once, before any operation).
-  void set_splitter(CmaSplitter* s) { splitter_ = s; }
+  // Large puts and gets go through splitter (set once, before any
+  // operation): on memory reached by cross-memory attach, and from
+  // mapped_min bytes on mapped segments (caps().split_min: the core sends
+  // those here rather than copying them itself).
+  void set_splitter(CmaSplitter* s, std::size_t mapped_min) {
+    splitter_ = s;
+    caps_.split_min = mapped_min;
+  }
   // Whether [addr, +len) of our memory lies inside one region a window
-  // exposed to peers (exposed_for_window, user memory): a peer's split ask
-  // may copy from or into it (cma_split.cpp). Takes the lock: asks are rare.
+  // exposed to peers (exposed_for_window: user memory or a segment): a
+  // peer's split ask may copy from or into it (cma_split.cpp). Takes the
+  // lock: asks are rare.
   bool exposes(uint64_t addr, uint64_t len);
 
  private:

@@ -3,6 +3,7 @@
 // /proc/self/maps: the names are unlinked, the mappings stay).
 #pragma once
 #include <cstdint>
+#include <cstdio>
 #include <fstream>
 #include <string>
 
@@ -20,6 +21,13 @@ inline char* find_inbox(int owner) {
     if (h->magic == adi3::shm::kInboxMagic && h->owner == owner) return reinterpret_cast<char*>(start);
   }
   return nullptr;
+}
+
+// How those tests fail: a line naming what went wrong, and exit status 1.
+inline int fail(const char* what) {
+  std::printf("FAIL: %s\n", what);
+  std::fflush(stdout);
+  return 1;
 }
 
 }  // namespace shm_test
