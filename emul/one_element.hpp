@@ -7,6 +7,7 @@
 // the unsigned type); MAX and MIN use the same comparisons.
 #pragma once
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -110,11 +111,15 @@ void one_combine(coll::OpKind op, const void* in, char* at) {
       }
       return;
   }
-  std::memcpy(at, &v, sizeof v);
+  // One atomic store (at is aligned: the callers check), as put_bytes
+  // stores one element: a target thread that polls this element with
+  // atomic loads while the agent combines into it (the unified model)
+  // reads the old or the new value and races with nothing.
+  std::atomic_ref<T>(*reinterpret_cast<T*>(at)).store(v, std::memory_order_release);
 }
 
-// at = in op at for one element of type t (one_accepts(t, op) holds and op
-// combines: not REPLACE or NO_OP).
+// at = in op at for one element of type t at an address aligned to it
+// (one_accepts(t, op) holds and op combines: not REPLACE or NO_OP).
 inline void one_apply(OneType t, coll::OpKind op, const void* in, char* at) {
   using Combine = void (*)(coll::OpKind, const void*, char*);
   static constexpr Combine kCombine[] = {nullptr,

@@ -223,6 +223,11 @@ bool attach_one(WindowState& w, int rank, const NativeCard& c) {
   if (!p.ctl_r || !p.ctl_r->direct || p.ctl_r->bytes < kControlBytes) return false;
   p.ctl = control_at(static_cast<char*>(p.ctl_r->direct));
   if (!p.ctl) return false;
+  // Our own block at the address we made it at, not the second mapping:
+  // the agent takes its stripes there, and the same word at two addresses
+  // orders the CPU but not TSan (which reported our fast path's
+  // fetch_and_op to ourselves racing the agent's accumulate).
+  if (rank == w.comm.rank && nw.ctl) p.ctl = nw.ctl;
   const auto size = static_cast<std::size_t>(w.peers[static_cast<std::size_t>(rank)].size);
   if (w.flavor == WinFlavor::Dynamic) {
     // The table follows the control block; nothing is mapped for data.
@@ -243,7 +248,7 @@ bool attach_one(WindowState& w, int rank, const NativeCard& c) {
     if (p.ctl_r->bytes - kControlBytes < size) return false;
     p.mem_r = p.ctl_r;
     p.mem_off = kControlBytes;
-    p.mem = static_cast<char*>(p.ctl_r->direct) + kControlBytes;
+    p.mem = reinterpret_cast<char*>(p.ctl) + kControlBytes;
   }
   p.reached = true;
   return true;
