@@ -61,9 +61,10 @@ constexpr uint64_t kOffered = 1, kTaken = 2, kCopied = 3, kFailed = 4, kReclaime
 // chunk. Halves did not do: a mapped window's origin memcpy's at 2-4x the
 // rate of the target's CMA on its private buffer (pinned page by page), so
 // the origin waited 90 us of 124 per 1 MiB put (load 5). Each CMA chunk is
-// a system call: CMA on both sides takes fewer, larger ones (at 64 KiB,
-// the shm rendezvous' threshold, two: the halves of before).
-constexpr std::size_t kSplitAlign = 4096, kMinChunk = 32 * 1024, kMappedChunks = 16, kCmaChunks = 4;
+// a system call: CMA on both sides keeps halves (2 chunks), as both copy
+// at one rate. Quarters cost the rendezvous 10-17% at 128-512 KiB
+// (mpibench bw, 5 alternated launches, load 1.6: 512 KiB 26.8 vs 32.3 GB/s).
+constexpr std::size_t kSplitAlign = 4096, kMinChunk = 32 * 1024, kMappedChunks = 16, kCmaChunks = 2;
 constexpr uint64_t kBack = 0xffffffffu;
 // How often an asker waiting for the peer's part asks whether the peer's
 // process still lives.
