@@ -347,14 +347,44 @@ int passive_check(WindowState& w, const char* call, int rank) {
   return 0;
 }
 
-int flush_some(WindowState& w, const char* call, int only, bool local) {
-  if (only != -1) {
-    if (int e = check_rank(w, call, only)) return e;
-  }
+// Win_flush(_local) of one target (not MPI_PROC_NULL): no allocation and
+// no loop over the ranks (flush after every operation is the common
+// pattern: about 150 of the origin's instructions of a flush behind a
+// fetch_and_op that went as a packet).
+int flush_one(WindowState& w, const char* call, int rank, bool local) {
+  if (int e = check_rank(w, call, rank)) return e;
   // A native flush is a memory fence: it would complete on the memory of a
-  // target whose process died. Flushing all: the targets locked.
-  if (int e = w.dev.check_alive(w.comm, only, call)) {
-    if (only != -1) return e;
+  // target whose process died.
+  if (int e = w.dev.check_alive(w.comm, rank, call)) return e;
+  Target& t = w.targets[static_cast<std::size_t>(rank)];
+  uint64_t seq = 0;
+  bool one_op = false;  // flushing one target after one operation
+  {
+    std::lock_guard g(w.mu);
+    if (int e = passive_check(w, call, rank)) return e;
+    // Native operations completed when they returned: with none pending in
+    // the emulation, completion is a memory fence (one lock, no allocation).
+    if (w.native_usable && quiet(w, rank)) {
+      w.memory_fence();
+      return w.take_error();
+    }
+    if (!local) {
+      seq = flush_target(w, rank);
+      one_op = seq != 0 && t.flush_each_op;
+    }
+  }
+  if (int e = wait_answer(w, rank, one_op, [&] { return t.acked >= seq && locally_done(t); })) return e;
+  // Native operations completed when they returned: a fence orders them
+  // before whatever follows; the emulated ones were acknowledged.
+  std::lock_guard g(w.mu);
+  if (w.native_usable) w.memory_fence();
+  if (!local) t.settle();
+  return w.take_error();
+}
+
+// Win_flush(_local)_all: every locked target.
+int flush_every(WindowState& w, const char* call, bool local) {
+  if (w.dev.check_alive(w.comm, -1, call)) {
     std::vector<int> locked;
     {
       std::lock_guard g(w.mu);
@@ -364,34 +394,22 @@ int flush_some(WindowState& w, const char* call, int only, bool local) {
     }
     if (int f = w.dev.check_alive(w.comm, locked, call)) return f;
   }
-  // The sequence number to wait for per target: one target needs no
-  // allocation (flush after every operation is the common pattern).
-  uint64_t one = 0;
-  bool one_op = false;  // flushing one target after one operation
   std::vector<uint64_t> seqs;
-  auto seq = [&](int r) -> uint64_t& { return only == -1 ? seqs[static_cast<std::size_t>(r)] : one; };
   {
     std::lock_guard g(w.mu);
-    if (int e = passive_check(w, call, only)) return e;
-    // Native operations completed when they returned: with none pending in
-    // the emulation, completion is a memory fence (one lock, no allocation).
-    if (w.native_usable && quiet(w, only)) {
+    if (int e = passive_check(w, call, -1)) return e;
+    if (w.native_usable && quiet(w, -1)) {
       w.memory_fence();
       return w.take_error();
     }
-    if (only == -1) seqs.resize(static_cast<std::size_t>(w.comm.size));
+    seqs.resize(static_cast<std::size_t>(w.comm.size));
     if (!local) {
       for (int r = 0; r < w.comm.size; ++r) {
-        if ((only == -1 || r == only) && w.targets[static_cast<std::size_t>(r)].locked) seq(r) = flush_target(w, r);
+        if (w.targets[static_cast<std::size_t>(r)].locked) seqs[static_cast<std::size_t>(r)] = flush_target(w, r);
       }
-      one_op = only != -1 && one != 0 && w.targets[static_cast<std::size_t>(only)].flush_each_op;
     }
   }
-  if (int e = wait_answer(w, only, one_op, [&] {
-        if (only != -1) {
-          const Target& t = w.targets[static_cast<std::size_t>(only)];
-          return t.acked >= one && locally_done(t);
-        }
+  if (int e = wait_answer(w, -1, false, [&] {
         for (int r = 0; r < w.comm.size; ++r) {
           const Target& t = w.targets[static_cast<std::size_t>(r)];
           if (t.acked < seqs[static_cast<std::size_t>(r)] || !locally_done(t)) return false;
@@ -400,43 +418,11 @@ int flush_some(WindowState& w, const char* call, int only, bool local) {
       })) {
     return e;
   }
-  // Native operations completed when they returned: a fence orders them
-  // before whatever follows; the emulated ones were acknowledged.
   std::lock_guard g(w.mu);
   if (w.native_usable) w.memory_fence();
   if (!local) {
-    for (int r = 0; r < w.comm.size; ++r) {
-      if (only == -1 || r == only) w.targets[static_cast<std::size_t>(r)].settle();
-    }
+    for (int r = 0; r < w.comm.size; ++r) w.targets[static_cast<std::size_t>(r)].settle();
   }
-  return w.take_error();
-}
-
-// Win_flush of one target (not MPI_PROC_NULL): flush_some's work for it
-// without the flush of all's loops over the ranks and its vector (about
-// 150 of the origin's instructions of a flush behind a fetch_and_op that
-// went as a packet: flush after each operation is the common pattern).
-int flush_one(WindowState& w, int rank) {
-  static constexpr const char* call = "Win_flush";
-  if (int e = check_rank(w, call, rank)) return e;
-  if (int e = w.dev.check_alive(w.comm, rank, call)) return e;
-  Target& t = w.targets[static_cast<std::size_t>(rank)];
-  uint64_t seq;
-  bool one_op;
-  {
-    std::lock_guard g(w.mu);
-    if (int e = passive_check(w, call, rank)) return e;
-    if (w.native_usable && quiet(w, rank)) {
-      w.memory_fence();
-      return w.take_error();
-    }
-    seq = flush_target(w, rank);
-    one_op = seq != 0 && t.flush_each_op;
-  }
-  if (int e = wait_answer(w, rank, one_op, [&] { return t.acked >= seq && locally_done(t); })) return e;
-  std::lock_guard g(w.mu);
-  if (w.native_usable) w.memory_fence();
-  t.settle();
   return w.take_error();
 }
 
@@ -446,13 +432,13 @@ int Window::flush(int rank) {
   // A memory fence: it would complete on a dead rank's memory, still mapped.
   if (rma::native::fast_flush(*st_, rank)) return st_->dev.check_alive(st_->comm, rank, "Win_flush");
   if (rank == kProcNull) return 0;
-  return flush_one(*st_, rank);
+  return flush_one(*st_, "Win_flush", rank, false);
 }
-int Window::flush_all() { return flush_some(*st_, "Win_flush_all", -1, false); }
+int Window::flush_all() { return flush_every(*st_, "Win_flush_all", false); }
 int Window::flush_local(int rank) {
   if (rank == kProcNull) return 0;
-  return flush_some(*st_, "Win_flush_local", rank, true);
+  return flush_one(*st_, "Win_flush_local", rank, true);
 }
-int Window::flush_local_all() { return flush_some(*st_, "Win_flush_local_all", -1, true); }
+int Window::flush_local_all() { return flush_every(*st_, "Win_flush_local_all", true); }
 
 }  // namespace adi3
