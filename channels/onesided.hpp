@@ -63,6 +63,12 @@ struct OneSidedCaps {
   // put()/get() rather than the core's own copy (the channel shares them
   // with the target: shm's cma_split.cpp). SIZE_MAX: never.
   std::size_t split_min = SIZE_MAX;
+  // What one small operation that bypasses the target costs the origin
+  // (nanoseconds; shm: a cross-memory-attach system call on memory that is
+  // not mapped). The core sends the first put or get of an interval that
+  // way, without a look at the target, only when this is well below a
+  // packet's round trip (rma/native.cpp, lean_first). 0: as cheap as a load.
+  uint32_t call_ns = 0;
 };
 
 // Memory this rank exposes.

@@ -29,8 +29,11 @@ WinObj::CmaMark* cma_mark(WinObj& w, int target) {
 }
 
 // Whether an operation to target would be the first of its interval
-// (WinObj::syncs), and marks it so when it was taken as such.
-bool cma_first(const WinObj& w, int target) {
+// (WinObj::syncs) and may go without a look at the target (the channel's
+// call is cheap: NativeWindow::lean_first), and marks it so when it was
+// taken as such.
+bool cma_first(const WinObj& w, const rma::WindowState& s, int target) {
+  if (!s.native || !s.native->lean_first) return false;
   const auto r = static_cast<std::size_t>(target);
   return r >= w.cma_marks.size() || w.cma_marks[r].first != w.syncs;
 }
@@ -85,7 +88,7 @@ int copy_known(WinObj& w, MPI_Win win, bool put, void* buf, int count, const Dat
   WinObj* w = rt && otype == ttype && ocount == tcount ? find_win(*rt, win) : nullptr;
   const Datatype* t = w ? fast_type(*rt, ttype) : nullptr;
   if (!t || !buf) return -1;
-  bool first = cma_first(*w, target);
+  bool first = cma_first(*w, w->win->state(), target);
   if (const int e = copy_known(*w, win, put, const_cast<void*>(buf), tcount, t, target, disp, first); e >= 0) return e;
   return cma_route(w, win, put ? "PMPI_Put" : "PMPI_Get", [&](rma::WindowState& s) {
     const int e = rma::native::cma_copy_route(s, put, const_cast<void*>(buf), tcount, t, target, disp, &first);
@@ -101,7 +104,7 @@ int atomic_known(WinObj& w, MPI_Win win, rma::Msg kind, const void* origin, cons
   const char* fn = kind == rma::Msg::Cas ? "PMPI_Compare_and_swap" : "PMPI_Fetch_and_op";
   const auto r = static_cast<std::size_t>(target);
   rma::native::LeanAtomic how;
-  how.first = cma_first(w, target);
+  how.first = cma_first(w, s, target);
   how.cas_wrote = r < w.cma_marks.size() && w.cma_marks[r].cas_wrote;
   try {
     const int rc = rma::native::cma_atomic_known(s, kind, origin, compare, result, e, t, target, disp, k, &how);

@@ -314,6 +314,12 @@ void agree(WindowState& w, const std::vector<NativeCard>& firsts, const std::vec
   // them, the target's application of packets included (no window memory
   // is mapped, so cma_acc is already set: kept, whatever a region is).
   if (w.flavor == WinFlavor::Dynamic) nw.cma_acc = true;
+  // A packet's round trip to a polling target takes 0.5-1 us on the
+  // 2-core VM; one call must cost well under it to be worth taking blind
+  // (s29: calls of 2.0-2.4 us made put/get/compare_and_swap with flush on
+  // create windows 2.6-3.9 us, the packet 0.9-1.0).
+  constexpr uint32_t kLeanCallMaxNs = 300;
+  nw.lean_first = nw.os.caps().call_ns < kLeanCallMaxNs;
   nw.fast = !nw.nic && w.flavor != WinFlavor::Dynamic && !w.info.emulate_ops;
   nw.fast_fence = !w.dev.config().forced(kActiveRma);
   const long cpus = sysconf(_SC_NPROCESSORS_ONLN);

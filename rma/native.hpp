@@ -98,6 +98,12 @@ class NativeWin {
   // accumulates read, combine and write back under the stripes, which every
   // accumulate takes on every window: rma/atomic_acc.hpp).
   bool cma_acc = false;
+  // The channel's call that bypasses the target is cheap enough
+  // (OneSidedCaps::call_ns under kLeanCallMaxNs) for the first put, get or
+  // read-only atomic of an interval to take it without a look at the
+  // target (mpi/win_cma.cpp): else every one looks, and goes as a packet
+  // to a target that polls.
+  bool lean_first = false;
   bool others_emulate = false;  // some rank forces operations to the emulation
   bool nic = false;             // a NIC window: nothing is mapped, the interface reaches everything
   bool partial = false;         // some members are not reached (other hosts): emulated to them

@@ -80,10 +80,11 @@ int cma_atomic_known(WindowState& w, Msg kind, const void* origin, const void* c
 // its fast path), for the calls whose arguments it decoded (one predefined
 // type on every side, counts that match). A put or get: the lean copy when
 // *first (the first put or get to target of an interval, since its last
-// flush, unlock or fence: the binding counts them, mpi/win_cma.hpp), which
+// flush, unlock or fence, where the call is cheap: NativeWindow::lean_first;
+// the binding counts them, mpi/win_cma.hpp), which
 // sets *first again only when it took it; else one look at the target
 // (rma::polls_now), then the lean copy when it does not poll, the
-// emulation's one packet for a get when it does (emul/quick.cpp; the
+// emulation's one packet when it does (emul/quick.cpp; a get's
 // target answers at once). Fetch_and_op and compare_and_swap (kind Fop or
 // Cas, compare non-null): the look, then the packet while it polls (one
 // round trip beats the lean read-modify-write's two system calls), else

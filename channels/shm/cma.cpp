@@ -3,7 +3,11 @@
 #include <sys/mman.h>
 #include <sys/uio.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <cerrno>
+#include <climits>
 
 #include "adi3/steady_clock.hpp"
 
@@ -46,6 +50,19 @@ bool cma_write(pid_t pid, uint64_t remote, const void* local, std::size_t len) {
 bool cma_probe(pid_t pid, uint64_t remote, uint64_t expected) {
   uint64_t got = ~expected;
   return cma_read(pid, &got, remote, sizeof got) && got == expected;
+}
+
+int64_t cma_call_ns() {
+  constexpr int kCalls = 16;
+  uint64_t word = 0, got = 0;
+  const pid_t self = getpid();
+  int64_t best = INT64_MAX;
+  for (int i = 0; i < kCalls; ++i) {
+    const int64_t t0 = steady_ns();
+    if (!cma_read(self, &got, reinterpret_cast<uintptr_t>(&word), sizeof word)) return INT64_MAX;
+    best = std::min(best, steady_ns() - t0);
+  }
+  return best;
 }
 
 std::size_t cma_huge_pages(void* base, std::size_t bytes, std::size_t collapse_max, int64_t budget_ns) {

@@ -17,6 +17,12 @@ bool cma_write(pid_t pid, uint64_t remote, const void* local, std::size_t len);
 // True when reading `expected` back from address `remote` of `pid` works.
 bool cma_probe(pid_t pid, uint64_t remote, uint64_t expected);
 
+// What one 8-byte cross-memory attach call costs here (nanoseconds, the
+// best of a few reads of our own memory): a system call's price, which
+// varies tenfold between machines and states of a VM (s29: 2.0-2.4 us,
+// getppid 1.2 us).
+int64_t cma_call_ns();
+
 // Prepares memory a window exposes for peers' copies, once per window: a
 // peer's process_vm_writev/readv pins the pages it copies one by one, 512
 // per 2 MiB with small pages, one with a huge page. Asks for huge pages

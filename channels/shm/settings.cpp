@@ -16,9 +16,14 @@ constexpr int64_t kStreamSlowMbps = 6000;
 constexpr int kLivenessMs = 50;
 constexpr std::size_t kCmaStreamMin = 64 * 1024;
 constexpr std::size_t kCrossingMin = 256 * 1024;
-constexpr std::size_t kSplitMin = 64 * 1024;
-constexpr std::size_t kWinSplitMin = 512 * 1024;
-constexpr std::size_t kWinSplitMappedMin = 1024 * 1024;
+// Splits: quiet A/B of s29 (load < 0.3; memcpy 40-46 GB/s). A stream
+// gains from 256 KiB (bw 1-4 MiB 36-44 GB/s split, 15-23 alone) and not at
+// 64 KiB (11.3-12.2 against 12.8-13.9); a window's split lost at every size
+// (allocate 1 MiB 17-19 GB/s against 43-44 without, create 12-15 against
+// 19-34), so windows never split unless asked.
+constexpr int64_t kSplitMin = 128 * 1024;
+constexpr int64_t kWinSplitMin = -1;
+constexpr int64_t kWinSplitMappedMin = -1;
 
 constexpr Knob kShmKnobs[] = {
     {"ADI3_SHM_RING_BYTES", "524288",
@@ -46,8 +51,8 @@ constexpr Knob kShmKnobs[] = {
     {"ADI3_SHM_CMA", "1",
      "Cross-memory attach (process_vm_readv/writev, one copy), if a probe at start shows it is "
      "permitted. 0: never. 1: by the traffic's shape, for a message of at least ADI3_SHM_CMA_MIN "
-     "bytes: from ADI3_SHM_CMA_SPLIT_MIN on, unless it crosses, copied by both ranks at once; "
-     "below that, by the receiver alone in a stream (the sender published more packets behind the offer) "
+     "bytes: in a stream (the sender published more packets behind the offer), from "
+     "ADI3_SHM_CMA_SPLIT_MIN on copied by both ranks at once, below that by the receiver alone "
      "from ADI3_SHM_CMA_STREAM_MIN on; for messages that cross (both ranks send large messages to "
      "each other) from ADI3_SHM_CMA_CROSSING_MIN on; for a lone offer (a ping-pong) from 256 KiB "
      "when the sender is not polling at that moment (it computes); with more ranks than CPUs "
@@ -64,12 +69,14 @@ constexpr Knob kShmKnobs[] = {
      "With ADI3_SHM_CMA=1, the smallest message that crosses (the receiver's own offer to the "
      "sender waits too) fetched with CMA, in both directions alike; smaller ones take the "
      "pipeline, whose copies stay in the caches."},
-    {"ADI3_SHM_CMA_SPLIT_MIN", "65536",
-     "With ADI3_SHM_CMA=1, from this size a message that does not cross is copied by both ranks "
-     "at once, one copy per byte: the receiver reads the first half with CMA while the sender, "
-     "asked through its inbox, writes the second half (process_vm_writev); a sender that does not "
-     "come before the receiver's half is done (it computes) leaves its half to the receiver. Not "
-     "with more ranks than CPUs. -1: never (then the choice above)."},
+    {"ADI3_SHM_CMA_SPLIT_MIN", "131072",
+     "With ADI3_SHM_CMA=1, from this size a message of a stream that does not cross is copied by "
+     "both ranks at once (a lone offer, as in a ping-pong, is not: the pipeline or the receiver's "
+     "CMA takes it, as ADI3_SHM_CMA says), one copy per byte: the receiver reads the first half "
+     "with CMA while the sender, asked through its inbox, writes the second half "
+     "(process_vm_writev); a sender that does not come before the receiver's half is done (it "
+     "computes) leaves its half to the receiver. Not with more ranks than CPUs. -1: never (then "
+     "the choice above)."},
     {"ADI3_SHM_LIGHT_WAKE", "auto",
      "How a sender orders a published packet against its look at the receiver's sleepers. 1: "
      "with a compiler barrier only, while the receiver, before it sleeps, runs membarrier(2) "
@@ -85,7 +92,7 @@ constexpr Knob kShmKnobs[] = {
      "many bytes are merged into huge pages at once (MADV_COLLAPSE, Linux 6.1; at most 4 ms per "
      "window). A peer's process_vm_writev/readv then pins one page per 2 MiB instead of 512. "
      "0: none of this."},
-    {"ADI3_SHM_WIN_SPLIT_MIN", "524288",
+    {"ADI3_SHM_WIN_SPLIT_MIN", "-1",
      "From this size a put or get on program memory a window exposes (MPI_Win_create, "
      "MPI_Win_attach), reached by cross-memory attach, is copied by both ranks at once when the "
      "target polls: the origin copies the first half while the target, asked through its inbox, "
@@ -93,13 +100,19 @@ constexpr Knob kShmKnobs[] = {
      "writes its window into the origin's buffer); a target that does not come before the "
      "origin's half is done (it computes) leaves its half to the origin. Not with more ranks than "
      "CPUs. -1: never."},
-    {"ADI3_SHM_WIN_SPLIT_MAPPED_MIN", "1048576",
+    {"ADI3_SHM_WIN_SPLIT_MAPPED_MIN", "-1",
      "From this size a put or get on a window in shared memory (MPI_Win_allocate, "
      "MPI_Win_allocate_shared), which the origin maps, is copied by both ranks at once when the "
      "target polls: the origin copies the first half with memcpy while the target, asked through "
      "its inbox, copies the second by cross-memory attach (the origin's buffer is private). A "
      "target that does not come before the origin's half is done leaves its half to the origin. "
      "Not with more ranks than CPUs, nor without cross-memory attach. -1: never."},
+    {"ADI3_SHM_CMA_CALL_NS", "auto",
+     "What one small cross-memory-attach call costs (nanoseconds), which the shm channel reports "
+     "to the core (OneSidedCaps::call_ns). auto: timed at start, the best of 16 reads of 8 bytes. "
+     "Below 300, the first put or get of an interval (since a flush, unlock or fence) to a window "
+     "from MPI_Win_create takes one call without a look at the target; otherwise, and for the "
+     "ones behind it, the origin looks, and sends a packet to a target that polls."},
     {"ADI3_SHM_LIVENESS_MS", "50",
      "How often (milliseconds) a rank checks that its peers' processes still live, while it polls "
      "or before it sleeps."},
@@ -137,11 +150,11 @@ ShmSettings ShmSettings::from_env() {
   s.cma_stream_min = stream_cma < 0 ? SIZE_MAX : static_cast<std::size_t>(stream_cma);
   int64_t cross = env_int("ADI3_SHM_CMA_CROSSING_MIN", static_cast<int64_t>(kCrossingMin));
   s.crossing_min = cross < 0 ? SIZE_MAX : static_cast<std::size_t>(cross);
-  int64_t split = env_int("ADI3_SHM_CMA_SPLIT_MIN", static_cast<int64_t>(kSplitMin));
+  int64_t split = env_int("ADI3_SHM_CMA_SPLIT_MIN", kSplitMin);
   s.split_min = split < 0 ? SIZE_MAX : static_cast<std::size_t>(split);
-  int64_t win_split = env_int("ADI3_SHM_WIN_SPLIT_MIN", static_cast<int64_t>(kWinSplitMin));
+  int64_t win_split = env_int("ADI3_SHM_WIN_SPLIT_MIN", kWinSplitMin);
   s.win_split_min = win_split < 0 ? SIZE_MAX : static_cast<std::size_t>(win_split);
-  int64_t mapped_split = env_int("ADI3_SHM_WIN_SPLIT_MAPPED_MIN", static_cast<int64_t>(kWinSplitMappedMin));
+  int64_t mapped_split = env_int("ADI3_SHM_WIN_SPLIT_MAPPED_MIN", kWinSplitMappedMin);
   s.win_split_mapped_min = mapped_split < 0 ? SIZE_MAX : static_cast<std::size_t>(mapped_split);
   const std::string light = env_string("ADI3_SHM_LIGHT_WAKE", "auto");
   s.light_wake = light == "0" ? LightWake::Off : light == "1" ? LightWake::On : LightWake::Auto;

@@ -382,9 +382,13 @@ int ShmChannel::get(int peer, void* local, uint64_t remote, std::size_t len) {
   }
   if (!cma_ok_) return -1;
   if (settings_.cma == ShmSettings::Cma::Adaptive) {
-    // Both cores copy one half each (cma_split.cpp). Not with more ranks
-    // than CPUs, where the sender rarely runs while we copy.
-    if (len >= settings_.split_min && !crowded_) return split_copy(peer, false, local, remote, len) ? 0 : -1;
+    // A stream's large message: both cores copy one half each
+    // (cma_split.cpp), while the sender goes on publishing. Not a lone
+    // offer (s29, quiet: ping-pong 64 KiB 8.9 us split, 5.0 in the
+    // pipeline; 1 MiB 62 against 52), nor with more ranks than CPUs, where
+    // the sender rarely runs while we copy.
+    if (len >= settings_.split_min && !crowded_ && in_[static_cast<std::size_t>(peer)].ring.more_published())
+      return split_copy(peer, false, local, remote, len) ? 0 : -1;
     // Declining makes the core stream the message through the rings.
     if (!fetch_now(peer, len)) return -1;
   }

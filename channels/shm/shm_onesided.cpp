@@ -101,6 +101,9 @@ ShmOneSided::ShmOneSided(std::string job_id, int rank, std::vector<pid_t> pids, 
   caps_.native_ops = kOsPut | kOsGet | kOsFetchAdd | kOsCompareSwap | kOsLoadStore;
   caps_.atomic_widths = (1u << 2) | (1u << 3);
   caps_.progress_without_target = true;
+  // ADI3_SHM_CMA_CALL_NS: the call's cost as measured here unless set.
+  const int64_t call = cma_ ? env_int("ADI3_SHM_CMA_CALL_NS", -1) : 0;
+  caps_.call_ns = static_cast<uint32_t>(std::clamp<int64_t>(call < 0 ? cma_call_ns() : call, 0, UINT32_MAX));
 }
 
 Region* ShmOneSided::allocate(std::size_t bytes) {

@@ -21,7 +21,7 @@ using namespace rma_test;
 class RmaMapSplit : public core_test::CoreTest {};
 
 constexpr std::size_t kPart = (2 << 20) + 3 * 4096;  // bytes per rank
-// Sizes around ADI3_SHM_WIN_SPLIT_MAPPED_MIN's default (1 MiB), odd
+// Sizes around 1 MiB (a threshold ADI3_SHM_WIN_SPLIT_MAPPED_MIN may set), odd
 // ones, and offsets off a page.
 constexpr std::size_t kSizes[] = {(1 << 20) - 8, 1 << 20, (1 << 20) + 4096 + 13, 2 << 20};
 constexpr std::size_t kOffsets[] = {0, 8, 4096 + 24};
