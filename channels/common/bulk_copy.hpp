@@ -13,8 +13,11 @@
 // above that range glibc's own loops were faster (at 4 MiB this loop fell
 // to 4-7 GB/s, memmove kept 24), so only the faulty range takes it.
 #pragma once
+#include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #if defined(__x86_64__)
 #include <emmintrin.h>
@@ -29,21 +32,43 @@ inline bool copy_aliases_4k(const void* dst, const void* src, std::size_t n) {
   return n >= kFrom && n < kBelow && gap != 0 && gap < 64;
 }
 
-// Whether the loop below is taken for aliasing bytes. The fault is AMD's
-// (Zen's `rep movsb`); elsewhere memmove copies those distances at full
-// speed. On this Xeon (session 21, 7 rounds, 16 bytes past a page) memmove
-// ran 31-38 GB/s at 32-256 KiB where the loop ran 17-38 (at 64 KiB 28.5
-// against 17.5 in three rounds): get_bw_flush_alloc 64 KiB was 0.91-0.95x
-// of Open MPI's plain memcpy with the loop.
+// Whether the loop below is taken for aliasing bytes: whether this CPU has
+// the fault, timed once (best of 5 memmoves of 32 KiB 16 bytes past the
+// source against 2 KiB past; the fault costs 10x, so 2x decides). Not every
+// AMD part has it: on a Xeon (session 21) memmove ran 31-38 GB/s at 32-256
+// KiB where the loop ran 17-38, and on the AMD EPYC of session 29 memmove
+// ran 74-101 GB/s at 16-256 KiB, the loop 64-91.
 #if defined(__x86_64__)
-inline bool copy_takes_loop() { return __builtin_cpu_is("amd"); }
+inline bool copy_fault_timed() {
+  constexpr std::size_t kBytes = 32 * 1024, kSpan = 2 * kBytes + 8192;
+  auto* buf = static_cast<char*>(std::aligned_alloc(4096, kSpan));
+  if (!buf) return false;
+  std::memset(buf, 1, kSpan);
+  auto best = [&](std::size_t gap) {
+    int64_t b = INT64_MAX;
+    for (int i = 0; i < 5; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      std::memmove(buf + kBytes + 4096 + gap, buf, kBytes);
+      asm volatile("" : : "r"(buf) : "memory");
+      b = std::min<int64_t>(b, (std::chrono::steady_clock::now() - t0).count());
+    }
+    return b;
+  };
+  const int64_t aliased = best(16), plain = best(2048);
+  std::free(buf);
+  return aliased > 2 * plain;
+}
+inline bool copy_takes_loop() {
+  static const bool slow = copy_fault_timed();  // a fact of the CPU, found once
+  return slow;
+}
 #endif
 
 // memmove's contract (the buffers may overlap), without the fault.
 inline void bulk_move(void* dst, const void* src, std::size_t n) {
-#if defined(__x86_64__)
   auto* d = static_cast<char*>(dst);
   const auto* s = static_cast<const char*>(src);
+#if defined(__x86_64__)
   // Forward is wrong only where dst lies inside an overlapping src.
   if (copy_aliases_4k(dst, src, n) && copy_takes_loop() && !(d > s && d < s + n)) [[unlikely]] {
     std::size_t i = 0;
@@ -67,6 +92,19 @@ inline void bulk_move(void* dst, const void* src, std::size_t n) {
     return;
   }
 #endif
+  // Large copies in pieces of kPiece: glibc copies a large block with
+  // non-temporal stores (its threshold sits below 1 MiB here), which miss
+  // the caches the next reader (or the next put from the same buffer)
+  // would hit. s29, AMD EPYC VM, into a MAP_SHARED segment, 16 bytes off:
+  // whole / in 256 KiB pieces, GB/s: 1 MiB 41.0 / 52.3, 2 MiB 40.7 / 45.3,
+  // 4 MiB 36.6 / 45.3, 16 MiB 22.2 / 26.6, 64 MiB 16.3 / 20.1.
+  constexpr std::size_t kPiece = 256 * 1024;
+  if (n > kPiece && (d + n <= s || s + n <= d)) {
+    std::size_t i = 0;
+    for (; n - i > kPiece; i += kPiece) std::memcpy(d + i, s + i, kPiece);
+    std::memcpy(d + i, s + i, n - i);
+    return;
+  }
   std::memmove(dst, src, n);
 }
 

@@ -12,7 +12,8 @@
 namespace {
 
 constexpr std::size_t kSizes[] = {0,    1,         127,   128,    2047,           2048,
-                                  2049, 4096 + 17, 65536, 300000, 512 * 1024 - 1, 512 * 1024};
+                                  2049, 4096 + 17, 65536, 300000, 512 * 1024 - 1, 512 * 1024,
+                                  (1 << 20) + 3};  // the last: in 256 KiB pieces
 constexpr long kGaps[] = {1, 15, 16, 63, 64, 4096 + 16, 8192 + 1, -1, -16, -4096 + 16, -4096 + 63};
 
 std::vector<unsigned char> pattern(std::size_t n) {
