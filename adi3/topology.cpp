@@ -57,10 +57,18 @@ HostTopology read_host_topology() {
     if (hwloc_get_cpubind(topo, set, HWLOC_CPUBIND_PROCESS) == 0) {
       // The smallest object that covers our binding.
       hwloc_obj_t o = hwloc_get_obj_covering_cpuset(topo, set);
-      // Name it as mpiexec --bind-to would: the widest core, L3 or
-      // package with exactly this set (a core, not its only PU or its L2).
+      // Name it as mpiexec --bind-to would: the core with exactly this set
+      // (not its only PU or its L2, nor an L3 or package of that one core,
+      // as on a VM whose cores each have an L3 of their own), else the
+      // widest L3 or package with exactly this set.
+      bool core = false;
       for (hwloc_obj_t up = o; up && up->cpuset && hwloc_bitmap_isequal(up->cpuset, set); up = up->parent) {
-        if (up->type == HWLOC_OBJ_CORE || up->type == HWLOC_OBJ_L3CACHE || up->type == HWLOC_OBJ_PACKAGE) o = up;
+        if (up->type == HWLOC_OBJ_CORE) {
+          o = up;
+          core = true;
+        } else if (!core && (up->type == HWLOC_OBJ_L3CACHE || up->type == HWLOC_OBJ_PACKAGE)) {
+          o = up;
+        }
       }
       t.bound = hwloc_bitmap_weight(set) < t.pus;
       if (o && t.bound) {
